@@ -1,0 +1,3 @@
+module github.com/temporalstore/temporalstore-go/ferricstore
+
+go 1.25.0

@@ -1,0 +1,3 @@
+module github.com/temporalstore/temporalstore-go/matrixark
+
+go 1.25.0

@@ -1,0 +1,3 @@
+module github.com/temporalstore/temporalstore-go/matrixcache
+
+go 1.25.0

@@ -1,0 +1,3 @@
+module github.com/temporalstore/temporalstore-go/matrixobject
+
+go 1.25.0
