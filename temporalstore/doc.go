@@ -1,0 +1,32 @@
+// Package temporalstore is the TemporalStore engine: a time-aware serving
+// store that answers latest-value feature reads, windowed event sequences,
+// aggregates and rollups, frequency caps and counters, and context retrieval
+// from one durable, time-ordered index.
+//
+// # What this module owns
+//
+//   - Namespaces, tables and shards, and the routing of a command to its
+//     shard and bucket.
+//   - The resident index, which holds block addresses and never values, and
+//     the block store built on matrixcache.
+//   - All data models, TTL and expiry, and background maintenance.
+//   - The durability path: every write is a command proposed to a log
+//     (a local matrixraft/wal log, or a replicated matrixraft group), made
+//     durable, applied to the shard's state machine and only then
+//     acknowledged. Durable and async commit modes are chosen per table.
+//   - Checkpoints and recovery, with format-stamped, checksummed images; an
+//     image or log of an unknown format is refused, never guessed.
+//   - Replication modes.
+//   - The serving surfaces, as packages: resp (RESP2/RESP3), httpapi (the
+//     HTTP command surface) and client (the Go client).
+//
+// The planned entry points are Open(Options) and Engine.Execute(ctx, cmd).
+//
+// # Dependencies
+//
+// This module depends on matrixcache, matrixraft and matrixobject, and on no
+// other module of this repository.
+//
+// The implementation has not landed yet; this package holds only its
+// documentation.
+package temporalstore
