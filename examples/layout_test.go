@@ -1,0 +1,323 @@
+package examples
+
+import (
+	"bufio"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// modulePrefix is the import path prefix shared by every module of this
+// repository; a module's path is modulePrefix + its top-level directory.
+const modulePrefix = "github.com/temporalstore/temporalstore-go/"
+
+// depRule allows the packages under from (a slash-separated directory
+// relative to the repository root) to import the module in directory to.
+type depRule struct{ from, to string }
+
+// allowedDeps is the dependency direction of docs/ARCHITECTURE.md. An import
+// from one module of the workspace into another must match a rule here.
+// Imports within a module are always allowed.
+var allowedDeps = []depRule{
+	{"examples", "ferricstore"},
+	{"examples", "matrixark"},
+	{"examples", "matrixcache"},
+	{"examples", "matrixobject"},
+	{"examples", "matrixraft"},
+	{"examples", "temporalstore"},
+	{"temporalstore", "matrixcache"},
+	{"temporalstore", "matrixobject"},
+	{"temporalstore", "matrixraft"},
+	{"ferricstore", "matrixraft"},
+	// matrixark defines its own Store interface; only its adapter package
+	// may reach the engine.
+	{"matrixark/tsstore", "temporalstore"},
+}
+
+// outOfWorkspace lists module directories kept out of go.work on purpose.
+var outOfWorkspace = []string{"tools"}
+
+// goFile is one parsed Go source file of the workspace.
+type goFile struct {
+	rel     string // slash-separated path relative to the repository root
+	dir     string // slash-separated directory relative to the repository root
+	module  string // module directory, e.g. "matrixraft"
+	pkg     string // package name
+	hasDoc  bool   // the file carries a package doc comment
+	docText string
+	test    bool
+	imports []string
+}
+
+// repoRoot returns the repository root: the parent of this package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.work")); err != nil {
+		t.Fatalf("no go.work at the repository root %s: %v", root, err)
+	}
+	return root
+}
+
+// workspaceModules returns the module directories listed in go.work.
+func workspaceModules(t *testing.T, root string) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(root, "go.work"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var dirs []string
+	inUse := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		switch {
+		case line == "":
+		case inUse && line == ")":
+			inUse = false
+		case inUse:
+			dirs = append(dirs, path.Clean(line))
+		case line == "use (":
+			inUse = true
+		case strings.HasPrefix(line, "use "):
+			dirs = append(dirs, path.Clean(strings.TrimSpace(strings.TrimPrefix(line, "use "))))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) == 0 {
+		t.Fatal("go.work lists no modules")
+	}
+	return dirs
+}
+
+// modulePath reads the module path from dir/go.mod.
+func modulePath(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	t.Fatalf("%s/go.mod has no module line", dir)
+	return ""
+}
+
+// skipDir reports whether the go command ignores the directory name when it
+// matches packages.
+func skipDir(name string) bool {
+	return name == "testdata" || name == "vendor" ||
+		strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
+}
+
+// parseWorkspace parses the package clause, doc comment and imports of every
+// Go file in the workspace modules.
+func parseWorkspace(t *testing.T, root string, modules []string) []goFile {
+	t.Helper()
+	var files []goFile
+	fset := token.NewFileSet()
+	for _, mod := range modules {
+		modDir := filepath.Join(root, filepath.FromSlash(mod))
+		err := filepath.WalkDir(modDir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if p == modDir {
+					return nil
+				}
+				if skipDir(d.Name()) {
+					return filepath.SkipDir
+				}
+				if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+					return filepath.SkipDir // a nested module; checked on its own
+				}
+				return nil
+			}
+			if !strings.HasSuffix(p, ".go") || strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly|parser.ParseComments)
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			gf := goFile{
+				rel:    filepath.ToSlash(rel),
+				dir:    path.Dir(filepath.ToSlash(rel)),
+				module: mod,
+				pkg:    f.Name.Name,
+				test:   strings.HasSuffix(p, "_test.go"),
+			}
+			if f.Doc != nil {
+				gf.hasDoc = true
+				gf.docText = f.Doc.Text()
+			}
+			for _, imp := range f.Imports {
+				ip, err := strconv.Unquote(imp.Path.Value)
+				if err != nil {
+					return err
+				}
+				gf.imports = append(gf.imports, ip)
+			}
+			files = append(files, gf)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("walking %s: %v", mod, err)
+		}
+	}
+	return files
+}
+
+// TestWorkspaceModules checks that go.work lists every module of the
+// repository except those kept out on purpose, and that each module's path is
+// the repository prefix plus its directory.
+func TestWorkspaceModules(t *testing.T) {
+	root := repoRoot(t)
+	modules := workspaceModules(t, root)
+
+	for _, mod := range modules {
+		if got, want := modulePath(t, filepath.Join(root, filepath.FromSlash(mod))), modulePrefix+mod; got != want {
+			t.Errorf("%s/go.mod: module path %q, want %q", mod, got, want)
+		}
+	}
+
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && skipDir(d.Name()) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || d.Name() != "go.mod" {
+			return nil
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(p))
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if !slices.Contains(modules, rel) && !slices.Contains(outOfWorkspace, rel) {
+			t.Errorf("module %s is not listed in go.work (run: go work use ./%s)", rel, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPackageDocs checks that every package in the workspace has a package
+// doc comment in one of its non-test files, and that a library package's
+// comment begins "Package <name> ".
+func TestPackageDocs(t *testing.T) {
+	root := repoRoot(t)
+	files := parseWorkspace(t, root, workspaceModules(t, root))
+
+	type pkgDoc struct {
+		name     string
+		hasFiles bool
+		ok       bool
+	}
+	pkgs := map[string]*pkgDoc{}
+	for _, f := range files {
+		if f.test {
+			continue
+		}
+		p := pkgs[f.dir]
+		if p == nil {
+			p = &pkgDoc{name: f.pkg}
+			pkgs[f.dir] = p
+		}
+		p.hasFiles = true
+		if !f.hasDoc {
+			continue
+		}
+		if f.pkg == "main" || strings.HasPrefix(f.docText, "Package "+f.pkg+" ") {
+			p.ok = true
+		} else {
+			t.Errorf("%s: package comment should begin %q", f.rel, "Package "+f.pkg+" ")
+		}
+	}
+	for _, dir := range slices.Sorted(maps.Keys(pkgs)) {
+		if p := pkgs[dir]; p.hasFiles && !p.ok {
+			t.Errorf("package %s (%s) has no package doc comment; add a doc.go", p.name, dir)
+		}
+	}
+}
+
+// TestModuleImports checks that no module imports another module's internal
+// packages and that imports between modules follow allowedDeps.
+func TestModuleImports(t *testing.T) {
+	root := repoRoot(t)
+	modules := workspaceModules(t, root)
+	files := parseWorkspace(t, root, modules)
+
+	// The longest module path that prefixes an import names its module.
+	byLen := slices.Clone(modules)
+	slices.SortFunc(byLen, func(a, b string) int { return len(b) - len(a) })
+	moduleOf := func(ip string) (string, bool) {
+		for _, m := range byLen {
+			if ip == modulePrefix+m || strings.HasPrefix(ip, modulePrefix+m+"/") {
+				return m, true
+			}
+		}
+		return "", false
+	}
+	allowed := func(fromDir, to string) bool {
+		for _, r := range allowedDeps {
+			if r.to == to && (fromDir == r.from || strings.HasPrefix(fromDir, r.from+"/")) {
+				return true
+			}
+		}
+		return false
+	}
+
+	for _, f := range files {
+		for _, ip := range f.imports {
+			if !strings.HasPrefix(ip, modulePrefix) {
+				continue
+			}
+			to, ok := moduleOf(ip)
+			if !ok {
+				t.Errorf("%s imports %s, which is in no workspace module", f.rel, ip)
+				continue
+			}
+			if to == f.module {
+				continue
+			}
+			sub := strings.TrimPrefix(ip, modulePrefix+to)
+			if strings.Contains(sub+"/", "/internal/") {
+				t.Errorf("%s imports %s: another module's internal package", f.rel, ip)
+				continue
+			}
+			if !allowed(f.dir, to) {
+				t.Errorf("%s imports %s: module %s may not depend on %s (see docs/ARCHITECTURE.md)", f.rel, ip, f.module, to)
+			}
+		}
+	}
+}
