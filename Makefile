@@ -1,0 +1,169 @@
+# TemporalStore for Go: repository tasks.
+#
+# The default goal is `help`, so a bare `make` only lists the targets and never
+# starts a long run by accident. `make test` is the test command; `make lint test`
+# is what CI runs (see .ci/run).
+#
+# Layout: go.work at the root lists the library modules and examples. tools/ is
+# a module of its own and stays out of go.work on purpose, so that the
+# dependencies of the peers it benchmarks against (etcd server, bbolt, ...)
+# never enter the workspace's version selection. Every target that touches
+# tools/ runs there with GOWORK=off, and only if tools/go.mod exists.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.SUFFIXES:
+
+GO ?= go
+
+# Workspace commands use this repository's go.work, even when the caller has
+# GOWORK set to something else (including off).
+WORKSPACE := GOWORK=$(CURDIR)/go.work
+
+# Module directories, read from go.work (relative paths, e.g. "matrixraft").
+# `go work edit -json` only parses the file, so this works even while a
+# module's dependencies are broken.
+MODULE_DIRS := $(shell $(GO) work edit -json $(CURDIR)/go.work | sed -n 's|.*"DiskPath": *"\(.*\)".*|\1|p' | sed 's|^\./||')
+ifeq ($(strip $(MODULE_DIRS)),)
+$(error could not read the module list from go.work)
+endif
+
+# tools/ is built and checked only when it exists.
+TOOLS_DIR := tools
+HAVE_TOOLS := $(wildcard $(TOOLS_DIR)/go.mod)
+
+# go test flags. RACE= turns the race detector off (it needs cgo and a C
+# compiler); TEST_TIMEOUT bounds the whole run.
+RACE ?= -race
+TEST_TIMEOUT ?= 25m
+TEST_FLAGS ?=
+
+# staticcheck is pinned and installed into ./.tools by `make lint` itself.
+# Its checks are configured in staticcheck.conf at the root, which applies to
+# every module, tools/ included.
+TOOLS_BIN := $(CURDIR)/.tools
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(TOOLS_BIN)/staticcheck
+
+# Fuzzing: how long each Fuzz target runs under `make fuzz`.
+FUZZTIME ?= 10s
+
+.PHONY: help
+help: ## List the targets.
+	@echo "Usage: make <target> [VAR=value]"
+	@echo
+	@grep -hE '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-20s %s\n", $$1, $$2}'
+	@echo
+	@echo "Variables: RACE=$(RACE) TEST_TIMEOUT=$(TEST_TIMEOUT) FUZZTIME=$(FUZZTIME) BENCH_QUICK=1 (benchmarks)"
+	@echo "Modules (from go.work): $(MODULE_DIRS)"
+	@echo "Out of the workspace: $(if $(HAVE_TOOLS),$(TOOLS_DIR) (GOWORK=off),none)"
+
+.PHONY: build
+build: ## Build every workspace package (go build work).
+	$(WORKSPACE) $(GO) build work
+
+# ---------------------------------------------------------------------------
+# Tests
+
+.PHONY: test
+test: test-work test-modules test-tools ## Run all tests: go test -race work, then the GOWORK=off build+vet loops.
+
+.PHONY: test-work
+test-work: ## go test -race -count=1 over every module in go.work.
+	$(WORKSPACE) $(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) work
+
+.PHONY: test-modules
+test-modules: ## In each go.work module: GOWORK=off go build ./... && go vet ./... (each go.mod stands alone).
+	@for d in $(MODULE_DIRS); do \
+		echo "==> $$d: GOWORK=off go build ./... && go vet ./..."; \
+		(cd "$$d" && GOWORK=off $(GO) build ./... && GOWORK=off $(GO) vet ./...) || exit 1; \
+	done
+
+.PHONY: test-tools
+test-tools: ## In tools/ (if present): GOWORK=off go build ./... && go vet ./...
+ifneq ($(HAVE_TOOLS),)
+	@echo "==> $(TOOLS_DIR): GOWORK=off go build ./... && go vet ./..."
+	cd $(TOOLS_DIR) && GOWORK=off $(GO) build ./... && GOWORK=off $(GO) vet ./...
+else
+	@echo "==> $(TOOLS_DIR): no go.mod, skipped"
+endif
+
+# ---------------------------------------------------------------------------
+# Lint
+
+.PHONY: lint
+lint: fmt-check vet staticcheck ## gofmt -l (must be empty), go vet work, staticcheck per module.
+
+.PHONY: fmt-check
+fmt-check: ## Fail if gofmt would change any Go file (testdata excluded).
+	@echo "==> gofmt -l"
+	@files=$$(find . -name '*.go' -not -path './.git/*' -not -path './.tools/*' \
+		-not -path '*/testdata/*' -not -path '*/vendor/*' -print0 | xargs -0 -r gofmt -l); \
+	if [ -n "$$files" ]; then \
+		echo "gofmt found unformatted files (run: gofmt -w <file>):"; echo "$$files"; exit 1; \
+	fi
+
+.PHONY: fmt
+fmt: ## Rewrite every Go file with gofmt -w (testdata excluded).
+	find . -name '*.go' -not -path './.git/*' -not -path './.tools/*' \
+		-not -path '*/testdata/*' -not -path '*/vendor/*' -print0 | xargs -0 -r gofmt -w
+
+.PHONY: vet
+vet: ## go vet work.
+	@echo "==> go vet work"
+	$(WORKSPACE) $(GO) vet work
+
+.PHONY: staticcheck
+staticcheck: staticcheck-install ## staticcheck ./... in each module dir, and in tools/ with GOWORK=off.
+	@for d in $(MODULE_DIRS); do \
+		echo "==> $$d: staticcheck ./..."; \
+		(cd "$$d" && $(WORKSPACE) $(STATICCHECK) ./...) || exit 1; \
+	done
+ifneq ($(HAVE_TOOLS),)
+	@echo "==> $(TOOLS_DIR): GOWORK=off staticcheck ./..."
+	cd $(TOOLS_DIR) && GOWORK=off $(STATICCHECK) ./...
+endif
+
+.PHONY: staticcheck-install
+staticcheck-install: ## Install the pinned staticcheck (STATICCHECK_VERSION) into ./.tools unless it is already there.
+	@if ! $(STATICCHECK) -version 2>/dev/null | grep -qF '($(STATICCHECK_VERSION:v%=%))'; then \
+		echo "==> installing staticcheck $(STATICCHECK_VERSION) into $(TOOLS_BIN)"; \
+		GOBIN=$(TOOLS_BIN) GOWORK=off $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
+	fi
+
+# ---------------------------------------------------------------------------
+# Benchmarks (drivers live in tools/bench; see CONTRIBUTING.md for conventions)
+#
+# Environment such as BENCH_QUICK=1 passes straight through, either exported
+# or on the make command line: `make bench-wal BENCH_QUICK=1`.
+
+.PHONY: bench-wal
+bench-wal: ## WAL benchmark: cd tools && GOWORK=off go run ./bench wal
+	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench wal
+
+bench-%: ## Any benchmark by name: cd tools && GOWORK=off go run ./bench <name>
+	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench $*
+
+# ---------------------------------------------------------------------------
+# Fuzzing
+
+.PHONY: fuzz
+fuzz: ## Run every Fuzz target in the workspace for FUZZTIME each (default 10s).
+	@pkgs=$$($(WORKSPACE) $(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' work); \
+	n=0; \
+	for p in $$pkgs; do \
+		for f in $$($(WORKSPACE) $(GO) test -list '^Fuzz' "$$p" | grep '^Fuzz' || true); do \
+			echo "==> $$p $$f ($(FUZZTIME))"; \
+			$(WORKSPACE) $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) "$$p" || exit 1; \
+			n=$$((n+1)); \
+		done; \
+	done; \
+	echo "fuzz: $$n targets, $(FUZZTIME) each"
+
+# ---------------------------------------------------------------------------
+
+.PHONY: clean
+clean: ## Remove ./.tools, bench-results/ and the test cache.
+	rm -rf $(TOOLS_BIN) bench-results
+	$(GO) clean -testcache
