@@ -1,0 +1,207 @@
+package wal
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+)
+
+const (
+	frameHeaderSize   = 9
+	segmentHeaderSize = 32
+
+	// Frame types. Zero is never written, so a zero envelope ends the data.
+	typeRecord     byte = 1
+	typeRecordZstd byte = 2
+
+	// formatVersion is the segment format this build writes and reads.
+	formatVersion = 1
+
+	// flagReset marks a segment written by Reset: every segment before it
+	// is obsolete.
+	flagReset uint16 = 1 << 0
+)
+
+var (
+	segmentMagic = [8]byte{'M', 'R', 'W', 'A', 'L', 'S', 'E', 'G'}
+	crcTable     = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// Frame decoding outcomes other than success.
+var (
+	errFrameZero     = errors.New("zero envelope")
+	errFrameShort    = errors.New("frame runs past the end of the data")
+	errFrameType     = errors.New("unknown frame type")
+	errFrameLength   = errors.New("frame length over the maximum")
+	errFrameChecksum = errors.New("checksum mismatch")
+)
+
+// frameCRC is the checksum of a frame's length, type and stored payload.
+func frameCRC(hdr []byte, payload []byte) uint32 {
+	c := crc32.Update(0, crcTable, hdr[4:frameHeaderSize])
+	return crc32.Update(c, crcTable, payload)
+}
+
+// putFrameHeader fills hdr[0:9] for a stored payload of the given type.
+func putFrameHeader(hdr []byte, typ byte, payload []byte) {
+	binary.LittleEndian.PutUint32(hdr[4:8], uint32(len(payload)))
+	hdr[8] = typ
+	binary.LittleEndian.PutUint32(hdr[0:4], frameCRC(hdr, payload))
+}
+
+// decodeFrame parses the frame at the start of b. It returns the frame type,
+// the stored payload (aliasing b) and the frame's total size. maxStored bounds
+// the stored payload length.
+func decodeFrame(b []byte, maxStored int) (typ byte, payload []byte, n int, err error) {
+	if len(b) < frameHeaderSize {
+		if allZero(b) {
+			return 0, nil, 0, errFrameZero
+		}
+		return 0, nil, 0, errFrameShort
+	}
+	typ = b[8]
+	length := binary.LittleEndian.Uint32(b[4:8])
+	if typ == 0 {
+		if length == 0 && binary.LittleEndian.Uint32(b[0:4]) == 0 {
+			return 0, nil, 0, errFrameZero
+		}
+		return 0, nil, 0, errFrameType
+	}
+	if typ != typeRecord && typ != typeRecordZstd {
+		return 0, nil, 0, errFrameType
+	}
+	if uint64(length) > uint64(maxStored) {
+		return 0, nil, 0, errFrameLength
+	}
+	n = frameHeaderSize + int(length)
+	if n > len(b) {
+		return 0, nil, 0, errFrameShort
+	}
+	payload = b[frameHeaderSize:n]
+	if binary.LittleEndian.Uint32(b[0:4]) != frameCRC(b, payload) {
+		return 0, nil, 0, errFrameChecksum
+	}
+	return typ, payload, n, nil
+}
+
+type segmentHeader struct {
+	version uint16
+	flags   uint16
+	first   uint64
+}
+
+func encodeSegmentHeader(h segmentHeader) []byte {
+	b := make([]byte, segmentHeaderSize)
+	copy(b[0:8], segmentMagic[:])
+	binary.LittleEndian.PutUint16(b[8:10], h.version)
+	binary.LittleEndian.PutUint16(b[10:12], h.flags)
+	binary.LittleEndian.PutUint64(b[16:24], h.first)
+	binary.LittleEndian.PutUint32(b[24:28], crc32.Checksum(b[0:24], crcTable))
+	return b
+}
+
+func decodeSegmentHeader(b []byte) (segmentHeader, error) {
+	if len(b) < segmentHeaderSize {
+		return segmentHeader{}, fmt.Errorf("header is %d bytes, want %d", len(b), segmentHeaderSize)
+	}
+	if !bytes.Equal(b[0:8], segmentMagic[:]) {
+		return segmentHeader{}, errors.New("bad magic: not a wal segment")
+	}
+	if crc32.Checksum(b[0:24], crcTable) != binary.LittleEndian.Uint32(b[24:28]) {
+		return segmentHeader{}, errors.New("header checksum mismatch")
+	}
+	h := segmentHeader{
+		version: binary.LittleEndian.Uint16(b[8:10]),
+		flags:   binary.LittleEndian.Uint16(b[10:12]),
+		first:   binary.LittleEndian.Uint64(b[16:24]),
+	}
+	if h.version != formatVersion {
+		return h, fmt.Errorf("%w: version %d, this build reads version %d", ErrUnsupportedFormat, h.version, formatVersion)
+	}
+	if h.first == 0 {
+		return h, errors.New("first index is zero")
+	}
+	return h, nil
+}
+
+// scanResult is what scanSegment learns about one segment's bytes.
+type scanResult struct {
+	header  segmentHeader
+	offsets []uint32 // offset of each valid record, in order
+	end     int64    // offset just past the last valid record
+	badErr  error    // why the frame at end did not decode; nil at a clean end
+}
+
+// scanSegment verifies a segment's header and walks its frames until the first
+// one that does not decode. A header problem is returned as an error; a frame
+// problem is reported in badErr so the caller can judge torn tail vs damage.
+func scanSegment(data []byte, maxStored int) (scanResult, error) {
+	h, err := decodeSegmentHeader(data)
+	if err != nil {
+		return scanResult{}, err
+	}
+	r := scanResult{header: h, end: segmentHeaderSize}
+	off := segmentHeaderSize
+	for off < len(data) {
+		_, _, n, err := decodeFrame(data[off:], maxStored)
+		if err != nil {
+			if !errors.Is(err, errFrameZero) || !allZero(data[off:]) {
+				r.badErr = err
+			}
+			break
+		}
+		r.offsets = append(r.offsets, uint32(off))
+		off += n
+		r.end = int64(off)
+	}
+	return r, nil
+}
+
+// tornTail reports whether damage at off in the last segment looks like a torn
+// write: the damaged frame reaches the last non-zero byte of the segment (or
+// past the end of the file) and no valid frame starts after it. Anything else
+// might be damage to acknowledged records.
+func tornTail(data []byte, off int, maxStored int) bool {
+	end := len(data)
+	for end > off && data[end-1] == 0 {
+		end--
+	}
+	if end <= off {
+		return true // only zeros from off on
+	}
+	claimed := len(data) + 1 // an unreadable length reaches "past the end"
+	if off+frameHeaderSize <= len(data) {
+		if length := binary.LittleEndian.Uint32(data[off+4 : off+8]); uint64(length) <= uint64(maxStored) {
+			claimed = off + frameHeaderSize + int(length)
+		}
+	}
+	if claimed < end {
+		return false
+	}
+	for p := off + 1; p+frameHeaderSize <= end; p++ {
+		if t := data[p+8]; t != typeRecord && t != typeRecordZstd {
+			continue
+		}
+		if _, _, _, err := decodeFrame(data[p:end], maxStored); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

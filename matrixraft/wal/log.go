@@ -1,0 +1,845 @@
+package wal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Log is a durable segmented log. Create one with Open.
+type Log struct {
+	dir  string
+	opts Options
+	lock *os.File
+	enc  *zstd.Encoder // nil when compression is off
+	dec  *zstd.Decoder
+	bufs sync.Pool // *[]byte scratch for compression
+
+	// segMu guards segs and each segment's offsets and end. Readers hold it
+	// shared; the flusher takes it briefly to publish offsets; truncations
+	// hold it exclusively while they remove or cut files.
+	segMu sync.RWMutex
+	segs  []*segment // nil once closed
+
+	first atomic.Uint64 // first retained index
+	last  atomic.Uint64 // last readable index
+
+	mu       sync.Mutex
+	cond     sync.Cond
+	closed   bool
+	err      error  // sticky write failure
+	epoch    uint64 // bumped by TruncateBack and Reset
+	next     uint64 // next index to assign
+	written  uint64 // last index handed to the OS
+	synced   uint64 // last index on stable storage
+	flushing bool   // a flusher owns the files; it alone touches active/dirty
+	pend     []*chunk
+	spare    []*chunk
+	free     []*chunk
+
+	// Where the next frame goes: the projected last segment, counting frames
+	// already queued or being written.
+	tailFirst uint64
+	tailOff   int64
+
+	active *segment // owned by whoever holds flushing
+	dirty  bool     // active has writes not yet synced
+
+	stats counters
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// chunk is a run of encoded frames bound for one segment.
+type chunk struct {
+	newSeg bool   // start a new segment whose first index is segFirst
+	first  uint64 // index of the first frame in buf
+	last   uint64 // index of the last frame in buf
+	off    int64  // offset of buf in the segment
+	buf    []byte
+	offs   []uint32
+}
+
+// frame is a record prepared for the log: envelope and stored payload.
+type frame struct {
+	hdr     [frameHeaderSize]byte
+	payload []byte
+	scratch *[]byte // pooled compression buffer to return
+}
+
+// Open opens the log in dir, creating the directory and an empty log when
+// needed. It verifies every segment and recovers from a torn final write; see
+// the package documentation for what it refuses.
+func Open(dir string, opts Options) (*Log, error) {
+	opts = opts.withDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("wal: open: %w", err)
+	}
+	lock, err := lockDir(filepath.Join(dir, "LOCK"))
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{dir: dir, opts: opts, lock: lock}
+	l.cond.L = &l.mu
+	l.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	if l.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(uint64(opts.MaxRecordSize))); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("wal: zstd decoder: %w", err)
+	}
+	if opts.Compression == CompressionDefault {
+		if l.enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true)); err != nil {
+			l.dec.Close()
+			lock.Close()
+			return nil, fmt.Errorf("wal: zstd encoder: %w", err)
+		}
+	}
+	if err := l.load(); err != nil {
+		l.closeFiles()
+		return nil, err
+	}
+	if opts.Sync == SyncInterval {
+		l.stop, l.done = make(chan struct{}), make(chan struct{})
+		go l.syncLoop()
+	}
+	return l, nil
+}
+
+// load reads the directory, verifies the segments and sets up the state.
+func (l *Log) load() error {
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return fmt.Errorf("wal: open: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, segmentExt+".tmp"):
+			// A segment whose creation did not finish; it never held data.
+			if err := os.Remove(filepath.Join(l.dir, name)); err != nil {
+				return fmt.Errorf("wal: open: %w", err)
+			}
+		case strings.HasSuffix(name, segmentExt):
+			if _, ok := parseSegmentName(name); !ok {
+				return &CorruptionError{Segment: name, Reason: "file name is not a segment name"}
+			}
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names) // zero-padded, so lexical order is index order
+
+	var buf []byte
+	for i, name := range names {
+		f, err := os.OpenFile(filepath.Join(l.dir, name), os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("wal: open segment %s: %w", name, err)
+		}
+		first, _ := parseSegmentName(name)
+		s := &segment{first: first, name: name, f: f}
+		l.segs = append(l.segs, s)
+		if buf, err = readWhole(f, buf); err != nil {
+			return fmt.Errorf("wal: read segment %s: %w", name, err)
+		}
+		r, err := scanSegment(buf, l.opts.MaxRecordSize)
+		if err != nil {
+			if errors.Is(err, ErrUnsupportedFormat) {
+				return fmt.Errorf("wal: segment %s: %w", name, err)
+			}
+			return &CorruptionError{Segment: name, Reason: err.Error()}
+		}
+		if r.header.first != first {
+			return &CorruptionError{Segment: name, Reason: fmt.Sprintf("header says first index %d", r.header.first)}
+		}
+		if r.header.flags&flagReset != 0 {
+			// Reset wrote this segment; older ones are leftovers of a
+			// reset that crashed before deleting them.
+			if err := l.dropSegments(l.segs[:len(l.segs)-1]); err != nil {
+				return err
+			}
+			l.segs = l.segs[len(l.segs)-1:]
+		}
+		s.offsets, s.end = r.offsets, r.end
+		if r.badErr != nil {
+			if i < len(names)-1 {
+				return &CorruptionError{Segment: name, Offset: r.end, Reason: r.badErr.Error()}
+			}
+			torn := tornTail(buf, int(r.end), l.opts.MaxRecordSize)
+			if !torn && !l.opts.RepairTail {
+				return &CorruptionError{Segment: name, Offset: r.end, Reason: r.badErr.Error() + " (and the damage is not a torn final write; Options.RepairTail truncates it)"}
+			}
+			l.opts.Logger.Warn("wal: truncating damaged tail", "segment", name, "offset", r.end, "reason", r.badErr.Error(), "torn_write", torn)
+			if err := cutFile(f, r.end, l.opts.SegmentSize, !l.opts.NoPreallocate); err != nil {
+				return fmt.Errorf("wal: truncate segment %s: %w", name, err)
+			}
+		}
+	}
+	for i := 1; i < len(l.segs); i++ {
+		prev, s := l.segs[i-1], l.segs[i]
+		if want := prev.first + uint64(len(prev.offsets)); s.first != want {
+			return &CorruptionError{Segment: s.name, Reason: fmt.Sprintf("starts at index %d but %s ends before index %d", s.first, prev.name, want)}
+		}
+	}
+	if len(l.segs) == 0 {
+		s, err := createSegmentFile(l.dir, segmentHeader{version: formatVersion, first: l.opts.FirstIndex}, l.opts.SegmentSize, !l.opts.NoPreallocate)
+		if err != nil {
+			return err
+		}
+		l.segs = []*segment{s}
+	}
+	act := l.segs[len(l.segs)-1]
+	if !l.opts.NoPreallocate {
+		if fi, err := act.f.Stat(); err == nil && fi.Size() < l.opts.SegmentSize {
+			if err := preallocate(act.f, l.opts.SegmentSize); err != nil {
+				return fmt.Errorf("wal: preallocate %s: %w", act.name, err)
+			}
+		}
+	}
+	l.active = act
+	l.tailFirst, l.tailOff = act.first, act.end
+	l.next = act.first + uint64(len(act.offsets))
+	l.written, l.synced = l.next-1, l.next-1
+	l.first.Store(l.segs[0].first)
+	l.last.Store(l.next - 1)
+	return nil
+}
+
+// dropSegments closes and deletes segs, oldest first, then syncs the
+// directory. Deleting from the front keeps the log a contiguous suffix if
+// this is interrupted.
+func (l *Log) dropSegments(segs []*segment) error {
+	return l.removeSegments(segs, "")
+}
+
+func (l *Log) removeSegments(segs []*segment, keepName string) error {
+	if len(segs) == 0 {
+		return nil
+	}
+	for _, s := range segs {
+		s.f.Close()
+		if s.name == keepName {
+			continue
+		}
+		if err := os.Remove(filepath.Join(l.dir, s.name)); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("wal: remove segment %s: %w", s.name, err)
+		}
+	}
+	if err := syncDir(l.dir); err != nil {
+		return fmt.Errorf("wal: sync dir: %w", err)
+	}
+	return nil
+}
+
+// Append adds one record and returns its index. Under SyncAlways it returns
+// once the record is on stable storage. ctx is checked before the record is
+// queued; once queued the call waits for the write, because the record will
+// be written whether or not the caller waits. data is not retained.
+func (l *Log) Append(ctx context.Context, data []byte) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := l.checkSize(data); err != nil {
+		return 0, err
+	}
+	var fr frame
+	l.prepare(&fr, data)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usableLocked(); err != nil {
+		l.release(&fr)
+		return 0, err
+	}
+	idx := l.enqueueLocked(&fr)
+	l.release(&fr)
+	l.stats.payloadBytes.Add(uint64(len(data)))
+	return idx, l.waitLocked(idx, false, l.epoch)
+}
+
+// AppendBatch adds records in order and returns the index of the first. The
+// batch is written in one write, but it is not atomic: after a crash a prefix
+// of an unacknowledged batch may survive. An empty batch appends nothing and
+// returns the index the next record will get.
+func (l *Log) AppendBatch(ctx context.Context, data [][]byte) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var total uint64
+	for _, d := range data {
+		if err := l.checkSize(d); err != nil {
+			return 0, err
+		}
+		total += uint64(len(d))
+	}
+	frames := make([]frame, len(data))
+	for i, d := range data {
+		l.prepare(&frames[i], d)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usableLocked(); err != nil {
+		for i := range frames {
+			l.release(&frames[i])
+		}
+		return 0, err
+	}
+	first := l.next
+	for i := range frames {
+		l.enqueueLocked(&frames[i])
+		l.release(&frames[i])
+	}
+	if len(data) == 0 {
+		return first, nil
+	}
+	l.stats.payloadBytes.Add(total)
+	return first, l.waitLocked(l.next-1, false, l.epoch)
+}
+
+func (l *Log) checkSize(data []byte) error {
+	if len(data) > l.opts.MaxRecordSize {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrRecordTooLarge, len(data), l.opts.MaxRecordSize)
+	}
+	return nil
+}
+
+// prepare compresses (when worth it) and checksums a record outside the lock,
+// so concurrent appenders do this work in parallel.
+func (l *Log) prepare(fr *frame, data []byte) {
+	fr.payload = data
+	typ := typeRecord
+	if l.enc != nil && len(data) >= l.opts.CompressMinSize {
+		scratch := l.bufs.Get().(*[]byte)
+		out := l.enc.EncodeAll(data, (*scratch)[:0])
+		*scratch = out
+		if len(out) < len(data) {
+			fr.payload, typ, fr.scratch = out, typeRecordZstd, scratch
+		} else {
+			l.bufs.Put(scratch)
+		}
+	}
+	putFrameHeader(fr.hdr[:], typ, fr.payload)
+}
+
+func (l *Log) release(fr *frame) {
+	if fr.scratch != nil {
+		l.bufs.Put(fr.scratch)
+		fr.scratch = nil
+	}
+}
+
+func (l *Log) usableLocked() error {
+	if l.closed {
+		return ErrClosed
+	}
+	return l.err
+}
+
+// enqueueLocked copies fr into the pending chunks and assigns its index.
+func (l *Log) enqueueLocked(fr *frame) uint64 {
+	size := int64(frameHeaderSize + len(fr.payload))
+	idx := l.next
+	var c *chunk
+	if l.tailOff+size > l.opts.SegmentSize && idx > l.tailFirst {
+		l.tailFirst, l.tailOff = idx, segmentHeaderSize
+		c = l.newChunkLocked(idx)
+		c.newSeg = true
+	} else if n := len(l.pend); n > 0 {
+		c = l.pend[n-1]
+	} else {
+		c = l.newChunkLocked(idx)
+	}
+	c.offs = append(c.offs, uint32(l.tailOff))
+	c.buf = append(c.buf, fr.hdr[:]...)
+	c.buf = append(c.buf, fr.payload...)
+	c.last = idx
+	l.tailOff += size
+	l.next++
+	return idx
+}
+
+func (l *Log) newChunkLocked(first uint64) *chunk {
+	var c *chunk
+	if n := len(l.free); n > 0 {
+		c, l.free = l.free[n-1], l.free[:n-1]
+	} else {
+		c = &chunk{}
+	}
+	c.newSeg, c.first, c.last, c.off = false, first, first, l.tailOff
+	l.pend = append(l.pend, c)
+	return c
+}
+
+// needSync says whether a wait or flush must reach stable storage.
+func (l *Log) needSync(force bool) bool {
+	return l.opts.Sync == SyncAlways || (force && l.opts.Sync != SyncNever)
+}
+
+// waitLocked returns once index target is written (or synced, per policy),
+// leading a flush itself whenever none is running. A change of epoch means a
+// TruncateBack or Reset flushed and synced everything queued before it, so
+// the caller's record was made durable before it was truncated away.
+func (l *Log) waitLocked(target uint64, forceSync bool, epoch uint64) error {
+	doSync := l.needSync(forceSync)
+	for {
+		if l.err != nil {
+			return l.err
+		}
+		if l.epoch != epoch {
+			return nil
+		}
+		if doSync && l.synced >= target || !doSync && l.written >= target {
+			return nil
+		}
+		if l.closed {
+			return ErrClosed
+		}
+		if !l.flushing {
+			l.flushing = true
+			l.flushLocked(doSync)
+			continue
+		}
+		l.cond.Wait()
+	}
+}
+
+// flushLocked writes every pending chunk and, if doSync, fdatasyncs. The
+// caller holds mu and has set flushing; mu is released during IO.
+func (l *Log) flushLocked(doSync bool) {
+	chunks := l.pend
+	l.pend = l.spare[:0]
+	target := l.next - 1
+	l.mu.Unlock()
+
+	err := l.writeChunks(chunks)
+	if err == nil && doSync && l.dirty {
+		err = l.syncActive()
+	}
+
+	l.mu.Lock()
+	if err != nil && l.err == nil {
+		l.err = fmt.Errorf("wal: write failed; the log refuses further writes: %w", err)
+		l.opts.Logger.Error("wal: write failed", "err", err)
+	}
+	if err == nil {
+		l.written = target
+		if doSync {
+			l.synced = target
+		}
+	}
+	for _, c := range chunks {
+		c.buf, c.offs = c.buf[:0], c.offs[:0]
+		l.free = append(l.free, c)
+	}
+	clear(chunks)
+	l.spare = chunks[:0]
+	l.flushing = false
+	l.cond.Broadcast()
+}
+
+func (l *Log) writeChunks(chunks []*chunk) error {
+	for _, c := range chunks {
+		if c.newSeg {
+			if err := l.roll(c.first); err != nil {
+				return err
+			}
+		}
+		s := l.active
+		if _, err := s.f.WriteAt(c.buf, c.off); err != nil {
+			return fmt.Errorf("write segment %s: %w", s.name, err)
+		}
+		l.dirty = true
+		l.stats.bytes.Add(uint64(len(c.buf)))
+		l.stats.records.Add(uint64(len(c.offs)))
+		l.segMu.Lock()
+		s.offsets = append(s.offsets, c.offs...)
+		s.end = c.off + int64(len(c.buf))
+		l.segMu.Unlock()
+		l.last.Store(c.last)
+	}
+	return nil
+}
+
+// roll seals the active segment (syncing it, so only the last segment can
+// ever hold a torn write) and starts a new one at index first.
+func (l *Log) roll(first uint64) error {
+	if l.dirty && l.opts.Sync != SyncNever {
+		if err := l.syncActive(); err != nil {
+			return err
+		}
+	}
+	s, err := createSegmentFile(l.dir, segmentHeader{version: formatVersion, first: first}, l.opts.SegmentSize, !l.opts.NoPreallocate)
+	if err != nil {
+		return err
+	}
+	l.stats.bytes.Add(segmentHeaderSize)
+	l.segMu.Lock()
+	l.segs = append(l.segs, s)
+	l.segMu.Unlock()
+	l.active, l.dirty = s, false
+	return nil
+}
+
+func (l *Log) syncActive() error {
+	start := time.Now()
+	err := fdatasync(l.active.f)
+	l.stats.fsyncLatency.observe(time.Since(start))
+	l.stats.fsyncs.Add(1)
+	if err != nil {
+		return fmt.Errorf("fdatasync segment %s: %w", l.active.name, err)
+	}
+	l.dirty = false
+	return nil
+}
+
+func (l *Log) syncLoop() {
+	defer close(l.done)
+	t := time.NewTicker(l.opts.SyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		l.mu.Lock()
+		if !l.closed && l.err == nil && !l.flushing && (l.synced < l.written || len(l.pend) > 0) {
+			l.flushing = true
+			l.flushLocked(true)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// Sync writes everything queued and fdatasyncs it, whatever the policy
+// (except SyncNever, where it only writes).
+func (l *Log) Sync(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usableLocked(); err != nil {
+		return err
+	}
+	return l.waitLocked(l.next-1, true, l.epoch)
+}
+
+// quiesceLocked writes and syncs everything queued, then takes ownership of
+// the files (flushing = true) for a truncation. The caller must call
+// releaseLocked.
+func (l *Log) quiesceLocked() error {
+	for {
+		if err := l.usableLocked(); err != nil {
+			return err
+		}
+		if l.flushing {
+			l.cond.Wait()
+			continue
+		}
+		if len(l.pend) > 0 || (l.dirty && l.opts.Sync != SyncNever) {
+			l.flushing = true
+			l.flushLocked(l.opts.Sync != SyncNever)
+			continue
+		}
+		l.flushing = true
+		return nil
+	}
+}
+
+func (l *Log) releaseLocked() {
+	l.flushing = false
+	l.cond.Broadcast()
+}
+
+// resetTailLocked points appends at the end of s after a truncation.
+func (l *Log) resetTailLocked(s *segment, last uint64) {
+	l.active, l.dirty = s, false
+	l.tailFirst, l.tailOff = s.first, s.end
+	l.next, l.written, l.synced = last+1, last, last
+	l.last.Store(last)
+	l.epoch++
+}
+
+// TruncateFront discards records before index, whole segments at a time:
+// a segment goes once every record in it is below index. The last segment is
+// always kept, so FirstIndex may stay below index. index may be at most
+// LastIndex()+1.
+func (l *Log) TruncateFront(ctx context.Context, index uint64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	err := l.usableLocked()
+	next := l.next
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if index > next {
+		return fmt.Errorf("%w: TruncateFront(%d) past the next index %d", ErrInvalidIndex, index, next)
+	}
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	if l.segs == nil {
+		return ErrClosed
+	}
+	n := 0
+	for n < len(l.segs)-1 && l.segs[n+1].first <= index {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	err = l.dropSegments(l.segs[:n])
+	clear(l.segs[:n])
+	l.segs = l.segs[n:]
+	l.first.Store(l.segs[0].first)
+	return err
+}
+
+// TruncateBack discards every record after index, so that index becomes the
+// last; appends continue at index+1. It is durable when it returns. index may
+// be from FirstIndex()-1 (empty the log) up; at or past LastIndex() it does
+// nothing. If interrupted by a crash, the log reopens holding a prefix of its
+// old records no shorter than index.
+func (l *Log) TruncateBack(ctx context.Context, index uint64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.quiesceLocked(); err != nil {
+		return err
+	}
+	defer l.releaseLocked()
+	if index >= l.next-1 {
+		return nil
+	}
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	if first := l.segs[0].first; index+1 < first {
+		return fmt.Errorf("%w: TruncateBack(%d) before the first index %d", ErrInvalidIndex, index, first)
+	}
+	k := len(l.segs) - 1
+	for l.segs[k].first > index+1 {
+		k--
+	}
+	// Newest first, so an interruption leaves a prefix of the log.
+	tail := l.segs[k+1:]
+	for i := len(tail) - 1; i >= 0; i-- {
+		if err := l.dropSegments(tail[i : i+1]); err != nil {
+			l.segs = l.segs[:k+1+i]
+			return l.failLocked(err)
+		}
+	}
+	clear(tail)
+	l.segs = l.segs[:k+1]
+	s := l.segs[k]
+	pos := int(index + 1 - s.first)
+	off := int64(s.offsets[pos])
+	if err := cutFile(s.f, off, l.opts.SegmentSize, !l.opts.NoPreallocate); err != nil {
+		return l.failLocked(fmt.Errorf("truncate segment %s: %w", s.name, err))
+	}
+	s.offsets, s.end = s.offsets[:pos], off
+	l.resetTailLocked(s, index)
+	return nil
+}
+
+// Reset discards every record and restarts the log empty, with next as the
+// index of the next record (as a Raft log does after installing a snapshot).
+// It is durable when it returns; if interrupted, the log reopens either as it
+// was or reset.
+func (l *Log) Reset(ctx context.Context, next uint64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if next == 0 {
+		return fmt.Errorf("%w: Reset(0): indexes start at 1", ErrInvalidIndex)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.quiesceLocked(); err != nil {
+		return err
+	}
+	defer l.releaseLocked()
+	s, err := createSegmentFile(l.dir, segmentHeader{version: formatVersion, flags: flagReset, first: next}, l.opts.SegmentSize, !l.opts.NoPreallocate)
+	if err != nil {
+		return l.failLocked(err)
+	}
+	l.stats.bytes.Add(segmentHeaderSize)
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	old := l.segs
+	l.segs = []*segment{s}
+	l.first.Store(next)
+	l.resetTailLocked(s, next-1)
+	if err := l.removeSegments(old, s.name); err != nil {
+		return l.failLocked(err)
+	}
+	return nil
+}
+
+// failLocked makes a failed truncation sticky: the in-memory view may no
+// longer match the files, so the log must be reopened.
+func (l *Log) failLocked(err error) error {
+	if l.err == nil {
+		l.err = fmt.Errorf("wal: truncation failed; reopen the log: %w", err)
+		l.opts.Logger.Error("wal: truncation failed", "err", err)
+	}
+	return l.err
+}
+
+// FirstIndex returns the index of the first retained record. In an empty log
+// it is the index the next record will get.
+func (l *Log) FirstIndex() uint64 { return l.first.Load() }
+
+// LastIndex returns the index of the last readable record, or FirstIndex()-1
+// when the log is empty.
+func (l *Log) LastIndex() uint64 { return l.last.Load() }
+
+// Read returns a copy of the record at index. It returns ErrCompacted before
+// FirstIndex and ErrNotFound after LastIndex.
+func (l *Log) Read(index uint64) ([]byte, error) {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	s, pos, err := l.locateLocked(index)
+	if err != nil {
+		return nil, err
+	}
+	off := int64(s.offsets[pos])
+	buf := make([]byte, s.recordEnd(pos)-off)
+	if _, err := s.f.ReadAt(buf, off); err != nil {
+		return nil, fmt.Errorf("wal: read %s: %w", s.name, err)
+	}
+	v, _, err := l.decodeRecord(s, off, buf, nil)
+	return v, err
+}
+
+// decodeRecord checks one frame and returns its record. A plain record
+// aliases buf; a compressed one is decompressed into dst's storage, and
+// decompressed reports that.
+func (l *Log) decodeRecord(s *segment, off int64, buf, dst []byte) (rec []byte, decompressed bool, err error) {
+	typ, payload, _, err := decodeFrame(buf, l.opts.MaxRecordSize)
+	if err != nil {
+		return nil, false, &CorruptionError{Segment: s.name, Offset: off, Reason: err.Error()}
+	}
+	if typ == typeRecord {
+		return payload, false, nil
+	}
+	out, err := l.dec.DecodeAll(payload, dst[:0])
+	if err != nil {
+		return nil, false, &CorruptionError{Segment: s.name, Offset: off, Reason: "zstd: " + err.Error()}
+	}
+	return out, true, nil
+}
+
+// locateLocked finds the segment and position of index. segMu must be held.
+func (l *Log) locateLocked(index uint64) (*segment, int, error) {
+	if l.segs == nil {
+		return nil, 0, ErrClosed
+	}
+	if index < l.segs[0].first {
+		return nil, 0, fmt.Errorf("%w: index %d, first is %d", ErrCompacted, index, l.segs[0].first)
+	}
+	i, found := slices.BinarySearchFunc(l.segs, index, func(s *segment, idx uint64) int {
+		switch {
+		case s.first < idx:
+			return -1
+		case s.first > idx:
+			return 1
+		}
+		return 0
+	})
+	if !found {
+		i--
+	}
+	// Only the last segment can be empty, so firsts are distinct.
+	s := l.segs[i]
+	pos := int(index - s.first)
+	if pos >= len(s.offsets) {
+		return nil, 0, fmt.Errorf("%w: index %d, last is %d", ErrNotFound, index, l.last.Load())
+	}
+	return s, pos, nil
+}
+
+// Stats returns a snapshot of the log's counters.
+func (l *Log) Stats() Stats {
+	st := Stats{
+		Records:      l.stats.records.Load(),
+		Bytes:        l.stats.bytes.Load(),
+		PayloadBytes: l.stats.payloadBytes.Load(),
+		Fsyncs:       l.stats.fsyncs.Load(),
+		FsyncLatency: l.stats.fsyncLatency.snapshot(),
+		FirstIndex:   l.FirstIndex(),
+		LastIndex:    l.LastIndex(),
+	}
+	if st.Fsyncs > 0 {
+		st.RecordsPerFsync = float64(st.Records) / float64(st.Fsyncs)
+	}
+	l.segMu.RLock()
+	st.Segments = len(l.segs)
+	l.segMu.RUnlock()
+	return st
+}
+
+// Close writes and syncs everything queued (except under SyncNever), then
+// releases the files and the directory lock. Calls after Close return
+// ErrClosed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	for l.flushing {
+		l.cond.Wait()
+	}
+	if l.err == nil && (len(l.pend) > 0 || (l.dirty && l.opts.Sync != SyncNever)) {
+		l.flushing = true
+		l.flushLocked(l.opts.Sync != SyncNever)
+	}
+	err := l.err
+	l.closed = true
+	l.cond.Broadcast()
+	l.mu.Unlock()
+	if l.stop != nil {
+		close(l.stop)
+		<-l.done
+	}
+	if cerr := l.closeFiles(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (l *Log) closeFiles() error {
+	var err error
+	l.segMu.Lock()
+	for _, s := range l.segs {
+		if cerr := s.f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	l.segs = nil
+	l.segMu.Unlock()
+	if l.enc != nil {
+		l.enc.Close()
+	}
+	if l.dec != nil {
+		l.dec.Close()
+	}
+	if cerr := l.lock.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

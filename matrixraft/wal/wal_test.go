@@ -1,0 +1,663 @@
+package wal
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func openT(t *testing.T, dir string, opts Options) *Log {
+	t.Helper()
+	l, err := Open(dir, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// payload returns deterministic bytes for index i: incompressible unless
+// compressible is set.
+func payload(i uint64, n int, compressible bool) []byte {
+	b := make([]byte, n)
+	if compressible {
+		for k := range b {
+			b[k] = byte('a' + (k/7)%3)
+		}
+		binary.LittleEndian.PutUint64(b[:min(8, n)], i)
+		return b
+	}
+	r := rand.New(rand.NewPCG(i, uint64(n)))
+	for k := range b {
+		b[k] = byte(r.Uint32())
+	}
+	return b
+}
+
+func readAll(t *testing.T, l *Log) map[uint64][]byte {
+	t.Helper()
+	out := map[uint64][]byte{}
+	it := l.Iterator(l.FirstIndex())
+	for it.Next() {
+		out[it.Index()] = bytes.Clone(it.Value())
+	}
+	require.NoError(t, it.Err())
+	return out
+}
+
+func TestAppendReadReopen(t *testing.T) {
+	cases := []struct {
+		name string
+		data []byte
+	}{
+		{"empty", nil},
+		{"one byte", []byte{7}},
+		{"small", []byte("hello, log")},
+		{"compressible", payload(1, 10000, true)},
+		{"incompressible", payload(2, 10000, false)},
+		{"zeros at threshold", make([]byte, DefaultCompressMinSize)},
+	}
+	dir := t.TempDir()
+	l := openT(t, dir, Options{})
+	ctx := t.Context()
+	for i, c := range cases {
+		idx, err := l.Append(ctx, c.data)
+		require.NoError(t, err, c.name)
+		require.Equal(t, uint64(i+1), idx, c.name)
+	}
+	check := func(l *Log) {
+		require.Equal(t, uint64(1), l.FirstIndex())
+		require.Equal(t, uint64(len(cases)), l.LastIndex())
+		for i, c := range cases {
+			got, err := l.Read(uint64(i + 1))
+			require.NoError(t, err, c.name)
+			require.Equal(t, len(c.data), len(got), c.name)
+			require.True(t, bytes.Equal(c.data, got), c.name)
+		}
+	}
+	check(l)
+	st := l.Stats()
+	require.Less(t, st.Bytes, uint64(10000+10000), "the compressible record must be stored compressed")
+	require.NoError(t, l.Close())
+	l2 := openT(t, dir, Options{})
+	check(l2)
+}
+
+func TestReadErrors(t *testing.T) {
+	l := openT(t, t.TempDir(), Options{FirstIndex: 10})
+	require.Equal(t, uint64(10), l.FirstIndex())
+	require.Equal(t, uint64(9), l.LastIndex())
+	_, err := l.Read(10)
+	require.ErrorIs(t, err, ErrNotFound)
+	idx, err := l.Append(t.Context(), []byte("x"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(10), idx)
+	_, err = l.Read(9)
+	require.ErrorIs(t, err, ErrCompacted)
+	_, err = l.Read(11)
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+func TestOptionsValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		opts Options
+		ok   bool
+	}{
+		{"defaults", Options{}, true},
+		{"tiny segment", Options{SegmentSize: 10}, false},
+		{"huge segment", Options{SegmentSize: 1 << 33}, false},
+		{"record larger than segment", Options{SegmentSize: 1 << 20, MaxRecordSize: 1 << 20}, false},
+		{"small segment shrinks default record limit", Options{SegmentSize: 1 << 16}, true},
+		{"bad sync", Options{Sync: 9}, false},
+		{"negative interval", Options{SyncInterval: -1}, false},
+		{"bad compression", Options{Compression: 5}, false},
+		{"negative compress min", Options{CompressMinSize: -1}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.opts.withDefaults().Validate()
+			if c.ok {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrInvalidOptions)
+			_, err = Open(t.TempDir(), c.opts)
+			require.ErrorIs(t, err, ErrInvalidOptions)
+		})
+	}
+}
+
+func TestRecordTooLargeChangesNothing(t *testing.T) {
+	l := openT(t, t.TempDir(), Options{MaxRecordSize: 100})
+	_, err := l.Append(t.Context(), make([]byte, 101))
+	require.ErrorIs(t, err, ErrRecordTooLarge)
+	_, err = l.AppendBatch(t.Context(), [][]byte{{1}, make([]byte, 101)})
+	require.ErrorIs(t, err, ErrRecordTooLarge)
+	require.Equal(t, uint64(0), l.LastIndex())
+	idx, err := l.Append(t.Context(), make([]byte, 100))
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), idx)
+}
+
+func TestUseAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, Options{})
+	require.NoError(t, err)
+	_, err = l.Append(t.Context(), []byte("a"))
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	ctx := t.Context()
+	_, err = l.Append(ctx, []byte("b"))
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = l.AppendBatch(ctx, [][]byte{{1}})
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = l.Read(1)
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, l.Sync(ctx), ErrClosed)
+	require.ErrorIs(t, l.TruncateFront(ctx, 1), ErrClosed)
+	require.ErrorIs(t, l.TruncateBack(ctx, 0), ErrClosed)
+	require.ErrorIs(t, l.Reset(ctx, 5), ErrClosed)
+	require.ErrorIs(t, l.Close(), ErrClosed)
+	it := l.Iterator(1)
+	require.False(t, it.Next())
+	require.ErrorIs(t, it.Err(), ErrClosed)
+}
+
+func TestCanceledContextAppendsNothing(t *testing.T) {
+	l := openT(t, t.TempDir(), Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := l.Append(ctx, []byte("a"))
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, uint64(0), l.LastIndex())
+}
+
+func TestDirectoryLock(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{})
+	_, err := Open(dir, Options{})
+	require.ErrorIs(t, err, ErrLocked)
+	require.NoError(t, l.Close())
+	l2, err := Open(dir, Options{})
+	require.NoError(t, err)
+	require.NoError(t, l2.Close())
+}
+
+func TestSegmentsRollAndReopen(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentSize: 4096, Compression: CompressionNone}
+	l := openT(t, dir, opts)
+	const n = 500
+	for i := uint64(1); i <= n; i++ {
+		_, err := l.Append(t.Context(), payload(i, int(i%300), false))
+		require.NoError(t, err)
+	}
+	require.Greater(t, l.Stats().Segments, 10)
+	require.NoError(t, l.Close())
+	l = openT(t, dir, opts)
+	got := readAll(t, l)
+	require.Len(t, got, n)
+	for i := uint64(1); i <= n; i++ {
+		require.Equal(t, payload(i, int(i%300), false), got[i])
+	}
+}
+
+func TestConcurrentAppendsGroupCommit(t *testing.T) {
+	for _, policy := range []SyncPolicy{SyncAlways, SyncInterval, SyncNever} {
+		t.Run(policy.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			l := openT(t, dir, Options{Sync: policy, SegmentSize: 1 << 16})
+			const workers, per = 16, 100
+			var mu sync.Mutex
+			seen := map[uint64][]byte{}
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Go(func() {
+					for k := range per {
+						data := []byte(fmt.Sprintf("w%d-k%d", w, k))
+						idx, err := l.Append(t.Context(), data)
+						require.NoError(t, err)
+						mu.Lock()
+						seen[idx] = data
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			require.Len(t, seen, workers*per)
+			for i := uint64(1); i <= workers*per; i++ {
+				got, err := l.Read(i)
+				require.NoError(t, err)
+				require.Equal(t, seen[i], got)
+			}
+			st := l.Stats()
+			require.Equal(t, uint64(workers*per), st.Records)
+			if policy == SyncAlways {
+				require.Greater(t, st.RecordsPerFsync, 1.0, "concurrent appends must share fsyncs")
+				require.Equal(t, st.Fsyncs, st.FsyncLatency.Total())
+			}
+			require.NoError(t, l.Close())
+			l2 := openT(t, dir, Options{})
+			require.Len(t, readAll(t, l2), workers*per)
+		})
+	}
+}
+
+func TestIntervalSyncs(t *testing.T) {
+	l := openT(t, t.TempDir(), Options{Sync: SyncInterval, SyncInterval: time.Millisecond})
+	_, err := l.Append(t.Context(), []byte("a"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return l.Stats().Fsyncs > 0 }, 5*time.Second, time.Millisecond)
+	before := l.Stats().Fsyncs
+	_, err = l.Append(t.Context(), []byte("b"))
+	require.NoError(t, err)
+	require.NoError(t, l.Sync(t.Context()))
+	require.Greater(t, l.Stats().Fsyncs, before)
+}
+
+func TestAppendBatch(t *testing.T) {
+	l := openT(t, t.TempDir(), Options{SegmentSize: 1024, Compression: CompressionNone})
+	batch := [][]byte{[]byte("a"), nil, payload(3, 300, false), payload(4, 900, false)}
+	first, err := l.AppendBatch(t.Context(), batch)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), first)
+	first, err = l.AppendBatch(t.Context(), nil)
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), first)
+	for i, b := range batch {
+		got, err := l.Read(uint64(i + 1))
+		require.NoError(t, err)
+		require.Equal(t, len(b), len(got))
+		require.True(t, bytes.Equal(b, got))
+	}
+	require.GreaterOrEqual(t, l.Stats().Segments, 2)
+}
+
+func TestTruncateFront(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentSize: 1024, Compression: CompressionNone}
+	l := openT(t, dir, opts)
+	for i := uint64(1); i <= 100; i++ {
+		_, err := l.Append(t.Context(), payload(i, 100, false))
+		require.NoError(t, err)
+	}
+	segs := l.Stats().Segments
+	require.ErrorIs(t, l.TruncateFront(t.Context(), 102), ErrInvalidIndex)
+	require.NoError(t, l.TruncateFront(t.Context(), 50))
+	first := l.FirstIndex()
+	require.LessOrEqual(t, first, uint64(50))
+	require.Greater(t, first, uint64(1))
+	require.Less(t, l.Stats().Segments, segs)
+	_, err := l.Read(first - 1)
+	require.ErrorIs(t, err, ErrCompacted)
+	require.NoError(t, l.TruncateFront(t.Context(), 101))
+	require.Equal(t, 1, l.Stats().Segments)
+	require.NoError(t, l.Close())
+
+	l = openT(t, dir, opts)
+	got := readAll(t, l)
+	require.Equal(t, l.FirstIndex(), func() uint64 {
+		m := uint64(1 << 62)
+		for k := range got {
+			m = min(m, k)
+		}
+		return m
+	}())
+	for i := l.FirstIndex(); i <= 100; i++ {
+		require.Equal(t, payload(i, 100, false), got[i])
+	}
+}
+
+func TestTruncateBack(t *testing.T) {
+	cases := []struct {
+		name  string
+		keep  uint64
+		err   error
+		first uint64
+	}{
+		{"middle of a segment", 37, nil, 1},
+		{"segment boundary", 0, nil, 1},
+		{"nothing to drop", 100, nil, 1},
+		{"past the end", 500, nil, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			opts := Options{SegmentSize: 1024, Compression: CompressionNone}
+			l := openT(t, dir, opts)
+			for i := uint64(1); i <= 100; i++ {
+				_, err := l.Append(t.Context(), payload(i, 100, false))
+				require.NoError(t, err)
+			}
+			require.NoError(t, l.TruncateBack(t.Context(), c.keep))
+			last := min(c.keep, 100)
+			require.Equal(t, last, l.LastIndex())
+			_, err := l.Read(last + 1)
+			require.ErrorIs(t, err, ErrNotFound)
+			// Appends continue after the cut with new contents.
+			for i := last + 1; i <= last+30; i++ {
+				idx, err := l.Append(t.Context(), payload(i+1000, 50, false))
+				require.NoError(t, err)
+				require.Equal(t, i, idx)
+			}
+			require.NoError(t, l.Close())
+			l = openT(t, dir, opts)
+			got := readAll(t, l)
+			require.Len(t, got, int(last+30))
+			for i := uint64(1); i <= last; i++ {
+				require.Equal(t, payload(i, 100, false), got[i])
+			}
+			for i := last + 1; i <= last+30; i++ {
+				require.Equal(t, payload(i+1000, 50, false), got[i])
+			}
+		})
+	}
+}
+
+func TestTruncateBackAfterFront(t *testing.T) {
+	l := openT(t, t.TempDir(), Options{SegmentSize: 1024, Compression: CompressionNone})
+	for i := uint64(1); i <= 100; i++ {
+		_, err := l.Append(t.Context(), payload(i, 100, false))
+		require.NoError(t, err)
+	}
+	require.NoError(t, l.TruncateFront(t.Context(), 60))
+	first := l.FirstIndex()
+	require.ErrorIs(t, l.TruncateBack(t.Context(), first-2), ErrInvalidIndex)
+	require.Equal(t, uint64(100), l.LastIndex(), "a refused truncation changes nothing")
+	require.NoError(t, l.TruncateBack(t.Context(), first-1))
+	require.Equal(t, first-1, l.LastIndex())
+	idx, err := l.Append(t.Context(), []byte("again"))
+	require.NoError(t, err)
+	require.Equal(t, first, idx)
+}
+
+func TestReset(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentSize: 1024, Compression: CompressionNone}
+	l := openT(t, dir, opts)
+	for i := uint64(1); i <= 50; i++ {
+		_, err := l.Append(t.Context(), payload(i, 100, false))
+		require.NoError(t, err)
+	}
+	require.ErrorIs(t, l.Reset(t.Context(), 0), ErrInvalidIndex)
+	require.NoError(t, l.Reset(t.Context(), 1000))
+	require.Equal(t, uint64(1000), l.FirstIndex())
+	require.Equal(t, uint64(999), l.LastIndex())
+	idx, err := l.Append(t.Context(), []byte("after"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(1000), idx)
+	require.NoError(t, l.Close())
+	l = openT(t, dir, opts)
+	require.Equal(t, map[uint64][]byte{1000: []byte("after")}, readAll(t, l))
+	// Reset to an index equal to the current first replaces that segment.
+	require.NoError(t, l.Reset(t.Context(), 1000))
+	require.Equal(t, uint64(999), l.LastIndex())
+	require.NoError(t, l.Close())
+	l = openT(t, dir, opts)
+	require.Empty(t, readAll(t, l))
+}
+
+func TestResetInterruptedBeforeDelete(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentSize: 1024, Compression: CompressionNone}
+	l := openT(t, dir, opts)
+	for i := uint64(1); i <= 50; i++ {
+		_, err := l.Append(t.Context(), payload(i, 100, false))
+		require.NoError(t, err)
+	}
+	require.NoError(t, l.Close())
+	// What Reset leaves behind if it stops after creating its segment.
+	s, err := createSegmentFile(dir, segmentHeader{version: formatVersion, flags: flagReset, first: 7777}, opts.SegmentSize, true)
+	require.NoError(t, err)
+	s.f.Close()
+	l = openT(t, dir, opts)
+	require.Equal(t, uint64(7777), l.FirstIndex())
+	require.Equal(t, uint64(7776), l.LastIndex())
+	require.Equal(t, 1, l.Stats().Segments)
+}
+
+func TestIteratorSeesLiveTailAndBlocks(t *testing.T) {
+	l := openT(t, t.TempDir(), Options{SegmentSize: 8 << 20, Compression: CompressionDefault})
+	const n = 300
+	for i := uint64(1); i <= n; i++ {
+		_, err := l.Append(t.Context(), payload(i, 10000, i%2 == 0)) // > 1 MiB per block read
+		require.NoError(t, err)
+	}
+	it := l.Iterator(5)
+	var want uint64 = 5
+	for it.Next() {
+		require.Equal(t, want, it.Index())
+		if want <= n {
+			require.Equal(t, payload(want, 10000, want%2 == 0), it.Value())
+		} else {
+			require.Equal(t, []byte("tail"), it.Value())
+		}
+		want++
+		if want == n+1 {
+			_, err := l.Append(t.Context(), []byte("tail"))
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, it.Err())
+	require.Equal(t, uint64(n+2), want)
+	require.NoError(t, it.Close())
+
+	it = l.Iterator(0)
+	require.False(t, it.Next())
+	require.ErrorIs(t, it.Err(), ErrCompacted)
+}
+
+func TestStatsEnvelope(t *testing.T) {
+	l := openT(t, t.TempDir(), Options{Compression: CompressionNone})
+	const n = 1000
+	for i := uint64(1); i <= n; i++ {
+		_, err := l.Append(t.Context(), payload(i, 64, false))
+		require.NoError(t, err)
+	}
+	st := l.Stats()
+	require.Equal(t, uint64(n*64), st.PayloadBytes)
+	require.Equal(t, uint64(n*(64+frameHeaderSize)), st.Bytes, "new segments are counted only when created by this Log")
+	require.Equal(t, uint64(n), st.Fsyncs)
+	require.Equal(t, 1.0, st.RecordsPerFsync)
+	require.Greater(t, st.FsyncLatency.Quantile(0.99), time.Duration(0))
+}
+
+func TestHistogramQuantile(t *testing.T) {
+	var h atomicHistogram
+	for _, d := range []time.Duration{time.Microsecond, 3 * time.Microsecond, 100 * time.Microsecond, time.Hour} {
+		h.observe(d)
+	}
+	s := h.snapshot()
+	require.Equal(t, uint64(4), s.Total())
+	require.Equal(t, time.Microsecond, s.Quantile(0.25))
+	require.Equal(t, 4*time.Microsecond, s.Quantile(0.5))
+	require.Equal(t, 128*time.Microsecond, s.Quantile(0.75))
+	require.Equal(t, BucketBound(histogramBuckets-1), s.Quantile(1))
+	require.Equal(t, time.Duration(0), Histogram{}.Quantile(0.5))
+}
+
+// segmentFiles lists the segment files in dir, oldest first.
+func segmentFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*"+segmentExt))
+	require.NoError(t, err)
+	return m
+}
+
+func TestDamageBeforeTailRefusesToOpen(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentSize: 2048, Compression: CompressionNone}
+	l := openT(t, dir, opts)
+	for i := uint64(1); i <= 60; i++ {
+		_, err := l.Append(t.Context(), payload(i, 100, false))
+		require.NoError(t, err)
+	}
+	require.NoError(t, l.Close())
+	files := segmentFiles(t, dir)
+	require.Greater(t, len(files), 2)
+
+	cases := []struct {
+		name    string
+		file    string
+		offset  int64
+		wantOff int64
+	}{
+		{"payload of a sealed segment", files[0], segmentHeaderSize + 2*(frameHeaderSize+100) + 50, segmentHeaderSize + 2*(frameHeaderSize+100)},
+		{"length of a sealed segment", files[1], segmentHeaderSize + 5, segmentHeaderSize},
+		{"first record of the last segment", files[len(files)-1], segmentHeaderSize + 20, segmentHeaderSize},
+		{"segment header", files[1], 3, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			orig, err := os.ReadFile(c.file)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, os.WriteFile(c.file, orig, 0o644)) }()
+			bad := bytes.Clone(orig)
+			bad[c.offset] ^= 0x40
+			require.NoError(t, os.WriteFile(c.file, bad, 0o644))
+			_, err = Open(dir, opts)
+			var ce *CorruptionError
+			require.ErrorAs(t, err, &ce)
+			require.ErrorIs(t, err, ErrCorrupt)
+			require.Equal(t, filepath.Base(c.file), ce.Segment)
+			require.Equal(t, c.wantOff, ce.Offset)
+			require.Contains(t, err.Error(), filepath.Base(c.file))
+			after, err := os.ReadFile(c.file)
+			require.NoError(t, err)
+			require.Equal(t, bad, after, "a refused open must not change the file")
+		})
+	}
+	// With the damage undone the log opens intact.
+	l = openT(t, dir, opts)
+	require.Len(t, readAll(t, l), 60)
+}
+
+func TestRepairTailOption(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{Compression: CompressionNone}
+	l := openT(t, dir, opts)
+	for i := uint64(1); i <= 10; i++ {
+		_, err := l.Append(t.Context(), payload(i, 100, false))
+		require.NoError(t, err)
+	}
+	require.NoError(t, l.Close())
+	file := segmentFiles(t, dir)[0]
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	b[segmentHeaderSize+5*(frameHeaderSize+100)+30] ^= 1 // record 6
+	require.NoError(t, os.WriteFile(file, b, 0o644))
+	_, err = Open(dir, opts)
+	require.ErrorIs(t, err, ErrCorrupt)
+	opts.RepairTail = true
+	l = openT(t, dir, opts)
+	require.Equal(t, uint64(5), l.LastIndex())
+}
+
+func TestGapBetweenSegmentsRefused(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentSize: 1024, Compression: CompressionNone}
+	l := openT(t, dir, opts)
+	for i := uint64(1); i <= 40; i++ {
+		_, err := l.Append(t.Context(), payload(i, 100, false))
+		require.NoError(t, err)
+	}
+	require.NoError(t, l.Close())
+	files := segmentFiles(t, dir)
+	require.NoError(t, os.Remove(files[1]))
+	_, err := Open(dir, opts)
+	var ce *CorruptionError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, filepath.Base(files[2]), ce.Segment)
+}
+
+func TestUnknownFormatVersionRefused(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{})
+	_, err := l.Append(t.Context(), []byte("x"))
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	file := segmentFiles(t, dir)[0]
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	binary.LittleEndian.PutUint16(b[8:10], formatVersion+1)
+	binary.LittleEndian.PutUint32(b[24:28], crc32.Checksum(b[0:24], crcTable))
+	require.NoError(t, os.WriteFile(file, b, 0o644))
+	_, err = Open(dir, Options{})
+	require.ErrorIs(t, err, ErrUnsupportedFormat)
+	require.Contains(t, err.Error(), filepath.Base(file))
+}
+
+func TestLeftoverTempSegmentRemoved(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{})
+	_, err := l.Append(t.Context(), []byte("x"))
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	tmp := filepath.Join(dir, segmentName(2)+".tmp")
+	require.NoError(t, os.WriteFile(tmp, []byte("partial"), 0o644))
+	l = openT(t, dir, Options{})
+	require.Equal(t, uint64(1), l.LastIndex())
+	_, err = os.Stat(tmp)
+	require.True(t, errors.Is(err, os.ErrNotExist))
+}
+
+// TestTornTailEveryOffset cuts the last segment at every byte offset inside
+// its last record, both by shortening the file and by zeroing the rest; each
+// must reopen cleanly without that record and keep appending.
+func TestTornTailEveryOffset(t *testing.T) {
+	for _, mode := range []string{"truncate", "zero"} {
+		t.Run(mode, func(t *testing.T) {
+			src := t.TempDir()
+			opts := Options{SegmentSize: 1 << 16, Compression: CompressionNone}
+			l := openT(t, src, opts)
+			const n = 20
+			for i := uint64(1); i <= n; i++ {
+				_, err := l.Append(t.Context(), payload(i, 200, false))
+				require.NoError(t, err)
+			}
+			require.NoError(t, l.Close())
+			file := segmentFiles(t, src)[0]
+			orig, err := os.ReadFile(file)
+			require.NoError(t, err)
+			lastOff := segmentHeaderSize + (n-1)*(frameHeaderSize+200)
+			lastEnd := lastOff + frameHeaderSize + 200
+			for cut := lastOff; cut < lastEnd; cut++ {
+				dir := t.TempDir()
+				var b []byte
+				if mode == "truncate" {
+					b = orig[:cut]
+				} else {
+					b = bytes.Clone(orig)
+					clear(b[cut:])
+				}
+				require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(file)), b, 0o644))
+				l, err := Open(dir, opts)
+				require.NoError(t, err, "cut at %d", cut)
+				require.Equal(t, uint64(n-1), l.LastIndex(), "cut at %d", cut)
+				idx, err := l.Append(t.Context(), []byte("next"))
+				require.NoError(t, err)
+				require.Equal(t, uint64(n), idx)
+				got, err := l.Read(n - 1)
+				require.NoError(t, err)
+				require.Equal(t, payload(n-1, 200, false), got)
+				require.NoError(t, l.Close())
+				l, err = Open(dir, opts)
+				require.NoError(t, err)
+				got, err = l.Read(n)
+				require.NoError(t, err)
+				require.Equal(t, []byte("next"), got)
+				require.NoError(t, l.Close())
+			}
+		})
+	}
+}
