@@ -38,6 +38,8 @@ var (
 	errFrameChecksum = errors.New("checksum mismatch")
 )
 
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
+
 // frameCRC is the checksum of a frame's length, type and stored payload.
 func frameCRC(hdr []byte, payload []byte) uint32 {
 	c := crc32.Update(0, crcTable, hdr[4:frameHeaderSize])

@@ -15,6 +15,11 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
+// maxDecodedFloor is the least a compressed record may decompress to. It keeps
+// records written under a larger MaxRecordSize readable after the option is
+// lowered, while bounding what a damaged frame can make the decoder allocate.
+const maxDecodedFloor = 64 << 20
+
 // Log is a durable segmented log. Create one with Open.
 type Log struct {
 	dir  string
@@ -94,7 +99,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	l := &Log{dir: dir, opts: opts, lock: lock}
 	l.cond.L = &l.mu
 	l.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
-	if l.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(uint64(opts.MaxRecordSize))); err != nil {
+	if l.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(uint64(max(opts.MaxRecordSize, maxDecodedFloor)))); err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("wal: zstd decoder: %w", err)
 	}
@@ -152,7 +157,9 @@ func (l *Log) load() error {
 		if buf, err = readWhole(f, buf); err != nil {
 			return fmt.Errorf("wal: read segment %s: %w", name, err)
 		}
-		r, err := scanSegment(buf, l.opts.MaxRecordSize)
+		// Frames are bounded by the file, not by today's MaxRecordSize, so
+		// lowering the option never makes written records unreadable.
+		r, err := scanSegment(buf, len(buf))
 		if err != nil {
 			if errors.Is(err, ErrUnsupportedFormat) {
 				return fmt.Errorf("wal: segment %s: %w", name, err)
@@ -175,7 +182,7 @@ func (l *Log) load() error {
 			if i < len(names)-1 {
 				return &CorruptionError{Segment: name, Offset: r.end, Reason: r.badErr.Error()}
 			}
-			torn := tornTail(buf, int(r.end), l.opts.MaxRecordSize)
+			torn := tornTail(buf, int(r.end), len(buf))
 			if !torn && !l.opts.RepairTail {
 				return &CorruptionError{Segment: name, Offset: r.end, Reason: r.badErr.Error() + " (and the damage is not a torn final write; Options.RepairTail truncates it)"}
 			}
@@ -729,7 +736,7 @@ func (l *Log) Read(index uint64) ([]byte, error) {
 // aliases buf; a compressed one is decompressed into dst's storage, and
 // decompressed reports that.
 func (l *Log) decodeRecord(s *segment, off int64, buf, dst []byte) (rec []byte, decompressed bool, err error) {
-	typ, payload, _, err := decodeFrame(buf, l.opts.MaxRecordSize)
+	typ, payload, _, err := decodeFrame(buf, len(buf))
 	if err != nil {
 		return nil, false, &CorruptionError{Segment: s.name, Offset: off, Reason: err.Error()}
 	}
