@@ -56,8 +56,13 @@ type Log struct {
 	tailFirst uint64
 	tailOff   int64
 
-	active *segment // owned by whoever holds flushing
-	dirty  bool     // active has writes not yet synced
+	active     *segment // owned by whoever holds flushing
+	dirty      bool     // active has writes not yet synced
+	writtenSeg *segment // segment holding index written; under mu
+
+	// syncMu keeps the interval syncer and the closing of segment files
+	// apart; segment.closed is guarded by it.
+	syncMu sync.Mutex
 
 	stats counters
 	stop  chan struct{}
@@ -213,7 +218,7 @@ func (l *Log) load() error {
 			}
 		}
 	}
-	l.active = act
+	l.active, l.writtenSeg = act, act
 	l.tailFirst, l.tailOff = act.first, act.end
 	l.next = act.first + uint64(len(act.offsets))
 	l.written, l.synced = l.next-1, l.next-1
@@ -233,8 +238,13 @@ func (l *Log) removeSegments(segs []*segment, keepName string) error {
 	if len(segs) == 0 {
 		return nil
 	}
+	l.syncMu.Lock()
 	for _, s := range segs {
 		s.f.Close()
+		s.closed = true
+	}
+	l.syncMu.Unlock()
+	for _, s := range segs {
 		if s.name == keepName {
 			continue
 		}
@@ -438,7 +448,7 @@ func (l *Log) flushLocked(doSync bool) {
 		l.opts.Logger.Error("wal: write failed", "err", err)
 	}
 	if err == nil {
-		l.written = target
+		l.written, l.writtenSeg = target, l.active
 		if doSync {
 			l.synced = target
 		}
@@ -497,17 +507,26 @@ func (l *Log) roll(first uint64) error {
 }
 
 func (l *Log) syncActive() error {
-	start := time.Now()
-	err := fdatasync(l.active.f)
-	l.stats.fsyncLatency.observe(time.Since(start))
-	l.stats.fsyncs.Add(1)
-	if err != nil {
-		return fmt.Errorf("fdatasync segment %s: %w", l.active.name, err)
+	if err := l.syncSegment(l.active); err != nil {
+		return err
 	}
 	l.dirty = false
 	return nil
 }
 
+func (l *Log) syncSegment(s *segment) error {
+	start := time.Now()
+	err := fdatasync(s.f)
+	l.stats.fsyncLatency.observe(time.Since(start))
+	l.stats.fsyncs.Add(1)
+	if err != nil {
+		return fmt.Errorf("fdatasync segment %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// syncLoop is SyncInterval's background syncer. It fdatasyncs without taking
+// the flusher's role, so appends keep being written during the sync.
 func (l *Log) syncLoop() {
 	defer close(l.done)
 	t := time.NewTicker(l.opts.SyncInterval)
@@ -519,10 +538,31 @@ func (l *Log) syncLoop() {
 		case <-t.C:
 		}
 		l.mu.Lock()
-		if !l.closed && l.err == nil && !l.flushing && (l.synced < l.written || len(l.pend) > 0) {
-			l.flushing = true
-			l.flushLocked(true)
+		if l.closed || l.err != nil || l.synced >= l.written {
+			l.mu.Unlock()
+			continue
 		}
+		// Every record up to written is in seg or in a segment before it,
+		// and a roll syncs the segment it seals.
+		target, seg, epoch := l.written, l.writtenSeg, l.epoch
+		l.mu.Unlock()
+
+		var err error
+		l.syncMu.Lock()
+		if !seg.closed { // closed by a truncation: sealed (so synced) or gone
+			err = l.syncSegment(seg)
+		}
+		l.syncMu.Unlock()
+
+		l.mu.Lock()
+		if err != nil && l.err == nil {
+			l.err = fmt.Errorf("wal: sync failed; the log refuses further writes: %w", err)
+			l.opts.Logger.Error("wal: sync failed", "err", err)
+		}
+		if err == nil && l.epoch == epoch && target > l.synced {
+			l.synced = target
+		}
+		l.cond.Broadcast()
 		l.mu.Unlock()
 	}
 }
@@ -570,7 +610,7 @@ func (l *Log) releaseLocked() {
 
 // resetTailLocked points appends at the end of s after a truncation.
 func (l *Log) resetTailLocked(s *segment, last uint64) {
-	l.active, l.dirty = s, false
+	l.active, l.dirty, l.writtenSeg = s, false, s
 	l.tailFirst, l.tailOff = s.first, s.end
 	l.next, l.written, l.synced = last+1, last, last
 	l.last.Store(last)

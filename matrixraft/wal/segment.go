@@ -18,6 +18,7 @@ type segment struct {
 	f       *os.File
 	offsets []uint32 // offset of each record
 	end     int64    // offset just past the last record
+	closed  bool     // file closed by a truncation; under Log.syncMu
 }
 
 func segmentName(first uint64) string { return fmt.Sprintf("%020d%s", first, segmentExt) }
