@@ -3,6 +3,7 @@ package walbench
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -16,10 +17,18 @@ import (
 type bboltBatch struct {
 	// MaxBatchDelay is how long Batch waits to gather more callers before
 	// committing (bbolt's default is 10ms).
-	MaxBatchDelay time.Duration `json:"max_batch_delay"`
+	MaxBatchDelay time.Duration
 	// MaxBatchSize commits at once when this many callers are waiting
 	// (bbolt's default is 1000).
-	MaxBatchSize int `json:"max_batch_size"`
+	MaxBatchSize int
+}
+
+// MarshalJSON writes the delay as a duration string ("1ms").
+func (b bboltBatch) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		MaxBatchDelay string `json:"max_batch_delay"`
+		MaxBatchSize  int    `json:"max_batch_size"`
+	}{b.MaxBatchDelay.String(), b.MaxBatchSize})
 }
 
 var defaultBboltBatch = bboltBatch{MaxBatchDelay: 10 * time.Millisecond, MaxBatchSize: 1000}

@@ -1,6 +1,7 @@
 package walbench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -163,6 +164,10 @@ func calibrateBbolt(ctx context.Context, cfg Config, src *payloadSource, log *sl
 	if m := maxInt(cfg.Concurrency); m != concs[0] {
 		concs = append(concs, m)
 	}
+	// Short runs make a noisy choice; calibrate with at least
+	// minCalibration per point even in a quick run.
+	cal := cfg
+	cal.Duration = max(cfg.Duration, minCalibration)
 	var points []calibrationPoint
 	logRate := make([]float64, len(cands))
 	for _, sm := range cfg.Syncs {
@@ -170,7 +175,7 @@ func calibrateBbolt(ctx context.Context, cfg Config, src *payloadSource, log *sl
 			for i, d := range cands {
 				b := bboltBatch{MaxBatchDelay: d, MaxBatchSize: defaultBboltBatch.MaxBatchSize}
 				sys := system{name: SystemBbolt, open: openBolt(b)}
-				res, err := runOnce(ctx, cfg, sys, cell{Payload: 256, Concurrency: conc, Sync: sm}, src)
+				res, err := runOnce(ctx, cal, sys, cell{Payload: 256, Concurrency: conc, Sync: sm}, src)
 				if err != nil {
 					return defaultBboltBatch, nil, err
 				}
@@ -191,6 +196,9 @@ func calibrateBbolt(ctx context.Context, cfg Config, src *payloadSource, log *sl
 	log.Info("bbolt batch chosen", "max_batch_delay", chosen.MaxBatchDelay, "max_batch_size", chosen.MaxBatchSize)
 	return chosen, points, nil
 }
+
+// minCalibration is the shortest measured run of the bbolt calibration.
+const minCalibration = 500 * time.Millisecond
 
 func minInt(xs []int) int {
 	m := xs[0]
@@ -305,11 +313,22 @@ func conditions(cfg Config, batch bboltBatch, fs string, took time.Duration) map
 	return c
 }
 
-// gitHead returns the repository commit the benchmark was built from, or "".
+// gitHead returns the repository commit the benchmark was built from, or ""
+// outside a git checkout, marked when matrixraft/ (which the tools module
+// builds from its working tree) has uncommitted changes.
 func gitHead() string {
 	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(out))
+	head := strings.TrimSpace(string(out))
+	root, err := benchkit.RepoRoot(".")
+	if err != nil {
+		return head
+	}
+	st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--", "matrixraft").Output()
+	if err == nil && len(bytes.TrimSpace(st)) > 0 {
+		head += " (with uncommitted changes in matrixraft/)"
+	}
+	return head
 }
