@@ -37,6 +37,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		return err
 	}
 	began := time.Now()
+	commit := gitHead() // before the run: `go run` built from this tree
 	out := cfg.Out
 	if out == "" {
 		p, err := benchkit.ResultPath("wal")
@@ -104,7 +105,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		rep.Cells = append(rep.Cells, summarizeCell(c, cfg.Systems, runs))
 	}
 
-	rep.Conditions = conditions(cfg, batch, fs, time.Since(began))
+	rep.Conditions = conditions(cfg, batch, fs, commit, time.Since(began))
 	rep.Summary = summaryPairs(rep)
 	if err := benchkit.WriteJSON(out, rep); err != nil {
 		return err
@@ -262,7 +263,7 @@ func measureEnvelopes(cfg Config, src *payloadSource, log *slog.Logger) (map[str
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
-func conditions(cfg Config, batch bboltBatch, fs string, took time.Duration) map[string]any {
+func conditions(cfg Config, batch bboltBatch, fs, commit string, took time.Duration) map[string]any {
 	payloads := cfg.Payloads
 	syncs := make([]string, len(cfg.Syncs))
 	for i, s := range cfg.Syncs {
@@ -295,7 +296,7 @@ func conditions(cfg Config, batch bboltBatch, fs string, took time.Duration) map
 		},
 		"ours": map[string]any{
 			"package": "github.com/temporalstore/temporalstore-go/matrixraft/wal",
-			"commit":  gitHead(),
+			"commit":  commit,
 			"config":  "wal.Open(dir, wal.Options{Sync: SyncAlways|SyncInterval, SyncInterval: interval}); other options default (zstd when it saves space, 64 MiB preallocated segments)",
 		},
 		"etcd": map[string]any{
