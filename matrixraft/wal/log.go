@@ -29,6 +29,9 @@ type Log struct {
 	dec  *zstd.Decoder
 	bufs sync.Pool // *[]byte scratch for compression
 
+	compressMisses atomic.Uint32 // attempts in a row that saved under 1/16
+	compressProbe  atomic.Uint32
+
 	// segMu guards segs and each segment's offsets and end. Readers hold it
 	// shared; the flusher takes it briefly to publish offsets; truncations
 	// hold it exclusively while they remove or cut files.
@@ -39,7 +42,6 @@ type Log struct {
 	last  atomic.Uint64 // last readable index
 
 	mu       sync.Mutex
-	cond     sync.Cond
 	closed   bool
 	err      error  // sticky write failure
 	epoch    uint64 // bumped by TruncateBack and Reset
@@ -47,6 +49,8 @@ type Log struct {
 	written  uint64 // last index handed to the OS
 	synced   uint64 // last index on stable storage
 	flushing bool   // a flusher owns the files; it alone touches active/dirty
+	cur      *batch // the batch the pending chunks belong to
+	inflight *batch // the batch being written while flushing (nil for a truncation)
 	pend     []*chunk
 	spare    []*chunk
 	free     []*chunk
@@ -67,6 +71,20 @@ type Log struct {
 	stats counters
 	stop  chan struct{}
 	done  chan struct{}
+}
+
+// batch is one group commit: the records queued between two flushes. Its
+// waiters sleep on done; wake hands leadership of the next flush to one of
+// them, so a finished flush wakes a single goroutine rather than all.
+type batch struct {
+	done  chan struct{} // closed once written (and synced, if the flush synced)
+	wake  chan struct{} // capacity 1: "no flush is running; lead one"
+	taken bool          // a leader is writing it; under Log.mu
+	err   error         // set before done is closed
+}
+
+func newBatch() *batch {
+	return &batch{done: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
 
 // chunk is a run of encoded frames bound for one segment.
@@ -102,7 +120,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{dir: dir, opts: opts, lock: lock}
-	l.cond.L = &l.mu
+	l.cur = newBatch()
 	l.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	if l.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(uint64(max(opts.MaxRecordSize, maxDecodedFloor)))); err != nil {
 		lock.Close()
@@ -272,15 +290,15 @@ func (l *Log) Append(ctx context.Context, data []byte) (uint64, error) {
 	var fr frame
 	l.prepare(&fr, data)
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if err := l.usableLocked(); err != nil {
+		l.mu.Unlock()
 		l.release(&fr)
 		return 0, err
 	}
 	idx := l.enqueueLocked(&fr)
 	l.release(&fr)
 	l.stats.payloadBytes.Add(uint64(len(data)))
-	return idx, l.waitLocked(idx, false, l.epoch)
+	return idx, l.awaitLocked(l.cur)
 }
 
 // AppendBatch adds records in order and returns the index of the first. The
@@ -303,8 +321,8 @@ func (l *Log) AppendBatch(ctx context.Context, data [][]byte) (uint64, error) {
 		l.prepare(&frames[i], d)
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if err := l.usableLocked(); err != nil {
+		l.mu.Unlock()
 		for i := range frames {
 			l.release(&frames[i])
 		}
@@ -316,10 +334,11 @@ func (l *Log) AppendBatch(ctx context.Context, data [][]byte) (uint64, error) {
 		l.release(&frames[i])
 	}
 	if len(data) == 0 {
+		l.mu.Unlock()
 		return first, nil
 	}
 	l.stats.payloadBytes.Add(total)
-	return first, l.waitLocked(l.next-1, false, l.epoch)
+	return first, l.awaitLocked(l.cur)
 }
 
 func (l *Log) checkSize(data []byte) error {
@@ -334,7 +353,7 @@ func (l *Log) checkSize(data []byte) error {
 func (l *Log) prepare(fr *frame, data []byte) {
 	fr.payload = data
 	typ := typeRecord
-	if l.enc != nil && len(data) >= l.opts.CompressMinSize {
+	if l.enc != nil && len(data) >= l.opts.CompressMinSize && l.shouldTryCompress() {
 		scratch := l.bufs.Get().(*[]byte)
 		out := l.enc.EncodeAll(data, (*scratch)[:0])
 		*scratch = out
@@ -343,8 +362,30 @@ func (l *Log) prepare(fr *frame, data []byte) {
 		} else {
 			l.bufs.Put(scratch)
 		}
+		if len(out) <= len(data)-len(data)/16 {
+			l.compressMisses.Store(0)
+		} else {
+			l.compressMisses.Add(1)
+		}
 	}
 	putFrameHeader(fr.hdr[:], typ, fr.payload)
+}
+
+// Compression is skipped for records that will not shrink: after
+// compressGiveUp attempts in a row save less than 1/16, only every
+// compressProbeEvery-th record is tried, and one that shrinks turns it back
+// on. Incompressible data (already compressed or encrypted payloads) then
+// costs almost nothing.
+const (
+	compressGiveUp     = 16
+	compressProbeEvery = 64
+)
+
+func (l *Log) shouldTryCompress() bool {
+	if l.compressMisses.Load() < compressGiveUp {
+		return true
+	}
+	return l.compressProbe.Add(1)%compressProbeEvery == 0
 }
 
 func (l *Log) release(fr *frame) {
@@ -401,43 +442,49 @@ func (l *Log) needSync(force bool) bool {
 	return l.opts.Sync == SyncAlways || (force && l.opts.Sync != SyncNever)
 }
 
-// waitLocked returns once index target is written (or synced, per policy),
-// leading a flush itself whenever none is running. A change of epoch means a
-// TruncateBack or Reset flushed and synced everything queued before it, so
-// the caller's record was made durable before it was truncated away.
-func (l *Log) waitLocked(target uint64, forceSync bool, epoch uint64) error {
-	doSync := l.needSync(forceSync)
+// awaitLocked waits until batch b is written (and synced under
+// SyncAlways), leading the flush itself when no flush is running. It is
+// called with mu held and returns with it released.
+func (l *Log) awaitLocked(b *batch) error {
 	for {
-		if l.err != nil {
-			return l.err
-		}
-		if l.epoch != epoch {
-			return nil
-		}
-		if doSync && l.synced >= target || !doSync && l.written >= target {
-			return nil
-		}
-		if l.closed {
-			return ErrClosed
+		if b.taken {
+			l.mu.Unlock()
+			<-b.done
+			return b.err
 		}
 		if !l.flushing {
-			l.flushing = true
-			l.flushLocked(doSync)
+			l.leadLocked(l.needSync(false))
 			continue
 		}
-		l.cond.Wait()
+		l.mu.Unlock()
+		select {
+		case <-b.done:
+			return b.err
+		case <-b.wake:
+		}
+		l.mu.Lock()
 	}
 }
 
-// flushLocked writes every pending chunk and, if doSync, fdatasyncs. The
-// caller holds mu and has set flushing; mu is released during IO.
-func (l *Log) flushLocked(doSync bool) {
+// leadLocked takes the current batch and writes it, fdatasyncing if doSync.
+// The caller holds mu and no flush is running; mu is released during IO and
+// held again on return.
+func (l *Log) leadLocked(doSync bool) {
+	b := l.cur
+	b.taken = true
+	l.cur = newBatch()
+	l.flushing, l.inflight = true, b
 	chunks := l.pend
 	l.pend = l.spare[:0]
 	target := l.next - 1
+	failed := l.err
 	l.mu.Unlock()
 
-	err := l.writeChunks(chunks)
+	// After a failure nothing more is written: the batch just fails.
+	err := failed
+	if err == nil {
+		err = l.writeChunks(chunks)
+	}
 	if err == nil && doSync && l.dirty {
 		err = l.syncActive()
 	}
@@ -459,8 +506,32 @@ func (l *Log) flushLocked(doSync bool) {
 	}
 	clear(chunks)
 	l.spare = chunks[:0]
-	l.flushing = false
-	l.cond.Broadcast()
+	b.err = l.err
+	close(b.done)
+	l.releaseLocked()
+}
+
+// releaseLocked ends a flush or truncation and, if records queued up
+// meanwhile, hands the next flush to one of their waiters.
+func (l *Log) releaseLocked() {
+	l.flushing, l.inflight = false, nil
+	if len(l.pend) > 0 {
+		select {
+		case l.cur.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// awaitFlushLocked waits for the running flush, if any, to finish. Called
+// and returns with mu held.
+func (l *Log) awaitFlushLocked() {
+	for l.flushing {
+		b := l.inflight
+		l.mu.Unlock()
+		<-b.done
+		l.mu.Lock()
+	}
 }
 
 func (l *Log) writeChunks(chunks []*chunk) error {
@@ -562,7 +633,6 @@ func (l *Log) syncLoop() {
 		if err == nil && l.epoch == epoch && target > l.synced {
 			l.synced = target
 		}
-		l.cond.Broadcast()
 		l.mu.Unlock()
 	}
 }
@@ -578,7 +648,14 @@ func (l *Log) Sync(ctx context.Context) error {
 	if err := l.usableLocked(); err != nil {
 		return err
 	}
-	return l.waitLocked(l.next-1, true, l.epoch)
+	// Whatever is running may not sync (SyncInterval), so after it finishes
+	// lead a flush that does.
+	l.awaitFlushLocked()
+	if err := l.usableLocked(); err != nil {
+		return err
+	}
+	l.leadLocked(l.needSync(true))
+	return l.err
 }
 
 // quiesceLocked writes and syncs everything queued, then takes ownership of
@@ -590,22 +667,16 @@ func (l *Log) quiesceLocked() error {
 			return err
 		}
 		if l.flushing {
-			l.cond.Wait()
+			l.awaitFlushLocked()
 			continue
 		}
 		if len(l.pend) > 0 || (l.dirty && l.opts.Sync != SyncNever) {
-			l.flushing = true
-			l.flushLocked(l.opts.Sync != SyncNever)
+			l.leadLocked(l.opts.Sync != SyncNever)
 			continue
 		}
 		l.flushing = true
 		return nil
 	}
-}
-
-func (l *Log) releaseLocked() {
-	l.flushing = false
-	l.cond.Broadcast()
 }
 
 // resetTailLocked points appends at the end of s after a truncation.
@@ -848,16 +919,12 @@ func (l *Log) Close() error {
 		l.mu.Unlock()
 		return ErrClosed
 	}
-	for l.flushing {
-		l.cond.Wait()
-	}
+	l.awaitFlushLocked()
 	if l.err == nil && (len(l.pend) > 0 || (l.dirty && l.opts.Sync != SyncNever)) {
-		l.flushing = true
-		l.flushLocked(l.opts.Sync != SyncNever)
+		l.leadLocked(l.opts.Sync != SyncNever)
 	}
 	err := l.err
 	l.closed = true
-	l.cond.Broadcast()
 	l.mu.Unlock()
 	if l.stop != nil {
 		close(l.stop)

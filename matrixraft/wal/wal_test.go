@@ -92,6 +92,27 @@ func TestAppendReadReopen(t *testing.T) {
 	check(l2)
 }
 
+func TestCompressionBacksOffOnIncompressibleData(t *testing.T) {
+	l := openT(t, t.TempDir(), Options{Compression: CompressionDefault})
+	for i := uint64(1); i <= 200; i++ {
+		_, err := l.Append(t.Context(), payload(i, 1000, false))
+		require.NoError(t, err)
+	}
+	require.GreaterOrEqual(t, l.compressMisses.Load(), uint32(compressGiveUp))
+	before := l.Stats().Bytes
+	for i := uint64(1); i <= 2*compressProbeEvery; i++ {
+		_, err := l.Append(t.Context(), payload(i, 1000, true))
+		require.NoError(t, err)
+	}
+	require.Less(t, l.compressMisses.Load(), uint32(compressGiveUp), "a compressible record turns compression back on")
+	require.Less(t, l.Stats().Bytes-before, uint64(2*compressProbeEvery*1000/2), "compressible records are stored compressed again")
+	for i := uint64(1); i <= 2*compressProbeEvery; i++ {
+		got, err := l.Read(200 + i)
+		require.NoError(t, err)
+		require.Equal(t, payload(i, 1000, true), got)
+	}
+}
+
 func TestReadErrors(t *testing.T) {
 	l := openT(t, t.TempDir(), Options{FirstIndex: 10})
 	require.Equal(t, uint64(10), l.FirstIndex())
