@@ -61,9 +61,11 @@ type Log struct {
 	tailFirst uint64
 	tailOff   int64
 
-	active     *segment // owned by whoever holds flushing
-	dirty      bool     // active has writes not yet synced
-	writtenSeg *segment // segment holding index written; under mu
+	direct     bool         // write the active segment with O_DIRECT; owned like active
+	dw         directWriter // O_DIRECT state for the active segment
+	active     *segment     // owned by whoever holds flushing
+	dirty      bool         // active has writes not yet synced
+	writtenSeg *segment     // segment holding index written; under mu
 
 	// syncMu keeps the interval syncer and the closing of segment files
 	// apart; segment.closed is guarded by it.
@@ -237,7 +239,9 @@ func (l *Log) load() error {
 			}
 		}
 	}
-	l.active, l.writtenSeg = act, act
+	l.direct = l.opts.Sync == SyncAlways && !l.opts.NoDirectIO
+	l.setActive(act)
+	l.writtenSeg = act
 	l.tailFirst, l.tailOff = act.first, act.end
 	l.next = act.first + uint64(len(act.offsets))
 	l.written, l.synced = l.next-1, l.next-1
@@ -260,6 +264,10 @@ func (l *Log) removeSegments(segs []*segment, keepName string) error {
 	l.syncMu.Lock()
 	for _, s := range segs {
 		s.f.Close()
+		if s.df != nil {
+			s.df.Close()
+			s.df = nil
+		}
 		s.closed = true
 	}
 	l.syncMu.Unlock()
@@ -568,7 +576,13 @@ func (l *Log) writeChunks(chunks []*chunk) error {
 			}
 		}
 		s := l.active
-		if _, err := s.f.WriteAt(c.buf, c.off); err != nil {
+		var err error
+		if s.df != nil {
+			err = l.dw.write(s, c.buf, c.off)
+		} else {
+			_, err = s.f.WriteAt(c.buf, c.off)
+		}
+		if err != nil {
 			return fmt.Errorf("write segment %s: %w", s.name, err)
 		}
 		l.dirty = true
@@ -599,8 +613,26 @@ func (l *Log) roll(first uint64) error {
 	l.segMu.Lock()
 	l.segs = append(l.segs, s)
 	l.segMu.Unlock()
-	l.active, l.dirty = s, false
+	l.setActive(s)
+	l.dirty = false
 	return nil
+}
+
+// setActive makes s the segment appends go to, opening it for direct writes
+// when they are on. Only the flusher role (or Open) calls it.
+func (l *Log) setActive(s *segment) {
+	if old := l.active; old != nil && old.df != nil {
+		old.df.Close()
+		old.df = nil
+	}
+	l.active = s
+	if !l.direct {
+		return
+	}
+	if err := l.dw.open(l.dir, s); err != nil {
+		l.direct = false
+		l.opts.Logger.Info("wal: direct I/O unavailable; using buffered writes", "err", err)
+	}
 }
 
 func (l *Log) syncActive() error {
@@ -707,7 +739,8 @@ func (l *Log) quiesceLocked() error {
 
 // resetTailLocked points appends at the end of s after a truncation.
 func (l *Log) resetTailLocked(s *segment, last uint64) {
-	l.active, l.dirty, l.writtenSeg = s, false, s
+	l.setActive(s)
+	l.dirty, l.writtenSeg = false, s
 	l.tailFirst, l.tailOff = s.first, s.end
 	l.next, l.written, l.synced = last+1, last, last
 	l.last.Store(last)
@@ -968,6 +1001,9 @@ func (l *Log) closeFiles() error {
 	for _, s := range l.segs {
 		if cerr := s.f.Close(); err == nil {
 			err = cerr
+		}
+		if s.df != nil {
+			s.df.Close()
 		}
 	}
 	l.segs = nil

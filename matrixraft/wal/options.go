@@ -87,6 +87,11 @@ type Options struct {
 	// NoPreallocate skips preallocating segment files. Preallocation is on by
 	// default so that appends do not extend the file.
 	NoPreallocate bool
+	// NoDirectIO makes SyncAlways write through the page cache. By default
+	// SyncAlways writes the active segment with O_DIRECT (falling back to
+	// buffered writes where the filesystem refuses it), which measured
+	// lower fdatasync latency, above all at the tail.
+	NoDirectIO bool
 	// RepairTail makes Open truncate the last segment at its first damaged
 	// frame even when that frame does not look like a torn write (for
 	// example after a power failure that reordered writes). Records after

@@ -19,6 +19,7 @@ type segment struct {
 	offsets []uint32 // offset of each record
 	end     int64    // offset just past the last record
 	closed  bool     // file closed by a truncation; under Log.syncMu
+	df      *os.File // O_DIRECT descriptor while this is the active segment
 }
 
 func segmentName(first uint64) string { return fmt.Sprintf("%020d%s", first, segmentExt) }
