@@ -20,6 +20,9 @@
 // storage. Under [SyncInterval] it returns once the record reaches the
 // operating system and a background goroutine syncs every
 // [Options.SyncInterval]; [Log.Sync] forces a sync. [SyncNever] is for tests.
+// Before writing, a leader yields briefly while its batch keeps growing, so
+// callers just released by the previous flush can join it. Under SyncAlways
+// the active segment is written with O_DIRECT (see [Options.NoDirectIO]).
 //
 // A failed write or fdatasync makes the log fail permanently: every later call
 // returns the same error, because after a failed fsync the kernel may have
