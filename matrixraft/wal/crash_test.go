@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -180,4 +181,46 @@ func TestCrashRecovery(t *testing.T) {
 		require.NoError(t, l.Close())
 		t.Logf("round %d: %d lines, log [%d, %d], %d acknowledged tracked", round, len(got), first, last, len(acked))
 	}
+}
+
+const lockChildEnv = "WAL_LOCK_CHILD_DIR"
+
+// TestLockChild is the child process of TestLockAcrossProcesses: it tries to
+// open a directory the parent holds and reports what Open said.
+func TestLockChild(t *testing.T) {
+	dir := os.Getenv(lockChildEnv)
+	if dir == "" {
+		t.Skip("child process of TestLockAcrossProcesses")
+	}
+	l, err := Open(dir, Options{})
+	switch {
+	case errors.Is(err, ErrLocked):
+		fmt.Println("locked")
+	case err == nil:
+		l.Close()
+		fmt.Println("opened")
+	default:
+		fmt.Println("error", err)
+	}
+}
+
+// TestLockAcrossProcesses checks that a second process cannot open a log
+// another process holds, and can once it is closed.
+func TestLockAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	child := func() string {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestLockChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), lockChildEnv+"="+dir)
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		return strings.Fields(string(out))[0]
+	}
+	l, err := Open(dir, Options{})
+	require.NoError(t, err)
+	require.Equal(t, "locked", child())
+	require.NoError(t, l.Close())
+	require.Equal(t, "opened", child())
 }
