@@ -67,7 +67,7 @@ build: ## Build every workspace package (go build work).
 # Tests
 
 .PHONY: test
-test: test-work test-modules test-tools ## Run all tests: go test -race work, then the GOWORK=off build+vet loops.
+test: test-work test-modules test-tools ## Run all tests: go test -race work, the GOWORK=off build+vet loop, then tools/ (build, vet, test).
 
 .PHONY: test-work
 test-work: ## go test -race -count=1 over every module in go.work.
@@ -81,10 +81,10 @@ test-modules: ## In each go.work module: GOWORK=off go build ./... && go vet ./.
 	done
 
 .PHONY: test-tools
-test-tools: ## In tools/ (if present): GOWORK=off go build ./... && go vet ./...
+test-tools: ## In tools/ (if present): GOWORK=off go build, go vet and go test (race) ./...
 ifneq ($(HAVE_TOOLS),)
-	@echo "==> $(TOOLS_DIR): GOWORK=off go build ./... && go vet ./..."
-	cd $(TOOLS_DIR) && GOWORK=off $(GO) build ./... && GOWORK=off $(GO) vet ./...
+	@echo "==> $(TOOLS_DIR): GOWORK=off go build ./... && go vet ./... && go test ./..."
+	cd $(TOOLS_DIR) && GOWORK=off $(GO) build ./... && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 else
 	@echo "==> $(TOOLS_DIR): no go.mod, skipped"
 endif
