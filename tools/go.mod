@@ -3,6 +3,8 @@ module github.com/temporalstore/temporalstore-go/tools
 go 1.26.0
 
 require (
+	github.com/dgraph-io/ristretto/v2 v2.4.2
+	github.com/maypok86/otter/v2 v2.4.0
 	github.com/stretchr/testify v1.12.1
 	github.com/temporalstore/temporalstore-go/matrixraft v0.0.0-00010101000000-000000000000
 	go.etcd.io/bbolt v1.5.0
@@ -17,6 +19,7 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
+	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect

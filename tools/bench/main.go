@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/temporalstore/temporalstore-go/tools/bench/cachebench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/walbench"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
@@ -31,6 +32,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "wal":
 		return runWAL(args[1:], stdout, stderr)
+	case "cache":
+		return cachebench.Command(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown benchmark %q\n\n", args[0])
 	usage(stderr)
@@ -52,6 +55,9 @@ Benchmarks:
         over payload size x goroutines x sync policy (always = durable group
         commit, interval = fdatasync every 10ms), plus the bytes-per-record
         envelope fit (fixed + slope x payload).
+  cache matrixcache's policy vs otter v2, ristretto v2 and an LRU: hit
+        ratios at equal capacity on the OLTP, Glimpse, loop and Zipf traces,
+        or on your own trace (TRACE=path FORMAT=arc|lirs CAPACITY=n).
 
 Flags of "bench wal" (each also read from the environment variable shown;
 a flag beats its variable, the variable beats the default):
@@ -62,7 +68,9 @@ Examples:
   cd tools && GOWORK=off go run ./bench wal
   BENCH_QUICK=1 GOWORK=off go run ./bench wal
   GOWORK=off go run ./bench wal --payloads 1024 --concurrency 8,32 --sync always --dir /mnt/nvme/tmp
+
 `)
+	cachebench.PrintUsage(w)
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.

@@ -1,0 +1,179 @@
+package cachebench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/temporalstore/temporalstore-go/tools/benchkit"
+)
+
+// option is one setting of `bench cache`, settable by flag and env var.
+type option struct {
+	flag, env, arg, usage string
+	apply                 func(c *Config, v string) error
+}
+
+var options = []option{
+	{"quick", "BENCH_QUICK", "bool", "reduced run: oltp at 1000, gli at 1000, zipf at 500 with 200k requests, every system side by side (well under a minute)", nil},
+	{"repeats", "BENCH_REPEATS", "n", "replays of every trace and capacity by every system, alternating (default 3)", func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		c.Repeats = n
+		return err
+	}},
+	{"traces", "BENCH_TRACES", "dir", "directory of the bundled traces oltp.gz, gli.gz, loop.gz (default: ../shared/data/cache-traces beside the directory holding go.work)", func(c *Config, v string) error {
+		c.TracesDir = v
+		return nil
+	}},
+	{"out", "BENCH_OUT", "path", "JSON report path (default <repo root>/bench-results/cache.json)", func(c *Config, v string) error {
+		c.Out = v
+		return nil
+	}},
+	{"systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours,otter,ristretto,lru (default all; the points need ours)", func(c *Config, v string) error {
+		c.Systems = splitList(v)
+		return nil
+	}},
+	{"trace", "TRACE", "path", "replay this trace file (gzip or plain) instead of the bundled ones; needs CAPACITY", func(c *Config, v string) error {
+		c.UserTrace = v
+		return nil
+	}},
+	{"format", "FORMAT", "arc|lirs", "format of TRACE: arc (\"start count x x\" lines) or lirs (one key a line); default: guessed from the first line", func(c *Config, v string) error {
+		f, err := ParseFormat(v)
+		c.UserFormat = f
+		return err
+	}},
+	{"capacity", "CAPACITY", "list", "cache capacities in entries for TRACE, e.g. 1000 or 500,5000", func(c *Config, v string) error {
+		xs, err := intList(v)
+		c.UserCapacities = xs
+		return err
+	}},
+	{"zipf-requests", "BENCH_ZIPF_REQUESTS", "n", "length of the Zipf trace (default 1000000; quick 200000)", func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		return setZipf(c, func(z *ZipfParams) { z.Requests = n }, err)
+	}},
+	{"seed", "BENCH_SEED", "n", "seed of the Zipf trace (default 1)", func(c *Config, v string) error {
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		return setZipf(c, func(z *ZipfParams) { z.Seed = n }, err)
+	}},
+}
+
+func setZipf(c *Config, set func(*ZipfParams), err error) error {
+	if err != nil {
+		return err
+	}
+	for i := range c.Workloads {
+		if z := c.Workloads[i].Zipf; z != nil {
+			cp := *z
+			set(&cp)
+			c.Workloads[i].Zipf = &cp
+		}
+	}
+	return nil
+}
+
+// PrintUsage describes `bench cache` and its flags for `bench --help`.
+func PrintUsage(w io.Writer) {
+	fmt.Fprint(w, `Flags of "bench cache" (each also read from the environment variable shown;
+a flag beats its variable, the variable beats the default):
+`)
+	for _, o := range options {
+		fmt.Fprintf(w, "  --%s %s  [%s]\n      %s\n", o.flag, o.arg, o.env, o.usage)
+	}
+	fmt.Fprint(w, `
+Examples:
+  cd tools && GOWORK=off go run ./bench cache
+  BENCH_QUICK=1 GOWORK=off go run ./bench cache
+  TRACE=/data/my.trace.gz FORMAT=lirs CAPACITY=1000,10000 GOWORK=off go run ./bench cache
+`)
+}
+
+// Command runs `bench cache` with its arguments (after the name) and
+// returns the exit code: 0, 1 when the run failed, 2 for a usage error.
+func Command(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench cache", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	quick := envBool(os.Getenv("BENCH_QUICK"))
+	var flagSets []func(*Config) error
+	for _, o := range options {
+		if o.apply == nil {
+			fs.BoolFunc(o.flag, o.usage, func(v string) error {
+				b, err := strconv.ParseBool(v)
+				quick = b
+				return err
+			})
+			continue
+		}
+		fs.Func(o.flag, o.usage, func(v string) error {
+			flagSets = append(flagSets, func(c *Config) error { return o.apply(c, v) })
+			return nil
+		})
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			PrintUsage(stdout)
+			return 0
+		}
+		fmt.Fprintf(stderr, "bench cache: %v (see bench --help)\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bench cache: unexpected arguments %q (see bench --help)\n", fs.Args())
+		return 2
+	}
+	cfg := DefaultConfig(quick)
+	for _, o := range options {
+		if v, ok := os.LookupEnv(o.env); ok && o.apply != nil && strings.TrimSpace(v) != "" {
+			if err := o.apply(&cfg, v); err != nil {
+				fmt.Fprintf(stderr, "bench cache: %s=%q: %v\n", o.env, v, err)
+				return 2
+			}
+		}
+	}
+	for _, set := range flagSets {
+		if err := set(&cfg); err != nil {
+			fmt.Fprintf(stderr, "bench cache: %v\n", err)
+			return 2
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := Run(ctx, cfg, stdout, benchkit.NewProgress(stderr)); err != nil {
+		fmt.Fprintf(stderr, "bench cache: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func envBool(v string) bool {
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	return err == nil && b
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func intList(v string) ([]int, error) {
+	var out []int
+	for _, s := range splitList(v) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,199 @@
+package cachebench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/tools/benchkit"
+)
+
+// cell is one trace at one capacity; every system replays it Repeats times.
+type cell struct {
+	trace    *Trace
+	capacity int
+}
+
+// Key names the cell in the summary line: trace name and capacity, e.g.
+// "oltp1000".
+func (c cell) Key() string { return keyName(c.trace.Name) + fmt.Sprint(c.capacity) }
+
+// runResult is one replay of one cell by one system.
+type runResult struct {
+	Repeat     int     `json:"repeat"`
+	Hits       int     `json:"hits"`
+	HitPercent float64 `json:"hit_percent"`
+	// Seconds is the wall time of the replay, for orientation only: it
+	// includes the driver and, for ristretto, a Wait after every Set.
+	Seconds float64 `json:"seconds"`
+}
+
+// Run executes the benchmark described by cfg: it loads the traces, then
+// replays every trace at every capacity through each system, alternating
+// them over the repeats. It writes the JSON report, prints the table and,
+// last, the summary line to stdout, and logs progress to log. It fails
+// only when something cannot run (a missing trace, a bad setting), never
+// because of a figure.
+func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) error {
+	if err := cfg.resolve(); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	began := time.Now()
+	commit := gitHead() // before the run: `go run` built from this tree
+	out := cfg.Out
+	if out == "" {
+		p, err := benchkit.ResultPath("cache")
+		if err != nil {
+			return err
+		}
+		out = p
+	}
+
+	available := peerSystems()
+	oursSys, oursOK := ours()
+	if oursOK {
+		available[SystemOurs] = oursSys
+	}
+	var names []string
+	skipped := map[string]string{}
+	for _, n := range cfg.Systems {
+		if n == SystemOurs && !oursOK {
+			skipped[n] = oursMissing
+			log.Warn("ours is not in this build; running the peers only", "why", oursMissing)
+			continue
+		}
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("no system to run (ours: %s)", oursMissing)
+	}
+
+	rep := &report{Name: "cache", Started: began.UTC().Format(time.RFC3339)}
+	var cells []cell
+	var traces []traceInfo
+	for _, w := range cfg.Workloads {
+		t0 := time.Now()
+		tr, err := loadTrace(cfg, w)
+		if err != nil {
+			return err
+		}
+		info := traceInfo{Name: tr.Name, File: tr.Path, Format: tr.Format, Zipf: w.Zipf, Requests: len(tr.Keys), DistinctKeys: tr.Distinct(), Capacities: w.Capacities}
+		traces = append(traces, info)
+		log.Info("trace loaded", "trace", tr.Name, "requests", info.Requests, "distinct_keys", info.DistinctKeys, "took", time.Since(t0).Round(time.Millisecond))
+		for _, n := range w.Capacities {
+			cells = append(cells, cell{trace: tr, capacity: n})
+		}
+	}
+
+	for i, c := range cells {
+		runs := map[string][]runResult{}
+		err := benchkit.Alternate(ctx, cfg.Repeats, names, func(ctx context.Context, r int, name string) error {
+			res, err := replay(ctx, available[name], c)
+			if err != nil {
+				return err
+			}
+			res.Repeat = r + 1
+			runs[name] = append(runs[name], res)
+			log.Info("run", "cell", fmt.Sprintf("%d/%d", i+1, len(cells)), "trace", c.trace.Name, "capacity", c.capacity,
+				"system", name, "repeat", fmt.Sprintf("%d/%d", r+1, cfg.Repeats),
+				"hit_percent", fmt.Sprintf("%.2f", res.HitPercent), "took", time.Duration(res.Seconds*float64(time.Second)).Round(time.Millisecond))
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("%s at %d: %w", c.trace.Name, c.capacity, err)
+		}
+		rep.Cells = append(rep.Cells, summarizeCell(c, names, runs))
+	}
+
+	rep.Conditions = conditions(cfg, names, skipped, available, traces, commit, time.Since(began))
+	rep.Goals = goals()
+	rep.Summary = summaryPairs(rep)
+	if err := benchkit.WriteJSON(out, rep); err != nil {
+		return err
+	}
+	log.Info("report written", "path", out, "took", time.Since(began).Round(time.Millisecond))
+	printTable(stdout, rep, names, cfg.Repeats)
+	fmt.Fprintln(stdout, summaryLine(rep.Summary))
+	return nil
+}
+
+func loadTrace(cfg Config, w Workload) (*Trace, error) {
+	if w.Zipf != nil {
+		tr, err := GenerateZipf(*w.Zipf)
+		if err != nil {
+			return nil, err
+		}
+		tr.Name = w.Name
+		return tr, nil
+	}
+	tr, err := ReadTraceFile(cfg.path(w), w.Format)
+	if err != nil {
+		return nil, err
+	}
+	tr.Name = w.Name
+	return tr, nil
+}
+
+// replay runs the cell's trace through a fresh cache of sys, from cold,
+// counting every request.
+func replay(ctx context.Context, sys system, c cell) (runResult, error) {
+	cache, err := sys.open(c.capacity)
+	if err != nil {
+		return runResult{}, err
+	}
+	defer cache.close()
+	start := time.Now()
+	hits := 0
+	for i, k := range c.trace.Keys {
+		if i&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return runResult{}, err
+			}
+		}
+		if cache.access(k) {
+			hits++
+		}
+	}
+	return runResult{
+		Hits:       hits,
+		HitPercent: 100 * float64(hits) / float64(len(c.trace.Keys)),
+		Seconds:    time.Since(start).Seconds(),
+	}, nil
+}
+
+// keyName keeps the letters, digits and underscores of a trace name, in
+// lower case, so it can be part of a summary-line key.
+func keyName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "trace"
+	}
+	return b.String()
+}
+
+func has(list []string, s string) bool { return slices.Contains(list, s) }
+
+// gitHead is the commit checked out in the working directory ("" when it
+// is unknown).
+func gitHead() string {
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
