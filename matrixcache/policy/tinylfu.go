@@ -1,0 +1,484 @@
+package policy
+
+import "math"
+
+// TinyLFU list identifiers.
+const (
+	qWindow uint8 = iota
+	qProbation
+	qProtected
+	tinyLFULists
+)
+
+// Tuning constants, Caffeine's.
+const (
+	percentMain          = 0.99   // initial share of capacity outside the window
+	percentMainProtected = 0.80   // share of the main space that is protected
+	climberRestart       = 0.05   // hit-rate change that restarts the step size
+	climberStepPercent   = 0.0625 // step size as a share of capacity
+	climberStepDecay     = 0.98   // step decay per sample without restart
+	admitHashDoSFreq     = 6      // candidates at least this frequent may win by chance
+	queueTransferLimit   = 1000   // nodes moved per window resize
+	initialSketchEntries = 4096   // sketch size before the cache shows its entry count
+)
+
+// TinyLFU is an adaptive Window-TinyLFU policy, the default for the DRAM
+// tier. New entries enter a small LRU window; entries leaving the window
+// compete with the main space's probation victim, and the one the frequency
+// sketch says is seen more often stays. The main space is a segmented LRU
+// (probation and protected). A hill climber resizes the window from the
+// observed hit rate. See the package documentation for details.
+//
+// A TinyLFU is not safe for concurrent use.
+type TinyLFU struct {
+	t table
+
+	capacity   int64
+	cost       int64 // all resident entries, pinned included
+	pinnedCost int64
+	windowCost int64
+	protCost   int64 // protected; probation is the rest
+
+	windowMax int64
+	protMax   int64
+
+	sketch sketch
+
+	// Hill climber.
+	hitsInSample   int64
+	missesInSample int64
+	prevHitRate    float64
+	stepSize       float64
+	adjustment     int64
+
+	rng uint64
+}
+
+// NewTinyLFU returns an empty TinyLFU holding at most capacity cost units.
+// It panics if capacity is negative.
+func NewTinyLFU(capacity int64) *TinyLFU {
+	if capacity < 0 {
+		panic("policy: negative capacity")
+	}
+	p := &TinyLFU{t: newTable(int(tinyLFULists)), rng: 0x9e3779b97f4a7c15}
+	p.setMaximum(capacity)
+	p.sketch.ensureCapacity(min(capacity, initialSketchEntries))
+	return p
+}
+
+func (p *TinyLFU) setMaximum(capacity int64) {
+	p.capacity = capacity
+	p.windowMax = capacity - int64(percentMain*float64(capacity))
+	p.protMax = int64(percentMainProtected * float64(capacity-p.windowMax))
+	p.stepSize = -climberStepPercent * float64(capacity)
+	p.adjustment = 0
+	p.hitsInSample, p.missesInSample, p.prevHitRate = 0, 0, 0
+}
+
+// Len returns the number of resident entries.
+func (p *TinyLFU) Len() int { return p.t.len() }
+
+// Cost returns the total cost of the resident entries.
+func (p *TinyLFU) Cost() int64 { return p.cost }
+
+// Capacity returns the maximum total cost.
+func (p *TinyLFU) Capacity() int64 { return p.capacity }
+
+// Contains reports whether key is resident, without recording an access.
+func (p *TinyLFU) Contains(key uint64) bool { return p.t.lookup(key) != none }
+
+// WindowCapacity returns the current size of the admission window in cost
+// units, as tuned by the hill climber.
+func (p *TinyLFU) WindowCapacity() int64 { return p.windowMax }
+
+// Access records a lookup of key. On a hit it counts the key in the
+// frequency sketch and refreshes its position; it never allocates.
+func (p *TinyLFU) Access(key uint64) bool {
+	i := p.t.lookup(key)
+	if i == none {
+		return false
+	}
+	p.sketch.increment(key)
+	p.hitsInSample++
+	p.touch(i)
+	return true
+}
+
+// touch moves a resident node as a hit does.
+func (p *TinyLFU) touch(i int32) {
+	switch p.t.nodes[i].queue {
+	case qWindow, qProtected:
+		p.t.moveToBack(i)
+	case qProbation:
+		c := p.t.nodes[i].cost
+		if c > p.protMax {
+			p.t.moveToBack(i)
+			return
+		}
+		p.t.unlink(i)
+		p.t.pushBack(qProtected, i)
+		p.protCost += c
+		p.demoteFromProtected()
+	}
+}
+
+// demoteFromProtected moves protected overflow to probation.
+func (p *TinyLFU) demoteFromProtected() {
+	for n := 0; p.protCost > p.protMax && n < queueTransferLimit; n++ {
+		i := p.t.front(qProtected)
+		if i == none {
+			return
+		}
+		p.t.unlink(i)
+		p.t.pushBack(qProbation, i)
+		p.protCost -= p.t.nodes[i].cost
+	}
+}
+
+// Admit inserts key with cost, or updates a resident key's cost, and evicts
+// until the total fits. See [Policy] for the contract.
+func (p *TinyLFU) Admit(key uint64, cost int64, victims []uint64) ([]uint64, error) {
+	if cost < 1 {
+		return victims, ErrInvalidCost
+	}
+	if cost > p.capacity {
+		return victims, ErrTooLarge
+	}
+	i := p.t.lookup(key)
+	if i == none {
+		if p.pinnedCost+cost > p.capacity {
+			return victims, ErrNoRoom
+		}
+		if p.t.len() >= int(p.sketch.capacity) && p.sketch.capacity < p.capacity {
+			p.sketch.ensureCapacity(min(p.capacity, 2*int64(p.t.len())))
+		}
+		p.sketch.increment(key)
+		p.missesInSample++
+		i = p.t.alloc(key, cost)
+		p.t.pushBack(qWindow, i)
+		p.windowCost += cost
+		p.cost += cost
+	} else {
+		n := &p.t.nodes[i]
+		delta := cost - n.cost
+		if n.pins > 0 {
+			if p.pinnedCost+delta > p.capacity {
+				return victims, ErrNoRoom
+			}
+			p.pinnedCost += delta
+		} else if p.pinnedCost+cost > p.capacity {
+			return victims, ErrNoRoom
+		}
+		n.cost = cost
+		p.cost += delta
+		switch n.queue {
+		case qWindow:
+			p.windowCost += delta
+		case qProtected:
+			p.protCost += delta
+		}
+		p.sketch.increment(key)
+		p.touch(i)
+	}
+	victims = p.evict(key, true, victims)
+	p.climb()
+	if p.t.lookup(key) == none {
+		return victims, ErrRejected
+	}
+	return victims, nil
+}
+
+// Remove drops key and reports whether it was resident.
+func (p *TinyLFU) Remove(key uint64) bool {
+	i := p.t.lookup(key)
+	if i == none {
+		return false
+	}
+	p.drop(i)
+	return true
+}
+
+// drop unlinks and frees node i, keeping the accounting.
+func (p *TinyLFU) drop(i int32) {
+	n := &p.t.nodes[i]
+	p.cost -= n.cost
+	switch n.queue {
+	case qWindow:
+		p.windowCost -= n.cost
+	case qProtected:
+		p.protCost -= n.cost
+	case qPinned:
+		p.pinnedCost -= n.cost
+	}
+	if n.queue != qPinned {
+		p.t.unlink(i)
+	}
+	p.t.release(i)
+}
+
+// Pin protects key from eviction; pins are counted.
+func (p *TinyLFU) Pin(key uint64) bool {
+	i := p.t.lookup(key)
+	if i == none {
+		return false
+	}
+	n := &p.t.nodes[i]
+	n.pins++
+	if n.pins > 1 {
+		return true
+	}
+	switch n.queue {
+	case qWindow:
+		p.windowCost -= n.cost
+	case qProtected:
+		p.protCost -= n.cost
+	}
+	p.t.unlink(i)
+	n.queue = qPinned
+	p.pinnedCost += n.cost
+	return true
+}
+
+// Unpin releases one pin of key. When the last pin goes, the entry becomes
+// evictable again as the most recently used entry of the window.
+func (p *TinyLFU) Unpin(key uint64) bool {
+	i := p.t.lookup(key)
+	if i == none || p.t.nodes[i].pins == 0 {
+		return false
+	}
+	n := &p.t.nodes[i]
+	n.pins--
+	if n.pins == 0 {
+		p.pinnedCost -= n.cost
+		p.windowCost += n.cost
+		p.t.pushBack(qWindow, i)
+	}
+	return true
+}
+
+// SetCapacity changes the capacity, resets the window to its initial share
+// and evicts down to the new capacity.
+func (p *TinyLFU) SetCapacity(capacity int64, victims []uint64) ([]uint64, error) {
+	if capacity < 0 {
+		capacity = 0
+	}
+	p.setMaximum(capacity)
+	p.demoteFromProtected()
+	victims = p.evict(0, false, victims)
+	if p.cost > p.capacity {
+		return victims, ErrNoRoom
+	}
+	return victims, nil
+}
+
+// evict moves window overflow to probation and then evicts from the main
+// space until the cost fits, as Caffeine's evictEntries does. If hasSelf,
+// self is the key being admitted and is left out of victims.
+func (p *TinyLFU) evict(self uint64, hasSelf bool, victims []uint64) []uint64 {
+	candidate := p.evictFromWindow()
+	if p.cost <= p.capacity {
+		return victims
+	}
+	remove := func(i int32) {
+		if k := p.t.nodes[i].key; !hasSelf || k != self {
+			victims = append(victims, k)
+		}
+		p.drop(i)
+	}
+	victimQ, candidateQ := qProbation, qProbation
+	victim := p.t.front(qProbation)
+	for p.cost > p.capacity {
+		if candidate == none && candidateQ == qProbation {
+			candidate = p.t.front(qWindow)
+			candidateQ = qWindow
+		}
+		if candidate == none && victim == none {
+			switch victimQ {
+			case qProbation:
+				victim = p.t.front(qProtected)
+				victimQ = qProtected
+				continue
+			case qProtected:
+				victim = p.t.front(qWindow)
+				victimQ = qWindow
+				continue
+			}
+			return victims // only pinned entries remain
+		}
+		switch {
+		case victim == none:
+			e := candidate
+			candidate = p.t.after(candidate)
+			remove(e)
+		case candidate == none:
+			e := victim
+			victim = p.t.after(victim)
+			remove(e)
+		case candidate == victim:
+			victim = p.t.after(victim)
+			remove(candidate)
+			candidate = none
+		case p.t.nodes[candidate].cost > p.capacity:
+			e := candidate
+			candidate = p.t.after(candidate)
+			remove(e)
+		case p.admit(p.t.nodes[candidate].key, p.t.nodes[victim].key):
+			e := victim
+			victim = p.t.after(victim)
+			remove(e)
+			candidate = p.t.after(candidate)
+		default:
+			e := candidate
+			candidate = p.t.after(candidate)
+			remove(e)
+		}
+	}
+	return victims
+}
+
+// evictFromWindow moves the window's least recently used entries to the
+// most recently used end of probation until the window fits, and returns
+// the first one moved (the first admission candidate), or none.
+func (p *TinyLFU) evictFromWindow() int32 {
+	first := none
+	for p.windowCost > p.windowMax {
+		i := p.t.front(qWindow)
+		if i == none {
+			break
+		}
+		p.t.unlink(i)
+		p.t.pushBack(qProbation, i)
+		p.windowCost -= p.t.nodes[i].cost
+		if first == none {
+			first = i
+		}
+	}
+	return first
+}
+
+// admit reports whether the candidate should replace the victim: when it is
+// estimated to be more frequent, or, with probability 1/128, when it is at
+// least moderately frequent (so an attacker flooding the victim's counters
+// cannot lock a hot candidate out).
+func (p *TinyLFU) admit(candidate, victim uint64) bool {
+	vf := p.sketch.frequency(victim)
+	cf := p.sketch.frequency(candidate)
+	if cf > vf {
+		return true
+	}
+	if cf < admitHashDoSFreq {
+		return false
+	}
+	return p.random()&127 == 0
+}
+
+// random is xorshift64*.
+func (p *TinyLFU) random() uint64 {
+	p.rng ^= p.rng >> 12
+	p.rng ^= p.rng << 25
+	p.rng ^= p.rng >> 27
+	return p.rng * 0x2545f4914f6cdd1d
+}
+
+// climb adapts the window size: once per sample (as many requests as the
+// sketch's reset period) it compares the hit rate with the previous sample's
+// and keeps stepping the window in the same direction while the hit rate
+// improves, reversing otherwise; the step decays, and restarts at full size
+// when the hit rate moves by more than climberRestart.
+func (p *TinyLFU) climb() {
+	p.determineAdjustment()
+	p.demoteFromProtected()
+	switch a := p.adjustment; {
+	case a > 0:
+		p.increaseWindow()
+	case a < 0:
+		p.decreaseWindow()
+	}
+}
+
+func (p *TinyLFU) determineAdjustment() {
+	requests := p.hitsInSample + p.missesInSample
+	if requests < p.sketch.sampleSize {
+		return
+	}
+	hitRate := float64(p.hitsInSample) / float64(requests)
+	change := hitRate - p.prevHitRate
+	amount := p.stepSize
+	if change < 0 {
+		amount = -amount
+	}
+	next := climberStepDecay * amount
+	if math.Abs(change) >= climberRestart {
+		next = climberStepPercent * float64(p.capacity)
+		if amount < 0 {
+			next = -next
+		}
+	}
+	p.prevHitRate = hitRate
+	p.adjustment = int64(amount)
+	p.stepSize = next
+	p.hitsInSample, p.missesInSample = 0, 0
+}
+
+// increaseWindow grows the window by up to adjustment, taking the space from
+// the protected segment and moving main entries into the window.
+func (p *TinyLFU) increaseWindow() {
+	if p.protMax == 0 {
+		return
+	}
+	quota := min(p.adjustment, p.protMax)
+	p.protMax -= quota
+	p.windowMax += quota
+	p.demoteFromProtected()
+	for range queueTransferLimit {
+		i := p.t.front(qProbation)
+		if i == none || quota < p.t.nodes[i].cost {
+			i = p.t.front(qProtected)
+		}
+		if i == none {
+			break
+		}
+		c := p.t.nodes[i].cost
+		if quota < c {
+			break
+		}
+		quota -= c
+		if p.t.nodes[i].queue == qProtected {
+			p.protCost -= c
+		}
+		p.t.unlink(i)
+		p.t.pushBack(qWindow, i)
+		p.windowCost += c
+	}
+	p.protMax += quota
+	p.windowMax -= quota
+	p.adjustment = quota
+}
+
+// decreaseWindow shrinks the window by up to -adjustment, moving window
+// entries to probation and the space to the protected segment.
+func (p *TinyLFU) decreaseWindow() {
+	if p.windowMax <= 1 {
+		return
+	}
+	quota := min(-p.adjustment, max(0, p.windowMax-1))
+	p.protMax += quota
+	p.windowMax -= quota
+	for range queueTransferLimit {
+		i := p.t.front(qWindow)
+		if i == none {
+			break
+		}
+		c := p.t.nodes[i].cost
+		if quota < c {
+			break
+		}
+		quota -= c
+		p.windowCost -= c
+		p.t.unlink(i)
+		p.t.pushBack(qProbation, i)
+	}
+	p.protMax -= quota
+	p.windowMax += quota
+	p.adjustment = -quota
+}
