@@ -142,6 +142,10 @@ func loadTrace(cfg Config, w Workload) (*Trace, error) {
 	return tr, nil
 }
 
+// verifier is a simCache that can check its own bookkeeping after a
+// replay.
+type verifier interface{ verify() error }
+
 // replay runs the cell's trace through a fresh cache of sys, from cold,
 // counting every request.
 func replay(ctx context.Context, sys system, c cell) (runResult, error) {
@@ -162,10 +166,16 @@ func replay(ctx context.Context, sys system, c cell) (runResult, error) {
 			hits++
 		}
 	}
+	elapsed := time.Since(start)
+	if v, ok := cache.(verifier); ok {
+		if err := v.verify(); err != nil {
+			return runResult{}, fmt.Errorf("inconsistent after the replay: %w", err)
+		}
+	}
 	return runResult{
 		Hits:       hits,
 		HitPercent: 100 * float64(hits) / float64(len(c.trace.Keys)),
-		Seconds:    time.Since(start).Seconds(),
+		Seconds:    elapsed.Seconds(),
 	}, nil
 }
 
