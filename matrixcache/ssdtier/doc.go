@@ -37,7 +37,8 @@
 // A block's expiry is in its header and is checked against
 // [Options.Clock] on every read, including reads after a restart, so an
 // expired block is never served. Expired blocks found by Get or Iterate
-// are deleted in the background; Open deletes every expired block.
+// are deleted in the background; Open deletes every expired block, and
+// [Store.PurgeExpired] does on demand.
 //
 // # Capacity and eviction
 //

@@ -476,6 +476,53 @@ func (s *Store) Iterate(ctx context.Context, fn func(blockfmt.Block) bool) error
 	}
 }
 
+// PurgeExpired deletes every expired block and returns how many it
+// deleted. It reads block headers only (no value is decompressed) in
+// chunks, so it does not hold up writers for long.
+func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
+	var after []byte
+	total := 0
+	for {
+		if err := s.usable(); err != nil {
+			return total, err
+		}
+		var ops []op
+		now := s.opts.Clock.Now().UnixNano()
+		done := false
+		err := s.db.View(func(tx *bolt.Tx) error {
+			c := tx.Bucket(blocksBucket).Cursor()
+			k, v := c.First()
+			if after != nil {
+				if k, v = c.Seek(after); bytes.Equal(k, after) {
+					k, v = c.Next()
+				}
+			}
+			for n := 0; k != nil && n < 4*iterateChunk; k, v = c.Next() {
+				n++
+				after = bytes.Clone(k)
+				if h, err := blockfmt.DecodeHeader(v); err != nil || h.Expired(now) {
+					ops = append(ops, op{kind: opDeleteIfStale, key: after})
+				}
+			}
+			done = k == nil
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("ssdtier: purge: %w", err)
+		}
+		if len(ops) > 0 {
+			n, err := s.submit(ctx, ops)
+			total += n
+			if err != nil {
+				return total, err
+			}
+		}
+		if done {
+			return total, nil
+		}
+	}
+}
+
 // Stats returns a snapshot of the store's counters.
 func (s *Store) Stats() Stats {
 	s.mu.Lock()

@@ -592,3 +592,36 @@ func TestPutHonoursContext(t *testing.T) {
 		require.True(t, errors.Is(err, context.Canceled))
 	}
 }
+
+func TestPurgeExpired(t *testing.T) {
+	clock := newFakeClock()
+	s := openStore(t, Options{Clock: clock, NoSync: true})
+	ctx := t.Context()
+	var batch []blockfmt.Block
+	for i := range 2500 {
+		b := blk(uint64(i%5), fmt.Sprint(i), "v")
+		if i%3 == 0 {
+			b.ExpiresAt = clock.Now().Add(time.Duration(1+i%2) * time.Minute).UnixNano()
+		}
+		batch = append(batch, b)
+	}
+	require.NoError(t, s.PutBatch(ctx, batch))
+	n, err := s.PurgeExpired(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing has expired yet")
+
+	clock.Advance(time.Minute)
+	n, err = s.PurgeExpired(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 417, n, "i%3==0 and i%2==0: every sixth")
+	clock.Advance(time.Minute)
+	n, err = s.PurgeExpired(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 417, n)
+	n, err = s.PurgeExpired(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "a second purge finds nothing")
+	st := s.Stats()
+	require.Equal(t, int64(2500-834), st.Entries)
+	require.Equal(t, int64(834), st.Expired)
+}

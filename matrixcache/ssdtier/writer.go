@@ -115,6 +115,7 @@ func (s *Store) commit(batch []*request) {
 						return err
 					}
 					s.idx.remove(o.key)
+					counts[i]++
 					if derr != nil {
 						corrupt++
 					} else {
