@@ -110,12 +110,12 @@ func TestDiff(t *testing.T) {
 			return r
 		}()},
 	}
-	hashes := randomHashes(10_000)
+	hashes := randomHashes(5000)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			measured, ranges := checkDiff(t, tt.before, tt.after, hashes)
 			t.Logf("moved: %.4f of sampled keys, %.4f of the hash space", measured, ranges)
-			require.InDelta(t, ranges, measured, 0.02)
+			require.InDelta(t, ranges, measured, 0.025)
 			// Ring points themselves are keys too.
 			checkDiff(t, tt.before, tt.after, tt.before.hashes)
 			checkDiff(t, tt.before, tt.after, tt.after.hashes)

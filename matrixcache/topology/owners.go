@@ -6,7 +6,8 @@ import "slices"
 // greater than h, wrapping to 0 past the last point. The ring must have
 // points. Point i therefore owns the hashes in [hashes[i-1], hashes[i]).
 func (r *Ring) search(h uint64) int {
-	lo, hi := 0, len(r.hashes)
+	slot := h >> (64 - r.indexBits)
+	lo, hi := int(r.index[slot]), int(r.index[slot+1])
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if r.hashes[m] <= h {
@@ -90,15 +91,15 @@ func (r *Ring) AppendOwnersOfHash(dst []NodeID, h uint64, n int) ([]NodeID, erro
 			j = 0
 		}
 		ni := r.owner[j]
-		m := &r.nodes[ni]
-		if m.State != Live || slices.Contains(taken, ni) || slices.Contains(passed, ni) {
+		p := r.place[ni]
+		if !p.live || slices.Contains(taken, ni) || slices.Contains(passed, ni) {
 			continue
 		}
 		if domains == r.domains {
 			taken = append(taken, ni)
 			continue
 		}
-		if r.domainTaken(taken, m.domain) {
+		if r.domainTaken(taken, p.domain) {
 			passed = append(passed, ni)
 			continue
 		}
@@ -124,7 +125,7 @@ func (r *Ring) AppendOwnersOfHash(dst []NodeID, h uint64, n int) ([]NodeID, erro
 // domainTaken reports whether one of the nodes in taken is in domain d.
 func (r *Ring) domainTaken(taken []int32, d int32) bool {
 	for _, ni := range taken {
-		if r.nodes[ni].domain == d {
+		if r.place[ni].domain == d {
 			return true
 		}
 	}

@@ -1,6 +1,8 @@
 package topology
 
 import (
+	"math"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -71,7 +73,7 @@ func TestOwnersInvariants(t *testing.T) {
 					domainOf[n.ID] = "own:" + string(n.ID)
 				}
 			}
-			for _, h := range randomHashes(2000) {
+			for _, h := range randomHashes(500) {
 				primary, err := r.OwnerOfHash(h)
 				require.NoError(t, err)
 				for n := 1; n <= r.LiveCount()+2; n++ {
@@ -210,4 +212,25 @@ func TestAppendOwnersDoesNotAllocate(t *testing.T) {
 		}
 	})
 	require.Zero(t, allocs)
+}
+
+// The slot index must not change the result of the search.
+func TestSearchMatchesBinarySearch(t *testing.T) {
+	for _, nodes := range []int{1, 2, 7, 100} {
+		for _, ppw := range []int{1, 3, 160} {
+			r, err := New(Options{PointsPerWeight: ppw}, uniform(nodes, 0)...)
+			require.NoError(t, err)
+			hashes := append(randomHashes(2000), 0, 1, math.MaxUint64, math.MaxUint64-1, 1<<63, 1<<63-1)
+			for _, p := range r.hashes {
+				hashes = append(hashes, p-1, p, p+1)
+			}
+			for _, h := range hashes {
+				want, _ := slices.BinarySearch(r.hashes, h+1)
+				if h == math.MaxUint64 || want == len(r.hashes) {
+					want = 0
+				}
+				require.Equal(t, want, r.search(h), "nodes %d, points/weight %d, hash %#x", nodes, ppw, h)
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package topology
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -83,14 +84,20 @@ type Options struct {
 // a Cluster or an atomic.Pointer.
 type Ring struct {
 	ppw     int
-	nodes   []member // sorted by ID
-	live    int      // live members
-	domains int      // distinct failure domains among live members
+	nodes   []member    // sorted by ID
+	place   []placement // place[i] describes nodes[i], compactly for Owners
+	live    int         // live members
+	domains int         // distinct failure domains among live members
 
 	// The virtual nodes, sorted by (hash, node index). hashes and owner
 	// are shared between rings with the same points (see SetState).
 	hashes []uint64
 	owner  []int32 // owner[i] is the node index of point i
+	// index[s] is the first point whose top indexBits bits are >= s, for
+	// s in [0, 2^indexBits]; it narrows the search for a hash to a few
+	// points.
+	index     []int32
+	indexBits uint
 	// liveAt[i] is the first point at or after i, wrapping, whose node is
 	// live; nil when no node is live.
 	liveAt []int32
@@ -100,6 +107,12 @@ type Ring struct {
 type member struct {
 	Node
 	domain int32
+}
+
+// placement is what the Owners walk needs to know about a node.
+type placement struct {
+	domain int32
+	live   bool
 }
 
 // New builds a ring of the given nodes. The order of nodes does not matter:
@@ -153,10 +166,6 @@ func build(ppw int, nodes []Node) (*Ring, error) {
 			return nil, fmt.Errorf("%w: more than %d", ErrTooManyPoints, MaxPoints)
 		}
 	}
-	type point struct {
-		hash uint64
-		node int32
-	}
 	points := make([]point, 0, total)
 	var buf [128]byte
 	for ni, n := range nodes {
@@ -164,12 +173,9 @@ func build(ppw int, nodes []Node) (*Ring, error) {
 			points = append(points, point{pointHash(buf[:0], n.ID, i), int32(ni)})
 		}
 	}
-	slices.SortFunc(points, func(a, b point) int {
-		if c := cmp.Compare(a.hash, b.hash); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.node, b.node)
-	})
+	// Points were made in node order, so a stable sort by hash leaves
+	// equal hashes in node order.
+	sortPoints(points)
 	r := &Ring{
 		ppw:    ppw,
 		hashes: make([]uint64, len(points)),
@@ -179,6 +185,7 @@ func build(ppw int, nodes []Node) (*Ring, error) {
 		r.hashes[i] = p.hash
 		r.owner[i] = p.node
 	}
+	r.buildIndex()
 	r.setMembers(nodes)
 	return r, nil
 }
@@ -199,6 +206,10 @@ func (r *Ring) setMembers(nodes []Node) {
 			}
 		}
 		r.nodes[i] = member{Node: n, domain: d}
+	}
+	r.place = make([]placement, len(nodes))
+	for i, m := range r.nodes {
+		r.place[i] = placement{domain: m.domain, live: m.State == Live}
 	}
 	seen := make([]bool, next)
 	r.live, r.domains = 0, 0
@@ -227,6 +238,21 @@ func (r *Ring) setMembers(nodes []Node) {
 			}
 			r.liveAt[i] = last
 		}
+	}
+}
+
+// buildIndex fills r.index with about one slot per four points, between
+// 2^4 and 2^16 slots.
+func (r *Ring) buildIndex() {
+	r.indexBits = uint(min(max(bits.Len(uint(len(r.hashes)+3)/4), 4), 16))
+	slots := 1 << r.indexBits
+	r.index = make([]int32, slots+1)
+	i := 0
+	for s := range slots + 1 {
+		for i < len(r.hashes) && r.hashes[i]>>(64-r.indexBits) < uint64(s) {
+			i++
+		}
+		r.index[s] = int32(i)
 	}
 }
 
@@ -262,15 +288,15 @@ func (r *Ring) Nodes() []Node {
 
 // Node returns the member with the given ID.
 func (r *Ring) Node(id NodeID) (Node, bool) {
-	i, ok := r.index(id)
+	i, ok := r.find(id)
 	if !ok {
 		return Node{}, false
 	}
 	return r.nodes[i].Node, true
 }
 
-// index returns the position of id in r.nodes.
-func (r *Ring) index(id NodeID) (int, bool) {
+// find returns the position of id in r.nodes.
+func (r *Ring) find(id NodeID) (int, bool) {
 	return slices.BinarySearchFunc(r.nodes, id, func(m member, id NodeID) int {
 		return strings.Compare(string(m.ID), string(id))
 	})
@@ -293,7 +319,7 @@ func (r *Ring) Add(nodes ...Node) (*Ring, error) {
 func (r *Ring) Remove(ids ...NodeID) (*Ring, error) {
 	drop := make(map[NodeID]bool, len(ids))
 	for _, id := range ids {
-		if _, ok := r.index(id); !ok {
+		if _, ok := r.find(id); !ok {
 			return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
 		}
 		drop[id] = true
@@ -311,7 +337,7 @@ func (r *Ring) Remove(ids ...NodeID) (*Ring, error) {
 // its points, so this is cheaper than Remove and Add: it does not rehash
 // the ring. It fails with ErrUnknownNode or ErrInvalidState.
 func (r *Ring) SetState(id NodeID, s State) (*Ring, error) {
-	i, ok := r.index(id)
+	i, ok := r.find(id)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
 	}
@@ -321,7 +347,7 @@ func (r *Ring) SetState(id NodeID, s State) (*Ring, error) {
 	nodes := r.Nodes()
 	nodes[i].State = s
 	// The points are unchanged: share them with the receiver.
-	nr := &Ring{ppw: r.ppw, hashes: r.hashes, owner: r.owner}
+	nr := &Ring{ppw: r.ppw, hashes: r.hashes, owner: r.owner, index: r.index, indexBits: r.indexBits}
 	nr.setMembers(nodes)
 	return nr, nil
 }
@@ -329,7 +355,7 @@ func (r *Ring) SetState(id NodeID, s State) (*Ring, error) {
 // SetWeight returns a new ring in which node id has the given weight. It
 // fails with ErrUnknownNode or ErrInvalidWeight.
 func (r *Ring) SetWeight(id NodeID, weight int) (*Ring, error) {
-	i, ok := r.index(id)
+	i, ok := r.find(id)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
 	}
@@ -339,4 +365,41 @@ func (r *Ring) SetWeight(id NodeID, weight int) (*Ring, error) {
 		return nil, err
 	}
 	return build(r.ppw, nodes)
+}
+
+// point is a virtual node while a ring is built.
+type point struct {
+	hash uint64
+	node int32
+}
+
+// sortPoints sorts points by hash, stably: a least-significant-digit radix
+// sort, one byte per pass, for large rings.
+func sortPoints(points []point) {
+	if len(points) < 256 {
+		slices.SortStableFunc(points, func(a, b point) int { return cmp.Compare(a.hash, b.hash) })
+		return
+	}
+	src, dst := points, make([]point, len(points))
+	for shift := 0; shift < 64; shift += 8 {
+		var count [257]int
+		for _, p := range src {
+			count[int(byte(p.hash>>shift))+1]++
+		}
+		if count[int(byte(src[0].hash>>shift))+1] == len(src) {
+			continue // every point has the same byte here
+		}
+		for i := 1; i < len(count); i++ {
+			count[i] += count[i-1]
+		}
+		for _, p := range src {
+			d := byte(p.hash >> shift)
+			dst[count[d]] = p
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &points[0] {
+		copy(points, src)
+	}
 }
