@@ -6,6 +6,7 @@ require (
 	github.com/dgraph-io/ristretto/v2 v2.4.2
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/stretchr/testify v1.12.1
+	github.com/temporalstore/temporalstore-go/matrixcache v0.0.0
 	github.com/temporalstore/temporalstore-go/matrixraft v0.0.0-00010101000000-000000000000
 	go.etcd.io/bbolt v1.5.0
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3
@@ -41,4 +42,7 @@ require (
 	google.golang.org/protobuf v1.36.11 // indirect
 )
 
-replace github.com/temporalstore/temporalstore-go/matrixraft => ../matrixraft
+replace (
+	github.com/temporalstore/temporalstore-go/matrixcache => ../matrixcache
+	github.com/temporalstore/temporalstore-go/matrixraft => ../matrixraft
+)

@@ -10,8 +10,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
 
-// AllSystems lists every system, in run order. Ours is skipped, with a note
-// in the report, while its policy package is not part of the build.
+// AllSystems lists every system, in run order.
 var AllSystems = []string{SystemOurs, SystemOtter, SystemRistretto, SystemLRU}
 
 // Workload is one trace and the capacities it is replayed at.

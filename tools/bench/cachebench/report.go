@@ -303,7 +303,11 @@ func printTable(w io.Writer, r *report, names []string, repeats int) {
 	}
 	tw.Flush()
 	if !has(names, SystemOurs) {
-		fmt.Fprintf(w, "ours: n/a (%s)\n", oursMissing)
+		why := oursMissing
+		if why == "" {
+			why = "not among the systems run"
+		}
+		fmt.Fprintf(w, "ours: n/a (%s)\n", why)
 	}
 }
 
