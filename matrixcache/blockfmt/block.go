@@ -284,6 +284,13 @@ func Decode(src []byte) (Block, error) {
 		copy(b.Value, p.stored)
 		return b, nil
 	}
+	// A frame that declares its content size must declare the header's
+	// length (the encoder leaves it out only for tiny values); either way
+	// the decoder's memory limit bounds what it may produce.
+	var zh zstd.Header
+	if err := zh.Decode(p.stored); err != nil || zh.Skippable || (zh.HasFCS && zh.FrameContentSize != uint64(p.h.ValueLen)) {
+		return Block{}, ErrCorrupt
+	}
 	// Grow towards the declared length rather than trusting it up front.
 	out := make([]byte, 0, min(p.h.ValueLen, max(4*len(p.stored), 64<<10)))
 	out, err = zstdDecoder().DecodeAll(p.stored, out)
