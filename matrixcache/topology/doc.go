@@ -32,13 +32,16 @@
 //
 // # Owners
 //
-// [Ring.Owner] returns a key's primary owner. [Ring.Owners] and
-// [Ring.AppendOwners] return n distinct live nodes for n copies. They walk
-// the ring clockwise from the key and prefer nodes in failure domains that
-// hold no copy yet. Only when every live domain holds a copy do they reuse
-// a domain, taking first the nodes they passed over, in ring order. The
-// primary owner always comes first, and owners for fewer copies are a prefix
-// of owners for more. AppendOwners does not allocate when dst has room.
+// [Ring.Owner] returns a key's primary owner: the node of the first live
+// virtual node clockwise from the key. [Ring.Owners] and [Ring.AppendOwners]
+// return n distinct live nodes for n copies, spread across failure domains.
+// List the live nodes in the order a clockwise walk from the key first meets
+// them. The owners are the first node met in each failure domain, in walk
+// order, followed by the other nodes, in walk order. So the primary owner
+// comes first, a domain gets a second copy only when every live domain holds
+// one, and owners for fewer copies are a prefix of owners for more.
+// AppendOwners does not allocate when dst has room; the walk stops as soon
+// as it has n owners, typically after a few virtual nodes.
 //
 // # Handoffs
 //

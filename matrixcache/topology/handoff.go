@@ -64,7 +64,8 @@ func (ho Handoff) Fraction() float64 {
 //
 // Diff compares primary owners only. It returns nil if either ring has no
 // live node: there is no owner to hand off from, or none to hand off to.
-// It runs in time linear in the two rings' point counts.
+// Its cost is linear in the two rings' point counts, plus sorting the
+// moved ranges.
 func Diff(before, after *Ring) []Handoff {
 	if before.live == 0 || after.live == 0 {
 		return nil

@@ -55,13 +55,14 @@ func (r *Ring) Owners(key []byte, n int) ([]NodeID, error) {
 // key and returns the extended slice. With enough capacity in dst it does
 // not allocate.
 //
-// It walks the ring clockwise from Hash(key), skipping down nodes and nodes
-// already chosen. The first node met is the primary owner (Owner). After
-// it, a node is taken only if its failure domain has no copy yet; once
-// every live domain holds a copy, the nodes passed over are taken in the
-// order they were met, then the walk goes on taking any new node. So the
-// copies span min(n, FailureDomainCount()) domains. If n exceeds
-// LiveCount, every live node is returned.
+// List the live nodes in the order a clockwise walk from Hash(key) first
+// meets them. The owners are the first node met in each failure domain, in
+// walk order, followed by the other nodes, in walk order, cut to n. So the
+// first owner is the primary owner (Owner), the copies span
+// min(n, FailureDomainCount()) domains, a domain holds a second copy only
+// when every domain holds one, and the owners for fewer copies are a prefix
+// of the owners for more. If n exceeds LiveCount, every live node is
+// returned.
 //
 // It fails with ErrInvalidCount if n < 1 and ErrNoLiveNodes if no node is
 // live, returning dst unchanged.

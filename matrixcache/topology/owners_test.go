@@ -234,3 +234,60 @@ func TestSearchMatchesBinarySearch(t *testing.T) {
 		}
 	}
 }
+
+// referenceOwners is the placement rule stated plainly: list the live
+// nodes in the order a clockwise walk from h first meets them; the owners
+// are the first node of each failure domain, in that order, followed by the
+// other nodes, in that order.
+func referenceOwners(r *Ring, h uint64, n int) []NodeID {
+	var walk []int32
+	start := r.search(h)
+	for k := range len(r.hashes) {
+		ni := r.owner[(start+k)%len(r.hashes)]
+		if r.nodes[ni].State == Live && !slices.Contains(walk, ni) {
+			walk = append(walk, ni)
+		}
+	}
+	var first, rest []NodeID
+	domains := make(map[int32]bool)
+	for _, ni := range walk {
+		if d := r.nodes[ni].domain; !domains[d] {
+			domains[d] = true
+			first = append(first, r.nodes[ni].ID)
+		} else {
+			rest = append(rest, r.nodes[ni].ID)
+		}
+	}
+	all := append(first, rest...)
+	return all[:min(n, len(all))]
+}
+
+func TestOwnersMatchReference(t *testing.T) {
+	tests := []struct {
+		name  string
+		opts  Options
+		nodes []Node
+	}{
+		{"three zones", Options{}, uniform(9, 3)},
+		{"unzoned", Options{PointsPerWeight: 8}, uniform(6, 0)},
+		{"skewed", Options{PointsPerWeight: 4}, []Node{
+			{ID: "a1", Weight: 9, Domain: "a"}, {ID: "a2", Weight: 9, Domain: "a"}, {ID: "a3", Weight: 9, Domain: "a"},
+			{ID: "a4", Weight: 9, Domain: "a"}, {ID: "b1", Weight: 1, Domain: "b"}, {ID: "c1", Weight: 1},
+			{ID: "d1", Weight: 2, Domain: "d", State: Down}, {ID: "b2", Weight: 1, Domain: "b", State: Down},
+		}},
+		{"many small domains", Options{PointsPerWeight: 2}, uniform(24, 11)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := New(tt.opts, tt.nodes...)
+			require.NoError(t, err)
+			for _, h := range randomHashes(300) {
+				for n := 1; n <= r.LiveCount(); n++ {
+					got, err := r.AppendOwnersOfHash(nil, h, n)
+					require.NoError(t, err)
+					require.Equal(t, referenceOwners(r, h, n), got, "hash %#x, n %d", h, n)
+				}
+			}
+		})
+	}
+}
