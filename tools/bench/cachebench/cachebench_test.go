@@ -104,7 +104,11 @@ func TestRunEndToEnd(t *testing.T) {
 	require.Equal(t, l.Min, l.Max)
 	require.Nil(t, rep.Summary["get_vs_otter_ratio"])
 	require.Contains(t, rep.Conditions["throughput"], "not measured yet")
-	require.NotEmpty(t, rep.Conditions["settings"])
+	settings := rep.Conditions["settings"].(map[string]any)
+	require.Equal(t, otterModule, settings[SystemOtter].(map[string]any)["module"])
+	if oursRan {
+		require.Contains(t, settings[SystemOurs].(map[string]any)["version"], "working tree")
+	}
 }
 
 // A user's trace replaces the bundled ones, at the capacities given.

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-
-	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
 
 // AllSystems lists every system, in run order.
@@ -112,11 +110,7 @@ func (c *Config) resolve() error {
 // defaultTracesDir is ../shared/data/cache-traces beside the directory
 // that holds go.work, found by walking up from the working directory.
 func defaultTracesDir() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	root, err := benchkit.RepoRoot(wd)
+	root, err := repoRoot()
 	if err != nil {
 		return "", fmt.Errorf("finding the traces: %w (set --traces or BENCH_TRACES)", err)
 	}

@@ -21,6 +21,7 @@ func ours() (system, bool) {
 		open: openOurs,
 		settings: map[string]any{
 			"module":      oursModule,
+			"source_dir":  "matrixcache/policy",
 			"constructor": "policy.NewTinyLFU(capacity), cost 1 per entry",
 			"replay":      "key in the map? Access : Admit(key, 1); victims leave the map, the key enters it unless Admit rejects it (ErrRejected)",
 			"keys":        "trace keys passed as the policy's 64-bit keys (the policy mixes them itself)",

@@ -128,6 +128,15 @@ func conditions(cfg Config, names []string, skipped map[string]string, systems m
 		if mod, ok := s["module"].(string); ok {
 			s["version"] = benchkit.ModuleVersion(mod)
 		}
+		if dir, ok := s["source_dir"].(string); ok {
+			// A local module built through a replace: its version says
+			// nothing, the commit of its directory does.
+			s["version"] = "working tree (replace => ../" + strings.SplitN(dir, "/", 2)[0] + ")"
+			if commit, dirty, ok := gitDirState(dir); ok {
+				s["last_commit"] = commit
+				s["uncommitted_changes"] = dirty
+			}
+		}
 		peers[n] = s
 	}
 	c := map[string]any{

@@ -1,10 +1,12 @@
 package cachebench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -206,4 +208,31 @@ func gitHead() string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// gitDirState returns the last commit that touched dir (relative to the
+// repository root) and whether dir has uncommitted changes; ok is false
+// when git cannot tell.
+func gitDirState(dir string) (commit string, dirty, ok bool) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", false, false
+	}
+	out, err := exec.Command("git", "-C", root, "log", "-1", "--format=%H", "--", dir).Output()
+	if err != nil {
+		return "", false, false
+	}
+	st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--", dir).Output()
+	if err != nil {
+		return "", false, false
+	}
+	return strings.TrimSpace(string(out)), len(bytes.TrimSpace(st)) > 0, true
+}
+
+func repoRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return benchkit.RepoRoot(wd)
 }
