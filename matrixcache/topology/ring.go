@@ -159,6 +159,14 @@ func validate(nodes []Node) error {
 
 // build makes a ring of nodes already validated and sorted by ID.
 func build(ppw int, nodes []Node) (*Ring, error) {
+	return derive(ppw, nil, nodes)
+}
+
+// derive makes a ring of nodes, already validated and sorted by ID, reusing
+// the points of prev (which may be nil) for the nodes it shares with prev
+// at the same weight, so a membership change hashes only the nodes it adds
+// or reweights. The result is the same as a build from scratch.
+func derive(ppw int, prev *Ring, nodes []Node) (*Ring, error) {
 	total := 0
 	for _, n := range nodes {
 		total += n.Weight * ppw
@@ -166,24 +174,76 @@ func build(ppw int, nodes []Node) (*Ring, error) {
 			return nil, fmt.Errorf("%w: more than %d", ErrTooManyPoints, MaxPoints)
 		}
 	}
-	points := make([]point, 0, total)
-	var buf [128]byte
-	for ni, n := range nodes {
-		for i := range n.Weight * ppw {
-			points = append(points, point{pointHash(buf[:0], n.ID, i), int32(ni)})
+	// remap[i] is the new index of prev's node i, or -1 if its points
+	// cannot be reused. fresh lists the nodes to hash.
+	var remap []int32
+	var fresh []int32
+	if prev != nil && prev.ppw == ppw {
+		remap = make([]int32, len(prev.nodes))
+		i := 0
+		for j, n := range nodes {
+			for i < len(prev.nodes) && prev.nodes[i].ID < n.ID {
+				remap[i] = -1
+				i++
+			}
+			if i < len(prev.nodes) && prev.nodes[i].ID == n.ID && prev.nodes[i].Weight == n.Weight {
+				remap[i] = int32(j)
+				i++
+				continue
+			}
+			fresh = append(fresh, int32(j))
+		}
+		for ; i < len(prev.nodes); i++ {
+			remap[i] = -1
+		}
+	} else {
+		fresh = make([]int32, len(nodes))
+		for j := range fresh {
+			fresh[j] = int32(j)
 		}
 	}
-	// Points were made in node order, so a stable sort by hash leaves
-	// equal hashes in node order.
+
+	// Hash the fresh nodes. They are made in node order, so a stable sort
+	// by hash leaves equal hashes in node order.
+	freshTotal := 0
+	for _, j := range fresh {
+		freshTotal += nodes[j].Weight * ppw
+	}
+	points := make([]point, 0, freshTotal)
+	var buf [128]byte
+	for _, j := range fresh {
+		for i := range nodes[j].Weight * ppw {
+			points = append(points, point{pointHash(buf[:0], nodes[j].ID, i), j})
+		}
+	}
 	sortPoints(points)
+
+	// Merge them with the reused points, which stay sorted by (hash, node)
+	// because remap keeps the order of the nodes it keeps.
 	r := &Ring{
 		ppw:    ppw,
-		hashes: make([]uint64, len(points)),
-		owner:  make([]int32, len(points)),
+		hashes: make([]uint64, 0, total),
+		owner:  make([]int32, 0, total),
 	}
-	for i, p := range points {
-		r.hashes[i] = p.hash
-		r.owner[i] = p.node
+	k := 0
+	if remap != nil {
+		for i, h := range prev.hashes {
+			j := remap[prev.owner[i]]
+			if j < 0 {
+				continue
+			}
+			for k < len(points) && (points[k].hash < h || (points[k].hash == h && points[k].node < j)) {
+				r.hashes = append(r.hashes, points[k].hash)
+				r.owner = append(r.owner, points[k].node)
+				k++
+			}
+			r.hashes = append(r.hashes, h)
+			r.owner = append(r.owner, j)
+		}
+	}
+	for ; k < len(points); k++ {
+		r.hashes = append(r.hashes, points[k].hash)
+		r.owner = append(r.owner, points[k].node)
 	}
 	r.buildIndex()
 	r.setMembers(nodes)
@@ -306,12 +366,21 @@ func (r *Ring) find(id NodeID) (int, bool) {
 // added or, on error, none: it fails with ErrDuplicateNode if a node is
 // already a member or appears twice, and otherwise as New does.
 func (r *Ring) Add(nodes ...Node) (*Ring, error) {
+	if err := validate(nodes); err != nil {
+		return nil, err
+	}
 	merged := make([]Node, 0, len(r.nodes)+len(nodes))
 	for _, m := range r.nodes {
 		merged = append(merged, m.Node)
 	}
 	merged = append(merged, nodes...)
-	return New(r.Options(), merged...)
+	slices.SortStableFunc(merged, func(a, b Node) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	for i := 1; i < len(merged); i++ {
+		if merged[i].ID == merged[i-1].ID {
+			return nil, fmt.Errorf("%w: %q", ErrDuplicateNode, merged[i].ID)
+		}
+	}
+	return derive(r.ppw, r, merged)
 }
 
 // Remove returns a new ring without the given nodes. It fails with
@@ -330,7 +399,7 @@ func (r *Ring) Remove(ids ...NodeID) (*Ring, error) {
 			kept = append(kept, m.Node)
 		}
 	}
-	return build(r.ppw, kept)
+	return derive(r.ppw, r, kept)
 }
 
 // SetState returns a new ring in which node id has state s. The node keeps
@@ -364,7 +433,7 @@ func (r *Ring) SetWeight(id NodeID, weight int) (*Ring, error) {
 	if err := validate(nodes[i : i+1]); err != nil {
 		return nil, err
 	}
-	return build(r.ppw, nodes)
+	return derive(r.ppw, r, nodes)
 }
 
 // point is a virtual node while a ring is built.

@@ -1,6 +1,8 @@
 package topology
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -207,4 +209,39 @@ func TestStateString(t *testing.T) {
 	require.Equal(t, "live", Live.String())
 	require.Equal(t, "down", Down.String())
 	require.Equal(t, "State(5)", State(5).String())
+}
+
+// Membership changes reuse the points of unchanged nodes; the result must
+// be exactly the ring a build from scratch gives.
+func TestChangesMatchFreshBuild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	r, err := New(Options{PointsPerWeight: 8}, uniform(6, 3)...)
+	require.NoError(t, err)
+	for step := range 300 {
+		nodes := r.Nodes()
+		var next *Ring
+		switch op := rng.IntN(4); {
+		case op == 0 || len(nodes) < 2:
+			batch := []Node{{ID: NodeID(fmt.Sprintf("n%03d", step)), Weight: 1 + rng.IntN(3), Domain: fmt.Sprint(rng.IntN(4))}}
+			if rng.IntN(2) == 0 {
+				batch = append(batch, Node{ID: NodeID(fmt.Sprintf("m%03d", step)), Weight: 1})
+			}
+			next, err = r.Add(batch...)
+		case op == 1:
+			next, err = r.Remove(nodes[rng.IntN(len(nodes))].ID)
+		case op == 2:
+			next, err = r.SetWeight(nodes[rng.IntN(len(nodes))].ID, 1+rng.IntN(4))
+		default:
+			next, err = r.SetState(nodes[rng.IntN(len(nodes))].ID, State(rng.IntN(2)))
+		}
+		require.NoError(t, err)
+		fresh, err := New(next.Options(), next.Nodes()...)
+		require.NoError(t, err)
+		require.Equal(t, fresh.hashes, next.hashes, "step %d", step)
+		require.Equal(t, fresh.owner, next.owner, "step %d", step)
+		require.Equal(t, fresh.liveAt, next.liveAt, "step %d", step)
+		require.Equal(t, fresh.index, next.index, "step %d", step)
+		require.Equal(t, fresh.nodes, next.nodes, "step %d", step)
+		r = next
+	}
 }
