@@ -24,11 +24,13 @@
 // the 64-bit xxHash XXH64 with seed 0 of its bytes ([Hash]). Virtual node i
 // of node id sits at XXH64 of the label id + "#" + decimal(i) ([PointHash]).
 // For example, the first two points of "cache-a" are the hashes of
-// "cache-a#0" and "cache-a#1". Virtual node i owns the hashes in
-// [previous point, point i), wrapping at the top of the space. So a key
-// belongs to the first virtual node whose hash is strictly greater than the
-// key's, and past the last point it wraps to the first. Points with equal
-// hashes are ordered by node ID.
+// "cache-a#0" and "cache-a#1". A virtual node at position p owns the
+// hashes from the previous virtual node's position (included) up to p
+// (excluded), wrapping at the top of the space. So a key belongs to the
+// first virtual node whose hash is strictly greater than the key's, and
+// past the last one it wraps to the first. Points with equal hashes are
+// ordered by node ID. This placement is not the Rust matrixcache's
+// (MurmurHash64A, seed 0x20170730); the two do not share a cluster.
 //
 // # Owners
 //
@@ -51,7 +53,9 @@
 // range, in the handoff from its old owner to its new owner; unchanged keys
 // lie in none. A node joining n equal nodes takes about 1/(n+1) of the keys
 // and takes them only from the others. A node leaving gives up only its own
-// keys. Over 100,000 random keys with 160 points per node:
+// keys. Measured by TestKeyMovement over 100,000 random keys, with 160
+// points per node (the share of the hash space the handoff ranges cover
+// agrees within 0.003):
 //
 //	n    join: moved (ideal)    leave: moved (ideal)
 //	3    0.240 (0.250)          0.323 (0.333)
@@ -66,6 +70,11 @@
 // locking. [Cluster] publishes the current ring through an atomic pointer.
 // Readers load it without locking, and writers replace it with
 // compare-and-swap.
+//
+// A new ring shares or reuses what it can: Add, Remove and SetWeight hash
+// only the virtual nodes of the nodes they add or reweight and merge them
+// with the others, and SetState hashes nothing and shares the virtual nodes
+// with the old ring.
 //
 // # Encoding
 //

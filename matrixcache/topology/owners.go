@@ -48,6 +48,9 @@ func (r *Ring) Owners(key []byte, n int) ([]NodeID, error) {
 	if n < 1 {
 		return nil, ErrInvalidCount
 	}
+	if r.live == 0 {
+		return nil, ErrNoLiveNodes
+	}
 	return r.AppendOwners(make([]NodeID, 0, min(n, r.live)), key, n)
 }
 

@@ -152,7 +152,7 @@ func TestOwnersRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := tt.r.Owners([]byte("k"), tt.n)
 			require.ErrorIs(t, err, tt.want)
-			require.Empty(t, got)
+			require.Nil(t, got)
 			dst := []NodeID{"keep"}
 			got, err = tt.r.AppendOwners(dst, []byte("k"), tt.n)
 			require.ErrorIs(t, err, tt.want)

@@ -293,7 +293,7 @@ func (r *Ring) setMembers(nodes []Node) {
 	last := int32(-1)
 	for pass := 0; pass < 2; pass++ {
 		for i := len(r.hashes) - 1; i >= 0; i-- {
-			if r.nodes[r.owner[i]].State == Live {
+			if r.place[r.owner[i]].live {
 				last = int32(i)
 			}
 			r.liveAt[i] = last
