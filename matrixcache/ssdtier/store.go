@@ -64,7 +64,7 @@ type Stats struct {
 	Bytes         int64
 	CapacityBytes int64
 	// Puts counts blocks written; Gets lookups, of which Hits found a
-	// live block and Misses did not.
+	// live block and Misses did not (absent, expired or undecodable).
 	Puts, Gets, Hits, Misses int64
 	// Deletes counts blocks removed by Delete, DeletePrefix and
 	// DeleteShard.
@@ -73,10 +73,11 @@ type Stats struct {
 	BudgetRefused int64
 	// Evictions counts blocks removed to stay within CapacityBytes.
 	Evictions int64
-	// Expired counts expired blocks found (by Get, Iterate or Open) and
-	// removed.
+	// Expired counts expired blocks removed: found by Get or Iterate and
+	// deleted in the background, by PurgeExpired, or at Open.
 	Expired int64
-	// Corrupt counts blocks that failed to decode and were removed.
+	// Corrupt counts blocks that failed to decode and were removed (at
+	// Open, or in the background after Get or Iterate met them).
 	Corrupt int64
 	// Commits counts write transactions; CommittedOps the writes and
 	// deletes they carried, so CommittedOps/Commits is the batch size.
