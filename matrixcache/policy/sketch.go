@@ -3,20 +3,17 @@ package policy
 import "math/bits"
 
 // sketch is a count-min sketch of 4-bit counters estimating how often each
-// key was seen recently, as in Caffeine's FrequencySketch. Each key has four
-// counters, one per row, packed 16 to a uint64 word. When the number of
-// increments reaches sampleSize (10x the capacity), every counter is halved,
-// so old popularity fades.
+// key was seen recently, as in Caffeine's FrequencySketch. The table is cut
+// into 64-byte blocks of eight words; a key's four counters sit in four
+// different words of one block, so a lookup touches one cache line. When
+// the number of increments reaches sampleSize (10x the capacity), every
+// counter is halved, so old popularity fades.
 type sketch struct {
 	table      []uint64
-	mask       uint64
+	blockMask  uint64
 	capacity   int64
 	sampleSize int64
 	size       int64
-}
-
-var sketchSeeds = [4]uint64{
-	0xc3a5c85c97cb3127, 0xb492b66fbe98f273, 0x9ae16a3b2f90404f, 0xcbf29ce484222325,
 }
 
 const (
@@ -34,7 +31,7 @@ func (s *sketch) ensureCapacity(capacity int64) {
 	}
 	n := uint64(1) << bits.Len64(uint64(max(capacity, 8))-1)
 	s.table = make([]uint64, n)
-	s.mask = n - 1
+	s.blockMask = n>>3 - 1
 	s.capacity = capacity
 	s.sampleSize = 10 * capacity
 	s.size = 0
@@ -51,10 +48,17 @@ func spread(x uint64) uint64 {
 	return x
 }
 
-func (s *sketch) indexOf(h uint64, row int) uint64 {
-	h = (h + sketchSeeds[row]) * sketchSeeds[row]
-	h += h >> 32
-	return h & s.mask
+// slot returns the word and the bit offset of the key's counter in row i:
+// row i uses word 2i or 2i+1 of the key's block.
+func (s *sketch) slot(block, counterHash uint64, row int) (word uint64, off uint64) {
+	h := counterHash >> (row << 3)
+	return block + h&1 + uint64(row<<1), ((h >> 1) & 15) << 2
+}
+
+// hashes returns the key's block start and the hash choosing its counters.
+func (s *sketch) hashes(key uint64) (block, counterHash uint64) {
+	h := spread(key)
+	return (h & s.blockMask) << 3, spread(h + 0x9e3779b97f4a7c15)
 }
 
 // frequency returns the estimated count of key, 0 to 15.
@@ -62,12 +66,11 @@ func (s *sketch) frequency(key uint64) int {
 	if s.table == nil {
 		return 0
 	}
-	h := spread(key)
-	start := (h & 3) << 2
+	block, ch := s.hashes(key)
 	f := uint64(15)
 	for row := range 4 {
-		off := (start + uint64(row)) << 2
-		f = min(f, (s.table[s.indexOf(h, row)]>>off)&15)
+		w, off := s.slot(block, ch, row)
+		f = min(f, (s.table[w]>>off)&15)
 	}
 	return int(f)
 }
@@ -77,14 +80,12 @@ func (s *sketch) increment(key uint64) {
 	if s.table == nil {
 		return
 	}
-	h := spread(key)
-	start := (h & 3) << 2
+	block, ch := s.hashes(key)
 	added := false
 	for row := range 4 {
-		i := s.indexOf(h, row)
-		off := (start + uint64(row)) << 2
-		if (s.table[i]>>off)&15 != 15 {
-			s.table[i] += 1 << off
+		w, off := s.slot(block, ch, row)
+		if (s.table[w]>>off)&15 != 15 {
+			s.table[w] += 1 << off
 			added = true
 		}
 	}

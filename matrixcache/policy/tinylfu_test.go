@@ -47,7 +47,7 @@ func TestTinyLFURejectsOneHitWonders(t *testing.T) {
 			_, _ = p.Admit(popular, 1, nil)
 		}
 	}
-	require.Greater(t, hits, 9900, "popular keys hit")
+	require.Greater(t, hits, 9700, "popular keys hit")
 }
 
 func TestTinyLFUAdmitsNewcomerOnceFrequent(t *testing.T) {

@@ -1,0 +1,183 @@
+package policy
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// entry is the fuzz model's view of a resident key.
+type entry struct {
+	cost int64
+	pins int
+}
+
+// FuzzPolicy runs a random sequence of Access, Admit, Remove, Pin, Unpin and
+// SetCapacity against both policies and checks them against a model: the
+// cost never exceeds the capacity after a successful Admit, pinned entries
+// are never victims, victims were resident, and Len and Cost match.
+func FuzzPolicy(f *testing.F) {
+	f.Add([]byte{2, 1, 3, 2, 2, 3, 4, 1, 0, 2, 5, 7, 6, 1, 1, 5, 1, 0})
+	f.Add([]byte{2, 1, 1, 2, 2, 1, 2, 3, 1, 4, 1, 0, 4, 2, 0, 6, 0, 0, 5, 1, 0, 6, 1, 0})
+	f.Add([]byte{2, 9, 7, 2, 10, 7, 0, 9, 0, 0, 9, 0, 2, 11, 7, 3, 9, 0, 2, 12, 0})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		for _, c := range constructors {
+			runOps(t, c.new(16), ops)
+		}
+	})
+}
+
+// maxFuzzOps bounds the operations per input, so the fuzzer spends its time
+// on many short sequences rather than a few long ones.
+const maxFuzzOps = 256
+
+func runOps(t *testing.T, p Policy, ops []byte) {
+	if len(ops) > 3*maxFuzzOps {
+		ops = ops[:3*maxFuzzOps]
+	}
+	model := map[uint64]*entry{}
+	var victims []uint64
+	for len(ops) >= 3 {
+		op, key, arg := ops[0]%7, uint64(ops[1]%16), int64(ops[2]%9)
+		ops = ops[3:]
+		switch op {
+		case 0, 1:
+			if _, ok := model[key]; ok != p.Access(key) {
+				t.Fatalf("Access(%d) disagrees with the model (resident %v)", key, ok)
+			}
+		case 2:
+			costBefore, lenBefore := p.Cost(), p.Len()
+			var err error
+			victims, err = p.Admit(key, arg, victims[:0])
+			switch {
+			case errors.Is(err, ErrInvalidCost), errors.Is(err, ErrTooLarge), errors.Is(err, ErrNoRoom):
+				require.Empty(t, victims)
+				require.Equal(t, costBefore, p.Cost())
+				require.Equal(t, lenBefore, p.Len())
+			case err == nil:
+				require.LessOrEqual(t, p.Cost(), p.Capacity())
+				if e, ok := model[key]; ok {
+					e.cost = arg
+				} else {
+					model[key] = &entry{cost: arg}
+				}
+			default:
+				require.ErrorIs(t, err, ErrRejected)
+				e, ok := model[key]
+				require.False(t, ok && e.pins > 0, "a pinned key was rejected")
+				delete(model, key)
+			}
+			for _, v := range victims {
+				require.NotEqual(t, key, v)
+				e, ok := model[v]
+				require.True(t, ok, "victim %d was not resident", v)
+				require.Zero(t, e.pins, "pinned key %d evicted", v)
+				delete(model, v)
+			}
+		case 3:
+			_, ok := model[key]
+			require.Equal(t, ok, p.Remove(key))
+			delete(model, key)
+		case 4:
+			e, ok := model[key]
+			require.Equal(t, ok, p.Pin(key))
+			if ok {
+				e.pins++
+			}
+		case 5:
+			e, ok := model[key]
+			pinned := ok && e.pins > 0
+			require.Equal(t, pinned, p.Unpin(key))
+			if pinned {
+				e.pins--
+			}
+		case 6:
+			var err error
+			victims, err = p.SetCapacity(arg*4, victims[:0])
+			for _, v := range victims {
+				e, ok := model[v]
+				require.True(t, ok, "victim %d was not resident", v)
+				require.Zero(t, e.pins, "pinned key %d evicted", v)
+				delete(model, v)
+			}
+			if err == nil {
+				require.LessOrEqual(t, p.Cost(), p.Capacity())
+			} else {
+				require.ErrorIs(t, err, ErrNoRoom)
+				for _, e := range model {
+					require.NotZero(t, e.pins, "an unpinned entry survived ErrNoRoom")
+				}
+			}
+		}
+		checkModel(t, p, model)
+		checkStructure(t, p)
+	}
+}
+
+// checkModel compares the policy with the model. It uses plain comparisons:
+// it runs after every operation, and testify's reflection would dominate the
+// fuzzer's time.
+func checkModel(t *testing.T, p Policy, model map[uint64]*entry) {
+	t.Helper()
+	var cost int64
+	for k, e := range model {
+		if !p.Contains(k) {
+			t.Fatalf("key %d missing", k)
+		}
+		cost += e.cost
+	}
+	if p.Len() != len(model) || p.Cost() != cost {
+		t.Fatalf("Len %d, Cost %d; model has %d entries costing %d", p.Len(), p.Cost(), len(model), cost)
+	}
+}
+
+// checkStructure walks the lists and checks each policy's accounting.
+func checkStructure(t *testing.T, p Policy) {
+	t.Helper()
+	walk := func(tb *table, q uint8) (n int, cost int64) {
+		prev := int32(q)
+		for i := tb.front(q); i != none; i = tb.after(i) {
+			nd := &tb.nodes[i]
+			if nd.queue != q || nd.prev != prev || nd.pins != 0 {
+				t.Fatalf("list %d: node %d has queue %d, prev %d (want %d), pins %d", q, i, nd.queue, nd.prev, prev, nd.pins)
+			}
+			prev = i
+			n++
+			cost += nd.cost
+			if n > len(tb.nodes) {
+				t.Fatalf("list %d has a cycle", q)
+			}
+		}
+		if tb.nodes[q].prev != prev {
+			t.Fatalf("list %d: tail %d, want %d", q, tb.nodes[q].prev, prev)
+		}
+		return n, cost
+	}
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			t.Fatalf(format, args...)
+		}
+	}
+	switch p := p.(type) {
+	case *TinyLFU:
+		nw, cw := walk(&p.t, qWindow)
+		nb, cb := walk(&p.t, qProbation)
+		np, cp := walk(&p.t, qProtected)
+		check(cw == p.windowCost, "window cost %d, lists say %d", p.windowCost, cw)
+		check(cp == p.protCost, "protected cost %d, lists say %d", p.protCost, cp)
+		check(p.cost == cw+cb+cp+p.pinnedCost, "cost %d, lists and pins say %d", p.cost, cw+cb+cp+p.pinnedCost)
+		check(nw+nb+np <= p.Len(), "lists hold %d nodes, Len %d", nw+nb+np, p.Len())
+		check(p.windowMax >= 0 && p.protMax >= 0, "window %d, protected %d", p.windowMax, p.protMax)
+	case *SLRU:
+		n, total := 0, p.pinnedCost
+		for q := range slruLists {
+			nq, cq := walk(&p.t, q)
+			check(cq == p.segCost[q], "segment %d cost %d, list says %d", q, p.segCost[q], cq)
+			n += nq
+			total += cq
+		}
+		check(p.cost == total, "cost %d, lists and pins say %d", p.cost, total)
+		check(n <= p.Len(), "lists hold %d nodes, Len %d", n, p.Len())
+	}
+}
