@@ -67,11 +67,13 @@
 // # SLRU
 //
 // [SLRU] is the segmented LRU of the original ReplacementSlru: hot, warm and
-// cold segments (hot at most 20% and warm at most 40% of the capacity by
+// cold lists (hot at most 20% and warm at most 40% of the capacity by
 // default), promotion to warm after two hits, demotion of idle warm entries
-// to cold, and victims from the cold (probationary) segment first. A hit only
+// to cold, and victims from the cold (probationary) list first. A hit only
 // sets a flag; the lists are reordered by the maintenance pass that runs on
-// every Admit.
+// every Admit. Like the original it can be hash-partitioned into segments,
+// each with its own lists and budget (SLRUOptions.Segments; default 1 here,
+// as a cache shard already is a partition).
 //
 // # Hit ratios
 //

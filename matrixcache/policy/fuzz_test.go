@@ -25,6 +25,7 @@ func FuzzPolicy(f *testing.F) {
 		for _, c := range constructors {
 			runOps(t, c.new(16), ops)
 		}
+		runOps(t, NewSLRU(16, SLRUOptions{Segments: 4}), ops)
 	})
 }
 
@@ -56,7 +57,12 @@ func runOps(t *testing.T, p Policy, ops []byte) {
 				require.Equal(t, costBefore, p.Cost())
 				require.Equal(t, lenBefore, p.Len())
 			case err == nil:
-				require.LessOrEqual(t, p.Cost(), p.Capacity())
+				if s, ok := p.(*SLRU); ok && s.NumSegments() > 1 {
+					seg := s.SegmentFor(key)
+					require.LessOrEqual(t, s.SegmentCost(seg), s.SegmentCapacity(seg))
+				} else {
+					require.LessOrEqual(t, p.Cost(), p.Capacity())
+				}
 				if e, ok := model[key]; ok {
 					e.cost = arg
 				} else {
@@ -105,6 +111,16 @@ func runOps(t *testing.T, p Policy, ops []byte) {
 				require.LessOrEqual(t, p.Cost(), p.Capacity())
 			} else {
 				require.ErrorIs(t, err, ErrNoRoom)
+				if s, ok := p.(*SLRU); ok && s.NumSegments() > 1 {
+					// Only the segments still over budget are all pinned.
+					for i := range s.segs {
+						seg := &s.segs[i]
+						if seg.cost > seg.capacity {
+							require.Equal(t, seg.cost, seg.pinnedCost, "segment %d over budget with unpinned entries", i)
+						}
+					}
+					break
+				}
 				for _, e := range model {
 					require.NotZero(t, e.pins, "an unpinned entry survived ErrNoRoom")
 				}
@@ -170,14 +186,22 @@ func checkStructure(t *testing.T, p Policy) {
 		check(nw+nb+np <= p.Len(), "lists hold %d nodes, Len %d", nw+nb+np, p.Len())
 		check(p.windowMax >= 0 && p.protMax >= 0, "window %d, protected %d", p.windowMax, p.protMax)
 	case *SLRU:
-		n, total := 0, p.pinnedCost
-		for q := range slruLists {
-			nq, cq := walk(&p.t, q)
-			check(cq == p.segCost[q], "segment %d cost %d, list says %d", q, p.segCost[q], cq)
-			n += nq
-			total += cq
+		var cost int64
+		n := 0
+		for i := range p.segs {
+			s := &p.segs[i]
+			nl, total := 0, s.pinnedCost
+			for q := range slruLists {
+				nq, cq := walk(&s.t, q)
+				check(cq == s.segCost[q], "segment %d list %d cost %d, list says %d", i, q, s.segCost[q], cq)
+				nl += nq
+				total += cq
+			}
+			check(s.cost == total, "segment %d cost %d, lists and pins say %d", i, s.cost, total)
+			check(nl <= s.t.len(), "segment %d lists hold %d nodes, Len %d", i, nl, s.t.len())
+			cost += s.cost
+			n += s.t.len()
 		}
-		check(p.cost == total, "cost %d, lists and pins say %d", p.cost, total)
-		check(n <= p.Len(), "lists hold %d nodes, Len %d", n, p.Len())
+		check(p.cost == cost && p.n == n, "cost %d, Len %d; segments say %d, %d", p.cost, p.n, cost, n)
 	}
 }

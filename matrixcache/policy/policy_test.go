@@ -259,7 +259,7 @@ func TestNodeReuse(t *testing.T) {
 		case *TinyLFU:
 			nodes = len(p.t.nodes)
 		case *SLRU:
-			nodes = len(p.t.nodes)
+			nodes = len(p.segs[0].t.nodes)
 		}
 		require.LessOrEqual(t, nodes, 64+8, "freed nodes are reused")
 	})
