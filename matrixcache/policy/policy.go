@@ -15,7 +15,9 @@ import "errors"
 //     Capacity bounds it. After a call to Admit that returns a nil error,
 //     Cost() <= Capacity().
 //   - Access records a lookup. It returns true, and counts as a hit, only if
-//     the key is resident. It never allocates.
+//     the key is resident. It never allocates. A miss records nothing:
+//     Admit counts the request of a key it inserts, so a cache calls Access
+//     on every lookup and Admit when it fills a miss (or on a blind write).
 //   - Admit inserts or updates a key. It appends the keys it evicted to
 //     victims and returns the slice, in eviction order, so the caller can
 //     demote them to the next tier; the admitted key itself is never in

@@ -92,7 +92,9 @@ func (p *TinyLFU) Contains(key uint64) bool { return p.t.lookup(key) != none }
 func (p *TinyLFU) WindowCapacity() int64 { return p.windowMax }
 
 // Access records a lookup of key. On a hit it counts the key in the
-// frequency sketch and refreshes its position; it never allocates.
+// frequency sketch and refreshes its position; it never allocates. A miss
+// records nothing: Admit counts a new key, as Caffeine counts an entry when
+// it is added.
 func (p *TinyLFU) Access(key uint64) bool {
 	i := p.t.lookup(key)
 	if i == none {
