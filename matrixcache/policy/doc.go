@@ -59,8 +59,10 @@
 //     sample's: while the hit rate improves it keeps moving the window in the
 //     same direction, otherwise it reverses; the step starts at 6.25% of the
 //     capacity, decays by 2% per sample, and restarts when the hit rate
-//     moves by 5 points or more. Recency-biased workloads (OLTP, loops) get a
-//     large window, frequency-biased ones (Zipf, Glimpse) a small one.
+//     moves by 5 points or more. On the traces below, OLTP (recency-biased)
+//     ends with a window of 19% at 1000 entries, while Zipf, Glimpse and
+//     loop keep it near 1%: on a loop longer than the cache, the frequency
+//     filter keeps a fixed part of the loop resident, where LRU keeps none.
 //   - Costs are weights: eviction continues until the total fits, and an
 //     entry whose cost exceeds the capacity is refused.
 //
