@@ -20,11 +20,23 @@
 //
 // The planned entry points are New(Options), NewSharded and Topology.
 //
+// # Packages
+//
+// The building blocks have landed as packages of their own; the Cache that
+// composes them (this package's New, NewSharded) has not yet:
+//
+//   - policy: replacement policies for a tier — adaptive W-TinyLFU (the
+//     default) and SLRU — with pins and weighted entries.
+//   - blockfmt: the checksummed on-disk block format and the cache key.
+//   - ssdtier: the SSD tier on bbolt, with group commit, TTL, eviction and an
+//     SSD write budget.
+//   - topology: the consistent-hash placement ring with weights, node
+//     states, failure domains and handoffs.
+//
 // # Dependencies
 //
-// This module depends only on the standard library, go.etcd.io/bbolt and
-// golang.org/x/sys. It imports no other module of this repository.
-//
-// The implementation has not landed yet; this package holds only its
-// documentation.
+// This module depends on the standard library, go.etcd.io/bbolt,
+// github.com/klauspost/compress (zstd block compression),
+// github.com/cespare/xxhash/v2 (the stable ring hash) and golang.org/x/sys.
+// It imports no other module of this repository.
 package matrixcache
