@@ -25,10 +25,19 @@ const (
 )
 
 // fileName is the name of the block file whose ordered key hashes to h.
-func fileName(h uint64) string { return fmt.Sprintf("%016x%s", h, fileSuffix) }
+func fileName(h uint64) string { return string(appendHex(nil, h, 16)) + fileSuffix }
 
 // subdirName is the subdirectory holding the file of hash h.
-func subdirName(h uint64) string { return fmt.Sprintf("%02x", h>>56) }
+func subdirName(h uint64) string { return string(appendHex(nil, h>>56, 2)) }
+
+// appendHex appends the low digits*4 bits of v as lower-case hex.
+func appendHex(dst []byte, v uint64, digits int) []byte {
+	const hexDigits = "0123456789abcdef"
+	for i := digits - 1; i >= 0; i-- {
+		dst = append(dst, hexDigits[(v>>(4*i))&0xf])
+	}
+	return dst
+}
 
 // parseFileName returns the hash a block file's name gives, and false for
 // any other name.
@@ -43,7 +52,20 @@ func parseFileName(name string) (uint64, bool) {
 
 func (s *Store) subdir(h uint64) string { return filepath.Join(s.dir, subdirName(h)) }
 
-func (s *Store) filePath(h uint64) string { return filepath.Join(s.subdir(h), fileName(h)) }
+// filePath is the path of the file of hash h, built in one allocation: it
+// is on every read.
+func (s *Store) filePath(h uint64) string {
+	var sb strings.Builder
+	sb.Grow(len(s.dir) + 1 + 2 + 1 + 16 + len(fileSuffix))
+	var buf [16]byte
+	sb.WriteString(s.dir)
+	sb.WriteByte(filepath.Separator)
+	sb.Write(appendHex(buf[:0], h>>56, 2))
+	sb.WriteByte(filepath.Separator)
+	sb.Write(appendHex(buf[:0], h, 16))
+	sb.WriteString(fileSuffix)
+	return sb.String()
+}
 
 // writeFile puts enc in place as the file of hash h: written to a
 // temporary file in the same directory and renamed over the old one, so
@@ -109,35 +131,53 @@ func (s *Store) syncDir(dir string) error {
 // that function unmaps. A file renamed over or removed meanwhile stays
 // mapped as it was (its inode lives until unmapped), and no file is ever
 // truncated or written in place, so the mapping never changes under the
-// reader.
+// reader. A missing file is an error matching [os.ErrNotExist].
 func (s *Store) readFile(h uint64) ([]byte, func(), error) {
-	if !s.opts.Mmap {
-		b, err := os.ReadFile(s.filePath(h))
-		return b, func() {}, err
-	}
-	f, err := os.Open(s.filePath(h))
+	path := s.filePath(h)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	if fi.Size() < blockfmt.HeaderLen || fi.Size() > int64(maxFileLen) {
+	size := st.Size
+	if size < blockfmt.HeaderLen || size > maxFileLen {
 		// Too short or too long to be a block: let the decoder say so.
-		return make([]byte, min(fi.Size(), blockfmt.HeaderLen-1)), func() {}, nil
+		return make([]byte, min(size, blockfmt.HeaderLen-1)), noRelease, nil
 	}
-	b, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		return nil, nil, fmt.Errorf("residenttier: mmap: %w", err)
+	if s.opts.Mmap {
+		b, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+		if err != nil {
+			return nil, nil, &os.PathError{Op: "mmap", Path: path, Err: err}
+		}
+		return b, func() { unix.Munmap(b) }, nil
 	}
-	return b, func() { unix.Munmap(b) }, nil
+	b := make([]byte, size)
+	n := 0
+	for n < len(b) {
+		m, err := unix.Pread(fd, b[n:], int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			break // shorter than it was: the decoder will refuse it
+		}
+		n += m
+	}
+	return b[:n], noRelease, nil
 }
+
+func noRelease() {}
 
 // maxFileLen bounds a block file: the header, three key fields and a
 // value at their format limits.
-const maxFileLen = blockfmt.HeaderLen + 3*blockfmt.MaxKeyFieldLen + blockfmt.MaxValueLen
+const maxFileLen int64 = blockfmt.HeaderLen + 3*blockfmt.MaxKeyFieldLen + blockfmt.MaxValueLen
 
 // decodeView decodes data into a block whose value aliases data when it is
 // stored uncompressed. The header is verified (CRC over every byte) first.

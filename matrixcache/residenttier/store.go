@@ -94,7 +94,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{opts: opts, dir: opts.Dir, lock: lock, idx: newIndex()}
+	s := &Store{opts: opts, dir: filepath.Clean(opts.Dir), lock: lock, idx: newIndex()}
 	if err := s.load(ctx); err != nil {
 		return nil, errors.Join(err, lock.Close())
 	}
@@ -464,11 +464,11 @@ func (s *Store) removeWhere(ctx context.Context, match func(*entry) bool, counte
 	return n, errors.Join(errs...)
 }
 
-// lookup finds key's live block and calls fn with it while its bytes are
-// held: the value aliases the file's bytes (mapped with Mmap) when stored
-// uncompressed. It counts the lookup, removes an expired or undecodable
-// file it meets, and touches the block on a hit.
-func (s *Store) lookup(key blockfmt.Key, fn func(blockfmt.Block) error) (bool, error) {
+// lookup finds key's live block. Its value aliases the file's bytes
+// (mapped with Mmap) when stored uncompressed; release, never nil when ok,
+// lets them go. It counts the lookup, removes an expired or undecodable
+// file it meets, and touches the block on a hit. The caller holds begin.
+func (s *Store) lookup(key blockfmt.Key) (b blockfmt.Block, release func(), ok bool, err error) {
 	s.st.gets.Add(1)
 	var buf [128]byte
 	k := blockfmt.AppendOrderedKey(buf[:0], key)
@@ -478,30 +478,32 @@ func (s *Store) lookup(key blockfmt.Key, fn func(blockfmt.Block) error) (bool, e
 	s.mu.Unlock()
 	if !known {
 		s.st.misses.Add(1)
-		return false, nil
+		return blockfmt.Block{}, nil, false, nil
 	}
 	data, release, err := s.readFile(h)
 	if errors.Is(err, os.ErrNotExist) {
 		s.st.misses.Add(1) // removed meanwhile
-		return false, nil
+		return blockfmt.Block{}, nil, false, nil
 	}
 	if err != nil {
 		s.st.misses.Add(1)
-		return false, fmt.Errorf("residenttier: read block: %w", err)
+		return blockfmt.Block{}, nil, false, fmt.Errorf("residenttier: read block: %w", err)
 	}
-	defer release()
-	b, err := decodeView(data)
+	b, err = decodeView(data)
 	switch {
 	case err != nil:
+		release()
 		s.st.misses.Add(1)
 		s.opts.Logger.Warn("residenttier: undecodable block", "key", key, "err", err)
-		return false, errors.Join(fmt.Errorf("residenttier: block %v: %w", key, err), s.dropStale(h))
+		return blockfmt.Block{}, nil, false, errors.Join(fmt.Errorf("residenttier: block %v: %w", key, err), s.dropStale(h))
 	case b.Key != key:
+		release()
 		s.st.misses.Add(1) // replaced meanwhile by a key of the same hash
-		return false, nil
+		return blockfmt.Block{}, nil, false, nil
 	case b.Expired(s.opts.Clock.Now().UnixNano()):
+		release()
 		s.st.misses.Add(1)
-		return false, s.dropStale(h)
+		return blockfmt.Block{}, nil, false, s.dropStale(h)
 	}
 	s.st.hits.Add(1)
 	s.mu.Lock()
@@ -509,7 +511,7 @@ func (s *Store) lookup(key blockfmt.Key, fn func(blockfmt.Block) error) (bool, e
 		s.idx.touch(e)
 	}
 	s.mu.Unlock()
-	return true, fn(b)
+	return b, release, true, nil
 }
 
 // dropStale removes the file of hash h if it is still expired or
@@ -519,7 +521,7 @@ func (s *Store) dropStale(h uint64) error {
 	stripe := &s.stripes[h>>56]
 	stripe.Lock()
 	defer stripe.Unlock()
-	data, err := os.ReadFile(s.filePath(h))
+	data, release, err := s.readFile(h)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -527,6 +529,7 @@ func (s *Store) dropStale(h uint64) error {
 		return fmt.Errorf("residenttier: read block: %w", err)
 	}
 	hd, derr := blockfmt.DecodeHeader(data)
+	release()
 	switch {
 	case derr != nil:
 		s.st.corrupt.Add(1)
@@ -552,31 +555,34 @@ func (s *Store) Get(key blockfmt.Key) (blockfmt.Block, bool, error) {
 		return blockfmt.Block{}, false, err
 	}
 	defer s.end()
-	var out blockfmt.Block
-	ok, err := s.lookup(key, func(b blockfmt.Block) error {
-		if s.opts.Mmap {
-			b.Value = bytes.Clone(b.Value)
-		}
-		out = b
-		return nil
-	})
+	b, release, ok, err := s.lookup(key)
 	if !ok {
 		return blockfmt.Block{}, false, err
 	}
-	return out, true, err
+	if s.opts.Mmap {
+		b.Value = bytes.Clone(b.Value)
+	}
+	release()
+	return b, true, nil
 }
 
 // View calls fn with key's block if the store holds a live one, and
 // returns whether it did and fn's error. It counts and cleans up like
 // [Store.Get]. The block's Value is valid only until fn returns: with
 // Mmap and an uncompressed value it is the mapped file itself, read-only,
-// unmapped after fn. fn must not keep it nor write to it.
+// unmapped after fn. fn must not keep it nor write to it. fn runs with no
+// lock held, so it may call the store.
 func (s *Store) View(key blockfmt.Key, fn func(blockfmt.Block) error) (bool, error) {
 	if err := s.begin(); err != nil {
 		return false, err
 	}
-	defer s.end()
-	return s.lookup(key, fn)
+	b, release, ok, err := s.lookup(key)
+	s.end()
+	if !ok {
+		return false, err
+	}
+	defer release()
+	return true, fn(b)
 }
 
 // Iterate calls fn with every live block in key order until fn returns
@@ -620,9 +626,12 @@ func (s *Store) readForIterate(h uint64, key string) (blockfmt.Block, bool, erro
 		return blockfmt.Block{}, false, err
 	}
 	defer s.end()
-	data, err := os.ReadFile(s.filePath(h))
+	data, release, err := s.readFile(h)
 	if errors.Is(err, os.ErrNotExist) {
 		return blockfmt.Block{}, false, nil
+	}
+	if err == nil {
+		defer release()
 	}
 	if err != nil {
 		return blockfmt.Block{}, false, fmt.Errorf("residenttier: iterate: %w", err)
@@ -636,6 +645,9 @@ func (s *Store) readForIterate(h uint64, key string) (blockfmt.Block, bool, erro
 	}
 	if string(blockfmt.AppendOrderedKey(nil, b.Key)) != key {
 		return blockfmt.Block{}, false, nil // replaced by a key of the same hash
+	}
+	if s.opts.Mmap {
+		b.Value = bytes.Clone(b.Value)
 	}
 	return b, true, nil
 }

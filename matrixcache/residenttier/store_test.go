@@ -324,6 +324,10 @@ func TestEvictionOrder(t *testing.T) {
 	s = reopen(t, s, Options{CapacityBytes: 2 * size})
 	require.Equal(t, int64(2), s.Stats().Entries)
 	require.Equal(t, int64(2), s.Stats().Evictions)
+	requireMissing(t, s, key(0))
+	requireMissing(t, s, key(3))
+	requireValue(t, s, key(4), "0123456789")
+	requireValue(t, s, key(5), "0123456789")
 }
 
 func TestCorruptFiles(t *testing.T) {
