@@ -18,12 +18,36 @@
 //     failure domains.
 //   - Latency and per-tier metrics.
 //
-// The planned entry points are New(Options), NewSharded and Topology.
+// # The Cache
+//
+// New(ctx, Options) builds a Cache: a DRAM tier split into Options.Shards
+// shards (each a mutex, a map and a replacement policy from package policy),
+// over the SSD tier of package ssdtier. Options documents every default and
+// Options.Validate reports what the cache will do where it differs from what
+// was asked; New refuses Critical findings. Tiering.Decide is the original's
+// admission decision, ported rule for rule.
+//
+//   - Put writes a value to DRAM when it fits a DRAM block and the policy
+//     admits it, and through to the SSD tier when the admission decision
+//     admits it there (or DRAM did not take it). The last write of a key wins
+//     across tiers: a tier the new value does not reach loses its older copy.
+//   - Get reads DRAM, then the SSD tier, and refills DRAM from an SSD hit;
+//     Peek reads without recording anything or refilling. An expired value
+//     is never served by any tier.
+//   - A DRAM victim the SSD tier does not hold is demoted to it when the
+//     admission decision admits it there at the victim's hotness.
+//   - Acquire returns a pinned Handle whose Value is the cache's own buffer,
+//     not a copy: valid and unchanged until Release, never to be modified.
+//     A pinned entry is never evicted and never dropped by expiry.
+//   - Delete, DeletePrefix and DeleteShard invalidate every tier.
+//   - Stats is a snapshot of per-tier counters.
+//
+// The resident tier, async writeback and the sharded-cluster entry points are
+// not built yet.
 //
 // # Packages
 //
-// The building blocks have landed as packages of their own; the Cache that
-// composes them (this package's New, NewSharded) has not yet:
+// The building blocks are packages of their own:
 //
 //   - policy: replacement policies for a tier — adaptive W-TinyLFU (the
 //     default) and SLRU — with pins and weighted entries.

@@ -1,0 +1,783 @@
+package matrixcache
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/policy"
+	"github.com/temporalstore/temporalstore-go/matrixcache/ssdtier"
+)
+
+// Errors of the Cache. Match them with errors.Is.
+var (
+	// ErrClosed is returned by every call on a closed Cache.
+	ErrClosed = errors.New("matrixcache: closed")
+	// ErrNotFound is returned by Acquire when no tier holds the key.
+	ErrNotFound = errors.New("matrixcache: not found")
+	// ErrTooLarge is returned by Put for a value no tier accepts.
+	ErrTooLarge = errors.New("matrixcache: value too large for every tier")
+)
+
+// persistentTier is what the cache needs of a tier below DRAM. The SSD tier
+// (ssdtier.Store) implements it, and so will the resident tier.
+type persistentTier interface {
+	Put(ctx context.Context, b blockfmt.Block) error
+	Get(key blockfmt.Key) (blockfmt.Block, bool, error)
+	Delete(ctx context.Context, key blockfmt.Key) (bool, error)
+	DeletePrefix(ctx context.Context, shard uint64, recordPrefix string) (int, error)
+	DeleteShard(ctx context.Context, shard uint64) (int, error)
+	Iterate(ctx context.Context, fn func(blockfmt.Block) bool) error
+	Close() error
+}
+
+var _ persistentTier = (*ssdtier.Store)(nil)
+
+// PutOptions are per-write options of Put.
+type PutOptions struct {
+	// TTL is how long the value lives; 0 means forever. An expired value is
+	// never served by any tier.
+	TTL time.Duration
+}
+
+// Cache is a multi-tier block cache: a sharded DRAM tier over an SSD tier.
+// It is safe for concurrent use.
+//
+// Writes go to DRAM whenever the value fits a DRAM block and the shard's
+// replacement policy admits it, and are written through to the SSD tier when
+// the admission decision (Tiering.Decide) admits the block there, or when DRAM
+// did not take it. The last write of a key wins across tiers: a write that
+// does not reach a tier drops that tier's older copy. A DRAM victim whose
+// value the SSD tier does not already hold is demoted to it when the
+// admission decision, at the victim's hotness, admits it there.
+//
+// In this version, the SSD writes of one DRAM shard are made under that
+// shard's lock, so a shard's writes are serialised on the SSD commit.
+type Cache struct {
+	opts    Options
+	tiering Tiering
+	shards  []*shard
+	ssd     persistentTier
+	ssdSt   *ssdtier.Store
+	tempDir string
+
+	life   sync.RWMutex
+	closed bool
+
+	st counters
+}
+
+type shard struct {
+	mu       sync.Mutex
+	m        map[uint64]*entry
+	pol      policy.Policy
+	capacity int64
+	victims  []uint64
+}
+
+type entry struct {
+	key       blockfmt.Key
+	value     []byte
+	kind      blockfmt.Kind
+	hotness   uint8
+	expiresAt int64
+	// persisted says the SSD tier holds this value.
+	persisted bool
+	pin       *pinRef
+}
+
+// pinRef counts the pins of one resident entry, across overwrites of its
+// key. live is false once the entry has left the policy (so its pins have).
+type pinRef struct {
+	n    int
+	live bool
+}
+
+func (e *entry) expired(now int64) bool { return e.expiresAt != 0 && e.expiresAt <= now }
+func (e *entry) pinned() bool           { return e.pin != nil && e.pin.n > 0 }
+
+func entryCost(k blockfmt.Key, n int) int64 { return int64(k.Size() + n) }
+
+type counters struct {
+	dramHits, dramMisses, dramPuts, dramEvictions, dramDemotions, dramPromotions, dramExpired, dramStale atomic.Int64
+	ssdHits, ssdMisses, ssdPuts, ssdStale                                                                atomic.Int64
+	misses, rejected, hotnessPromotions, refillFailures, dramAdmissionRejected, ssdBudgetRefused         atomic.Int64
+	demotionFailures, pins, unpins, recovered                                                            atomic.Int64
+}
+
+// New builds a cache from opts. It refuses options with a Critical finding
+// (see Options.Validate) with an error wrapping ErrInvalidOptions that names
+// the field. ctx bounds opening the SSD tier and AutoRecoverOnStart.
+func New(ctx context.Context, opts Options) (*Cache, error) {
+	if err := critical(opts.Validate()); err != nil {
+		return nil, err
+	}
+	o := opts.withDefaults()
+	c := &Cache{opts: o, tiering: o.Tiering()}
+	n := int64(o.Shards)
+	dram := capOf(o.DRAMCapacityBytes)
+	for i := range n {
+		cp := dram / n
+		if i < dram%n {
+			cp++
+		}
+		s := &shard{m: make(map[uint64]*entry), capacity: cp}
+		if o.Policy == "slru" {
+			s.pol = policy.NewSLRU(cp, policy.SLRUOptions{})
+		} else {
+			s.pol = policy.NewTinyLFU(cp)
+		}
+		c.shards = append(c.shards, s)
+	}
+	if c.tiering.ssdEnabled() {
+		path := o.SSDPath
+		if path == "" {
+			dir, err := os.MkdirTemp("", "matrixcache-ssd-")
+			if err != nil {
+				return nil, fmt.Errorf("matrixcache: temporary SSD directory: %w", err)
+			}
+			c.tempDir, path = dir, dir
+		}
+		st, err := ssdtier.Open(ctx, ssdtier.Options{
+			Path:             path,
+			CapacityBytes:    o.SSDCapacityBytes,
+			NoSync:           o.SSDNoSync,
+			WriteBytesPerSec: o.SSDWriteBytesPerSec,
+			Logger:           o.Logger,
+			Clock:            o.Clock,
+		})
+		if err != nil {
+			c.removeTemp()
+			return nil, fmt.Errorf("matrixcache: open SSD tier: %w", err)
+		}
+		c.ssd, c.ssdSt = st, st
+	}
+	if o.AutoRecoverOnStart && c.ssd != nil {
+		if err := c.recover(ctx); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Cache) removeTemp() {
+	if c.tempDir != "" {
+		_ = os.RemoveAll(c.tempDir)
+	}
+}
+
+// Close closes the tiers; a temporary SSD tier is removed. Later calls on the
+// cache return ErrClosed; Close itself is idempotent.
+func (c *Cache) Close() error {
+	c.life.Lock()
+	defer c.life.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	var err error
+	if c.ssd != nil {
+		err = c.ssd.Close()
+	}
+	c.removeTemp()
+	return err
+}
+
+func (c *Cache) enter() error {
+	c.life.RLock()
+	if c.closed {
+		c.life.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (c *Cache) exit() { c.life.RUnlock() }
+
+func (c *Cache) now() int64 { return c.opts.Clock.Now().UnixNano() }
+
+func hashKey(k blockfmt.Key) uint64 {
+	var d xxhash.Digest
+	d.Reset()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], k.Shard)
+	_, _ = d.Write(b[:])
+	for _, s := range [...]string{k.Record, k.Namespace, k.Selector} {
+		binary.LittleEndian.PutUint32(b[:4], uint32(len(s)))
+		_, _ = d.Write(b[:4])
+		_, _ = d.WriteString(s)
+	}
+	return d.Sum64()
+}
+
+func (c *Cache) shardFor(h uint64) *shard {
+	return c.shards[(h>>32)%uint64(len(c.shards))]
+}
+
+// fitsDRAM reports whether a value of n bytes under key k can live in s.
+func (c *Cache) fitsDRAM(s *shard, k blockfmt.Key, n int) bool {
+	return int64(n) <= c.tiering.MaxDRAMBlockBytes && entryCost(k, n) <= s.capacity
+}
+
+func saturatingInc(h uint8) uint8 {
+	if h == 255 {
+		return h
+	}
+	return h + 1
+}
+
+func (c *Cache) decide(k blockfmt.Key, n int, hotness uint8) AdmissionDecision {
+	slot, ok := k.RoutingSlot()
+	return c.tiering.Decide(AdmissionRequest{
+		Kind: k.Kind(), Shard: k.Shard, RoutingSlot: slot, HasRoutingSlot: ok,
+		Bytes: int64(n), Hotness: hotness,
+	})
+}
+
+// lookupLocked returns key's DRAM entry in s, or nil.
+func (s *shard) lookupLocked(h uint64, k blockfmt.Key) *entry {
+	e := s.m[h]
+	if e == nil || e.key != k {
+		return nil
+	}
+	return e
+}
+
+// dropLocked removes e (resident under h) from DRAM: its pins go with it.
+func (s *shard) dropLocked(h uint64, e *entry) {
+	s.pol.Remove(h)
+	delete(s.m, h)
+	if e.pin != nil {
+		e.pin.live = false
+	}
+}
+
+// Put writes value under key. See Cache for where it goes. value is copied.
+func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOptions) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	now := c.now()
+	var exp int64
+	if o.TTL > 0 {
+		exp = now + int64(o.TTL)
+	}
+	v := bytes.Clone(value)
+	if v == nil {
+		v = []byte{}
+	}
+	h := hashKey(key)
+	s := c.shardFor(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return c.putLocked(ctx, s, h, key, v, exp, now)
+}
+
+func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.Key, v []byte, exp, now int64) error {
+	kind := key.Kind()
+	hot := blockfmt.InitialHotness(kind, len(v))
+	old := s.m[h]
+	if old != nil && old.key != key {
+		// A different key with the same hash: it is one key to the policy.
+		s.dropLocked(h, old)
+		old = nil
+	}
+	if old != nil && !old.expired(now) && old.hotness >= hot {
+		hot = saturatingInc(old.hotness)
+	}
+	d := c.decide(key, len(v), hot)
+	if d.Tier == TierNone {
+		c.st.rejected.Add(1)
+		return fmt.Errorf("%w: %d bytes", ErrTooLarge, len(v))
+	}
+
+	inDRAM := false
+	var victims []uint64
+	if c.fitsDRAM(s, key, len(v)) {
+		var err error
+		victims, err = s.pol.Admit(h, entryCost(key, len(v)), s.victims[:0])
+		switch {
+		case err == nil:
+			inDRAM = true
+			e := &entry{key: key, value: v, kind: kind, hotness: hot, expiresAt: exp}
+			if old != nil {
+				e.pin = old.pin
+			}
+			s.m[h] = e
+			c.st.dramPuts.Add(1)
+		case errors.Is(err, policy.ErrRejected):
+			c.st.dramAdmissionRejected.Add(1)
+			if old != nil {
+				delete(s.m, h)
+				if old.pin != nil {
+					old.pin.live = false
+				}
+			}
+		default: // ErrNoRoom: pinned entries leave no room.
+			c.st.dramAdmissionRejected.Add(1)
+			if old != nil {
+				s.dropLocked(h, old)
+			}
+		}
+	} else if old != nil {
+		s.dropLocked(h, old)
+	}
+	if old != nil && !inDRAM {
+		c.st.dramStale.Add(1)
+	}
+
+	var err error
+	if c.ssd != nil {
+		if d.AdmitSSD || d.Tier == TierSSD || !inDRAM {
+			err = c.ssd.Put(ctx, blockfmt.Block{Key: key, Kind: kind, Hotness: hot, ExpiresAt: exp, Value: v})
+			switch {
+			case err == nil:
+				c.st.ssdPuts.Add(1)
+				if inDRAM {
+					s.m[h].persisted = true
+				}
+			case errors.Is(err, ssdtier.ErrBudgetExceeded):
+				c.st.ssdBudgetRefused.Add(1)
+				err = c.dropSSDCopy(ctx, key)
+			default:
+				_ = c.dropSSDCopy(ctx, key)
+			}
+		} else {
+			err = c.dropSSDCopy(ctx, key)
+		}
+	}
+	if !inDRAM && c.ssd == nil && !c.fitsDRAM(s, key, len(v)) {
+		err = fmt.Errorf("%w: %d bytes", ErrTooLarge, len(v))
+	}
+	c.evictLocked(ctx, s, victims, now)
+	s.victims = victims[:0]
+	return err
+}
+
+// dropSSDCopy deletes an SSD copy older than the value just written.
+func (c *Cache) dropSSDCopy(ctx context.Context, key blockfmt.Key) error {
+	if _, ok, _ := c.ssd.Get(key); !ok {
+		return nil
+	}
+	c.st.ssdStale.Add(1)
+	_, err := c.ssd.Delete(ctx, key)
+	return err
+}
+
+// evictLocked handles DRAM victims: a live victim the SSD tier does not hold
+// is demoted when the admission decision admits it there.
+func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, now int64) {
+	for _, vh := range victims {
+		e := s.m[vh]
+		if e == nil {
+			continue
+		}
+		delete(s.m, vh)
+		c.st.dramEvictions.Add(1)
+		if e.expired(now) {
+			c.st.dramExpired.Add(1)
+			continue
+		}
+		if e.persisted || c.ssd == nil {
+			continue
+		}
+		d := c.decide(e.key, len(e.value), e.hotness)
+		if !d.AdmitSSD && d.Tier != TierSSD {
+			continue
+		}
+		err := c.ssd.Put(ctx, blockfmt.Block{Key: e.key, Kind: e.kind, Hotness: e.hotness, ExpiresAt: e.expiresAt, Value: e.value})
+		if err != nil {
+			c.st.demotionFailures.Add(1)
+			if errors.Is(err, ssdtier.ErrBudgetExceeded) {
+				c.st.ssdBudgetRefused.Add(1)
+			}
+			continue
+		}
+		c.st.ssdPuts.Add(1)
+		c.st.dramDemotions.Add(1)
+	}
+}
+
+// readLocked finds key in DRAM or the SSD tier. With promote, a DRAM hit is
+// recorded and an SSD hit is refilled into DRAM; with pin, the DRAM entry
+// that answers is pinned. It returns the entry (when DRAM holds the value
+// after the call), the value (shared with the entry), and the tier that
+// answered.
+func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt.Key, promote, pin bool) (*entry, []byte, Tier, error) {
+	now := c.now()
+	if e := s.lookupLocked(h, key); e != nil {
+		if e.expired(now) {
+			if promote {
+				c.st.dramExpired.Add(1)
+				c.st.misses.Add(1)
+				if !e.pinned() {
+					s.dropLocked(h, e)
+				}
+			}
+			return nil, nil, TierNone, nil
+		}
+		if promote {
+			s.pol.Access(h)
+			c.st.dramHits.Add(1)
+			c.bumpHotness(e)
+		}
+		if pin {
+			c.pinLocked(s, h, e)
+		}
+		return e, e.value, TierDRAM, nil
+	}
+	if promote {
+		c.st.dramMisses.Add(1)
+	}
+	if c.ssd == nil {
+		if promote {
+			c.st.misses.Add(1)
+		}
+		return nil, nil, TierNone, nil
+	}
+	b, ok, err := c.ssd.Get(key)
+	if err != nil || !ok {
+		if promote {
+			c.st.ssdMisses.Add(1)
+			c.st.misses.Add(1)
+		}
+		return nil, nil, TierNone, err
+	}
+	if !promote {
+		return nil, b.Value, TierSSD, nil
+	}
+	c.st.ssdHits.Add(1)
+	e := c.promoteLocked(ctx, s, h, b, now)
+	if e != nil && pin {
+		c.pinLocked(s, h, e)
+	}
+	return e, b.Value, TierSSD, nil
+}
+
+func (c *Cache) bumpHotness(e *entry) {
+	before := e.hotness
+	e.hotness = saturatingInc(e.hotness)
+	if before < c.tiering.DRAMHotnessThreshold && e.hotness >= c.tiering.DRAMHotnessThreshold {
+		c.st.hotnessPromotions.Add(1)
+	}
+}
+
+// promoteLocked refills DRAM with an SSD block; it returns the new entry, or
+// nil when DRAM did not take it.
+func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfmt.Block, now int64) *entry {
+	if !c.fitsDRAM(s, b.Key, len(b.Value)) {
+		c.st.refillFailures.Add(1)
+		return nil
+	}
+	if old := s.m[h]; old != nil { // a colliding key
+		s.dropLocked(h, old)
+	}
+	victims, err := s.pol.Admit(h, entryCost(b.Key, len(b.Value)), s.victims[:0])
+	if err != nil {
+		c.st.refillFailures.Add(1)
+		if errors.Is(err, policy.ErrRejected) {
+			c.st.dramAdmissionRejected.Add(1)
+		}
+		return nil
+	}
+	e := &entry{key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt, persisted: true}
+	c.bumpHotness(e)
+	s.m[h] = e
+	c.st.dramPromotions.Add(1)
+	c.evictLocked(ctx, s, victims, now)
+	s.victims = victims[:0]
+	return e
+}
+
+func (c *Cache) pinLocked(s *shard, h uint64, e *entry) {
+	if e.pin == nil || !e.pin.live {
+		e.pin = &pinRef{live: true}
+	}
+	s.pol.Pin(h)
+	e.pin.n++
+	c.st.pins.Add(1)
+}
+
+// Get returns a copy of key's value and the tier that served it. A DRAM hit
+// raises the entry's hotness; an SSD hit is refilled into DRAM when the value
+// fits a DRAM block and the replacement policy admits it. An expired value is
+// a miss.
+func (c *Cache) Get(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, error) {
+	if err := c.enter(); err != nil {
+		return nil, TierNone, false, err
+	}
+	defer c.exit()
+	if err := ctx.Err(); err != nil {
+		return nil, TierNone, false, err
+	}
+	h := hashKey(key)
+	s := c.shardFor(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, v, tier, err := c.readLocked(ctx, s, h, key, true, false)
+	if err != nil || tier == TierNone {
+		return nil, TierNone, false, err
+	}
+	return bytes.Clone(v), tier, true, nil
+}
+
+// Peek returns a copy of key's value without recording a hit, raising
+// hotness or refilling DRAM: for scans that must not disturb the cache.
+func (c *Cache) Peek(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, error) {
+	if err := c.enter(); err != nil {
+		return nil, TierNone, false, err
+	}
+	defer c.exit()
+	if err := ctx.Err(); err != nil {
+		return nil, TierNone, false, err
+	}
+	h := hashKey(key)
+	s := c.shardFor(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, v, tier, err := c.readLocked(ctx, s, h, key, false, false)
+	if err != nil || tier == TierNone {
+		return nil, TierNone, false, err
+	}
+	return bytes.Clone(v), tier, true, nil
+}
+
+// Delete removes key from every tier and reports whether any tier held it.
+// A pinned entry leaves DRAM too; its handles keep their bytes.
+func (c *Cache) Delete(ctx context.Context, key blockfmt.Key) (bool, error) {
+	if err := c.enter(); err != nil {
+		return false, err
+	}
+	defer c.exit()
+	h := hashKey(key)
+	s := c.shardFor(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found := false
+	if e := s.lookupLocked(h, key); e != nil {
+		s.dropLocked(h, e)
+		found = true
+	}
+	if c.ssd != nil {
+		ok, err := c.ssd.Delete(ctx, key)
+		if err != nil {
+			return found, err
+		}
+		found = found || ok
+	}
+	return found, nil
+}
+
+// InvalidateReport says how many entries an invalidation removed from each
+// tier; a key held by both tiers counts in both.
+type InvalidateReport struct {
+	DRAM int
+	SSD  int
+}
+
+// DeletePrefix removes, from every tier, every key of shard whose record key
+// starts with recordPrefix ("" for the whole shard).
+func (c *Cache) DeletePrefix(ctx context.Context, shard uint64, recordPrefix string) (InvalidateReport, error) {
+	return c.invalidate(ctx, shard, recordPrefix)
+}
+
+// DeleteShard removes every key of shard from every tier.
+func (c *Cache) DeleteShard(ctx context.Context, shard uint64) (InvalidateReport, error) {
+	return c.invalidate(ctx, shard, "")
+}
+
+func (c *Cache) invalidate(ctx context.Context, shardID uint64, prefix string) (InvalidateReport, error) {
+	var r InvalidateReport
+	if err := c.enter(); err != nil {
+		return r, err
+	}
+	defer c.exit()
+	// SSD first: a write racing the invalidation then either lands after it
+	// in both tiers or is removed from DRAM with its SSD copy still current.
+	if c.ssd != nil {
+		var n int
+		var err error
+		if prefix == "" {
+			n, err = c.ssd.DeleteShard(ctx, shardID)
+		} else {
+			n, err = c.ssd.DeletePrefix(ctx, shardID, prefix)
+		}
+		r.SSD = n
+		if err != nil {
+			return r, err
+		}
+	}
+	for _, s := range c.shards {
+		s.mu.Lock()
+		for h, e := range s.m {
+			if e.key.Shard == shardID && strings.HasPrefix(e.key.Record, prefix) {
+				s.dropLocked(h, e)
+				r.DRAM++
+			}
+		}
+		s.mu.Unlock()
+	}
+	return r, nil
+}
+
+// Handle is a pinned reference to a cached value, from Acquire. While a
+// handle is held its DRAM entry is never evicted, and no expiry or capacity
+// reclaim drops it (Delete does, but the handle keeps its bytes).
+//
+// Value is the cache's own buffer, shared and not copied: it stays valid and
+// unchanged until Release (an overwrite of the key installs a new buffer; it
+// never writes into this one), and the caller must not modify it or use it
+// after Release.
+type Handle struct {
+	c        *Cache
+	s        *shard
+	h        uint64
+	key      blockfmt.Key
+	value    []byte
+	tier     Tier
+	pin      *pinRef
+	released atomic.Bool
+}
+
+// Key is the handle's key.
+func (h *Handle) Key() blockfmt.Key { return h.key }
+
+// Value is the shared value buffer; see Handle for how long it is valid.
+func (h *Handle) Value() []byte { return h.value }
+
+// Tier is the tier that answered the Acquire.
+func (h *Handle) Tier() Tier { return h.tier }
+
+// Release drops the handle's pin. Later calls do nothing.
+func (h *Handle) Release() {
+	if h.released.Swap(true) {
+		return
+	}
+	if h.pin == nil {
+		return
+	}
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	if h.pin.n > 0 {
+		h.pin.n--
+		h.c.st.unpins.Add(1)
+		if h.pin.live {
+			h.s.pol.Unpin(h.h)
+		}
+	}
+}
+
+// Acquire returns a pinned handle on key's value, reading through from the
+// SSD tier and pinning the refilled DRAM copy. When DRAM cannot take the
+// value, the handle holds the SSD copy unpinned. It fails with ErrNotFound
+// when no tier holds a live value.
+func (c *Cache) Acquire(ctx context.Context, key blockfmt.Key) (*Handle, error) {
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.exit()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h := hashKey(key)
+	s := c.shardFor(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, v, tier, err := c.readLocked(ctx, s, h, key, true, true)
+	if err != nil {
+		return nil, err
+	}
+	if tier == TierNone {
+		return nil, ErrNotFound
+	}
+	hd := &Handle{c: c, s: s, h: h, key: key, value: v, tier: tier}
+	if e != nil {
+		hd.pin = e.pin
+	}
+	return hd, nil
+}
+
+// Result is one answer of GetBatch.
+type Result struct {
+	Value []byte
+	Tier  Tier
+	Found bool
+}
+
+// GetBatch answers keys in order, duplicates at every position, with the
+// same results and counters as a loop of Get. It stops at the first error.
+func (c *Cache) GetBatch(ctx context.Context, keys []blockfmt.Key) ([]Result, error) {
+	out := make([]Result, len(keys))
+	for i, k := range keys {
+		v, t, ok, err := c.Get(ctx, k)
+		if err != nil {
+			return out[:i], err
+		}
+		out[i] = Result{Value: v, Tier: t, Found: ok}
+	}
+	return out, nil
+}
+
+// Item is one write of PutBatch.
+type Item struct {
+	Key     blockfmt.Key
+	Value   []byte
+	Options PutOptions
+}
+
+// PutBatch writes items in order (a later item of a key wins), with the same
+// results and counters as a loop of Put. It stops at the first error.
+func (c *Cache) PutBatch(ctx context.Context, items []Item) error {
+	for _, it := range items {
+		if err := c.Put(ctx, it.Key, it.Value, it.Options); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recover refills DRAM from the SSD tier, up to each shard's capacity,
+// without evicting anything: AutoRecoverOnStart.
+func (c *Cache) recover(ctx context.Context) error {
+	now := c.now()
+	full := 0
+	err := c.ssd.Iterate(ctx, func(b blockfmt.Block) bool {
+		if b.Expired(now) {
+			return true
+		}
+		h := hashKey(b.Key)
+		s := c.shardFor(h)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		cost := entryCost(b.Key, len(b.Value))
+		if s.m[h] != nil || !c.fitsDRAM(s, b.Key, len(b.Value)) {
+			return true
+		}
+		if s.pol.Cost()+cost > s.capacity {
+			full++
+			return full < 4*len(c.shards)
+		}
+		if _, err := s.pol.Admit(h, cost, s.victims[:0]); err != nil {
+			return true
+		}
+		s.m[h] = &entry{key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt, persisted: true}
+		c.st.recovered.Add(1)
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("matrixcache: recover from SSD tier: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,642 @@
+package matrixcache
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
+)
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// testOptions is a one-shard cache with room for n 32-byte string values in
+// DRAM, an SSD tier in a test directory, and a fake clock.
+func testOptions(t *testing.T, n int) (Options, *fakeClock) {
+	clk := newFakeClock()
+	return Options{
+		DRAMCapacityBytes: int64(n) * entryCost(blockfmt.StringKey(0, "k00"), 32),
+		Shards:            1,
+		Policy:            "slru",
+		SSDPath:           t.TempDir(),
+		SSDNoSync:         true,
+		Clock:             clk,
+	}, clk
+}
+
+func newTestCache(t *testing.T, opts Options) *Cache {
+	t.Helper()
+	c, err := New(t.Context(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	return c
+}
+
+func val(s string) []byte { return bytes.Repeat([]byte(s), 32/len(s)) }
+
+func skey(i int) blockfmt.Key { return blockfmt.StringKey(0, fmt.Sprintf("k%02d", i)) }
+
+func TestPutThenGetReturnsTheBytesAndTier(t *testing.T) {
+	opts, _ := testOptions(t, 4)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	v, tier, ok, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierDRAM, tier)
+	require.Equal(t, val("a"), v)
+
+	v[0] = 'z' // Get returns a copy
+	v, _, _, err = c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.Equal(t, val("a"), v)
+
+	_, tier, ok, err = c.Get(ctx, skey(2))
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Equal(t, TierNone, tier)
+	st := c.Stats()
+	require.EqualValues(t, 2, st.DRAM.Hits)
+	require.EqualValues(t, 1, st.Misses)
+	require.EqualValues(t, 1, st.SSD.Puts, "written through to SSD")
+}
+
+func TestDRAMOverCapacityEvictsButTheSSDCopyRemains(t *testing.T) {
+	opts, _ := testOptions(t, 1)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	require.NoError(t, c.Put(ctx, skey(2), val("b"), PutOptions{}))
+	st := c.Stats()
+	require.EqualValues(t, 1, st.DRAM.Entries)
+	require.GreaterOrEqual(t, st.DRAM.Evictions, int64(1))
+
+	v, tier, ok, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierSSD, tier)
+	require.Equal(t, val("a"), v)
+	require.EqualValues(t, 1, c.Stats().SSD.Hits)
+}
+
+func TestValueLargerThanADRAMBlockIsStoredOnSSDOnly(t *testing.T) {
+	opts, _ := testOptions(t, 4)
+	opts.MaxDRAMBlockBytes = 16
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	st := c.Stats()
+	require.EqualValues(t, 0, st.DRAM.Entries)
+	require.EqualValues(t, 1, st.SSD.Puts)
+
+	v, tier, ok, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierSSD, tier)
+	require.Equal(t, val("a"), v)
+	require.EqualValues(t, 1, c.Stats().RefillFailures)
+}
+
+func TestValueNoTierAcceptsIsRefused(t *testing.T) {
+	opts, _ := testOptions(t, 4)
+	opts.MaxSSDBlockBytes = 16
+	c := newTestCache(t, opts)
+	err := c.Put(t.Context(), skey(1), val("a"), PutOptions{})
+	require.ErrorIs(t, err, ErrTooLarge)
+	_, _, ok, err := c.Get(t.Context(), skey(1))
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.EqualValues(t, 1, c.Stats().Rejected)
+}
+
+func TestSSDHitPromotesBackToDRAM(t *testing.T) {
+	opts, _ := testOptions(t, 1)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	require.NoError(t, c.Put(ctx, skey(2), val("b"), PutOptions{}))
+	_, tier, _, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.Equal(t, TierSSD, tier)
+	_, tier, _, err = c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.Equal(t, TierDRAM, tier)
+	st := c.Stats()
+	require.EqualValues(t, 1, st.DRAM.Promotions)
+	require.EqualValues(t, 1, st.DRAM.Hits)
+}
+
+func TestPeekNeverRefillsDRAMNorCountsHits(t *testing.T) {
+	opts, _ := testOptions(t, 1)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	require.NoError(t, c.Put(ctx, skey(2), val("b"), PutOptions{}))
+	before := c.Stats()
+	for range 3 {
+		v, tier, ok, err := c.Peek(ctx, skey(1))
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, TierSSD, tier)
+		require.Equal(t, val("a"), v)
+	}
+	v, tier, ok, err := c.Peek(ctx, skey(2))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierDRAM, tier)
+	require.Equal(t, val("b"), v)
+	after := c.Stats()
+	require.Equal(t, before.DRAM, after.DRAM)
+	require.Equal(t, before.SSD.Hits, after.SSD.Hits)
+	require.Equal(t, before.Misses, after.Misses)
+}
+
+// batchFixture fills a cache with a resident key, an SSD-only key and an
+// expired key, and returns the cache and a mixed key list.
+func batchFixture(t *testing.T) (*Cache, []blockfmt.Key) {
+	opts, clk := testOptions(t, 1)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))                 // SSD only after the next put
+	require.NoError(t, c.Put(ctx, skey(3), val("c"), PutOptions{TTL: time.Second})) // expires
+	require.NoError(t, c.Put(ctx, skey(2), val("b"), PutOptions{}))                 // resident
+	clk.Advance(2 * time.Second)
+	return c, []blockfmt.Key{skey(2), skey(1), skey(9), skey(2), skey(3), skey(1), skey(9)}
+}
+
+func TestGetBatchIsALoopOfGetOnValuesAndCounters(t *testing.T) {
+	ctx := t.Context()
+	a, keys := batchFixture(t)
+	b, _ := batchFixture(t)
+
+	got, err := a.GetBatch(ctx, keys)
+	require.NoError(t, err)
+	require.Len(t, got, len(keys))
+	var want []Result
+	for _, k := range keys {
+		v, tier, ok, err := b.Get(ctx, k)
+		require.NoError(t, err)
+		want = append(want, Result{Value: v, Tier: tier, Found: ok})
+	}
+	require.Equal(t, want, got)
+	require.Equal(t, val("b"), got[0].Value)
+	require.True(t, got[3].Found, "a duplicate is answered at every position")
+	require.False(t, got[4].Found, "an expired key is a miss")
+
+	sa, sb := a.Stats(), b.Stats()
+	require.Equal(t, sb.DRAM.Hits, sa.DRAM.Hits)
+	require.Equal(t, sb.DRAM.Misses, sa.DRAM.Misses)
+	require.Equal(t, sb.SSD.Hits, sa.SSD.Hits)
+	require.Equal(t, sb.Misses, sa.Misses)
+	require.Equal(t, sb.DRAM.Promotions, sa.DRAM.Promotions)
+}
+
+func TestPutBatchIsALoopOfPut(t *testing.T) {
+	ctx := t.Context()
+	oa, _ := testOptions(t, 2)
+	ob, _ := testOptions(t, 2)
+	a, b := newTestCache(t, oa), newTestCache(t, ob)
+	items := []Item{
+		{Key: skey(1), Value: val("a")}, {Key: skey(2), Value: val("b")},
+		{Key: skey(1), Value: val("c")}, {Key: skey(3), Value: val("d")},
+	}
+	require.NoError(t, a.PutBatch(ctx, items))
+	for _, it := range items {
+		require.NoError(t, b.Put(ctx, it.Key, it.Value, it.Options))
+	}
+	for i := 1; i <= 3; i++ {
+		va, ta, _, err := a.Peek(ctx, skey(i))
+		require.NoError(t, err)
+		vb, tb, _, err := b.Peek(ctx, skey(i))
+		require.NoError(t, err)
+		require.Equal(t, vb, va)
+		require.Equal(t, tb, ta)
+	}
+	v, _, _, err := a.Peek(ctx, skey(1))
+	require.NoError(t, err)
+	require.Equal(t, val("c"), v, "the later item of a key wins")
+	sa, sb := a.Stats(), b.Stats()
+	require.Equal(t, sb.DRAM.Puts, sa.DRAM.Puts)
+	require.Equal(t, sb.DRAM.Evictions, sa.DRAM.Evictions)
+	require.Equal(t, sb.SSD.Puts, sa.SSD.Puts)
+}
+
+func TestLastWriteWinsAcrossTiers(t *testing.T) {
+	opts, _ := testOptions(t, 4)
+	opts.MaxDRAMBlockBytes = 40
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	k := skey(1)
+	big := bytes.Repeat([]byte("B"), 64) // too large for DRAM: SSD only
+	for i := range 20 {                  // across the hotness threshold
+		small := []byte(fmt.Sprintf("value-%02d", i))
+		require.NoError(t, c.Put(ctx, k, small, PutOptions{}))
+		if i%3 == 0 {
+			v, _, ok, err := c.Get(ctx, k)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, small, v)
+		}
+		require.NoError(t, c.Put(ctx, k, big, PutOptions{}))
+		v, tier, ok, err := c.Get(ctx, k)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, TierSSD, tier)
+		require.Equal(t, big, v, "the SSD-only write drops the older DRAM copy")
+	}
+	st := c.Stats()
+	require.Positive(t, st.DRAM.StaleCopiesDropped)
+	require.EqualValues(t, 0, st.DRAM.Entries)
+
+	// A rewrite reaches the SSD copy too.
+	require.NoError(t, c.Put(ctx, k, []byte("final"), PutOptions{}))
+	require.NoError(t, c.Put(ctx, skey(2), val("x"), PutOptions{}))
+	for i := 3; i < 10; i++ { // push k out of DRAM
+		require.NoError(t, c.Put(ctx, skey(i), val("y"), PutOptions{}))
+	}
+	v, _, ok, err := c.Get(ctx, k)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []byte("final"), v)
+}
+
+func TestDRAMOnlyWriteDropsTheOlderSSDCopy(t *testing.T) {
+	opts, _ := testOptions(t, 4)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	k := blockfmt.Key{Shard: 0, Record: "r", Namespace: "other", Selector: "s"}       // hotness 0: memory only
+	require.NoError(t, c.Put(ctx, k, bytes.Repeat([]byte("o"), 2<<20), PutOptions{})) // SSD only
+	require.NoError(t, c.Put(ctx, k, []byte("new"), PutOptions{}))                    // DRAM only
+	require.EqualValues(t, 1, c.Stats().SSD.StaleCopiesDropped)
+	_, ok, err := c.ssd.Get(k)
+	require.NoError(t, err)
+	require.False(t, ok)
+	v, tier, ok, err := c.Get(ctx, k)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierDRAM, tier)
+	require.Equal(t, []byte("new"), v)
+}
+
+func TestEvictionDemotesVictimsTheAdmissionAdmitsToSSD(t *testing.T) {
+	opts, _ := testOptions(t, 1)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	// Oplog blocks start at hotness 1, below the SSD threshold (2): memory only.
+	warm := blockfmt.Key{Record: "warm", Namespace: blockfmt.NamespaceOplog, Selector: "s"}
+	cold := blockfmt.Key{Record: "cold", Namespace: blockfmt.NamespaceOplog, Selector: "s"}
+	require.NoError(t, c.Put(ctx, warm, []byte("w"), PutOptions{}))
+	require.EqualValues(t, 0, c.Stats().SSD.Puts, "a cold block is memory only")
+	_, _, _, err := c.Get(ctx, warm) // hotness 2: the SSD threshold
+	require.NoError(t, err)
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{})) // evicts warm
+	st := c.Stats()
+	require.EqualValues(t, 1, st.DRAM.Demotions)
+	v, tier, ok, err := c.Peek(ctx, warm)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierSSD, tier)
+	require.Equal(t, []byte("w"), v)
+
+	require.NoError(t, c.Put(ctx, cold, []byte("c"), PutOptions{}))
+	require.NoError(t, c.Put(ctx, skey(2), val("b"), PutOptions{})) // evicts cold, never read
+	_, _, ok, err = c.Peek(ctx, cold)
+	require.NoError(t, err)
+	require.False(t, ok, "a victim the admission keeps out of SSD is dropped")
+	require.EqualValues(t, 1, c.Stats().DRAM.Demotions)
+}
+
+func TestNoReadPathServesAnExpiredEntry(t *testing.T) {
+	opts, clk := testOptions(t, 1)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{TTL: time.Second})) // then SSD only
+	require.NoError(t, c.Put(ctx, skey(2), val("b"), PutOptions{TTL: time.Second})) // DRAM
+	clk.Advance(time.Second)
+	for _, k := range []blockfmt.Key{skey(1), skey(2)} {
+		_, _, ok, err := c.Peek(ctx, k)
+		require.NoError(t, err)
+		require.False(t, ok)
+		_, _, ok, err = c.Get(ctx, k)
+		require.NoError(t, err)
+		require.False(t, ok)
+		_, err = c.Acquire(ctx, k)
+		require.ErrorIs(t, err, ErrNotFound)
+		rs, err := c.GetBatch(ctx, []blockfmt.Key{k, k})
+		require.NoError(t, err)
+		require.False(t, rs[0].Found)
+		require.False(t, rs[1].Found)
+	}
+	require.Positive(t, c.Stats().DRAM.Expired)
+}
+
+func TestEntriesNeverExpireWithoutATTL(t *testing.T) {
+	opts, clk := testOptions(t, 2)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	clk.Advance(100 * 365 * 24 * time.Hour)
+	_, _, ok, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.True(t, ok)
+}
+
+func TestAcquireReportsSourceTierRefillsAndPinsBytes(t *testing.T) {
+	opts, _ := testOptions(t, 1)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	require.NoError(t, c.Put(ctx, skey(2), val("b"), PutOptions{})) // skey(1) now SSD only
+	h, err := c.Acquire(ctx, skey(1))
+	require.NoError(t, err)
+	require.Equal(t, TierSSD, h.Tier())
+	require.Equal(t, val("a"), h.Value())
+	st := c.Stats()
+	require.EqualValues(t, 1, st.PinnedEntries)
+	require.EqualValues(t, 32, st.PinnedBytes)
+	h2, err := c.Acquire(ctx, skey(1))
+	require.NoError(t, err)
+	require.Equal(t, TierDRAM, h2.Tier(), "the refilled copy answers next")
+	h.Release()
+	require.EqualValues(t, 1, c.Stats().PinnedEntries, "pinned until the last release")
+	h2.Release()
+	h2.Release() // idempotent
+	st = c.Stats()
+	require.EqualValues(t, 0, st.PinnedEntries)
+	require.EqualValues(t, 0, st.PinnedBytes)
+	require.EqualValues(t, 2, st.Pins)
+	require.EqualValues(t, 2, st.Unpins)
+
+	_, err = c.Acquire(ctx, skey(7))
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+func TestPinnedEntrySurvivesCapacityEviction(t *testing.T) {
+	opts, _ := testOptions(t, 2)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	h, err := c.Acquire(ctx, skey(1))
+	require.NoError(t, err)
+	for i := 2; i < 20; i++ {
+		require.NoError(t, c.Put(ctx, skey(i), val("x"), PutOptions{}))
+	}
+	_, tier, ok, err := c.Peek(ctx, skey(1))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierDRAM, tier)
+	h.Release()
+	for i := 20; i < 30; i++ {
+		require.NoError(t, c.Put(ctx, skey(i), val("x"), PutOptions{}))
+	}
+	_, tier, _, err = c.Peek(ctx, skey(1))
+	require.NoError(t, err)
+	require.Equal(t, TierSSD, tier, "evictable again after release")
+}
+
+func TestExpiredReadKeepsThePin(t *testing.T) {
+	opts, clk := testOptions(t, 2)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{TTL: time.Second}))
+	h, err := c.Acquire(ctx, skey(1))
+	require.NoError(t, err)
+	clk.Advance(2 * time.Second)
+	_, _, ok, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.EqualValues(t, 1, c.Stats().PinnedEntries)
+	require.Equal(t, val("a"), h.Value())
+	h.Release()
+	require.EqualValues(t, 0, c.Stats().PinnedEntries)
+}
+
+func TestRemovingAPinnedEntryKeepsTheHandlesBytes(t *testing.T) {
+	opts, _ := testOptions(t, 2)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	h, err := c.Acquire(ctx, skey(1))
+	require.NoError(t, err)
+	found, err := c.Delete(ctx, skey(1))
+	require.NoError(t, err)
+	require.True(t, found)
+	_, _, ok, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Equal(t, val("a"), h.Value())
+	h.Release()
+	require.NoError(t, c.Put(ctx, skey(1), val("b"), PutOptions{}))
+	st := c.Stats()
+	require.EqualValues(t, 1, st.DRAM.Entries)
+	require.EqualValues(t, entryCost(skey(1), 32), st.DRAM.Bytes)
+	require.EqualValues(t, 0, st.PinnedEntries)
+}
+
+func TestOverwriteLeavesAHeldHandlesBytesUnchanged(t *testing.T) {
+	opts, _ := testOptions(t, 2)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	h, err := c.Acquire(ctx, skey(1))
+	require.NoError(t, err)
+	require.NoError(t, c.Put(ctx, skey(1), val("b"), PutOptions{}))
+	require.Equal(t, val("a"), h.Value())
+	v, _, _, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.Equal(t, val("b"), v)
+	require.EqualValues(t, 1, c.Stats().PinnedEntries, "the pin follows the key")
+	h.Release()
+	require.EqualValues(t, 0, c.Stats().PinnedEntries)
+}
+
+func TestInvalidationClearsEveryTier(t *testing.T) {
+	opts, _ := testOptions(t, 2)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	put := func(k blockfmt.Key) { require.NoError(t, c.Put(ctx, k, val("v"), PutOptions{})) }
+	for i := range 4 {
+		put(blockfmt.StringKey(1, fmt.Sprintf("user:%d", i)))
+		put(blockfmt.StringKey(1, fmt.Sprintf("post:%d", i)))
+		put(blockfmt.StringKey(2, fmt.Sprintf("user:%d", i)))
+	}
+	present := func(k blockfmt.Key) bool {
+		_, _, ok, err := c.Peek(ctx, k)
+		require.NoError(t, err)
+		return ok
+	}
+	r, err := c.DeletePrefix(ctx, 1, "user:")
+	require.NoError(t, err)
+	require.Equal(t, 4, r.SSD)
+	for i := range 4 {
+		require.False(t, present(blockfmt.StringKey(1, fmt.Sprintf("user:%d", i))))
+		require.True(t, present(blockfmt.StringKey(1, fmt.Sprintf("post:%d", i))))
+	}
+	r, err = c.DeleteShard(ctx, 2)
+	require.NoError(t, err)
+	require.Equal(t, 4, r.SSD)
+	for i := range 4 {
+		require.False(t, present(blockfmt.StringKey(2, fmt.Sprintf("user:%d", i))))
+	}
+	found, err := c.Delete(ctx, blockfmt.StringKey(1, "post:3"))
+	require.NoError(t, err)
+	require.True(t, found)
+	require.False(t, present(blockfmt.StringKey(1, "post:3")))
+	found, err = c.Delete(ctx, blockfmt.StringKey(1, "post:3"))
+	require.NoError(t, err)
+	require.False(t, found)
+}
+
+func TestConcurrentReadersAndWritersSeeWholeValues(t *testing.T) {
+	opts, _ := testOptions(t, 8)
+	opts.Shards = 2
+	opts.Policy = ""
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for i := range 200 {
+				k := skey((i + w) % 24)
+				require.NoError(t, c.Put(ctx, k, bytes.Repeat([]byte{byte('a' + (i+w)%24)}, 32), PutOptions{}))
+			}
+		})
+	}
+	for r := range 3 {
+		wg.Go(func() {
+			for i := range 300 {
+				k := skey((i * (r + 1)) % 24)
+				v, _, ok, err := c.Get(ctx, k)
+				require.NoError(t, err)
+				if ok {
+					require.Len(t, v, 32)
+					require.Equal(t, bytes.Repeat(v[:1], 32), v)
+				}
+				if i%10 == 0 {
+					if h, err := c.Acquire(ctx, k); err == nil {
+						require.Len(t, h.Value(), 32)
+						h.Release()
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := c.Stats()
+	require.LessOrEqual(t, st.DRAM.Bytes, opts.DRAMCapacityBytes)
+	require.EqualValues(t, 0, st.PinnedEntries)
+	require.NoError(t, c.Put(ctx, skey(1), val("z"), PutOptions{}))
+}
+
+func TestAutoRecoverOnStartRefillsDRAMSkippingExpired(t *testing.T) {
+	opts, clk := testOptions(t, 3)
+	opts.SSDNoSync = false
+	ctx := t.Context()
+	c, err := New(ctx, opts)
+	require.NoError(t, err)
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	require.NoError(t, c.Put(ctx, skey(2), val("b"), PutOptions{TTL: time.Second}))
+	require.NoError(t, c.Put(ctx, skey(3), val("c"), PutOptions{}))
+	require.NoError(t, c.Close())
+	clk.Advance(2 * time.Second)
+
+	opts.AutoRecoverOnStart = true
+	c = newTestCache(t, opts)
+	st := c.Stats()
+	require.EqualValues(t, 2, st.Recovered)
+	require.EqualValues(t, 2, st.DRAM.Entries)
+	v, tier, ok, err := c.Get(ctx, skey(3))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierDRAM, tier)
+	require.Equal(t, val("c"), v)
+	_, _, ok, err = c.Get(ctx, skey(2))
+	require.NoError(t, err)
+	require.False(t, ok, "an expired entry does not come back after restart")
+}
+
+func TestWithoutAutoRecoverTheCacheStartsWithEmptyDRAM(t *testing.T) {
+	opts, _ := testOptions(t, 3)
+	ctx := t.Context()
+	c, err := New(ctx, opts)
+	require.NoError(t, err)
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	require.NoError(t, c.Close())
+	c = newTestCache(t, opts)
+	require.EqualValues(t, 0, c.Stats().DRAM.Entries)
+	_, tier, ok, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierSSD, tier)
+}
+
+func TestNewRefusesCriticalFindingsAndBuildsOnWarnings(t *testing.T) {
+	_, err := New(t.Context(), Options{AutoRecoverOnStart: true})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.Contains(t, err.Error(), "SSDPath")
+	_, err = New(t.Context(), Options{DRAMCapacityBytes: Disabled, SSDCapacityBytes: Disabled})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+
+	c := newTestCache(t, Options{Policy: "WeightedHotnessLru", SSDCapacityBytes: Disabled, DRAMCapacityBytes: 1 << 20, Shards: 1})
+	require.NoError(t, c.Put(t.Context(), skey(1), val("a"), PutOptions{}))
+}
+
+func TestDefaultCacheUsesATemporarySSDTierRemovedByClose(t *testing.T) {
+	c, err := New(t.Context(), Options{})
+	require.NoError(t, err)
+	dir := c.tempDir
+	require.DirExists(t, dir)
+	require.NoError(t, c.Put(t.Context(), skey(1), val("a"), PutOptions{}))
+	require.NoError(t, c.Close())
+	require.NoDirExists(t, dir)
+	require.NoError(t, c.Close())
+}
+
+func TestClosedCacheRefusesCalls(t *testing.T) {
+	opts, _ := testOptions(t, 2)
+	c, err := New(t.Context(), opts)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	ctx := t.Context()
+	require.ErrorIs(t, c.Put(ctx, skey(1), val("a"), PutOptions{}), ErrClosed)
+	_, _, _, err = c.Get(ctx, skey(1))
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = c.Acquire(ctx, skey(1))
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = c.Delete(ctx, skey(1))
+	require.ErrorIs(t, err, ErrClosed)
+}
+
+func TestDRAMOnlyCacheHoldsValuesWithoutSSD(t *testing.T) {
+	c := newTestCache(t, Options{SSDCapacityBytes: Disabled, DRAMCapacityBytes: 1 << 20, Shards: 1})
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	v, tier, ok, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierDRAM, tier)
+	require.Equal(t, val("a"), v)
+	require.ErrorIs(t, c.Put(ctx, skey(2), make([]byte, 2<<20), PutOptions{}), ErrTooLarge)
+}

@@ -1,0 +1,102 @@
+package matrixcache
+
+import "github.com/temporalstore/temporalstore-go/matrixcache/ssdtier"
+
+// TierStats are the counters of one tier.
+type TierStats struct {
+	// Hits and Misses count lookups that reached the tier (Get, GetBatch,
+	// Acquire; Peek counts nothing).
+	Hits, Misses int64
+	// Puts counts values the cache wrote to the tier, demotions included.
+	Puts int64
+	// Evictions counts entries the tier's replacement policy gave up
+	// (DRAM only; the SSD tier's own evictions are in Stats.SSDStore).
+	Evictions int64
+	// Demotions counts DRAM victims written to the SSD tier.
+	Demotions int64
+	// Promotions counts values refilled into DRAM from a lower tier.
+	Promotions int64
+	// Expired counts expired entries found by a read or as a victim and
+	// dropped.
+	Expired int64
+	// StaleCopiesDropped counts older copies a write dropped from the tier
+	// because the new value did not go there (last write wins).
+	StaleCopiesDropped int64
+	// Entries and Bytes are what the tier holds now (DRAM: value plus key
+	// bytes, as the policy accounts them).
+	Entries, Bytes int64
+}
+
+// Stats is a snapshot of a cache's counters.
+type Stats struct {
+	DRAM TierStats
+	SSD  TierStats
+	// SSDStore is the SSD tier's own snapshot (zero when it is disabled).
+	SSDStore ssdtier.Stats
+
+	// Misses counts lookups no tier answered.
+	Misses int64
+	// Rejected counts writes no tier accepts (ErrTooLarge).
+	Rejected int64
+	// HotnessPromotions counts DRAM entries whose hotness crossed the DRAM
+	// hotness threshold.
+	HotnessPromotions int64
+	// RefillFailures counts SSD hits DRAM could not take (too large, or
+	// refused by the replacement policy).
+	RefillFailures int64
+	// DRAMAdmissionRejected counts values the DRAM replacement policy
+	// refused (TinyLFU admission, or no room beside pinned entries).
+	DRAMAdmissionRejected int64
+	// SSDBudgetRefused counts SSD writes the write budget refused.
+	SSDBudgetRefused int64
+	// DemotionFailures counts DRAM victims whose demotion to SSD failed.
+	DemotionFailures int64
+	// Pins and Unpins count Acquire pins and Release unpins;
+	// PinnedEntries and PinnedBytes are the DRAM entries pinned now.
+	Pins, Unpins               int64
+	PinnedEntries, PinnedBytes int64
+	// Recovered counts entries AutoRecoverOnStart loaded into DRAM.
+	Recovered int64
+}
+
+// Stats returns a snapshot of the cache's counters. It locks every shard in
+// turn, so it is not free on a large cache.
+func (c *Cache) Stats() Stats {
+	st := &c.st
+	s := Stats{
+		DRAM: TierStats{
+			Hits: st.dramHits.Load(), Misses: st.dramMisses.Load(), Puts: st.dramPuts.Load(),
+			Evictions: st.dramEvictions.Load(), Demotions: st.dramDemotions.Load(),
+			Promotions: st.dramPromotions.Load(), Expired: st.dramExpired.Load(),
+			StaleCopiesDropped: st.dramStale.Load(),
+		},
+		SSD: TierStats{
+			Hits: st.ssdHits.Load(), Misses: st.ssdMisses.Load(), Puts: st.ssdPuts.Load(),
+			StaleCopiesDropped: st.ssdStale.Load(),
+		},
+		Misses: st.misses.Load(), Rejected: st.rejected.Load(),
+		HotnessPromotions: st.hotnessPromotions.Load(), RefillFailures: st.refillFailures.Load(),
+		DRAMAdmissionRejected: st.dramAdmissionRejected.Load(), SSDBudgetRefused: st.ssdBudgetRefused.Load(),
+		DemotionFailures: st.demotionFailures.Load(), Pins: st.pins.Load(), Unpins: st.unpins.Load(),
+		Recovered: st.recovered.Load(),
+	}
+	for _, sh := range c.shards {
+		sh.mu.Lock()
+		s.DRAM.Entries += int64(sh.pol.Len())
+		s.DRAM.Bytes += sh.pol.Cost()
+		for _, e := range sh.m {
+			if e.pinned() {
+				s.PinnedEntries++
+				s.PinnedBytes += int64(len(e.value))
+			}
+		}
+		sh.mu.Unlock()
+	}
+	if c.ssdSt != nil {
+		s.SSDStore = c.ssdSt.Stats()
+		s.SSD.Entries, s.SSD.Bytes = s.SSDStore.Entries, s.SSDStore.Bytes
+		s.SSD.Evictions = s.SSDStore.Evictions
+		s.SSD.Expired = s.SSDStore.Expired
+	}
+	return s
+}
