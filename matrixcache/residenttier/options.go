@@ -58,6 +58,16 @@ type Options struct {
 	// so [Store.View] is zero-copy only for uncompressed values.
 	Block blockfmt.Options
 
+	// OnEvict, if set, receives every block evicted to stay within
+	// CapacityBytes after a write, so the cache can demote it to a lower
+	// tier. It is called after the block's file is removed, on the
+	// goroutine of the Put that caused the eviction, with no lock held
+	// (it may call the store), and that Put returns only after it. Blocks
+	// already expired, or that fail to decode, are removed without it,
+	// and so are blocks evicted at Open. Default: none (evicting then
+	// reads nothing).
+	OnEvict func(blockfmt.Block)
+
 	// Logger receives corruption reports and open summaries. Default:
 	// discard.
 	Logger *slog.Logger

@@ -278,9 +278,13 @@ func (s *Store) apply(w write) error {
 }
 
 // evict removes the files of entries already taken out of the index,
-// unless a write has put the hash back since.
+// unless a write has put the hash back since, and hands the blocks to
+// Options.OnEvict.
 func (s *Store) evict(victims []*entry) error {
-	var errs []error
+	var (
+		errs    []error
+		evicted []blockfmt.Block
+	)
 	for _, v := range victims {
 		stripe := &s.stripes[v.hash>>56]
 		stripe.Lock()
@@ -288,11 +292,37 @@ func (s *Store) evict(victims []*entry) error {
 		_, back := s.idx.m[v.hash]
 		s.mu.Unlock()
 		if !back {
+			if s.opts.OnEvict != nil {
+				if b, ok := s.readVictim(v); ok {
+					evicted = append(evicted, b)
+				}
+			}
 			errs = append(errs, s.removeFile(v.hash))
 		}
 		stripe.Unlock()
 	}
+	for _, b := range evicted {
+		s.opts.OnEvict(b)
+	}
 	return errors.Join(errs...)
+}
+
+// readVictim reads the block an eviction is about to remove, if it is
+// whole, live and still v's key.
+func (s *Store) readVictim(v *entry) (blockfmt.Block, bool) {
+	data, release, err := s.readFile(v.hash)
+	if err != nil {
+		return blockfmt.Block{}, false
+	}
+	defer release()
+	b, err := decodeView(data)
+	if err != nil || b.Expired(s.opts.Clock.Now().UnixNano()) || string(blockfmt.AppendOrderedKey(nil, b.Key)) != v.key {
+		return blockfmt.Block{}, false
+	}
+	if s.opts.Mmap {
+		b.Value = bytes.Clone(b.Value)
+	}
+	return b, true
 }
 
 // deleteKey removes the block of key, reporting whether there was one.
@@ -418,6 +448,9 @@ func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
 // removeWhere removes every block whose entry matches, counting them in
 // counter.
 func (s *Store) removeWhere(ctx context.Context, match func(*entry) bool, counter *atomic.Int64) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	var hashes []uint64
 	s.mu.Lock()
 	for h, e := range s.idx.m {
@@ -594,6 +627,9 @@ func (s *Store) Iterate(ctx context.Context, fn func(blockfmt.Block) bool) error
 	type item struct {
 		key  string
 		hash uint64
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if err := s.begin(); err != nil {
 		return err

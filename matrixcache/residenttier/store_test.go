@@ -540,3 +540,56 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 }
+
+func TestOnEvict(t *testing.T) {
+	clk := newFakeClock()
+	one := blk(0, "k00", "0123456789")
+	enc, err := blockfmt.Encode(nil, one, blockfmt.Options{})
+	require.NoError(t, err)
+	size := int64(len(enc))
+	for _, mmap := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mmap=%v", mmap), func(t *testing.T) {
+			var (
+				s       *Store
+				evicted []string
+			)
+			s = openStore(t, Options{CapacityBytes: 3 * size, Mmap: mmap, Clock: clk, OnEvict: func(b blockfmt.Block) {
+				evicted = append(evicted, b.Key.Record+"="+string(b.Value))
+				// The store is usable from the callback, and the block is gone.
+				_, ok, err := s.Get(b.Key)
+				require.NoError(t, err)
+				require.False(t, ok)
+			}})
+			ctx := t.Context()
+			key := func(i int) blockfmt.Key { return blockfmt.StringKey(0, fmt.Sprintf("k%02d", i)) }
+			for i := range 3 {
+				b := blockfmt.NewBlock(key(i), []byte(fmt.Sprintf("%010d", i)))
+				if i == 1 {
+					b.ExpiresAt = clk.Now().Add(time.Minute).UnixNano()
+				}
+				require.NoError(t, s.Put(ctx, b))
+			}
+			clk.Advance(2 * time.Minute)
+			for i := 3; i < 6; i++ {
+				require.NoError(t, s.Put(ctx, blockfmt.NewBlock(key(i), []byte(fmt.Sprintf("%010d", i)))))
+			}
+			// k01 had expired: evicted, but not handed over.
+			require.Equal(t, []string{"k00=0000000000", "k02=0000000002"}, evicted)
+			require.Equal(t, int64(3), s.Stats().Evictions)
+		})
+	}
+}
+
+func TestCancelledContext(t *testing.T) {
+	s := openStore(t, Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	require.ErrorIs(t, s.Put(ctx, blk(1, "a", "x")), context.Canceled)
+	require.ErrorIs(t, s.PutBatch(ctx, []blockfmt.Block{blk(1, "a", "x")}), context.Canceled)
+	_, err := s.Delete(ctx, blockfmt.StringKey(1, "a"))
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, s.Iterate(ctx, func(blockfmt.Block) bool { return true }), context.Canceled)
+	_, err = s.DeleteShard(ctx, 1)
+	require.ErrorIs(t, err, context.Canceled)
+	requireMissing(t, s, blockfmt.StringKey(1, "a"))
+}
