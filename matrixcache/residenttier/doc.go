@@ -73,7 +73,9 @@
 // overflowed it, the least recently used blocks (a write or a read hit
 // makes a block most recently used). Access order is not persisted: Open
 // ranks blocks coldest (lowest hotness in their header) first, then least
-// recently written.
+// recently written. [Options.OnEvict] receives the blocks a write
+// evicts, so the cache can demote them to the SSD tier; expired blocks
+// are dropped without it.
 //
 // # Memory-mapped reads
 //

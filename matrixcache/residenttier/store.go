@@ -581,7 +581,8 @@ func (s *Store) dropStale(h uint64) error {
 
 // Get returns key's block. An expired block is not found, and is deleted.
 // A file that fails to decode is reported as an error wrapping
-// [blockfmt.ErrCorrupt], counted and deleted; it is never returned as a
+// [blockfmt.ErrCorrupt] (or [blockfmt.ErrUnsupportedVersion], for a block
+// of a newer format), counted and deleted; it is never returned as a
 // value. The returned block is the caller's own memory.
 func (s *Store) Get(key blockfmt.Key) (blockfmt.Block, bool, error) {
 	if err := s.begin(); err != nil {

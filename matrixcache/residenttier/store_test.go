@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -592,4 +593,37 @@ func TestCancelledContext(t *testing.T) {
 	_, err = s.DeleteShard(ctx, 1)
 	require.ErrorIs(t, err, context.Canceled)
 	requireMissing(t, s, blockfmt.StringKey(1, "a"))
+}
+
+// TestEveryByteDamaged flips each byte of a block file in turn: a read
+// must report corruption (a newer format version, for the version byte),
+// count it and remove the file, and never return a value.
+func TestEveryByteDamaged(t *testing.T) {
+	for _, opts := range []Options{{}, {Mmap: true}, {Block: blockfmt.Options{Compression: blockfmt.CompressionZstd, MinCompressBytes: 1}}} {
+		t.Run(fmt.Sprintf("mmap=%v/%v", opts.Mmap, opts.Block.Compression), func(t *testing.T) {
+			s := openStore(t, opts)
+			ctx := t.Context()
+			k := blockfmt.HashKey(3, "rec", "field")
+			value := []byte(strings.Repeat("value-", 20))
+			require.NoError(t, s.Put(ctx, blockfmt.NewBlock(k, value)))
+			p := pathOf(s, k)
+			good, err := os.ReadFile(p)
+			require.NoError(t, err)
+			for i := range good {
+				require.NoError(t, s.Put(ctx, blockfmt.NewBlock(k, value)))
+				bad := bytes.Clone(good)
+				bad[i] ^= 0x5a
+				require.NoError(t, os.WriteFile(p, bad, 0o600))
+				b, ok, err := s.Get(k)
+				require.False(t, ok, "byte %d", i)
+				if i == 4 { // the format version byte
+					require.ErrorIs(t, err, blockfmt.ErrUnsupportedVersion)
+				} else {
+					require.ErrorIs(t, err, blockfmt.ErrCorrupt, "byte %d", i)
+				}
+				require.Nil(t, b.Value)
+			}
+			require.Equal(t, int64(len(good)), s.Stats().Corrupt)
+		})
+	}
 }
