@@ -33,6 +33,7 @@ var (
 // (ssdtier.Store) implements it, and so will the resident tier.
 type persistentTier interface {
 	Put(ctx context.Context, b blockfmt.Block) error
+	PutBatch(ctx context.Context, blocks []blockfmt.Block) error
 	Get(key blockfmt.Key) (blockfmt.Block, bool, error)
 	Delete(ctx context.Context, key blockfmt.Key) (bool, error)
 	DeletePrefix(ctx context.Context, shard uint64, recordPrefix string) (int, error)
@@ -69,6 +70,7 @@ type Cache struct {
 	shards  []*shard
 	ssd     persistentTier
 	ssdSt   *ssdtier.Store
+	wb      *writeback
 	tempDir string
 
 	life   sync.RWMutex
@@ -161,6 +163,9 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 			return nil, fmt.Errorf("matrixcache: open SSD tier: %w", err)
 		}
 		c.ssd, c.ssdSt = st, st
+		if o.WriteBack {
+			c.wb = newWriteback(ctx, st, o.WriteBackQueueLen, o.WriteBackMaxBatch)
+		}
 	}
 	if o.AutoRecoverOnStart && c.ssd != nil {
 		if err := c.recover(ctx); err != nil {
@@ -187,11 +192,36 @@ func (c *Cache) Close() error {
 	}
 	c.closed = true
 	var err error
+	if c.wb != nil {
+		c.wb.close()
+	}
 	if c.ssd != nil {
 		err = c.ssd.Close()
 	}
 	c.removeTemp()
 	return err
+}
+
+// Flush waits until every SSD write queued by Options.WriteBack before the
+// call has committed. Without WriteBack it returns at once.
+func (c *Cache) Flush(ctx context.Context) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	if c.wb == nil {
+		return nil
+	}
+	return c.wb.flush(ctx)
+}
+
+// writeSSD writes b to the SSD tier: queued with WriteBack, unless the
+// queue is full, in which case the caller writes it directly.
+func (c *Cache) writeSSD(ctx context.Context, b blockfmt.Block) error {
+	if c.wb != nil && c.wb.enqueue(b, false) {
+		return nil
+	}
+	return c.ssd.Put(ctx, b)
 }
 
 func (c *Cache) enter() error {
@@ -341,7 +371,7 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 	var err error
 	if c.ssd != nil {
 		if d.AdmitSSD || d.Tier == TierSSD || !inDRAM {
-			err = c.ssd.Put(ctx, blockfmt.Block{Key: key, Kind: kind, Hotness: hot, ExpiresAt: exp, Value: v})
+			err = c.writeSSD(ctx, blockfmt.Block{Key: key, Kind: kind, Hotness: hot, ExpiresAt: exp, Value: v})
 			switch {
 			case err == nil:
 				c.st.ssdPuts.Add(1)
@@ -368,6 +398,16 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 
 // dropSSDCopy deletes an SSD copy older than the value just written.
 func (c *Cache) dropSSDCopy(ctx context.Context, key blockfmt.Key) error {
+	if c.wb != nil {
+		if _, _, ok := c.wb.lookup(key); ok {
+			// A queued write of the key: replace it with a delete.
+			c.st.ssdStale.Add(1)
+			c.wb.enqueue(blockfmt.Block{Key: key}, true)
+			return nil
+		}
+	}
+	// No job of the key is queued or in flight, so the SSD copy only
+	// changes under this shard's lock, which the caller holds.
 	if _, ok, _ := c.ssd.Get(key); !ok {
 		return nil
 	}
@@ -397,7 +437,7 @@ func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, now
 		if !d.AdmitSSD && d.Tier != TierSSD {
 			continue
 		}
-		err := c.ssd.Put(ctx, blockfmt.Block{Key: e.key, Kind: e.kind, Hotness: e.hotness, ExpiresAt: e.expiresAt, Value: e.value})
+		err := c.writeSSD(ctx, blockfmt.Block{Key: e.key, Kind: e.kind, Hotness: e.hotness, ExpiresAt: e.expiresAt, Value: e.value})
 		if err != nil {
 			c.st.demotionFailures.Add(1)
 			if errors.Is(err, ssdtier.ErrBudgetExceeded) {
@@ -447,7 +487,7 @@ func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt
 		}
 		return nil, nil, TierNone, nil
 	}
-	b, ok, err := c.ssd.Get(key)
+	b, ok, err := c.readSSD(key, now)
 	if err != nil || !ok {
 		if promote {
 			c.st.ssdMisses.Add(1)
@@ -464,6 +504,20 @@ func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt
 		c.pinLocked(s, h, e)
 	}
 	return e, b.Value, TierSSD, nil
+}
+
+// readSSD reads key from the SSD tier, or from the writeback queue when a
+// write or delete of the key is still queued there.
+func (c *Cache) readSSD(key blockfmt.Key, now int64) (blockfmt.Block, bool, error) {
+	if c.wb != nil {
+		if b, del, ok := c.wb.lookup(key); ok {
+			if del || b.Expired(now) {
+				return blockfmt.Block{}, false, nil
+			}
+			return b, true, nil
+		}
+	}
+	return c.ssd.Get(key)
 }
 
 func (c *Cache) bumpHotness(e *entry) {
@@ -571,6 +625,10 @@ func (c *Cache) Delete(ctx context.Context, key blockfmt.Key) (bool, error) {
 		found = true
 	}
 	if c.ssd != nil {
+		if c.wb != nil {
+			found = c.wb.forget(func(k blockfmt.Key) bool { return k == key }) > 0 || found
+			defer c.wb.commitMu.Unlock()
+		}
 		ok, err := c.ssd.Delete(ctx, key)
 		if err != nil {
 			return found, err
@@ -609,10 +667,18 @@ func (c *Cache) invalidate(ctx context.Context, shardID uint64, prefix string) (
 	if c.ssd != nil {
 		var n int
 		var err error
+		if c.wb != nil {
+			// Held only for the range delete: DRAM shards are locked
+			// below, and Delete takes commitMu under a shard lock.
+			c.wb.forget(matchPrefix(shardID, prefix))
+		}
 		if prefix == "" {
 			n, err = c.ssd.DeleteShard(ctx, shardID)
 		} else {
 			n, err = c.ssd.DeletePrefix(ctx, shardID, prefix)
+		}
+		if c.wb != nil {
+			c.wb.commitMu.Unlock()
 		}
 		r.SSD = n
 		if err != nil {

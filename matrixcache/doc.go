@@ -40,10 +40,14 @@
 //     not a copy: valid and unchanged until Release, never to be modified.
 //     A pinned entry is never evicted and never dropped by expiry.
 //   - Delete, DeletePrefix and DeleteShard invalidate every tier.
+//   - With Options.WriteBack, SSD writes go through a bounded queue drained
+//     in batches by one goroutine; reads see queued writes, a full queue
+//     makes the caller write directly (nothing is dropped), and Close drains
+//     the queue.
+//   - With Options.AutoRecoverOnStart, New refills DRAM from the SSD tier.
 //   - Stats is a snapshot of per-tier counters.
 //
-// The resident tier, async writeback and the sharded-cluster entry points are
-// not built yet.
+// The resident tier and the cluster entry points are not built yet.
 //
 // # Packages
 //

@@ -23,6 +23,8 @@ const (
 	DefaultMaxSSDBlockBytes        = 16 << 20
 	DefaultShards                  = 16
 	DefaultPolicy                  = "tinylfu"
+	DefaultWriteBackQueueLen       = 4096
+	DefaultWriteBackMaxBatch       = 256
 )
 
 // Disabled is the capacity that turns a tier off (zero means the default).
@@ -71,6 +73,23 @@ type Options struct {
 	// SSDWriteBytesPerSec caps SSD write bandwidth (ssdtier.Options
 	// WriteBytesPerSec). Default 0: no cap.
 	SSDWriteBytesPerSec int64
+
+	// WriteBack queues SSD writes (write-through copies, demotions and the
+	// deletes of stale copies) to a background writer that commits them in
+	// batches, instead of writing them under the DRAM shard's lock. Reads
+	// see queued writes, and Close (or Flush) waits for them. When the
+	// queue is full a write goes to the SSD directly, as without WriteBack
+	// (counted in Stats.WritebackBackpressure): no write is dropped. A
+	// write that the queue then fails to commit (the write budget, say) is
+	// counted in Stats.WritebackFailures, and the key's older SSD copy is
+	// deleted. Default false: SSD writes are synchronous.
+	WriteBack bool
+	// WriteBackQueueLen bounds the queued SSD writes. Default (0)
+	// DefaultWriteBackQueueLen (4096).
+	WriteBackQueueLen int
+	// WriteBackMaxBatch bounds the writes committed in one batch. Default
+	// (0) DefaultWriteBackMaxBatch (256).
+	WriteBackMaxBatch int
 
 	// AutoRecoverOnStart refills DRAM from the SSD tier in New, up to the
 	// DRAM capacity, skipping expired blocks. Default false.
@@ -132,6 +151,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Shards == 0 {
 		o.Shards = DefaultShards
+	}
+	if o.WriteBackQueueLen == 0 {
+		o.WriteBackQueueLen = DefaultWriteBackQueueLen
+	}
+	if o.WriteBackMaxBatch == 0 {
+		o.WriteBackMaxBatch = DefaultWriteBackMaxBatch
 	}
 	o.Policy = strings.ToLower(strings.TrimSpace(o.Policy))
 	if o.Policy == "" {
@@ -265,6 +290,12 @@ func (o Options) Validate() []Finding {
 		if c.v < 0 {
 			add(FindingInvalidValue, SeverityCritical, c.name, "%d is negative", c.v)
 		}
+	}
+	if d.WriteBackQueueLen < 0 {
+		add(FindingInvalidValue, SeverityCritical, "WriteBackQueueLen", "%d is negative", d.WriteBackQueueLen)
+	}
+	if d.WriteBackMaxBatch < 0 {
+		add(FindingInvalidValue, SeverityCritical, "WriteBackMaxBatch", "%d is negative", d.WriteBackMaxBatch)
 	}
 	if d.Shards < 0 {
 		add(FindingInvalidValue, SeverityCritical, "Shards", "shard count %d is negative", d.Shards)

@@ -55,6 +55,13 @@ type Stats struct {
 	// PinnedEntries and PinnedBytes are the DRAM entries pinned now.
 	Pins, Unpins               int64
 	PinnedEntries, PinnedBytes int64
+	// Writeback counters (Options.WriteBack): jobs queued, writes that
+	// replaced a queued job of the same key, jobs committed, writes made
+	// directly because the queue was full, queued writes that failed to
+	// commit, and the queue's depth now and at most.
+	WritebackEnqueued, WritebackCoalesced, WritebackDrained int64
+	WritebackBackpressure, WritebackFailures                int64
+	WritebackQueueDepth, WritebackMaxQueueDepth             int64
 	// Recovered counts entries AutoRecoverOnStart loaded into DRAM.
 	Recovered int64
 }
@@ -91,6 +98,12 @@ func (c *Cache) Stats() Stats {
 			}
 		}
 		sh.mu.Unlock()
+	}
+	if w := c.wb; w != nil {
+		s.WritebackEnqueued, s.WritebackCoalesced = w.enqueued.Load(), w.coalesced.Load()
+		s.WritebackDrained, s.WritebackBackpressure = w.drained.Load(), w.backpressure.Load()
+		s.WritebackFailures, s.WritebackMaxQueueDepth = w.failures.Load(), w.maxDepth.Load()
+		s.WritebackQueueDepth = int64(w.depth())
 	}
 	if c.ssdSt != nil {
 		s.SSDStore = c.ssdSt.Stats()
