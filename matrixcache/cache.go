@@ -115,6 +115,8 @@ type counters struct {
 	ssdHits, ssdMisses, ssdPuts, ssdStale                                                                atomic.Int64
 	misses, rejected, hotnessPromotions, refillFailures, dramAdmissionRejected, ssdBudgetRefused         atomic.Int64
 	demotionFailures, pins, unpins, recovered                                                            atomic.Int64
+
+	getLatency, putLatency, readThroughLatency latencyHist
 }
 
 // New builds a cache from opts. It refuses options with a Critical finding
@@ -304,6 +306,7 @@ func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 	if o.TTL > 0 {
 		exp = now + int64(o.TTL)
 	}
+	defer c.st.putLatency.since(time.Now())
 	v := bytes.Clone(value)
 	if v == nil {
 		v = []byte{}
@@ -487,7 +490,11 @@ func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt
 		}
 		return nil, nil, TierNone, nil
 	}
+	start := time.Now()
 	b, ok, err := c.readSSD(key, now)
+	if promote {
+		c.st.readThroughLatency.since(start)
+	}
 	if err != nil || !ok {
 		if promote {
 			c.st.ssdMisses.Add(1)
@@ -576,6 +583,7 @@ func (c *Cache) Get(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, 
 	if err := ctx.Err(); err != nil {
 		return nil, TierNone, false, err
 	}
+	defer c.st.getLatency.since(time.Now())
 	h := hashKey(key)
 	s := c.shardFor(h)
 	s.mu.Lock()

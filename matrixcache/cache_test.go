@@ -81,6 +81,10 @@ func TestPutThenGetReturnsTheBytesAndTier(t *testing.T) {
 	require.EqualValues(t, 2, st.DRAM.Hits)
 	require.EqualValues(t, 1, st.Misses)
 	require.EqualValues(t, 1, st.SSD.Puts, "written through to SSD")
+	require.EqualValues(t, 3, st.GetLatency.Samples)
+	require.EqualValues(t, 1, st.PutLatency.Samples)
+	require.EqualValues(t, 1, st.ReadThroughLatency.Samples, "only the miss read the SSD tier")
+	require.Positive(t, st.GetLatency.Percentile(99))
 }
 
 func TestDRAMOverCapacityEvictsButTheSSDCopyRemains(t *testing.T) {

@@ -62,6 +62,10 @@ type Stats struct {
 	WritebackEnqueued, WritebackCoalesced, WritebackDrained int64
 	WritebackBackpressure, WritebackFailures                int64
 	WritebackQueueDepth, WritebackMaxQueueDepth             int64
+	// Latency histograms of Get, Put, and the SSD reads of Get and Acquire
+	// that missed DRAM (read-through); with WriteBack, WritebackLatency
+	// times each committed batch.
+	GetLatency, PutLatency, ReadThroughLatency, WritebackLatency Latency
 	// Recovered counts entries AutoRecoverOnStart loaded into DRAM.
 	Recovered int64
 }
@@ -85,7 +89,9 @@ func (c *Cache) Stats() Stats {
 		HotnessPromotions: st.hotnessPromotions.Load(), RefillFailures: st.refillFailures.Load(),
 		DRAMAdmissionRejected: st.dramAdmissionRejected.Load(), SSDBudgetRefused: st.ssdBudgetRefused.Load(),
 		DemotionFailures: st.demotionFailures.Load(), Pins: st.pins.Load(), Unpins: st.unpins.Load(),
-		Recovered: st.recovered.Load(),
+		Recovered:  st.recovered.Load(),
+		GetLatency: st.getLatency.snapshot(), PutLatency: st.putLatency.snapshot(),
+		ReadThroughLatency: st.readThroughLatency.snapshot(),
 	}
 	for _, sh := range c.shards {
 		sh.mu.Lock()
@@ -104,6 +110,7 @@ func (c *Cache) Stats() Stats {
 		s.WritebackDrained, s.WritebackBackpressure = w.drained.Load(), w.backpressure.Load()
 		s.WritebackFailures, s.WritebackMaxQueueDepth = w.failures.Load(), w.maxDepth.Load()
 		s.WritebackQueueDepth = int64(w.depth())
+		s.WritebackLatency = w.latency.snapshot()
 	}
 	if c.ssdSt != nil {
 		s.SSDStore = c.ssdSt.Stats()

@@ -40,6 +40,7 @@ type writeback struct {
 	ctx      context.Context
 
 	enqueued, coalesced, drained, backpressure, failures, maxDepth atomic.Int64
+	latency                                                        latencyHist
 }
 
 type wbJob struct {
@@ -206,6 +207,7 @@ func (w *writeback) drainOnce() {
 	}
 	w.inflight = n
 	w.mu.Unlock()
+	defer w.latency.since(time.Now())
 
 	if len(puts) > 0 {
 		if err := w.ssd.PutBatch(w.ctx, puts); err != nil {
