@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -101,89 +102,60 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// load rebuilds the index from the directory.
+// live is a block file found at Open.
+type live struct {
+	hash      uint64
+	key       string
+	size      int64
+	expiresAt int64
+	hotness   uint8
+	mtime     time.Time
+}
+
+// scanned is what Open found in one subdirectory.
+type scanned struct {
+	lives            []live
+	nExp, nCorr, nTm int
+}
+
+// load rebuilds the index from the directory, reading the subdirectories
+// in parallel.
 func (s *Store) load(ctx context.Context) error {
-	type live struct {
-		hash      uint64
-		key       string
-		size      int64
-		expiresAt int64
-		hotness   uint8
-		mtime     time.Time
-	}
+	now := s.opts.Clock.Now().UnixNano()
 	var (
-		lives            []live
-		nExp, nCorr, nTm int
-		now              = s.opts.Clock.Now().UnixNano()
-		seen             int
+		next    atomic.Int64
+		mu      sync.Mutex
+		total   scanned
+		errs    []error
+		wg      sync.WaitGroup
+		workers = min(max(runtime.GOMAXPROCS(0), 4), 16)
 	)
-	for i := range fanout {
-		dir := filepath.Join(s.dir, fmt.Sprintf("%02x", i))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("residenttier: %w", err)
-		}
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return fmt.Errorf("residenttier: rebuild index: %w", err)
-		}
-		changed := false
-		for _, de := range ents {
-			if seen++; seen%1024 == 0 {
-				if err := ctx.Err(); err != nil {
-					return fmt.Errorf("residenttier: rebuild index: %w", err)
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= fanout {
+					return
 				}
-			}
-			name := de.Name()
-			path := filepath.Join(dir, name)
-			if strings.HasSuffix(name, tempSuffix) {
-				if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return fmt.Errorf("residenttier: remove leftover: %w", err)
+				sc, err := s.scanDir(ctx, i, now)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+					next.Store(fanout) // stop the others early
 				}
-				nTm, changed = nTm+1, true
-				continue
+				total.lives = append(total.lives, sc.lives...)
+				total.nExp += sc.nExp
+				total.nCorr += sc.nCorr
+				total.nTm += sc.nTm
+				mu.Unlock()
 			}
-			h, ok := parseFileName(name)
-			if !ok || !de.Type().IsRegular() {
-				s.opts.Logger.Warn("residenttier: ignoring foreign file", "path", path)
-				continue
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return fmt.Errorf("residenttier: rebuild index: %w", err)
-			}
-			hd, derr := blockfmt.DecodeHeader(data)
-			var key []byte
-			if derr == nil {
-				key = blockfmt.AppendOrderedKey(nil, hd.Key)
-				if xxhash.Sum64(key) != h || int(h>>56) != i {
-					derr = fmt.Errorf("%w: block of another key", blockfmt.ErrCorrupt)
-				}
-			}
-			switch {
-			case derr != nil:
-				s.opts.Logger.Warn("residenttier: dropping undecodable block", "path", path, "err", derr)
-				nCorr++
-			case hd.Expired(now):
-				nExp++
-			default:
-				var mtime time.Time
-				if fi, err := de.Info(); err == nil {
-					mtime = fi.ModTime()
-				}
-				lives = append(lives, live{h, string(key), int64(len(data)), hd.ExpiresAt, hd.Hotness, mtime})
-				continue
-			}
-			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("residenttier: drop stale block: %w", err)
-			}
-			changed = true
-		}
-		if changed && s.opts.Sync {
-			if err := s.syncDir(dir); err != nil {
-				return fmt.Errorf("residenttier: %w", err)
-			}
-		}
+		})
 	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	lives := total.lives
 	// No access times survive a restart: the coldest blocks by hotness
 	// become the first victims, the least recently written first within
 	// a hotness.
@@ -202,13 +174,89 @@ func (s *Store) load(ctx context.Context) error {
 		}
 		nEvict++
 	}
-	s.st.expired.Add(int64(nExp))
-	s.st.corrupt.Add(int64(nCorr))
-	s.st.tempFiles.Add(int64(nTm))
+	s.st.expired.Add(int64(total.nExp))
+	s.st.corrupt.Add(int64(total.nCorr))
+	s.st.tempFiles.Add(int64(total.nTm))
 	s.st.evictions.Add(int64(nEvict))
 	s.opts.Logger.Info("residenttier: opened", "dir", s.dir, "entries", s.idx.len(), "bytes", s.idx.bytes,
-		"expired", nExp, "corrupt", nCorr, "leftovers", nTm, "evicted", nEvict)
+		"expired", total.nExp, "corrupt", total.nCorr, "leftovers", total.nTm, "evicted", nEvict)
 	return nil
+}
+
+// scanDir reads subdirectory i at Open: it removes leftovers of
+// interrupted writes, undecodable or misplaced block files and expired
+// blocks, and returns the rest.
+func (s *Store) scanDir(ctx context.Context, i int, now int64) (scanned, error) {
+	var sc scanned
+	if err := ctx.Err(); err != nil {
+		return sc, fmt.Errorf("residenttier: rebuild index: %w", err)
+	}
+	dir := filepath.Join(s.dir, subdirName(uint64(i)<<56))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return sc, fmt.Errorf("residenttier: %w", err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return sc, fmt.Errorf("residenttier: rebuild index: %w", err)
+	}
+	changed := false
+	for n, de := range ents {
+		if n%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return sc, fmt.Errorf("residenttier: rebuild index: %w", err)
+			}
+		}
+		name := de.Name()
+		path := filepath.Join(dir, name)
+		if strings.HasSuffix(name, tempSuffix) {
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return sc, fmt.Errorf("residenttier: remove leftover: %w", err)
+			}
+			sc.nTm, changed = sc.nTm+1, true
+			continue
+		}
+		h, ok := parseFileName(name)
+		if !ok || !de.Type().IsRegular() {
+			s.opts.Logger.Warn("residenttier: ignoring foreign file", "path", path)
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return sc, fmt.Errorf("residenttier: rebuild index: %w", err)
+		}
+		hd, derr := blockfmt.DecodeHeader(data)
+		var key []byte
+		if derr == nil {
+			key = blockfmt.AppendOrderedKey(nil, hd.Key)
+			if xxhash.Sum64(key) != h || int(h>>56) != i {
+				derr = fmt.Errorf("%w: block of another key", blockfmt.ErrCorrupt)
+			}
+		}
+		switch {
+		case derr != nil:
+			s.opts.Logger.Warn("residenttier: dropping undecodable block", "path", path, "err", derr)
+			sc.nCorr++
+		case hd.Expired(now):
+			sc.nExp++
+		default:
+			var mtime time.Time
+			if fi, err := de.Info(); err == nil {
+				mtime = fi.ModTime()
+			}
+			sc.lives = append(sc.lives, live{h, string(key), int64(len(data)), hd.ExpiresAt, hd.Hotness, mtime})
+			continue
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return sc, fmt.Errorf("residenttier: drop stale block: %w", err)
+		}
+		changed = true
+	}
+	if changed && s.opts.Sync {
+		if err := s.syncDir(dir); err != nil {
+			return sc, fmt.Errorf("residenttier: %w", err)
+		}
+	}
+	return sc, nil
 }
 
 // begin admits a call unless the store is closed; end must follow.
