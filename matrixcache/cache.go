@@ -2,6 +2,7 @@ package matrixcache
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -46,8 +47,8 @@ var _ persistentTier = (*ssdtier.Store)(nil)
 
 // PutOptions are per-write options of Put.
 type PutOptions struct {
-	// TTL is how long the value lives; 0 means forever. An expired value is
-	// never served by any tier.
+	// TTL is how long the value lives; 0 means Options.DefaultTTL (by
+	// default forever). An expired value is never served by any tier.
 	TTL time.Duration
 }
 
@@ -303,8 +304,8 @@ func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 	defer c.exit()
 	now := c.now()
 	var exp int64
-	if o.TTL > 0 {
-		exp = now + int64(o.TTL)
+	if ttl := cmp.Or(o.TTL, c.opts.DefaultTTL); ttl > 0 {
+		exp = now + int64(ttl)
 	}
 	defer c.st.putLatency.since(time.Now())
 	v := bytes.Clone(value)
@@ -702,6 +703,37 @@ func (c *Cache) invalidate(ctx context.Context, shardID uint64, prefix string) (
 			}
 		}
 		s.mu.Unlock()
+	}
+	return r, nil
+}
+
+// PurgeExpired removes every expired value from every tier, except DRAM
+// entries a Handle pins, and reports how many each tier removed (a key held
+// by both counts in both).
+func (c *Cache) PurgeExpired(ctx context.Context) (InvalidateReport, error) {
+	var r InvalidateReport
+	if err := c.enter(); err != nil {
+		return r, err
+	}
+	defer c.exit()
+	now := c.now()
+	for _, s := range c.shards {
+		s.mu.Lock()
+		for h, e := range s.m {
+			if e.expired(now) && !e.pinned() {
+				s.dropLocked(h, e)
+				c.st.dramExpired.Add(1)
+				r.DRAM++
+			}
+		}
+		s.mu.Unlock()
+	}
+	if c.ssdSt != nil {
+		n, err := c.ssdSt.PurgeExpired(ctx)
+		r.SSD = n
+		if err != nil {
+			return r, err
+		}
 	}
 	return r, nil
 }

@@ -644,3 +644,68 @@ func TestDRAMOnlyCacheHoldsValuesWithoutSSD(t *testing.T) {
 	require.Equal(t, val("a"), v)
 	require.ErrorIs(t, c.Put(ctx, skey(2), make([]byte, 2<<20), PutOptions{}), ErrTooLarge)
 }
+
+func TestDefaultTTLAppliesToLaterWritesAndAnExplicitTTLWins(t *testing.T) {
+	opts, clk := testOptions(t, 4)
+	opts.DefaultTTL = time.Minute
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	require.NoError(t, c.Put(ctx, skey(2), val("b"), PutOptions{TTL: time.Hour}))
+	clk.Advance(2 * time.Minute)
+	_, _, ok, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.False(t, ok, "the default TTL applied")
+	_, _, ok, err = c.Get(ctx, skey(2))
+	require.NoError(t, err)
+	require.True(t, ok, "the explicit TTL won")
+}
+
+func TestAHitIsCountedExactlyOncePerRead(t *testing.T) {
+	opts, _ := testOptions(t, 4)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	for range 37 {
+		_, _, ok, err := c.Get(ctx, skey(1))
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	h, err := c.Acquire(ctx, skey(1))
+	require.NoError(t, err)
+	h.Release()
+	st := c.Stats()
+	require.EqualValues(t, 38, st.DRAM.Hits)
+	require.EqualValues(t, 0, st.DRAM.Misses)
+	require.EqualValues(t, 1, st.HotnessPromotions, "hotness crossed the DRAM threshold once")
+}
+
+func TestPurgeExpiredReclaimsEveryTierButKeepsPins(t *testing.T) {
+	opts, clk := testOptions(t, 2)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	for i := range 6 { // two stay in DRAM, all six are on SSD
+		require.NoError(t, c.Put(ctx, skey(i), val("a"), PutOptions{TTL: time.Second}))
+	}
+	require.NoError(t, c.Put(ctx, skey(9), val("z"), PutOptions{}))
+	h, err := c.Acquire(ctx, skey(5))
+	require.NoError(t, err)
+	clk.Advance(time.Second)
+
+	r, err := c.PurgeExpired(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 6, r.SSD)
+	st := c.Stats()
+	require.EqualValues(t, 1, st.PinnedEntries, "the pinned entry survives the sweep")
+	require.Equal(t, val("a"), h.Value())
+	r, err = c.PurgeExpired(ctx)
+	require.NoError(t, err)
+	require.Equal(t, InvalidateReport{}, r, "a second purge finds nothing")
+	h.Release()
+	r, err = c.PurgeExpired(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, r.DRAM, "released, the expired entry goes")
+	_, _, ok, err := c.Get(ctx, skey(9))
+	require.NoError(t, err)
+	require.True(t, ok)
+}

@@ -91,6 +91,10 @@ type Options struct {
 	// (0) DefaultWriteBackMaxBatch (256).
 	WriteBackMaxBatch int
 
+	// DefaultTTL is the TTL of a Put whose PutOptions.TTL is 0. Default 0:
+	// values without a TTL never expire.
+	DefaultTTL time.Duration
+
 	// AutoRecoverOnStart refills DRAM from the SSD tier in New, up to the
 	// DRAM capacity, skipping expired blocks. Default false.
 	AutoRecoverOnStart bool
@@ -290,6 +294,9 @@ func (o Options) Validate() []Finding {
 		if c.v < 0 {
 			add(FindingInvalidValue, SeverityCritical, c.name, "%d is negative", c.v)
 		}
+	}
+	if d.DefaultTTL < 0 {
+		add(FindingInvalidValue, SeverityCritical, "DefaultTTL", "%v is negative", d.DefaultTTL)
 	}
 	if d.WriteBackQueueLen < 0 {
 		add(FindingInvalidValue, SeverityCritical, "WriteBackQueueLen", "%d is negative", d.WriteBackQueueLen)
