@@ -627,3 +627,30 @@ func TestEveryByteDamaged(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenCancelledReleasesLock(t *testing.T) {
+	s := openStore(t, Options{})
+	require.NoError(t, s.Put(t.Context(), blk(1, "a", "x")))
+	require.NoError(t, s.Close())
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := Open(ctx, Options{Dir: s.Path()})
+	require.ErrorIs(t, err, context.Canceled)
+	s = openStore(t, Options{Dir: s.Path()})
+	requireValue(t, s, blockfmt.StringKey(1, "a"), "x")
+}
+
+func TestSyncedDeletes(t *testing.T) {
+	s := openStore(t, Options{Sync: true})
+	ctx := t.Context()
+	require.NoError(t, s.PutBatch(ctx, []blockfmt.Block{blk(1, "a", "x"), blk(1, "b", "y"), blk(2, "c", "z")}))
+	require.Equal(t, int64(6), s.Stats().Fsyncs) // file and directory per block
+	ok, err := s.Delete(ctx, blockfmt.StringKey(1, "a"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, int64(7), s.Stats().Fsyncs) // the directory
+	n, err := s.DeleteShard(ctx, 2)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, int64(8), s.Stats().Fsyncs)
+}
