@@ -1,0 +1,141 @@
+package matrixcache
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
+)
+
+func benchKeys(n int) []blockfmt.Key {
+	keys := make([]blockfmt.Key, n)
+	for i := range keys {
+		keys[i] = blockfmt.StringKey(uint64(i%4), fmt.Sprintf("record-%06d", i))
+	}
+	return keys
+}
+
+func benchCache(b *testing.B, opts Options) *Cache {
+	b.Helper()
+	if opts.SSDCapacityBytes != Disabled && opts.SSDPath == "" {
+		opts.SSDPath = b.TempDir()
+	}
+	c, err := New(b.Context(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// BenchmarkGetDRAMHit reads 1,024 resident 256-byte values.
+func BenchmarkGetDRAMHit(b *testing.B) {
+	c := benchCache(b, Options{SSDCapacityBytes: Disabled})
+	ctx := b.Context()
+	keys := benchKeys(1024)
+	value := make([]byte, 256)
+	for _, k := range keys {
+		if err := c.Put(ctx, k, value, PutOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(value)))
+	i := 0
+	for b.Loop() {
+		if _, _, ok, _ := c.Get(ctx, keys[i&1023]); !ok {
+			b.Fatal("miss")
+		}
+		i++
+	}
+}
+
+// BenchmarkGetDRAMHitParallel is BenchmarkGetDRAMHit from GOMAXPROCS
+// goroutines over 16 shards.
+func BenchmarkGetDRAMHitParallel(b *testing.B) {
+	c := benchCache(b, Options{SSDCapacityBytes: Disabled})
+	ctx := b.Context()
+	keys := benchKeys(1024)
+	for _, k := range keys {
+		if err := c.Put(ctx, k, make([]byte, 256), PutOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		r := rand.New(rand.NewPCG(rand.Uint64(), 1))
+		for pb.Next() {
+			_, _, _, _ = c.Get(ctx, keys[r.IntN(len(keys))])
+		}
+	})
+}
+
+// BenchmarkPut writes 256-byte values over 4,096 keys into a DRAM tier that
+// holds a quarter of them, with the SSD tier off, written through (unsynced)
+// and written back.
+func BenchmarkPut(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		opts Options
+	}{
+		{"dram-only", Options{SSDCapacityBytes: Disabled}},
+		{"write-through-nosync", Options{SSDNoSync: true}},
+		{"write-back-nosync", Options{SSDNoSync: true, WriteBack: true}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			opts := bc.opts
+			opts.DRAMCapacityBytes = 1024 * 300
+			opts.Shards = 4
+			c := benchCache(b, opts)
+			ctx := b.Context()
+			keys := benchKeys(4096)
+			value := make([]byte, 256)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(value)))
+			i := 0
+			for b.Loop() {
+				if err := c.Put(ctx, keys[i&4095], value, PutOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.StopTimer()
+			_ = c.Flush(ctx)
+			st := c.Stats()
+			b.ReportMetric(float64(st.DRAM.Evictions)/float64(i), "evictions/op")
+		})
+	}
+}
+
+// BenchmarkZipfGet reads a Zipf-distributed key set four times larger than
+// DRAM, over an SSD tier that holds every key, and reports the share of
+// reads DRAM answered.
+func BenchmarkZipfGet(b *testing.B) {
+	for _, pol := range []string{"tinylfu", "slru"} {
+		b.Run(pol, func(b *testing.B) {
+			c := benchCache(b, Options{DRAMCapacityBytes: 1024 * 300, Shards: 4, SSDNoSync: true, Policy: pol})
+			ctx := b.Context()
+			keys := benchKeys(4096)
+			value := make([]byte, 256)
+			items := make([]Item, 0, len(keys))
+			for _, k := range keys {
+				items = append(items, Item{Key: k, Value: value})
+			}
+			if err := c.PutBatch(ctx, items); err != nil {
+				b.Fatal(err)
+			}
+			before := c.Stats()
+			z := rand.NewZipf(rand.New(rand.NewPCG(1, 2)), 1.1, 1, uint64(len(keys)-1))
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _, _, _ = c.Get(ctx, keys[z.Uint64()])
+			}
+			b.StopTimer()
+			st := c.Stats()
+			hits := st.DRAM.Hits - before.DRAM.Hits
+			gets := hits + st.DRAM.Misses - before.DRAM.Misses
+			b.ReportMetric(100*float64(hits)/float64(gets), "dram-hit%")
+		})
+	}
+}
