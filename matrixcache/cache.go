@@ -297,6 +297,13 @@ func (s *shard) dropLocked(h uint64, e *entry) {
 }
 
 // Put writes value under key. See Cache for where it goes. value is copied.
+// It fails with ErrTooLarge when no tier can ever hold the value. A value the
+// DRAM policy refuses (TinyLFU admission, or pinned entries leaving no room)
+// and no lower tier takes is simply not cached: Put returns nil and Stats
+// counts it in DRAMAdmissionRejected.
+//
+// If ctx ends during the SSD write, Put returns its error and the SSD may or
+// may not hold the new value; it never keeps an older one.
 func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOptions) error {
 	if err := c.enter(); err != nil {
 		return err
@@ -416,7 +423,9 @@ func (c *Cache) dropSSDCopy(ctx context.Context, key blockfmt.Key) error {
 		return nil
 	}
 	c.st.ssdStale.Add(1)
-	_, err := c.ssd.Delete(ctx, key)
+	// Not cancellable: an older copy left behind would be served once the
+	// new value leaves DRAM.
+	_, err := c.ssd.Delete(context.WithoutCancel(ctx), key)
 	return err
 }
 

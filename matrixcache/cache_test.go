@@ -2,6 +2,7 @@ package matrixcache
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -708,4 +709,39 @@ func TestPurgeExpiredReclaimsEveryTierButKeepsPins(t *testing.T) {
 	_, _, ok, err := c.Get(ctx, skey(9))
 	require.NoError(t, err)
 	require.True(t, ok)
+}
+
+func TestStatsAndReleaseWorkAfterClose(t *testing.T) {
+	opts, _ := testOptions(t, 2)
+	c, err := New(t.Context(), opts)
+	require.NoError(t, err)
+	require.NoError(t, c.Put(t.Context(), skey(1), val("a"), PutOptions{}))
+	h, err := c.Acquire(t.Context(), skey(1))
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	require.Equal(t, val("a"), h.Value())
+	h.Release()
+	st := c.Stats()
+	require.EqualValues(t, 1, st.DRAM.Puts)
+	require.EqualValues(t, 0, st.PinnedEntries)
+	require.ErrorIs(t, c.Flush(t.Context()), ErrClosed)
+}
+
+func TestACanceledPutNeverLeavesAnOlderSSDCopy(t *testing.T) {
+	opts, _ := testOptions(t, 1)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	err := c.Put(canceled, skey(1), val("b"), PutOptions{})
+	if err != nil {
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	require.NoError(t, c.Put(ctx, skey(2), val("c"), PutOptions{})) // evict skey(1)
+	v, _, ok, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	if ok {
+		require.Equal(t, val("b"), v)
+	}
 }
