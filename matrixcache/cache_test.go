@@ -133,7 +133,34 @@ func TestValueNoTierAcceptsIsRefused(t *testing.T) {
 	_, _, ok, err := c.Get(t.Context(), skey(1))
 	require.NoError(t, err)
 	require.False(t, ok)
-	require.EqualValues(t, 1, c.Stats().Rejected)
+	st := c.Stats()
+	require.EqualValues(t, 1, st.Rejected)
+	require.Zero(t, st.DRAM.Entries, "a write no tier accepts leaves nothing behind")
+	require.Zero(t, st.SSD.Entries)
+}
+
+func TestSSDDurabilityOnAndOffBothStoreAndServeEvictedEntries(t *testing.T) {
+	require.False(t, Options{}.withDefaults().SSDNoSync, "SSD writes are flushed by default")
+	for _, noSync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nosync=%v", noSync), func(t *testing.T) {
+			opts, _ := testOptions(t, 4)
+			opts.SSDNoSync = noSync
+			c := newTestCache(t, opts)
+			ctx := t.Context()
+			items := make([]Item, 256)
+			for i := range items {
+				items[i] = Item{Key: blockfmt.StringKey(0, fmt.Sprintf("e%03d", i)), Value: []byte(fmt.Sprintf("value-%03d", i))}
+			}
+			require.NoError(t, c.PutBatch(ctx, items))
+			require.Positive(t, c.Stats().DRAM.Evictions)
+			for _, it := range items {
+				v, _, ok, err := c.Peek(ctx, it.Key)
+				require.NoError(t, err)
+				require.True(t, ok)
+				require.Equal(t, it.Value, v)
+			}
+		})
+	}
 }
 
 func TestSSDHitPromotesBackToDRAM(t *testing.T) {
