@@ -307,7 +307,8 @@ func (s *shard) dropLocked(h uint64, e *entry) {
 }
 
 // Put writes value under key. See Cache for where it goes. value is copied.
-// It fails with ErrTooLarge when no tier can ever hold the value. A value the
+// It fails with ErrTooLarge when no tier can ever hold the value, and the
+// key's older value is then dropped from every tier. A value the
 // DRAM policy refuses (TinyLFU admission, or pinned entries leaving no room)
 // and no lower tier takes is simply not cached: Put returns nil and Stats
 // counts it in DRAMAdmissionRejected.
@@ -351,7 +352,17 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 	}
 	d := c.decide(key, len(v), hot)
 	if d.Tier == TierNone {
+		// Refused everywhere; the older value must not outlive the write.
 		c.st.rejected.Add(1)
+		if old != nil {
+			s.dropLocked(h, old)
+			c.st.dramStale.Add(1)
+		}
+		if c.ssd != nil {
+			if err := c.dropSSDCopy(ctx, key); err != nil {
+				return err
+			}
+		}
 		return fmt.Errorf("%w: %d bytes", ErrTooLarge, len(v))
 	}
 

@@ -137,6 +137,16 @@ func TestValueNoTierAcceptsIsRefused(t *testing.T) {
 	require.EqualValues(t, 1, st.Rejected)
 	require.Zero(t, st.DRAM.Entries, "a write no tier accepts leaves nothing behind")
 	require.Zero(t, st.SSD.Entries)
+
+	// Nor does the value it failed to replace survive it.
+	require.NoError(t, c.Put(t.Context(), skey(2), []byte("old"), PutOptions{}))
+	require.ErrorIs(t, c.Put(t.Context(), skey(2), val("a"), PutOptions{}), ErrTooLarge)
+	_, _, ok, err = c.Get(t.Context(), skey(2))
+	require.NoError(t, err)
+	require.False(t, ok)
+	st = c.Stats()
+	require.Zero(t, st.DRAM.Entries)
+	require.Zero(t, st.SSD.Entries)
 }
 
 func TestSSDDurabilityOnAndOffBothStoreAndServeEvictedEntries(t *testing.T) {
