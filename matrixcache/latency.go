@@ -6,15 +6,16 @@ import (
 	"time"
 )
 
-// LatencyBuckets are the upper bounds of the latency histogram buckets, the
-// original's: 10µs, 100µs, 1ms, 10ms, and everything above.
-var LatencyBuckets = [...]time.Duration{10 * time.Microsecond, 100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond}
+// latencyBuckets are the upper bounds of the latency histogram buckets, the
+// original's: 10µs, 100µs, 1ms, 10ms, and everything above. Unexported so
+// that no caller can change them under a running cache.
+var latencyBuckets = [...]time.Duration{10 * time.Microsecond, 100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond}
 
 // Latency is a snapshot of one operation's latency histogram.
 type Latency struct {
-	// Buckets counts samples per bucket (not cumulative): at most
-	// LatencyBuckets[i] for i < 4, and above 10ms in Buckets[4].
-	Buckets [len(LatencyBuckets) + 1]int64
+	// Buckets counts samples per bucket (not cumulative): at most 10µs,
+	// 100µs, 1ms and 10ms, and above 10ms in Buckets[4].
+	Buckets [len(latencyBuckets) + 1]int64
 	Samples int64
 	Total   time.Duration
 	Max     time.Duration
@@ -40,17 +41,17 @@ func (l Latency) Percentile(p float64) time.Duration {
 	for i, n := range l.Buckets {
 		seen += n
 		if seen >= rank {
-			if i < len(LatencyBuckets) {
-				return LatencyBuckets[i]
+			if i < len(latencyBuckets) {
+				return latencyBuckets[i]
 			}
 			break
 		}
 	}
-	return max(l.Max, LatencyBuckets[len(LatencyBuckets)-1]+time.Microsecond)
+	return max(l.Max, latencyBuckets[len(latencyBuckets)-1]+time.Microsecond)
 }
 
 type latencyHist struct {
-	buckets [len(LatencyBuckets) + 1]atomic.Int64
+	buckets [len(latencyBuckets) + 1]atomic.Int64
 	samples atomic.Int64
 	total   atomic.Int64
 	max     atomic.Int64
@@ -59,8 +60,8 @@ type latencyHist struct {
 func (h *latencyHist) since(start time.Time) { h.record(time.Since(start)) }
 
 func (h *latencyHist) record(d time.Duration) {
-	i := len(LatencyBuckets)
-	for j, b := range LatencyBuckets {
+	i := len(latencyBuckets)
+	for j, b := range latencyBuckets {
 		if d <= b {
 			i = j
 			break
