@@ -12,6 +12,9 @@
 //	      durable-append throughput, latency and fsync batching over
 //	      payload size × goroutines × sync policy, plus the per-record
 //	      byte envelope.
+//	cache hit ratios of matrixcache's W-TinyLFU policy vs otter v2,
+//	      ristretto v2 and LRU on the OLTP, Glimpse, loop and Zipf traces
+//	      (or the user's own: TRACE=path FORMAT=arc|lirs CAPACITY=n).
 //
 // Each benchmark writes bench-results/<name>.json at the repository root (the
 // directory holding go.work), prints a table, and prints as its last line

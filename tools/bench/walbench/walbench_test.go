@@ -45,7 +45,7 @@ func TestEnvelopeWalksEtcdFrames(t *testing.T) {
 func TestRunSmoke(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "wal.json")
 	cfg := DefaultConfig(true)
-	cfg.Duration = 40 * time.Millisecond
+	cfg.Duration = 200 * time.Millisecond // long enough that a loaded machine still completes records in every run
 	cfg.Warmup = 10 * time.Millisecond
 	cfg.Repeats = 1
 	cfg.Payloads = []int{256}
