@@ -101,18 +101,18 @@ var walOptions = []walOption{
 		return nil
 	}},
 	{"payloads", "BENCH_PAYLOADS", "list", "payload sizes in bytes, incompressible (default 0,64,256,4096)", func(c *walbench.Config, v string) error {
-		xs, err := intList(v)
+		xs, err := benchkit.IntList(v)
 		c.Payloads = xs
 		return err
 	}},
 	{"concurrency", "BENCH_CONCURRENCY", "list", "appending goroutines (default 1,16,64)", func(c *walbench.Config, v string) error {
-		xs, err := intList(v)
+		xs, err := benchkit.IntList(v)
 		c.Concurrency = xs
 		return err
 	}},
 	{"sync", "BENCH_SYNC", "list", "sync policies: always (return after fdatasync), interval (return after write, fdatasync every --sync-interval) (default always,interval)", func(c *walbench.Config, v string) error {
 		c.Syncs = nil
-		for _, s := range splitList(v) {
+		for _, s := range benchkit.SplitList(v) {
 			m, err := walbench.ParseSyncMode(s)
 			if err != nil {
 				return err
@@ -122,7 +122,7 @@ var walOptions = []walOption{
 		return nil
 	}},
 	{"systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours,etcd,bbolt (default all; ratios need ours)", func(c *walbench.Config, v string) error {
-		c.Systems = splitList(v)
+		c.Systems = benchkit.SplitList(v)
 		return nil
 	}},
 	{"sync-interval", "BENCH_SYNC_INTERVAL", "duration", "background fdatasync period of the interval policy, for every system (default 10ms)", func(c *walbench.Config, v string) error {
@@ -152,7 +152,7 @@ func printWALFlags(w io.Writer) {
 func runWAL(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench wal", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	quick := envBool(os.Getenv("BENCH_QUICK"))
+	quick := benchkit.EnvBool(os.Getenv("BENCH_QUICK"))
 	var flagSets []func(*walbench.Config) error
 	for _, o := range walOptions {
 		if o.apply == nil {
@@ -206,11 +206,6 @@ func runWAL(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func envBool(v string) bool {
-	b, err := strconv.ParseBool(strings.TrimSpace(v))
-	return err == nil && b
-}
-
 func setDuration(d *time.Duration, v string) error {
 	x, err := time.ParseDuration(strings.TrimSpace(v))
 	if err != nil {
@@ -218,26 +213,4 @@ func setDuration(d *time.Duration, v string) error {
 	}
 	*d = x
 	return nil
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func intList(v string) ([]int, error) {
-	var out []int
-	for _, s := range splitList(v) {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }

@@ -117,3 +117,14 @@ func TestWriteJSONAndRepoRoot(t *testing.T) {
 	require.Equal(t, 1.5, m["f"])
 	require.Nil(t, m["s"].(map[string]any)["median"])
 }
+
+func TestFlagLists(t *testing.T) {
+	require.Equal(t, []string{"a", "b"}, SplitList(" a, ,b ,"))
+	n, err := IntList("1, 64")
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 64}, n)
+	_, err = IntList("1,x")
+	require.Error(t, err)
+	require.True(t, EnvBool(" 1"))
+	require.False(t, EnvBool("maybe"))
+}

@@ -36,7 +36,7 @@ var options = []option{
 		return nil
 	}},
 	{"systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours,otter,ristretto,lru (default all; the points need ours)", func(c *Config, v string) error {
-		c.Systems = splitList(v)
+		c.Systems = benchkit.SplitList(v)
 		return nil
 	}},
 	{"trace", "TRACE", "path", "replay this trace file (gzip or plain) instead of the bundled ones; needs CAPACITY", func(c *Config, v string) error {
@@ -49,7 +49,7 @@ var options = []option{
 		return err
 	}},
 	{"capacity", "CAPACITY", "list", "cache capacities in entries for TRACE, e.g. 1000 or 500,5000", func(c *Config, v string) error {
-		xs, err := intList(v)
+		xs, err := benchkit.IntList(v)
 		c.UserCapacities = xs
 		return err
 	}},
@@ -98,7 +98,7 @@ Examples:
 func Command(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench cache", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	quick := envBool(os.Getenv("BENCH_QUICK"))
+	quick := benchkit.EnvBool(os.Getenv("BENCH_QUICK"))
 	var flagSets []func(*Config) error
 	for _, o := range options {
 		if o.apply == nil {
@@ -149,31 +149,4 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func envBool(v string) bool {
-	b, err := strconv.ParseBool(strings.TrimSpace(v))
-	return err == nil && b
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func intList(v string) ([]int, error) {
-	var out []int
-	for _, s := range splitList(v) {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
