@@ -1,8 +1,6 @@
 package cachebench
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -27,8 +25,8 @@ type report struct {
 	Conditions map[string]any `json:"conditions"`
 	Goals      map[string]any `json:"goals"`
 	// Summary holds the figures of the summary line, in its order.
-	Summary pairs        `json:"summary"`
-	Cells   []cellReport `json:"cells"`
+	Summary benchkit.Pairs `json:"summary"`
+	Cells   []cellReport   `json:"cells"`
 }
 
 type traceInfo struct {
@@ -69,7 +67,7 @@ func hitColumn(runs []runResult) []float64 {
 	return xs
 }
 
-// pointDiffs pairs repeat i of ours with repeat i of the peer and returns
+// pointDiffs benchkit.Pairs repeat i of ours with repeat i of the peer and returns
 // ours minus peer for each pair.
 func pointDiffs(ours, peer []float64) []float64 {
 	n := min(len(ours), len(peer))
@@ -164,35 +162,6 @@ func conditions(cfg Config, names []string, skipped map[string]string, systems m
 	return c
 }
 
-// pair is one key=value of the summary line; NaN prints as n/a (null in
-// the JSON).
-type pair struct {
-	Key    string
-	Value  float64
-	Digits int
-}
-
-// pairs marshals as a JSON object in its own order.
-type pairs []pair
-
-// MarshalJSON implements json.Marshaler.
-func (ps pairs) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, p := range ps {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(p.Key)
-		v, _ := benchkit.Float(p.Value).MarshalJSON()
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
 func (r *report) find(key string) *cellReport {
 	for i := range r.Cells {
 		if r.Cells[i].Key == key {
@@ -223,14 +192,14 @@ func pointsMedian(c *cellReport, peer string) float64 {
 // and its lead over otter, the throughput ratios (n/a until the concurrent
 // cache exists), the worst lead over each peer, then every cell's hit
 // ratios.
-func summaryPairs(r *report) pairs {
+func summaryPairs(r *report) benchkit.Pairs {
 	nan := math.NaN()
 	headline := r.find("oltp1000")
-	ps := pairs{
-		{"oltp1000_hit", hitMedian(headline, SystemOurs), 2},
-		{"oltp1000_vs_otter_points", pointsMedian(headline, SystemOtter), 2},
-		{"get_vs_otter_ratio", nan, 2},
-		{"get_vs_ristretto_ratio", nan, 2},
+	ps := benchkit.Pairs{
+		benchkit.NewPair("oltp1000_hit", hitMedian(headline, SystemOurs), 2),
+		benchkit.NewPair("oltp1000_vs_otter_points", pointsMedian(headline, SystemOtter), 2),
+		benchkit.NewPair("get_vs_otter_ratio", nan, 2),
+		benchkit.NewPair("get_vs_ristretto_ratio", nan, 2),
 	}
 	worstOtter, worstRistretto := nan, nan
 	for i := range r.Cells {
@@ -243,39 +212,23 @@ func summaryPairs(r *report) pairs {
 		}
 	}
 	ps = append(ps,
-		pair{"min_vs_otter_points", worstOtter, 2},
-		pair{"min_vs_ristretto_points", worstRistretto, 2},
+		benchkit.NewPair("min_vs_otter_points", worstOtter, 2),
+		benchkit.NewPair("min_vs_ristretto_points", worstRistretto, 2),
 	)
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		if c.Key != "oltp1000" {
 			ps = append(ps,
-				pair{c.Key + "_hit", hitMedian(c, SystemOurs), 2},
-				pair{c.Key + "_vs_otter_points", pointsMedian(c, SystemOtter), 2})
+				benchkit.NewPair(c.Key+"_hit", hitMedian(c, SystemOurs), 2),
+				benchkit.NewPair(c.Key+"_vs_otter_points", pointsMedian(c, SystemOtter), 2))
 		}
 		ps = append(ps,
-			pair{c.Key + "_vs_ristretto_points", pointsMedian(c, SystemRistretto), 2},
-			pair{c.Key + "_otter_hit", hitMedian(c, SystemOtter), 2},
-			pair{c.Key + "_ristretto_hit", hitMedian(c, SystemRistretto), 2},
-			pair{c.Key + "_lru_hit", hitMedian(c, SystemLRU), 2})
+			benchkit.NewPair(c.Key+"_vs_ristretto_points", pointsMedian(c, SystemRistretto), 2),
+			benchkit.NewPair(c.Key+"_otter_hit", hitMedian(c, SystemOtter), 2),
+			benchkit.NewPair(c.Key+"_ristretto_hit", hitMedian(c, SystemRistretto), 2),
+			benchkit.NewPair(c.Key+"_lru_hit", hitMedian(c, SystemLRU), 2))
 	}
 	return ps
-}
-
-func summaryLine(ps pairs) string {
-	var b strings.Builder
-	b.WriteString("cache:")
-	for _, p := range ps {
-		fmt.Fprintf(&b, " %s=%s", p.Key, number(p.Value, p.Digits))
-	}
-	return b.String()
-}
-
-func number(x float64, digits int) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.*f", digits, x)
 }
 
 // printTable writes one row per trace and capacity: each system's hit

@@ -123,7 +123,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	log.Info("report written", "path", out, "took", time.Since(began).Round(time.Millisecond))
 	printTable(stdout, rep, names, cfg.Repeats)
-	fmt.Fprintln(stdout, summaryLine(rep.Summary))
+	fmt.Fprintln(stdout, benchkit.SummaryLine("cache", rep.Summary))
 	return nil
 }
 

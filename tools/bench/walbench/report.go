@@ -1,12 +1,9 @@
 package walbench
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
@@ -18,7 +15,7 @@ type report struct {
 	Started    string         `json:"started"`
 	Conditions map[string]any `json:"conditions"`
 	// Summary holds the figures of the summary line, in its order.
-	Summary          pairs                      `json:"summary"`
+	Summary          benchkit.Pairs             `json:"summary"`
 	Envelope         map[string]*envelopeResult `json:"envelope"`
 	BboltCalibration []calibrationPoint         `json:"bbolt_calibration,omitempty"`
 	Cells            []cellReport               `json:"cells"`
@@ -119,33 +116,6 @@ func summarizeCell(c cell, names []string, runs map[string][]runResult) cellRepo
 	return cr
 }
 
-// pair is one key=value of the summary line.
-type pair struct {
-	Key    string
-	Value  float64
-	Digits int
-}
-
-// pairs marshals as a JSON object in its own order.
-type pairs []pair
-
-func (ps pairs) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, p := range ps {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(p.Key)
-		v, _ := benchkit.Float(p.Value).MarshalJSON()
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
 func (r *report) find(payload, conc int, s SyncMode) *cellReport {
 	for i := range r.Cells {
 		c := &r.Cells[i]
@@ -170,7 +140,7 @@ func (r *report) ratio(peer, key string, payload, conc int, s SyncMode) benchkit
 
 // summaryPairs picks the headline figures: the envelope fit, and the
 // ratios at 256-byte payloads (durable = SyncAlways).
-func summaryPairs(r *report) pairs {
+func summaryPairs(r *report) benchkit.Pairs {
 	nan := math.NaN()
 	fixed := func(name string) float64 {
 		if e := r.Envelope[name]; e != nil {
@@ -184,32 +154,19 @@ func summaryPairs(r *report) pairs {
 	}
 	durable := r.ratio(SystemEtcd, "records_per_sec_ratio", 256, 64, SyncAlways)
 	p99r := r.ratio(SystemEtcd, "p99_ratio", 256, 64, SyncAlways)
-	return pairs{
-		{"envelope_fixed_bytes", fixed(SystemOurs), 1},
-		{"durable_c64_ratio", durable.Median, 2},
-		{"p99_ratio", p99r.Median, 2},
-		{"durable_c64_ratio_min", durable.Min, 2},
-		{"durable_c64_ratio_max", durable.Max, 2},
-		{"durable_c1_ratio", r.ratio(SystemEtcd, "records_per_sec_ratio", 256, 1, SyncAlways).Median, 2},
-		{"interval_c64_ratio", r.ratio(SystemEtcd, "records_per_sec_ratio", 256, 64, SyncInterval).Median, 2},
-		{"bbolt_durable_c64_ratio", r.ratio(SystemBbolt, "records_per_sec_ratio", 256, 64, SyncAlways).Median, 2},
-		{"bbolt_p99_ratio", r.ratio(SystemBbolt, "p99_ratio", 256, 64, SyncAlways).Median, 2},
-		{"envelope_slope", slope, 4},
-		{"etcd_envelope_fixed_bytes", fixed(SystemEtcd), 1},
+	return benchkit.Pairs{
+		benchkit.NewPair("envelope_fixed_bytes", fixed(SystemOurs), 1),
+		benchkit.NewPair("durable_c64_ratio", durable.Median, 2),
+		benchkit.NewPair("p99_ratio", p99r.Median, 2),
+		benchkit.NewPair("durable_c64_ratio_min", durable.Min, 2),
+		benchkit.NewPair("durable_c64_ratio_max", durable.Max, 2),
+		benchkit.NewPair("durable_c1_ratio", r.ratio(SystemEtcd, "records_per_sec_ratio", 256, 1, SyncAlways).Median, 2),
+		benchkit.NewPair("interval_c64_ratio", r.ratio(SystemEtcd, "records_per_sec_ratio", 256, 64, SyncInterval).Median, 2),
+		benchkit.NewPair("bbolt_durable_c64_ratio", r.ratio(SystemBbolt, "records_per_sec_ratio", 256, 64, SyncAlways).Median, 2),
+		benchkit.NewPair("bbolt_p99_ratio", r.ratio(SystemBbolt, "p99_ratio", 256, 64, SyncAlways).Median, 2),
+		benchkit.NewPair("envelope_slope", slope, 4),
+		benchkit.NewPair("etcd_envelope_fixed_bytes", fixed(SystemEtcd), 1),
 	}
-}
-
-func summaryLine(ps pairs) string {
-	var b strings.Builder
-	b.WriteString("wal:")
-	for _, p := range ps {
-		v := "n/a"
-		if !math.IsNaN(p.Value) && !math.IsInf(p.Value, 0) {
-			v = fmt.Sprintf("%.*f", p.Digits, p.Value)
-		}
-		fmt.Fprintf(&b, " %s=%s", p.Key, v)
-	}
-	return b.String()
 }
 
 func printTable(w io.Writer, r *report, names []string) {

@@ -112,7 +112,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	log.Info("report written", "path", out, "took", time.Since(began).Round(time.Millisecond))
 	printTable(stdout, rep, cfg.Systems)
-	fmt.Fprintln(stdout, summaryLine(rep.Summary))
+	fmt.Fprintln(stdout, benchkit.SummaryLine("wal", rep.Summary))
 	return nil
 }
 
