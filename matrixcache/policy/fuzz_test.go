@@ -115,8 +115,8 @@ func runOps(t *testing.T, p Policy, ops []byte) {
 					// Only the segments still over budget are all pinned.
 					for i := range s.segs {
 						seg := &s.segs[i]
-						if seg.cost > seg.capacity {
-							require.Equal(t, seg.cost, seg.pinnedCost, "segment %d over budget with unpinned entries", i)
+						if seg.t.total > seg.capacity {
+							require.Equal(t, seg.t.total, seg.t.pinned, "segment %d over budget with unpinned entries", i)
 						}
 					}
 					break
@@ -175,31 +175,31 @@ func checkStructure(t *testing.T, p Policy) {
 			t.Fatalf(format, args...)
 		}
 	}
+	// checkTable checks the table's cost sums against its lists and returns
+	// how many nodes the lists hold.
+	checkTable := func(tb *table) int {
+		nl, total := 0, tb.pinned
+		for q := range uint8(tb.nlists) {
+			nq, cq := walk(tb, q)
+			check(cq == tb.listCost[q], "list %d cost %d, list says %d", q, tb.listCost[q], cq)
+			nl += nq
+			total += cq
+		}
+		check(tb.total == total, "cost %d, lists and pins say %d", tb.total, total)
+		check(nl <= tb.len(), "lists hold %d nodes, Len %d", nl, tb.len())
+		return nl
+	}
 	switch p := p.(type) {
 	case *TinyLFU:
-		nw, cw := walk(&p.t, qWindow)
-		nb, cb := walk(&p.t, qProbation)
-		np, cp := walk(&p.t, qProtected)
-		check(cw == p.windowCost, "window cost %d, lists say %d", p.windowCost, cw)
-		check(cp == p.protCost, "protected cost %d, lists say %d", p.protCost, cp)
-		check(p.cost == cw+cb+cp+p.pinnedCost, "cost %d, lists and pins say %d", p.cost, cw+cb+cp+p.pinnedCost)
-		check(nw+nb+np <= p.Len(), "lists hold %d nodes, Len %d", nw+nb+np, p.Len())
+		checkTable(&p.t)
 		check(p.windowMax >= 0 && p.protMax >= 0, "window %d, protected %d", p.windowMax, p.protMax)
 	case *SLRU:
 		var cost int64
 		n := 0
 		for i := range p.segs {
 			s := &p.segs[i]
-			nl, total := 0, s.pinnedCost
-			for q := range slruLists {
-				nq, cq := walk(&s.t, q)
-				check(cq == s.segCost[q], "segment %d list %d cost %d, list says %d", i, q, s.segCost[q], cq)
-				nl += nq
-				total += cq
-			}
-			check(s.cost == total, "segment %d cost %d, lists and pins say %d", i, s.cost, total)
-			check(nl <= s.t.len(), "segment %d lists hold %d nodes, Len %d", i, nl, s.t.len())
-			cost += s.cost
+			checkTable(&s.t)
+			cost += s.t.total
 			n += s.t.len()
 		}
 		check(p.cost == cost && p.n == n, "cost %d, Len %d; segments say %d, %d", p.cost, p.n, cost, n)

@@ -150,8 +150,7 @@ func (l *lru) Admit(key uint64, _ int64, victims []uint64) ([]uint64, error) {
 	for l.t.len() > l.capacity {
 		i := l.t.front(0)
 		victims = append(victims, l.t.nodes[i].key)
-		l.t.unlink(i)
-		l.t.release(i)
+		l.t.remove(i)
 	}
 	return victims, nil
 }

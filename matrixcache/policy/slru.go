@@ -77,10 +77,7 @@ type SLRU struct {
 type slruSegment struct {
 	t table
 
-	capacity   int64
-	cost       int64
-	pinnedCost int64
-	segCost    [slruLists]int64
+	capacity int64
 
 	hotPercent, warmPercent int64
 	hotMax, warmMax         int64
@@ -179,10 +176,10 @@ func (p *SLRU) Access(key uint64) bool { return p.seg(key).Access(key) }
 // several segments, ErrTooLarge and ErrNoRoom apply to the key's segment.
 func (p *SLRU) Admit(key uint64, cost int64, victims []uint64) ([]uint64, error) {
 	s := p.seg(key)
-	n, c := s.t.len(), s.cost
+	n, c := s.t.len(), s.t.total
 	victims, err := s.Admit(key, cost, victims)
 	p.n += s.t.len() - n
-	p.cost += s.cost - c
+	p.cost += s.t.total - c
 	return victims, err
 }
 
@@ -216,11 +213,11 @@ func (p *SLRU) SetCapacity(capacity int64, victims []uint64) ([]uint64, error) {
 	for i := range p.segs {
 		s := &p.segs[i]
 		victims = s.evict(0, false, victims)
-		if s.cost > s.capacity {
+		if s.t.total > s.capacity {
 			err = ErrNoRoom
 		}
 		p.n += s.t.len()
-		p.cost += s.cost
+		p.cost += s.t.total
 	}
 	return victims, err
 }
@@ -237,7 +234,7 @@ func (p *SLRU) SegmentFor(key uint64) int {
 func (p *SLRU) SegmentCapacity(i int) int64 { return p.segs[i].capacity }
 
 // SegmentCost returns the total cost of the entries in segment i.
-func (p *SLRU) SegmentCost(i int) int64 { return p.segs[i].cost }
+func (p *SLRU) SegmentCost(i int) int64 { return p.segs[i].t.total }
 
 // List names one of an SLRU's lists.
 type List uint8
@@ -293,13 +290,13 @@ func (p *SLRU) ListCost(l List) int64 {
 		s := &p.segs[i]
 		switch l {
 		case ListHot:
-			c += s.segCost[qHot]
+			c += s.t.listCost[qHot]
 		case ListWarm:
-			c += s.segCost[qWarm]
+			c += s.t.listCost[qWarm]
 		case ListCold:
-			c += s.segCost[qCold]
+			c += s.t.listCost[qCold]
 		case ListPinned:
-			c += s.pinnedCost
+			c += s.t.pinned
 		}
 	}
 	return c
@@ -332,29 +329,16 @@ func (p *slruSegment) Admit(key uint64, cost int64, victims []uint64) ([]uint64,
 	}
 	i := p.t.lookup(key)
 	if i == none {
-		if p.pinnedCost+cost > p.capacity {
+		if p.t.pinned+cost > p.capacity {
 			return victims, ErrNoRoom
 		}
 		i = p.t.alloc(key, cost)
 		p.t.pushBack(qHot, i)
-		p.segCost[qHot] += cost
-		p.cost += cost
 	} else {
-		n := &p.t.nodes[i]
-		delta := cost - n.cost
-		if n.pins > 0 {
-			if p.pinnedCost+delta > p.capacity {
-				return victims, ErrNoRoom
-			}
-			p.pinnedCost += delta
-		} else {
-			if p.pinnedCost+cost > p.capacity {
-				return victims, ErrNoRoom
-			}
-			p.segCost[n.queue] += delta
+		if p.t.pinnedAfter(&p.t.nodes[i], cost) > p.capacity {
+			return victims, ErrNoRoom
 		}
-		n.cost = cost
-		p.cost += delta
+		p.t.setCost(i, cost)
 		p.Access(key)
 	}
 	victims = p.evict(key, true, victims)
@@ -364,26 +348,12 @@ func (p *slruSegment) Admit(key uint64, cost int64, victims []uint64) ([]uint64,
 	return victims, nil
 }
 
-func (p *slruSegment) drop(i int32) {
-	n := &p.t.nodes[i]
-	p.cost -= n.cost
-	if n.queue == qPinned {
-		p.pinnedCost -= n.cost
-	} else {
-		p.segCost[n.queue] -= n.cost
-		p.t.unlink(i)
-	}
-	p.t.release(i)
-}
+func (p *slruSegment) drop(i int32) { p.t.remove(i) }
 
 // move puts node i at the most recently used end of segment q.
 func (p *slruSegment) move(i int32, q uint8) {
-	n := &p.t.nodes[i]
-	p.segCost[n.queue] -= n.cost
-	p.t.unlink(i)
-	p.t.pushBack(q, i)
-	p.segCost[q] += n.cost
-	n.active = false
+	p.t.move(i, q)
+	p.t.nodes[i].active = false
 }
 
 // Pin protects key from eviction; pins are counted.
@@ -395,10 +365,7 @@ func (p *slruSegment) Pin(key uint64) bool {
 	n := &p.t.nodes[i]
 	n.pins++
 	if n.pins == 1 {
-		p.segCost[n.queue] -= n.cost
-		p.t.unlink(i)
-		n.queue = qPinned
-		p.pinnedCost += n.cost
+		p.t.pin(i)
 	}
 	return true
 }
@@ -413,16 +380,14 @@ func (p *slruSegment) Unpin(key uint64) bool {
 	n := &p.t.nodes[i]
 	n.pins--
 	if n.pins == 0 {
-		p.pinnedCost -= n.cost
-		p.t.pushBack(qHot, i)
-		p.segCost[qHot] += n.cost
+		p.t.unpin(i, qHot)
 	}
 	return true
 }
 
 // maintain keeps hot and warm within their shares.
 func (p *slruSegment) maintain() {
-	for p.segCost[qHot] > p.hotMax {
+	for p.t.listCost[qHot] > p.hotMax {
 		i := p.t.front(qHot)
 		if i == none {
 			break
@@ -433,7 +398,7 @@ func (p *slruSegment) maintain() {
 			p.move(i, qCold)
 		}
 	}
-	for p.segCost[qWarm] > p.warmMax {
+	for p.t.listCost[qWarm] > p.warmMax {
 		i := p.t.front(qWarm)
 		if i == none {
 			break
@@ -451,7 +416,7 @@ func (p *slruSegment) maintain() {
 // until the cost fits. If hasSelf, self is left out of victims.
 func (p *slruSegment) evict(self uint64, hasSelf bool, victims []uint64) []uint64 {
 	p.maintain()
-	for p.cost > p.capacity {
+	for p.t.total > p.capacity {
 		i := p.t.front(qCold)
 		if i != none && p.t.nodes[i].hits >= p.promoteHits {
 			p.t.nodes[i].hits = 0

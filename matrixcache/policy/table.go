@@ -21,12 +21,18 @@ type node struct {
 const qPinned uint8 = 255
 
 // table is a slice-backed node arena with a key index and a free list.
-// Freed nodes are reused, so steady-state operation does not allocate.
+// Freed nodes are reused, so steady-state operation does not allocate. It
+// keeps the cost sums every policy needs — per list, pinned, and total — as
+// nodes move, so no policy adjusts them by hand.
 type table struct {
 	nodes  []node
 	index  map[uint64]int32
 	free   int32 // head of the free chain (through next), or none
 	nlists int32
+
+	listCost []int64 // summed cost of the nodes on each list
+	pinned   int64   // summed cost of pinned nodes (on no list)
+	total    int64   // summed cost of every node
 }
 
 func newTable(nlists int) table {
@@ -35,6 +41,8 @@ func newTable(nlists int) table {
 		index:  make(map[uint64]int32),
 		free:   none,
 		nlists: int32(nlists),
+
+		listCost: make([]int64, nlists),
 	}
 	for i := range t.nodes {
 		t.nodes[i].prev = int32(i)
@@ -64,12 +72,21 @@ func (t *table) alloc(key uint64, cost int64) int32 {
 	}
 	t.nodes[i] = node{key: key, cost: cost, prev: i, next: i}
 	t.index[key] = i
+	t.total += cost
 	return i
 }
 
-// release drops an unlinked node from the index and frees it.
-func (t *table) release(i int32) {
-	delete(t.index, t.nodes[i].key)
+// remove takes i off its list (or out of the pinned set), drops it from the
+// index and frees it.
+func (t *table) remove(i int32) {
+	n := &t.nodes[i]
+	if n.queue == qPinned {
+		t.pinned -= n.cost
+	} else {
+		t.unlink(i)
+	}
+	t.total -= n.cost
+	delete(t.index, n.key)
 	t.nodes[i] = node{next: t.free, prev: none}
 	t.free = i
 }
@@ -82,6 +99,7 @@ func (t *table) pushBack(q uint8, i int32) {
 	n.prev, n.next, n.queue = tail, h, q
 	t.nodes[tail].next = i
 	t.nodes[h].prev = i
+	t.listCost[q] += n.cost
 }
 
 // unlink takes i off its list.
@@ -90,6 +108,48 @@ func (t *table) unlink(i int32) {
 	t.nodes[n.prev].next = n.next
 	t.nodes[n.next].prev = n.prev
 	n.prev, n.next = i, i
+	t.listCost[n.queue] -= n.cost
+}
+
+// move puts i at the most recently used end of list q.
+func (t *table) move(i int32, q uint8) {
+	t.unlink(i)
+	t.pushBack(q, i)
+}
+
+// pin takes i off its list into the pinned set.
+func (t *table) pin(i int32) {
+	t.unlink(i)
+	t.nodes[i].queue = qPinned
+	t.pinned += t.nodes[i].cost
+}
+
+// unpin returns pinned node i to the most recently used end of list q.
+func (t *table) unpin(i int32, q uint8) {
+	t.pinned -= t.nodes[i].cost
+	t.pushBack(q, i)
+}
+
+// pinnedAfter is the pinned cost that resizing resident node n to cost must
+// leave room for: the other pinned entries plus n itself.
+func (t *table) pinnedAfter(n *node, cost int64) int64 {
+	if n.pins > 0 {
+		return t.pinned - n.cost + cost
+	}
+	return t.pinned + cost
+}
+
+// setCost changes the cost of node i, wherever it is.
+func (t *table) setCost(i int32, cost int64) {
+	n := &t.nodes[i]
+	delta := cost - n.cost
+	if n.queue == qPinned {
+		t.pinned += delta
+	} else {
+		t.listCost[n.queue] += delta
+	}
+	t.total += delta
+	n.cost = cost
 }
 
 // moveToBack makes i the most recently used node of its list.
@@ -98,8 +158,7 @@ func (t *table) moveToBack(i int32) {
 	if t.nodes[int32(q)].prev == i {
 		return
 	}
-	t.unlink(i)
-	t.pushBack(q, i)
+	t.move(i, q)
 }
 
 // front returns the least recently used node of list q, or none.

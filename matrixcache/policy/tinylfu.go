@@ -33,11 +33,7 @@ const (
 type TinyLFU struct {
 	t table
 
-	capacity   int64
-	cost       int64 // all resident entries, pinned included
-	pinnedCost int64
-	windowCost int64
-	protCost   int64 // protected; probation is the rest
+	capacity int64
 
 	windowMax int64
 	protMax   int64
@@ -79,7 +75,7 @@ func (p *TinyLFU) setMaximum(capacity int64) {
 func (p *TinyLFU) Len() int { return p.t.len() }
 
 // Cost returns the total cost of the resident entries.
-func (p *TinyLFU) Cost() int64 { return p.cost }
+func (p *TinyLFU) Cost() int64 { return p.t.total }
 
 // Capacity returns the maximum total cost.
 func (p *TinyLFU) Capacity() int64 { return p.capacity }
@@ -117,23 +113,19 @@ func (p *TinyLFU) touch(i int32) {
 			p.t.moveToBack(i)
 			return
 		}
-		p.t.unlink(i)
-		p.t.pushBack(qProtected, i)
-		p.protCost += c
+		p.t.move(i, qProtected)
 		p.demoteFromProtected()
 	}
 }
 
 // demoteFromProtected moves protected overflow to probation.
 func (p *TinyLFU) demoteFromProtected() {
-	for n := 0; p.protCost > p.protMax && n < queueTransferLimit; n++ {
+	for n := 0; p.t.listCost[qProtected] > p.protMax && n < queueTransferLimit; n++ {
 		i := p.t.front(qProtected)
 		if i == none {
 			return
 		}
-		p.t.unlink(i)
-		p.t.pushBack(qProbation, i)
-		p.protCost -= p.t.nodes[i].cost
+		p.t.move(i, qProbation)
 	}
 }
 
@@ -148,7 +140,7 @@ func (p *TinyLFU) Admit(key uint64, cost int64, victims []uint64) ([]uint64, err
 	}
 	i := p.t.lookup(key)
 	if i == none {
-		if p.pinnedCost+cost > p.capacity {
+		if p.t.pinned+cost > p.capacity {
 			return victims, ErrNoRoom
 		}
 		if p.t.len() >= int(p.sketch.capacity) && p.sketch.capacity < p.capacity {
@@ -158,27 +150,12 @@ func (p *TinyLFU) Admit(key uint64, cost int64, victims []uint64) ([]uint64, err
 		p.missesInSample++
 		i = p.t.alloc(key, cost)
 		p.t.pushBack(qWindow, i)
-		p.windowCost += cost
-		p.cost += cost
 	} else {
 		n := &p.t.nodes[i]
-		delta := cost - n.cost
-		if n.pins > 0 {
-			if p.pinnedCost+delta > p.capacity {
-				return victims, ErrNoRoom
-			}
-			p.pinnedCost += delta
-		} else if p.pinnedCost+cost > p.capacity {
+		if p.t.pinnedAfter(n, cost) > p.capacity {
 			return victims, ErrNoRoom
 		}
-		n.cost = cost
-		p.cost += delta
-		switch n.queue {
-		case qWindow:
-			p.windowCost += delta
-		case qProtected:
-			p.protCost += delta
-		}
+		p.t.setCost(i, cost)
 		p.sketch.increment(key)
 		p.touch(i)
 	}
@@ -200,23 +177,8 @@ func (p *TinyLFU) Remove(key uint64) bool {
 	return true
 }
 
-// drop unlinks and frees node i, keeping the accounting.
-func (p *TinyLFU) drop(i int32) {
-	n := &p.t.nodes[i]
-	p.cost -= n.cost
-	switch n.queue {
-	case qWindow:
-		p.windowCost -= n.cost
-	case qProtected:
-		p.protCost -= n.cost
-	case qPinned:
-		p.pinnedCost -= n.cost
-	}
-	if n.queue != qPinned {
-		p.t.unlink(i)
-	}
-	p.t.release(i)
-}
+// drop frees node i.
+func (p *TinyLFU) drop(i int32) { p.t.remove(i) }
 
 // Pin protects key from eviction; pins are counted.
 func (p *TinyLFU) Pin(key uint64) bool {
@@ -226,18 +188,9 @@ func (p *TinyLFU) Pin(key uint64) bool {
 	}
 	n := &p.t.nodes[i]
 	n.pins++
-	if n.pins > 1 {
-		return true
+	if n.pins == 1 {
+		p.t.pin(i)
 	}
-	switch n.queue {
-	case qWindow:
-		p.windowCost -= n.cost
-	case qProtected:
-		p.protCost -= n.cost
-	}
-	p.t.unlink(i)
-	n.queue = qPinned
-	p.pinnedCost += n.cost
 	return true
 }
 
@@ -251,9 +204,7 @@ func (p *TinyLFU) Unpin(key uint64) bool {
 	n := &p.t.nodes[i]
 	n.pins--
 	if n.pins == 0 {
-		p.pinnedCost -= n.cost
-		p.windowCost += n.cost
-		p.t.pushBack(qWindow, i)
+		p.t.unpin(i, qWindow)
 	}
 	return true
 }
@@ -267,7 +218,7 @@ func (p *TinyLFU) SetCapacity(capacity int64, victims []uint64) ([]uint64, error
 	p.setMaximum(capacity)
 	p.demoteFromProtected()
 	victims = p.evict(0, false, victims)
-	if p.cost > p.capacity {
+	if p.t.total > p.capacity {
 		return victims, ErrNoRoom
 	}
 	return victims, nil
@@ -278,7 +229,7 @@ func (p *TinyLFU) SetCapacity(capacity int64, victims []uint64) ([]uint64, error
 // self is the key being admitted and is left out of victims.
 func (p *TinyLFU) evict(self uint64, hasSelf bool, victims []uint64) []uint64 {
 	candidate := p.evictFromWindow()
-	if p.cost <= p.capacity {
+	if p.t.total <= p.capacity {
 		return victims
 	}
 	remove := func(i int32) {
@@ -289,7 +240,7 @@ func (p *TinyLFU) evict(self uint64, hasSelf bool, victims []uint64) []uint64 {
 	}
 	victimQ, candidateQ := qProbation, qProbation
 	victim := p.t.front(qProbation)
-	for p.cost > p.capacity {
+	for p.t.total > p.capacity {
 		if candidate == none && candidateQ == qProbation {
 			candidate = p.t.front(qWindow)
 			candidateQ = qWindow
@@ -343,14 +294,12 @@ func (p *TinyLFU) evict(self uint64, hasSelf bool, victims []uint64) []uint64 {
 // the first one moved (the first admission candidate), or none.
 func (p *TinyLFU) evictFromWindow() int32 {
 	first := none
-	for p.windowCost > p.windowMax {
+	for p.t.listCost[qWindow] > p.windowMax {
 		i := p.t.front(qWindow)
 		if i == none {
 			break
 		}
-		p.t.unlink(i)
-		p.t.pushBack(qProbation, i)
-		p.windowCost -= p.t.nodes[i].cost
+		p.t.move(i, qProbation)
 		if first == none {
 			first = i
 		}
@@ -445,12 +394,7 @@ func (p *TinyLFU) increaseWindow() {
 			break
 		}
 		quota -= c
-		if p.t.nodes[i].queue == qProtected {
-			p.protCost -= c
-		}
-		p.t.unlink(i)
-		p.t.pushBack(qWindow, i)
-		p.windowCost += c
+		p.t.move(i, qWindow)
 	}
 	p.protMax += quota
 	p.windowMax -= quota
@@ -476,9 +420,7 @@ func (p *TinyLFU) decreaseWindow() {
 			break
 		}
 		quota -= c
-		p.windowCost -= c
-		p.t.unlink(i)
-		p.t.pushBack(qProbation, i)
+		p.t.move(i, qProbation)
 	}
 	p.protMax -= quota
 	p.windowMax += quota

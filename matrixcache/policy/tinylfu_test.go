@@ -85,7 +85,7 @@ func TestTinyLFUProtectsReusedEntries(t *testing.T) {
 		}
 	}
 	require.Equal(t, 50, protected)
-	require.EqualValues(t, 50, p.protCost)
+	require.EqualValues(t, 50, p.t.listCost[qProtected])
 }
 
 func TestTinyLFUHashDoSJitter(t *testing.T) {
@@ -162,7 +162,7 @@ func TestTinyLFUUpdateCostInEverySegment(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.EqualValues(t, 60+3*4, p.Cost())
-	require.EqualValues(t, p.Cost(), p.windowCost+p.protCost+probationCost(p))
+	require.EqualValues(t, p.Cost(), p.t.listCost[qWindow]+p.t.listCost[qProtected]+probationCost(p))
 }
 
 func probationCost(p *TinyLFU) int64 {
