@@ -100,7 +100,7 @@ func encodeSegmentHeader(h segmentHeader) []byte {
 	binary.LittleEndian.PutUint16(b[8:10], h.version)
 	binary.LittleEndian.PutUint16(b[10:12], h.flags)
 	binary.LittleEndian.PutUint64(b[16:24], h.first)
-	binary.LittleEndian.PutUint32(b[24:28], crc32.Checksum(b[0:24], crcTable))
+	binary.LittleEndian.PutUint32(b[24:28], crc32c(b[0:24]))
 	return b
 }
 
@@ -111,7 +111,7 @@ func decodeSegmentHeader(b []byte) (segmentHeader, error) {
 	if !bytes.Equal(b[0:8], segmentMagic[:]) {
 		return segmentHeader{}, errors.New("bad magic: not a wal segment")
 	}
-	if crc32.Checksum(b[0:24], crcTable) != binary.LittleEndian.Uint32(b[24:28]) {
+	if crc32c(b[0:24]) != binary.LittleEndian.Uint32(b[24:28]) {
 		return segmentHeader{}, errors.New("header checksum mismatch")
 	}
 	h := segmentHeader{

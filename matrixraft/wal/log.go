@@ -198,7 +198,7 @@ func (l *Log) load() error {
 		if r.header.flags&flagReset != 0 {
 			// Reset wrote this segment; older ones are leftovers of a
 			// reset that crashed before deleting them.
-			if err := l.dropSegments(l.segs[:len(l.segs)-1]); err != nil {
+			if err := l.dropSegments(l.segs[:len(l.segs)-1], ""); err != nil {
 				return err
 			}
 			l.segs = l.segs[len(l.segs)-1:]
@@ -250,14 +250,11 @@ func (l *Log) load() error {
 	return nil
 }
 
-// dropSegments closes and deletes segs, oldest first, then syncs the
-// directory. Deleting from the front keeps the log a contiguous suffix if
-// this is interrupted.
-func (l *Log) dropSegments(segs []*segment) error {
-	return l.removeSegments(segs, "")
-}
-
-func (l *Log) removeSegments(segs []*segment, keepName string) error {
+// dropSegments closes and deletes segs in the order given, then syncs the
+// directory; a file named keepName is closed but kept (Reset has just
+// renamed its new segment over it). Callers order segs so that an
+// interrupted drop leaves a contiguous log.
+func (l *Log) dropSegments(segs []*segment, keepName string) error {
 	if len(segs) == 0 {
 		return nil
 	}
@@ -777,7 +774,7 @@ func (l *Log) TruncateFront(ctx context.Context, index uint64) error {
 	if n == 0 {
 		return nil
 	}
-	err = l.dropSegments(l.segs[:n])
+	err = l.dropSegments(l.segs[:n], "")
 	clear(l.segs[:n])
 	l.segs = l.segs[n:]
 	l.first.Store(l.segs[0].first)
@@ -814,7 +811,7 @@ func (l *Log) TruncateBack(ctx context.Context, index uint64) error {
 	// Newest first, so an interruption leaves a prefix of the log.
 	tail := l.segs[k+1:]
 	for i := len(tail) - 1; i >= 0; i-- {
-		if err := l.dropSegments(tail[i : i+1]); err != nil {
+		if err := l.dropSegments(tail[i:i+1], ""); err != nil {
 			l.segs = l.segs[:k+1+i]
 			return l.failLocked(err)
 		}
@@ -860,7 +857,7 @@ func (l *Log) Reset(ctx context.Context, next uint64) error {
 	l.segs = []*segment{s}
 	l.first.Store(next)
 	l.resetTailLocked(s, next-1)
-	if err := l.removeSegments(old, s.name); err != nil {
+	if err := l.dropSegments(old, s.name); err != nil {
 		return l.failLocked(err)
 	}
 	return nil

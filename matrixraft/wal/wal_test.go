@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -41,6 +40,17 @@ func payload(i uint64, n int, compressible bool) []byte {
 		b[k] = byte(r.Uint32())
 	}
 	return b
+}
+
+// appendPayloads appends payload(i, size, false) for i = 1..n to a log
+// that starts empty at index 1.
+func appendPayloads(t *testing.T, l *Log, n uint64, size int) {
+	t.Helper()
+	for i := uint64(1); i <= n; i++ {
+		idx, err := l.Append(t.Context(), payload(i, size, false))
+		require.NoError(t, err)
+		require.Equal(t, i, idx)
+	}
 }
 
 func readAll(t *testing.T, l *Log) map[uint64][]byte {
@@ -94,10 +104,7 @@ func TestAppendReadReopen(t *testing.T) {
 
 func TestCompressionBacksOffOnIncompressibleData(t *testing.T) {
 	l := openT(t, t.TempDir(), Options{Compression: CompressionDefault})
-	for i := uint64(1); i <= 200; i++ {
-		_, err := l.Append(t.Context(), payload(i, 1000, false))
-		require.NoError(t, err)
-	}
+	appendPayloads(t, l, 200, 1000)
 	require.GreaterOrEqual(t, l.compressMisses.Load(), uint32(compressGiveUp))
 	before := l.Stats().Bytes
 	for i := uint64(1); i <= 2*compressProbeEvery; i++ {
@@ -308,10 +315,7 @@ func TestTruncateFront(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{SegmentSize: 1024, Compression: CompressionNone}
 	l := openT(t, dir, opts)
-	for i := uint64(1); i <= 100; i++ {
-		_, err := l.Append(t.Context(), payload(i, 100, false))
-		require.NoError(t, err)
-	}
+	appendPayloads(t, l, 100, 100)
 	segs := l.Stats().Segments
 	require.ErrorIs(t, l.TruncateFront(t.Context(), 102), ErrInvalidIndex)
 	require.NoError(t, l.TruncateFront(t.Context(), 50))
@@ -356,10 +360,7 @@ func TestTruncateBack(t *testing.T) {
 			dir := t.TempDir()
 			opts := Options{SegmentSize: 1024, Compression: CompressionNone}
 			l := openT(t, dir, opts)
-			for i := uint64(1); i <= 100; i++ {
-				_, err := l.Append(t.Context(), payload(i, 100, false))
-				require.NoError(t, err)
-			}
+			appendPayloads(t, l, 100, 100)
 			require.NoError(t, l.TruncateBack(t.Context(), c.keep))
 			last := min(c.keep, 100)
 			require.Equal(t, last, l.LastIndex())
@@ -387,10 +388,7 @@ func TestTruncateBack(t *testing.T) {
 
 func TestTruncateBackAfterFront(t *testing.T) {
 	l := openT(t, t.TempDir(), Options{SegmentSize: 1024, Compression: CompressionNone})
-	for i := uint64(1); i <= 100; i++ {
-		_, err := l.Append(t.Context(), payload(i, 100, false))
-		require.NoError(t, err)
-	}
+	appendPayloads(t, l, 100, 100)
 	require.NoError(t, l.TruncateFront(t.Context(), 60))
 	first := l.FirstIndex()
 	require.ErrorIs(t, l.TruncateBack(t.Context(), first-2), ErrInvalidIndex)
@@ -406,10 +404,7 @@ func TestReset(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{SegmentSize: 1024, Compression: CompressionNone}
 	l := openT(t, dir, opts)
-	for i := uint64(1); i <= 50; i++ {
-		_, err := l.Append(t.Context(), payload(i, 100, false))
-		require.NoError(t, err)
-	}
+	appendPayloads(t, l, 50, 100)
 	require.ErrorIs(t, l.Reset(t.Context(), 0), ErrInvalidIndex)
 	require.NoError(t, l.Reset(t.Context(), 1000))
 	require.Equal(t, uint64(1000), l.FirstIndex())
@@ -432,10 +427,7 @@ func TestResetInterruptedBeforeDelete(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{SegmentSize: 1024, Compression: CompressionNone}
 	l := openT(t, dir, opts)
-	for i := uint64(1); i <= 50; i++ {
-		_, err := l.Append(t.Context(), payload(i, 100, false))
-		require.NoError(t, err)
-	}
+	appendPayloads(t, l, 50, 100)
 	require.NoError(t, l.Close())
 	// What Reset leaves behind if it stops after creating its segment.
 	s, err := createSegmentFile(dir, segmentHeader{version: formatVersion, flags: flagReset, first: 7777}, opts.SegmentSize, true)
@@ -481,10 +473,7 @@ func TestIteratorSeesLiveTailAndBlocks(t *testing.T) {
 func TestStatsEnvelope(t *testing.T) {
 	l := openT(t, t.TempDir(), Options{Compression: CompressionNone})
 	const n = 1000
-	for i := uint64(1); i <= n; i++ {
-		_, err := l.Append(t.Context(), payload(i, 64, false))
-		require.NoError(t, err)
-	}
+	appendPayloads(t, l, n, 64)
 	st := l.Stats()
 	require.Equal(t, uint64(n*64), st.PayloadBytes)
 	require.Equal(t, uint64(n*(64+frameHeaderSize)), st.Bytes, "new segments are counted only when created by this Log")
@@ -519,10 +508,7 @@ func TestDamageBeforeTailRefusesToOpen(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{SegmentSize: 2048, Compression: CompressionNone}
 	l := openT(t, dir, opts)
-	for i := uint64(1); i <= 60; i++ {
-		_, err := l.Append(t.Context(), payload(i, 100, false))
-		require.NoError(t, err)
-	}
+	appendPayloads(t, l, 60, 100)
 	require.NoError(t, l.Close())
 	files := segmentFiles(t, dir)
 	require.Greater(t, len(files), 2)
@@ -567,10 +553,7 @@ func TestRepairTailOption(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{Compression: CompressionNone}
 	l := openT(t, dir, opts)
-	for i := uint64(1); i <= 10; i++ {
-		_, err := l.Append(t.Context(), payload(i, 100, false))
-		require.NoError(t, err)
-	}
+	appendPayloads(t, l, 10, 100)
 	require.NoError(t, l.Close())
 	file := segmentFiles(t, dir)[0]
 	b, err := os.ReadFile(file)
@@ -588,10 +571,7 @@ func TestGapBetweenSegmentsRefused(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{SegmentSize: 1024, Compression: CompressionNone}
 	l := openT(t, dir, opts)
-	for i := uint64(1); i <= 40; i++ {
-		_, err := l.Append(t.Context(), payload(i, 100, false))
-		require.NoError(t, err)
-	}
+	appendPayloads(t, l, 40, 100)
 	require.NoError(t, l.Close())
 	files := segmentFiles(t, dir)
 	require.NoError(t, os.Remove(files[1]))
@@ -611,7 +591,7 @@ func TestUnknownFormatVersionRefused(t *testing.T) {
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
 	binary.LittleEndian.PutUint16(b[8:10], formatVersion+1)
-	binary.LittleEndian.PutUint32(b[24:28], crc32.Checksum(b[0:24], crcTable))
+	binary.LittleEndian.PutUint32(b[24:28], crc32c(b[0:24]))
 	require.NoError(t, os.WriteFile(file, b, 0o644))
 	_, err = Open(dir, Options{})
 	require.ErrorIs(t, err, ErrUnsupportedFormat)
@@ -642,10 +622,7 @@ func TestTornTailEveryOffset(t *testing.T) {
 			opts := Options{SegmentSize: 1 << 16, Compression: CompressionNone}
 			l := openT(t, src, opts)
 			const n = 20
-			for i := uint64(1); i <= n; i++ {
-				_, err := l.Append(t.Context(), payload(i, 200, false))
-				require.NoError(t, err)
-			}
+			appendPayloads(t, l, n, 200)
 			require.NoError(t, l.Close())
 			file := segmentFiles(t, src)[0]
 			orig, err := os.ReadFile(file)
