@@ -11,31 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/internal/fakeclock"
 )
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // testOptions is a one-shard cache with room for n 32-byte string values in
 // DRAM, an SSD tier in a test directory, and a fake clock.
-func testOptions(t *testing.T, n int) (Options, *fakeClock) {
-	clk := newFakeClock()
+func testOptions(t *testing.T, n int) (Options, *fakeclock.Clock) {
+	clk := fakeclock.New()
 	return Options{
 		DRAMCapacityBytes: int64(n) * entryCost(blockfmt.StringKey(0, "k00"), 32),
 		Shards:            1,

@@ -15,26 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/internal/fakeclock"
 )
-
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 func openStore(t testing.TB, opts Options) *Store {
 	t.Helper()
@@ -178,7 +160,7 @@ func TestTooLarge(t *testing.T) {
 }
 
 func TestTTL(t *testing.T) {
-	clk := newFakeClock()
+	clk := fakeclock.New()
 	opts := Options{Clock: clk}
 	s := openStore(t, opts)
 	ctx := t.Context()
@@ -543,7 +525,7 @@ func TestConcurrent(t *testing.T) {
 }
 
 func TestOnEvict(t *testing.T) {
-	clk := newFakeClock()
+	clk := fakeclock.New()
 	one := blk(0, "k00", "0123456789")
 	enc, err := blockfmt.Encode(nil, one, blockfmt.Options{})
 	require.NoError(t, err)

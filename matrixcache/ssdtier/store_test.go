@@ -16,26 +16,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/internal/fakeclock"
 )
-
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 func openStore(t testing.TB, opts Options) *Store {
 	t.Helper()
@@ -123,7 +105,7 @@ func TestPutGet(t *testing.T) {
 			ExpiresAt: time.Unix(1_800_000_000, 0).UnixNano(), Value: []byte("v")}},
 	}
 	for _, compression := range []blockfmt.Compression{blockfmt.CompressionNone, blockfmt.CompressionZstd} {
-		s := openStore(t, Options{Clock: newFakeClock(), Block: blockfmt.Options{Compression: compression}})
+		s := openStore(t, Options{Clock: fakeclock.New(), Block: blockfmt.Options{Compression: compression}})
 		for _, tt := range tests {
 			t.Run(compression.String()+"/"+tt.name, func(t *testing.T) {
 				require.NoError(t, s.Put(t.Context(), tt.block))
@@ -224,7 +206,7 @@ func TestDeletes(t *testing.T) {
 }
 
 func TestTTL(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	dir := t.TempDir()
 	s := openStore(t, Options{Path: dir, Clock: clock})
 	ctx := t.Context()
@@ -263,7 +245,7 @@ func TestTTL(t *testing.T) {
 	require.NoError(t, s.Close())
 
 	// Expiry holds across a restart: the block is in the file but expired.
-	clock2 := newFakeClock()
+	clock2 := fakeclock.New()
 	s2 := openStore(t, Options{Path: dir, Clock: clock2})
 	ttl := blk(2, "ttl", "t")
 	ttl.ExpiresAt = clock2.Now().Add(time.Second).UnixNano()
@@ -368,7 +350,7 @@ func mustEncode(t testing.TB, b blockfmt.Block) []byte {
 
 func TestWriteBudget(t *testing.T) {
 	run := func(seed uint64) ([]bool, Stats) {
-		clock := newFakeClock()
+		clock := fakeclock.New()
 		s := openStore(t, Options{Clock: clock, WriteBytesPerSec: 10_000, Rand: rand.NewPCG(seed, 1)})
 		var admitted []bool
 		for i := range 200 {
@@ -401,7 +383,7 @@ func TestWriteBudget(t *testing.T) {
 	require.Equal(t, a, b, "admission is deterministic for a seed")
 
 	// PutBatch writes what the budget admits and says how many it refused.
-	s := openStore(t, Options{Clock: newFakeClock(), WriteBytesPerSec: 1000, Rand: rand.NewPCG(1, 1)})
+	s := openStore(t, Options{Clock: fakeclock.New(), WriteBytesPerSec: 1000, Rand: rand.NewPCG(1, 1)})
 	var batch []blockfmt.Block
 	for i := range 20 {
 		batch = append(batch, blk(1, fmt.Sprint(i), string(make([]byte, 100))))
@@ -418,7 +400,7 @@ func TestWriteBudget(t *testing.T) {
 }
 
 func TestBudgetAdmissionFollowsFillLevel(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	b := newBudget(1_000_000, rand.NewPCG(7, 7), clock.Now())
 	// Offer twice the budget for 20 simulated seconds: about half is
 	// admitted and the admitted rate stays within the budget.
@@ -594,7 +576,7 @@ func TestPutHonoursContext(t *testing.T) {
 }
 
 func TestPurgeExpired(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	s := openStore(t, Options{Clock: clock, NoSync: true})
 	ctx := t.Context()
 	var batch []blockfmt.Block
