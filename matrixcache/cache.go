@@ -627,6 +627,31 @@ func (c *Cache) Get(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, 
 	return bytes.Clone(v), tier, true, nil
 }
 
+// GetShared is Get without the copy: it returns the cache's own buffer,
+// which allocates nothing on a DRAM hit. The buffer is never written again
+// (an overwrite installs a new one), so it stays valid and unchanged for as
+// long as the caller keeps it; the caller must not modify it.
+func (c *Cache) GetShared(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, error) {
+	if err := c.enter(); err != nil {
+		return nil, TierNone, false, err
+	}
+	defer c.exit()
+	if err := ctx.Err(); err != nil {
+		return nil, TierNone, false, err
+	}
+	start := time.Now()
+	defer c.st.getLatency.since(start)
+	h := hashKey(key)
+	s := c.shardFor(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, v, tier, err := c.readLocked(ctx, s, h, key, c.nowAt(start), true, false)
+	if err != nil || tier == TierNone {
+		return nil, TierNone, false, err
+	}
+	return v, tier, true, nil
+}
+
 // Peek returns a copy of key's value without recording a hit, raising
 // hotness or refilling DRAM: for scans that must not disturb the cache.
 func (c *Cache) Peek(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, error) {

@@ -10,4 +10,8 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/prometheus/client_golang v1.23.2 // indirect
+	github.com/puzpuzpuz/xsync/v4 v4.5.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

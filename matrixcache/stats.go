@@ -30,7 +30,9 @@ type TierStats struct {
 // Stats is a snapshot of a cache's counters.
 type Stats struct {
 	DRAM TierStats
-	SSD  TierStats
+	// Resident is the file-backed resident tier (zero when it is off).
+	Resident TierStats
+	SSD      TierStats
 	// SSDStore is the SSD tier's own snapshot (zero when it is disabled).
 	SSDStore ssdtier.Stats
 
