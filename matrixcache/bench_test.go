@@ -44,7 +44,7 @@ func BenchmarkGetDRAMHit(b *testing.B) {
 	b.SetBytes(int64(len(value)))
 	i := 0
 	for b.Loop() {
-		if _, _, ok, _ := c.Get(ctx, keys[i&1023]); !ok {
+		if _, _, ok, _ := c.GetShared(ctx, keys[i&1023]); !ok {
 			b.Fatal("miss")
 		}
 		i++
@@ -66,7 +66,7 @@ func BenchmarkGetDRAMHitParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		r := rand.New(rand.NewPCG(rand.Uint64(), 1))
 		for pb.Next() {
-			_, _, _, _ = c.Get(ctx, keys[r.IntN(len(keys))])
+			_, _, _, _ = c.GetShared(ctx, keys[r.IntN(len(keys))])
 		}
 	})
 }

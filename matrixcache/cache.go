@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 	"github.com/temporalstore/temporalstore-go/matrixcache/policy"
@@ -74,48 +72,23 @@ type Cache struct {
 	wb      *writeback
 	tempDir string
 
+	// life orders Close after the calls that use the lower tiers; DRAM
+	// hits check closed only, since DRAM needs no closing.
 	life   sync.RWMutex
-	closed bool
+	closed atomic.Bool
+	// lower says a tier below DRAM exists, so writes need life.
+	lower bool
+	// sampleMask selects the timed calls: sequence&sampleMask == 0.
+	sampleMask uint64
 
 	st counters
 }
 
-type shard struct {
-	mu       sync.Mutex
-	m        map[uint64]*entry
-	pol      policy.Policy
-	capacity int64
-	victims  []uint64
-}
-
-type entry struct {
-	key       blockfmt.Key
-	value     []byte
-	kind      blockfmt.Kind
-	hotness   uint8
-	expiresAt int64
-	// persisted says the SSD tier holds this value.
-	persisted bool
-	pin       *pinRef
-}
-
-// pinRef counts the pins of one resident entry, across overwrites of its
-// key. live is false once the entry has left the policy (so its pins have).
-type pinRef struct {
-	n    int
-	live bool
-}
-
-func (e *entry) expired(now int64) bool { return e.expiresAt != 0 && e.expiresAt <= now }
-func (e *entry) pinned() bool           { return e.pin != nil && e.pin.n > 0 }
-
-func entryCost(k blockfmt.Key, n int) int64 { return int64(k.Size() + n) }
-
 type counters struct {
-	dramHits, dramMisses, dramPuts, dramEvictions, dramDemotions, dramPromotions, dramExpired, dramStale atomic.Int64
-	ssdHits, ssdMisses, ssdPuts, ssdStale                                                                atomic.Int64
-	misses, rejected, hotnessPromotions, refillFailures, dramAdmissionRejected, ssdBudgetRefused         atomic.Int64
-	demotionFailures, pins, unpins, recovered                                                            atomic.Int64
+	dramMisses, dramPuts, dramEvictions, dramDemotions, dramPromotions, dramExpired, dramStale   atomic.Int64
+	ssdHits, ssdMisses, ssdPuts, ssdStale                                                        atomic.Int64
+	misses, rejected, hotnessPromotions, refillFailures, dramAdmissionRejected, ssdBudgetRefused atomic.Int64
+	demotionFailures, pins, unpins, recovered                                                    atomic.Int64
 
 	getLatency, putLatency, readThroughLatency latencyHist
 }
@@ -129,6 +102,7 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 	}
 	o := opts.withDefaults()
 	c := &Cache{opts: o, tiering: o.Tiering()}
+	c.sampleMask = uint64(1)<<bits.Len(uint(o.LatencySampleEvery-1)) - 1
 	n := int64(o.Shards)
 	dram := capOf(o.DRAMCapacityBytes)
 	for i := range n {
@@ -136,13 +110,13 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 		if i < dram%n {
 			cp++
 		}
-		s := &shard{m: make(map[uint64]*entry), capacity: cp}
+		var pol policy.Policy
 		if o.Policy == "slru" {
-			s.pol = policy.NewSLRU(cp, policy.SLRUOptions{})
+			pol = policy.NewSLRU(cp, policy.SLRUOptions{})
 		} else {
-			s.pol = policy.NewTinyLFU(cp)
+			pol = policy.NewTinyLFU(cp)
 		}
-		c.shards = append(c.shards, s)
+		c.shards = append(c.shards, newShard(cp, pol))
 	}
 	if c.tiering.ssdEnabled() {
 		path := o.SSDPath
@@ -166,6 +140,7 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 			return nil, fmt.Errorf("matrixcache: open SSD tier: %w", err)
 		}
 		c.ssd, c.ssdSt = st, st
+		c.lower = true
 		if o.WriteBack {
 			c.wb = newWriteback(ctx, st, o.WriteBackQueueLen, o.WriteBackMaxBatch)
 		}
@@ -190,10 +165,10 @@ func (c *Cache) removeTemp() {
 func (c *Cache) Close() error {
 	c.life.Lock()
 	defer c.life.Unlock()
-	if c.closed {
+	if c.closed.Load() {
 		return nil
 	}
-	c.closed = true
+	c.closed.Store(true)
 	var err error
 	if c.wb != nil {
 		c.wb.close()
@@ -229,7 +204,7 @@ func (c *Cache) writeSSD(ctx context.Context, b blockfmt.Block) error {
 
 func (c *Cache) enter() error {
 	c.life.RLock()
-	if c.closed {
+	if c.closed.Load() {
 		c.life.RUnlock()
 		return ErrClosed
 	}
@@ -239,30 +214,6 @@ func (c *Cache) enter() error {
 func (c *Cache) exit() { c.life.RUnlock() }
 
 func (c *Cache) now() int64 { return c.opts.Clock.Now().UnixNano() }
-
-// nowAt is the TTL time given a wall-clock reading already taken for latency,
-// which it reuses when the cache runs on the system clock: reading the clock
-// is a noticeable part of a DRAM hit.
-func (c *Cache) nowAt(wall time.Time) int64 {
-	if _, ok := c.opts.Clock.(systemClock); ok {
-		return wall.UnixNano()
-	}
-	return c.now()
-}
-
-func hashKey(k blockfmt.Key) uint64 {
-	var d xxhash.Digest
-	d.Reset()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], k.Shard)
-	_, _ = d.Write(b[:])
-	for _, s := range [...]string{k.Record, k.Namespace, k.Selector} {
-		binary.LittleEndian.PutUint32(b[:4], uint32(len(s)))
-		_, _ = d.Write(b[:4])
-		_, _ = d.WriteString(s)
-	}
-	return d.Sum64()
-}
 
 func (c *Cache) shardFor(h uint64) *shard {
 	return c.shards[(h>>32)%uint64(len(c.shards))]
@@ -288,24 +239,6 @@ func (c *Cache) decide(k blockfmt.Key, n int, hotness uint8) AdmissionDecision {
 	})
 }
 
-// lookupLocked returns key's DRAM entry in s, or nil.
-func (s *shard) lookupLocked(h uint64, k blockfmt.Key) *entry {
-	e := s.m[h]
-	if e == nil || e.key != k {
-		return nil
-	}
-	return e
-}
-
-// dropLocked removes e (resident under h) from DRAM: its pins go with it.
-func (s *shard) dropLocked(h uint64, e *entry) {
-	s.pol.Remove(h)
-	delete(s.m, h)
-	if e.pin != nil {
-		e.pin.live = false
-	}
-}
-
 // Put writes value under key. See Cache for where it goes. value is copied.
 // It fails with ErrTooLarge when no tier can ever hold the value, and the
 // key's older value is then dropped from every tier. A value the
@@ -316,38 +249,50 @@ func (s *shard) dropLocked(h uint64, e *entry) {
 // If ctx ends during the SSD write, Put returns its error and the SSD may or
 // may not hold the new value; it never keeps an older one.
 func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOptions) error {
-	if err := c.enter(); err != nil {
-		return err
+	if c.lower {
+		if err := c.enter(); err != nil {
+			return err
+		}
+		defer c.exit()
+	} else if c.closed.Load() {
+		return ErrClosed
 	}
-	defer c.exit()
-	start := time.Now()
-	defer c.st.putLatency.since(start)
-	now := c.nowAt(start)
+	h := hashKey(key)
+	s := c.shardFor(h)
+	var start time.Time
+	timed := s.putSeq.Add(1)&c.sampleMask == 0
+	if timed {
+		start = time.Now()
+	}
+	clk := clockReading{c: c}
 	var exp int64
 	if ttl := cmp.Or(o.TTL, c.opts.DefaultTTL); ttl > 0 {
-		exp = now + int64(ttl)
+		exp = clk.now() + int64(ttl)
 	}
 	v := bytes.Clone(value)
 	if v == nil {
 		v = []byte{}
 	}
-	h := hashKey(key)
-	s := c.shardFor(h)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return c.putLocked(ctx, s, h, key, v, exp, now)
+	c.drainLocked(s)
+	err := c.putLocked(ctx, s, h, key, v, exp, &clk)
+	s.mu.Unlock()
+	if timed {
+		c.st.putLatency.since(start)
+	}
+	return err
 }
 
-func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.Key, v []byte, exp, now int64) error {
+func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.Key, v []byte, exp int64, clk *clockReading) error {
 	kind := key.Kind()
 	hot := blockfmt.InitialHotness(kind, len(v))
-	old := s.m[h]
+	old, _ := s.m.Load(h)
 	if old != nil && old.key != key {
 		// A different key with the same hash: it is one key to the policy.
 		s.dropLocked(h, old)
 		old = nil
 	}
-	if old != nil && !old.expired(now) && old.hotness >= hot {
+	if old != nil && !old.expiredAt(clk) && old.hotness >= hot {
 		hot = saturatingInc(old.hotness)
 	}
 	d := c.decide(key, len(v), hot)
@@ -374,16 +319,16 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 		switch {
 		case err == nil:
 			inDRAM = true
-			e := &entry{key: key, value: v, kind: kind, hotness: hot, expiresAt: exp}
+			e := &entry{h: h, key: key, value: v, kind: kind, hotness: hot, expiresAt: exp}
 			if old != nil {
 				e.pin = old.pin
 			}
-			s.m[h] = e
+			s.m.Store(h, e)
 			c.st.dramPuts.Add(1)
 		case errors.Is(err, policy.ErrRejected):
 			c.st.dramAdmissionRejected.Add(1)
 			if old != nil {
-				delete(s.m, h)
+				s.m.Delete(h)
 				if old.pin != nil {
 					old.pin.live = false
 				}
@@ -409,7 +354,9 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 			case err == nil:
 				c.st.ssdPuts.Add(1)
 				if inDRAM {
-					s.m[h].persisted = true
+					if e, ok := s.m.Load(h); ok {
+						e.persisted = true
+					}
 				}
 			case errors.Is(err, ssdtier.ErrBudgetExceeded):
 				c.st.ssdBudgetRefused.Add(1)
@@ -424,7 +371,7 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 	if !inDRAM && c.ssd == nil && !c.fitsDRAM(s, key, len(v)) {
 		err = fmt.Errorf("%w: %d bytes", ErrTooLarge, len(v))
 	}
-	c.evictLocked(ctx, s, victims, now)
+	c.evictLocked(ctx, s, victims, clk)
 	s.victims = victims[:0]
 	return err
 }
@@ -453,15 +400,14 @@ func (c *Cache) dropSSDCopy(ctx context.Context, key blockfmt.Key) error {
 
 // evictLocked handles DRAM victims: a live victim the SSD tier does not hold
 // is demoted when the admission decision admits it there.
-func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, now int64) {
+func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk *clockReading) {
 	for _, vh := range victims {
-		e := s.m[vh]
-		if e == nil {
+		e, ok := s.m.LoadAndDelete(vh)
+		if !ok {
 			continue
 		}
-		delete(s.m, vh)
 		c.st.dramEvictions.Add(1)
-		if e.expired(now) {
+		if e.expiredAt(clk) {
 			c.st.dramExpired.Add(1)
 			continue
 		}
@@ -504,7 +450,7 @@ func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt
 		}
 		if promote {
 			s.pol.Access(h)
-			c.st.dramHits.Add(1)
+			s.hits.Add(1)
 			c.bumpHotness(e)
 		}
 		if pin {
@@ -573,7 +519,7 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 		c.st.refillFailures.Add(1)
 		return nil
 	}
-	if old := s.m[h]; old != nil { // a colliding key
+	if old, ok := s.m.Load(h); ok { // a colliding key
 		s.dropLocked(h, old)
 	}
 	victims, err := s.pol.Admit(h, entryCost(b.Key, len(b.Value)), s.victims[:0])
@@ -584,11 +530,11 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 		}
 		return nil
 	}
-	e := &entry{key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt, persisted: true}
+	e := &entry{h: h, key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt, persisted: true}
 	c.bumpHotness(e)
-	s.m[h] = e
+	s.m.Store(h, e)
 	c.st.dramPromotions.Add(1)
-	c.evictLocked(ctx, s, victims, now)
+	c.evictLocked(ctx, s, victims, &clockReading{c: c, ns: now})
 	s.victims = victims[:0]
 	return e
 }
@@ -607,70 +553,70 @@ func (c *Cache) pinLocked(s *shard, h uint64, e *entry) {
 // fits a DRAM block and the replacement policy admits it. An expired value is
 // a miss.
 func (c *Cache) Get(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, error) {
-	if err := c.enter(); err != nil {
-		return nil, TierNone, false, err
-	}
-	defer c.exit()
-	if err := ctx.Err(); err != nil {
-		return nil, TierNone, false, err
-	}
-	start := time.Now()
-	defer c.st.getLatency.since(start)
-	h := hashKey(key)
-	s := c.shardFor(h)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, v, tier, err := c.readLocked(ctx, s, h, key, c.nowAt(start), true, false)
-	if err != nil || tier == TierNone {
-		return nil, TierNone, false, err
-	}
-	return bytes.Clone(v), tier, true, nil
+	v, tier, ok, err := c.read(ctx, key, true)
+	return bytes.Clone(v), tier, ok, err
 }
 
-// GetShared is Get without the copy: it returns the cache's own buffer,
-// which allocates nothing on a DRAM hit. The buffer is never written again
-// (an overwrite installs a new one), so it stays valid and unchanged for as
-// long as the caller keeps it; the caller must not modify it.
+// GetShared is Get without the copy: it returns the cache's own buffer, and
+// allocates nothing on a DRAM hit. The buffer is never written again (an
+// overwrite installs a new one), so it stays valid and unchanged for as long
+// as the caller keeps it; the caller must not modify it.
 func (c *Cache) GetShared(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, error) {
-	if err := c.enter(); err != nil {
-		return nil, TierNone, false, err
-	}
-	defer c.exit()
-	if err := ctx.Err(); err != nil {
-		return nil, TierNone, false, err
-	}
-	start := time.Now()
-	defer c.st.getLatency.since(start)
-	h := hashKey(key)
-	s := c.shardFor(h)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, v, tier, err := c.readLocked(ctx, s, h, key, c.nowAt(start), true, false)
-	if err != nil || tier == TierNone {
-		return nil, TierNone, false, err
-	}
-	return v, tier, true, nil
+	return c.read(ctx, key, true)
 }
 
 // Peek returns a copy of key's value without recording a hit, raising
 // hotness or refilling DRAM: for scans that must not disturb the cache.
 func (c *Cache) Peek(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, error) {
-	if err := c.enter(); err != nil {
-		return nil, TierNone, false, err
+	v, tier, ok, err := c.read(ctx, key, false)
+	return bytes.Clone(v), tier, ok, err
+}
+
+// read serves Get, GetShared (promote) and Peek. A live DRAM hit takes no
+// lock: the hit is counted at once and handed to the policy through the
+// shard's read buffer. Anything else takes the shard's lock.
+func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byte, Tier, bool, error) {
+	if c.closed.Load() {
+		return nil, TierNone, false, ErrClosed
 	}
-	defer c.exit()
 	if err := ctx.Err(); err != nil {
 		return nil, TierNone, false, err
 	}
 	h := hashKey(key)
 	s := c.shardFor(h)
+	var start time.Time
+	timed := false
+	if promote {
+		// A sample of about one in sampleMask+1 calls, without a shared
+		// write: the key's hash against the shard's drain count.
+		if timed = (h^(s.reads.tail.Load()*0x9e3779b97f4a7c15)>>32)&c.sampleMask == 0; timed {
+			start = time.Now()
+		}
+	}
+	if e := c.loadLive(s, h, key); e != nil {
+		if promote {
+			c.recordHit(s, e)
+			if timed {
+				c.st.getLatency.since(start)
+			}
+		}
+		return e.value, TierDRAM, true, nil
+	}
+	if err := c.enter(); err != nil {
+		return nil, TierNone, false, err
+	}
+	defer c.exit()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, v, tier, err := c.readLocked(ctx, s, h, key, c.now(), false, false)
+	c.drainLocked(s)
+	_, v, tier, err := c.readLocked(ctx, s, h, key, c.now(), promote, false)
+	if timed {
+		c.st.getLatency.since(start)
+	}
 	if err != nil || tier == TierNone {
 		return nil, TierNone, false, err
 	}
-	return bytes.Clone(v), tier, true, nil
+	return v, tier, true, nil
 }
 
 // Delete removes key from every tier and reports whether any tier held it.
@@ -752,7 +698,7 @@ func (c *Cache) invalidate(ctx context.Context, shardID uint64, prefix string) (
 	}
 	for _, s := range c.shards {
 		s.mu.Lock()
-		for h, e := range s.m {
+		for h, e := range s.m.All() {
 			if e.key.Shard == shardID && strings.HasPrefix(e.key.Record, prefix) {
 				s.dropLocked(h, e)
 				r.DRAM++
@@ -775,7 +721,7 @@ func (c *Cache) PurgeExpired(ctx context.Context) (InvalidateReport, error) {
 	now := c.now()
 	for _, s := range c.shards {
 		s.mu.Lock()
-		for h, e := range s.m {
+		for h, e := range s.m.All() {
 			if e.expired(now) && !e.pinned() {
 				s.dropLocked(h, e)
 				c.st.dramExpired.Add(1)
@@ -857,6 +803,7 @@ func (c *Cache) Acquire(ctx context.Context, key blockfmt.Key) (*Handle, error) 
 	s := c.shardFor(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	c.drainLocked(s)
 	e, v, tier, err := c.readLocked(ctx, s, h, key, c.now(), true, true)
 	if err != nil {
 		return nil, err
@@ -924,7 +871,7 @@ func (c *Cache) recover(ctx context.Context) error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		cost := entryCost(b.Key, len(b.Value))
-		if s.m[h] != nil || !c.fitsDRAM(s, b.Key, len(b.Value)) {
+		if _, ok := s.m.Load(h); ok || !c.fitsDRAM(s, b.Key, len(b.Value)) {
 			return true
 		}
 		if s.pol.Cost()+cost > s.capacity {
@@ -934,7 +881,7 @@ func (c *Cache) recover(ctx context.Context) error {
 		if _, err := s.pol.Admit(h, cost, s.victims[:0]); err != nil {
 			return true
 		}
-		s.m[h] = &entry{key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt, persisted: true}
+		s.m.Store(h, &entry{h: h, key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt, persisted: true})
 		c.st.recovered.Add(1)
 		return true
 	})

@@ -19,12 +19,13 @@ import (
 func testOptions(t *testing.T, n int) (Options, *fakeclock.Clock) {
 	clk := fakeclock.New()
 	return Options{
-		DRAMCapacityBytes: int64(n) * entryCost(blockfmt.StringKey(0, "k00"), 32),
-		Shards:            1,
-		Policy:            "slru",
-		SSDPath:           t.TempDir(),
-		SSDNoSync:         true,
-		Clock:             clk,
+		DRAMCapacityBytes:  int64(n) * entryCost(blockfmt.StringKey(0, "k00"), 32),
+		Shards:             1,
+		Policy:             "slru",
+		SSDPath:            t.TempDir(),
+		SSDNoSync:          true,
+		Clock:              clk,
+		LatencySampleEvery: 1,
 	}, clk
 }
 
@@ -762,5 +763,68 @@ func TestACanceledPutNeverLeavesAnOlderSSDCopy(t *testing.T) {
 	require.NoError(t, err)
 	if ok {
 		require.Equal(t, val("b"), v)
+	}
+}
+
+// Hits taken without the lock are counted exactly, however many readers
+// race, and the policy still learns of them: a key read often survives a
+// flood of one-time writes.
+func TestLockFreeHitsAreCountedExactlyAndReachThePolicy(t *testing.T) {
+	opts, _ := testOptions(t, 8)
+	opts.Policy = "tinylfu"
+	opts.SSDCapacityBytes = Disabled
+	opts.SSDPath = ""
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("hot"), PutOptions{}))
+	const readers, reads = 4, 500
+	var wg sync.WaitGroup
+	for range readers {
+		wg.Go(func() {
+			for range reads {
+				_, _, ok, err := c.GetShared(ctx, skey(1))
+				if err != nil || !ok {
+					t.Errorf("hot key missed: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.EqualValues(t, readers*reads, c.Stats().DRAM.Hits)
+	for i := range 200 {
+		require.NoError(t, c.Put(ctx, skey(1000+i), val("cold"), PutOptions{}))
+	}
+	_, tier, ok, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.True(t, ok, "the hot key was evicted by one-time writes")
+	require.Equal(t, TierDRAM, tier)
+}
+
+// By default one in LatencySampleEvery calls is timed; 1 times every call.
+func TestLatencyIsSampled(t *testing.T) {
+	for _, tc := range []struct {
+		every    int
+		min, max int64
+	}{
+		{every: 1, min: 4096, max: 4096},
+		{every: 0, min: 1, max: 4096 / 8},
+	} {
+		opts, _ := testOptions(t, 64)
+		opts.SSDCapacityBytes, opts.SSDPath = Disabled, ""
+		opts.LatencySampleEvery = tc.every
+		c := newTestCache(t, opts)
+		ctx := t.Context()
+		for i := range 16 {
+			require.NoError(t, c.Put(ctx, skey(i), val("v"), PutOptions{}))
+		}
+		for i := range 4096 {
+			_, _, ok, err := c.GetShared(ctx, skey(i%16))
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		n := c.Stats().GetLatency.Samples
+		require.GreaterOrEqual(t, n, tc.min, "every=%d", tc.every)
+		require.LessOrEqual(t, n, tc.max, "every=%d", tc.every)
 	}
 }

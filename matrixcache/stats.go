@@ -78,7 +78,7 @@ func (c *Cache) Stats() Stats {
 	st := &c.st
 	s := Stats{
 		DRAM: TierStats{
-			Hits: st.dramHits.Load(), Misses: st.dramMisses.Load(), Puts: st.dramPuts.Load(),
+			Misses: st.dramMisses.Load(), Puts: st.dramPuts.Load(),
 			Evictions: st.dramEvictions.Load(), Demotions: st.dramDemotions.Load(),
 			Promotions: st.dramPromotions.Load(), Expired: st.dramExpired.Load(),
 			StaleCopiesDropped: st.dramStale.Load(),
@@ -97,9 +97,11 @@ func (c *Cache) Stats() Stats {
 	}
 	for _, sh := range c.shards {
 		sh.mu.Lock()
+		c.drainLocked(sh)
+		s.DRAM.Hits += sh.hits.Load() + int64(sh.reads.head.Load())
 		s.DRAM.Entries += int64(sh.pol.Len())
 		s.DRAM.Bytes += sh.pol.Cost()
-		for _, e := range sh.m {
+		for _, e := range sh.m.All() {
 			if e.pinned() {
 				s.PinnedEntries++
 				s.PinnedBytes += int64(len(e.value))

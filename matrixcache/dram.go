@@ -1,0 +1,195 @@
+package matrixcache
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/puzpuzpuz/xsync/v4"
+
+	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/policy"
+)
+
+// The DRAM tier's read path takes no lock. Each shard keeps its entries in a
+// concurrent map that readers load from without writing shared memory, and
+// readers tell the replacement policy about their hits through a lossy
+// buffer that whoever next holds the shard's lock drains, as Caffeine and
+// otter do. Every change of the map, the policy or an entry's mutable fields
+// happens under the shard's mutex.
+
+// readBufLen is the length of a shard's read buffer: hits recorded while it
+// is full, and the shard's lock is busy, are dropped (they are hints to the
+// policy; the hit counters stay exact). A power of two.
+const readBufLen = 64
+
+// readBuffer is a ring of the entries hit without the lock. head counts
+// the hits ever recorded (so it is also the shard's count of lock-free
+// hits) and tail those drained: the ring is full when head-tail reaches
+// readBufLen.
+type readBuffer struct {
+	head  atomic.Uint64
+	tail  atomic.Uint64
+	slots [readBufLen]atomic.Pointer[entry]
+}
+
+type shard struct {
+	// Written by lock-free readers.
+	reads readBuffer
+	// hits counts the DRAM hits of the locked read path.
+	hits   atomic.Int64
+	putSeq atomic.Uint64
+
+	mu       sync.Mutex
+	m        *xsync.Map[uint64, *entry]
+	pol      policy.Policy
+	capacity int64
+	victims  []uint64
+}
+
+func newShard(capacity int64, pol policy.Policy) *shard {
+	return &shard{m: xsync.NewMap[uint64, *entry](), pol: pol, capacity: capacity}
+}
+
+// entry is a DRAM entry. key, value, kind and expiresAt never change once
+// the entry is in the map, so lock-free readers may read them; the other
+// fields change under the shard's lock only.
+type entry struct {
+	h         uint64 // hashKey(key)
+	key       blockfmt.Key
+	value     []byte
+	kind      blockfmt.Kind
+	hotness   uint8
+	expiresAt int64
+	// persisted says the SSD tier holds this value.
+	persisted bool
+	pin       *pinRef
+}
+
+// pinRef counts the pins of one resident entry, across overwrites of its
+// key. live is false once the entry has left the policy (so its pins have).
+type pinRef struct {
+	n    int
+	live bool
+}
+
+func (e *entry) expired(now int64) bool { return e.expiresAt != 0 && e.expiresAt <= now }
+func (e *entry) pinned() bool           { return e.pin != nil && e.pin.n > 0 }
+
+func entryCost(k blockfmt.Key, n int) int64 { return int64(k.Size() + n) }
+
+// clockReading reads the clock at most once, and only when asked: most
+// entries have no TTL, and a clock read costs as much as a DRAM hit.
+type clockReading struct {
+	c  *Cache
+	ns int64
+}
+
+func (r *clockReading) now() int64 {
+	if r.ns == 0 {
+		r.ns = r.c.now()
+	}
+	return r.ns
+}
+
+// expiredAt reports whether e has expired at the reading's time.
+func (e *entry) expiredAt(r *clockReading) bool {
+	return e.expiresAt != 0 && e.expiresAt <= r.now()
+}
+
+// loadLive returns key's live DRAM entry in s without locking, or nil when
+// the key is absent, shares its hash with another key, or has expired (the
+// caller's locked path then counts and drops it).
+func (c *Cache) loadLive(s *shard, h uint64, key blockfmt.Key) *entry {
+	e, ok := s.m.Load(h)
+	if !ok || e.key != key {
+		return nil
+	}
+	if e.expiresAt != 0 && e.expiresAt <= c.now() {
+		return nil
+	}
+	return e
+}
+
+// recordHit counts a lock-free hit of e and records it for the policy;
+// the hit that fills the ring drains it.
+func (c *Cache) recordHit(s *shard, e *entry) {
+	w := s.reads.head.Add(1) - 1
+	if used := w - s.reads.tail.Load(); used < readBufLen {
+		s.reads.slots[w%readBufLen].Store(e)
+		if used != readBufLen-1 {
+			return
+		}
+	}
+	if s.mu.TryLock() {
+		c.drainLocked(s)
+		s.mu.Unlock()
+	}
+}
+
+// drainLocked tells the policy about the hits recorded in s's read buffer
+// and raises their entries' hotness. Every locked operation drains first, so
+// the policy sees hits before the writes that follow them.
+func (c *Cache) drainLocked(s *shard) {
+	tail, head := s.reads.tail.Load(), s.reads.head.Load()
+	if head == tail {
+		return
+	}
+	// Records reserved past tail+readBufLen found the ring full and were
+	// dropped; a record reserved but not yet written is lost (hints).
+	end := min(head, tail+readBufLen)
+	for i := tail; i < end; i++ {
+		e := s.reads.slots[i%readBufLen].Swap(nil)
+		if e == nil {
+			continue
+		}
+		// An entry that left DRAM is no longer in the policy; one replaced
+		// under its key passes its hit on to the new value.
+		if s.pol.Access(e.h) {
+			c.bumpHotness(e)
+		}
+	}
+	s.reads.tail.Store(head)
+}
+
+// lookupLocked returns key's DRAM entry in s, or nil.
+func (s *shard) lookupLocked(h uint64, k blockfmt.Key) *entry {
+	e, ok := s.m.Load(h)
+	if !ok || e.key != k {
+		return nil
+	}
+	return e
+}
+
+// dropLocked removes e (resident under h) from DRAM: its pins go with it.
+func (s *shard) dropLocked(h uint64, e *entry) {
+	s.pol.Remove(h)
+	s.m.Delete(h)
+	if e.pin != nil {
+		e.pin.live = false
+	}
+}
+
+// hashKey is the in-process hash of a key: it picks the DRAM shard and is
+// the policy's key. Entries compare whole keys, so a collision costs a
+// shared slot, never a wrong value. It is not persisted anywhere.
+func hashKey(k blockfmt.Key) uint64 {
+	h := xxhash.Sum64String(k.Record) ^ k.Shard*0x9e3779b97f4a7c15
+	if k.Namespace != "" {
+		h = fmix64(h) ^ xxhash.Sum64String(k.Namespace)
+	}
+	if k.Selector != "" {
+		h = fmix64(h+1) ^ xxhash.Sum64String(k.Selector)
+	}
+	return fmix64(h)
+}
+
+// fmix64 is MurmurHash3's 64-bit finaliser.
+func fmix64(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
