@@ -15,6 +15,7 @@ import (
 
 	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 	"github.com/temporalstore/temporalstore-go/matrixcache/policy"
+	"github.com/temporalstore/temporalstore-go/matrixcache/residenttier"
 	"github.com/temporalstore/temporalstore-go/matrixcache/ssdtier"
 )
 
@@ -41,7 +42,10 @@ type persistentTier interface {
 	Close() error
 }
 
-var _ persistentTier = (*ssdtier.Store)(nil)
+var (
+	_ persistentTier = (*ssdtier.Store)(nil)
+	_ persistentTier = (*residenttier.Store)(nil)
+)
 
 // PutOptions are per-write options of Put.
 type PutOptions struct {
@@ -50,25 +54,20 @@ type PutOptions struct {
 	TTL time.Duration
 }
 
-// Cache is a multi-tier block cache: a sharded DRAM tier over an SSD tier.
-// It is safe for concurrent use.
+// Cache is a multi-tier block cache: a sharded DRAM tier over an optional
+// resident tier and an SSD tier. It is safe for concurrent use. The package
+// documentation says where reads and writes go.
 //
-// Writes go to DRAM whenever the value fits a DRAM block and the shard's
-// replacement policy admits it, and are written through to the SSD tier when
-// the admission decision (Tiering.Decide) admits the block there, or when DRAM
-// did not take it. The last write of a key wins across tiers: a write that
-// does not reach a tier drops that tier's older copy. A DRAM victim whose
-// value the SSD tier does not already hold is demoted to it when the
-// admission decision, at the victim's hotness, admits it there.
-//
-// In this version, the SSD writes of one DRAM shard are made under that
-// shard's lock, so a shard's writes are serialised on the SSD commit.
+// Lower-tier writes of one DRAM shard are made under that shard's lock
+// (unless Options.WriteBack queues the SSD ones), so a shard's writes are
+// serialised on them; DRAM hits never wait for them.
 type Cache struct {
 	opts    Options
 	tiering Tiering
 	shards  []*shard
 	ssd     persistentTier
 	ssdSt   *ssdtier.Store
+	res     *residenttier.Store
 	wb      *writeback
 	tempDir string
 
@@ -87,6 +86,7 @@ type Cache struct {
 type counters struct {
 	dramMisses, dramPuts, dramEvictions, dramDemotions, dramPromotions, dramExpired, dramStale   atomic.Int64
 	ssdHits, ssdMisses, ssdPuts, ssdStale                                                        atomic.Int64
+	resHits, resMisses, resPuts, resStale, resDemotions, resRefills, resWriteFailures            atomic.Int64
 	misses, rejected, hotnessPromotions, refillFailures, dramAdmissionRejected, ssdBudgetRefused atomic.Int64
 	demotionFailures, pins, unpins, recovered                                                    atomic.Int64
 
@@ -145,13 +145,47 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 			c.wb = newWriteback(ctx, st, o.WriteBackQueueLen, o.WriteBackMaxBatch)
 		}
 	}
-	if o.AutoRecoverOnStart && c.ssd != nil {
+	if c.tiering.ResidentCapacityBytes > 0 {
+		if err := c.openResident(ctx); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+	}
+	if o.AutoRecoverOnStart && (c.ssd != nil || c.res != nil) {
 		if err := c.recover(ctx); err != nil {
 			_ = c.Close()
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// openResident opens the resident tier, emptying it unless it is durable
+// (see Options.ResidentDurable).
+func (c *Cache) openResident(ctx context.Context) error {
+	o := c.opts
+	st, err := residenttier.Open(ctx, residenttier.Options{
+		Dir:           o.ResidentPath,
+		CapacityBytes: o.ResidentCapacityBytes,
+		Sync:          o.ResidentDurable,
+		Mmap:          o.ResidentMmap,
+		Logger:        o.Logger,
+		Clock:         o.Clock,
+	})
+	if err != nil {
+		return fmt.Errorf("matrixcache: open resident tier: %w", err)
+	}
+	c.res, c.lower = st, true
+	if !o.ResidentDurable {
+		n, err := st.Clear(ctx)
+		if err != nil {
+			return fmt.Errorf("matrixcache: empty the unflushed resident tier: %w", err)
+		}
+		if n > 0 {
+			o.Logger.Info("matrixcache: emptied the resident tier, whose writes are not flushed", "dir", o.ResidentPath, "blocks", n)
+		}
+	}
+	return nil
 }
 
 func (c *Cache) removeTemp() {
@@ -173,8 +207,11 @@ func (c *Cache) Close() error {
 	if c.wb != nil {
 		c.wb.close()
 	}
+	if c.res != nil {
+		err = c.res.Close()
+	}
 	if c.ssd != nil {
-		err = c.ssd.Close()
+		err = errors.Join(err, c.ssd.Close())
 	}
 	c.removeTemp()
 	return err
@@ -303,6 +340,9 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 			s.dropLocked(h, old)
 			c.st.dramStale.Add(1)
 		}
+		if err := c.dropResidentCopy(ctx, key); err != nil {
+			return err
+		}
 		if c.ssd != nil {
 			if err := c.dropSSDCopy(ctx, key); err != nil {
 				return err
@@ -346,10 +386,33 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 		c.st.dramStale.Add(1)
 	}
 
+	blk := blockfmt.Block{Key: key, Kind: kind, Hotness: hot, ExpiresAt: exp, Value: v}
 	var err error
+	inRes := false
+	if c.res != nil {
+		if d.Tier == TierResident || (!inDRAM && d.AdmitResident) {
+			if err = c.res.Put(ctx, blk); err == nil {
+				inRes = true
+				c.st.resPuts.Add(1)
+				if e, ok := s.m.Load(h); ok && inDRAM {
+					e.inResident = true
+				}
+			} else {
+				c.st.resWriteFailures.Add(1)
+				err = errors.Join(err, c.dropResidentCopy(ctx, key))
+			}
+		} else {
+			err = c.dropResidentCopy(ctx, key)
+		}
+		if err != nil {
+			c.evictLocked(ctx, s, victims, clk)
+			s.victims = victims[:0]
+			return err
+		}
+	}
 	if c.ssd != nil {
 		if d.AdmitSSD || d.Tier == TierSSD || !inDRAM {
-			err = c.writeSSD(ctx, blockfmt.Block{Key: key, Kind: kind, Hotness: hot, ExpiresAt: exp, Value: v})
+			err = c.writeSSD(ctx, blk)
 			switch {
 			case err == nil:
 				c.st.ssdPuts.Add(1)
@@ -368,11 +431,26 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 			err = c.dropSSDCopy(ctx, key)
 		}
 	}
-	if !inDRAM && c.ssd == nil && !c.fitsDRAM(s, key, len(v)) {
+	if !inDRAM && !inRes && c.ssd == nil && !c.fitsDRAM(s, key, len(v)) && (c.res == nil || !c.tiering.fitsResident(int64(len(v)))) {
 		err = fmt.Errorf("%w: %d bytes", ErrTooLarge, len(v))
 	}
 	c.evictLocked(ctx, s, victims, clk)
 	s.victims = victims[:0]
+	return err
+}
+
+// dropResidentCopy deletes a resident copy older than the value just
+// written. The resident tier keeps its index in memory, so this costs no
+// I/O when it holds no copy.
+func (c *Cache) dropResidentCopy(ctx context.Context, key blockfmt.Key) error {
+	if c.res == nil {
+		return nil
+	}
+	// Not cancellable, as in dropSSDCopy.
+	ok, err := c.res.Delete(context.WithoutCancel(ctx), key)
+	if ok {
+		c.st.resStale.Add(1)
+	}
 	return err
 }
 
@@ -398,8 +476,11 @@ func (c *Cache) dropSSDCopy(ctx context.Context, key blockfmt.Key) error {
 	return err
 }
 
-// evictLocked handles DRAM victims: a live victim the SSD tier does not hold
-// is demoted when the admission decision admits it there.
+// evictLocked handles DRAM victims: a live victim is demoted to each lower
+// tier that does not hold it yet and that the admission decision, at the
+// victim's hotness, admits it to. The resident tier's own victims are not
+// demoted further: everything it holds was written to the SSD tier too
+// (when there is one and it took the block), so they are there already.
 func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk *clockReading) {
 	for _, vh := range victims {
 		e, ok := s.m.LoadAndDelete(vh)
@@ -411,28 +492,47 @@ func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk
 			c.st.dramExpired.Add(1)
 			continue
 		}
-		if e.persisted || c.ssd == nil {
+		toRes := c.res != nil && !e.inResident
+		toSSD := c.ssd != nil && !e.persisted
+		if !toRes && !toSSD {
 			continue
 		}
 		d := c.decide(e.key, len(e.value), e.hotness)
-		if !d.AdmitSSD && d.Tier != TierSSD {
-			continue
-		}
-		err := c.writeSSD(ctx, blockfmt.Block{Key: e.key, Kind: e.kind, Hotness: e.hotness, ExpiresAt: e.expiresAt, Value: e.value})
-		if err != nil {
-			c.st.demotionFailures.Add(1)
-			if errors.Is(err, ssdtier.ErrBudgetExceeded) {
-				c.st.ssdBudgetRefused.Add(1)
+		toRes = toRes && d.AdmitResident
+		toSSD = toSSD && (d.AdmitSSD || d.Tier == TierSSD)
+		b := blockfmt.Block{Key: e.key, Kind: e.kind, Hotness: e.hotness, ExpiresAt: e.expiresAt, Value: e.value}
+		demoted := false
+		if toRes {
+			if err := c.res.Put(ctx, b); err != nil {
+				c.st.demotionFailures.Add(1)
+				c.st.resWriteFailures.Add(1)
+			} else {
+				c.st.resPuts.Add(1)
+				c.st.resDemotions.Add(1)
+				demoted = true
 			}
-			continue
 		}
-		c.st.ssdPuts.Add(1)
-		c.st.dramDemotions.Add(1)
+		if toSSD {
+			if err := c.writeSSD(ctx, b); err != nil {
+				c.st.demotionFailures.Add(1)
+				if errors.Is(err, ssdtier.ErrBudgetExceeded) {
+					c.st.ssdBudgetRefused.Add(1)
+				}
+			} else {
+				c.st.ssdPuts.Add(1)
+				demoted = true
+			}
+		}
+		if demoted {
+			c.st.dramDemotions.Add(1)
+		}
 	}
 }
 
-// readLocked finds key in DRAM or the SSD tier. With promote, a DRAM hit is
-// recorded and an SSD hit is refilled into DRAM; with pin, the DRAM entry
+// readLocked finds key in DRAM, the resident tier or the SSD tier, in that
+// order. With promote, a DRAM hit is recorded and a lower tier's hit is
+// refilled into DRAM (and an SSD hit DRAM refuses into the resident tier,
+// when the admission decision places it there); with pin, the DRAM entry
 // that answers is pinned. It returns the entry (when DRAM holds the value
 // after the call), the value (shared with the entry), and the tier that
 // answered.
@@ -461,33 +561,66 @@ func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt
 	if promote {
 		c.st.dramMisses.Add(1)
 	}
-	if c.ssd == nil {
+	if !c.lower {
 		if promote {
 			c.st.misses.Add(1)
 		}
 		return nil, nil, TierNone, nil
 	}
 	start := time.Now()
-	b, ok, err := c.readSSD(key, now)
+	b, tier, err := c.readLower(key, now, promote)
 	if promote {
 		c.st.readThroughLatency.since(start)
 	}
-	if err != nil || !ok {
+	if err != nil || tier == TierNone {
 		if promote {
-			c.st.ssdMisses.Add(1)
 			c.st.misses.Add(1)
 		}
 		return nil, nil, TierNone, err
 	}
 	if !promote {
-		return nil, b.Value, TierSSD, nil
+		return nil, b.Value, tier, nil
 	}
-	c.st.ssdHits.Add(1)
-	e := c.promoteLocked(ctx, s, h, b, now)
+	e := c.promoteLocked(ctx, s, h, b, tier, now)
 	if e != nil && pin {
 		c.pinLocked(s, h, e)
 	}
-	return e, b.Value, TierSSD, nil
+	return e, b.Value, tier, nil
+}
+
+// readLower reads key from the resident tier, then the SSD tier, counting
+// each tier's hit or miss when count is set.
+func (c *Cache) readLower(key blockfmt.Key, now int64, count bool) (blockfmt.Block, Tier, error) {
+	if c.res != nil {
+		b, ok, err := c.res.Get(key)
+		if err != nil && !errors.Is(err, blockfmt.ErrCorrupt) && !errors.Is(err, blockfmt.ErrUnsupportedVersion) {
+			return b, TierNone, err
+		}
+		// A damaged block was removed by the tier; the SSD copy may serve.
+		if err == nil && ok {
+			if count {
+				c.st.resHits.Add(1)
+			}
+			return b, TierResident, nil
+		}
+		if count {
+			c.st.resMisses.Add(1)
+		}
+	}
+	if c.ssd == nil {
+		return blockfmt.Block{}, TierNone, nil
+	}
+	b, ok, err := c.readSSD(key, now)
+	if err != nil || !ok {
+		if count {
+			c.st.ssdMisses.Add(1)
+		}
+		return b, TierNone, err
+	}
+	if count {
+		c.st.ssdHits.Add(1)
+	}
+	return b, TierSSD, nil
 }
 
 // readSSD reads key from the SSD tier, or from the writeback queue when a
@@ -512,11 +645,14 @@ func (c *Cache) bumpHotness(e *entry) {
 	}
 }
 
-// promoteLocked refills DRAM with an SSD block; it returns the new entry, or
-// nil when DRAM did not take it.
-func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfmt.Block, now int64) *entry {
+// promoteLocked refills DRAM with a block read from the lower tier from; it
+// returns the new entry, or nil when DRAM did not take it. An SSD block DRAM
+// does not take goes to the resident tier when the admission decision
+// places it there.
+func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfmt.Block, from Tier, now int64) *entry {
 	if !c.fitsDRAM(s, b.Key, len(b.Value)) {
 		c.st.refillFailures.Add(1)
+		c.refillResident(ctx, b, from)
 		return nil
 	}
 	if old, ok := s.m.Load(h); ok { // a colliding key
@@ -528,15 +664,36 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 		if errors.Is(err, policy.ErrRejected) {
 			c.st.dramAdmissionRejected.Add(1)
 		}
+		c.refillResident(ctx, b, from)
 		return nil
 	}
-	e := &entry{h: h, key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt, persisted: true}
+	// A resident block has an SSD copy unless the SSD tier refused it; if
+	// so, evicting this entry loses the value, which costs a later miss.
+	e := &entry{h: h, key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt,
+		persisted: c.ssd != nil, inResident: from == TierResident}
 	c.bumpHotness(e)
 	s.m.Store(h, e)
 	c.st.dramPromotions.Add(1)
 	c.evictLocked(ctx, s, victims, &clockReading{c: c, ns: now})
 	s.victims = victims[:0]
 	return e
+}
+
+// refillResident writes an SSD block DRAM did not take to the resident tier
+// when the admission decision places it there.
+func (c *Cache) refillResident(ctx context.Context, b blockfmt.Block, from Tier) {
+	if c.res == nil || from != TierSSD {
+		return
+	}
+	if d := c.decide(b.Key, len(b.Value), b.Hotness); d.Tier != TierResident {
+		return
+	}
+	if err := c.res.Put(ctx, b); err != nil {
+		c.st.resWriteFailures.Add(1)
+		return
+	}
+	c.st.resPuts.Add(1)
+	c.st.resRefills.Add(1)
 }
 
 func (c *Cache) pinLocked(s *shard, h uint64, e *entry) {
@@ -635,6 +792,13 @@ func (c *Cache) Delete(ctx context.Context, key blockfmt.Key) (bool, error) {
 		s.dropLocked(h, e)
 		found = true
 	}
+	if c.res != nil {
+		ok, err := c.res.Delete(ctx, key)
+		if err != nil {
+			return found, err
+		}
+		found = found || ok
+	}
 	if c.ssd != nil {
 		if c.wb != nil {
 			found = c.wb.forget(func(k blockfmt.Key) bool { return k == key }) > 0 || found
@@ -650,10 +814,11 @@ func (c *Cache) Delete(ctx context.Context, key blockfmt.Key) (bool, error) {
 }
 
 // InvalidateReport says how many entries an invalidation removed from each
-// tier; a key held by both tiers counts in both.
+// tier; a key held by several tiers counts in each.
 type InvalidateReport struct {
-	DRAM int
-	SSD  int
+	DRAM     int
+	Resident int
+	SSD      int
 }
 
 // DeletePrefix removes, from every tier, every key of shard whose record key
@@ -667,46 +832,41 @@ func (c *Cache) DeleteShard(ctx context.Context, shard uint64) (InvalidateReport
 	return c.invalidate(ctx, shard, "")
 }
 
+// invalidate holds every DRAM shard's lock while it deletes from the lower
+// tiers, so no read refills, and no eviction demotes, a value of the range
+// between the tiers' deletes: the cache pauses for the range deletes.
 func (c *Cache) invalidate(ctx context.Context, shardID uint64, prefix string) (InvalidateReport, error) {
 	var r InvalidateReport
 	if err := c.enter(); err != nil {
 		return r, err
 	}
 	defer c.exit()
-	// SSD first: a write racing the invalidation then either lands after it
-	// in both tiers or is removed from DRAM with its SSD copy still current.
-	if c.ssd != nil {
-		var n int
-		var err error
-		if c.wb != nil {
-			// Held only for the range delete: DRAM shards are locked
-			// below, and Delete takes commitMu under a shard lock.
-			c.wb.forget(matchPrefix(shardID, prefix))
-		}
-		if prefix == "" {
-			n, err = c.ssd.DeleteShard(ctx, shardID)
-		} else {
-			n, err = c.ssd.DeletePrefix(ctx, shardID, prefix)
-		}
-		if c.wb != nil {
-			c.wb.commitMu.Unlock()
-		}
-		r.SSD = n
-		if err != nil {
-			return r, err
-		}
-	}
 	for _, s := range c.shards {
 		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
+	for _, s := range c.shards {
 		for h, e := range s.m.All() {
 			if e.key.Shard == shardID && strings.HasPrefix(e.key.Record, prefix) {
 				s.dropLocked(h, e)
 				r.DRAM++
 			}
 		}
-		s.mu.Unlock()
 	}
-	return r, nil
+	var err error
+	if c.res != nil {
+		if r.Resident, err = c.res.DeletePrefix(ctx, shardID, prefix); err != nil {
+			return r, err
+		}
+	}
+	if c.ssd != nil {
+		if c.wb != nil {
+			c.wb.forget(matchPrefix(shardID, prefix))
+			defer c.wb.commitMu.Unlock()
+		}
+		r.SSD, err = c.ssd.DeletePrefix(ctx, shardID, prefix)
+	}
+	return r, err
 }
 
 // PurgeExpired removes every expired value from every tier, except DRAM
@@ -729,6 +889,13 @@ func (c *Cache) PurgeExpired(ctx context.Context) (InvalidateReport, error) {
 			}
 		}
 		s.mu.Unlock()
+	}
+	if c.res != nil {
+		n, err := c.res.PurgeExpired(ctx)
+		r.Resident = n
+		if err != nil {
+			return r, err
+		}
 	}
 	if c.ssdSt != nil {
 		n, err := c.ssdSt.PurgeExpired(ctx)
@@ -857,36 +1024,47 @@ func (c *Cache) PutBatch(ctx context.Context, items []Item) error {
 	return nil
 }
 
-// recover refills DRAM from the SSD tier, up to each shard's capacity,
-// without evicting anything: AutoRecoverOnStart.
+// recover refills DRAM from the resident tier, then the SSD tier, up to
+// each shard's capacity, without evicting anything: AutoRecoverOnStart.
+// Both tiers hold the same value of a key, when both hold it.
 func (c *Cache) recover(ctx context.Context) error {
 	now := c.now()
 	full := 0
-	err := c.ssd.Iterate(ctx, func(b blockfmt.Block) bool {
-		if b.Expired(now) {
+	fill := func(from Tier) func(blockfmt.Block) bool {
+		return func(b blockfmt.Block) bool {
+			if b.Expired(now) {
+				return true
+			}
+			h := hashKey(b.Key)
+			s := c.shardFor(h)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			cost := entryCost(b.Key, len(b.Value))
+			if _, ok := s.m.Load(h); ok || !c.fitsDRAM(s, b.Key, len(b.Value)) {
+				return true
+			}
+			if s.pol.Cost()+cost > s.capacity {
+				full++
+				return full < 4*len(c.shards)
+			}
+			if _, err := s.pol.Admit(h, cost, s.victims[:0]); err != nil {
+				return true
+			}
+			s.m.Store(h, &entry{h: h, key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt,
+				persisted: c.ssd != nil, inResident: from == TierResident})
+			c.st.recovered.Add(1)
 			return true
 		}
-		h := hashKey(b.Key)
-		s := c.shardFor(h)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		cost := entryCost(b.Key, len(b.Value))
-		if _, ok := s.m.Load(h); ok || !c.fitsDRAM(s, b.Key, len(b.Value)) {
-			return true
+	}
+	if c.res != nil {
+		if err := c.res.Iterate(ctx, fill(TierResident)); err != nil {
+			return fmt.Errorf("matrixcache: recover from the resident tier: %w", err)
 		}
-		if s.pol.Cost()+cost > s.capacity {
-			full++
-			return full < 4*len(c.shards)
+	}
+	if c.ssd != nil && full < 4*len(c.shards) {
+		if err := c.ssd.Iterate(ctx, fill(TierSSD)); err != nil {
+			return fmt.Errorf("matrixcache: recover from the SSD tier: %w", err)
 		}
-		if _, err := s.pol.Admit(h, cost, s.victims[:0]); err != nil {
-			return true
-		}
-		s.m.Store(h, &entry{h: h, key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt, persisted: true})
-		c.st.recovered.Add(1)
-		return true
-	})
-	if err != nil {
-		return fmt.Errorf("matrixcache: recover from SSD tier: %w", err)
 	}
 	return nil
 }

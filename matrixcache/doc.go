@@ -21,21 +21,30 @@
 // # The Cache
 //
 // New(ctx, Options) builds a Cache: a DRAM tier split into Options.Shards
-// shards (each a mutex, a map and a replacement policy from package policy),
-// over the SSD tier of package ssdtier. Options documents every default and
-// Options.Validate reports what the cache will do where it differs from what
-// was asked; New refuses Critical findings. Tiering.Decide is the original's
-// admission decision, ported rule for rule.
+// shards (each a mutex, a concurrent map and a replacement policy from
+// package policy), over the resident tier of package residenttier (when
+// Options.ResidentPath is set) and the SSD tier of package ssdtier. Options
+// documents every default and Options.Validate reports what the cache will do
+// where it differs from what was asked; New refuses Critical findings.
+// Tiering.Decide is the original's admission decision, ported rule for rule.
 //
 //   - Put writes a value to DRAM when it fits a DRAM block and the policy
-//     admits it, and through to the SSD tier when the admission decision
-//     admits it there (or DRAM did not take it). The last write of a key wins
-//     across tiers: a tier the new value does not reach loses its older copy.
-//   - Get reads DRAM, then the SSD tier, and refills DRAM from an SSD hit;
-//     Peek reads without recording anything or refilling. An expired value
-//     is never served by any tier.
-//   - A DRAM victim the SSD tier does not hold is demoted to it when the
-//     admission decision admits it there at the victim's hotness.
+//     admits it; to the resident tier when the admission decision places it
+//     there (or DRAM did not take it and the decision admits it there); and
+//     through to the SSD tier when the decision admits it there (or DRAM did
+//     not take it). The last write of a key wins across tiers: a tier the new
+//     value does not reach loses its older copy.
+//   - Get reads DRAM, then the resident tier, then the SSD tier, and refills
+//     DRAM from a lower tier's hit (and the resident tier from an SSD hit DRAM
+//     refuses, when the decision places it there); Peek reads without
+//     recording anything or refilling. An expired value is never served by
+//     any tier, nor after a restart.
+//   - A DRAM hit takes no lock: the shard's map is read concurrently and the
+//     hit reaches the policy through a lossy read buffer (see dram.go).
+//     GetShared returns the cached buffer itself and allocates nothing.
+//   - A DRAM victim is demoted to each lower tier that does not hold it and
+//     whose admission, at the victim's hotness, admits it. The resident
+//     tier's own victims are dropped: what it holds is in the SSD tier too.
 //   - Acquire returns a pinned Handle whose Value is the cache's own buffer,
 //     not a copy: valid and unchanged until Release, never to be modified.
 //     A pinned entry is never evicted and never dropped by expiry.
@@ -44,10 +53,12 @@
 //     in batches by one goroutine; reads see queued writes, a full queue
 //     makes the caller write directly (nothing is dropped), and Close drains
 //     the queue.
-//   - With Options.AutoRecoverOnStart, New refills DRAM from the SSD tier.
-//   - Stats is a snapshot of per-tier counters.
-//
-// The resident tier and the cluster entry points are not built yet.
+//   - A resident tier without Options.ResidentDurable is emptied by New: its
+//     unflushed files could hold values overwritten before a machine crash.
+//   - With Options.AutoRecoverOnStart, New refills DRAM from the resident
+//     tier and then the SSD tier.
+//   - Stats is a snapshot of per-tier counters; package cacheprom exports it
+//     to Prometheus.
 //
 // # Packages
 //
@@ -58,6 +69,9 @@
 //   - blockfmt: the checksummed on-disk block format and the cache key.
 //   - ssdtier: the SSD tier on bbolt, with group commit, TTL, eviction and an
 //     SSD write budget.
+//   - residenttier: the resident tier, one checksummed file per block,
+//     written by rename, optionally read through mmap.
+//   - cacheprom: a Prometheus collector over Cache.Stats.
 //   - topology: the consistent-hash placement ring with weights, node
 //     states, failure domains and handoffs.
 //
@@ -65,6 +79,9 @@
 //
 // This module depends on the standard library, go.etcd.io/bbolt,
 // github.com/klauspost/compress (zstd block compression),
-// github.com/cespare/xxhash/v2 (the stable ring hash) and golang.org/x/sys.
-// It imports no other module of this repository.
+// github.com/cespare/xxhash/v2 (the stable ring hash),
+// github.com/puzpuzpuz/xsync/v4 (the DRAM tier's concurrent map) and
+// golang.org/x/sys. Only package cacheprom imports
+// github.com/prometheus/client_golang. It imports no other module of this
+// repository.
 package matrixcache

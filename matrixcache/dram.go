@@ -61,9 +61,11 @@ type entry struct {
 	kind      blockfmt.Kind
 	hotness   uint8
 	expiresAt int64
-	// persisted says the SSD tier holds this value.
-	persisted bool
-	pin       *pinRef
+	// persisted and inResident say the SSD and resident tiers hold this
+	// value, so evicting it writes it to neither again.
+	persisted  bool
+	inResident bool
+	pin        *pinRef
 }
 
 // pinRef counts the pins of one resident entry, across overwrites of its

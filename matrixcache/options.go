@@ -51,13 +51,19 @@ type Options struct {
 	DRAMCapacityBytes int64
 
 	// ResidentCapacityBytes and ResidentPath configure the file-backed
-	// resident tier (the original's PMEM tier). Default capacity (0)
-	// DefaultResidentCapacityBytes (512 MiB), default path none: with no path
-	// the tier holds nothing. This version of the cache does not build the
-	// resident tier yet; Validate reports it.
+	// resident tier (the original's PMEM tier; see package residenttier),
+	// between DRAM and SSD. Default capacity (0)
+	// DefaultResidentCapacityBytes (512 MiB), default path none: with no
+	// path the tier is off (Validate reports it); Disabled turns it off.
 	ResidentCapacityBytes int64
 	ResidentPath          string
-	// ResidentDurable fsyncs resident writes. Default false (the original's
+	// ResidentMmap makes resident reads map the block files
+	// (residenttier.Options Mmap). Default false.
+	ResidentMmap bool
+	// ResidentDurable fsyncs resident writes and deletes. Without it, New
+	// empties the resident tier: after a machine crash its files may hold
+	// values deleted or overwritten before the crash, which must never be
+	// served. Default false (the original's
 	// pmem_block_durability).
 	ResidentDurable bool
 
@@ -211,8 +217,9 @@ func (o Options) Tiering() Tiering {
 		MaxSSDBlockBytes:         o.MaxSSDBlockBytes,
 		SSDWriteThrough:          true,
 	}
-	// The resident tier is not built by this version of the cache, so the
-	// decision never places a block there.
+	if o.ResidentPath != "" {
+		t.ResidentCapacityBytes = capOf(o.ResidentCapacityBytes)
+	}
 	return t
 }
 
@@ -244,7 +251,7 @@ const (
 	FindingSSDTierIsTemporary          = "ssd_tier_is_temporary"
 	FindingRecoveryFromTemporaryTier   = "recovery_expected_from_a_temporary_tier"
 	FindingResidentTierIsUnreachable   = "pmem_tier_is_unreachable"
-	FindingResidentTierNotBuilt        = "resident_tier_not_built"
+	FindingResidentTierEmptiedAtStart  = "pmem_tier_emptied_at_start"
 	FindingRecoveryExpectsDurability   = "recovery_expects_durability_that_is_off"
 	FindingSSDPathWithoutCapacity      = "ssd_path_without_capacity"
 	FindingResidentPathWithoutCapacity = "pmem_path_without_capacity"
@@ -356,13 +363,12 @@ func (o Options) Validate() []Finding {
 	case resident && d.ResidentPath == "":
 		add(FindingResidentTierIsUnreachable, SeverityInfo, "ResidentPath",
 			"the resident tier has %d bytes but no path: it holds nothing", d.ResidentCapacityBytes)
-	case resident:
-		add(FindingResidentTierNotBuilt, SeverityWarning, "ResidentPath",
-			"the resident tier is not built by this version of the cache: blocks go to DRAM and SSD only")
-		if d.AutoRecoverOnStart && !d.ResidentDurable {
-			add(FindingRecoveryExpectsDurability, SeverityWarning, "ResidentDurable",
-				"AutoRecoverOnStart is set but resident writes are not flushed")
-		}
+	case resident && !d.ResidentDurable && d.AutoRecoverOnStart:
+		add(FindingRecoveryExpectsDurability, SeverityWarning, "ResidentDurable",
+			"AutoRecoverOnStart is set but resident writes are not flushed: the resident tier is emptied at start and recovery reads the SSD tier only")
+	case resident && !d.ResidentDurable:
+		add(FindingResidentTierEmptiedAtStart, SeverityInfo, "ResidentDurable",
+			"resident writes are not flushed, so the resident tier %q is emptied at start", d.ResidentPath)
 	}
 	if _, ok := policyNames[d.Policy]; !ok {
 		add(FindingPolicyNotRecognised, SeverityWarning, "Policy",

@@ -1,6 +1,9 @@
 package matrixcache
 
-import "github.com/temporalstore/temporalstore-go/matrixcache/ssdtier"
+import (
+	"github.com/temporalstore/temporalstore-go/matrixcache/residenttier"
+	"github.com/temporalstore/temporalstore-go/matrixcache/ssdtier"
+)
 
 // TierStats are the counters of one tier.
 type TierStats struct {
@@ -12,9 +15,11 @@ type TierStats struct {
 	// Evictions counts entries the tier's replacement policy gave up
 	// (DRAM only; the SSD tier's own evictions are in Stats.SSDStore).
 	Evictions int64
-	// Demotions counts DRAM victims written to the SSD tier.
+	// Demotions counts DRAM victims written to a lower tier (DRAM), or
+	// written to this tier (Resident).
 	Demotions int64
-	// Promotions counts values refilled into DRAM from a lower tier.
+	// Promotions counts values refilled into DRAM from a lower tier (DRAM),
+	// or into this tier from the SSD tier (Resident).
 	Promotions int64
 	// Expired counts expired entries found by a read or as a victim and
 	// dropped.
@@ -33,8 +38,13 @@ type Stats struct {
 	// Resident is the file-backed resident tier (zero when it is off).
 	Resident TierStats
 	SSD      TierStats
-	// SSDStore is the SSD tier's own snapshot (zero when it is disabled).
-	SSDStore ssdtier.Stats
+	// SSDStore and ResidentStore are the lower tiers' own snapshots (zero
+	// when the tier is off).
+	SSDStore      ssdtier.Stats
+	ResidentStore residenttier.Stats
+	// ResidentWriteFailures counts resident writes that failed (the value
+	// then lives in the other tiers only).
+	ResidentWriteFailures int64
 
 	// Misses counts lookups no tier answered.
 	Misses int64
@@ -115,6 +125,17 @@ func (c *Cache) Stats() Stats {
 		s.WritebackFailures, s.WritebackMaxQueueDepth = w.failures.Load(), w.maxDepth.Load()
 		s.WritebackQueueDepth = int64(w.depth())
 		s.WritebackLatency = w.latency.snapshot()
+	}
+	s.Resident = TierStats{
+		Hits: st.resHits.Load(), Misses: st.resMisses.Load(), Puts: st.resPuts.Load(),
+		Demotions: st.resDemotions.Load(), Promotions: st.resRefills.Load(),
+		StaleCopiesDropped: st.resStale.Load(),
+	}
+	s.ResidentWriteFailures = st.resWriteFailures.Load()
+	if c.res != nil {
+		s.ResidentStore = c.res.Stats()
+		s.Resident.Entries, s.Resident.Bytes = s.ResidentStore.Entries, s.ResidentStore.Bytes
+		s.Resident.Evictions, s.Resident.Expired = s.ResidentStore.Evictions, s.ResidentStore.Expired
 	}
 	if c.ssdSt != nil {
 		s.SSDStore = c.ssdSt.Stats()

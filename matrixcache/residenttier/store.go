@@ -482,6 +482,17 @@ func (s *Store) DeleteShard(ctx context.Context, shard uint64) (int, error) {
 	return s.DeletePrefix(ctx, shard, "")
 }
 
+// Clear removes every block and returns how many: a cache whose resident
+// tier is not flushed empties it at start, since after a machine crash its
+// files may hold values deleted or overwritten before the crash.
+func (s *Store) Clear(ctx context.Context) (int, error) {
+	if err := s.begin(); err != nil {
+		return 0, err
+	}
+	defer s.end()
+	return s.removeWhere(ctx, func(*entry) bool { return true }, &s.st.deletes)
+}
+
 // PurgeExpired deletes every expired block and returns how many it
 // deleted. It reads the expiries kept in memory, not the files.
 func (s *Store) PurgeExpired(ctx context.Context) (int, error) {

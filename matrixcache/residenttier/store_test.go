@@ -270,6 +270,15 @@ func TestInvalidation(t *testing.T) {
 	s = reopen(t, s, Options{})
 	require.Equal(t, int64(18-10), s.Stats().Entries)
 	requireMissing(t, s, blockfmt.StringKey(2, "order:1"))
+
+	// Clear removes the rest, files included, and nothing comes back.
+	n, err := s.Clear(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 8, n)
+	requireMissing(t, s, blockfmt.StringKey(0, "order:1"))
+	require.NoFileExists(t, pathOf(s, blockfmt.StringKey(0, "order:1")))
+	s = reopen(t, s, Options{})
+	require.Zero(t, s.Stats().Entries)
 }
 
 func TestEvictionOrder(t *testing.T) {
