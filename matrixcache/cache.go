@@ -63,7 +63,10 @@ type PutOptions struct {
 // serialised on them; DRAM hits never wait for them.
 type Cache struct {
 	opts    Options
+	// tiering is the admission policy New built; tiers is the one in
+	// force, which SetDRAMCapacity replaces.
 	tiering Tiering
+	tiers   atomic.Pointer[Tiering]
 	shards  []*shard
 	ssd     persistentTier
 	ssdSt   *ssdtier.Store
@@ -102,6 +105,8 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 	}
 	o := opts.withDefaults()
 	c := &Cache{opts: o, tiering: o.Tiering()}
+	t := c.tiering
+	c.tiers.Store(&t)
 	c.sampleMask = uint64(1)<<bits.Len(uint(o.LatencySampleEvery-1)) - 1
 	n := int64(o.Shards)
 	dram := capOf(o.DRAMCapacityBytes)
@@ -270,7 +275,7 @@ func saturatingInc(h uint8) uint8 {
 
 func (c *Cache) decide(k blockfmt.Key, n int, hotness uint8) AdmissionDecision {
 	slot, ok := k.RoutingSlot()
-	return c.tiering.Decide(AdmissionRequest{
+	return c.tiers.Load().Decide(AdmissionRequest{
 		Kind: k.Kind(), Shard: k.Shard, RoutingSlot: slot, HasRoutingSlot: ok,
 		Bytes: int64(n), Hotness: hotness,
 	})
@@ -1066,5 +1071,47 @@ func (c *Cache) recover(ctx context.Context) error {
 			return fmt.Errorf("matrixcache: recover from the SSD tier: %w", err)
 		}
 	}
+	return nil
+}
+
+// ErrInvalidCapacity is returned by SetDRAMCapacity for a negative capacity.
+var ErrInvalidCapacity = errors.New("matrixcache: invalid capacity")
+
+// SetDRAMCapacity changes the DRAM tier's capacity, split over the shards as
+// New splits it, and evicts each shard down to its new share at once,
+// demoting live victims as eviction always does (expired ones are dropped,
+// never demoted). Pinned entries stay, even above the new capacity; the
+// shard shrinks further as they are released and later writes evict. 0
+// leaves DRAM holding only pinned entries.
+func (c *Cache) SetDRAMCapacity(ctx context.Context, bytes int64) error {
+	if bytes < 0 {
+		return fmt.Errorf("%w: %d bytes", ErrInvalidCapacity, bytes)
+	}
+	if c.lower {
+		if err := c.enter(); err != nil {
+			return err
+		}
+		defer c.exit()
+	} else if c.closed.Load() {
+		return ErrClosed
+	}
+	n := int64(len(c.shards))
+	for i, s := range c.shards {
+		cp := bytes / n
+		if int64(i) < bytes%n {
+			cp++
+		}
+		s.mu.Lock()
+		c.drainLocked(s)
+		s.capacity = cp
+		// ErrNoRoom only says pinned entries hold more than cp.
+		victims, _ := s.pol.SetCapacity(cp, s.victims[:0])
+		c.evictLocked(ctx, s, victims, &clockReading{c: c})
+		s.victims = victims[:0]
+		s.mu.Unlock()
+	}
+	t := *c.tiers.Load()
+	t.DRAMCapacityBytes = bytes
+	c.tiers.Store(&t)
 	return nil
 }
