@@ -62,7 +62,7 @@ type PutOptions struct {
 // (unless Options.WriteBack queues the SSD ones), so a shard's writes are
 // serialised on them; DRAM hits never wait for them.
 type Cache struct {
-	opts    Options
+	opts Options
 	// tiering is the admission policy New built; tiers is the one in
 	// force, which SetDRAMCapacity replaces.
 	tiering Tiering
