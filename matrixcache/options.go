@@ -127,7 +127,11 @@ type Options struct {
 	Policy string
 
 	// Shards is the number of DRAM shards, each with its own lock and
-	// policy. Default (0) DefaultShards (16).
+	// policy. Default (0) DefaultShards (16). Reads take no shard lock, so
+	// shards only spread writers and misses; keep at least about a
+	// thousand entries per shard, and a shard's bytes above
+	// MaxDRAMBlockBytes (Validate warns), since capacity is split evenly.
+	// BenchmarkShardCount measures the trade-off.
 	Shards int
 
 	// LatencySampleEvery records the latency of one in this many Get and
