@@ -174,16 +174,21 @@ func (s *shard) dropLocked(h uint64, e *entry) {
 
 // hashKey is the in-process hash of a key: it picks the DRAM shard and is
 // the policy's key. Entries compare whole keys, so a collision costs a
-// shared slot, never a wrong value. It is not persisted anywhere.
+// shared slot, never a wrong value. It is not persisted anywhere. The record
+// gets xxhash; the namespace and selector, short and drawn from few values,
+// get FNV-1a, which costs less than a second xxhash call.
 func hashKey(k blockfmt.Key) uint64 {
 	h := xxhash.Sum64String(k.Record) ^ k.Shard*0x9e3779b97f4a7c15
-	if k.Namespace != "" {
-		h = fmix64(h) ^ xxhash.Sum64String(k.Namespace)
-	}
-	if k.Selector != "" {
-		h = fmix64(h+1) ^ xxhash.Sum64String(k.Selector)
-	}
+	h = fnv1a(h, k.Namespace)
+	h = fnv1a(h^0xff, k.Selector) // 0xff separates ("ab","c") from ("a","bc")
 	return fmix64(h)
+}
+
+func fnv1a(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 0x100000001b3
+	}
+	return h
 }
 
 // fmix64 is MurmurHash3's 64-bit finaliser.
