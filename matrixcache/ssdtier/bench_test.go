@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -121,6 +122,32 @@ func BenchmarkBoltBatchBaseline(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkBudgetAdmit measures the write budget's cost on the write path
+// of one block: the share, the key's hash, the decision, and recording an
+// admitted block, with the clock moving 1 ms a block so windows close and
+// the share narrows.
+func BenchmarkBudgetAdmit(b *testing.B) {
+	for _, target := range []int64{0, 1 << 20} {
+		b.Run(fmt.Sprintf("target=%d", target), func(b *testing.B) {
+			now := time.Unix(1_700_000_000, 0)
+			bud := newBudget(target, now)
+			key := blockfmt.AppendOrderedKey(nil, blockfmt.PageKey(1, 42, 0, 4096))
+			n, admitted := 0, 0
+			b.ReportAllocs()
+			for b.Loop() {
+				n++
+				key[len(key)-1]++ // another key each time
+				now = now.Add(time.Millisecond)
+				if admitsKey(key, bud.shareAt(now)) {
+					bud.record(now, 4096)
+					admitted++
+				}
+			}
+			b.ReportMetric(100*float64(admitted)/float64(n), "admitted%")
 		})
 	}
 }

@@ -52,8 +52,19 @@
 //
 // # Write budget
 //
-// [Options.WriteBytesPerSec] caps the bytes written per second to spare
-// flash endurance, in the manner of CacheLib's dynamic random admission:
-// see the option's documentation. Refused writes fail with
-// [ErrBudgetExceeded] and are counted; deletes are never refused.
+// [Options.WriteBytesPerSec] sets a target write rate in bytes per second
+// to spare flash endurance, in the manner of CacheLib's dynamic random
+// admission, with a hash of the key in place of the random draw. The store
+// admits a block if its key's hash falls in an admission share out of
+// [MaxBudgetShare], and adjusts the share once per one-second window of
+// [Options.Clock]: it doubles after a window at or under the target, and
+// shrinks in proportion to the overshoot after one over it, never to 0. A
+// key is admitted or refused whatever the block's size, and the same key
+// gets the same answer until the share changes. Refused writes fail with
+// [ErrBudgetExceeded] and are counted; deletes are never refused. The bytes
+// that count are those of the blocks committed to the file; the option's
+// documentation says exactly what counts. [Stats] reports the share, the
+// target and the rate observed over the last closed window. On the write
+// path the budget takes at most one short lock per Put or PutBatch (none
+// when unlimited) and allocates nothing.
 package ssdtier

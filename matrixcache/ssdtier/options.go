@@ -3,7 +3,6 @@ package ssdtier
 import (
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
@@ -52,20 +51,37 @@ type Options struct {
 	// it returns (the original's ssd_block_durability = true).
 	NoSync bool
 
-	// WriteBytesPerSec is the write budget: 0 (the default) means
-	// unlimited. Otherwise a token bucket holding one second of budget is
-	// refilled at this rate, a block costs its encoded size, and a block
-	// is admitted only if the bucket holds its cost and a random draw
-	// falls below the bucket's fill level — the whole of it when the
-	// bucket is full, less as it drains (CacheLib's dynamic random
-	// admission). A refused block returns [ErrBudgetExceeded] and is
-	// counted in [Stats].BudgetRefused. Blocks larger than one second of
-	// budget are always refused.
+	// WriteBytesPerSec is the write budget, to spare flash endurance:
+	// the bytes per second the store aims to write. 0 (the default) means
+	// unlimited: every block is admitted, [Stats].BudgetShare is
+	// [MaxBudgetShare], and the write rate is still measured.
+	//
+	// Otherwise admission follows CacheLib's dynamic random admission,
+	// keyed by a hash instead of a random draw. The budget keeps a share
+	// out of [MaxBudgetShare], starting full, and a block is admitted if
+	// the xxhash of its ordered key, high 32 bits, modulo
+	// [MaxBudgetShare], is below the share: the same key gets the same
+	// answer at the same share, and a block's size does not matter. Time
+	// ([Options.Clock]) is cut into one-second windows. When one closes,
+	// the share doubles (up to [MaxBudgetShare]) if the bytes written in
+	// it were at most WriteBytesPerSec, and is scaled by
+	// WriteBytesPerSec/written otherwise, but never below 1. So an
+	// overload narrows the share within a window or two, and an idle
+	// store is back to full admission within 14 windows. The rate
+	// therefore overshoots for about a window when load rises, and in a
+	// steady overload it swings between about the target and twice it.
+	//
+	// Bytes written are every block the writer commits, as its ordered
+	// key plus its encoded block: admitted blocks of Put and PutBatch are
+	// the only blocks this store writes. Deletes — Delete, DeletePrefix,
+	// DeleteShard, evictions, expiry and corruption cleanup, Open's
+	// cleanup — write no block and are neither counted nor refused, and
+	// bbolt's own overhead (pages, meta, freelist) is not counted, so the
+	// device sees somewhat more than the counted bytes.
+	//
+	// A refused block returns [ErrBudgetExceeded] and is counted in
+	// [Stats].BudgetRefused.
 	WriteBytesPerSec int64
-
-	// Rand is the random source of budget admission. Default: a PCG
-	// seeded from the clock. Tests pass a fixed seed.
-	Rand rand.Source
 
 	// BatchDelay is how long the writer waits for more writes after the
 	// first one of a batch before committing it. Default 0: a batch is
@@ -123,9 +139,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Clock == nil {
 		o.Clock = systemClock{}
-	}
-	if o.Rand == nil {
-		o.Rand = rand.NewPCG(uint64(o.Clock.Now().UnixNano()), 0x55d)
 	}
 	return o
 }

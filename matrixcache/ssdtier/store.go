@@ -71,6 +71,19 @@ type Stats struct {
 	Deletes int64
 	// BudgetRefused counts blocks the write budget refused.
 	BudgetRefused int64
+	// BudgetShare is the write budget's admission share out of
+	// [MaxBudgetShare]: about BudgetShare/MaxBudgetShare of keys are
+	// admitted. It is MaxBudgetShare when WriteBytesPerSec is 0, and never
+	// 0 (see [Options.WriteBytesPerSec]).
+	BudgetShare int64
+	// BudgetObservedBytesPerSec is the bytes written in the last closed
+	// one-second window of the budget: 0 if it was quiet, or if none has
+	// closed since Open. It is measured whether or not there is a target,
+	// and counts what [Options.WriteBytesPerSec] counts.
+	BudgetObservedBytesPerSec int64
+	// BudgetTargetBytesPerSec is [Options.WriteBytesPerSec]: 0 when
+	// unlimited.
+	BudgetTargetBytesPerSec int64
 	// Evictions counts blocks removed to stay within CapacityBytes.
 	Evictions int64
 	// Expired counts expired blocks removed: found by Get or Iterate and
@@ -140,7 +153,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		opts:       opts,
 		db:         db,
 		path:       path,
-		budget:     newBudget(opts.WriteBytesPerSec, opts.Rand, opts.Clock.Now()),
+		budget:     newBudget(opts.WriteBytesPerSec, opts.Clock.Now()),
 		reqs:       make(chan *request, 1024),
 		writerDone: make(chan struct{}),
 		idx:        newIndex(),
@@ -295,7 +308,7 @@ func (s *Store) Put(ctx context.Context, b blockfmt.Block) error {
 	if err != nil {
 		return err
 	}
-	if o.kind == opPut && !s.budget.admit(now, len(o.key)+len(o.val)) {
+	if o.kind == opPut && !admitsKey(o.key, s.budget.shareAt(now)) {
 		s.st.budgetRefused.Add(1)
 		return ErrBudgetExceeded
 	}
@@ -320,10 +333,13 @@ func (s *Store) PutBatch(ctx context.Context, blocks []blockfmt.Block) error {
 		}
 		ops = append(ops, o)
 	}
+	// One share for the whole batch: it is decided at one instant, and
+	// the budget's lock is taken once.
+	share := s.budget.shareAt(now)
 	refused := 0
 	kept := ops[:0]
 	for _, o := range ops {
-		if o.kind == opPut && !s.budget.admit(now, len(o.key)+len(o.val)) {
+		if o.kind == opPut && !admitsKey(o.key, share) {
 			refused++
 			continue
 		}
@@ -529,22 +545,26 @@ func (s *Store) Stats() Stats {
 	s.mu.Lock()
 	entries, nbytes := int64(s.idx.len()), s.idx.bytes
 	s.mu.Unlock()
+	share, observed := s.budget.stats(s.opts.Clock.Now())
 	return Stats{
-		Entries:       entries,
-		Bytes:         nbytes,
-		CapacityBytes: s.opts.CapacityBytes,
-		Puts:          s.st.puts.Load(),
-		Gets:          s.st.gets.Load(),
-		Hits:          s.st.hits.Load(),
-		Misses:        s.st.misses.Load(),
-		Deletes:       s.st.deletes.Load(),
-		BudgetRefused: s.st.budgetRefused.Load(),
-		Evictions:     s.st.evictions.Load(),
-		Expired:       s.st.expired.Load(),
-		Corrupt:       s.st.corrupt.Load(),
-		Commits:       s.st.commits.Load(),
-		CommittedOps:  s.st.committedOps.Load(),
-		BytesWritten:  s.st.bytesWritten.Load(),
+		Entries:                   entries,
+		Bytes:                     nbytes,
+		CapacityBytes:             s.opts.CapacityBytes,
+		Puts:                      s.st.puts.Load(),
+		Gets:                      s.st.gets.Load(),
+		Hits:                      s.st.hits.Load(),
+		Misses:                    s.st.misses.Load(),
+		Deletes:                   s.st.deletes.Load(),
+		BudgetRefused:             s.st.budgetRefused.Load(),
+		BudgetShare:               share,
+		BudgetObservedBytesPerSec: observed,
+		BudgetTargetBytesPerSec:   s.opts.WriteBytesPerSec,
+		Evictions:                 s.st.evictions.Load(),
+		Expired:                   s.st.expired.Load(),
+		Corrupt:                   s.st.corrupt.Load(),
+		Commits:                   s.st.commits.Load(),
+		CommittedOps:              s.st.committedOps.Load(),
+		BytesWritten:              s.st.bytesWritten.Load(),
 	}
 }
 

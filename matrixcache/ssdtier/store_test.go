@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -346,77 +345,6 @@ func mustEncode(t testing.TB, b blockfmt.Block) []byte {
 	enc, err := blockfmt.Encode(nil, b, blockfmt.Options{})
 	require.NoError(t, err)
 	return enc
-}
-
-func TestWriteBudget(t *testing.T) {
-	run := func(seed uint64) ([]bool, Stats) {
-		clock := fakeclock.New()
-		s := openStore(t, Options{Clock: clock, WriteBytesPerSec: 10_000, Rand: rand.NewPCG(seed, 1)})
-		var admitted []bool
-		for i := range 200 {
-			err := s.Put(t.Context(), blk(1, fmt.Sprintf("k%03d", i), string(make([]byte, 100))))
-			if err != nil {
-				require.ErrorIs(t, err, ErrBudgetExceeded)
-			}
-			admitted = append(admitted, err == nil)
-		}
-		st := s.Stats()
-		// One second later the bucket is full again and admits for sure.
-		clock.Advance(time.Second)
-		require.NoError(t, s.Put(t.Context(), blk(1, "after", "x")))
-		return admitted, st
-	}
-	a, st := run(42)
-	n := 0
-	for _, ok := range a {
-		if ok {
-			n++
-		}
-	}
-	require.Equal(t, int64(n), st.Puts)
-	require.Equal(t, int64(200-n), st.BudgetRefused)
-	require.LessOrEqual(t, st.BytesWritten+int64(n)*int64(blockfmt.OrderedKeyLen(blockfmt.StringKey(1, "k000"))), int64(10_000),
-		"never more than the budget in a frozen second")
-	require.Greater(t, n, 10)
-	require.True(t, a[0] && a[1], "a full bucket admits for sure")
-	b, _ := run(42)
-	require.Equal(t, a, b, "admission is deterministic for a seed")
-
-	// PutBatch writes what the budget admits and says how many it refused.
-	s := openStore(t, Options{Clock: fakeclock.New(), WriteBytesPerSec: 1000, Rand: rand.NewPCG(1, 1)})
-	var batch []blockfmt.Block
-	for i := range 20 {
-		batch = append(batch, blk(1, fmt.Sprint(i), string(make([]byte, 100))))
-	}
-	err := s.PutBatch(t.Context(), batch)
-	require.ErrorIs(t, err, ErrBudgetExceeded)
-	st = s.Stats()
-	require.Equal(t, int64(20), st.Puts+st.BudgetRefused)
-	require.Positive(t, st.Puts)
-	require.Equal(t, st.Puts, st.Entries)
-	// Deletes are never refused.
-	_, err = s.DeleteShard(t.Context(), 1)
-	require.NoError(t, err)
-}
-
-func TestBudgetAdmissionFollowsFillLevel(t *testing.T) {
-	clock := fakeclock.New()
-	b := newBudget(1_000_000, rand.NewPCG(7, 7), clock.Now())
-	// Offer twice the budget for 20 simulated seconds: about half is
-	// admitted and the admitted rate stays within the budget.
-	var admitted int
-	for range 20 * 1000 {
-		clock.Advance(time.Millisecond)
-		for range 2 {
-			if b.admit(clock.Now(), 1000) {
-				admitted += 1000
-			}
-		}
-	}
-	require.LessOrEqual(t, admitted, 21_000_000)
-	require.Greater(t, admitted, 18_000_000)
-	require.Nil(t, newBudget(0, nil, clock.Now()))
-	require.True(t, (*budget)(nil).admit(clock.Now(), 1<<40))
 }
 
 func TestConcurrentPutsAreBatched(t *testing.T) {

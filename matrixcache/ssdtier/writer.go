@@ -74,9 +74,10 @@ func (s *Store) commit(batch []*request) {
 		reply(batch, nil, *p)
 		return
 	}
-	now := s.opts.Clock.Now().UnixNano()
+	at := s.opts.Clock.Now()
+	now := at.UnixNano()
 	counts := make([]int, len(batch))
-	var puts, written, deletes, expired, corrupt, evictions, nops int64
+	var puts, written, stored, deletes, expired, corrupt, evictions, nops int64
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(blocksBucket)
 		s.mu.Lock()
@@ -92,6 +93,7 @@ func (s *Store) commit(batch []*request) {
 					s.idx.put(o.key, int64(len(o.key)+len(o.val)))
 					puts++
 					written += int64(len(o.val))
+					stored += int64(len(o.key) + len(o.val))
 				case opDelete:
 					if b.Get(o.key) == nil {
 						continue
@@ -163,6 +165,11 @@ func (s *Store) commit(batch []*request) {
 	s.st.committedOps.Add(nops)
 	s.st.puts.Add(puts)
 	s.st.bytesWritten.Add(written)
+	if stored > 0 {
+		// The write budget counts what reached the file, so a block
+		// admitted but never committed costs nothing.
+		s.budget.record(at, stored)
+	}
 	s.st.deletes.Add(deletes)
 	s.st.expired.Add(expired)
 	s.st.corrupt.Add(corrupt)
