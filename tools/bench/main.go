@@ -55,9 +55,11 @@ Benchmarks:
         over payload size x goroutines x sync policy (always = durable group
         commit, interval = fdatasync every 10ms), plus the bytes-per-record
         envelope fit (fixed + slope x payload).
-  cache matrixcache's policy vs otter v2, ristretto v2 and an LRU: hit
-        ratios at equal capacity on the OLTP, Glimpse, loop and Zipf traces,
-        or on your own trace (TRACE=path FORMAT=arc|lirs CAPACITY=n).
+  cache matrixcache vs otter v2, ristretto v2 and an LRU: hit ratios at
+        equal capacity on the OLTP, Glimpse, loop and Zipf traces (or your
+        own: TRACE=path FORMAT=arc|lirs CAPACITY=n); Get and 75/25 Get/Set
+        throughput at 2 and 8 goroutines; memory per entry at 1M entries;
+        and DRAM-only vs DRAM+SSD hit ratios of the Cache (SECTIONS=...).
 
 Flags of "bench wal" (each also read from the environment variable shown;
 a flag beats its variable, the variable beats the default):

@@ -1,5 +1,5 @@
-// Package cachebench is the `bench cache` benchmark: it replays cache
-// access traces through our cache policy
+// Package cachebench is the `bench cache` benchmark. Its hit-ratio section
+// replays cache access traces through our cache policy
 // (github.com/temporalstore/temporalstore-go/matrixcache/policy) and the Go
 // in-process caches a user would otherwise pick, otter v2
 // (github.com/maypok86/otter/v2) and ristretto v2
@@ -19,12 +19,31 @@
 // A user's own trace replaces the bundled ones with TRACE=path
 // FORMAT=arc|lirs CAPACITY=n (gzip or plain text).
 //
-// Results go to bench-results/cache.json; stdout gets a table and, last,
-// the summary line
+// Three more sections run in the same process, after the hit ratios
+// (SECTIONS=hit,throughput,memory,ssd picks them). The systems of each
+// alternate within every repeat, as above.
 //
-//	cache: oltp1000_hit=… oltp1000_vs_otter_points=… get_vs_otter_ratio=n/a get_vs_ristretto_ratio=n/a …
+//   - throughput: our matrixcache.Cache (DRAM only; GetShared and Put with
+//     precomputed keys) against otter and ristretto, all holding the same
+//     65,536 records "key-000000"… with 64-byte values, prefilled so that
+//     every Get hits. Two mixes, 100% Get and 75/25 Get/Set, on Zipf key
+//     streams (s=1.0001) pre-generated per goroutine, at 2 and 8
+//     goroutines (THREADS). Each run is fixed-duration; it reports wall
+//     ns/op over all operations, ops/s, and allocs/op from the Mallocs
+//     delta. Ratios are ops/s ours/peer per paired repeat.
+//   - memory: heap bytes per entry with one million entries (HeapAlloc
+//     after the inserts and a GC, minus before the cache was built),
+//     ours, otter and ristretto, beside the payload (key + value).
+//   - ssd: our Cache with DRAM at 10% of a trace's footprint, without and
+//     with an SSD tier that holds the rest, replaying oltp, gli and zipf
+//     as a read-through cache (a miss Puts the key); hit ratios from
+//     DRAM, from SSD and in total.
 //
-// The throughput comparison (Get/Set ns/op, memory per entry) waits for
-// the concurrent cache; until then its ratios are n/a. A run fails only
-// when something cannot run; figures never gate.
+// Results go to bench-results/cache.json; stdout gets the tables and,
+// last, the summary line
+//
+//	cache: oltp1000_hit=… oltp1000_vs_otter_points=… get_vs_otter_ratio=… get_vs_ristretto_ratio=… …
+//
+// where the get ratios are the 100% Get mix at 8 goroutines. A run fails
+// only when something cannot run; figures never gate.
 package cachebench

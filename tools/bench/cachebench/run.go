@@ -35,12 +35,15 @@ type runResult struct {
 	Seconds float64 `json:"seconds"`
 }
 
-// Run executes the benchmark described by cfg: it loads the traces, then
-// replays every trace at every capacity through each system, alternating
-// them over the repeats. It writes the JSON report, prints the table and,
-// last, the summary line to stdout, and logs progress to log. It fails
-// only when something cannot run (a missing trace, a bad setting), never
-// because of a figure.
+// Run executes the benchmark described by cfg, section by section (hit,
+// throughput, memory, ssd; those in cfg.Sections): it loads the traces,
+// replays every trace at every capacity through each system, measures the
+// concurrent caches' throughput and memory, and replays traces through our
+// Cache with and without its SSD tier, alternating systems over the
+// repeats. It writes the JSON report, prints the tables and, last, the
+// summary line to stdout, and logs progress to log. It fails only when
+// something cannot run (a missing trace, a bad setting), never because of
+// a figure.
 func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) error {
 	if err := cfg.resolve(); err != nil {
 		return err
@@ -50,6 +53,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	began := time.Now()
 	commit := gitHead() // before the run: `go run` built from this tree
+	loadBefore := loadAverage()
 	out := cfg.Out
 	if out == "" {
 		p, err := benchkit.ResultPath("cache")
@@ -79,22 +83,93 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 
 	rep := &report{Name: "cache", Started: began.UTC().Format(time.RFC3339)}
-	var cells []cell
-	var traces []traceInfo
-	for _, w := range cfg.Workloads {
+	loaded := map[string]*Trace{}
+	load := func(w Workload) (*Trace, error) {
+		id := fmt.Sprintf("%s|%s|%d", w.Name, cfg.path(w), w.MaxRequests)
+		if w.Zipf != nil {
+			id += fmt.Sprintf("|%+v", *w.Zipf)
+		}
+		if tr, ok := loaded[id]; ok {
+			return tr, nil
+		}
 		t0 := time.Now()
 		tr, err := loadTrace(cfg, w)
 		if err != nil {
+			return nil, err
+		}
+		loaded[id] = tr
+		log.Info("trace loaded", "trace", tr.Name, "requests", len(tr.Keys), "distinct_keys", tr.Distinct(), "took", time.Since(t0).Round(time.Millisecond))
+		return tr, nil
+	}
+
+	var traces []traceInfo
+	if cfg.runs(SectionHit) {
+		var err error
+		rep.Cells, traces, err = runHit(ctx, cfg, names, available, load, log)
+		if err != nil {
 			return err
 		}
-		info := traceInfo{Name: tr.Name, File: tr.Path, Format: tr.Format, Zipf: w.Zipf, Requests: len(tr.Keys), DistinctKeys: tr.Distinct(), Capacities: w.Capacities}
-		traces = append(traces, info)
-		log.Info("trace loaded", "trace", tr.Name, "requests", info.Requests, "distinct_keys", info.DistinctKeys, "took", time.Since(t0).Round(time.Millisecond))
+	}
+	if cfg.runs(SectionThroughput) {
+		t, err := runThroughput(ctx, cfg, names, log)
+		if err != nil {
+			return err
+		}
+		rep.Throughput = t
+	}
+	if cfg.runs(SectionMemory) {
+		m, err := runMemory(ctx, cfg, names, log)
+		if err != nil {
+			return err
+		}
+		rep.Memory = m
+	}
+	if cfg.runs(SectionSSD) {
+		if has(names, SystemOurs) {
+			s, err := runSSD(ctx, cfg, load, log)
+			if err != nil {
+				return err
+			}
+			rep.SSD = s
+		} else {
+			skipped[SectionSSD] = "the ssd section measures ours only, and ours is not among the systems"
+		}
+	}
+
+	rep.Conditions = conditions(cfg, names, skipped, available, traces, commit, time.Since(began))
+	if loadBefore != "" {
+		// Other work on the machine slows every system and widens the
+		// spreads; the load average says how much there was.
+		rep.Conditions["loadavg_before"] = loadBefore
+		rep.Conditions["loadavg_after"] = loadAverage()
+	}
+	rep.Goals = goals()
+	rep.Summary = summaryPairs(rep)
+	if err := benchkit.WriteJSON(out, rep); err != nil {
+		return err
+	}
+	log.Info("report written", "path", out, "took", time.Since(began).Round(time.Millisecond))
+	printTables(stdout, rep, names, cfg)
+	fmt.Fprintln(stdout, benchkit.SummaryLine("cache", rep.Summary))
+	return nil
+}
+
+// runHit is the hit-ratio section: every trace at every capacity, replayed
+// by every system.
+func runHit(ctx context.Context, cfg Config, names []string, available map[string]system, load func(Workload) (*Trace, error), log *slog.Logger) ([]cellReport, []traceInfo, error) {
+	var cells []cell
+	var traces []traceInfo
+	for _, w := range cfg.Workloads {
+		tr, err := load(w)
+		if err != nil {
+			return nil, nil, err
+		}
+		traces = append(traces, traceInfo{Name: tr.Name, File: tr.Path, Format: tr.Format, Zipf: w.Zipf, Requests: len(tr.Keys), DistinctKeys: tr.Distinct(), Capacities: w.Capacities})
 		for _, n := range w.Capacities {
 			cells = append(cells, cell{trace: tr, capacity: n})
 		}
 	}
-
+	var reports []cellReport
 	for i, c := range cells {
 		runs := map[string][]runResult{}
 		err := benchkit.Alternate(ctx, cfg.Repeats, names, func(ctx context.Context, r int, name string) error {
@@ -110,37 +185,28 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("%s at %d: %w", c.trace.Name, c.capacity, err)
+			return nil, nil, fmt.Errorf("%s at %d: %w", c.trace.Name, c.capacity, err)
 		}
-		rep.Cells = append(rep.Cells, summarizeCell(c, names, runs))
+		reports = append(reports, summarizeCell(c, names, runs))
 	}
-
-	rep.Conditions = conditions(cfg, names, skipped, available, traces, commit, time.Since(began))
-	rep.Goals = goals()
-	rep.Summary = summaryPairs(rep)
-	if err := benchkit.WriteJSON(out, rep); err != nil {
-		return err
-	}
-	log.Info("report written", "path", out, "took", time.Since(began).Round(time.Millisecond))
-	printTable(stdout, rep, names, cfg.Repeats)
-	fmt.Fprintln(stdout, benchkit.SummaryLine("cache", rep.Summary))
-	return nil
+	return reports, traces, nil
 }
 
 func loadTrace(cfg Config, w Workload) (*Trace, error) {
+	var tr *Trace
+	var err error
 	if w.Zipf != nil {
-		tr, err := GenerateZipf(*w.Zipf)
-		if err != nil {
-			return nil, err
-		}
-		tr.Name = w.Name
-		return tr, nil
+		tr, err = GenerateZipf(*w.Zipf)
+	} else {
+		tr, err = ReadTraceFile(cfg.path(w), w.Format)
 	}
-	tr, err := ReadTraceFile(cfg.path(w), w.Format)
 	if err != nil {
 		return nil, err
 	}
 	tr.Name = w.Name
+	if w.MaxRequests > 0 && len(tr.Keys) > w.MaxRequests {
+		tr.Keys = tr.Keys[:w.MaxRequests:w.MaxRequests]
+	}
 	return tr, nil
 }
 
@@ -200,6 +266,17 @@ func keyName(s string) string {
 
 func has(list []string, s string) bool { return slices.Contains(list, s) }
 
+// loadAverage is the first three fields of /proc/loadavg ("" where there is
+// none).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
 // gitHead is the commit checked out in the working directory ("" when it
 // is unknown).
 func gitHead() string {
@@ -235,4 +312,15 @@ func repoRoot() (string, error) {
 		return "", err
 	}
 	return benchkit.RepoRoot(wd)
+}
+
+// present returns the names, in order, that systems has.
+func present[S any](systems map[string]S, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if _, ok := systems[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }
