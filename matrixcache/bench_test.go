@@ -139,3 +139,36 @@ func BenchmarkZipfGet(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGetZipfParallel reads 65,536 resident 64-byte values with Zipf
+// (s=1.0001) keys from 8 goroutines, as `bench cache` does.
+func BenchmarkGetZipfParallel(b *testing.B) {
+	const n = 1 << 16
+	c := benchCache(b, Options{SSDCapacityBytes: Disabled, DRAMCapacityBytes: 4 * n * 128})
+	ctx := b.Context()
+	keys := make([]blockfmt.Key, n)
+	for i := range keys {
+		keys[i] = blockfmt.StringKey(0, fmt.Sprintf("key-%06d", i))
+		if err := c.Put(ctx, keys[i], make([]byte, 64), PutOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		z := rand.NewZipf(rand.New(rand.NewPCG(rand.Uint64(), 1)), 1.0001, 1, n-1)
+		stream := make([]uint32, 1<<14)
+		for i := range stream {
+			stream[i] = uint32(z.Uint64())
+		}
+		i := 0
+		for pb.Next() {
+			if _, _, ok, _ := c.GetShared(ctx, keys[stream[i&(1<<14-1)]]); !ok {
+				b.Error("miss")
+				return
+			}
+			i++
+		}
+	})
+}
