@@ -828,3 +828,34 @@ func TestLatencyIsSampled(t *testing.T) {
 		require.LessOrEqual(t, n, tc.max, "every=%d", tc.every)
 	}
 }
+
+// Scan resistance: a working set read often survives a scan of ten
+// thousand keys written once (the default policy's admission refuses
+// one-hit wonders), and a Peek scan of lower tiers does not disturb DRAM.
+func TestAHotSetSurvivesAScan(t *testing.T) {
+	opts, _ := testOptions(t, 128)
+	opts.Policy = "" // the default
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	for i := range 64 {
+		require.NoError(t, c.Put(ctx, skey(i), val("h"), PutOptions{}))
+	}
+	for range 4 {
+		for i := range 64 {
+			getTier(t, c, skey(i))
+		}
+	}
+	for i := range 10_000 {
+		k := blockfmt.StringKey(1, fmt.Sprintf("scan-%05d", i))
+		require.NoError(t, c.Put(ctx, k, val("s"), PutOptions{}))
+		_, _, _, err := c.Peek(ctx, k)
+		require.NoError(t, err)
+	}
+	inDRAM := 0
+	for i := range 64 {
+		if _, tier := getTier(t, c, skey(i)); tier == TierDRAM {
+			inDRAM++
+		}
+	}
+	require.GreaterOrEqual(t, inDRAM, 58, "the scan flushed the hot set")
+}
