@@ -367,7 +367,7 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 		switch {
 		case err == nil:
 			inDRAM = true
-			e := &entry{h: h, key: key, value: v, kind: kind, hotness: hot, expiresAt: exp}
+			e := &entry{h: h, slot: s.pol.Slot(h), key: key, value: v, kind: kind, hotness: hot, expiresAt: exp}
 			if old != nil {
 				e.pin = old.pin
 			}
@@ -677,7 +677,7 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 	}
 	// A resident block has an SSD copy unless the SSD tier refused it; if
 	// so, evicting this entry loses the value, which costs a later miss.
-	e := &entry{h: h, key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt,
+	e := &entry{h: h, slot: s.pol.Slot(h), key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt,
 		persisted: c.ssd != nil, inResident: from == TierResident}
 	c.bumpHotness(e)
 	s.m.Store(h, e)
@@ -1058,7 +1058,7 @@ func (c *Cache) recover(ctx context.Context) error {
 			if _, err := s.pol.Admit(h, cost, s.victims[:0]); err != nil {
 				return true
 			}
-			s.m.Store(h, &entry{h: h, key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt,
+			s.m.Store(h, &entry{h: h, slot: s.pol.Slot(h), key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt,
 				persisted: c.ssd != nil, inResident: from == TierResident})
 			c.st.recovered.Add(1)
 			return true

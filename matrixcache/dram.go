@@ -66,6 +66,9 @@ type entry struct {
 	// value, so evicting it writes it to neither again.
 	persisted  bool
 	inResident bool
+	// slot is where the policy keeps the key (policy.Policy Slot), so a
+	// drained hit skips the policy's index.
+	slot int32
 	// The fields are ordered so that an entry takes 112 bytes, not 128.
 }
 
@@ -148,7 +151,7 @@ func (c *Cache) drainLocked(s *shard) {
 		}
 		// An entry that left DRAM is no longer in the policy; one replaced
 		// under its key passes its hit on to the new value.
-		if s.pol.Access(e.h) {
+		if s.pol.AccessSlot(e.h, e.slot) {
 			c.bumpHotness(e)
 		}
 	}

@@ -41,6 +41,11 @@ import "errors"
 type Policy interface {
 	// Access records a lookup of key and reports whether it is resident.
 	Access(key uint64) bool
+	// Slot returns where resident key's node lives (NoSlot if it is not
+	// resident), and AccessSlot is Access given that slot: it skips the key
+	// index, and falls back to it when the slot no longer holds the key.
+	Slot(key uint64) int32
+	AccessSlot(key uint64, slot int32) bool
 	// Admit inserts key with the given cost, or updates the cost of a
 	// resident key, evicting as needed. Evicted keys are appended to victims.
 	Admit(key uint64, cost int64, victims []uint64) ([]uint64, error)

@@ -309,12 +309,17 @@ func (p *slruSegment) Access(key uint64) bool {
 	if i == none {
 		return false
 	}
+	p.hit(i)
+	return true
+}
+
+// hit records a hit of resident node i.
+func (p *slruSegment) hit(i int32) {
 	n := &p.t.nodes[i]
 	if n.hits < 255 {
 		n.hits++
 	}
 	n.active = true
-	return true
 }
 
 // Admit inserts key with cost, or updates a resident key's cost (counting a
