@@ -753,8 +753,8 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 	timed := false
 	if promote {
 		// A sample of about one in sampleMask+1 calls, without a shared
-		// write: the key's hash against the shard's drain count.
-		if timed = (h^(s.reads.tail.Load()*0x9e3779b97f4a7c15)>>32)&c.sampleMask == 0; timed {
+		// write: the key's hash against the shard's count of drains.
+		if timed = (h^(s.reads.drains.Load()*0x9e3779b97f4a7c15)>>32)&c.sampleMask == 0; timed {
 			start = time.Now()
 		}
 	}

@@ -1,6 +1,7 @@
 package matrixcache
 
 import (
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
@@ -18,19 +19,40 @@ import (
 // otter do. Every change of the map, the policy or an entry's mutable fields
 // happens under the shard's mutex.
 
-// readBufLen is the length of a shard's read buffer: hits recorded while it
-// is full, and the shard's lock is busy, are dropped (they are hints to the
-// policy; the hit counters stay exact). A power of two.
-const readBufLen = 64
+// A shard's read buffer is readStripes rings of stripeLen slots. A hit
+// picks a ring at random, so two cores reading the same hot keys seldom
+// write the same cache lines. A hit recorded while its ring is full and the
+// shard's lock is busy is dropped (records are hints to the policy; the hit
+// counters stay exact). Powers of two.
+const (
+	readStripes = 4
+	stripeLen   = 16
+)
 
-// readBuffer is a ring of the entries hit without the lock. head counts
-// the hits ever recorded (so it is also the shard's count of lock-free
-// hits) and tail those drained: the ring is full when head-tail reaches
-// readBufLen.
-type readBuffer struct {
+// readStripe is one ring of entries hit without the lock. head counts the
+// hits ever recorded in it (so the stripes' heads sum to the shard's
+// lock-free hits) and tail those drained: it is full when head-tail reaches
+// stripeLen. Padded to its own cache lines.
+type readStripe struct {
 	head  atomic.Uint64
 	tail  atomic.Uint64
-	slots [readBufLen]atomic.Pointer[entry]
+	slots [stripeLen]atomic.Pointer[entry]
+	_     [48]byte
+}
+
+type readBuffer struct {
+	stripes [readStripes]readStripe
+	// drains counts drains; the latency sample is drawn against it.
+	drains atomic.Uint64
+}
+
+// hits is the number of lock-free hits recorded.
+func (b *readBuffer) hits() int64 {
+	var n uint64
+	for i := range b.stripes {
+		n += b.stripes[i].head.Load()
+	}
+	return int64(n)
 }
 
 type shard struct {
@@ -118,12 +140,13 @@ func (c *Cache) loadLive(s *shard, h uint64, key blockfmt.Key) *entry {
 }
 
 // recordHit counts a lock-free hit of e and records it for the policy;
-// the hit that fills the ring drains it.
+// the hit that fills its ring drains the buffer.
 func (c *Cache) recordHit(s *shard, e *entry) {
-	w := s.reads.head.Add(1) - 1
-	if used := w - s.reads.tail.Load(); used < readBufLen {
-		s.reads.slots[w%readBufLen].Store(e)
-		if used != readBufLen-1 {
+	st := &s.reads.stripes[rand.Uint32()%readStripes]
+	w := st.head.Add(1) - 1
+	if used := w - st.tail.Load(); used < stripeLen {
+		st.slots[w%stripeLen].Store(e)
+		if used != stripeLen-1 {
 			return
 		}
 	}
@@ -137,25 +160,32 @@ func (c *Cache) recordHit(s *shard, e *entry) {
 // and raises their entries' hotness. Every locked operation drains first, so
 // the policy sees hits before the writes that follow them.
 func (c *Cache) drainLocked(s *shard) {
-	tail, head := s.reads.tail.Load(), s.reads.head.Load()
-	if head == tail {
-		return
-	}
-	// Records reserved past tail+readBufLen found the ring full and were
-	// dropped; a record reserved but not yet written is lost (hints).
-	end := min(head, tail+readBufLen)
-	for i := tail; i < end; i++ {
-		e := s.reads.slots[i%readBufLen].Swap(nil)
-		if e == nil {
+	drained := false
+	for k := range s.reads.stripes {
+		st := &s.reads.stripes[k]
+		tail, head := st.tail.Load(), st.head.Load()
+		if head == tail {
 			continue
 		}
-		// An entry that left DRAM is no longer in the policy; one replaced
-		// under its key passes its hit on to the new value.
-		if s.pol.AccessSlot(e.h, e.slot) {
-			c.bumpHotness(e)
+		drained = true
+		// Records reserved past tail+stripeLen found the ring full and were
+		// dropped; a record reserved but not yet written is lost (hints).
+		for i := tail; i < min(head, tail+stripeLen); i++ {
+			e := st.slots[i%stripeLen].Swap(nil)
+			if e == nil {
+				continue
+			}
+			// An entry that left DRAM is no longer in the policy; one
+			// replaced under its key passes its hit on to the new value.
+			if s.pol.AccessSlot(e.h, e.slot) {
+				c.bumpHotness(e)
+			}
 		}
+		st.tail.Store(head)
 	}
-	s.reads.tail.Store(head)
+	if drained {
+		s.reads.drains.Add(1)
+	}
 }
 
 // lookupLocked returns key's DRAM entry in s, or nil.

@@ -108,7 +108,7 @@ func (c *Cache) Stats() Stats {
 	for _, sh := range c.shards {
 		sh.mu.Lock()
 		c.drainLocked(sh)
-		s.DRAM.Hits += sh.hits.Load() + int64(sh.reads.head.Load())
+		s.DRAM.Hits += sh.hits.Load() + sh.reads.hits()
 		s.DRAM.Entries += int64(sh.pol.Len())
 		s.DRAM.Bytes += sh.pol.Cost()
 		for _, e := range sh.m.All() {
