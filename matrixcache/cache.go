@@ -337,8 +337,8 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 		s.dropLocked(h, old)
 		old = nil
 	}
-	if old != nil && !old.expiredAt(clk) && old.hotness >= hot {
-		hot = saturatingInc(old.hotness)
+	if old != nil && !old.expiredAt(clk) && old.hot() >= hot {
+		hot = saturatingInc(old.hot())
 	}
 	d := c.decide(key, len(v), hot)
 	if d.Tier == TierNone {
@@ -367,7 +367,7 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 		switch {
 		case err == nil:
 			inDRAM = true
-			e := &entry{h: h, slot: s.pol.Slot(h), key: key, value: v, kind: kind, hotness: hot, expiresAt: exp}
+			e := newEntry(key, v, kind, hot, exp, s.pol.Slot(h))
 			if old != nil {
 				e.pin = old.pin
 			}
@@ -505,10 +505,10 @@ func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk
 		if !toRes && !toSSD {
 			continue
 		}
-		d := c.decide(e.key, len(e.value), e.hotness)
+		d := c.decide(e.key, len(e.value), e.hot())
 		toRes = toRes && d.AdmitResident
 		toSSD = toSSD && (d.AdmitSSD || d.Tier == TierSSD)
-		b := blockfmt.Block{Key: e.key, Kind: e.kind, Hotness: e.hotness, ExpiresAt: e.expiresAt, Value: e.value}
+		b := blockfmt.Block{Key: e.key, Kind: e.kind, Hotness: e.hot(), ExpiresAt: e.expiresAt, Value: e.value}
 		demoted := false
 		if toRes {
 			if err := c.res.Put(ctx, b); err != nil {
@@ -646,9 +646,12 @@ func (c *Cache) readSSD(key blockfmt.Key, now int64) (blockfmt.Block, bool, erro
 }
 
 func (c *Cache) bumpHotness(e *entry) {
-	before := e.hotness
-	e.hotness = saturatingInc(e.hotness)
-	if before < c.tiering.DRAMHotnessThreshold && e.hotness >= c.tiering.DRAMHotnessThreshold {
+	// Lock-free hits raise it too, so it is atomic; it stops at 255, and
+	// a hot key stops writing it there.
+	if e.hotness.Load() >= 255 {
+		return
+	}
+	if e.hotness.Add(1) == uint32(c.tiering.DRAMHotnessThreshold) {
 		c.st.hotnessPromotions.Add(1)
 	}
 }
@@ -677,8 +680,8 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 	}
 	// A resident block has an SSD copy unless the SSD tier refused it; if
 	// so, evicting this entry loses the value, which costs a later miss.
-	e := &entry{h: h, slot: s.pol.Slot(h), key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt,
-		persisted: c.ssd != nil, inResident: from == TierResident}
+	e := newEntry(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, s.pol.Slot(h))
+	e.persisted, e.inResident = c.ssd != nil, from == TierResident
 	c.bumpHotness(e)
 	s.m.Store(h, e)
 	c.st.dramPromotions.Add(1)
@@ -760,7 +763,7 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 	}
 	if e := c.loadLive(s, h, key); e != nil {
 		if promote {
-			c.recordHit(s, e)
+			c.recordHit(s, h, e)
 			if timed {
 				c.st.getLatency.since(start)
 			}
@@ -1058,8 +1061,9 @@ func (c *Cache) recover(ctx context.Context) error {
 			if _, err := s.pol.Admit(h, cost, s.victims[:0]); err != nil {
 				return true
 			}
-			s.m.Store(h, &entry{h: h, slot: s.pol.Slot(h), key: b.Key, value: b.Value, kind: b.Kind, hotness: b.Hotness, expiresAt: b.ExpiresAt,
-				persisted: c.ssd != nil, inResident: from == TierResident})
+			e := newEntry(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, s.pol.Slot(h))
+			e.persisted, e.inResident = c.ssd != nil, from == TierResident
+			s.m.Store(h, e)
 			c.st.recovered.Add(1)
 			return true
 		}

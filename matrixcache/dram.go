@@ -34,10 +34,14 @@ const (
 // lock-free hits) and tail those drained: it is full when head-tail reaches
 // stripeLen. Padded to its own cache lines.
 type readStripe struct {
-	head  atomic.Uint64
-	tail  atomic.Uint64
-	slots [stripeLen]atomic.Pointer[entry]
-	_     [48]byte
+	head atomic.Uint64
+	tail atomic.Uint64
+	// A record is a key's hash and its policy slot, written apart: a
+	// torn pair fails the policy's slot check and falls back to the
+	// hash, so it costs a lookup, never a wrong hit.
+	hashes [stripeLen]atomic.Uint64
+	slots  [stripeLen]atomic.Int32
+	_      [48]byte
 }
 
 type readBuffer struct {
@@ -77,22 +81,31 @@ func newShard(capacity int64, pol policy.Policy) *shard {
 // the entry is in the map, so lock-free readers may read them; the other
 // fields change under the shard's lock only.
 type entry struct {
-	h         uint64 // hashKey(key)
 	key       blockfmt.Key
 	value     []byte
 	expiresAt int64
 	pin       *pinRef
-	kind      blockfmt.Kind
-	hotness   uint8
+	// hotness is raised by hits, locked or not (see bumpHotness).
+	hotness atomic.Uint32
+	// slot is where the policy keeps the key (policy.Policy Slot), so a
+	// drained hit skips the policy's index.
+	slot int32
+	kind blockfmt.Kind
 	// persisted and inResident say the SSD and resident tiers hold this
 	// value, so evicting it writes it to neither again.
 	persisted  bool
 	inResident bool
-	// slot is where the policy keeps the key (policy.Policy Slot), so a
-	// drained hit skips the policy's index.
-	slot int32
 	// The fields are ordered so that an entry takes 112 bytes, not 128.
 }
+
+func newEntry(key blockfmt.Key, value []byte, kind blockfmt.Kind, hotness uint8, expiresAt int64, slot int32) *entry {
+	e := &entry{key: key, value: value, kind: kind, expiresAt: expiresAt, slot: slot}
+	e.hotness.Store(uint32(hotness))
+	return e
+}
+
+// hot is the entry's hotness as the admission decision takes it.
+func (e *entry) hot() uint8 { return uint8(min(e.hotness.Load(), 255)) }
 
 // pinRef counts the pins of one resident entry, across overwrites of its
 // key. live is false once the entry has left the policy (so its pins have).
@@ -139,13 +152,17 @@ func (c *Cache) loadLive(s *shard, h uint64, key blockfmt.Key) *entry {
 	return e
 }
 
-// recordHit counts a lock-free hit of e and records it for the policy;
-// the hit that fills its ring drains the buffer.
-func (c *Cache) recordHit(s *shard, e *entry) {
+// recordHit counts a lock-free hit of e (under hash h), raises its
+// hotness, and records the hit for the policy; the hit that fills its ring
+// drains the buffer. The drain then needs the policy's node only, not the
+// entry, which has likely left the processor's cache by then.
+func (c *Cache) recordHit(s *shard, h uint64, e *entry) {
+	c.bumpHotness(e)
 	st := &s.reads.stripes[rand.Uint32()%readStripes]
 	w := st.head.Add(1) - 1
 	if used := w - st.tail.Load(); used < stripeLen {
-		st.slots[w%stripeLen].Store(e)
+		st.hashes[w%stripeLen].Store(h)
+		st.slots[w%stripeLen].Store(e.slot)
 		if used != stripeLen-1 {
 			return
 		}
@@ -156,8 +173,7 @@ func (c *Cache) recordHit(s *shard, e *entry) {
 	}
 }
 
-// drainLocked tells the policy about the hits recorded in s's read buffer
-// and raises their entries' hotness. Every locked operation drains first, so
+// drainLocked tells the policy about the hits recorded in s's read buffer. Every locked operation drains first, so
 // the policy sees hits before the writes that follow them.
 func (c *Cache) drainLocked(s *shard) {
 	drained := false
@@ -171,15 +187,12 @@ func (c *Cache) drainLocked(s *shard) {
 		// Records reserved past tail+stripeLen found the ring full and were
 		// dropped; a record reserved but not yet written is lost (hints).
 		for i := tail; i < min(head, tail+stripeLen); i++ {
-			e := st.slots[i%stripeLen].Swap(nil)
-			if e == nil {
+			h := st.hashes[i%stripeLen].Swap(0)
+			if h == 0 {
 				continue
 			}
-			// An entry that left DRAM is no longer in the policy; one
-			// replaced under its key passes its hit on to the new value.
-			if s.pol.AccessSlot(e.h, e.slot) {
-				c.bumpHotness(e)
-			}
+			// A key that left DRAM is no longer in the policy.
+			s.pol.AccessSlot(h, st.slots[i%stripeLen].Load())
 		}
 		st.tail.Store(head)
 	}
