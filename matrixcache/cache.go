@@ -331,7 +331,7 @@ func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.Key, v []byte, exp int64, clk *clockReading) error {
 	kind := key.Kind()
 	hot := blockfmt.InitialHotness(kind, len(v))
-	old, _ := s.m.Load(h)
+	old := s.m.load(h)
 	if old != nil && old.key != key {
 		// A different key with the same hash: it is one key to the policy.
 		s.dropLocked(h, old)
@@ -371,12 +371,12 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 			if old != nil {
 				e.pin = old.pin
 			}
-			s.m.Store(h, e)
+			s.m.store(h, e)
 			c.st.dramPuts.Add(1)
 		case errors.Is(err, policy.ErrRejected):
 			c.st.dramAdmissionRejected.Add(1)
 			if old != nil {
-				s.m.Delete(h)
+				s.m.delete(h)
 				if old.pin != nil {
 					old.pin.live = false
 				}
@@ -402,7 +402,7 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 			if err = c.res.Put(ctx, blk); err == nil {
 				inRes = true
 				c.st.resPuts.Add(1)
-				if e, ok := s.m.Load(h); ok && inDRAM {
+				if e := s.m.load(h); e != nil && inDRAM {
 					e.inResident = true
 				}
 			} else {
@@ -425,7 +425,7 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 			case err == nil:
 				c.st.ssdPuts.Add(1)
 				if inDRAM {
-					if e, ok := s.m.Load(h); ok {
+					if e := s.m.load(h); e != nil {
 						e.persisted = true
 					}
 				}
@@ -491,8 +491,8 @@ func (c *Cache) dropSSDCopy(ctx context.Context, key blockfmt.Key) error {
 // (when there is one and it took the block), so they are there already.
 func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk *clockReading) {
 	for _, vh := range victims {
-		e, ok := s.m.LoadAndDelete(vh)
-		if !ok {
+		e := s.m.delete(vh)
+		if e == nil {
 			continue
 		}
 		c.st.dramEvictions.Add(1)
@@ -666,7 +666,7 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 		c.refillResident(ctx, b, from)
 		return nil
 	}
-	if old, ok := s.m.Load(h); ok { // a colliding key
+	if old := s.m.load(h); old != nil { // a colliding key
 		s.dropLocked(h, old)
 	}
 	victims, err := s.pol.Admit(h, entryCost(b.Key, len(b.Value)), s.victims[:0])
@@ -683,7 +683,7 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 	e := newEntry(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, s.pol.Slot(h))
 	e.persisted, e.inResident = c.ssd != nil, from == TierResident
 	c.bumpHotness(e)
-	s.m.Store(h, e)
+	s.m.store(h, e)
 	c.st.dramPromotions.Add(1)
 	c.evictLocked(ctx, s, victims, &clockReading{c: c, ns: now})
 	s.victims = victims[:0]
@@ -857,7 +857,7 @@ func (c *Cache) invalidate(ctx context.Context, shardID uint64, prefix string) (
 		defer s.mu.Unlock()
 	}
 	for _, s := range c.shards {
-		for h, e := range s.m.All() {
+		for h, e := range s.m.all() {
 			if e.key.Shard == shardID && strings.HasPrefix(e.key.Record, prefix) {
 				s.dropLocked(h, e)
 				r.DRAM++
@@ -892,7 +892,7 @@ func (c *Cache) PurgeExpired(ctx context.Context) (InvalidateReport, error) {
 	now := c.now()
 	for _, s := range c.shards {
 		s.mu.Lock()
-		for h, e := range s.m.All() {
+		for h, e := range s.m.all() {
 			if e.expired(now) && !e.pinned() {
 				s.dropLocked(h, e)
 				c.st.dramExpired.Add(1)
@@ -1051,7 +1051,7 @@ func (c *Cache) recover(ctx context.Context) error {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			cost := entryCost(b.Key, len(b.Value))
-			if _, ok := s.m.Load(h); ok || !c.fitsDRAM(s, b.Key, len(b.Value)) {
+			if s.m.load(h) != nil || !c.fitsDRAM(s, b.Key, len(b.Value)) {
 				return true
 			}
 			if s.pol.Cost()+cost > s.capacity {
@@ -1063,7 +1063,7 @@ func (c *Cache) recover(ctx context.Context) error {
 			}
 			e := newEntry(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, s.pol.Slot(h))
 			e.persisted, e.inResident = c.ssd != nil, from == TierResident
-			s.m.Store(h, e)
+			s.m.store(h, e)
 			c.st.recovered.Add(1)
 			return true
 		}

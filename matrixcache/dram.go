@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/puzpuzpuz/xsync/v4"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 	"github.com/temporalstore/temporalstore-go/matrixcache/policy"
@@ -67,14 +66,14 @@ type shard struct {
 	putSeq atomic.Uint64
 
 	mu       sync.Mutex
-	m        *xsync.Map[uint64, *entry]
+	m        *index
 	pol      policy.Policy
 	capacity int64
 	victims  []uint64
 }
 
 func newShard(capacity int64, pol policy.Policy) *shard {
-	return &shard{m: xsync.NewMap[uint64, *entry](), pol: pol, capacity: capacity}
+	return &shard{m: newIndex(), pol: pol, capacity: capacity}
 }
 
 // entry is a DRAM entry. key, value, kind and expiresAt never change once
@@ -142,8 +141,8 @@ func (e *entry) expiredAt(r *clockReading) bool {
 // the key is absent, shares its hash with another key, or has expired (the
 // caller's locked path then counts and drops it).
 func (c *Cache) loadLive(s *shard, h uint64, key blockfmt.Key) *entry {
-	e, ok := s.m.Load(h)
-	if !ok || e.key != key {
+	e := s.m.load(h)
+	if e == nil || e.key != key {
 		return nil
 	}
 	if e.expiresAt != 0 && e.expiresAt <= c.now() {
@@ -203,17 +202,16 @@ func (c *Cache) drainLocked(s *shard) {
 
 // lookupLocked returns key's DRAM entry in s, or nil.
 func (s *shard) lookupLocked(h uint64, k blockfmt.Key) *entry {
-	e, ok := s.m.Load(h)
-	if !ok || e.key != k {
-		return nil
+	if e := s.m.load(h); e != nil && e.key == k {
+		return e
 	}
-	return e
+	return nil
 }
 
 // dropLocked removes e (resident under h) from DRAM: its pins go with it.
 func (s *shard) dropLocked(h uint64, e *entry) {
 	s.pol.Remove(h)
-	s.m.Delete(h)
+	s.m.delete(h)
 	if e.pin != nil {
 		e.pin.live = false
 	}
@@ -228,7 +226,10 @@ func hashKey(k blockfmt.Key) uint64 {
 	h := xxhash.Sum64String(k.Record) ^ k.Shard*0x9e3779b97f4a7c15
 	h = fnv1a(h, k.Namespace)
 	h = fnv1a(h^0xff, k.Selector) // 0xff separates ("ab","c") from ("a","bc")
-	return fmix64(h)
+	if h = fmix64(h); h == 0 {
+		return 1 // the index keeps 0 for unused slots
+	}
+	return h
 }
 
 func fnv1a(h uint64, s string) uint64 {

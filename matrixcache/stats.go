@@ -111,7 +111,7 @@ func (c *Cache) Stats() Stats {
 		s.DRAM.Hits += sh.hits.Load() + sh.reads.hits()
 		s.DRAM.Entries += int64(sh.pol.Len())
 		s.DRAM.Bytes += sh.pol.Cost()
-		for _, e := range sh.m.All() {
+		for _, e := range sh.m.all() {
 			if e.pinned() {
 				s.PinnedEntries++
 				s.PinnedBytes += int64(len(e.value))
