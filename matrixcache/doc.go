@@ -21,7 +21,7 @@
 // # The Cache
 //
 // New(ctx, Options) builds a Cache: a DRAM tier split into Options.Shards
-// shards (each a mutex, a concurrent map and a replacement policy from
+// shards (each a mutex, a lock-free index and a replacement policy from
 // package policy), over the resident tier of package residenttier (when
 // Options.ResidentPath is set) and the SSD tier of package ssdtier. Options
 // documents every default and Options.Validate reports what the cache will do
@@ -39,8 +39,9 @@
 //     refuses, when the decision places it there); Peek reads without
 //     recording anything or refilling. An expired value is never served by
 //     any tier, nor after a restart.
-//   - A DRAM hit takes no lock: the shard's map is read concurrently and the
-//     hit reaches the policy through a lossy read buffer (see dram.go).
+//   - A DRAM hit takes no lock: the shard's index is read concurrently and
+//     the hit reaches the policy through a lossy read buffer (see dram.go
+//     and index.go).
 //     GetShared returns the cached buffer itself and allocates nothing.
 //   - A DRAM victim is demoted to each lower tier that does not hold it and
 //     whose admission, at the victim's hotness, admits it. The resident
@@ -79,9 +80,7 @@
 //
 // This module depends on the standard library, go.etcd.io/bbolt,
 // github.com/klauspost/compress (zstd block compression),
-// github.com/cespare/xxhash/v2 (the stable ring hash),
-// github.com/puzpuzpuz/xsync/v4 (the DRAM tier's concurrent map) and
-// golang.org/x/sys. Only package cacheprom imports
+// github.com/cespare/xxhash/v2 (the stable ring hash) and golang.org/x/sys. Only package cacheprom imports
 // github.com/prometheus/client_golang. It imports no other module of this
 // repository.
 package matrixcache
