@@ -319,7 +319,6 @@ func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 		v = []byte{}
 	}
 	s.mu.Lock()
-	c.drainLocked(s)
 	err := c.putLocked(ctx, s, h, key, v, exp, &clk)
 	s.mu.Unlock()
 	if timed {
@@ -776,7 +775,6 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 	defer c.exit()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c.drainLocked(s)
 	_, v, tier, err := c.readLocked(ctx, s, h, key, c.now(), promote, false)
 	if timed {
 		c.st.getLatency.since(start)
@@ -981,7 +979,6 @@ func (c *Cache) Acquire(ctx context.Context, key blockfmt.Key) (*Handle, error) 
 	s := c.shardFor(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c.drainLocked(s)
 	e, v, tier, err := c.readLocked(ctx, s, h, key, c.now(), true, true)
 	if err != nil {
 		return nil, err

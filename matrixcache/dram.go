@@ -172,8 +172,11 @@ func (c *Cache) recordHit(s *shard, h uint64, e *entry) {
 	}
 }
 
-// drainLocked tells the policy about the hits recorded in s's read buffer. Every locked operation drains first, so
-// the policy sees hits before the writes that follow them.
+// drainLocked tells the policy about the hits recorded in s's read buffer.
+// Writes and misses do not drain: a drain is up to 64 policy updates, each
+// a few cache misses, and a write holding the shard's lock that long makes
+// the other writers of the shard queue. A full ring is drained by the next
+// hit that finds the lock free, and Stats drains.
 func (c *Cache) drainLocked(s *shard) {
 	drained := false
 	for k := range s.reads.stripes {
