@@ -184,7 +184,9 @@ func TestRunEndToEnd(t *testing.T) {
 	require.Contains(t, rep.Memory.Ratios, "vs_otter_ratio")
 
 	// SSD tier: with it, the only misses are first touches, and DRAM
-	// answers what it answered without it.
+	// answers about what it answered without it (hits reach the policy
+	// through rings picked at random, so the policy's view of them at each
+	// admission can differ slightly between two replays).
 	require.NotNil(t, rep.SSD)
 	require.Len(t, rep.SSD.Cells, 3)
 	for _, c := range rep.SSD.Cells {
@@ -195,7 +197,7 @@ func TestRunEndToEnd(t *testing.T) {
 		require.Zero(t, only.Runs[0].SSDHits)
 		r := tiered.Runs[0]
 		require.Equal(t, c.DistinctKeys, r.Misses, c.Trace)
-		require.Equal(t, only.Runs[0].DRAMHits, r.DRAMHits, c.Trace)
+		require.InDelta(t, only.Runs[0].DRAMHits, r.DRAMHits, float64(c.Requests)/50, c.Trace)
 		require.GreaterOrEqual(t, tiered.HitPercent.Median, only.HitPercent.Median)
 		require.InDelta(t, tiered.HitPercent.Median-only.HitPercent.Median, c.GainPoints.Median, 1e-9)
 		require.EqualValues(t, c.DistinctKeys, r.SSDEntries)

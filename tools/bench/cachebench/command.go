@@ -92,7 +92,7 @@ var options = []option{
 		c.Memory.Entries = n
 		return err
 	}},
-	{"ssd-repeats", "BENCH_SSD_REPEATS", "n", "replays of each trace in each mode in the ssd section (default 1: a one-goroutine replay of our Cache is deterministic, and every DRAM+SSD miss is an SSD write)", func(c *Config, v string) error {
+	{"ssd-repeats", "BENCH_SSD_REPEATS", "n", "replays of each trace in each mode in the ssd section (default 1: a one-goroutine replay of our Cache is nearly deterministic, and every DRAM+SSD miss is an SSD write)", func(c *Config, v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		c.SSD.Repeats = n
 		return err

@@ -73,11 +73,12 @@ type SSDConfig struct {
 	// Shards is the Cache's DRAM shard count.
 	Shards int `json:"shards"`
 	// Repeats is how many times each trace is replayed in each mode. Our
-	// Cache replayed by one goroutine is deterministic (fixed hashing, a
-	// seeded policy), so its hit ratios repeat exactly and more repeats
-	// only re-measure the time; every miss of the DRAM+SSD mode is an SSD
-	// write, which makes a replay of a million requests take about a
-	// minute.
+	// Cache replayed by one goroutine is nearly deterministic (fixed
+	// hashing, a seeded policy; only the random choice of read ring moves
+	// when hits reach the policy, by hundredths of a point), so more
+	// repeats mostly re-measure the time; every miss of the DRAM+SSD mode
+	// is an SSD write, which makes a replay of a million requests take
+	// about a minute.
 	Repeats int `json:"repeats"`
 	// Dir is where the SSD tier's temporary directories go (default: the
 	// system's temporary directory).
