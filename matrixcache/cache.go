@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -752,17 +753,20 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 	h := hashKey(key)
 	s := c.shardFor(h)
 	var start time.Time
+	var r uint32
 	timed := false
 	if promote {
-		// A sample of about one in sampleMask+1 calls, without a shared
-		// write: the key's hash against the shard's count of drains.
-		if timed = (h^(s.reads.drains.Load()*0x9e3779b97f4a7c15)>>32)&c.sampleMask == 0; timed {
+		// One random draw per read picks the read ring (low bits) and
+		// samples one call in sampleMask+1 for latency (high bits),
+		// without touching memory another core writes.
+		r = rand.Uint32()
+		if timed = uint64(r>>8)&c.sampleMask == 0; timed {
 			start = time.Now()
 		}
 	}
 	if e := c.loadLive(s, h, key); e != nil {
 		if promote {
-			c.recordHit(s, h, e)
+			c.recordHit(s, h, e, r)
 			if timed {
 				c.st.getLatency.since(start)
 			}

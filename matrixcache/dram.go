@@ -1,7 +1,6 @@
 package matrixcache
 
 import (
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
@@ -45,8 +44,6 @@ type readStripe struct {
 
 type readBuffer struct {
 	stripes [readStripes]readStripe
-	// drains counts drains; the latency sample is drawn against it.
-	drains atomic.Uint64
 }
 
 // hits is the number of lock-free hits recorded.
@@ -155,9 +152,9 @@ func (c *Cache) loadLive(s *shard, h uint64, key blockfmt.Key) *entry {
 // hotness, and records the hit for the policy; the hit that fills its ring
 // drains the buffer. The drain then needs the policy's node only, not the
 // entry, which has likely left the processor's cache by then.
-func (c *Cache) recordHit(s *shard, h uint64, e *entry) {
+func (c *Cache) recordHit(s *shard, h uint64, e *entry, r uint32) {
 	c.bumpHotness(e)
-	st := &s.reads.stripes[rand.Uint32()%readStripes]
+	st := &s.reads.stripes[r%readStripes]
 	w := st.head.Add(1) - 1
 	if used := w - st.tail.Load(); used < stripeLen {
 		st.hashes[w%stripeLen].Store(h)
@@ -178,14 +175,12 @@ func (c *Cache) recordHit(s *shard, h uint64, e *entry) {
 // the other writers of the shard queue. A full ring is drained by the next
 // hit that finds the lock free, and Stats drains.
 func (c *Cache) drainLocked(s *shard) {
-	drained := false
 	for k := range s.reads.stripes {
 		st := &s.reads.stripes[k]
 		tail, head := st.tail.Load(), st.head.Load()
 		if head == tail {
 			continue
 		}
-		drained = true
 		// Records reserved past tail+stripeLen found the ring full and were
 		// dropped; a record reserved but not yet written is lost (hints).
 		for i := tail; i < min(head, tail+stripeLen); i++ {
@@ -197,9 +192,6 @@ func (c *Cache) drainLocked(s *shard) {
 			s.pol.AccessSlot(h, st.slots[i%stripeLen].Load())
 		}
 		st.tail.Store(head)
-	}
-	if drained {
-		s.reads.drains.Add(1)
 	}
 }
 
