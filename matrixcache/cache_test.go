@@ -859,3 +859,36 @@ func TestAHotSetSurvivesAScan(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, inDRAM, 58, "the scan flushed the hot set")
 }
+
+// GetShared returns the same bytes as Get without copying them; an
+// overwrite leaves the bytes a reader holds unchanged and the next reader
+// sees the new value; a miss is not found; a DRAM hit counts as one.
+func TestGetSharedKeepsItsBufferAcrossOverwrites(t *testing.T) {
+	opts, _ := testOptions(t, 4)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	held, tier, ok, err := c.GetShared(ctx, skey(1))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierDRAM, tier)
+	copied, _, _, err := c.Get(ctx, skey(1))
+	require.NoError(t, err)
+	require.Equal(t, copied, held)
+	again, _, _, err := c.GetShared(ctx, skey(1))
+	require.NoError(t, err)
+	require.Same(t, &held[0], &again[0], "no copy")
+
+	require.NoError(t, c.Put(ctx, skey(1), val("b"), PutOptions{}))
+	require.Equal(t, val("a"), held, "the held buffer did not change")
+	next, _, _, err := c.GetShared(ctx, skey(1))
+	require.NoError(t, err)
+	require.Equal(t, val("b"), next)
+
+	_, _, ok, err = c.GetShared(ctx, skey(9))
+	require.NoError(t, err)
+	require.False(t, ok)
+	st := c.Stats()
+	require.EqualValues(t, 4, st.DRAM.Hits)
+	require.EqualValues(t, 1, st.Misses)
+}
