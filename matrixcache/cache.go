@@ -1036,6 +1036,29 @@ func (c *Cache) PutBatch(ctx context.Context, items []Item) error {
 	return nil
 }
 
+// DeleteBatch deletes keys from every tier and returns how many positions
+// of keys named a key some tier held before the batch: a duplicate counts
+// at each of its positions, as the original's remove_batch does, and is
+// deleted once. It stops at the first error.
+func (c *Cache) DeleteBatch(ctx context.Context, keys []blockfmt.Key) (int, error) {
+	held := make(map[blockfmt.Key]bool, len(keys))
+	n := 0
+	for _, k := range keys {
+		was, seen := held[k]
+		if !seen {
+			ok, err := c.Delete(ctx, k)
+			if err != nil {
+				return n, err
+			}
+			was, held[k] = ok, ok
+		}
+		if was {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // recover refills DRAM from the resident tier, then the SSD tier, up to
 // each shard's capacity, without evicting anything: AutoRecoverOnStart.
 // Both tiers hold the same value of a key, when both hold it.

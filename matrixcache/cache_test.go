@@ -892,3 +892,23 @@ func TestGetSharedKeepsItsBufferAcrossOverwrites(t *testing.T) {
 	require.EqualValues(t, 4, st.DRAM.Hits)
 	require.EqualValues(t, 1, st.Misses)
 }
+
+// DeleteBatch clears DRAM and SSD and counts every position of a key that
+// was held, duplicates included.
+func TestDeleteBatch(t *testing.T) {
+	opts, _ := testOptions(t, 1) // one key in DRAM, the other on SSD only
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	require.NoError(t, c.Put(ctx, skey(2), val("b"), PutOptions{}))
+	n, err := c.DeleteBatch(ctx, []blockfmt.Key{skey(1), skey(2), skey(1), skey(3)})
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	for _, k := range []blockfmt.Key{skey(1), skey(2)} {
+		_, tier := getTier(t, c, k)
+		require.Equal(t, TierNone, tier)
+	}
+	st := c.Stats()
+	require.Zero(t, st.DRAM.Entries)
+	require.Zero(t, st.SSD.Entries)
+}
