@@ -22,6 +22,15 @@ const (
 	initialSketchEntries = 4096   // sketch size before the cache shows its entry count
 )
 
+// climberTolerance is ours, not Caffeine's: in standard errors of the
+// difference between two samples' hit rates, the gain a larger window must
+// show to keep growing, and the loss a smaller one must show to stop
+// shrinking. Caffeine reacts to the sign of any change; at a few hundred
+// entries a sample is a few thousand requests, whose hit rate varies by more
+// than one step of the window moves it, so the window wanders at random and
+// stays wherever the decaying step leaves it. See the package documentation.
+const climberTolerance = 0.5
+
 // TinyLFU is an adaptive Window-TinyLFU policy, the default for the DRAM
 // tier. New entries enter a small LRU window; entries leaving the window
 // compete with the main space's probation victim, and the one the frequency
@@ -44,6 +53,7 @@ type TinyLFU struct {
 	hitsInSample   int64
 	missesInSample int64
 	prevHitRate    float64
+	prevRequests   int64 // requests in the previous sample; 0 before the first
 	stepSize       float64
 	adjustment     int64
 
@@ -68,7 +78,7 @@ func (p *TinyLFU) setMaximum(capacity int64) {
 	p.protMax = int64(percentMainProtected * float64(capacity-p.windowMax))
 	p.stepSize = -climberStepPercent * float64(capacity)
 	p.adjustment = 0
-	p.hitsInSample, p.missesInSample, p.prevHitRate = 0, 0, 0
+	p.hitsInSample, p.missesInSample, p.prevHitRate, p.prevRequests = 0, 0, 0, 0
 }
 
 // Len returns the number of resident entries.
@@ -332,10 +342,11 @@ func (p *TinyLFU) random() uint64 {
 }
 
 // climb adapts the window size: once per sample (as many requests as the
-// sketch's reset period) it compares the hit rate with the previous sample's
-// and keeps stepping the window in the same direction while the hit rate
-// improves, reversing otherwise; the step decays, and restarts at full size
-// when the hit rate moves by more than climberRestart.
+// sketch's reset period) it compares the hit rate with the previous
+// sample's. It keeps growing the window while the hit rate gains more than
+// climberTolerance standard errors, and keeps shrinking it unless the hit
+// rate loses more than that; otherwise it reverses. The step decays, and
+// restarts at full size when the hit rate moves by more than climberRestart.
 func (p *TinyLFU) climb() {
 	p.determineAdjustment()
 	p.demoteFromProtected()
@@ -354,8 +365,12 @@ func (p *TinyLFU) determineAdjustment() {
 	}
 	hitRate := float64(p.hitsInSample) / float64(requests)
 	change := hitRate - p.prevHitRate
+	tolerance := 0.0
+	if p.prevRequests > 0 {
+		tolerance = climberTolerance * rateDiffError(hitRate, requests, p.prevHitRate, p.prevRequests)
+	}
 	amount := p.stepSize
-	if change < 0 {
+	if growing := p.stepSize > 0; growing && change <= tolerance || !growing && change < -tolerance {
 		amount = -amount
 	}
 	next := climberStepDecay * amount
@@ -365,10 +380,17 @@ func (p *TinyLFU) determineAdjustment() {
 			next = -next
 		}
 	}
-	p.prevHitRate = hitRate
+	p.prevHitRate, p.prevRequests = hitRate, requests
 	p.adjustment = int64(amount)
 	p.stepSize = next
 	p.hitsInSample, p.missesInSample = 0, 0
+}
+
+// rateDiffError is the standard error of the difference between two hit
+// rates measured over n1 and n2 requests (binomial, pooled).
+func rateDiffError(r1 float64, n1 int64, r2 float64, n2 int64) float64 {
+	m := (r1 + r2) / 2
+	return math.Sqrt(m * (1 - m) * (1/float64(n1) + 1/float64(n2)))
 }
 
 // increaseWindow grows the window by up to adjustment, taking the space from
