@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"os"
@@ -267,7 +268,8 @@ func (c *Cache) shardFor(h uint64) *shard {
 
 // fitsDRAM reports whether a value of n bytes under key k can live in s.
 func (c *Cache) fitsDRAM(s *shard, k blockfmt.Key, n int) bool {
-	return int64(n) <= c.tiering.MaxDRAMBlockBytes && entryCost(k, n) <= s.capacity
+	// An entry keeps its value's length in 32 bits.
+	return int64(n) <= c.tiering.MaxDRAMBlockBytes && n <= math.MaxUint32 && entryCost(k, n) <= s.capacity
 }
 
 func saturatingInc(h uint8) uint8 {
@@ -332,7 +334,7 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 	kind := key.Kind()
 	hot := blockfmt.InitialHotness(kind, len(v))
 	old := s.m.load(h)
-	if old != nil && old.key != key {
+	if old != nil && !old.matches(key) {
 		// A different key with the same hash: it is one key to the policy.
 		s.dropLocked(h, old)
 		old = nil
@@ -367,19 +369,14 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 		switch {
 		case err == nil:
 			inDRAM = true
-			e := newEntry(key, v, kind, hot, exp, s.pol.Slot(h))
-			if old != nil {
-				e.pin = old.pin
-			}
+			e := s.newEntryLocked(key, v, kind, hot, exp, s.pol.Slot(h))
 			s.m.store(h, e)
 			c.st.dramPuts.Add(1)
 		case errors.Is(err, policy.ErrRejected):
 			c.st.dramAdmissionRejected.Add(1)
 			if old != nil {
 				s.m.delete(h)
-				if old.pin != nil {
-					old.pin.live = false
-				}
+				s.forgetPinsLocked(h)
 			}
 		default: // ErrNoRoom: pinned entries leave no room.
 			c.st.dramAdmissionRejected.Add(1)
@@ -505,10 +502,10 @@ func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk
 		if !toRes && !toSSD {
 			continue
 		}
-		d := c.decide(e.key, len(e.value), e.hot())
+		d := c.decide(e.key(), int(e.vlen), e.hot())
 		toRes = toRes && d.AdmitResident
 		toSSD = toSSD && (d.AdmitSSD || d.Tier == TierSSD)
-		b := blockfmt.Block{Key: e.key, Kind: e.kind, Hotness: e.hot(), ExpiresAt: e.expiresAt, Value: e.value}
+		b := blockfmt.Block{Key: e.key(), Kind: e.kind, Hotness: e.hot(), ExpiresAt: e.expiresAt, Value: e.value()}
 		demoted := false
 		if toRes {
 			if err := c.res.Put(ctx, b); err != nil {
@@ -550,7 +547,7 @@ func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt
 			if promote {
 				c.st.dramExpired.Add(1)
 				c.st.misses.Add(1)
-				if !e.pinned() {
+				if !s.pinnedLocked(h) {
 					s.dropLocked(h, e)
 				}
 			}
@@ -562,9 +559,9 @@ func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt
 			c.bumpHotness(e)
 		}
 		if pin {
-			c.pinLocked(s, h, e)
+			c.pinLocked(s, h)
 		}
-		return e, e.value, TierDRAM, nil
+		return e, e.value(), TierDRAM, nil
 	}
 	if promote {
 		c.st.dramMisses.Add(1)
@@ -591,7 +588,7 @@ func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt
 	}
 	e := c.promoteLocked(ctx, s, h, b, tier, now)
 	if e != nil && pin {
-		c.pinLocked(s, h, e)
+		c.pinLocked(s, h)
 	}
 	return e, b.Value, tier, nil
 }
@@ -648,11 +645,17 @@ func (c *Cache) readSSD(key blockfmt.Key, now int64) (blockfmt.Block, bool, erro
 func (c *Cache) bumpHotness(e *entry) {
 	// Lock-free hits raise it too, so it is atomic; it stops at 255, and
 	// a hot key stops writing it there.
-	if e.hotness.Load() >= 255 {
-		return
-	}
-	if e.hotness.Add(1) == uint32(c.tiering.DRAMHotnessThreshold) {
-		c.st.hotnessPromotions.Add(1)
+	for {
+		old := e.state.Load()
+		if old&hotnessMask == hotnessMask {
+			return
+		}
+		if e.state.CompareAndSwap(old, old+1) {
+			if (old+1)&hotnessMask == uint32(c.tiering.DRAMHotnessThreshold) {
+				c.st.hotnessPromotions.Add(1)
+			}
+			return
+		}
 	}
 }
 
@@ -680,7 +683,7 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 	}
 	// A resident block has an SSD copy unless the SSD tier refused it; if
 	// so, evicting this entry loses the value, which costs a later miss.
-	e := newEntry(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, s.pol.Slot(h))
+	e := s.newEntryLocked(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, s.pol.Slot(h))
 	e.persisted, e.inResident = c.ssd != nil, from == TierResident
 	c.bumpHotness(e)
 	s.m.store(h, e)
@@ -707,12 +710,14 @@ func (c *Cache) refillResident(ctx context.Context, b blockfmt.Block, from Tier)
 	c.st.resRefills.Add(1)
 }
 
-func (c *Cache) pinLocked(s *shard, h uint64, e *entry) {
-	if e.pin == nil || !e.pin.live {
-		e.pin = &pinRef{live: true}
+func (c *Cache) pinLocked(s *shard, h uint64) {
+	p := s.pins[h]
+	if p == nil {
+		p = &pinRef{live: true}
+		s.pins[h] = p
 	}
 	s.pol.Pin(h)
-	e.pin.n++
+	p.n++
 	c.st.pins.Add(1)
 }
 
@@ -753,25 +758,22 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 	h := hashKey(key)
 	s := c.shardFor(h)
 	var start time.Time
-	var r uint32
 	timed := false
 	if promote {
-		// One random draw per read picks the read ring (low bits) and
-		// samples one call in sampleMask+1 for latency (high bits),
+		// A random draw samples one call in sampleMask+1 for latency,
 		// without touching memory another core writes.
-		r = rand.Uint32()
-		if timed = uint64(r>>8)&c.sampleMask == 0; timed {
+		if timed = uint64(rand.Uint32())&c.sampleMask == 0; timed {
 			start = time.Now()
 		}
 	}
 	if e := c.loadLive(s, h, key); e != nil {
 		if promote {
-			c.recordHit(s, h, e, r)
+			c.recordHit(s, h, e)
 			if timed {
 				c.st.getLatency.since(start)
 			}
 		}
-		return e.value, TierDRAM, true, nil
+		return e.value(), TierDRAM, true, nil
 	}
 	if err := c.enter(); err != nil {
 		return nil, TierNone, false, err
@@ -860,7 +862,7 @@ func (c *Cache) invalidate(ctx context.Context, shardID uint64, prefix string) (
 	}
 	for _, s := range c.shards {
 		for h, e := range s.m.all() {
-			if e.key.Shard == shardID && strings.HasPrefix(e.key.Record, prefix) {
+			if e.shard == shardID && strings.HasPrefix(e.record, prefix) {
 				s.dropLocked(h, e)
 				r.DRAM++
 			}
@@ -895,7 +897,7 @@ func (c *Cache) PurgeExpired(ctx context.Context) (InvalidateReport, error) {
 	for _, s := range c.shards {
 		s.mu.Lock()
 		for h, e := range s.m.all() {
-			if e.expired(now) && !e.pinned() {
+			if e.expired(now) && !s.pinnedLocked(h) {
 				s.dropLocked(h, e)
 				c.st.dramExpired.Add(1)
 				r.DRAM++
@@ -963,6 +965,9 @@ func (h *Handle) Release() {
 		h.c.st.unpins.Add(1)
 		if h.pin.live {
 			h.s.pol.Unpin(h.h)
+			if h.pin.n == 0 {
+				delete(h.s.pins, h.h)
+			}
 		}
 	}
 }
@@ -992,7 +997,7 @@ func (c *Cache) Acquire(ctx context.Context, key blockfmt.Key) (*Handle, error) 
 	}
 	hd := &Handle{c: c, s: s, h: h, key: key, value: v, tier: tier}
 	if e != nil {
-		hd.pin = e.pin
+		hd.pin = s.pins[h]
 	}
 	return hd, nil
 }
@@ -1085,7 +1090,7 @@ func (c *Cache) recover(ctx context.Context) error {
 			if _, err := s.pol.Admit(h, cost, s.victims[:0]); err != nil {
 				return true
 			}
-			e := newEntry(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, s.pol.Slot(h))
+			e := s.newEntryLocked(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, s.pol.Slot(h))
 			e.persisted, e.inResident = c.ssd != nil, from == TierResident
 			s.m.store(h, e)
 			c.st.recovered.Add(1)

@@ -1,8 +1,11 @@
 package matrixcache
 
 import (
+	"encoding/binary"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -17,14 +20,15 @@ import (
 // otter do. Every change of the map, the policy or an entry's mutable fields
 // happens under the shard's mutex.
 
-// A shard's read buffer is readStripes rings of stripeLen slots. A hit
-// picks a ring at random, so two cores reading the same hot keys seldom
-// write the same cache lines. A hit recorded while its ring is full and the
-// shard's lock is busy is dropped (records are hints to the policy; the hit
-// counters stay exact). Powers of two.
+// A shard's read buffer is readStripes rings of stripeLen slots. A hit goes
+// to its goroutine's ring (stackStripe), so two cores reading the same hot
+// keys seldom write the same cache lines. A hit recorded while its ring is
+// full and the shard's lock is busy is dropped (records are hints to the
+// policy; the hit counters stay exact). Powers of two.
 const (
-	readStripes = 4
-	stripeLen   = 16
+	readStripesLog2 = 2
+	readStripes     = 1 << readStripesLog2
+	stripeLen       = 16
 )
 
 // readStripe is one ring of entries hit without the lock. head counts the
@@ -34,12 +38,14 @@ const (
 type readStripe struct {
 	head atomic.Uint64
 	tail atomic.Uint64
+	// skips counts the lock-free hits not recorded (see recordHit).
+	skips atomic.Uint64
 	// A record is a key's hash and its policy slot, written apart: a
 	// torn pair fails the policy's slot check and falls back to the
 	// hash, so it costs a lookup, never a wrong hit.
 	hashes [stripeLen]atomic.Uint64
 	slots  [stripeLen]atomic.Int32
-	_      [48]byte
+	_      [40]byte
 }
 
 type readBuffer struct {
@@ -50,7 +56,7 @@ type readBuffer struct {
 func (b *readBuffer) hits() int64 {
 	var n uint64
 	for i := range b.stripes {
-		n += b.stripes[i].head.Load()
+		n += b.stripes[i].head.Load() + b.stripes[i].skips.Load()
 	}
 	return int64(n)
 }
@@ -67,22 +73,40 @@ type shard struct {
 	pol      policy.Policy
 	capacity int64
 	victims  []uint64
+	// names interns keys' namespaces and selectors (see keyNames).
+	names map[keyNames]*keyNames
+	// pins holds the pin counts of pinned keys, by hash.
+	pins map[uint64]*pinRef
 }
 
 func newShard(capacity int64, pol policy.Policy) *shard {
-	return &shard{m: newIndex(), pol: pol, capacity: capacity}
+	return &shard{
+		m: newIndex(), pol: pol, capacity: capacity,
+		names: map[keyNames]*keyNames{}, pins: map[uint64]*pinRef{},
+	}
 }
 
-// entry is a DRAM entry. key, value, kind and expiresAt never change once
-// the entry is in the map, so lock-free readers may read them; the other
-// fields change under the shard's lock only.
+// entry is a DRAM entry: 64 bytes, one cache line (the allocator aligns
+// that size class to 64), holding everything a hit reads and writes, so a
+// hit costs one cache miss for the entry. The namespace and selector live in
+// a keyNames the shard interns, since most keys share a few of them; the
+// value is kept as a pointer and a length (it is never resliced). Pins,
+// which few entries have, are in the shard's pins map.
+//
+// record, shard, names, the value and expiresAt never change once the entry
+// is in the map, so lock-free readers may read them; the other fields
+// change under the shard's lock only.
 type entry struct {
-	key       blockfmt.Key
-	value     []byte
+	record string
+	shard  uint64
+	names  *keyNames
+	vptr   *byte
+	vlen   uint32
+	// state packs the hotness (low 8 bits, raised by hits, locked or
+	// not, and stopping at 255) with the ring epoch in which a lock-free
+	// hit was last recorded for the policy (high 24 bits; see recordHit).
+	state     atomic.Uint32
 	expiresAt int64
-	pin       *pinRef
-	// hotness is raised by hits, locked or not (see bumpHotness).
-	hotness atomic.Uint32
 	// slot is where the policy keeps the key (policy.Policy Slot), so a
 	// drained hit skips the policy's index.
 	slot int32
@@ -91,27 +115,80 @@ type entry struct {
 	// value, so evicting it writes it to neither again.
 	persisted  bool
 	inResident bool
-	// The fields are ordered so that an entry takes 112 bytes, not 128.
 }
 
-func newEntry(key blockfmt.Key, value []byte, kind blockfmt.Kind, hotness uint8, expiresAt int64, slot int32) *entry {
-	e := &entry{key: key, value: value, kind: kind, expiresAt: expiresAt, slot: slot}
-	e.hotness.Store(uint32(hotness))
+// keyNames is the namespace and selector of a key.
+type keyNames struct{ namespace, selector string }
+
+// maxInternedNames bounds the keyNames a shard interns; keys beyond it get a
+// keyNames of their own, which costs them an allocation and a cache miss
+// per hit, but never a wrong answer.
+const maxInternedNames = 1024
+
+// newEntryLocked returns an entry for key in s, interning its names.
+func (s *shard) newEntryLocked(key blockfmt.Key, value []byte, kind blockfmt.Kind, hotness uint8, expiresAt int64, slot int32) *entry {
+	e := &entry{
+		record: key.Record, shard: key.Shard, names: s.internLocked(key.Namespace, key.Selector),
+		vptr: unsafe.SliceData(value), vlen: uint32(len(value)),
+		kind: kind, expiresAt: expiresAt, slot: slot,
+	}
+	e.state.Store(uint32(hotness))
 	return e
 }
 
-// hot is the entry's hotness as the admission decision takes it.
-func (e *entry) hot() uint8 { return uint8(min(e.hotness.Load(), 255)) }
+func (s *shard) internLocked(namespace, selector string) *keyNames {
+	k := keyNames{namespace, selector}
+	if n := s.names[k]; n != nil {
+		return n
+	}
+	if len(s.names) >= maxInternedNames {
+		return &k
+	}
+	// Cloned, so that an interned name never keeps a caller's larger
+	// buffer alive.
+	n := &keyNames{strings.Clone(namespace), strings.Clone(selector)}
+	s.names[*n] = n
+	return n
+}
 
-// pinRef counts the pins of one resident entry, across overwrites of its
-// key. live is false once the entry has left the policy (so its pins have).
+// key is the entry's key.
+func (e *entry) key() blockfmt.Key {
+	return blockfmt.Key{Shard: e.shard, Record: e.record, Namespace: e.names.namespace, Selector: e.names.selector}
+}
+
+// matches reports whether the entry's key is k.
+func (e *entry) matches(k blockfmt.Key) bool {
+	return e.record == k.Record && e.shard == k.Shard && e.names.namespace == k.Namespace && e.names.selector == k.Selector
+}
+
+// value is the entry's value buffer, shared with readers.
+func (e *entry) value() []byte { return unsafe.Slice(e.vptr, e.vlen) }
+
+// hot is the entry's hotness as the admission decision takes it.
+func (e *entry) hot() uint8 { return uint8(e.state.Load()) }
+
+// pinRef counts the pins of one resident key, across overwrites of it. live
+// is false once the key has left the policy (so its pins have).
 type pinRef struct {
 	n    int
 	live bool
 }
 
+// pinnedLocked reports whether the DRAM entry under h is pinned.
+func (s *shard) pinnedLocked(h uint64) bool {
+	p := s.pins[h]
+	return p != nil && p.n > 0
+}
+
+// forgetPinsLocked ends the pins of the key under h, which left DRAM.
+func (s *shard) forgetPinsLocked(h uint64) {
+	if p := s.pins[h]; p != nil {
+		p.live = false
+		delete(s.pins, h)
+	}
+}
+
 func (e *entry) expired(now int64) bool { return e.expiresAt != 0 && e.expiresAt <= now }
-func (e *entry) pinned() bool           { return e.pin != nil && e.pin.n > 0 }
 
 func entryCost(k blockfmt.Key, n int) int64 { return int64(k.Size() + n) }
 
@@ -139,7 +216,7 @@ func (e *entry) expiredAt(r *clockReading) bool {
 // caller's locked path then counts and drops it).
 func (c *Cache) loadLive(s *shard, h uint64, key blockfmt.Key) *entry {
 	e := s.m.load(h)
-	if e == nil || e.key != key {
+	if e == nil || !e.matches(key) {
 		return nil
 	}
 	if e.expiresAt != 0 && e.expiresAt <= c.now() {
@@ -149,12 +226,36 @@ func (c *Cache) loadLive(s *shard, h uint64, key blockfmt.Key) *entry {
 }
 
 // recordHit counts a lock-free hit of e (under hash h), raises its
-// hotness, and records the hit for the policy; the hit that fills its ring
-// drains the buffer. The drain then needs the policy's node only, not the
-// entry, which has likely left the processor's cache by then.
-func (c *Cache) recordHit(s *shard, h uint64, e *entry, r uint32) {
-	c.bumpHotness(e)
-	st := &s.reads.stripes[r%readStripes]
+// hotness, and records the hit for the policy. An entry hit at least
+// dedupHotness times is recorded at most once per epoch of its ring (every
+// 1<<ringEpochLog2 hits through the ring): its further hits in the epoch
+// would tell the policy little (its frequency counter, 4 bits, is near or
+// at its ceiling, and its recency is fresh), and under a skewed load they
+// are most hits. Colder entries have every hit recorded, so frequencies
+// stay exact where they decide admission. The hit that fills its ring
+// drains the buffer; the drain then needs the policy's node only.
+func (c *Cache) recordHit(s *shard, h uint64, e *entry) {
+	st := &s.reads.stripes[stackStripe()]
+	epoch := uint32((st.head.Load()+st.skips.Load())>>ringEpochLog2) << epochShift
+	for {
+		old := e.state.Load()
+		hot := old & hotnessMask
+		seen := hot >= dedupHotness && old&^hotnessMask == epoch
+		next := epoch | min(hot+1, hotnessMask)
+		// A hot entry seen in this epoch is not written, so cores reading
+		// it keep their copies of its line.
+		if old != next && !e.state.CompareAndSwap(old, next) {
+			continue
+		}
+		if hot+1 == uint32(c.tiering.DRAMHotnessThreshold) {
+			c.st.hotnessPromotions.Add(1)
+		}
+		if seen {
+			st.skips.Add(1)
+			return
+		}
+		break
+	}
 	w := st.head.Add(1) - 1
 	if used := w - st.tail.Load(); used < stripeLen {
 		st.hashes[w%stripeLen].Store(h)
@@ -168,6 +269,27 @@ func (c *Cache) recordHit(s *shard, h uint64, e *entry, r uint32) {
 		s.mu.Unlock()
 	}
 }
+
+// stackStripe picks the read ring of the calling goroutine from the address
+// of its stack: the same ring on every hit while the goroutine runs, and
+// mostly different rings for goroutines running at once, so each core
+// keeps writing cache lines it already owns. A stack that grows moves, and
+// its goroutine with it to another ring, which is harmless.
+func stackStripe() uint64 {
+	var x byte
+	a := uint64(uintptr(unsafe.Pointer(&x))) >> 11 // below 2 KiB: call depth, not goroutine
+	return (a * 0x9e3779b97f4a7c15) >> (64 - readStripesLog2)
+}
+
+// An entry's state word: hotness in the low bits, the epoch above. A ring's
+// epoch is 16 of its hits. dedupHotness is one more than the policy's
+// frequency counters hold.
+const (
+	hotnessMask   = 0xff
+	epochShift    = 8
+	ringEpochLog2 = 4
+	dedupHotness  = 16
+)
 
 // drainLocked tells the policy about the hits recorded in s's read buffer.
 // Writes and misses do not drain: a drain is up to 64 policy updates, each
@@ -183,8 +305,10 @@ func (c *Cache) drainLocked(s *shard) {
 		}
 		// Records reserved past tail+stripeLen found the ring full and were
 		// dropped; a record reserved but not yet written is lost (hints).
+		// Such a slot still holds an older record, which the policy takes as
+		// one more hit of a key hit recently: a hint either way.
 		for i := tail; i < min(head, tail+stripeLen); i++ {
-			h := st.hashes[i%stripeLen].Swap(0)
+			h := st.hashes[i%stripeLen].Load()
 			if h == 0 {
 				continue
 			}
@@ -197,7 +321,7 @@ func (c *Cache) drainLocked(s *shard) {
 
 // lookupLocked returns key's DRAM entry in s, or nil.
 func (s *shard) lookupLocked(h uint64, k blockfmt.Key) *entry {
-	if e := s.m.load(h); e != nil && e.key == k {
+	if e := s.m.load(h); e != nil && e.matches(k) {
 		return e
 	}
 	return nil
@@ -207,31 +331,45 @@ func (s *shard) lookupLocked(h uint64, k blockfmt.Key) *entry {
 func (s *shard) dropLocked(h uint64, e *entry) {
 	s.pol.Remove(h)
 	s.m.delete(h)
-	if e.pin != nil {
-		e.pin.live = false
-	}
+	s.forgetPinsLocked(h)
 }
 
 // hashKey is the in-process hash of a key: it picks the DRAM shard and is
 // the policy's key. Entries compare whole keys, so a collision costs a
 // shared slot, never a wrong value. It is not persisted anywhere. The record
 // gets xxhash; the namespace and selector, short and drawn from few values,
-// get FNV-1a, which costs less than a second xxhash call.
+// get mixName, a few instructions where a second xxhash call costs dozens.
 func hashKey(k blockfmt.Key) uint64 {
 	h := xxhash.Sum64String(k.Record) ^ k.Shard*0x9e3779b97f4a7c15
-	h = fnv1a(h, k.Namespace)
-	h = fnv1a(h^0xff, k.Selector) // 0xff separates ("ab","c") from ("a","bc")
+	h = mixName(h, k.Namespace)
+	h = mixName(h*0x165667b19e3779f9, k.Selector)
 	if h = fmix64(h); h == 0 {
 		return 1 // the index keeps 0 for unused slots
 	}
 	return h
 }
 
-func fnv1a(h uint64, s string) uint64 {
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint64(s[i])) * 0x100000001b3
+// mixName folds s into h eight bytes at a time, and the last one to seven
+// bytes in two overlapping loads (as wyhash does), with the length, so that
+// ("ab","c") and ("a","bc") differ. fmix64 finishes the mix.
+func mixName(h uint64, s string) uint64 {
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	for len(b) > 8 {
+		h = (h ^ binary.LittleEndian.Uint64(b)) * 0xc2b2ae3d27d4eb4f
+		h ^= h >> 31
+		b = b[8:]
 	}
-	return h
+	t := uint64(len(s)) << 56
+	switch n := len(b); {
+	case n == 8:
+		t ^= binary.LittleEndian.Uint64(b)
+	case n >= 4:
+		t |= uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<24
+	case n > 0:
+		t |= uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+	}
+	h = (h ^ t) * 0x9e3779b97f4a7c15
+	return h ^ h>>29
 }
 
 // fmix64 is MurmurHash3's 64-bit finaliser.

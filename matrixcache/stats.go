@@ -111,10 +111,10 @@ func (c *Cache) Stats() Stats {
 		s.DRAM.Hits += sh.hits.Load() + sh.reads.hits()
 		s.DRAM.Entries += int64(sh.pol.Len())
 		s.DRAM.Bytes += sh.pol.Cost()
-		for _, e := range sh.m.all() {
-			if e.pinned() {
+		for h, p := range sh.pins {
+			if e := sh.m.load(h); e != nil && p.n > 0 {
 				s.PinnedEntries++
-				s.PinnedBytes += int64(len(e.value))
+				s.PinnedBytes += int64(e.vlen)
 			}
 		}
 		sh.mu.Unlock()

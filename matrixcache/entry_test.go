@@ -1,0 +1,147 @@
+package matrixcache
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
+)
+
+// Keys whose namespace and selector pairs outnumber what a shard interns
+// are still stored and answered exactly, and the interned set stays bounded.
+func TestKeyNamesBeyondTheInternBound(t *testing.T) {
+	opts, _ := testOptions(t, 1<<14)
+	opts.Shards = 1
+	opts.SSDCapacityBytes = Disabled
+	opts.DRAMCapacityBytes = 8 << 20
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	n := maxInternedNames + 300
+	key := func(i int) blockfmt.Key { return blockfmt.HashKey(0, "user-1", fmt.Sprintf("field-%04d", i)) }
+	for i := range n {
+		require.NoError(t, c.Put(ctx, key(i), fmt.Appendf(nil, "v%d", i), PutOptions{}))
+	}
+	for i := range n {
+		v, tier, ok, err := c.Get(ctx, key(i))
+		require.NoError(t, err)
+		require.True(t, ok, "field %d", i)
+		require.Equal(t, TierDRAM, tier)
+		require.Equal(t, fmt.Sprintf("v%d", i), string(v))
+	}
+	// Same record and selector, other namespace: a different key.
+	_, _, ok, err := c.Get(ctx, blockfmt.Key{Record: "user-1", Namespace: blockfmt.NamespaceSet, Selector: "field-0001"})
+	require.NoError(t, err)
+	require.False(t, ok)
+	s := c.shards[0]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	require.Len(t, s.names, maxInternedNames)
+}
+
+// A pin's bookkeeping leaves with its last release: the shard's pin map
+// does not grow with every key ever pinned.
+func TestPinsMapEmptiesOnRelease(t *testing.T) {
+	opts, _ := testOptions(t, 1<<14)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	for i := range 200 {
+		require.NoError(t, c.Put(ctx, skey(i), val("p"), PutOptions{}))
+		h1, err := c.Acquire(ctx, skey(i))
+		require.NoError(t, err)
+		h2, err := c.Acquire(ctx, skey(i))
+		require.NoError(t, err)
+		h1.Release()
+		require.True(t, pinnedForTest(c, skey(i)), "one of two pins left")
+		h2.Release()
+		require.False(t, pinnedForTest(c, skey(i)))
+	}
+	for _, s := range c.shards {
+		s.mu.Lock()
+		require.Empty(t, s.pins)
+		s.mu.Unlock()
+	}
+	require.Zero(t, c.Stats().PinnedEntries)
+}
+
+func pinnedForTest(c *Cache, k blockfmt.Key) bool {
+	h := hashKey(k)
+	s := c.shardFor(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pinnedLocked(h)
+}
+
+// An empty value round-trips as empty and non-nil, a nil one as empty.
+func TestEmptyValues(t *testing.T) {
+	opts, _ := testOptions(t, 1<<14)
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), []byte{}, PutOptions{}))
+	v, tier, ok, err := c.GetShared(ctx, skey(1))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierDRAM, tier)
+	require.NotNil(t, v)
+	require.Empty(t, v)
+	require.NoError(t, c.Put(ctx, skey(2), nil, PutOptions{}))
+	v, _, ok, err = c.Get(ctx, skey(2))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Empty(t, v)
+}
+
+// hashKey separates keys that differ only in where one part ends and the
+// next begins, or in any one byte of a part of any length.
+func TestHashKeySeparatesParts(t *testing.T) {
+	pairs := [][2]blockfmt.Key{
+		{{Record: "r", Namespace: "ab", Selector: "c"}, {Record: "r", Namespace: "a", Selector: "bc"}},
+		{{Record: "r", Namespace: "", Selector: "x"}, {Record: "r", Namespace: "x", Selector: ""}},
+		{{Record: "r", Namespace: "abcdefgh", Selector: "i"}, {Record: "r", Namespace: "abcdefghi", Selector: ""}},
+		{{Shard: 1, Record: "r"}, {Shard: 2, Record: "r"}},
+		{{Record: "ab"}, {Record: "ba"}},
+	}
+	for _, p := range pairs {
+		require.NotEqual(t, hashKey(p[0]), hashKey(p[1]), "%+v vs %+v", p[0], p[1])
+	}
+	// Every single-byte change of a name of length 0..24 changes the hash.
+	for n := range 25 {
+		name := []byte("abcdefghijklmnopqrstuvwxyz"[:n])
+		base := hashKey(blockfmt.Key{Record: "r", Namespace: string(name), Selector: "s"})
+		for i := range n {
+			m := append([]byte(nil), name...)
+			m[i] ^= 0x20
+			require.NotEqual(t, base, hashKey(blockfmt.Key{Record: "r", Namespace: string(m), Selector: "s"}), "len %d byte %d", n, i)
+			require.NotEqual(t, base, hashKey(blockfmt.Key{Record: "r", Namespace: "s", Selector: string(m)}), "len %d byte %d", n, i)
+		}
+	}
+}
+
+// Once an entry is hot, a run of its hits through one ring is recorded for
+// the policy once per ring epoch; every hit is still counted.
+func TestHotEntryHitsAreRecordedOncePerEpoch(t *testing.T) {
+	opts, _ := testOptions(t, 1<<14)
+	opts.Shards = 1
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("h"), PutOptions{}))
+	const hits = 1000
+	for range hits {
+		_, _, ok, err := c.GetShared(ctx, skey(1))
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	var recorded, skipped uint64
+	for i := range c.shards[0].reads.stripes {
+		st := &c.shards[0].reads.stripes[i]
+		recorded += st.head.Load()
+		skipped += st.skips.Load()
+	}
+	require.Equal(t, uint64(hits), recorded+skipped)
+	// dedupHotness-1 hits before the entry is hot, then about one in
+	// 1<<ringEpochLog2 (a stack that moves may add a ring's worth).
+	require.Less(t, recorded, uint64(dedupHotness+2*hits>>ringEpochLog2+stripeLen))
+	require.Greater(t, recorded, uint64(hits>>ringEpochLog2))
+	require.Equal(t, int64(hits), c.Stats().DRAM.Hits)
+}
