@@ -61,10 +61,10 @@ const cacheCapacityFactor = 2
 // keyspace is the data every system of the throughput section holds: the
 // same records, the same value.
 type keyspace struct {
-	// records are "key-000000", "key-000001", ...: the peers' keys.
+	// records are "key-000000", "key-000001", ...: every system's keys.
+	// Ours builds blockfmt.StringKey(0, record) at each call, as a caller
+	// holding record IDs does, so every system reads the same records.
 	records []string
-	// keys are blockfmt.StringKey(0, record), precomputed: our keys.
-	keys []blockfmt.Key
 	// value is the one value every Set writes.
 	value []byte
 }
@@ -95,11 +95,10 @@ func valueBytes(n int) []byte {
 }
 
 func newKeyspace(n, valueLen int) *keyspace {
-	ks := &keyspace{records: make([]string, n), keys: make([]blockfmt.Key, n), value: valueBytes(valueLen)}
+	ks := &keyspace{records: make([]string, n), value: valueBytes(valueLen)}
 	w := digits(n)
 	for i := range n {
 		ks.records[i] = recordName(i, w)
-		ks.keys[i] = blockfmt.StringKey(0, ks.records[i])
 	}
 	return ks
 }
@@ -108,8 +107,8 @@ func newKeyspace(n, valueLen int) *keyspace {
 // plus the value).
 func (ks *keyspace) entryBytes() int64 {
 	var m int
-	for _, k := range ks.keys {
-		m = max(m, k.Size())
+	for _, r := range ks.records {
+		m = max(m, blockfmt.StringKey(0, r).Size())
 	}
 	return int64(m + len(ks.value))
 }
@@ -169,7 +168,7 @@ func kvSystems() map[string]kvSystem {
 				"module":     oursModule,
 				"source_dir": "matrixcache",
 				"options":    fmt.Sprintf("matrixcache.Options{SSDCapacityBytes: Disabled, DRAMCapacityBytes: %d × keys × the largest entry cost (key.Size()+len(value)); every other field its default (Shards %d, policy tinylfu)}", cacheCapacityFactor, matrixcache.DefaultShards),
-				"get":        "GetShared(ctx, key) with precomputed blockfmt.StringKey(0, record) keys: the zero-copy read",
+				"get":        "GetShared(ctx, blockfmt.StringKey(0, record)), the key built at each call from the same record strings the peers get: the zero-copy read",
 				"set":        "Put(ctx, key, value, PutOptions{}), which copies the value",
 			},
 		},
@@ -199,20 +198,20 @@ func kvSystems() map[string]kvSystem {
 // ours: matrixcache.Cache, DRAM only.
 
 type oursKV struct {
-	c     *matrixcache.Cache
-	keys  []blockfmt.Key
-	value []byte
+	c       *matrixcache.Cache
+	records []string
+	value   []byte
 }
 
 func openOursKV(ctx context.Context, ks *keyspace) (kvCache, error) {
 	c, err := matrixcache.New(ctx, matrixcache.Options{
 		SSDCapacityBytes:  matrixcache.Disabled,
-		DRAMCapacityBytes: cacheCapacityFactor * int64(len(ks.keys)) * ks.entryBytes(),
+		DRAMCapacityBytes: cacheCapacityFactor * int64(len(ks.records)) * ks.entryBytes(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("matrixcache: %w", err)
 	}
-	return &oursKV{c: c, keys: ks.keys, value: ks.value}, nil
+	return &oursKV{c: c, records: ks.records, value: ks.value}, nil
 }
 
 func (o *oursKV) run(stream []uint32, mixed bool, stop *atomic.Bool) loadCount {
@@ -222,14 +221,14 @@ func (o *oursKV) run(stream []uint32, mixed bool, stop *atomic.Bool) loadCount {
 	i := 0
 	for !stop.Load() {
 		for range stopEvery {
-			k := &o.keys[stream[i&mask]]
+			k := blockfmt.StringKey(0, o.records[stream[i&mask]])
 			if mixed && i&3 == 3 {
-				if err := o.c.Put(ctx, *k, o.value, matrixcache.PutOptions{}); err != nil && n.err == nil {
+				if err := o.c.Put(ctx, k, o.value, matrixcache.PutOptions{}); err != nil && n.err == nil {
 					n.err = err
 				}
 			} else {
 				n.gets++
-				_, _, ok, err := o.c.GetShared(ctx, *k)
+				_, _, ok, err := o.c.GetShared(ctx, k)
 				if ok {
 					n.hits++
 				} else if err != nil && n.err == nil {
@@ -244,11 +243,11 @@ func (o *oursKV) run(stream []uint32, mixed bool, stop *atomic.Bool) loadCount {
 }
 
 func (o *oursKV) set(i int) bool {
-	return o.c.Put(context.Background(), o.keys[i], o.value, matrixcache.PutOptions{}) == nil
+	return o.c.Put(context.Background(), blockfmt.StringKey(0, o.records[i]), o.value, matrixcache.PutOptions{}) == nil
 }
 
 func (o *oursKV) get(i int) bool {
-	_, _, ok, _ := o.c.GetShared(context.Background(), o.keys[i])
+	_, _, ok, _ := o.c.GetShared(context.Background(), blockfmt.StringKey(0, o.records[i]))
 	return ok
 }
 
@@ -471,7 +470,7 @@ func runThroughputCell(ctx context.Context, sys kvSystem, ks *keyspace, streams 
 		return tpResult{}, err
 	}
 	defer cache.close()
-	pre := prefill(cache, len(ks.keys))
+	pre := prefill(cache, len(ks.records))
 	mixed := c.mix == MixMixed
 	if w := d / 4; w > 0 {
 		if n, _, _, _ := load(cache, streams, mixed, w); n.err != nil {
