@@ -38,8 +38,8 @@ const (
 type readStripe struct {
 	head atomic.Uint64
 	tail atomic.Uint64
-	// skips counts the lock-free hits not recorded (see recordHit).
-	skips atomic.Uint64
+	// hits counts the lock-free hits through the ring, recorded or not.
+	hits atomic.Uint64
 	// A record is a key's hash and its policy slot, written apart: a
 	// torn pair fails the policy's slot check and falls back to the
 	// hash, so it costs a lookup, never a wrong hit.
@@ -52,11 +52,11 @@ type readBuffer struct {
 	stripes [readStripes]readStripe
 }
 
-// hits is the number of lock-free hits recorded.
+// hits is the number of lock-free hits.
 func (b *readBuffer) hits() int64 {
 	var n uint64
 	for i := range b.stripes {
-		n += b.stripes[i].head.Load() + b.stripes[i].skips.Load()
+		n += b.stripes[i].hits.Load()
 	}
 	return int64(n)
 }
@@ -64,6 +64,11 @@ func (b *readBuffer) hits() int64 {
 type shard struct {
 	// Written by lock-free readers.
 	reads readBuffer
+	// epoch advances every 1<<ringEpochLog2 hits of any one ring (see
+	// recordHit). Every hit reads it and few write it, so it has a line
+	// of its own.
+	epoch atomic.Uint32
+	_     [60]byte
 	// hits counts the DRAM hits of the locked read path.
 	hits   atomic.Int64
 	putSeq atomic.Uint64
@@ -103,7 +108,7 @@ type entry struct {
 	vptr   *byte
 	vlen   uint32
 	// state packs the hotness (low 8 bits, raised by hits, locked or
-	// not, and stopping at 255) with the ring epoch in which a lock-free
+	// not, and stopping at 255) with the shard epoch in which a lock-free
 	// hit was last recorded for the policy (high 24 bits; see recordHit).
 	state     atomic.Uint32
 	expiresAt int64
@@ -227,16 +232,21 @@ func (c *Cache) loadLive(s *shard, h uint64, key blockfmt.Key) *entry {
 
 // recordHit counts a lock-free hit of e (under hash h), raises its
 // hotness, and records the hit for the policy. An entry hit at least
-// dedupHotness times is recorded at most once per epoch of its ring (every
-// 1<<ringEpochLog2 hits through the ring): its further hits in the epoch
-// would tell the policy little (its frequency counter, 4 bits, is near or
-// at its ceiling, and its recency is fresh), and under a skewed load they
-// are most hits. Colder entries have every hit recorded, so frequencies
-// stay exact where they decide admission. The hit that fills its ring
-// drains the buffer; the drain then needs the policy's node only.
+// dedupHotness times is recorded at most once per shard epoch (which
+// advances every 1<<ringEpochLog2 hits of any one ring): its further hits
+// in the epoch would tell the policy little (its frequency counter, 4 bits,
+// is near or at its ceiling, and its recency is fresh), and under a skewed
+// load they are most hits. Colder entries have every hit recorded, so
+// frequencies stay exact where they decide admission. The epoch is the
+// shard's, not the ring's, so goroutines hitting one hot entry agree on it
+// and do not rewrite its line in turn. The hit that fills its ring drains
+// the buffer; the drain then needs the policy's node only.
 func (c *Cache) recordHit(s *shard, h uint64, e *entry) {
 	st := &s.reads.stripes[stackStripe()]
-	epoch := uint32((st.head.Load()+st.skips.Load())>>ringEpochLog2) << epochShift
+	if st.hits.Add(1)&(1<<ringEpochLog2-1) == 0 {
+		s.epoch.Add(1)
+	}
+	epoch := s.epoch.Load() << epochShift
 	for {
 		old := e.state.Load()
 		hot := old & hotnessMask
@@ -251,7 +261,6 @@ func (c *Cache) recordHit(s *shard, h uint64, e *entry) {
 			c.st.hotnessPromotions.Add(1)
 		}
 		if seen {
-			st.skips.Add(1)
 			return
 		}
 		break
@@ -281,13 +290,13 @@ func stackStripe() uint64 {
 	return (a * 0x9e3779b97f4a7c15) >> (64 - readStripesLog2)
 }
 
-// An entry's state word: hotness in the low bits, the epoch above. A ring's
-// epoch is 16 of its hits. dedupHotness is one more than the policy's
+// An entry's state word: hotness in the low bits, the epoch above. The
+// shard's epoch advances every 64 hits of a ring. dedupHotness is one more than the policy's
 // frequency counters hold.
 const (
 	hotnessMask   = 0xff
 	epochShift    = 8
-	ringEpochLog2 = 4
+	ringEpochLog2 = 6
 	dedupHotness  = 16
 )
 
