@@ -14,7 +14,7 @@ type entry struct {
 }
 
 // FuzzPolicy runs a random sequence of Access, Admit, Remove, Pin, Unpin and
-// SetCapacity against both policies and checks them against a model: the
+// SetCapacity against every policy and checks them against a model: the
 // cost never exceeds the capacity after a successful Admit, pinned entries
 // are never victims, victims were resident, and Len and Cost match.
 func FuzzPolicy(f *testing.F) {
@@ -203,5 +203,15 @@ func checkStructure(t *testing.T, p Policy) {
 			n += s.t.len()
 		}
 		check(p.cost == cost && p.n == n, "cost %d, Len %d; segments say %d, %d", p.cost, p.n, cost, n)
+	case *FIFO:
+		queued := checkTable(&p.t)
+		pinned := 0
+		for _, i := range p.t.index {
+			if p.t.nodes[i].queue == qPinned {
+				pinned++
+			}
+		}
+		// No tombstones: the queue holds every resident entry not pinned.
+		check(queued+pinned == p.t.len(), "queue holds %d and %d are pinned, Len %d", queued, pinned, p.t.len())
 	}
 }

@@ -87,4 +87,5 @@ var (
 var (
 	_ Policy = (*TinyLFU)(nil)
 	_ Policy = (*SLRU)(nil)
+	_ Policy = (*FIFO)(nil)
 )

@@ -14,6 +14,7 @@ var constructors = []struct {
 }{
 	{"TinyLFU", func(c int64) Policy { return NewTinyLFU(c) }},
 	{"SLRU", func(c int64) Policy { return NewSLRU(c, SLRUOptions{}) }},
+	{"FIFO", func(c int64) Policy { return NewFIFO(c) }},
 }
 
 func forEachPolicy(t *testing.T, f func(t *testing.T, newPolicy func(int64) Policy)) {
@@ -244,6 +245,7 @@ func TestZeroCapacity(t *testing.T) {
 func TestNegativeCapacityPanics(t *testing.T) {
 	require.Panics(t, func() { NewTinyLFU(-1) })
 	require.Panics(t, func() { NewSLRU(-1, SLRUOptions{}) })
+	require.Panics(t, func() { NewFIFO(-1) })
 	require.Panics(t, func() { NewSLRU(10, SLRUOptions{HotPercent: 70, WarmPercent: 40}) })
 }
 
@@ -260,6 +262,8 @@ func TestNodeReuse(t *testing.T) {
 			nodes = len(p.t.nodes)
 		case *SLRU:
 			nodes = len(p.segs[0].t.nodes)
+		case *FIFO:
+			nodes = len(p.t.nodes)
 		}
 		require.LessOrEqual(t, nodes, 64+8, "freed nodes are reused")
 	})
