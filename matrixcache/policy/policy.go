@@ -88,4 +88,5 @@ var (
 	_ Policy = (*TinyLFU)(nil)
 	_ Policy = (*SLRU)(nil)
 	_ Policy = (*FIFO)(nil)
+	_ Policy = (*ARC)(nil)
 )
