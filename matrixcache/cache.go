@@ -118,9 +118,14 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 			cp++
 		}
 		var pol policy.Policy
-		if o.Policy == "slru" {
+		switch o.Policy {
+		case "slru":
 			pol = policy.NewSLRU(cp, policy.SLRUOptions{})
-		} else {
+		case "fifo":
+			pol = policy.NewFIFO(cp)
+		case "arc":
+			pol = policy.NewARC(cp)
+		default:
 			pol = policy.NewTinyLFU(cp)
 		}
 		c.shards = append(c.shards, newShard(cp, pol))

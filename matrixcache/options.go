@@ -121,9 +121,12 @@ type Options struct {
 	MaxResidentBlockBytes int64
 	MaxSSDBlockBytes      int64
 
-	// Policy is the DRAM replacement policy: "tinylfu" (the default) or
-	// "slru", case-insensitive. An unknown name falls back to "tinylfu" and
-	// Validate reports it.
+	// Policy is the DRAM replacement policy, case-insensitive: "tinylfu"
+	// (adaptive Window-TinyLFU), "slru" (segmented LRU), "fifo" (insertion
+	// order: a hit never saves an entry) or "arc" (Adaptive Replacement
+	// Cache). See package policy for how they differ. Default (empty)
+	// DefaultPolicy ("tinylfu"). An unknown name falls back to "tinylfu"
+	// and Validate reports it.
 	Policy string
 
 	// Shards is the number of DRAM shards, each with its own lock and
@@ -393,7 +396,7 @@ func (o Options) Validate() []Finding {
 	return fs
 }
 
-var policyNames = map[string]struct{}{"tinylfu": {}, "slru": {}}
+var policyNames = map[string]struct{}{"tinylfu": {}, "slru": {}, "fifo": {}, "arc": {}}
 
 // critical returns an error naming the fields of o's Critical findings, or nil.
 func critical(fs []Finding) error {

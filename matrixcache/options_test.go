@@ -96,7 +96,7 @@ func TestValidateFindings(t *testing.T) {
 }
 
 func TestPolicyNamesAreCaseInsensitive(t *testing.T) {
-	for _, name := range []string{"tinylfu", "TinyLFU", "SLRU", "slru", " slru "} {
+	for _, name := range []string{"tinylfu", "TinyLFU", "SLRU", "slru", " slru ", "fifo", "FIFO", "Fifo", "arc", "ARC", " Arc "} {
 		require.NotContains(t, findingIDs(Options{Policy: name}.Validate()), FindingPolicyNotRecognised, name)
 	}
 }

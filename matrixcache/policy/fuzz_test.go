@@ -14,13 +14,15 @@ type entry struct {
 }
 
 // FuzzPolicy runs a random sequence of Access, Admit, Remove, Pin, Unpin and
-// SetCapacity against both policies and checks them against a model: the
+// SetCapacity against every policy and checks them against a model: the
 // cost never exceeds the capacity after a successful Admit, pinned entries
 // are never victims, victims were resident, and Len and Cost match.
 func FuzzPolicy(f *testing.F) {
 	f.Add([]byte{2, 1, 3, 2, 2, 3, 4, 1, 0, 2, 5, 7, 6, 1, 1, 5, 1, 0})
 	f.Add([]byte{2, 1, 1, 2, 2, 1, 2, 3, 1, 4, 1, 0, 4, 2, 0, 6, 0, 0, 5, 1, 0, 6, 1, 0})
 	f.Add([]byte{2, 9, 7, 2, 10, 7, 0, 9, 0, 0, 9, 0, 2, 11, 7, 3, 9, 0, 2, 12, 0})
+	// Evictions, then keys coming back: ARC's ghost lists.
+	f.Add([]byte{2, 0, 4, 2, 1, 4, 2, 2, 4, 0, 1, 0, 2, 3, 4, 2, 4, 4, 2, 0, 4, 2, 2, 4, 3, 1, 0, 4, 3, 0, 6, 2, 0, 5, 3, 0, 2, 5, 4})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		for _, c := range constructors {
 			runOps(t, c.new(16), ops)
@@ -203,5 +205,29 @@ func checkStructure(t *testing.T, p Policy) {
 			n += s.t.len()
 		}
 		check(p.cost == cost && p.n == n, "cost %d, Len %d; segments say %d, %d", p.cost, p.n, cost, n)
+	case *FIFO:
+		queued := checkTable(&p.t)
+		pinned := 0
+		for _, i := range p.t.index {
+			if p.t.nodes[i].queue == qPinned {
+				pinned++
+			}
+		}
+		// No tombstones: the queue holds every resident entry not pinned.
+		check(queued+pinned == p.t.len(), "queue holds %d and %d are pinned, Len %d", queued, pinned, p.t.len())
+	case *ARC:
+		checkTable(&p.t)
+		n := 0
+		for _, i := range p.t.index {
+			if p.resident(i) {
+				n++
+			}
+		}
+		c := p.Capacity()
+		t1, b1, b2 := p.t.listCost[qT1], p.t.listCost[qB1], p.t.listCost[qB2]
+		check(p.n == n, "Len %d, %d resident nodes", p.n, n)
+		check(p.target >= 0 && p.target <= c, "target %d outside [0, %d]", p.target, c)
+		check(t1+b1 <= c, "T1 %d and B1 %d exceed capacity %d", t1, b1, c)
+		check(p.t.total <= 2*c || b1+b2 == 0, "directory %d exceeds twice capacity %d", p.t.total, c)
 	}
 }

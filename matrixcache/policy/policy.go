@@ -87,4 +87,6 @@ var (
 var (
 	_ Policy = (*TinyLFU)(nil)
 	_ Policy = (*SLRU)(nil)
+	_ Policy = (*FIFO)(nil)
+	_ Policy = (*ARC)(nil)
 )

@@ -17,6 +17,8 @@ func TestAccessSlotIsAccess(t *testing.T) {
 	}{
 		{"tinylfu", func() Policy { return NewTinyLFU(64) }},
 		{"slru", func() Policy { return NewSLRU(64, SLRUOptions{}) }},
+		{"fifo", func() Policy { return NewFIFO(64) }},
+		{"arc", func() Policy { return NewARC(64) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			byKey, bySlot := tc.mk(), tc.mk()
