@@ -76,6 +76,11 @@ type Cache struct {
 	wb      *writeback
 	tempDir string
 
+	// onAccess and onEvict are the callbacks of SetAccessRecorder and
+	// SetEvictionCallback (nil: none). Read-mostly.
+	onAccess atomic.Pointer[func(AccessRecord)]
+	onEvict  atomic.Pointer[func(EvictionEvent)]
+
 	// life orders Close after the calls that use the lower tiers; DRAM
 	// hits check closed only, since DRAM needs no closing.
 	life   sync.RWMutex
@@ -86,6 +91,11 @@ type Cache struct {
 	sampleMask uint64
 
 	st counters
+
+	// ev queues eviction events; it is written only while an eviction
+	// callback is set, and kept apart from what hits read.
+	_  [64]byte
+	ev evictions
 }
 
 type counters struct {
@@ -94,6 +104,7 @@ type counters struct {
 	resHits, resMisses, resPuts, resStale, resDemotions, resRefills, resWriteFailures            atomic.Int64
 	misses, rejected, hotnessPromotions, refillFailures, dramAdmissionRejected, ssdBudgetRefused atomic.Int64
 	demotionFailures, pins, unpins, recovered                                                    atomic.Int64
+	expiredReads, refillRejected, dramNoRoom, dramOversize                                       atomic.Int64
 
 	getLatency, putLatency, readThroughLatency latencyHist
 }
@@ -109,6 +120,7 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 	c := &Cache{opts: o, tiering: o.Tiering()}
 	t := c.tiering
 	c.tiers.Store(&t)
+	c.SetEvictionCallback(o.OnEvict)
 	c.sampleMask = uint64(1)<<bits.Len(uint(o.LatencySampleEvery-1)) - 1
 	n := int64(o.Shards)
 	dram := capOf(o.DRAMCapacityBytes)
@@ -176,6 +188,7 @@ func (c *Cache) openResident(ctx context.Context) error {
 		CapacityBytes: o.ResidentCapacityBytes,
 		Sync:          o.ResidentDurable,
 		Mmap:          o.ResidentMmap,
+		OnEvict:       c.residentEvicted,
 		Logger:        o.Logger,
 		Clock:         o.Clock,
 	})
@@ -327,6 +340,10 @@ func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 	if timed {
 		c.st.putLatency.since(start)
 	}
+	c.deliverEvictions()
+	if err == nil {
+		c.recordAccess(AccessPut, key, true, TierNone)
+	}
 	return err
 }
 
@@ -380,12 +397,18 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 			}
 		default: // ErrNoRoom: pinned entries leave no room.
 			c.st.dramAdmissionRejected.Add(1)
+			c.st.dramNoRoom.Add(1)
 			if old != nil {
 				s.dropLocked(h, old)
 			}
 		}
-	} else if old != nil {
-		s.dropLocked(h, old)
+	} else {
+		if s.capacity > 0 {
+			c.st.dramOversize.Add(1)
+		}
+		if old != nil {
+			s.dropLocked(h, old)
+		}
 	}
 	if old != nil && !inDRAM {
 		c.st.dramStale.Add(1)
@@ -487,6 +510,7 @@ func (c *Cache) dropSSDCopy(ctx context.Context, key blockfmt.Key) error {
 // demoted further: everything it holds was written to the SSD tier too
 // (when there is one and it took the block), so they are there already.
 func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk *clockReading) {
+	report := c.wantEvictions()
 	for _, vh := range victims {
 		e := s.m.delete(vh)
 		if e == nil {
@@ -495,11 +519,18 @@ func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk
 		c.st.dramEvictions.Add(1)
 		if e.expiredAt(clk) {
 			c.st.dramExpired.Add(1)
+			if report {
+				c.evicted(EvictionEvent{Key: e.key(), Value: e.value(), Tier: TierDRAM, Cause: EvictionExpired})
+			}
 			continue
 		}
 		toRes := c.res != nil && !e.inResident
 		toSSD := c.ssd != nil && !e.persisted
 		if !toRes && !toSSD {
+			if report {
+				// Its lower tiers hold it already, or there are none.
+				c.evicted(EvictionEvent{Key: e.key(), Value: e.value(), Tier: TierDRAM, Cause: EvictionEvicted, Demoted: c.lower})
+			}
 			continue
 		}
 		d := c.decide(e.key(), int(e.vlen), e.hot())
@@ -531,6 +562,12 @@ func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk
 		if demoted {
 			c.st.dramDemotions.Add(1)
 		}
+		if report {
+			// A value whose lower copy the admission declined is gone
+			// from the cache unless a lower tier held it already.
+			held := demoted || (c.res != nil && e.inResident) || (c.ssd != nil && e.persisted)
+			c.evicted(EvictionEvent{Key: b.Key, Value: b.Value, Tier: TierDRAM, Cause: EvictionEvicted, Demoted: held})
+		}
 	}
 }
 
@@ -546,9 +583,13 @@ func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt
 		if e.expired(now) {
 			if promote {
 				c.st.dramExpired.Add(1)
+				c.st.expiredReads.Add(1)
 				c.st.misses.Add(1)
 				if !s.pinnedLocked(h) {
 					s.dropLocked(h, e)
+					if c.wantEvictions() {
+						c.evicted(EvictionEvent{Key: e.key(), Value: e.value(), Tier: TierDRAM, Cause: EvictionExpired})
+					}
 				}
 			}
 			return nil, nil, TierNone, nil
@@ -666,6 +707,9 @@ func (c *Cache) bumpHotness(e *entry) {
 func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfmt.Block, from Tier, now int64) *entry {
 	if !c.fitsDRAM(s, b.Key, len(b.Value)) {
 		c.st.refillFailures.Add(1)
+		if s.capacity > 0 {
+			c.st.dramOversize.Add(1)
+		}
 		c.refillResident(ctx, b, from)
 		return nil
 	}
@@ -677,6 +721,9 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 		c.st.refillFailures.Add(1)
 		if errors.Is(err, policy.ErrRejected) {
 			c.st.dramAdmissionRejected.Add(1)
+			c.st.refillRejected.Add(1)
+		} else if errors.Is(err, policy.ErrNoRoom) {
+			c.st.dramNoRoom.Add(1)
 		}
 		c.refillResident(ctx, b, from)
 		return nil
@@ -727,6 +774,9 @@ func (c *Cache) pinLocked(s *shard, h uint64) {
 // a miss.
 func (c *Cache) Get(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, error) {
 	v, tier, ok, err := c.read(ctx, key, true)
+	if f := c.onAccess.Load(); f != nil && err == nil {
+		(*f)(AccessRecord{Op: AccessGet, Key: key, Found: ok, Tier: tier})
+	}
 	return bytes.Clone(v), tier, ok, err
 }
 
@@ -735,7 +785,11 @@ func (c *Cache) Get(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, 
 // overwrite installs a new one), so it stays valid and unchanged for as long
 // as the caller keeps it; the caller must not modify it.
 func (c *Cache) GetShared(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, error) {
-	return c.read(ctx, key, true)
+	v, tier, ok, err := c.read(ctx, key, true)
+	if f := c.onAccess.Load(); f != nil && err == nil {
+		(*f)(AccessRecord{Op: AccessGet, Key: key, Found: ok, Tier: tier})
+	}
+	return v, tier, ok, err
 }
 
 // Peek returns a copy of key's value without recording a hit, raising
@@ -779,6 +833,7 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 		return nil, TierNone, false, err
 	}
 	defer c.exit()
+	defer c.deliverEvictions() // after the unlock: a refill may evict
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, v, tier, err := c.readLocked(ctx, s, h, key, c.now(), promote, false)
@@ -794,6 +849,14 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 // Delete removes key from every tier and reports whether any tier held it.
 // A pinned entry leaves DRAM too; its handles keep their bytes.
 func (c *Cache) Delete(ctx context.Context, key blockfmt.Key) (bool, error) {
+	found, err := c.delete(ctx, key)
+	if err == nil {
+		c.recordAccess(AccessDelete, key, found, TierNone)
+	}
+	return found, err
+}
+
+func (c *Cache) delete(ctx context.Context, key blockfmt.Key) (bool, error) {
 	if err := c.enter(); err != nil {
 		return false, err
 	}
@@ -901,10 +964,14 @@ func (c *Cache) PurgeExpired(ctx context.Context) (InvalidateReport, error) {
 				s.dropLocked(h, e)
 				c.st.dramExpired.Add(1)
 				r.DRAM++
+				if c.wantEvictions() {
+					c.evicted(EvictionEvent{Key: e.key(), Value: e.value(), Tier: TierDRAM, Cause: EvictionExpired})
+				}
 			}
 		}
 		s.mu.Unlock()
 	}
+	c.deliverEvictions()
 	if c.res != nil {
 		n, err := c.res.PurgeExpired(ctx)
 		r.Resident = n
@@ -977,6 +1044,17 @@ func (h *Handle) Release() {
 // value, the handle holds the SSD copy unpinned. It fails with ErrNotFound
 // when no tier holds a live value.
 func (c *Cache) Acquire(ctx context.Context, key blockfmt.Key) (*Handle, error) {
+	hd, err := c.acquire(ctx, key)
+	c.deliverEvictions()
+	if err == nil {
+		c.recordAccess(AccessGet, key, true, hd.tier)
+	} else if errors.Is(err, ErrNotFound) {
+		c.recordAccess(AccessGet, key, false, TierNone)
+	}
+	return hd, err
+}
+
+func (c *Cache) acquire(ctx context.Context, key blockfmt.Key) (*Handle, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
@@ -1141,10 +1219,14 @@ func (c *Cache) SetDRAMCapacity(ctx context.Context, bytes int64) error {
 		c.drainLocked(s)
 		s.capacity = cp
 		// ErrNoRoom only says pinned entries hold more than cp.
-		victims, _ := s.pol.SetCapacity(cp, s.victims[:0])
+		victims, err := s.pol.SetCapacity(cp, s.victims[:0])
+		if errors.Is(err, policy.ErrNoRoom) {
+			c.st.dramNoRoom.Add(1)
+		}
 		c.evictLocked(ctx, s, victims, &clockReading{c: c})
 		s.victims = victims[:0]
 		s.mu.Unlock()
+		c.deliverEvictions()
 	}
 	t := *c.tiers.Load()
 	t.DRAMCapacityBytes = bytes
