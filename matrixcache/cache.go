@@ -29,6 +29,9 @@ var (
 	ErrNotFound = errors.New("matrixcache: not found")
 	// ErrTooLarge is returned by Put for a value no tier accepts.
 	ErrTooLarge = errors.New("matrixcache: value too large for every tier")
+	// ErrReplaceMismatch is returned by CompareAndSwap when the key's
+	// current value is not the expected one.
+	ErrReplaceMismatch = errors.New("matrixcache: current value is not the expected one")
 )
 
 // persistentTier is what the cache needs of a tier below DRAM. The SSD tier
@@ -345,6 +348,68 @@ func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 		c.recordAccess(AccessPut, key, true, TierNone)
 	}
 	return err
+}
+
+// CompareAndSwap writes value under key, as Put does, only if the key's
+// current value (the newest, in whichever tier holds it) equals old byte
+// for byte; otherwise it fails with ErrReplaceMismatch. It fails with
+// ErrNotFound when no tier holds a live value of the key, and with
+// ErrTooLarge when no tier could hold value. None of these failures
+// changes anything. The comparison and the write are one step to every
+// other write of the key (they hold its DRAM shard's lock), and the read
+// for the comparison counts no hit and refills nothing. value is copied.
+// It is the original's update_cached_value_if_current.
+func (c *Cache) CompareAndSwap(ctx context.Context, key blockfmt.Key, old, value []byte, o PutOptions) error {
+	err := c.compareAndSwap(ctx, key, old, value, o)
+	c.deliverEvictions()
+	if err == nil {
+		c.recordAccess(AccessPut, key, true, TierNone)
+	}
+	return err
+}
+
+func (c *Cache) compareAndSwap(ctx context.Context, key blockfmt.Key, old, value []byte, o PutOptions) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h := hashKey(key)
+	s := c.shardFor(h)
+	clk := clockReading{c: c}
+	var exp int64
+	if ttl := cmp.Or(o.TTL, c.opts.DefaultTTL); ttl > 0 {
+		exp = clk.now() + int64(ttl)
+	}
+	v := bytes.Clone(value)
+	if v == nil {
+		v = []byte{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, cur, tier, err := c.readLocked(ctx, s, h, key, c.now(), false, false)
+	switch {
+	case err != nil:
+		return err
+	case tier == TierNone:
+		return ErrNotFound
+	case !bytes.Equal(cur, old):
+		return ErrReplaceMismatch
+	case c.fitsNowhere(s, key, len(v)):
+		return fmt.Errorf("%w: %d bytes", ErrTooLarge, len(v))
+	}
+	return c.putLocked(ctx, s, h, key, v, exp, &clk)
+}
+
+// fitsNowhere reports whether putLocked would refuse a value of n bytes
+// under key with ErrTooLarge, dropping the key's older value.
+func (c *Cache) fitsNowhere(s *shard, key blockfmt.Key, n int) bool {
+	if c.decide(key, n, 0).Tier == TierNone {
+		return true
+	}
+	return c.ssd == nil && !c.fitsDRAM(s, key, n) && (c.res == nil || !c.tiering.fitsResident(int64(n)))
 }
 
 func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.Key, v []byte, exp int64, clk *clockReading) error {

@@ -85,7 +85,8 @@ type AccessRecord struct {
 	Tier Tier
 }
 
-// SetAccessRecorder makes the cache call fn after every Put, Get,
+// SetAccessRecorder makes the cache call fn after every Put (and
+// CompareAndSwap that replaced the value), Get,
 // GetShared, Acquire (ErrNotFound is a Get that found nothing) and Delete,
 // and so for each position of GetBatch and PutBatch and each distinct key
 // of DeleteBatch. Peek, DeletePrefix, DeleteShard and PurgeExpired are not
