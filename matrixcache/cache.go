@@ -107,7 +107,7 @@ type counters struct {
 	resHits, resMisses, resPuts, resStale, resDemotions, resRefills, resWriteFailures            atomic.Int64
 	misses, rejected, hotnessPromotions, refillFailures, dramAdmissionRejected, ssdBudgetRefused atomic.Int64
 	demotionFailures, pins, unpins, recovered                                                    atomic.Int64
-	expiredReads, refillRejected, dramNoRoom, dramOversize                                       atomic.Int64
+	expiredReads, refillRejected, dramNoRoom, dramOversize, batchReads                           atomic.Int64
 
 	getLatency, putLatency, readThroughLatency latencyHist
 }
@@ -644,6 +644,20 @@ func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk
 // after the call), the value (shared with the entry), and the tier that
 // answered.
 func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt.Key, now int64, promote, pin bool) (*entry, []byte, Tier, error) {
+	return c.readLockedVia(ctx, s, h, key, now, promote, pin, nil)
+}
+
+// lowerRead is what a GetBatch position read from the tiers below DRAM:
+// the value and the tier that answered (TierNone: none did).
+type lowerRead struct {
+	value []byte
+	tier  Tier
+}
+
+// readLockedVia is readLocked that, given memo, answers a key memo holds
+// without reading the lower tiers again (counting what reading them would
+// count, and refilling nothing), and adds what it reads from them to memo.
+func (c *Cache) readLockedVia(ctx context.Context, s *shard, h uint64, key blockfmt.Key, now int64, promote, pin bool, memo map[blockfmt.Key]lowerRead) (*entry, []byte, Tier, error) {
 	if e := s.lookupLocked(h, key); e != nil {
 		if e.expired(now) {
 			if promote {
@@ -678,10 +692,23 @@ func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt
 		}
 		return nil, nil, TierNone, nil
 	}
+	if r, ok := memo[key]; ok {
+		c.st.batchReads.Add(1)
+		if promote {
+			c.countLowerRead(r.tier)
+			if r.tier == TierNone {
+				c.st.misses.Add(1)
+			}
+		}
+		return nil, r.value, r.tier, nil
+	}
 	start := time.Now()
 	b, tier, err := c.readLower(key, now, promote)
 	if promote {
 		c.st.readThroughLatency.since(start)
+	}
+	if memo != nil && err == nil {
+		memo[key] = lowerRead{value: b.Value, tier: tier}
 	}
 	if err != nil || tier == TierNone {
 		if promote {
@@ -732,6 +759,26 @@ func (c *Cache) readLower(key blockfmt.Key, now int64, count bool) (blockfmt.Blo
 		c.st.ssdHits.Add(1)
 	}
 	return b, TierSSD, nil
+}
+
+// countLowerRead counts the tier hits and misses readLower counts for a
+// read that tier answered (TierNone: none did).
+func (c *Cache) countLowerRead(tier Tier) {
+	if c.res != nil {
+		if tier == TierResident {
+			c.st.resHits.Add(1)
+			return
+		}
+		c.st.resMisses.Add(1)
+	}
+	if c.ssd == nil {
+		return
+	}
+	if tier == TierSSD {
+		c.st.ssdHits.Add(1)
+	} else {
+		c.st.ssdMisses.Add(1)
+	}
 }
 
 // readSSD reads key from the SSD tier, or from the writeback queue when a
@@ -1153,17 +1200,61 @@ type Result struct {
 }
 
 // GetBatch answers keys in order, duplicates at every position, with the
-// same results and counters as a loop of Get. It stops at the first error.
+// same results as a loop of Get, and the same hit and miss counters of
+// every tier. A duplicate of a key a lower tier answered (or that no tier
+// held) is answered from DRAM when the refill put it there; otherwise from
+// that first read, without reading the lower tiers again or retrying the
+// refill: each distinct key reads the SSD and resident tiers at most once
+// per batch, and is refilled at most once (so DRAM.Promotions and
+// RefillFailures count once per distinct key, where a loop of Get counts
+// each retry). Such positions are counted in Stats.BatchReadsCoalesced. A
+// duplicate thus answers the value its key had at its first read, even if
+// another goroutine wrote the key to a lower tier since. It stops at the
+// first error.
 func (c *Cache) GetBatch(ctx context.Context, keys []blockfmt.Key) ([]Result, error) {
 	out := make([]Result, len(keys))
+	var memo map[blockfmt.Key]lowerRead
+	if len(keys) > 1 {
+		memo = make(map[blockfmt.Key]lowerRead)
+	}
 	for i, k := range keys {
-		v, t, ok, err := c.Get(ctx, k)
+		v, t, ok, err := c.getBatched(ctx, k, memo)
 		if err != nil {
 			return out[:i], err
 		}
-		out[i] = Result{Value: v, Tier: t, Found: ok}
+		out[i] = Result{Value: bytes.Clone(v), Tier: t, Found: ok}
+		c.recordAccess(AccessGet, k, ok, t)
 	}
 	return out, nil
+}
+
+// getBatched is Get's read for GetBatch: a live DRAM hit takes no lock, as
+// in read; anything else reads through memo.
+func (c *Cache) getBatched(ctx context.Context, key blockfmt.Key, memo map[blockfmt.Key]lowerRead) ([]byte, Tier, bool, error) {
+	if c.closed.Load() {
+		return nil, TierNone, false, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, TierNone, false, err
+	}
+	h := hashKey(key)
+	s := c.shardFor(h)
+	if e := c.loadLive(s, h, key); e != nil {
+		c.recordHit(s, h, e)
+		return e.value(), TierDRAM, true, nil
+	}
+	if err := c.enter(); err != nil {
+		return nil, TierNone, false, err
+	}
+	defer c.exit()
+	defer c.deliverEvictions()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, v, tier, err := c.readLockedVia(ctx, s, h, key, c.now(), true, false, memo)
+	if err != nil || tier == TierNone {
+		return nil, TierNone, false, err
+	}
+	return v, tier, true, nil
 }
 
 // Item is one write of PutBatch.

@@ -97,6 +97,10 @@ type Stats struct {
 	// a DRAM block (MaxDRAMBlockBytes) or a DRAM shard, so that they live
 	// in the lower tiers only (refills are also counted in RefillFailures).
 	DRAMOversize int64
+	// BatchReadsCoalesced counts GetBatch positions answered from an
+	// earlier position's read of the lower tiers, without reading them
+	// again.
+	BatchReadsCoalesced int64
 	// EvictionCallbacks counts the calls of the eviction callback
 	// (Options.OnEvict).
 	EvictionCallbacks int64
@@ -124,8 +128,8 @@ func (c *Cache) Stats() Stats {
 		Recovered:    st.recovered.Load(),
 		ExpiredReads: st.expiredReads.Load(), RefillRejected: st.refillRejected.Load(),
 		DRAMNoRoom: st.dramNoRoom.Load(), DRAMOversize: st.dramOversize.Load(),
-		EvictionCallbacks: c.ev.n.Load(),
-		GetLatency:        st.getLatency.snapshot(), PutLatency: st.putLatency.snapshot(),
+		EvictionCallbacks: c.ev.n.Load(), BatchReadsCoalesced: st.batchReads.Load(),
+		GetLatency: st.getLatency.snapshot(), PutLatency: st.putLatency.snapshot(),
 		ReadThroughLatency: st.readThroughLatency.snapshot(),
 	}
 	for _, sh := range c.shards {

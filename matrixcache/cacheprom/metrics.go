@@ -85,6 +85,7 @@ var statsFields = []field[stats]{
 	counter("refill_rejected_total", "Refills the DRAM policy's admission declined (part of refill failures).", func(s *stats) int64 { return s.RefillRejected }),
 	counter("dram_no_room_total", "Writes and refills DRAM refused, and capacity changes not completed, because pinned entries left no room.", func(s *stats) int64 { return s.DRAMNoRoom }),
 	counter("dram_oversize_total", "Values written or refilled that are larger than a DRAM block or shard, so they live in lower tiers only.", func(s *stats) int64 { return s.DRAMOversize }),
+	counter("batch_reads_coalesced_total", "GetBatch positions answered from an earlier position's read of the lower tiers for the same key.", func(s *stats) int64 { return s.BatchReadsCoalesced }),
 	counter("eviction_callbacks_total", "Calls of the eviction callback.", func(s *stats) int64 { return s.EvictionCallbacks }),
 
 	gauge("ssd_store_entries", "Blocks the SSD store holds.", func(s *stats) int64 { return s.SSDStore.Entries }),
