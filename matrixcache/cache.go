@@ -107,7 +107,7 @@ type counters struct {
 	resHits, resMisses, resPuts, resStale, resDemotions, resRefills, resWriteFailures            atomic.Int64
 	misses, rejected, hotnessPromotions, refillFailures, dramAdmissionRejected, ssdBudgetRefused atomic.Int64
 	demotionFailures, pins, unpins, recovered                                                    atomic.Int64
-	expiredReads, refillRejected, dramNoRoom, dramOversize, batchReads                           atomic.Int64
+	expiredReads, refillRejected, dramNoRoom, dramOversize, batchReads, batchWrites              atomic.Int64
 
 	getLatency, putLatency, readThroughLatency latencyHist
 }
@@ -1264,10 +1264,22 @@ type Item struct {
 	Options PutOptions
 }
 
-// PutBatch writes items in order (a later item of a key wins), with the same
-// results and counters as a loop of Put. It stops at the first error.
+// PutBatch writes items in order, and a later item of a key wins: an item
+// whose key a later item of the batch writes is skipped (not even checked
+// for size), so each key is written once, to every tier, with its last
+// item's value and options. The items written have the results and
+// counters of a loop of Put over them, in their order; the skipped ones
+// count only in Stats.BatchWritesCoalesced. It stops at the first error.
 func (c *Cache) PutBatch(ctx context.Context, items []Item) error {
-	for _, it := range items {
+	last := make(map[blockfmt.Key]int, len(items))
+	for i, it := range items {
+		last[it.Key] = i
+	}
+	for i, it := range items {
+		if last[it.Key] != i {
+			c.st.batchWrites.Add(1)
+			continue
+		}
 		if err := c.Put(ctx, it.Key, it.Value, it.Options); err != nil {
 			return err
 		}

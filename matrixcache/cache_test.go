@@ -295,20 +295,30 @@ func TestGetBatchIsALoopOfGetOnValuesAndCounters(t *testing.T) {
 	require.False(t, got[4].Found, "an expired key is a miss")
 }
 
-func TestPutBatchIsALoopOfPut(t *testing.T) {
+// PutBatch writes each key once, with its last item, to every tier: it is
+// a loop of Put over the last item of each key.
+func TestPutBatchIsALoopOfPutOverEachKeysLastItem(t *testing.T) {
 	ctx := t.Context()
 	oa, _ := testOptions(t, 2)
 	ob, _ := testOptions(t, 2)
 	a, b := newTestCache(t, oa), newTestCache(t, ob)
+	// 4 and 5 are on SSD already: updating them writes once too.
+	for _, c := range []*Cache{a, b} {
+		require.NoError(t, c.Put(ctx, skey(4), val("o"), PutOptions{}))
+		require.NoError(t, c.Put(ctx, skey(5), val("o"), PutOptions{}))
+	}
+	a0 := a.Stats()
 	items := []Item{
-		{Key: skey(1), Value: val("a")}, {Key: skey(2), Value: val("b")},
-		{Key: skey(1), Value: val("c")}, {Key: skey(3), Value: val("d")},
+		{Key: skey(1), Value: val("a")}, {Key: skey(4), Value: val("x")}, {Key: skey(2), Value: val("b")},
+		{Key: skey(1), Value: val("c")}, {Key: skey(3), Value: val("d")}, {Key: skey(4), Value: val("y")},
+		{Key: skey(5), Value: val("z")}, {Key: skey(1), Value: val("e"), Options: PutOptions{TTL: time.Hour}},
 	}
 	require.NoError(t, a.PutBatch(ctx, items))
-	for _, it := range items {
+	for _, i := range []int{2, 4, 5, 6, 7} { // the last item of each key
+		it := items[i]
 		require.NoError(t, b.Put(ctx, it.Key, it.Value, it.Options))
 	}
-	for i := 1; i <= 3; i++ {
+	for i := 1; i <= 5; i++ {
 		va, ta, _, err := a.Peek(ctx, skey(i))
 		require.NoError(t, err)
 		vb, tb, _, err := b.Peek(ctx, skey(i))
@@ -318,11 +328,26 @@ func TestPutBatchIsALoopOfPut(t *testing.T) {
 	}
 	v, _, _, err := a.Peek(ctx, skey(1))
 	require.NoError(t, err)
-	require.Equal(t, val("c"), v, "the later item of a key wins")
+	require.Equal(t, val("e"), v, "the last item of a key wins")
+	v, _, _, err = a.Peek(ctx, skey(4))
+	require.NoError(t, err)
+	require.Equal(t, val("y"), v)
+
 	sa, sb := a.Stats(), b.Stats()
 	require.Equal(t, sb.DRAM.Puts, sa.DRAM.Puts)
 	require.Equal(t, sb.DRAM.Evictions, sa.DRAM.Evictions)
 	require.Equal(t, sb.SSD.Puts, sa.SSD.Puts)
+	require.EqualValues(t, 5, sa.SSDStore.Puts-a0.SSDStore.Puts, "one SSD write per distinct key")
+	require.Equal(t, a0.SSDStore.Deletes, sa.SSDStore.Deletes, "an update of an SSD key is one write, no delete")
+	require.EqualValues(t, 3, sa.BatchWritesCoalesced)
+	require.Zero(t, sb.BatchWritesCoalesced)
+
+	// A skipped item is not even checked: only the last one counts.
+	require.NoError(t, a.PutBatch(ctx, []Item{{Key: skey(6), Value: make([]byte, 64<<20)}, {Key: skey(6), Value: val("s")}}))
+	v, _, _, err = a.Peek(ctx, skey(6))
+	require.NoError(t, err)
+	require.Equal(t, val("s"), v)
+	require.ErrorIs(t, a.PutBatch(ctx, []Item{{Key: skey(6), Value: val("t")}, {Key: skey(6), Value: make([]byte, 64<<20)}}), ErrTooLarge)
 }
 
 func TestLastWriteWinsAcrossTiers(t *testing.T) {

@@ -99,8 +99,9 @@ type Stats struct {
 	DRAMOversize int64
 	// BatchReadsCoalesced counts GetBatch positions answered from an
 	// earlier position's read of the lower tiers, without reading them
-	// again.
-	BatchReadsCoalesced int64
+	// again; BatchWritesCoalesced counts PutBatch items not written
+	// because a later item of the batch writes the same key.
+	BatchReadsCoalesced, BatchWritesCoalesced int64
 	// EvictionCallbacks counts the calls of the eviction callback
 	// (Options.OnEvict).
 	EvictionCallbacks int64
@@ -129,7 +130,8 @@ func (c *Cache) Stats() Stats {
 		ExpiredReads: st.expiredReads.Load(), RefillRejected: st.refillRejected.Load(),
 		DRAMNoRoom: st.dramNoRoom.Load(), DRAMOversize: st.dramOversize.Load(),
 		EvictionCallbacks: c.ev.n.Load(), BatchReadsCoalesced: st.batchReads.Load(),
-		GetLatency: st.getLatency.snapshot(), PutLatency: st.putLatency.snapshot(),
+		BatchWritesCoalesced: st.batchWrites.Load(),
+		GetLatency:           st.getLatency.snapshot(), PutLatency: st.putLatency.snapshot(),
 		ReadThroughLatency: st.readThroughLatency.snapshot(),
 	}
 	for _, sh := range c.shards {

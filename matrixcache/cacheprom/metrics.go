@@ -86,6 +86,7 @@ var statsFields = []field[stats]{
 	counter("dram_no_room_total", "Writes and refills DRAM refused, and capacity changes not completed, because pinned entries left no room.", func(s *stats) int64 { return s.DRAMNoRoom }),
 	counter("dram_oversize_total", "Values written or refilled that are larger than a DRAM block or shard, so they live in lower tiers only.", func(s *stats) int64 { return s.DRAMOversize }),
 	counter("batch_reads_coalesced_total", "GetBatch positions answered from an earlier position's read of the lower tiers for the same key.", func(s *stats) int64 { return s.BatchReadsCoalesced }),
+	counter("batch_writes_coalesced_total", "PutBatch items not written because a later item of the batch writes the same key.", func(s *stats) int64 { return s.BatchWritesCoalesced }),
 	counter("eviction_callbacks_total", "Calls of the eviction callback.", func(s *stats) int64 { return s.EvictionCallbacks }),
 
 	gauge("ssd_store_entries", "Blocks the SSD store holds.", func(s *stats) int64 { return s.SSDStore.Entries }),
