@@ -313,6 +313,15 @@ func (c *Cache) decide(k blockfmt.Key, n int, hotness uint8) AdmissionDecision {
 // If ctx ends during the SSD write, Put returns its error and the SSD may or
 // may not hold the new value; it never keeps an older one.
 func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOptions) error {
+	err := c.put(ctx, key, value, o)
+	c.deliverEvictions()
+	if err == nil {
+		c.recordAccess(AccessPut, key, true, TierNone)
+	}
+	return err
+}
+
+func (c *Cache) put(ctx context.Context, key blockfmt.Key, value []byte, o PutOptions) error {
 	if c.lower {
 		if err := c.enter(); err != nil {
 			return err
@@ -342,10 +351,6 @@ func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 	s.mu.Unlock()
 	if timed {
 		c.st.putLatency.since(start)
-	}
-	c.deliverEvictions()
-	if err == nil {
-		c.recordAccess(AccessPut, key, true, TierNone)
 	}
 	return err
 }
@@ -941,11 +946,11 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 		}
 		return e.value(), TierDRAM, true, nil
 	}
+	defer c.deliverEvictions() // after the unlock and exit: a refill may evict
 	if err := c.enter(); err != nil {
 		return nil, TierNone, false, err
 	}
 	defer c.exit()
-	defer c.deliverEvictions() // after the unlock: a refill may evict
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, v, tier, err := c.readLocked(ctx, s, h, key, c.now(), promote, false)
@@ -1064,6 +1069,7 @@ func (c *Cache) invalidate(ctx context.Context, shardID uint64, prefix string) (
 // by both counts in both).
 func (c *Cache) PurgeExpired(ctx context.Context) (InvalidateReport, error) {
 	var r InvalidateReport
+	defer c.deliverEvictions()
 	if err := c.enter(); err != nil {
 		return r, err
 	}
@@ -1083,7 +1089,6 @@ func (c *Cache) PurgeExpired(ctx context.Context) (InvalidateReport, error) {
 		}
 		s.mu.Unlock()
 	}
-	c.deliverEvictions()
 	if c.res != nil {
 		n, err := c.res.PurgeExpired(ctx)
 		r.Resident = n
@@ -1243,11 +1248,11 @@ func (c *Cache) getBatched(ctx context.Context, key blockfmt.Key, memo map[block
 		c.recordHit(s, h, e)
 		return e.value(), TierDRAM, true, nil
 	}
+	defer c.deliverEvictions() // after the unlock and exit
 	if err := c.enter(); err != nil {
 		return nil, TierNone, false, err
 	}
 	defer c.exit()
-	defer c.deliverEvictions()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, v, tier, err := c.readLockedVia(ctx, s, h, key, c.now(), true, false, memo)
@@ -1369,6 +1374,7 @@ func (c *Cache) SetDRAMCapacity(ctx context.Context, bytes int64) error {
 	if bytes < 0 {
 		return fmt.Errorf("%w: %d bytes", ErrInvalidCapacity, bytes)
 	}
+	defer c.deliverEvictions()
 	if c.lower {
 		if err := c.enter(); err != nil {
 			return err
@@ -1394,7 +1400,6 @@ func (c *Cache) SetDRAMCapacity(ctx context.Context, bytes int64) error {
 		c.evictLocked(ctx, s, victims, &clockReading{c: c})
 		s.victims = victims[:0]
 		s.mu.Unlock()
-		c.deliverEvictions()
 	}
 	t := *c.tiers.Load()
 	t.DRAMCapacityBytes = bytes

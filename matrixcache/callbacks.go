@@ -159,7 +159,9 @@ func (c *Cache) residentEvicted(b blockfmt.Block) {
 }
 
 // deliverEvictions calls the eviction callback with the queued events. It
-// must be called with no shard lock held. If another goroutine is
+// must be called with no lock of the cache held: no shard lock, and not
+// between enter and exit (a callback calling the cache while Close waits
+// would deadlock on life). If another goroutine is
 // delivering (or the callback itself called the cache), that goroutine
 // delivers these events too.
 func (c *Cache) deliverEvictions() {

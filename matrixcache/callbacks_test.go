@@ -286,3 +286,17 @@ func TestAccessRecorder(t *testing.T) {
 	wg.Wait()
 	require.Positive(t, n.Load())
 }
+
+// The callback runs after the operation has left the cache entirely: it
+// may even close it (which waits for every call in the lower tiers).
+func TestEvictionCallbackMayCloseTheCache(t *testing.T) {
+	opts, _ := testOptions(t, 1)
+	var c *Cache
+	var once sync.Once
+	opts.OnEvict = func(EvictionEvent) { once.Do(func() { require.NoError(t, c.Close()) }) }
+	c = newTestCache(t, opts)
+	ctx := t.Context()
+	require.NoError(t, c.Put(ctx, skey(1), val("a"), PutOptions{}))
+	require.NoError(t, c.Put(ctx, skey(2), val("b"), PutOptions{})) // evicts 1, closes
+	require.ErrorIs(t, c.Put(ctx, skey(3), val("c"), PutOptions{}), ErrClosed)
+}
