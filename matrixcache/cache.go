@@ -273,6 +273,26 @@ func (c *Cache) enter() error {
 
 func (c *Cache) exit() { c.life.RUnlock() }
 
+// accessNote is an access record a locked read leaves for exitDeliver.
+type accessNote struct {
+	key  blockfmt.Key
+	tier Tier
+	set  bool
+}
+
+// exitDeliver is exit, then the access record of note (if set), then
+// deliverEvictions: what a locked read must do once it holds no lock. As
+// one deferred call it keeps read's defers few enough for the compiler to
+// open-code them (a third defer would make every lock-free hit pay the
+// runtime's defer bookkeeping on return).
+func (c *Cache) exitDeliver(note *accessNote) {
+	c.life.RUnlock()
+	if note != nil && note.set {
+		c.recordAccess(AccessGet, note.key, note.tier != TierNone, note.tier)
+	}
+	c.deliverEvictions()
+}
+
 func (c *Cache) now() int64 { return c.opts.Clock.Now().UnixNano() }
 
 // shardFor maps the hash's high half onto the shards by multiplying
@@ -891,9 +911,6 @@ func (c *Cache) pinLocked(s *shard, h uint64) {
 // a miss.
 func (c *Cache) Get(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, error) {
 	v, tier, ok, err := c.read(ctx, key, true)
-	if f := c.onAccess.Load(); f != nil && err == nil {
-		(*f)(AccessRecord{Op: AccessGet, Key: key, Found: ok, Tier: tier})
-	}
 	return bytes.Clone(v), tier, ok, err
 }
 
@@ -902,11 +919,7 @@ func (c *Cache) Get(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, 
 // overwrite installs a new one), so it stays valid and unchanged for as long
 // as the caller keeps it; the caller must not modify it.
 func (c *Cache) GetShared(ctx context.Context, key blockfmt.Key) ([]byte, Tier, bool, error) {
-	v, tier, ok, err := c.read(ctx, key, true)
-	if f := c.onAccess.Load(); f != nil && err == nil {
-		(*f)(AccessRecord{Op: AccessGet, Key: key, Found: ok, Tier: tier})
-	}
-	return v, tier, ok, err
+	return c.read(ctx, key, true)
 }
 
 // Peek returns a copy of key's value without recording a hit, raising
@@ -943,19 +956,25 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 			if timed {
 				c.st.getLatency.since(start)
 			}
+			if c.onAccess.Load() != nil { // the hit path's only cost of SetAccessRecorder
+				c.recordAccess(AccessGet, key, true, TierDRAM)
+			}
 		}
 		return e.value(), TierDRAM, true, nil
 	}
-	defer c.deliverEvictions() // after the unlock and exit: a refill may evict
 	if err := c.enter(); err != nil {
 		return nil, TierNone, false, err
 	}
-	defer c.exit()
+	var note accessNote
+	defer c.exitDeliver(&note) // after the unlock: the access record, and a refill's evictions
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, v, tier, err := c.readLocked(ctx, s, h, key, c.now(), promote, false)
 	if timed {
 		c.st.getLatency.since(start)
+	}
+	if promote && err == nil && c.onAccess.Load() != nil {
+		note = accessNote{key: key, tier: tier, set: true}
 	}
 	if err != nil || tier == TierNone {
 		return nil, TierNone, false, err
@@ -1248,11 +1267,10 @@ func (c *Cache) getBatched(ctx context.Context, key blockfmt.Key, memo map[block
 		c.recordHit(s, h, e)
 		return e.value(), TierDRAM, true, nil
 	}
-	defer c.deliverEvictions() // after the unlock and exit
 	if err := c.enter(); err != nil {
 		return nil, TierNone, false, err
 	}
-	defer c.exit()
+	defer c.exitDeliver(nil)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, v, tier, err := c.readLockedVia(ctx, s, h, key, c.now(), true, false, memo)
