@@ -33,10 +33,12 @@ func TestSSDWriteBudgetThroughTheCache(t *testing.T) {
 				require.Zero(t, st.SSDBudgetRefused)
 				require.EqualValues(t, ssdtier.MaxBudgetShare, st.SSDStore.BudgetShare)
 				require.Positive(t, st.SSDStore.BytesWritten)
+				require.NotContains(t, healthIDs(HealthReport(st)), HealthWriteBudgetThrottling)
 				return
 			}
 			require.Positive(t, st.SSDBudgetRefused)
 			require.Less(t, st.SSDStore.BudgetShare, int64(ssdtier.MaxBudgetShare))
+			require.Contains(t, healthIDs(HealthReport(st)), HealthWriteBudgetThrottling)
 			// Rewrites the budget refuses leave no older copy: every key
 			// reads back its newest value or nothing.
 			newer := bytes.Repeat([]byte("y"), 4096)

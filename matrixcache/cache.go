@@ -29,6 +29,9 @@ var (
 	ErrNotFound = errors.New("matrixcache: not found")
 	// ErrTooLarge is returned by Put for a value no tier accepts.
 	ErrTooLarge = errors.New("matrixcache: value too large for every tier")
+	// ErrReplaceMismatch is returned by CompareAndSwap when the key's
+	// current value is not the expected one.
+	ErrReplaceMismatch = errors.New("matrixcache: current value is not the expected one")
 )
 
 // persistentTier is what the cache needs of a tier below DRAM. The SSD tier
@@ -76,6 +79,11 @@ type Cache struct {
 	wb      *writeback
 	tempDir string
 
+	// onAccess and onEvict are the callbacks of SetAccessRecorder and
+	// SetEvictionCallback (nil: none). Read-mostly.
+	onAccess atomic.Pointer[func(AccessRecord)]
+	onEvict  atomic.Pointer[func(EvictionEvent)]
+
 	// life orders Close after the calls that use the lower tiers; DRAM
 	// hits check closed only, since DRAM needs no closing.
 	life   sync.RWMutex
@@ -86,6 +94,11 @@ type Cache struct {
 	sampleMask uint64
 
 	st counters
+
+	// ev queues eviction events; it is written only while an eviction
+	// callback is set, and kept apart from what hits read.
+	_  [64]byte
+	ev evictions
 }
 
 type counters struct {
@@ -94,6 +107,7 @@ type counters struct {
 	resHits, resMisses, resPuts, resStale, resDemotions, resRefills, resWriteFailures            atomic.Int64
 	misses, rejected, hotnessPromotions, refillFailures, dramAdmissionRejected, ssdBudgetRefused atomic.Int64
 	demotionFailures, pins, unpins, recovered                                                    atomic.Int64
+	expiredReads, refillRejected, dramNoRoom, dramOversize, batchReads, batchWrites              atomic.Int64
 
 	getLatency, putLatency, readThroughLatency latencyHist
 }
@@ -109,6 +123,7 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 	c := &Cache{opts: o, tiering: o.Tiering()}
 	t := c.tiering
 	c.tiers.Store(&t)
+	c.SetEvictionCallback(o.OnEvict)
 	c.sampleMask = uint64(1)<<bits.Len(uint(o.LatencySampleEvery-1)) - 1
 	n := int64(o.Shards)
 	dram := capOf(o.DRAMCapacityBytes)
@@ -181,6 +196,7 @@ func (c *Cache) openResident(ctx context.Context) error {
 		CapacityBytes: o.ResidentCapacityBytes,
 		Sync:          o.ResidentDurable,
 		Mmap:          o.ResidentMmap,
+		OnEvict:       c.residentEvicted,
 		Logger:        o.Logger,
 		Clock:         o.Clock,
 	})
@@ -262,6 +278,26 @@ func (c *Cache) enter() error {
 
 func (c *Cache) exit() { c.life.RUnlock() }
 
+// accessNote is an access record a locked read leaves for exitDeliver.
+type accessNote struct {
+	key  blockfmt.Key
+	tier Tier
+	set  bool
+}
+
+// exitDeliver is exit, then the access record of note (if set), then
+// deliverEvictions: what a locked read must do once it holds no lock. As
+// one deferred call it keeps read's defers few enough for the compiler to
+// open-code them (a third defer would make every lock-free hit pay the
+// runtime's defer bookkeeping on return).
+func (c *Cache) exitDeliver(note *accessNote) {
+	c.life.RUnlock()
+	if note != nil && note.set {
+		c.recordAccess(AccessGet, note.key, note.tier != TierNone, note.tier)
+	}
+	c.deliverEvictions()
+}
+
 func (c *Cache) now() int64 { return c.opts.Clock.Now().UnixNano() }
 
 // shardFor maps the hash's high half onto the shards by multiplying
@@ -302,6 +338,15 @@ func (c *Cache) decide(k blockfmt.Key, n int, hotness uint8) AdmissionDecision {
 // If ctx ends during the SSD write, Put returns its error and the SSD may or
 // may not hold the new value; it never keeps an older one.
 func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOptions) error {
+	err := c.put(ctx, key, value, o)
+	c.deliverEvictions()
+	if err == nil {
+		c.recordAccess(AccessPut, key, true, TierNone)
+	}
+	return err
+}
+
+func (c *Cache) put(ctx context.Context, key blockfmt.Key, value []byte, o PutOptions) error {
 	if c.lower {
 		if err := c.enter(); err != nil {
 			return err
@@ -333,6 +378,68 @@ func (c *Cache) Put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 		c.st.putLatency.since(start)
 	}
 	return err
+}
+
+// CompareAndSwap writes value under key, as Put does, only if the key's
+// current value (the newest, in whichever tier holds it) equals old byte
+// for byte; otherwise it fails with ErrReplaceMismatch. It fails with
+// ErrNotFound when no tier holds a live value of the key, and with
+// ErrTooLarge when no tier could hold value. None of these failures
+// changes anything. The comparison and the write are one step to every
+// other write of the key (they hold its DRAM shard's lock), and the read
+// for the comparison counts no hit and refills nothing. value is copied.
+// It is the original's update_cached_value_if_current.
+func (c *Cache) CompareAndSwap(ctx context.Context, key blockfmt.Key, old, value []byte, o PutOptions) error {
+	err := c.compareAndSwap(ctx, key, old, value, o)
+	c.deliverEvictions()
+	if err == nil {
+		c.recordAccess(AccessPut, key, true, TierNone)
+	}
+	return err
+}
+
+func (c *Cache) compareAndSwap(ctx context.Context, key blockfmt.Key, old, value []byte, o PutOptions) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h := hashKey(key)
+	s := c.shardFor(h)
+	clk := clockReading{c: c}
+	var exp int64
+	if ttl := cmp.Or(o.TTL, c.opts.DefaultTTL); ttl > 0 {
+		exp = clk.now() + int64(ttl)
+	}
+	v := bytes.Clone(value)
+	if v == nil {
+		v = []byte{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, cur, tier, err := c.readLocked(ctx, s, h, key, c.now(), false, false)
+	switch {
+	case err != nil:
+		return err
+	case tier == TierNone:
+		return ErrNotFound
+	case !bytes.Equal(cur, old):
+		return ErrReplaceMismatch
+	case c.fitsNowhere(s, key, len(v)):
+		return fmt.Errorf("%w: %d bytes", ErrTooLarge, len(v))
+	}
+	return c.putLocked(ctx, s, h, key, v, exp, &clk)
+}
+
+// fitsNowhere reports whether putLocked would refuse a value of n bytes
+// under key with ErrTooLarge, dropping the key's older value.
+func (c *Cache) fitsNowhere(s *shard, key blockfmt.Key, n int) bool {
+	if c.decide(key, n, 0).Tier == TierNone {
+		return true
+	}
+	return c.ssd == nil && !c.fitsDRAM(s, key, n) && (c.res == nil || !c.tiering.fitsResident(int64(n)))
 }
 
 func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.Key, v []byte, exp int64, clk *clockReading) error {
@@ -385,12 +492,18 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 			}
 		default: // ErrNoRoom: pinned entries leave no room.
 			c.st.dramAdmissionRejected.Add(1)
+			c.st.dramNoRoom.Add(1)
 			if old != nil {
 				s.dropLocked(h, old)
 			}
 		}
-	} else if old != nil {
-		s.dropLocked(h, old)
+	} else {
+		if s.capacity > 0 {
+			c.st.dramOversize.Add(1)
+		}
+		if old != nil {
+			s.dropLocked(h, old)
+		}
 	}
 	if old != nil && !inDRAM {
 		c.st.dramStale.Add(1)
@@ -492,6 +605,7 @@ func (c *Cache) dropSSDCopy(ctx context.Context, key blockfmt.Key) error {
 // demoted further: everything it holds was written to the SSD tier too
 // (when there is one and it took the block), so they are there already.
 func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk *clockReading) {
+	report := c.wantEvictions()
 	for _, vh := range victims {
 		e := s.m.delete(vh)
 		if e == nil {
@@ -500,11 +614,18 @@ func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk
 		c.st.dramEvictions.Add(1)
 		if e.expiredAt(clk) {
 			c.st.dramExpired.Add(1)
+			if report {
+				c.evicted(EvictionEvent{Key: e.key(), Value: e.value(), Tier: TierDRAM, Cause: EvictionExpired})
+			}
 			continue
 		}
 		toRes := c.res != nil && !e.inResident
 		toSSD := c.ssd != nil && !e.persisted
 		if !toRes && !toSSD {
+			if report {
+				// Its lower tiers hold it already, or there are none.
+				c.evicted(EvictionEvent{Key: e.key(), Value: e.value(), Tier: TierDRAM, Cause: EvictionEvicted, Demoted: c.lower})
+			}
 			continue
 		}
 		d := c.decide(e.key(), int(e.vlen), e.hot())
@@ -536,6 +657,12 @@ func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk
 		if demoted {
 			c.st.dramDemotions.Add(1)
 		}
+		if report {
+			// A value whose lower copy the admission declined is gone
+			// from the cache unless a lower tier held it already.
+			held := demoted || (c.res != nil && e.inResident) || (c.ssd != nil && e.persisted)
+			c.evicted(EvictionEvent{Key: b.Key, Value: b.Value, Tier: TierDRAM, Cause: EvictionEvicted, Demoted: held})
+		}
 	}
 }
 
@@ -547,13 +674,31 @@ func (c *Cache) evictLocked(ctx context.Context, s *shard, victims []uint64, clk
 // after the call), the value (shared with the entry), and the tier that
 // answered.
 func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt.Key, now int64, promote, pin bool) (*entry, []byte, Tier, error) {
+	return c.readLockedVia(ctx, s, h, key, now, promote, pin, nil)
+}
+
+// lowerRead is what a GetBatch position read from the tiers below DRAM:
+// the value and the tier that answered (TierNone: none did).
+type lowerRead struct {
+	value []byte
+	tier  Tier
+}
+
+// readLockedVia is readLocked that, given memo, answers a key memo holds
+// without reading the lower tiers again (counting what reading them would
+// count, and refilling nothing), and adds what it reads from them to memo.
+func (c *Cache) readLockedVia(ctx context.Context, s *shard, h uint64, key blockfmt.Key, now int64, promote, pin bool, memo map[blockfmt.Key]lowerRead) (*entry, []byte, Tier, error) {
 	if e := s.lookupLocked(h, key); e != nil {
 		if e.expired(now) {
 			if promote {
 				c.st.dramExpired.Add(1)
+				c.st.expiredReads.Add(1)
 				c.st.misses.Add(1)
 				if !s.pinnedLocked(h) {
 					s.dropLocked(h, e)
+					if c.wantEvictions() {
+						c.evicted(EvictionEvent{Key: e.key(), Value: e.value(), Tier: TierDRAM, Cause: EvictionExpired})
+					}
 				}
 			}
 			return nil, nil, TierNone, nil
@@ -577,10 +722,23 @@ func (c *Cache) readLocked(ctx context.Context, s *shard, h uint64, key blockfmt
 		}
 		return nil, nil, TierNone, nil
 	}
+	if r, ok := memo[key]; ok {
+		c.st.batchReads.Add(1)
+		if promote {
+			c.countLowerRead(r.tier)
+			if r.tier == TierNone {
+				c.st.misses.Add(1)
+			}
+		}
+		return nil, r.value, r.tier, nil
+	}
 	start := time.Now()
 	b, tier, err := c.readLower(key, now, promote)
 	if promote {
 		c.st.readThroughLatency.since(start)
+	}
+	if memo != nil && err == nil {
+		memo[key] = lowerRead{value: b.Value, tier: tier}
 	}
 	if err != nil || tier == TierNone {
 		if promote {
@@ -633,6 +791,26 @@ func (c *Cache) readLower(key blockfmt.Key, now int64, count bool) (blockfmt.Blo
 	return b, TierSSD, nil
 }
 
+// countLowerRead counts the tier hits and misses readLower counts for a
+// read that tier answered (TierNone: none did).
+func (c *Cache) countLowerRead(tier Tier) {
+	if c.res != nil {
+		if tier == TierResident {
+			c.st.resHits.Add(1)
+			return
+		}
+		c.st.resMisses.Add(1)
+	}
+	if c.ssd == nil {
+		return
+	}
+	if tier == TierSSD {
+		c.st.ssdHits.Add(1)
+	} else {
+		c.st.ssdMisses.Add(1)
+	}
+}
+
 // readSSD reads key from the SSD tier, or from the writeback queue when a
 // write or delete of the key is still queued there.
 func (c *Cache) readSSD(key blockfmt.Key, now int64) (blockfmt.Block, bool, error) {
@@ -671,6 +849,9 @@ func (c *Cache) bumpHotness(e *entry) {
 func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfmt.Block, from Tier, now int64) *entry {
 	if !c.fitsDRAM(s, b.Key, len(b.Value)) {
 		c.st.refillFailures.Add(1)
+		if s.capacity > 0 {
+			c.st.dramOversize.Add(1)
+		}
 		c.refillResident(ctx, b, from)
 		return nil
 	}
@@ -682,6 +863,9 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 		c.st.refillFailures.Add(1)
 		if errors.Is(err, policy.ErrRejected) {
 			c.st.dramAdmissionRejected.Add(1)
+			c.st.refillRejected.Add(1)
+		} else if errors.Is(err, policy.ErrNoRoom) {
+			c.st.dramNoRoom.Add(1)
 		}
 		c.refillResident(ctx, b, from)
 		return nil
@@ -777,18 +961,25 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 			if timed {
 				c.st.getLatency.since(start)
 			}
+			if c.onAccess.Load() != nil { // the hit path's only cost of SetAccessRecorder
+				c.recordAccess(AccessGet, key, true, TierDRAM)
+			}
 		}
 		return e.value(), TierDRAM, true, nil
 	}
 	if err := c.enter(); err != nil {
 		return nil, TierNone, false, err
 	}
-	defer c.exit()
+	var note accessNote
+	defer c.exitDeliver(&note) // after the unlock: the access record, and a refill's evictions
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, v, tier, err := c.readLocked(ctx, s, h, key, c.now(), promote, false)
 	if timed {
 		c.st.getLatency.since(start)
+	}
+	if promote && err == nil && c.onAccess.Load() != nil {
+		note = accessNote{key: key, tier: tier, set: true}
 	}
 	if err != nil || tier == TierNone {
 		return nil, TierNone, false, err
@@ -799,6 +990,14 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 // Delete removes key from every tier and reports whether any tier held it.
 // A pinned entry leaves DRAM too; its handles keep their bytes.
 func (c *Cache) Delete(ctx context.Context, key blockfmt.Key) (bool, error) {
+	found, err := c.delete(ctx, key)
+	if err == nil {
+		c.recordAccess(AccessDelete, key, found, TierNone)
+	}
+	return found, err
+}
+
+func (c *Cache) delete(ctx context.Context, key blockfmt.Key) (bool, error) {
 	if err := c.enter(); err != nil {
 		return false, err
 	}
@@ -894,6 +1093,7 @@ func (c *Cache) invalidate(ctx context.Context, shardID uint64, prefix string) (
 // by both counts in both).
 func (c *Cache) PurgeExpired(ctx context.Context) (InvalidateReport, error) {
 	var r InvalidateReport
+	defer c.deliverEvictions()
 	if err := c.enter(); err != nil {
 		return r, err
 	}
@@ -906,6 +1106,9 @@ func (c *Cache) PurgeExpired(ctx context.Context) (InvalidateReport, error) {
 				s.dropLocked(h, e)
 				c.st.dramExpired.Add(1)
 				r.DRAM++
+				if c.wantEvictions() {
+					c.evicted(EvictionEvent{Key: e.key(), Value: e.value(), Tier: TierDRAM, Cause: EvictionExpired})
+				}
 			}
 		}
 		s.mu.Unlock()
@@ -982,6 +1185,17 @@ func (h *Handle) Release() {
 // value, the handle holds the SSD copy unpinned. It fails with ErrNotFound
 // when no tier holds a live value.
 func (c *Cache) Acquire(ctx context.Context, key blockfmt.Key) (*Handle, error) {
+	hd, err := c.acquire(ctx, key)
+	c.deliverEvictions()
+	if err == nil {
+		c.recordAccess(AccessGet, key, true, hd.tier)
+	} else if errors.Is(err, ErrNotFound) {
+		c.recordAccess(AccessGet, key, false, TierNone)
+	}
+	return hd, err
+}
+
+func (c *Cache) acquire(ctx context.Context, key blockfmt.Key) (*Handle, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
@@ -1015,17 +1229,60 @@ type Result struct {
 }
 
 // GetBatch answers keys in order, duplicates at every position, with the
-// same results and counters as a loop of Get. It stops at the first error.
+// same results as a loop of Get, and the same hit and miss counters of
+// every tier. A duplicate of a key a lower tier answered (or that no tier
+// held) is answered from DRAM when the refill put it there; otherwise from
+// that first read, without reading the lower tiers again or retrying the
+// refill: each distinct key reads the SSD and resident tiers at most once
+// per batch, and is refilled at most once (so DRAM.Promotions and
+// RefillFailures count once per distinct key, where a loop of Get counts
+// each retry). Such positions are counted in Stats.BatchReadsCoalesced. A
+// duplicate thus answers the value its key had at its first read, even if
+// another goroutine wrote the key to a lower tier since. It stops at the
+// first error.
 func (c *Cache) GetBatch(ctx context.Context, keys []blockfmt.Key) ([]Result, error) {
 	out := make([]Result, len(keys))
+	var memo map[blockfmt.Key]lowerRead
+	if len(keys) > 1 {
+		memo = make(map[blockfmt.Key]lowerRead)
+	}
 	for i, k := range keys {
-		v, t, ok, err := c.Get(ctx, k)
+		v, t, ok, err := c.getBatched(ctx, k, memo)
 		if err != nil {
 			return out[:i], err
 		}
-		out[i] = Result{Value: v, Tier: t, Found: ok}
+		out[i] = Result{Value: bytes.Clone(v), Tier: t, Found: ok}
+		c.recordAccess(AccessGet, k, ok, t)
 	}
 	return out, nil
+}
+
+// getBatched is Get's read for GetBatch: a live DRAM hit takes no lock, as
+// in read; anything else reads through memo.
+func (c *Cache) getBatched(ctx context.Context, key blockfmt.Key, memo map[blockfmt.Key]lowerRead) ([]byte, Tier, bool, error) {
+	if c.closed.Load() {
+		return nil, TierNone, false, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, TierNone, false, err
+	}
+	h := hashKey(key)
+	s := c.shardFor(h)
+	if e := c.loadLive(s, h, key); e != nil {
+		c.recordHit(s, h, e)
+		return e.value(), TierDRAM, true, nil
+	}
+	if err := c.enter(); err != nil {
+		return nil, TierNone, false, err
+	}
+	defer c.exitDeliver(nil)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, v, tier, err := c.readLockedVia(ctx, s, h, key, c.now(), true, false, memo)
+	if err != nil || tier == TierNone {
+		return nil, TierNone, false, err
+	}
+	return v, tier, true, nil
 }
 
 // Item is one write of PutBatch.
@@ -1035,10 +1292,22 @@ type Item struct {
 	Options PutOptions
 }
 
-// PutBatch writes items in order (a later item of a key wins), with the same
-// results and counters as a loop of Put. It stops at the first error.
+// PutBatch writes items in order, and a later item of a key wins: an item
+// whose key a later item of the batch writes is skipped (not even checked
+// for size), so each key is written once, to every tier, with its last
+// item's value and options. The items written have the results and
+// counters of a loop of Put over them, in their order; the skipped ones
+// count only in Stats.BatchWritesCoalesced. It stops at the first error.
 func (c *Cache) PutBatch(ctx context.Context, items []Item) error {
-	for _, it := range items {
+	last := make(map[blockfmt.Key]int, len(items))
+	for i, it := range items {
+		last[it.Key] = i
+	}
+	for i, it := range items {
+		if last[it.Key] != i {
+			c.st.batchWrites.Add(1)
+			continue
+		}
 		if err := c.Put(ctx, it.Key, it.Value, it.Options); err != nil {
 			return err
 		}
@@ -1128,6 +1397,7 @@ func (c *Cache) SetDRAMCapacity(ctx context.Context, bytes int64) error {
 	if bytes < 0 {
 		return fmt.Errorf("%w: %d bytes", ErrInvalidCapacity, bytes)
 	}
+	defer c.deliverEvictions()
 	if c.lower {
 		if err := c.enter(); err != nil {
 			return err
@@ -1146,7 +1416,10 @@ func (c *Cache) SetDRAMCapacity(ctx context.Context, bytes int64) error {
 		c.drainLocked(s)
 		s.capacity = cp
 		// ErrNoRoom only says pinned entries hold more than cp.
-		victims, _ := s.pol.SetCapacity(cp, s.victims[:0])
+		victims, err := s.pol.SetCapacity(cp, s.victims[:0])
+		if errors.Is(err, policy.ErrNoRoom) {
+			c.st.dramNoRoom.Add(1)
+		}
 		c.evictLocked(ctx, s, victims, &clockReading{c: c})
 		s.victims = victims[:0]
 		s.mu.Unlock()

@@ -211,47 +211,114 @@ func batchFixture(t *testing.T) (*Cache, []blockfmt.Key) {
 	return c, []blockfmt.Key{skey(2), skey(1), skey(9), skey(2), skey(3), skey(1), skey(9)}
 }
 
-func TestGetBatchIsALoopOfGetOnValuesAndCounters(t *testing.T) {
-	ctx := t.Context()
-	a, keys := batchFixture(t)
-	b, _ := batchFixture(t)
+// bigFixture holds two values too large for a DRAM block (opts says so),
+// so that every read of them reads a lower tier and fails to refill.
+func bigFixture(t *testing.T, opts Options) (*Cache, []blockfmt.Key) {
+	c := newTestCache(t, opts)
+	require.NoError(t, c.Put(t.Context(), skey(1), val("a"), PutOptions{}))
+	require.NoError(t, c.Put(t.Context(), skey(2), val("b"), PutOptions{}))
+	return c, []blockfmt.Key{skey(1), skey(1), skey(2), skey(1), skey(2), skey(9), skey(9)}
+}
 
-	got, err := a.GetBatch(ctx, keys)
-	require.NoError(t, err)
-	require.Len(t, got, len(keys))
-	var want []Result
-	for _, k := range keys {
-		v, tier, ok, err := b.Get(ctx, k)
-		require.NoError(t, err)
-		want = append(want, Result{Value: v, Tier: tier, Found: ok})
+// GetBatch gives the results and the hit and miss counters of a loop of
+// Get, while each distinct key reads the SSD tier once and is refilled at
+// most once.
+func TestGetBatchIsALoopOfGetOnValuesAndCounters(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fixture func(*testing.T) (*Cache, []blockfmt.Key)
+		// SSD reads and refills (successful or not) of the batch and the loop.
+		batchReads, loopReads     int64
+		batchRefills, loopRefills int64
+		coalesced, residentReads  int64
+	}{
+		// 1 refills and evicts 2, 2 refills and evicts 1, 3 has expired,
+		// 9 is absent: the loop reads 1 and 9 twice, and refills 1 twice.
+		{"mixed", batchFixture, 4, 6, 2, 3, 2, 0},
+		{"too large for DRAM", func(t *testing.T) (*Cache, []blockfmt.Key) {
+			opts, _ := testOptions(t, 4)
+			opts.MaxDRAMBlockBytes = 16
+			return bigFixture(t, opts)
+		}, 3, 7, 2, 5, 4, 0},
+		// The resident tier answers 1 and 2; only 9 reaches the SSD tier.
+		{"resident tier", func(t *testing.T) (*Cache, []blockfmt.Key) {
+			opts, _ := residentOptions(t, 4)
+			opts.ResidentHotnessThreshold = 2
+			opts.MaxDRAMBlockBytes = 16
+			return bigFixture(t, opts)
+		}, 1, 2, 2, 5, 4, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			a, keys := tc.fixture(t)
+			b, _ := tc.fixture(t)
+			a0, b0 := a.Stats(), b.Stats()
+
+			got, err := a.GetBatch(ctx, keys)
+			require.NoError(t, err)
+			require.Len(t, got, len(keys))
+			var want []Result
+			for _, k := range keys {
+				v, tier, ok, err := b.Get(ctx, k)
+				require.NoError(t, err)
+				want = append(want, Result{Value: v, Tier: tier, Found: ok})
+			}
+			require.Equal(t, want, got)
+			got[0].Value[0] = 'z'
+			require.NotEqual(t, got[0].Value, got[1].Value, "each position has its own copy")
+
+			sa, sb := a.Stats(), b.Stats()
+			require.Equal(t, sb.DRAM.Hits, sa.DRAM.Hits)
+			require.Equal(t, sb.DRAM.Misses, sa.DRAM.Misses)
+			require.Equal(t, sb.Resident.Hits, sa.Resident.Hits)
+			require.Equal(t, sb.Resident.Misses, sa.Resident.Misses)
+			require.Equal(t, sb.SSD.Hits, sa.SSD.Hits)
+			require.Equal(t, sb.SSD.Misses, sa.SSD.Misses)
+			require.Equal(t, sb.Misses, sa.Misses)
+			require.Equal(t, tc.batchReads, sa.SSDStore.Gets-a0.SSDStore.Gets, "one SSD read per distinct key")
+			require.Equal(t, tc.loopReads, sb.SSDStore.Gets-b0.SSDStore.Gets)
+			refills := func(s, s0 Stats) int64 {
+				return s.DRAM.Promotions + s.RefillFailures - s0.DRAM.Promotions - s0.RefillFailures
+			}
+			require.Equal(t, tc.batchRefills, refills(sa, a0), "one refill per distinct key")
+			require.Equal(t, tc.loopRefills, refills(sb, b0))
+			require.Equal(t, tc.residentReads, sa.ResidentStore.Gets-a0.ResidentStore.Gets, "the resident tier, too, is read once per distinct key")
+			require.Equal(t, tc.coalesced, sa.BatchReadsCoalesced)
+			require.Zero(t, sb.BatchReadsCoalesced)
+		})
 	}
-	require.Equal(t, want, got)
+	a, keys := batchFixture(t)
+	got, err := a.GetBatch(t.Context(), keys)
+	require.NoError(t, err)
 	require.Equal(t, val("b"), got[0].Value)
 	require.True(t, got[3].Found, "a duplicate is answered at every position")
 	require.False(t, got[4].Found, "an expired key is a miss")
-
-	sa, sb := a.Stats(), b.Stats()
-	require.Equal(t, sb.DRAM.Hits, sa.DRAM.Hits)
-	require.Equal(t, sb.DRAM.Misses, sa.DRAM.Misses)
-	require.Equal(t, sb.SSD.Hits, sa.SSD.Hits)
-	require.Equal(t, sb.Misses, sa.Misses)
-	require.Equal(t, sb.DRAM.Promotions, sa.DRAM.Promotions)
 }
 
-func TestPutBatchIsALoopOfPut(t *testing.T) {
+// PutBatch writes each key once, with its last item, to every tier: it is
+// a loop of Put over the last item of each key.
+func TestPutBatchIsALoopOfPutOverEachKeysLastItem(t *testing.T) {
 	ctx := t.Context()
 	oa, _ := testOptions(t, 2)
 	ob, _ := testOptions(t, 2)
 	a, b := newTestCache(t, oa), newTestCache(t, ob)
+	// 4 and 5 are on SSD already: updating them writes once too.
+	for _, c := range []*Cache{a, b} {
+		require.NoError(t, c.Put(ctx, skey(4), val("o"), PutOptions{}))
+		require.NoError(t, c.Put(ctx, skey(5), val("o"), PutOptions{}))
+	}
+	a0 := a.Stats()
 	items := []Item{
-		{Key: skey(1), Value: val("a")}, {Key: skey(2), Value: val("b")},
-		{Key: skey(1), Value: val("c")}, {Key: skey(3), Value: val("d")},
+		{Key: skey(1), Value: val("a")}, {Key: skey(4), Value: val("x")}, {Key: skey(2), Value: val("b")},
+		{Key: skey(1), Value: val("c")}, {Key: skey(3), Value: val("d")}, {Key: skey(4), Value: val("y")},
+		{Key: skey(5), Value: val("z")}, {Key: skey(1), Value: val("e"), Options: PutOptions{TTL: time.Hour}},
 	}
 	require.NoError(t, a.PutBatch(ctx, items))
-	for _, it := range items {
+	for _, i := range []int{2, 4, 5, 6, 7} { // the last item of each key
+		it := items[i]
 		require.NoError(t, b.Put(ctx, it.Key, it.Value, it.Options))
 	}
-	for i := 1; i <= 3; i++ {
+	for i := 1; i <= 5; i++ {
 		va, ta, _, err := a.Peek(ctx, skey(i))
 		require.NoError(t, err)
 		vb, tb, _, err := b.Peek(ctx, skey(i))
@@ -261,11 +328,26 @@ func TestPutBatchIsALoopOfPut(t *testing.T) {
 	}
 	v, _, _, err := a.Peek(ctx, skey(1))
 	require.NoError(t, err)
-	require.Equal(t, val("c"), v, "the later item of a key wins")
+	require.Equal(t, val("e"), v, "the last item of a key wins")
+	v, _, _, err = a.Peek(ctx, skey(4))
+	require.NoError(t, err)
+	require.Equal(t, val("y"), v)
+
 	sa, sb := a.Stats(), b.Stats()
 	require.Equal(t, sb.DRAM.Puts, sa.DRAM.Puts)
 	require.Equal(t, sb.DRAM.Evictions, sa.DRAM.Evictions)
 	require.Equal(t, sb.SSD.Puts, sa.SSD.Puts)
+	require.EqualValues(t, 5, sa.SSDStore.Puts-a0.SSDStore.Puts, "one SSD write per distinct key")
+	require.Equal(t, a0.SSDStore.Deletes, sa.SSDStore.Deletes, "an update of an SSD key is one write, no delete")
+	require.EqualValues(t, 3, sa.BatchWritesCoalesced)
+	require.Zero(t, sb.BatchWritesCoalesced)
+
+	// A skipped item is not even checked: only the last one counts.
+	require.NoError(t, a.PutBatch(ctx, []Item{{Key: skey(6), Value: make([]byte, 64<<20)}, {Key: skey(6), Value: val("s")}}))
+	v, _, _, err = a.Peek(ctx, skey(6))
+	require.NoError(t, err)
+	require.Equal(t, val("s"), v)
+	require.ErrorIs(t, a.PutBatch(ctx, []Item{{Key: skey(6), Value: val("t")}, {Key: skey(6), Value: make([]byte, 64<<20)}}), ErrTooLarge)
 }
 
 func TestLastWriteWinsAcrossTiers(t *testing.T) {

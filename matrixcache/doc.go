@@ -58,8 +58,20 @@
 //     unflushed files could hold values overwritten before a machine crash.
 //   - With Options.AutoRecoverOnStart, New refills DRAM from the resident
 //     tier and then the SSD tier.
+//   - CompareAndSwap writes a value only if the key's current value is the
+//     expected one (ErrReplaceMismatch otherwise), changing nothing when it
+//     fails.
+//   - GetBatch and PutBatch coalesce duplicate keys: a key's lower tiers are
+//     read, and it is refilled, at most once per GetBatch, and PutBatch
+//     writes each key once, with its last item.
+//   - Options.OnEvict (or SetEvictionCallback) hears entries leaving DRAM
+//     and the resident tier, with the cause (evicted for room, or
+//     expired), after the cache's locks are released; SetAccessRecorder
+//     hears each Put, Get and Delete (codes 1, 2, 3).
 //   - Stats is a snapshot of per-tier counters; package cacheprom exports it
-//     to Prometheus.
+//     to Prometheus. HealthReport turns a snapshot into findings (the
+//     original's health rules that apply), worst first; Cache.Health
+//     reports the cache's own.
 //
 // # Packages
 //

@@ -145,6 +145,24 @@ type Options struct {
 	// call.
 	LatencySampleEvery int
 
+	// OnEvict, if set, receives an EvictionEvent for every entry that
+	// leaves the DRAM tier to make room (EvictionEvicted, with Demoted
+	// saying whether a lower tier still holds the value), every DRAM entry
+	// found expired as a victim, by a read or by PurgeExpired
+	// (EvictionExpired, with its value), and every block the resident
+	// tier evicts to make room (EvictionEvicted). Delete, DeletePrefix,
+	// DeleteShard and overwrites are not evictions; the SSD tier's own
+	// evictions and expiries are counted in Stats.SSDStore only.
+	//
+	// It is called with no lock of the cache held, never on two
+	// goroutines at once, and in eviction order per DRAM shard: by the
+	// operation that evicted, after it released its locks and before it
+	// returns, unless another goroutine is delivering events at that
+	// moment, which then delivers these too. It may call the cache.
+	// Stats.EvictionCallbacks counts the calls. Cache.SetEvictionCallback
+	// replaces or clears it at run time. Default: none.
+	OnEvict func(EvictionEvent)
+
 	// Clock is the time source for TTLs. Default: the system clock.
 	Clock Clock
 	// Logger receives open/close summaries. Default: discard.

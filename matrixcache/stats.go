@@ -80,6 +80,31 @@ type Stats struct {
 	GetLatency, PutLatency, ReadThroughLatency, WritebackLatency Latency
 	// Recovered counts entries AutoRecoverOnStart loaded into DRAM.
 	Recovered int64
+
+	// ExpiredReads counts reads (Get, GetBatch, Acquire) that found the
+	// key's DRAM entry expired: misses, also counted in DRAM.Expired.
+	ExpiredReads int64
+	// RefillRejected counts refills the DRAM policy's admission declined
+	// (TinyLFU preferring the resident entries); they are also counted in
+	// RefillFailures and DRAMAdmissionRejected.
+	RefillRejected int64
+	// DRAMNoRoom counts writes and refills DRAM refused because pinned
+	// entries left no room (also counted in DRAMAdmissionRejected, or in
+	// RefillFailures for refills), and SetDRAMCapacity calls pinned
+	// entries kept above the new capacity.
+	DRAMNoRoom int64
+	// DRAMOversize counts values written or refilled that are larger than
+	// a DRAM block (MaxDRAMBlockBytes) or a DRAM shard, so that they live
+	// in the lower tiers only (refills are also counted in RefillFailures).
+	DRAMOversize int64
+	// BatchReadsCoalesced counts GetBatch positions answered from an
+	// earlier position's read of the lower tiers, without reading them
+	// again; BatchWritesCoalesced counts PutBatch items not written
+	// because a later item of the batch writes the same key.
+	BatchReadsCoalesced, BatchWritesCoalesced int64
+	// EvictionCallbacks counts the calls of the eviction callback
+	// (Options.OnEvict).
+	EvictionCallbacks int64
 }
 
 // Stats returns a snapshot of the cache's counters. It locks every shard in
@@ -101,8 +126,12 @@ func (c *Cache) Stats() Stats {
 		HotnessPromotions: st.hotnessPromotions.Load(), RefillFailures: st.refillFailures.Load(),
 		DRAMAdmissionRejected: st.dramAdmissionRejected.Load(), SSDBudgetRefused: st.ssdBudgetRefused.Load(),
 		DemotionFailures: st.demotionFailures.Load(), Pins: st.pins.Load(), Unpins: st.unpins.Load(),
-		Recovered:  st.recovered.Load(),
-		GetLatency: st.getLatency.snapshot(), PutLatency: st.putLatency.snapshot(),
+		Recovered:    st.recovered.Load(),
+		ExpiredReads: st.expiredReads.Load(), RefillRejected: st.refillRejected.Load(),
+		DRAMNoRoom: st.dramNoRoom.Load(), DRAMOversize: st.dramOversize.Load(),
+		EvictionCallbacks: c.ev.n.Load(), BatchReadsCoalesced: st.batchReads.Load(),
+		BatchWritesCoalesced: st.batchWrites.Load(),
+		GetLatency:           st.getLatency.snapshot(), PutLatency: st.putLatency.snapshot(),
 		ReadThroughLatency: st.readThroughLatency.snapshot(),
 	}
 	for _, sh := range c.shards {

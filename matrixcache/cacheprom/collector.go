@@ -18,6 +18,7 @@ type Options struct {
 	// ConstLabels are added to every metric, for example
 	// prometheus.Labels{"cache": "blocks"} to tell two caches of one
 	// process apart. The label name "tier" is taken by the per-tier
+	// metrics, and "id", "component" and "severity" by the health
 	// metrics. Default: none.
 	ConstLabels prometheus.Labels
 }
@@ -44,7 +45,14 @@ type Collector struct {
 	stats []described[matrixcache.Stats]
 	tiers []described[matrixcache.TierStats]
 	hists []describedLatency
+
+	// The health report of each snapshot (matrixcache.HealthReport).
+	healthOK, healthFindings, healthFinding, healthThreshold *prometheus.Desc
 }
+
+// severities are the label values of the health findings counts, each
+// exported on every scrape.
+var severities = []matrixcache.Severity{matrixcache.SeverityInfo, matrixcache.SeverityWarning, matrixcache.SeverityCritical}
 
 // described is a field with its Desc.
 type described[S any] struct {
@@ -81,6 +89,10 @@ func NewCollector(src StatsSource, o Options) *Collector {
 			max:          newDesc(f.name+"_max_seconds", "Largest sample of "+prometheus.BuildFQName(o.Namespace, "", f.name+"_seconds")+" since the cache opened."),
 		})
 	}
+	c.healthOK = newDesc("health_ok", "1 when the cache's health report has no Warning or Critical finding, else 0.")
+	c.healthFindings = newDesc("health_findings", "Findings of the cache's health report, by severity.", "severity")
+	c.healthFinding = newDesc("health_finding", "One finding of the cache's health report; the value is the figure its rule observed.", "id", "component", "severity")
+	c.healthThreshold = newDesc("health_finding_threshold", "The bound the observed figure of a health finding crossed.", "id")
 	return c
 }
 
@@ -96,6 +108,10 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- h.hist
 		ch <- h.max
 	}
+	ch <- c.healthOK
+	ch <- c.healthFindings
+	ch <- c.healthFinding
+	ch <- c.healthThreshold
 }
 
 // Collect takes one Stats snapshot and sends every metric of it.
@@ -113,6 +129,26 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		l := h.get(&s)
 		ch <- c.histogram(h.hist, l)
 		ch <- constMetric(h.max, prometheus.GaugeValue, l.Max.Seconds())
+	}
+	c.collectHealth(ch, matrixcache.HealthReport(s))
+}
+
+// collectHealth sends the health report of the scrape's snapshot.
+func (c *Collector) collectHealth(ch chan<- prometheus.Metric, h matrixcache.Health) {
+	ok := 0.0
+	if h.Healthy {
+		ok = 1
+	}
+	ch <- constMetric(c.healthOK, prometheus.GaugeValue, ok)
+	counts := map[matrixcache.Severity]int{
+		matrixcache.SeverityInfo: h.Info, matrixcache.SeverityWarning: h.Warning, matrixcache.SeverityCritical: h.Critical,
+	}
+	for _, sev := range severities {
+		ch <- constMetric(c.healthFindings, prometheus.GaugeValue, float64(counts[sev]), sev.String())
+	}
+	for _, f := range h.Findings {
+		ch <- constMetric(c.healthFinding, prometheus.GaugeValue, f.Observed, f.ID, f.Component, f.Severity.String())
+		ch <- constMetric(c.healthThreshold, prometheus.GaugeValue, f.Threshold, f.ID)
 	}
 }
 

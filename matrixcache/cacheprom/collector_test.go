@@ -280,7 +280,9 @@ func TestEveryStatsNumberIsExported(t *testing.T) {
 	byValue := map[float64][]sample{}
 	nonZero := 0
 	for _, s := range ss {
-		if s.typ != "HISTOGRAM" && s.value != 0 {
+		// The health families are judged from the snapshot, not copied
+		// from it: TestHealthIsExported covers them.
+		if s.typ != "HISTOGRAM" && s.value != 0 && !strings.HasPrefix(s.name, "matrixcache_health_") {
 			byValue[s.value] = append(byValue[s.value], s)
 			nonZero++
 		}
@@ -469,4 +471,36 @@ func TestEachScrapeTakesOneFreshSnapshot(t *testing.T) {
 		require.EqualValues(t, 10*i, value(t, ss, "matrixcache_tier_hits_total", "tier", "dram"))
 		require.EqualValues(t, i, value(t, ss, "matrixcache_misses_total"))
 	}
+}
+
+// The health report of each scrape's snapshot is exported: the findings
+// counts always, a series per finding with its observed figure and
+// threshold when there are findings.
+func TestHealthIsExported(t *testing.T) {
+	src := &fixedStats{}
+	ss := gather(t, cacheprom.NewCollector(src, cacheprom.Options{}))
+	require.EqualValues(t, 1, value(t, ss, "matrixcache_health_ok"))
+	for _, sev := range []string{"info", "warning", "critical"} {
+		require.Zero(t, value(t, ss, "matrixcache_health_findings", "severity", sev), "present at 0 when clean")
+	}
+	for _, s := range ss {
+		require.NotEqual(t, "matrixcache_health_finding", s.name)
+	}
+
+	src.s.RefillFailures = 3                              // critical
+	src.s.WritebackBackpressure = 2                       // warning
+	src.s.DRAM.Hits = 2000                                // past the ratio rules' floor
+	src.s.DRAM.Puts, src.s.DRAMAdmissionRejected = 80, 20 // info
+	h := matrixcache.HealthReport(src.s)
+	require.Len(t, h.Findings, 3)
+	ss = gather(t, cacheprom.NewCollector(src, cacheprom.Options{}))
+	require.EqualValues(t, 0, value(t, ss, "matrixcache_health_ok"))
+	for _, sev := range []string{"info", "warning", "critical"} {
+		require.EqualValues(t, 1, value(t, ss, "matrixcache_health_findings", "severity", sev), sev)
+	}
+	for _, f := range h.Findings {
+		require.InDelta(t, f.Observed, value(t, ss, "matrixcache_health_finding", "id", f.ID, "component", f.Component, "severity", f.Severity.String()), 1e-12, f.ID)
+		require.InDelta(t, f.Threshold, value(t, ss, "matrixcache_health_finding_threshold", "id", f.ID), 1e-12, f.ID)
+	}
+	require.EqualValues(t, 3, value(t, ss, "matrixcache_health_finding", "id", matrixcache.HealthRefillFailures, "component", "dram", "severity", "critical"))
 }

@@ -36,6 +36,13 @@
 //     matrixcache.Latency (10µs, 100µs, 1ms, 10ms). Each has a gauge
 //     ..._duration_max_seconds with the largest sample, which the +Inf
 //     bucket cannot show.
+//   - matrixcache_health_*: matrixcache.HealthReport of the same snapshot:
+//     matrixcache_health_ok (1 when no finding is a Warning or Critical),
+//     matrixcache_health_findings{severity="info"|"warning"|"critical"}
+//     (always present, 0 when clean), and per finding
+//     matrixcache_health_finding{id,component,severity} (the observed
+//     figure) and matrixcache_health_finding_threshold{id}. The label names
+//     id, component and severity are taken by these.
 //
 // # Concurrency
 //

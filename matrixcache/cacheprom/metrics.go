@@ -81,6 +81,13 @@ var statsFields = []field[stats]{
 	gauge("writeback_queue_depth", "SSD writes waiting in the writeback queue now.", func(s *stats) int64 { return s.WritebackQueueDepth }),
 	gauge("writeback_queue_max_depth", "Largest depth the writeback queue reached since the cache opened.", func(s *stats) int64 { return s.WritebackMaxQueueDepth }),
 	counter("recovered_entries_total", "Entries AutoRecoverOnStart loaded into DRAM when the cache opened.", func(s *stats) int64 { return s.Recovered }),
+	counter("expired_reads_total", "Reads that found the key's DRAM entry expired.", func(s *stats) int64 { return s.ExpiredReads }),
+	counter("refill_rejected_total", "Refills the DRAM policy's admission declined (part of refill failures).", func(s *stats) int64 { return s.RefillRejected }),
+	counter("dram_no_room_total", "Writes and refills DRAM refused, and capacity changes not completed, because pinned entries left no room.", func(s *stats) int64 { return s.DRAMNoRoom }),
+	counter("dram_oversize_total", "Values written or refilled that are larger than a DRAM block or shard, so they live in lower tiers only.", func(s *stats) int64 { return s.DRAMOversize }),
+	counter("batch_reads_coalesced_total", "GetBatch positions answered from an earlier position's read of the lower tiers for the same key.", func(s *stats) int64 { return s.BatchReadsCoalesced }),
+	counter("batch_writes_coalesced_total", "PutBatch items not written because a later item of the batch writes the same key.", func(s *stats) int64 { return s.BatchWritesCoalesced }),
+	counter("eviction_callbacks_total", "Calls of the eviction callback.", func(s *stats) int64 { return s.EvictionCallbacks }),
 
 	gauge("ssd_store_entries", "Blocks the SSD store holds.", func(s *stats) int64 { return s.SSDStore.Entries }),
 	gauge("ssd_store_bytes", "Accounted bytes (encoded blocks plus keys) the SSD store holds.", func(s *stats) int64 { return s.SSDStore.Bytes }),
