@@ -967,6 +967,12 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 		}
 		return e.value(), TierDRAM, true, nil
 	}
+	return c.readSlow(ctx, s, h, key, promote, timed, start)
+}
+
+// readSlow is read past a lock-free DRAM hit: apart, so that the hit path
+// has a small frame and no deferred calls.
+func (c *Cache) readSlow(ctx context.Context, s *shard, h uint64, key blockfmt.Key, promote, timed bool, start time.Time) ([]byte, Tier, bool, error) {
 	if err := c.enter(); err != nil {
 		return nil, TierNone, false, err
 	}

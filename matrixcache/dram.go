@@ -358,26 +358,27 @@ func hashKey(k blockfmt.Key) uint64 {
 	return h
 }
 
-// mixName folds s into h eight bytes at a time, and the last one to seven
-// bytes in two overlapping loads (as wyhash does), with the length, so that
-// ("ab","c") and ("a","bc") differ. fmix64 finishes the mix.
+// mixName folds s into h: eight bytes at a time, the last one to eight
+// bytes in one or two overlapping loads (as wyhash does), with the length,
+// so that ("ab","c") and ("a","bc") differ. fmix64 finishes the mix.
 func mixName(h uint64, s string) uint64 {
-	b := unsafe.Slice(unsafe.StringData(s), len(s))
-	for len(b) > 8 {
-		h = (h ^ binary.LittleEndian.Uint64(b)) * 0xc2b2ae3d27d4eb4f
-		h ^= h >> 31
-		b = b[8:]
-	}
-	t := uint64(len(s)) << 56
-	switch n := len(b); {
-	case n == 8:
-		t ^= binary.LittleEndian.Uint64(b)
+	n := len(s)
+	b := unsafe.Slice(unsafe.StringData(s), n)
+	var t uint64
+	switch {
+	case n > 8:
+		for len(b) > 8 {
+			h = (h ^ binary.LittleEndian.Uint64(b)) * 0xc2b2ae3d27d4eb4f
+			h ^= h >> 31
+			b = b[8:]
+		}
+		t = binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[n-8:]), 8))
 	case n >= 4:
-		t |= uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<24
+		t = uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<32
 	case n > 0:
-		t |= uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+		t = uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
 	}
-	h = (h ^ t) * 0x9e3779b97f4a7c15
+	h = (h ^ t ^ uint64(n)<<56) * 0x9e3779b97f4a7c15
 	return h ^ h>>29
 }
 
