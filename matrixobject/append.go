@@ -315,6 +315,9 @@ func (s *Store) ReadAppendBlob(ctx context.Context, bucket, key string, off int6
 		return 0, err
 	}
 	st := ab.state.Load()
+	if len(p) == 0 {
+		return 0, nil
+	}
 	if off >= st.size {
 		return 0, io.EOF
 	}

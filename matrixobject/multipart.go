@@ -260,6 +260,7 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 	etags := md5.New()
 	var total int64
 	readers := make([]io.Reader, 0, len(parts))
+	sizes := make([]int64, 0, len(parts))
 	for i, p := range parts {
 		if i > 0 && p.PartNumber <= parts[i-1].PartNumber {
 			return ObjectInfo{}, fmt.Errorf("%w: part %d after part %d", ErrInvalidPartOrder, p.PartNumber, parts[i-1].PartNumber)
@@ -282,13 +283,17 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 		if want := strings.Trim(p.ETag, `"`); !strings.EqualFold(want, m.ETag) {
 			return ObjectInfo{}, fmt.Errorf("%w: part %d has ETag %q, not %q", ErrInvalidPart, p.PartNumber, m.ETag, want)
 		}
-		if i < len(parts)-1 && m.Size < s.opts.MinPartSize {
-			return ObjectInfo{}, fmt.Errorf("%w: part %d is %d bytes, below the minimum of %d", ErrTooSmall, p.PartNumber, m.Size, s.opts.MinPartSize)
-		}
+		sizes = append(sizes, m.Size)
 		sum, _ := hex.DecodeString(m.ETag)
 		etags.Write(sum)
 		total += m.Size
 		readers = append(readers, io.NewSectionReader(f, 0, m.Size))
+	}
+	// Sizes are checked once every part is known to exist, as S3 does.
+	for i, size := range sizes[:len(sizes)-1] {
+		if size < s.opts.MinPartSize {
+			return ObjectInfo{}, fmt.Errorf("%w: part %d is %d bytes, below the minimum of %d", ErrTooSmall, parts[i].PartNumber, size, s.opts.MinPartSize)
+		}
 	}
 	if total > s.opts.MaxObjectSize {
 		return ObjectInfo{}, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, total, s.opts.MaxObjectSize)

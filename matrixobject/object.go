@@ -475,4 +475,3 @@ func (s *Store) ListObjects(ctx context.Context, bucket string, o ListOptions) (
 	}
 	return res, nil
 }
-
