@@ -44,6 +44,9 @@ var (
 	// the caller gave (PutOptions.ExpectedSHA256 or ExpectedMD5). Nothing is
 	// written.
 	ErrBadDigest = errors.New("matrixobject: content does not match its digest")
+	// ErrSHA256Mismatch is returned, together with ErrBadDigest, when the
+	// content does not match PutOptions.ExpectedSHA256.
+	ErrSHA256Mismatch = errors.New("matrixobject: content does not match its SHA-256")
 	// ErrNoSuchUpload is returned for an unknown, completed or aborted
 	// multipart upload.
 	ErrNoSuchUpload = errors.New("matrixobject: no such upload")

@@ -95,7 +95,7 @@ func (s *Store) writeTemp(ctx context.Context, prefix string, r io.Reader, limit
 	m.ETag = hex.EncodeToString(md.Sum(nil))
 	m.SHA256 = hex.EncodeToString(sh.Sum(nil))
 	if o.ExpectedSHA256 != "" && !strings.EqualFold(o.ExpectedSHA256, m.SHA256) {
-		return "", fmt.Errorf("%w: SHA-256 is %s, expected %s", ErrBadDigest, m.SHA256, o.ExpectedSHA256)
+		return "", fmt.Errorf("%w (%w): SHA-256 is %s, expected %s", ErrBadDigest, ErrSHA256Mismatch, m.SHA256, o.ExpectedSHA256)
 	}
 	if o.ExpectedMD5 != nil && !bytes.Equal(o.ExpectedMD5, md.Sum(nil)) {
 		return "", fmt.Errorf("%w: MD5 is %s, expected %s", ErrBadDigest, base64.StdEncoding.EncodeToString(md.Sum(nil)), base64.StdEncoding.EncodeToString(o.ExpectedMD5))

@@ -256,6 +256,15 @@ func (s *Store) closeFiles() {
 	}
 }
 
+// Limits returns the size limits the store enforces (Options after
+// defaults): MaxPutSize, MaxObjectSize, MaxPartSize, MinPartSize, MaxParts
+// and MaxAppendSize are set; the rest is zero.
+func (s *Store) Limits() Options {
+	o := s.opts
+	return Options{MaxPutSize: o.MaxPutSize, MaxObjectSize: o.MaxObjectSize, MaxPartSize: o.MaxPartSize,
+		MinPartSize: o.MinPartSize, MaxParts: o.MaxParts, MaxAppendSize: o.MaxAppendSize}
+}
+
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
