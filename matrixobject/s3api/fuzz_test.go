@@ -295,4 +295,3 @@ func TestChunkedRoundTrip(t *testing.T) {
 		}
 	}
 }
-
