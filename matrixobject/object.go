@@ -262,13 +262,24 @@ func (o *ObjectReader) ReadAt(p []byte, off int64) (int, error) {
 	return o.f.ReadAt(p, off)
 }
 
-// WriteTo copies the selected bytes to w.
+// WriteTo copies the rest of the selected bytes to w. It hands w the file
+// itself (through an io.LimitedReader), so a writer that implements
+// io.ReaderFrom, such as a TCP connection or an http.ResponseWriter, can
+// use sendfile or copy_file_range instead of copying through user space.
 func (o *ObjectReader) WriteTo(w io.Writer) (int64, error) {
-	buf := make([]byte, min(o.Length, chunkSize))
-	if len(buf) == 0 {
+	pos, _ := o.r.Seek(0, io.SeekCurrent)
+	if pos >= o.Length {
 		return 0, nil
 	}
-	return io.CopyBuffer(w, struct{ io.Reader }{o.r}, buf)
+	if _, err := o.f.Seek(o.Offset+pos, io.SeekStart); err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(w, &io.LimitedReader{R: o.f, N: o.Length - pos})
+	o.r.Seek(pos+n, io.SeekStart)
+	if err == nil && n < o.Length-pos {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
 }
 
 // Close releases the file.
