@@ -142,6 +142,10 @@ staticcheck-install: ## Install the pinned staticcheck (STATICCHECK_VERSION) int
 bench-wal: ## WAL benchmark: cd tools && GOWORK=off go run ./bench wal
 	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench wal
 
+.PHONY: bench-object
+bench-object: ## Object store benchmark: cd tools && GOWORK=off go run ./bench object
+	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench object
+
 bench-%: ## Any benchmark by name: cd tools && GOWORK=off go run ./bench <name>
 	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench $*
 

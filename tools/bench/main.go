@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/tools/bench/cachebench"
+	"github.com/temporalstore/temporalstore-go/tools/bench/objectbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/walbench"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
@@ -34,6 +35,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runWAL(args[1:], stdout, stderr)
 	case "cache":
 		return cachebench.Command(args[1:], stdout, stderr)
+	case "object":
+		return objectbench.Command(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown benchmark %q\n\n", args[0])
 	usage(stderr)
@@ -60,6 +63,9 @@ Benchmarks:
         own: TRACE=path FORMAT=arc|lirs CAPACITY=n); Get and 75/25 Get/Set
         throughput at 2 and 8 goroutines; memory per entry at 1M entries;
         and DRAM-only vs DRAM+SSD hit ratios of the Cache (SECTIONS=...).
+  object matrixobject vs the disk itself: durable PUT and GET throughput of
+        4 KiB, 1 MiB and 64 MiB objects against writing the same bytes to a
+        file with one fsync and reading it back (page cache dropped).
 
 Flags of "bench wal" (each also read from the environment variable shown;
 a flag beats its variable, the variable beats the default):
@@ -73,6 +79,8 @@ Examples:
 
 `)
 	cachebench.PrintUsage(w)
+	fmt.Fprintln(w)
+	objectbench.PrintUsage(w)
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.

@@ -1,0 +1,83 @@
+package s3compat
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/matrixobject"
+)
+
+// boto3Version and botocoreVersion are the releases the test installs from
+// PyPI.
+const (
+	boto3Version    = "1.43.11"
+	botocoreVersion = "1.43.11"
+)
+
+// boto3Python returns the python of a virtual environment holding boto3,
+// creating it under the user cache directory the first time. The
+// environment is keyed by the boto3 version; a marker file written after a
+// complete install tells a finished one from a broken one.
+func boto3Python(t *testing.T) string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if testing.Short() {
+			t.Skip("python3 not found (skipped in -short)")
+		}
+		t.Fatalf("python3 is needed to test with boto3: %v", err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	venv := filepath.Join(cache, "temporalstore-go", "boto3-"+boto3Version+"-botocore-"+botocoreVersion)
+	vpy := filepath.Join(venv, "bin", "python")
+	marker := filepath.Join(venv, ".installed")
+	if _, err := os.Stat(marker); err == nil {
+		return vpy
+	}
+	require.NoError(t, os.RemoveAll(venv))
+	require.NoError(t, os.MkdirAll(filepath.Dir(venv), 0o755))
+	run := func(name string, args ...string) {
+		cmd := exec.CommandContext(t.Context(), name, args...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s %s:\n%s", name, strings.Join(args, " "), out)
+	}
+	t.Logf("creating %s", venv)
+	run(py, "-m", "venv", venv)
+	run(vpy, "-m", "pip", "install", "--disable-pip-version-check", "--quiet", "boto3=="+boto3Version, "botocore=="+botocoreVersion)
+	require.NoError(t, os.WriteFile(marker, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644))
+	return vpy
+}
+
+// TestBoto3 runs testdata/boto3_check.py against the handler: every
+// operation, a three-part multipart upload, range reads and a request
+// signed with a wrong secret. The script asserts and prints one line per
+// check, ending with "boto3 ok".
+func TestBoto3(t *testing.T) {
+	vpy := boto3Python(t)
+	srv, err := StartServer(t.TempDir(), matrixobject.Options{}, map[string]string{testAccessKey: testSecret})
+	require.NoError(t, err)
+	defer srv.Close()
+	script, err := filepath.Abs(filepath.Join("testdata", "boto3_check.py"))
+	require.NoError(t, err)
+	cmd := exec.CommandContext(t.Context(), vpy, script)
+	cmd.Env = append(os.Environ(),
+		"S3_ENDPOINT="+srv.URL, "S3_ACCESS_KEY="+testAccessKey, "S3_SECRET_KEY="+testSecret,
+		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
+	out, err := cmd.CombinedOutput()
+	t.Logf("boto3_check.py:\n%s", out)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Equal(t, "boto3 ok", lines[len(lines)-1])
+	require.Contains(t, string(out), "boto3 version "+boto3Version+" botocore "+botocoreVersion)
+	require.Contains(t, string(out), "multipart etag ok")
+	require.Contains(t, string(out), "wrong secret rejected: SignatureDoesNotMatch 403")
+}
