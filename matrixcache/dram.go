@@ -142,12 +142,11 @@ func (s *shard) newEntryLocked(key blockfmt.Key, value []byte, kind blockfmt.Kin
 }
 
 func (s *shard) internLocked(namespace, selector string) *keyNames {
-	k := keyNames{namespace, selector}
-	if n := s.names[k]; n != nil {
+	if n := s.names[keyNames{namespace, selector}]; n != nil {
 		return n
 	}
 	if len(s.names) >= maxInternedNames {
-		return &k
+		return &keyNames{namespace, selector}
 	}
 	// Cloned, so that an interned name never keeps a caller's larger
 	// buffer alive.

@@ -145,3 +145,21 @@ func TestHotEntryHitsAreRecordedOncePerEpoch(t *testing.T) {
 	require.Greater(t, recorded, uint64(hits>>ringEpochLog2))
 	require.Equal(t, int64(hits), c.Stats().DRAM.Hits)
 }
+
+// A DRAM put allocates the value's copy and the entry, nothing else: the
+// interned names are looked up without allocating.
+func TestPutAllocatesTheValueCopyAndTheEntry(t *testing.T) {
+	opts, _ := testOptions(t, 1<<14)
+	opts.SSDCapacityBytes = Disabled
+	c := newTestCache(t, opts)
+	ctx := t.Context()
+	k := blockfmt.HashKey(0, "user-1", "field")
+	v := val("a")
+	require.NoError(t, c.Put(ctx, k, v, PutOptions{}))
+	allocs := testing.AllocsPerRun(200, func() {
+		if err := c.Put(ctx, k, v, PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.LessOrEqual(t, allocs, 2.0)
+}
