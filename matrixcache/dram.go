@@ -148,11 +148,38 @@ func (s *shard) internLocked(namespace, selector string) *keyNames {
 	if len(s.names) >= maxInternedNames {
 		return &keyNames{namespace, selector}
 	}
-	// Cloned, so that an interned name never keeps a caller's larger
-	// buffer alive.
-	n := &keyNames{strings.Clone(namespace), strings.Clone(selector)}
+	n := &keyNames{staticName(namespace), staticName(selector)}
 	s.names[*n] = n
 	return n
+}
+
+// staticName returns s as the string constant of the same bytes when it is
+// a name the key constructors use, so that an interned name shares its bytes
+// with callers using the constant and comparing them finds equal pointers
+// at once; any other name is copied, so that an interned name never keeps a
+// caller's larger buffer alive.
+func staticName(s string) string {
+	switch s {
+	case blockfmt.NamespaceString:
+		return blockfmt.NamespaceString
+	case blockfmt.NamespaceHash:
+		return blockfmt.NamespaceHash
+	case blockfmt.NamespaceSet:
+		return blockfmt.NamespaceSet
+	case blockfmt.NamespaceFeature:
+		return blockfmt.NamespaceFeature
+	case blockfmt.NamespacePage:
+		return blockfmt.NamespacePage
+	case blockfmt.NamespaceIndex:
+		return blockfmt.NamespaceIndex
+	case blockfmt.NamespaceOplog:
+		return blockfmt.NamespaceOplog
+	case "value":
+		return "value"
+	case "members":
+		return "members"
+	}
+	return strings.Clone(s)
 }
 
 // key is the entry's key.

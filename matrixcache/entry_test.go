@@ -3,6 +3,7 @@ package matrixcache
 import (
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -162,4 +163,16 @@ func TestPutAllocatesTheValueCopyAndTheEntry(t *testing.T) {
 		}
 	})
 	require.LessOrEqual(t, allocs, 2.0)
+}
+
+// The names StringKey uses are interned as the constants themselves, so a
+// lookup's comparison finds the caller's pointers; other names are copies.
+func TestStaticNamesShareTheConstantsBytes(t *testing.T) {
+	addr := func(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(s))) }
+	k := blockfmt.StringKey(0, "r")
+	require.Equal(t, addr(k.Namespace), addr(staticName(string([]byte(k.Namespace)))))
+	require.Equal(t, addr(k.Selector), addr(staticName(string([]byte(k.Selector)))))
+	other := string([]byte("field-1"))
+	require.NotEqual(t, addr(other), addr(staticName(other)))
+	require.Equal(t, other, staticName(other))
 }
