@@ -67,31 +67,34 @@ type PutOptions struct {
 // (unless Options.WriteBack queues the SSD ones), so a shard's writes are
 // serialised on them; DRAM hits never wait for them.
 type Cache struct {
+	// What every DRAM hit reads, and nothing writes after New (closed once,
+	// the callbacks when set): kept off the lines that writers change.
+	shards []*shard
+	closed atomic.Bool
+	// sampleMask selects the timed calls: sequence&sampleMask == 0.
+	sampleMask uint64
+	// onAccess and onEvict are the callbacks of SetAccessRecorder and
+	// SetEvictionCallback (nil: none). Read-mostly.
+	onAccess atomic.Pointer[func(AccessRecord)]
+	onEvict  atomic.Pointer[func(EvictionEvent)]
+	_        [16]byte
+
 	opts Options
 	// tiering is the admission policy New built; tiers is the one in
 	// force, which SetDRAMCapacity replaces.
 	tiering Tiering
 	tiers   atomic.Pointer[Tiering]
-	shards  []*shard
 	ssd     persistentTier
 	ssdSt   *ssdtier.Store
 	res     *residenttier.Store
 	wb      *writeback
 	tempDir string
 
-	// onAccess and onEvict are the callbacks of SetAccessRecorder and
-	// SetEvictionCallback (nil: none). Read-mostly.
-	onAccess atomic.Pointer[func(AccessRecord)]
-	onEvict  atomic.Pointer[func(EvictionEvent)]
-
 	// life orders Close after the calls that use the lower tiers; DRAM
 	// hits check closed only, since DRAM needs no closing.
-	life   sync.RWMutex
-	closed atomic.Bool
+	life sync.RWMutex
 	// lower says a tier below DRAM exists, so writes need life.
 	lower bool
-	// sampleMask selects the timed calls: sequence&sampleMask == 0.
-	sampleMask uint64
 
 	st counters
 

@@ -12,3 +12,14 @@ import (
 func TestEntrySize(t *testing.T) {
 	require.Equal(t, uintptr(64), unsafe.Sizeof(entry{}))
 }
+
+// The fields every hit reads sit on their own lines: the Cache's first
+// line, and the shard's line after its read rings.
+func TestHitPathFieldsHaveTheirLines(t *testing.T) {
+	var c Cache
+	require.LessOrEqual(t, unsafe.Offsetof(c.onEvict)+unsafe.Sizeof(c.onEvict), uintptr(64))
+	require.GreaterOrEqual(t, unsafe.Offsetof(c.opts), uintptr(64))
+	var s shard
+	require.Zero(t, unsafe.Offsetof(s.m)%64)
+	require.GreaterOrEqual(t, unsafe.Offsetof(s.hits)-unsafe.Offsetof(s.m), uintptr(64))
+}
