@@ -111,6 +111,7 @@ type counters struct {
 	misses, rejected, hotnessPromotions, refillFailures, dramAdmissionRejected, ssdBudgetRefused atomic.Int64
 	demotionFailures, pins, unpins, recovered                                                    atomic.Int64
 	expiredReads, refillRejected, dramNoRoom, dramOversize, batchReads, batchWrites              atomic.Int64
+	expiredReclaimed                                                                             atomic.Int64
 
 	getLatency, putLatency, readThroughLatency latencyHist
 }
@@ -446,6 +447,7 @@ func (c *Cache) fitsNowhere(s *shard, key blockfmt.Key, n int) bool {
 }
 
 func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.Key, v []byte, exp int64, clk *clockReading) error {
+	c.reclaimExpiredLocked(s, clk)
 	kind := key.Kind()
 	hot := blockfmt.InitialHotness(kind, len(v))
 	old := s.m.load(h)
@@ -485,7 +487,7 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 		case err == nil:
 			inDRAM = true
 			e := s.newEntryLocked(key, v, kind, hot, exp, s.pol.Slot(h))
-			s.m.store(h, e)
+			s.installLocked(h, e)
 			c.st.dramPuts.Add(1)
 		case errors.Is(err, policy.ErrRejected):
 			c.st.dramAdmissionRejected.Add(1)
@@ -861,6 +863,7 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 	if old := s.m.load(h); old != nil { // a colliding key
 		s.dropLocked(h, old)
 	}
+	c.reclaimExpiredLocked(s, &clockReading{c: c, ns: now})
 	victims, err := s.pol.Admit(h, entryCost(b.Key, len(b.Value)), s.victims[:0])
 	if err != nil {
 		c.st.refillFailures.Add(1)
@@ -878,7 +881,7 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 	e := s.newEntryLocked(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, s.pol.Slot(h))
 	e.persisted, e.inResident = c.ssd != nil, from == TierResident
 	c.bumpHotness(e)
-	s.m.store(h, e)
+	s.installLocked(h, e)
 	c.st.dramPromotions.Add(1)
 	c.evictLocked(ctx, s, victims, &clockReading{c: c, ns: now})
 	s.victims = victims[:0]
@@ -1375,7 +1378,7 @@ func (c *Cache) recover(ctx context.Context) error {
 			}
 			e := s.newEntryLocked(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, s.pol.Slot(h))
 			e.persisted, e.inResident = c.ssd != nil, from == TierResident
-			s.m.store(h, e)
+			s.installLocked(h, e)
 			c.st.recovered.Add(1)
 			return true
 		}

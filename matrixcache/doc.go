@@ -38,7 +38,8 @@
 //     DRAM from a lower tier's hit (and the resident tier from an SSD hit DRAM
 //     refuses, when the decision places it there); Peek reads without
 //     recording anything or refilling. An expired value is never served by
-//     any tier, nor after a restart.
+//     any tier, nor after a restart. Writes reclaim expired DRAM entries,
+//     earliest first, before the policy evicts live ones (see expiry.go).
 //   - A DRAM hit takes no lock: the shard's index is read concurrently and
 //     the hit reaches the policy through a lossy read buffer (see dram.go
 //     and index.go).

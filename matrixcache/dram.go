@@ -83,6 +83,8 @@ type shard struct {
 	names map[keyNames]*keyNames
 	// pins holds the pin counts of pinned keys, by hash.
 	pins map[uint64]*pinRef
+	// expiring holds the entries with a TTL by expiry (see expiry.go).
+	expiring expiryHeap
 }
 
 func newShard(capacity int64, pol policy.Policy) *shard {

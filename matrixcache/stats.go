@@ -84,6 +84,10 @@ type Stats struct {
 	// ExpiredReads counts reads (Get, GetBatch, Acquire) that found the
 	// key's DRAM entry expired: misses, also counted in DRAM.Expired.
 	ExpiredReads int64
+	// ExpiredReclaimed counts expired DRAM entries that writes dropped
+	// (earliest expiry first, before the policy evicts live entries for
+	// room); they are counted in DRAM.Expired too.
+	ExpiredReclaimed int64
 	// RefillRejected counts refills the DRAM policy's admission declined
 	// (TinyLFU preferring the resident entries); they are also counted in
 	// RefillFailures and DRAMAdmissionRejected.
@@ -128,7 +132,8 @@ func (c *Cache) Stats() Stats {
 		DemotionFailures: st.demotionFailures.Load(), Pins: st.pins.Load(), Unpins: st.unpins.Load(),
 		Recovered:    st.recovered.Load(),
 		ExpiredReads: st.expiredReads.Load(), RefillRejected: st.refillRejected.Load(),
-		DRAMNoRoom: st.dramNoRoom.Load(), DRAMOversize: st.dramOversize.Load(),
+		ExpiredReclaimed: st.expiredReclaimed.Load(),
+		DRAMNoRoom:       st.dramNoRoom.Load(), DRAMOversize: st.dramOversize.Load(),
 		EvictionCallbacks: c.ev.n.Load(), BatchReadsCoalesced: st.batchReads.Load(),
 		BatchWritesCoalesced: st.batchWrites.Load(),
 		GetLatency:           st.getLatency.snapshot(), PutLatency: st.putLatency.snapshot(),

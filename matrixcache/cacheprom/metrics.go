@@ -82,6 +82,7 @@ var statsFields = []field[stats]{
 	gauge("writeback_queue_max_depth", "Largest depth the writeback queue reached since the cache opened.", func(s *stats) int64 { return s.WritebackMaxQueueDepth }),
 	counter("recovered_entries_total", "Entries AutoRecoverOnStart loaded into DRAM when the cache opened.", func(s *stats) int64 { return s.Recovered }),
 	counter("expired_reads_total", "Reads that found the key's DRAM entry expired.", func(s *stats) int64 { return s.ExpiredReads }),
+	counter("expired_reclaimed_total", "Expired DRAM entries dropped by writes, before live entries are evicted for room.", func(s *stats) int64 { return s.ExpiredReclaimed }),
 	counter("refill_rejected_total", "Refills the DRAM policy's admission declined (part of refill failures).", func(s *stats) int64 { return s.RefillRejected }),
 	counter("dram_no_room_total", "Writes and refills DRAM refused, and capacity changes not completed, because pinned entries left no room.", func(s *stats) int64 { return s.DRAMNoRoom }),
 	counter("dram_oversize_total", "Values written or refilled that are larger than a DRAM block or shard, so they live in lower tiers only.", func(s *stats) int64 { return s.DRAMOversize }),
