@@ -1207,7 +1207,46 @@ func (c *Cache) Acquire(ctx context.Context, key blockfmt.Key) (*Handle, error) 
 	return hd, err
 }
 
+// AcquireBatch is Acquire of each key in order: handles[i] answers keys[i],
+// nil when no tier holds a live value. A key repeated in the batch is read
+// from the lower tiers once (a repeat of a key DRAM took is a DRAM hit), and
+// every position holds its own pin, so each handle's Release balances one.
+// Counters are those of a loop of Acquire. On an error other than a miss it
+// releases the handles it made and returns the error.
+func (c *Cache) AcquireBatch(ctx context.Context, keys []blockfmt.Key) ([]*Handle, error) {
+	out := make([]*Handle, len(keys))
+	var memo map[blockfmt.Key]lowerRead
+	if len(keys) > 1 {
+		memo = make(map[blockfmt.Key]lowerRead)
+	}
+	for i, k := range keys {
+		hd, err := c.acquireVia(ctx, k, memo)
+		c.deliverEvictions()
+		switch {
+		case err == nil:
+			out[i] = hd
+			c.recordAccess(AccessGet, k, true, hd.tier)
+		case errors.Is(err, ErrNotFound):
+			c.recordAccess(AccessGet, k, false, TierNone)
+		default:
+			for _, h := range out[:i] {
+				if h != nil {
+					h.Release()
+				}
+			}
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 func (c *Cache) acquire(ctx context.Context, key blockfmt.Key) (*Handle, error) {
+	return c.acquireVia(ctx, key, nil)
+}
+
+// acquireVia is acquire reading the lower tiers through memo (see
+// readLockedVia); nil memo reads them every time.
+func (c *Cache) acquireVia(ctx context.Context, key blockfmt.Key, memo map[blockfmt.Key]lowerRead) (*Handle, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
@@ -1219,7 +1258,7 @@ func (c *Cache) acquire(ctx context.Context, key blockfmt.Key) (*Handle, error) 
 	s := c.shardFor(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, v, tier, err := c.readLocked(ctx, s, h, key, c.now(), true, true)
+	e, v, tier, err := c.readLockedVia(ctx, s, h, key, c.now(), true, true, memo)
 	if err != nil {
 		return nil, err
 	}
