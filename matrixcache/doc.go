@@ -50,6 +50,8 @@
 //   - Acquire returns a pinned Handle whose Value is the cache's own buffer,
 //     not a copy: valid and unchanged until Release, never to be modified.
 //     A pinned entry is never evicted and never dropped by expiry.
+//     AcquireBatch pins every position of a batch and reads a repeated
+//     key's lower tiers once.
 //   - Delete, DeletePrefix and DeleteShard invalidate every tier.
 //   - With Options.WriteBack, SSD writes go through a bounded queue drained
 //     in batches by one goroutine; reads see queued writes, a full queue
