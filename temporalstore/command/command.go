@@ -1,0 +1,208 @@
+package command
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Version is the record format this package writes.
+const Version = 1
+
+// Record kinds.
+const (
+	kindCommand = 1
+	kindBatch   = 2
+)
+
+// Op names a command. Numbers are stable: they are stored in logs.
+type Op uint16
+
+// Errors of Decode. Match them with errors.Is.
+var (
+	// ErrVersion is returned for a record of a version this build does
+	// not read (newer, or unknown).
+	ErrVersion = errors.New("command: unknown record version")
+	// ErrMalformed is returned for a damaged or truncated record.
+	ErrMalformed = errors.New("command: malformed record")
+)
+
+// Command is one write as the log stores it.
+type Command struct {
+	Op    Op
+	Flags uint64
+	// Time is when the engine accepted the command (Unix ms): replay judges
+	// expiry against it.
+	Time int64
+	// Expiry is the absolute expiry the command sets (Unix ms), 0 for none.
+	Expiry int64
+	Key    []byte
+	Args   [][]byte
+}
+
+// Decoded is a decoded command with the offset in the record of each of its
+// arguments' bytes.
+type Decoded struct {
+	Command
+	ArgOffsets []int
+}
+
+// Append appends c as a one-command record to dst.
+func Append(dst []byte, c *Command) []byte {
+	dst = append(dst, Version, kindCommand)
+	return appendCommand(dst, c)
+}
+
+// AppendBatch appends cs as one batch record to dst.
+func AppendBatch(dst []byte, cs []Command) []byte {
+	dst = append(dst, Version, kindBatch)
+	dst = binary.AppendUvarint(dst, uint64(len(cs)))
+	for i := range cs {
+		dst = appendCommand(dst, &cs[i])
+	}
+	return dst
+}
+
+func appendCommand(dst []byte, c *Command) []byte {
+	dst = binary.AppendUvarint(dst, uint64(c.Op))
+	dst = binary.AppendUvarint(dst, c.Flags)
+	dst = binary.AppendVarint(dst, c.Time)
+	dst = binary.AppendVarint(dst, c.Expiry)
+	dst = appendBytes(dst, c.Key)
+	dst = binary.AppendUvarint(dst, uint64(len(c.Args)))
+	for _, a := range c.Args {
+		dst = appendBytes(dst, a)
+	}
+	return dst
+}
+
+func appendBytes(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// Decode decodes a record: one command, or every command of a batch.
+func Decode(rec []byte) ([]Decoded, error) {
+	if len(rec) < 2 {
+		return nil, fmt.Errorf("%w: %d bytes", ErrMalformed, len(rec))
+	}
+	if rec[0] != Version {
+		return nil, fmt.Errorf("%w: version %d (this build reads %d)", ErrVersion, rec[0], Version)
+	}
+	d := decoder{b: rec, off: 2}
+	switch rec[1] {
+	case kindCommand:
+		c, err := d.command()
+		if err != nil {
+			return nil, err
+		}
+		if d.off != len(rec) {
+			return nil, fmt.Errorf("%w: %d bytes after the command", ErrMalformed, len(rec)-d.off)
+		}
+		return []Decoded{c}, nil
+	case kindBatch:
+		n, err := d.uvarint()
+		if err != nil {
+			return nil, err
+		}
+		// Every command takes at least 7 bytes: a bound on n before
+		// allocating for it.
+		if n > uint64(len(rec)-d.off)/7 {
+			return nil, fmt.Errorf("%w: batch of %d commands in %d bytes", ErrMalformed, n, len(rec))
+		}
+		out := make([]Decoded, 0, n)
+		for range n {
+			c, err := d.command()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c)
+		}
+		if d.off != len(rec) {
+			return nil, fmt.Errorf("%w: %d bytes after the batch", ErrMalformed, len(rec)-d.off)
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("%w: record kind %d", ErrMalformed, rec[1])
+	}
+}
+
+type decoder struct {
+	b   []byte
+	off int
+}
+
+func (d *decoder) uvarint() (uint64, error) {
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		return 0, fmt.Errorf("%w: bad varint at offset %d", ErrMalformed, d.off)
+	}
+	d.off += n
+	return v, nil
+}
+
+func (d *decoder) varint() (int64, error) {
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		return 0, fmt.Errorf("%w: bad varint at offset %d", ErrMalformed, d.off)
+	}
+	d.off += n
+	return v, nil
+}
+
+// bytes returns the next length-prefixed bytes (aliasing the record) and
+// their offset.
+func (d *decoder) bytes() ([]byte, int, error) {
+	n, err := d.uvarint()
+	if err != nil {
+		return nil, 0, err
+	}
+	if n > uint64(len(d.b)-d.off) {
+		return nil, 0, fmt.Errorf("%w: %d bytes wanted at offset %d, %d left", ErrMalformed, n, d.off, len(d.b)-d.off)
+	}
+	at := d.off
+	d.off += int(n)
+	return d.b[at:d.off:d.off], at, nil
+}
+
+func (d *decoder) command() (Decoded, error) {
+	var c Decoded
+	op, err := d.uvarint()
+	if err != nil {
+		return c, err
+	}
+	if op > 0xffff {
+		return c, fmt.Errorf("%w: op %d", ErrMalformed, op)
+	}
+	c.Op = Op(op)
+	if c.Flags, err = d.uvarint(); err != nil {
+		return c, err
+	}
+	if c.Time, err = d.varint(); err != nil {
+		return c, err
+	}
+	if c.Expiry, err = d.varint(); err != nil {
+		return c, err
+	}
+	if c.Key, _, err = d.bytes(); err != nil {
+		return c, err
+	}
+	n, err := d.uvarint()
+	if err != nil {
+		return c, err
+	}
+	// Every argument takes at least its length byte.
+	if n > uint64(len(d.b)-d.off) {
+		return c, fmt.Errorf("%w: %d arguments in %d bytes", ErrMalformed, n, len(d.b)-d.off)
+	}
+	if n > 0 {
+		c.Args = make([][]byte, n)
+		c.ArgOffsets = make([]int, n)
+	}
+	for i := range c.Args {
+		if c.Args[i], c.ArgOffsets[i], err = d.bytes(); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}

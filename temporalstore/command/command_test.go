@@ -1,0 +1,131 @@
+package command
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// equalCommands compares commands treating nil and empty byte slices alike,
+// as the format does.
+func equalCommands(t *testing.T, want []Command, got []Decoded) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		w, g := want[i], got[i]
+		require.Equal(t, w.Op, g.Op, "command %d", i)
+		require.Equal(t, w.Flags, g.Flags)
+		require.Equal(t, w.Time, g.Time)
+		require.Equal(t, w.Expiry, g.Expiry)
+		require.True(t, bytes.Equal(w.Key, g.Key), "command %d key", i)
+		require.Len(t, g.Args, len(w.Args))
+		for j := range w.Args {
+			require.True(t, bytes.Equal(w.Args[j], g.Args[j]), "command %d arg %d", i, j)
+		}
+	}
+}
+
+var samples = []Command{
+	{Op: 1, Time: 1_764_460_800_000, Key: []byte("user:42"), Args: [][]byte{[]byte("value")}},
+	{Op: 2, Flags: 1<<63 | 5, Time: -1, Expiry: 1_764_460_900_000, Key: []byte("k")},
+	{Op: 0xffff, Key: nil, Args: [][]byte{nil, {}, bytes.Repeat([]byte{0xab}, 70_000)}},
+	{Op: 7, Time: 0, Expiry: -5, Key: bytes.Repeat([]byte("x"), 300), Args: [][]byte{[]byte("a"), []byte("bb"), []byte("ccc")}},
+}
+
+func TestRoundTrip(t *testing.T) {
+	for i, c := range samples {
+		rec := Append(nil, &c)
+		got, err := Decode(rec)
+		require.NoError(t, err, "sample %d", i)
+		equalCommands(t, []Command{c}, got)
+		for j, a := range got[0].Args {
+			off := got[0].ArgOffsets[j]
+			require.Equal(t, a, rec[off:off+len(a)], "sample %d arg %d offset", i, j)
+		}
+	}
+	for _, cs := range [][]Command{nil, samples[:1], samples} {
+		rec := AppendBatch([]byte("prefix"), cs)[len("prefix"):]
+		got, err := Decode(rec)
+		require.NoError(t, err)
+		equalCommands(t, cs, got)
+	}
+}
+
+// A 64-byte value under a 16-byte key costs 14 bytes of record around its
+// 80 bytes of payload.
+func TestRecordOverhead(t *testing.T) {
+	c := Command{Op: 1, Time: 1_764_460_800_000, Key: bytes.Repeat([]byte("k"), 16), Args: [][]byte{bytes.Repeat([]byte("v"), 64)}}
+	require.Equal(t, 80+14, len(Append(nil, &c)))
+}
+
+func TestDecodeRefusesBadInput(t *testing.T) {
+	good := Append(nil, &samples[3])
+	batch := AppendBatch(nil, samples[:2])
+	cases := []struct {
+		name string
+		rec  []byte
+		want error
+	}{
+		{"empty", nil, ErrMalformed},
+		{"one byte", []byte{Version}, ErrMalformed},
+		{"newer version", append([]byte{Version + 1}, good[1:]...), ErrVersion},
+		{"version zero", append([]byte{0}, good[1:]...), ErrVersion},
+		{"unknown kind", append([]byte{Version, 9}, good[2:]...), ErrMalformed},
+		{"trailing byte", append(append([]byte{}, good...), 0), ErrMalformed},
+		{"batch trailing byte", append(append([]byte{}, batch...), 0), ErrMalformed},
+		{"huge batch count", []byte{Version, kindBatch, 0xff, 0xff, 0xff, 0xff, 0x0f}, ErrMalformed},
+		{"huge arg count", []byte{Version, kindCommand, 1, 0, 0, 0, 0, 0xff, 0xff, 0x03}, ErrMalformed},
+		{"op past 16 bits", []byte{Version, kindCommand, 0x80, 0x80, 0x04, 0, 0, 0, 0, 0}, ErrMalformed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode(tc.rec)
+			require.ErrorIs(t, err, tc.want)
+		})
+	}
+	// Every strict prefix of a record is refused, never misread.
+	for _, rec := range [][]byte{good, batch} {
+		for n := range len(rec) {
+			_, err := Decode(rec[:n])
+			require.ErrorIs(t, err, ErrMalformed, "prefix %d of %d", n, len(rec))
+		}
+	}
+}
+
+func TestAppendDoesNotAllocateWithRoom(t *testing.T) {
+	buf := make([]byte, 0, 1<<10)
+	c := samples[0]
+	allocs := testing.AllocsPerRun(100, func() { buf = Append(buf[:0], &c) })
+	require.Zero(t, allocs)
+}
+
+// Decode never panics, and what it accepts re-encodes to a record that
+// decodes to the same commands.
+func FuzzDecode(f *testing.F) {
+	for i := range samples {
+		f.Add(Append(nil, &samples[i]))
+	}
+	f.Add(AppendBatch(nil, samples))
+	f.Add(AppendBatch(nil, nil))
+	f.Add([]byte{Version, kindBatch, 2})
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		got, err := Decode(rec)
+		if err != nil {
+			return
+		}
+		cs := make([]Command, len(got))
+		for i := range got {
+			cs[i] = got[i].Command
+		}
+		var again []byte
+		if rec[1] == kindCommand {
+			again = Append(nil, &cs[0])
+		} else {
+			again = AppendBatch(nil, cs)
+		}
+		back, err := Decode(again)
+		require.NoError(t, err)
+		equalCommands(t, cs, back)
+	})
+}
