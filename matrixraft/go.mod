@@ -5,7 +5,9 @@ go 1.26.0
 require (
 	github.com/klauspost/compress v1.20.4
 	github.com/stretchr/testify v1.12.1
+	go.etcd.io/raft/v3 v3.7.0
 	golang.org/x/sys v0.50.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
