@@ -6,6 +6,7 @@ require (
 	github.com/klauspost/compress v1.20.4
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/raft/v3 v3.7.0
+	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
 	google.golang.org/protobuf v1.36.11
 )
