@@ -2,7 +2,6 @@ package matrixraft
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -242,6 +241,38 @@ func (c *cluster) waitRounds(max uint64, what string, cond func() bool) {
 	}
 }
 
+// until is waitRounds without failing: it reports whether cond held.
+func (c *cluster) until(max uint64, cond func() bool) bool {
+	c.roundMu.Lock()
+	defer c.roundMu.Unlock()
+	start := c.round
+	for {
+		c.roundMu.Unlock()
+		ok := cond()
+		c.roundMu.Lock()
+		if ok {
+			return true
+		}
+		if c.round-start > max {
+			return false
+		}
+		cur := c.round
+		for c.round == cur {
+			c.roundC.Wait()
+		}
+	}
+}
+
+// pass lets n driver rounds go by.
+func (c *cluster) pass(n uint64) { c.until(n, func() bool { return false }) }
+
+// tryLeader is leader without failing: nil when none emerged.
+func (c *cluster) tryLeader() *Node {
+	var lead *Node
+	c.until(3000, func() bool { lead = c.anyLeader(); return lead != nil })
+	return lead
+}
+
 // leader waits for a live node that sees itself as leader, agreed by the
 // other live nodes of its partition, and returns it.
 func (c *cluster) leader() *Node {
@@ -258,8 +289,6 @@ func (c *cluster) leader() *Node {
 	})
 	return lead
 }
-
-func u64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
 
 func TestClusterBasics(t *testing.T) {
 	c := newCluster(t, 3, 1, nil)

@@ -157,20 +157,6 @@ func StartNode(opts Options) (*Node, error) {
 		}
 		cfg.Applied = n.applied.Load()
 	}
-	if err := n.tr.Start(n); err != nil {
-		st.Close()
-		return nil, err
-	}
-	for _, p := range opts.Peers {
-		if p.ID != n.id {
-			n.tr.AddPeer(p.ID, p.Addr)
-		}
-	}
-	for id, addr := range n.rep.addrs {
-		if id != n.id {
-			n.tr.AddPeer(id, addr)
-		}
-	}
 	switch {
 	case restart:
 		n.rn = raft.RestartNode(cfg)
@@ -183,8 +169,32 @@ func StartNode(opts Options) (*Node, error) {
 	default:
 		n.rn = raft.RestartNode(cfg)
 	}
+	if err := n.startTransport(); err != nil {
+		n.rn.Stop()
+		st.Close()
+		return nil, err
+	}
 	go n.run()
 	return n, nil
+}
+
+// startTransport starts the transport once raft exists, so every
+// delivered message has a node to step.
+func (n *Node) startTransport() error {
+	if err := n.tr.Start(n); err != nil {
+		return err
+	}
+	for _, p := range n.opts.Peers {
+		if p.ID != n.id {
+			n.tr.AddPeer(p.ID, p.Addr)
+		}
+	}
+	for id, addr := range n.rep.addrs {
+		if id != n.id {
+			n.tr.AddPeer(id, addr)
+		}
+	}
+	return nil
 }
 
 // ID returns this node's raft ID.

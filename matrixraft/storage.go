@@ -69,7 +69,6 @@ type Storage struct {
 	snapIndex uint64 // newest durable snapshot
 	snapTerm  uint64
 	markerWAL uint64 // log index of that snapshot's record
-	buf       []byte
 	fsyncs    uint64
 }
 

@@ -42,6 +42,7 @@ func TestStorageCrashChild(t *testing.T) {
 	hsNow, _, _ := s.InitialState()
 	term := hsNow.GetTerm() + 1
 	last, _ := s.LastIndex()
+	committed := max(hsNow.GetCommit(), s.SnapshotIndex())
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	w := bufio.NewWriter(os.Stdout)
 	deadline := time.Now().Add(20 * time.Second)
@@ -49,7 +50,7 @@ func TestStorageCrashChild(t *testing.T) {
 		from := last + 1
 		if r.IntN(10) == 0 && last > 3 {
 			// A new leader overwrites an uncommitted suffix.
-			if snap := s.SnapshotIndex(); last-2 > snap {
+			if last-2 > committed {
 				term++
 				from = last - 2
 			}
@@ -60,12 +61,13 @@ func TestStorageCrashChild(t *testing.T) {
 			batch = append(batch, &pb.Entry{Index: new(i), Term: new(term), Data: fmt.Appendf(nil, "%d/%d/%s", i, term, strings.Repeat("v", r.IntN(300)))})
 		}
 		last = from + n - 1
-		commit := max(s.SnapshotIndex(), from-1)
+		commit := max(committed, from-1)
+		committed = commit
 		if err := s.Save(t.Context(), hs(term, 1, commit), batch, nil, true); err != nil {
 			fmt.Printf("save-error %v\n", err)
 			os.Exit(4)
 		}
-		fmt.Fprintf(w, "ack %d %d %d\n", from, last, term)
+		fmt.Fprintf(w, "ack %d %d %d %d\n", from, last, term, commit)
 		w.Flush()
 		if r.IntN(20) == 0 && commit > s.SnapshotIndex() {
 			if err := s.CreateSnapshot(t.Context(), commit, &pb.ConfState{Voters: []uint64{1}}, fmt.Appendf(nil, "snap@%d", commit), 5); err != nil {
@@ -87,7 +89,7 @@ func TestStorageCrashRecovery(t *testing.T) {
 	}
 	dir := t.TempDir()
 	acked := map[uint64]uint64{} // index -> term
-	var maxAcked uint64
+	var commitMax uint64
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
 	for round := range *storageCrashRounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestStorageCrashChild$", "-test.count=1")
@@ -103,12 +105,13 @@ func TestStorageCrashRecovery(t *testing.T) {
 			if len(f) >= 1 && strings.HasSuffix(f[0], "-error") {
 				t.Fatalf("round %d: child failed: %s", round, sc.Text())
 			}
-			if len(f) != 4 || f[0] != "ack" {
+			if len(f) != 5 || f[0] != "ack" {
 				continue
 			}
 			from, _ := strconv.ParseUint(f[1], 10, 64)
 			to, _ := strconv.ParseUint(f[2], 10, 64)
-			term, err := strconv.ParseUint(f[3], 10, 64)
+			term, _ := strconv.ParseUint(f[3], 10, 64)
+			commit, err := strconv.ParseUint(f[4], 10, 64)
 			if err != nil {
 				continue // a line cut by the kill
 			}
@@ -120,7 +123,7 @@ func TestStorageCrashRecovery(t *testing.T) {
 			for i := from; i <= to; i++ {
 				acked[i] = term
 			}
-			maxAcked = to
+			commitMax = max(commitMax, commit)
 		}
 		require.Error(t, cmd.Wait(), "round %d: the child must die by SIGKILL", round)
 
@@ -128,10 +131,10 @@ func TestStorageCrashRecovery(t *testing.T) {
 		require.NoError(t, err, "round %d", round)
 		last, _ := s.LastIndex()
 		first, _ := s.FirstIndex()
-		require.GreaterOrEqual(t, last, maxAcked, "round %d: acknowledged entries lost", round)
+		require.GreaterOrEqual(t, last, commitMax, "round %d: acknowledged entries lost (log [%d, %d], snapshot %d, wal [%d, %d])", round, first, last, s.SnapshotIndex(), s.log.FirstIndex(), s.log.LastIndex())
 		snapIdx := s.SnapshotIndex()
 		for i, term := range acked {
-			if i <= snapIdx {
+			if i <= snapIdx || i > commitMax {
 				continue
 			}
 			require.GreaterOrEqual(t, i, first, "round %d: entry %d compacted without a snapshot", round, i)
@@ -147,12 +150,14 @@ func TestStorageCrashRecovery(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, fmt.Sprintf("snap@%d", snapIdx), string(snap.GetData()))
 		}
-		// What survived beyond the last ack is the new truth for the next round.
-		for i := maxAcked + 1; i <= last; i++ {
+		// What survived is the truth for the next round.
+		clear(acked)
+		for i := max(first, snapIdx+1); i <= last; i++ {
 			tm, _ := s.Term(i)
 			acked[i] = tm
 		}
-		maxAcked = last
+		hsNow, _, _ := s.InitialState()
+		commitMax = max(commitMax, hsNow.GetCommit())
 		require.NoError(t, s.Close())
 		t.Logf("round %d: log [%d, %d], snapshot %d", round, first, last, snapIdx)
 	}
