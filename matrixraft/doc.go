@@ -1,18 +1,48 @@
-// Package matrixraft is a Raft library built on go.etcd.io/raft/v3: it hosts
-// Raft nodes and groups, moves their messages, and stores their logs.
+// Package matrixraft is a Raft library built on go.etcd.io/raft/v3: it runs
+// raft nodes, stores their logs durably on package wal, and moves their
+// messages.
 //
 // # What this module owns
 //
-//   - The durable segmented write-ahead log, package wal. It is used by
-//     every module that needs a log, with or without Raft, and it is the
-//     part of this module that exists today.
-//   - A node and group host over etcd raft: transport, snapshots,
-//     membership changes, ReadIndex reads and leader transfer.
-//   - A multi-group host in which many groups share one log, so their fsyncs
-//     are batched together.
+//   - The durable segmented write-ahead log, package wal.
+//   - Storage: raft's log storage on a wal.Log — entries, HardState and
+//     snapshot files — recovered exactly on restart, with a compaction fence
+//     (a log record is dropped only once a durable snapshot covers every
+//     entry in it).
+//   - Node: bootstrap, join, restart from snapshot plus log, graceful Stop,
+//     self-removal; the Ready loop; Propose that returns the state machine's
+//     result after apply; exactly-once client sessions; backpressure;
+//     batched ReadIndex reads, lease reads and stale reads; ConfChangeV2
+//     membership with learners, promotion and leader transfer; snapshots by
+//     applied-entries delta; Status with metrics.
+//   - Transport, an interface, and MemNetwork, an in-memory implementation
+//     with fault hooks (drop, delay, partition, pause) for tests.
 //
-// The planned entry points are wal.Open, NewHost, and Group.Propose and
-// Group.Read.
+// # The Ready loop
+//
+// Each Ready is handled in this order: a leader sends its appends and
+// heartbeats first (they do not depend on its own disk); a snapshot file is
+// written and fsynced, then one log batch holds the snapshot record, the
+// entries and the HardState, fsynced; then the remaining messages go out
+// (votes, append responses: never before what they promise is durable);
+// then the snapshot is restored into the state machine and committed
+// entries are applied in one Apply batch per run of normal entries; read
+// requests whose index is applied are released; a snapshot is taken when
+// SnapshotEntries have been applied since the last; then Advance.
+//
+// # Concurrency
+//
+// A Node's methods are safe for concurrent use. The state machine is called
+// from the node's loop goroutine only, never concurrently with itself, so a
+// snapshot never sees a half-applied batch; reads the application serves
+// from its state machine must synchronize with Apply. Propose blocks until
+// apply, ctx's end or Stop; at most Options.MaxInflightProposals calls wait
+// at once, later ones block (backpressure), and raft drops proposals beyond
+// MaxUncommittedEntriesSize (ErrProposalDropped). When Propose's ctx ends
+// the outcome is unknown; ProposeSession makes retrying safe. Read batches
+// concurrent callers behind one ReadIndex request, re-sent under a fresh ID
+// after ReadRetryTicks. Storage's writers are the loop only; its raft.Storage
+// methods are safe concurrently with them.
 //
 // # Dependencies
 //

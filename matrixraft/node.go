@@ -1,0 +1,879 @@
+package matrixraft
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// ReadMode selects the consistency of a Read.
+type ReadMode int
+
+const (
+	// ReadLinearizable waits until this node has applied everything
+	// committed before the call, confirmed through the leader (ReadIndex;
+	// the leader's lease when Options.LeaseReads is set).
+	ReadLinearizable ReadMode = iota
+	// ReadStale returns at once: the local state may lag the cluster.
+	ReadStale
+)
+
+type result struct {
+	val []byte
+	err error
+}
+
+type readReq struct {
+	done chan error
+}
+
+type readBatch struct {
+	id     uint64
+	reqs   []*readReq
+	issued uint64 // tick count when sent
+}
+
+type appliedWait struct {
+	index uint64
+	reqs  []*readReq
+}
+
+// Node is one member of a raft group: it runs the Ready loop, persists to
+// Storage, applies to the StateMachine and moves messages over the
+// Transport.
+type Node struct {
+	opts    Options
+	id      uint64
+	rn      raft.Node
+	storage *Storage
+	sm      StateMachine
+	tr      Transport
+
+	propSem chan struct{}
+	tickc   chan struct{}
+	readc   chan *readReq
+	stopc   chan struct{}
+	donec   chan struct{}
+	stopOne sync.Once
+
+	nextReq atomic.Uint64
+	wmu     sync.Mutex
+	waiters map[uint64]chan result
+
+	leader  atomic.Uint64
+	term    atomic.Uint64
+	applied atomic.Uint64
+	removed atomic.Bool
+	failure atomic.Pointer[error]
+
+	lmu        sync.Mutex
+	leaderWake chan struct{} // closed and replaced on every leader change
+
+	// Owned by the loop goroutine.
+	rep         replicated
+	confState   *pb.ConfState
+	snapIndex   uint64
+	isLeader    bool
+	ticks       uint64
+	pending     []*readReq
+	inflight    *readBatch
+	waits       []appliedWait
+	readSeq     uint64
+	readSeqBase uint64
+
+	metrics metrics
+}
+
+// StartNode opens the node's storage and starts it: it restarts from the
+// stored snapshot and log when there are any, bootstraps a new cluster
+// from Options.Peers otherwise, or, with neither, waits to be added.
+func StartNode(opts Options) (*Node, error) {
+	opts = opts.withDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	st, err := OpenStorage(opts.Dir, opts.Storage)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{
+		opts:       opts,
+		id:         opts.ID,
+		storage:    st,
+		sm:         opts.StateMachine,
+		tr:         opts.Transport,
+		propSem:    make(chan struct{}, opts.MaxInflightProposals),
+		tickc:      make(chan struct{}, 128),
+		readc:      make(chan *readReq, 1024),
+		stopc:      make(chan struct{}),
+		donec:      make(chan struct{}),
+		waiters:    map[uint64]chan result{},
+		leaderWake: make(chan struct{}),
+		rep:        newReplicated(),
+		confState:  &pb.ConfState{},
+	}
+	n.readSeqBase = uint64(time.Now().UnixNano()) << 8
+	cfg := &raft.Config{
+		ID:                        opts.ID,
+		ElectionTick:              opts.ElectionTick,
+		HeartbeatTick:             opts.HeartbeatTick,
+		Storage:                   st,
+		MaxSizePerMsg:             opts.MaxSizePerMsg,
+		MaxInflightMsgs:           opts.MaxInflightMsgs,
+		MaxUncommittedEntriesSize: opts.MaxUncommittedEntriesSize,
+		PreVote:                   !opts.DisablePreVote,
+		CheckQuorum:               !opts.DisableCheckQuorum,
+		DisableProposalForwarding: true,
+		StepDownOnRemoval:         true,
+		Logger:                    discardLogger{},
+	}
+	if opts.LeaseReads {
+		cfg.ReadOnlyOption = raft.ReadOnlyLeaseBased
+	}
+	hs, _, _ := st.InitialState()
+	last, _ := st.LastIndex()
+	restart := !raft.IsEmptyHardState(hs) || last > 0 || st.SnapshotIndex() > 0
+	if restart {
+		snap, err := st.Snapshot()
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		if !raft.IsEmptySnap(snap) {
+			if err := n.restore(snap); err != nil {
+				st.Close()
+				return nil, err
+			}
+		}
+		cfg.Applied = n.applied.Load()
+	}
+	switch {
+	case restart:
+		n.rn = raft.RestartNode(cfg)
+	case len(opts.Peers) > 0:
+		peers := make([]raft.Peer, len(opts.Peers))
+		for i, p := range opts.Peers {
+			peers[i] = raft.Peer{ID: p.ID, Context: []byte(p.Addr)}
+		}
+		n.rn = raft.StartNode(cfg, peers)
+	default:
+		n.rn = raft.RestartNode(cfg)
+	}
+	if err := n.startTransport(); err != nil {
+		n.rn.Stop()
+		st.Close()
+		return nil, err
+	}
+	go n.run()
+	return n, nil
+}
+
+// startTransport starts the transport once raft exists, so every
+// delivered message has a node to step.
+func (n *Node) startTransport() error {
+	if err := n.tr.Start(n); err != nil {
+		return err
+	}
+	for _, p := range n.opts.Peers {
+		if p.ID != n.id {
+			n.tr.AddPeer(p.ID, p.Addr)
+		}
+	}
+	for id, addr := range n.rep.addrs {
+		if id != n.id {
+			n.tr.AddPeer(id, addr)
+		}
+	}
+	return nil
+}
+
+// ID returns this node's raft ID.
+func (n *Node) ID() uint64 { return n.id }
+
+// Tick advances raft's clock by one tick (with Options.ManualTick).
+func (n *Node) Tick() {
+	select {
+	case n.tickc <- struct{}{}:
+	case <-n.donec:
+	}
+}
+
+// Stop stops the node gracefully: the loop finishes the Ready in hand, the
+// transport is closed, and the storage is closed. Pending calls return
+// ErrStopped. It is idempotent.
+func (n *Node) Stop() {
+	n.stopOne.Do(func() { close(n.stopc) })
+	<-n.donec
+}
+
+// Done is closed once the node has stopped (after Stop, a storage failure
+// or its own removal).
+func (n *Node) Done() <-chan struct{} { return n.donec }
+
+// Err returns why the node stopped on its own: ErrRemoved, a storage
+// error, or nil.
+func (n *Node) Err() error {
+	if p := n.failure.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (n *Node) fail(err error) {
+	n.failure.CompareAndSwap(nil, &err)
+}
+
+// Leader returns the leader's ID as this node knows it (0 when unknown).
+func (n *Node) Leader() uint64 { return n.leader.Load() }
+
+// Step implements Handler.
+func (n *Node) Step(ctx context.Context, m *pb.Message) error {
+	n.metrics.msgsRecv.Add(1)
+	return n.rn.Step(ctx, m)
+}
+
+// ReportUnreachable implements Handler.
+func (n *Node) ReportUnreachable(id uint64) { n.rn.ReportUnreachable(id) }
+
+// ReportSnapshot implements Handler.
+func (n *Node) ReportSnapshot(id uint64, status raft.SnapshotStatus) {
+	if status == raft.SnapshotFailure {
+		n.metrics.snapshotSendFailures.Add(1)
+	}
+	n.rn.ReportSnapshot(id, status)
+}
+
+func (n *Node) stoppedErr() error {
+	if err := n.Err(); err != nil {
+		return err
+	}
+	return ErrStopped
+}
+
+// Propose replicates data and returns the state machine's result for it
+// once it has been applied on this node. It must be called on the leader;
+// elsewhere it returns a *NotLeaderError naming the leader. When ctx ends
+// first the outcome is unknown: the command may still be applied. Use
+// ProposeSession to retry without applying twice.
+func (n *Node) Propose(ctx context.Context, data []byte) ([]byte, error) {
+	return n.propose(ctx, 0, 0, data)
+}
+
+// ProposeSession is Propose with exactly-once semantics for a client:
+// commands of one client carry increasing sequence numbers, and a retry
+// with the same (client, seq) — on any node, after any failure — is applied
+// at most once and returns the first application's result. A sequence
+// older than the client's last applied one returns ErrSessionExpired.
+// client must be non-zero.
+func (n *Node) ProposeSession(ctx context.Context, client, seq uint64, data []byte) ([]byte, error) {
+	if client == 0 {
+		return nil, fmt.Errorf("%w: session client 0", ErrInvalidOptions)
+	}
+	return n.propose(ctx, client, seq, data)
+}
+
+func (n *Node) propose(ctx context.Context, client, seq uint64, data []byte) ([]byte, error) {
+	select {
+	case <-n.donec:
+		return nil, n.stoppedErr()
+	default:
+	}
+	if lead := n.leader.Load(); lead != n.id {
+		return nil, &NotLeaderError{Leader: lead}
+	}
+	select {
+	case n.propSem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-n.donec:
+		return nil, n.stoppedErr()
+	}
+	defer func() { <-n.propSem }()
+	n.metrics.proposalsPending.Add(1)
+	defer n.metrics.proposalsPending.Add(-1)
+	req := n.nextReq.Add(1)
+	ch := n.register(req)
+	defer n.unregister(req)
+	env := encodeEnvelope(envelope{origin: n.id, req: req, client: client, seq: seq, data: data})
+	if err := n.rn.Propose(ctx, env); err != nil {
+		n.metrics.proposalsDropped.Add(1)
+		if errors.Is(err, raft.ErrProposalDropped) {
+			if lead := n.leader.Load(); lead != n.id {
+				return nil, &NotLeaderError{Leader: lead}
+			}
+			return nil, ErrProposalDropped
+		}
+		if errors.Is(err, raft.ErrStopped) {
+			return nil, n.stoppedErr()
+		}
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			n.metrics.proposalsFailed.Add(1)
+		}
+		return r.val, r.err
+	case <-ctx.Done():
+		n.metrics.proposalsFailed.Add(1)
+		return nil, ctx.Err()
+	case <-n.donec:
+		return nil, n.stoppedErr()
+	}
+}
+
+func (n *Node) register(req uint64) chan result {
+	ch := make(chan result, 1)
+	n.wmu.Lock()
+	n.waiters[req] = ch
+	n.wmu.Unlock()
+	return ch
+}
+
+func (n *Node) unregister(req uint64) {
+	n.wmu.Lock()
+	delete(n.waiters, req)
+	n.wmu.Unlock()
+}
+
+func (n *Node) deliver(req uint64, r result) {
+	n.wmu.Lock()
+	ch := n.waiters[req]
+	delete(n.waiters, req)
+	n.wmu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+}
+
+// Read waits until reading this node's state machine is consistent with
+// mode: for ReadLinearizable, until it has applied every command committed
+// before the call (batched ReadIndex, re-sent with a fresh ID on retry).
+// It works on followers too.
+func (n *Node) Read(ctx context.Context, mode ReadMode) error {
+	if mode == ReadStale {
+		return nil
+	}
+	start := time.Now()
+	r := &readReq{done: make(chan error, 1)}
+	select {
+	case n.readc <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.donec:
+		return n.stoppedErr()
+	}
+	select {
+	case err := <-r.done:
+		if err == nil {
+			n.metrics.readLatency.observe(time.Since(start))
+		} else {
+			n.metrics.readFailures.Add(1)
+		}
+		return err
+	case <-ctx.Done():
+		n.metrics.readFailures.Add(1)
+		return ctx.Err()
+	case <-n.donec:
+		return n.stoppedErr()
+	}
+}
+
+// Campaign makes this node campaign for leadership now.
+func (n *Node) Campaign(ctx context.Context) error { return n.rn.Campaign(ctx) }
+
+// TransferLeadership hands leadership to the voter to and waits until this
+// node sees it lead, or ctx ends (ErrTransferFailed).
+func (n *Node) TransferLeadership(ctx context.Context, to uint64) error {
+	lead := n.leader.Load()
+	if lead != n.id {
+		return &NotLeaderError{Leader: lead}
+	}
+	for {
+		wake := n.leaderWakeChan()
+		if n.leader.Load() == to {
+			return nil
+		}
+		n.rn.TransferLeadership(ctx, n.id, to)
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", ErrTransferFailed, ctx.Err())
+		case <-n.donec:
+			return n.stoppedErr()
+		}
+	}
+}
+
+func (n *Node) leaderWakeChan() chan struct{} {
+	n.lmu.Lock()
+	defer n.lmu.Unlock()
+	return n.leaderWake
+}
+
+// AddVoter adds a voter (ConfChangeV2) and returns once the change is
+// applied here. A removed ID is refused with ErrIDReused.
+func (n *Node) AddVoter(ctx context.Context, id uint64, addr string) error {
+	return n.changeMembership(ctx, pb.ConfChangeAddNode, id, addr)
+}
+
+// AddLearner adds a non-voting member that receives the log.
+func (n *Node) AddLearner(ctx context.Context, id uint64, addr string) error {
+	return n.changeMembership(ctx, pb.ConfChangeAddLearnerNode, id, addr)
+}
+
+// PromoteLearner makes a learner a voter.
+func (n *Node) PromoteLearner(ctx context.Context, id uint64) error {
+	return n.changeMembership(ctx, pb.ConfChangeAddNode, id, "")
+}
+
+// RemoveMember removes a voter or learner. Its ID can never be added again.
+// Removing the leader makes it step down.
+func (n *Node) RemoveMember(ctx context.Context, id uint64) error {
+	return n.changeMembership(ctx, pb.ConfChangeRemoveNode, id, "")
+}
+
+func (n *Node) changeMembership(ctx context.Context, typ pb.ConfChangeType, id uint64, addr string) error {
+	if id == 0 {
+		return fmt.Errorf("%w: node ID 0", ErrInvalidOptions)
+	}
+	if typ != pb.ConfChangeRemoveNode && n.isRemovedID(id) {
+		return fmt.Errorf("%w: %d", ErrIDReused, id)
+	}
+	if lead := n.leader.Load(); lead != n.id {
+		return &NotLeaderError{Leader: lead}
+	}
+	req := n.nextReq.Add(1)
+	ch := n.register(req)
+	defer n.unregister(req)
+	cc := &pb.ConfChangeV2{
+		Changes: []*pb.ConfChangeSingle{{Type: new(typ), NodeId: new(id)}},
+		Context: encodeCCContext(n.id, req, addr),
+	}
+	if err := n.rn.ProposeConfChange(ctx, cc); err != nil {
+		if errors.Is(err, raft.ErrProposalDropped) {
+			return ErrProposalDropped
+		}
+		return err
+	}
+	select {
+	case r := <-ch:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.donec:
+		return n.stoppedErr()
+	}
+}
+
+// removedIDs is read outside the loop under a copy-on-write snapshot.
+func (n *Node) isRemovedID(id uint64) bool {
+	p := n.metrics.removedIDs.Load()
+	return p != nil && slices.Contains(*p, id)
+}
+
+// run is the Ready loop.
+func (n *Node) run() {
+	defer close(n.donec)
+	defer n.shutdown()
+	var tick <-chan time.Time
+	if !n.opts.ManualTick {
+		t := time.NewTicker(n.opts.TickInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-tick:
+			n.onTick()
+		case <-n.tickc:
+			n.onTick()
+		case r := <-n.readc:
+			n.pending = append(n.pending, r)
+			n.issueRead()
+		case rd := <-n.rn.Ready():
+			if err := n.handleReady(rd); err != nil {
+				n.fail(err)
+				return
+			}
+			n.rn.Advance()
+			if n.removed.Load() {
+				n.fail(ErrRemoved)
+				return
+			}
+		case <-n.stopc:
+			return
+		}
+	}
+}
+
+func (n *Node) shutdown() {
+	n.rn.Stop()
+	n.tr.Close()
+	n.storage.Close()
+	err := n.stoppedErr()
+	for _, r := range n.pending {
+		r.done <- err
+	}
+	if n.inflight != nil {
+		for _, r := range n.inflight.reqs {
+			r.done <- err
+		}
+	}
+	for _, w := range n.waits {
+		for _, r := range w.reqs {
+			r.done <- err
+		}
+	}
+}
+
+func (n *Node) onTick() {
+	n.ticks++
+	n.rn.Tick()
+	if b := n.inflight; b != nil && n.ticks-b.issued >= uint64(n.opts.ReadRetryTicks) {
+		// Lost request or response: re-send under a fresh ID, so that an
+		// old, delayed answer can never confirm this batch.
+		n.pending = append(b.reqs, n.pending...)
+		n.inflight = nil
+		n.metrics.readRetries.Add(1)
+		n.issueRead()
+	}
+}
+
+func (n *Node) issueRead() {
+	if n.inflight != nil || len(n.pending) == 0 {
+		return
+	}
+	n.readSeq++
+	b := &readBatch{id: n.readSeqBase + n.readSeq, reqs: n.pending, issued: n.ticks}
+	n.pending = nil
+	n.inflight = b
+	ctx := binary.BigEndian.AppendUint64(nil, b.id)
+	// raft's goroutine always accepts a step, even while a Ready is out;
+	// a lost request is re-sent by onTick.
+	_ = n.rn.ReadIndex(context.Background(), ctx)
+}
+
+func (n *Node) handleReady(rd raft.Ready) error {
+	start := time.Now()
+	if rd.SoftState != nil {
+		n.isLeader = rd.RaftState == raft.StateLeader
+		n.metrics.isLeader.Store(n.isLeader)
+		if old := n.leader.Swap(rd.Lead); old != rd.Lead {
+			n.metrics.leaderChanges.Add(1)
+			n.lmu.Lock()
+			close(n.leaderWake)
+			n.leaderWake = make(chan struct{})
+			n.lmu.Unlock()
+			if n.inflight != nil { // the old leader may never answer
+				n.inflight.issued = 0
+			}
+		}
+	}
+	if rd.HardState != nil {
+		n.term.Store(rd.HardState.GetTerm())
+	}
+	// A leader may send appends and heartbeats while it writes its own log
+	// (they do not depend on its disk); everything else waits for fsync.
+	var later []*pb.Message
+	if n.isLeader {
+		var now []*pb.Message
+		for _, m := range rd.Messages {
+			switch m.GetType() {
+			case pb.MsgApp, pb.MsgHeartbeat, pb.MsgSnap, pb.MsgTimeoutNow, pb.MsgReadIndexResp:
+				now = append(now, m)
+			default:
+				later = append(later, m)
+			}
+		}
+		n.send(now)
+	} else {
+		later = rd.Messages
+	}
+	if n.opts.beforeSave != nil {
+		n.opts.beforeSave()
+	}
+	saveStart := time.Now()
+	if err := n.storage.Save(context.Background(), rd.HardState, rd.Entries, rd.Snapshot, rd.MustSync); err != nil {
+		return fmt.Errorf("persist ready: %w", err)
+	}
+	if len(rd.Entries) > 0 || rd.MustSync {
+		n.metrics.saveLatency.observe(time.Since(saveStart))
+	}
+	n.send(later)
+	if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
+		t := time.Now()
+		if err := n.restore(rd.Snapshot); err != nil {
+			return err
+		}
+		n.metrics.snapshotApplyLatency.observe(time.Since(t))
+		n.metrics.snapshotsInstalled.Add(1)
+		for id, addr := range n.rep.addrs {
+			if id != n.id {
+				n.tr.AddPeer(id, addr)
+			}
+		}
+	}
+	if err := n.apply(rd.CommittedEntries); err != nil {
+		return err
+	}
+	for _, rs := range rd.ReadStates {
+		if b := n.inflight; b != nil && len(rs.RequestCtx) == 8 && binary.BigEndian.Uint64(rs.RequestCtx) == b.id {
+			n.waits = append(n.waits, appliedWait{index: rs.Index, reqs: b.reqs})
+			n.inflight = nil
+		}
+	}
+	n.serveReads()
+	n.issueRead()
+	if err := n.maybeSnapshot(); err != nil {
+		return err
+	}
+	n.metrics.readyEntries.Add(uint64(len(rd.Entries)))
+	n.metrics.readies.Add(1)
+	n.metrics.readyLatency.observe(time.Since(start))
+	return nil
+}
+
+func (n *Node) send(msgs []*pb.Message) {
+	if len(msgs) == 0 {
+		return
+	}
+	n.metrics.msgsSent.Add(uint64(len(msgs)))
+	n.tr.Send(msgs)
+}
+
+func (n *Node) serveReads() {
+	applied := n.applied.Load()
+	k := 0
+	for _, w := range n.waits {
+		if w.index <= applied {
+			for _, r := range w.reqs {
+				r.done <- nil
+			}
+			continue
+		}
+		n.waits[k] = w
+		k++
+	}
+	clear(n.waits[k:])
+	n.waits = n.waits[:k]
+}
+
+// restore replaces the state machine and replicated state with a
+// snapshot's.
+func (n *Node) restore(snap *pb.Snapshot) error {
+	rep, rest, err := decodeSnapshotData(snap.GetData())
+	if err != nil {
+		return err
+	}
+	if err := n.sm.Restore(bytes.NewReader(rest)); err != nil {
+		return fmt.Errorf("state machine restore: %w", err)
+	}
+	n.rep = rep
+	n.publishRemoved()
+	n.confState = proto.Clone(snap.GetMetadata().GetConfState()).(*pb.ConfState)
+	n.snapIndex = snap.GetMetadata().GetIndex()
+	n.applied.Store(n.snapIndex)
+	return nil
+}
+
+func (n *Node) publishRemoved() {
+	ids := make([]uint64, 0, len(n.rep.removed))
+	for id := range n.rep.removed {
+		ids = append(ids, id)
+	}
+	n.metrics.removedIDs.Store(&ids)
+}
+
+func (n *Node) apply(ents []*pb.Entry) error {
+	if len(ents) == 0 {
+		return nil
+	}
+	var batch []Command
+	var meta []envelope
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		res := n.sm.Apply(batch)
+		for i, e := range meta {
+			var v []byte
+			if i < len(res) {
+				v = res[i]
+			}
+			if e.client != 0 {
+				n.rep.sessions[e.client] = &session{seq: e.seq, result: v, index: batch[i].Index}
+			}
+			if e.origin == n.id {
+				n.deliver(e.req, result{val: v})
+			}
+		}
+		n.evictSessions()
+		n.metrics.proposalsCommitted.Add(uint64(len(batch)))
+		batch, meta = batch[:0], meta[:0]
+	}
+	for _, e := range ents {
+		switch e.GetType() {
+		case pb.EntryNormal:
+			if len(e.GetData()) == 0 {
+				continue // a new leader's empty entry
+			}
+			env, err := decodeEnvelope(e.GetData())
+			if err != nil {
+				return fmt.Errorf("entry %d: %w", e.GetIndex(), err)
+			}
+			if env.client != 0 {
+				if s, ok := n.rep.sessions[env.client]; ok && env.seq <= s.seq {
+					// Already applied (a retry) or superseded: never twice.
+					r := result{val: s.result}
+					if env.seq < s.seq {
+						r = result{err: ErrSessionExpired}
+					}
+					if env.origin == n.id {
+						n.deliver(env.req, r)
+					}
+					continue
+				}
+				if slices.ContainsFunc(meta, func(m envelope) bool { return m.client == env.client && m.seq >= env.seq }) {
+					flush() // a duplicate inside this batch: settle the first one
+					s := n.rep.sessions[env.client]
+					if env.origin == n.id {
+						if env.seq == s.seq {
+							n.deliver(env.req, result{val: s.result})
+						} else {
+							n.deliver(env.req, result{err: ErrSessionExpired})
+						}
+					}
+					continue
+				}
+			}
+			batch = append(batch, Command{Index: e.GetIndex(), Data: env.data})
+			meta = append(meta, env)
+		case pb.EntryConfChange, pb.EntryConfChangeV2:
+			flush()
+			if err := n.applyConfChange(e); err != nil {
+				return err
+			}
+		}
+	}
+	flush()
+	n.applied.Store(ents[len(ents)-1].GetIndex())
+	return nil
+}
+
+func (n *Node) evictSessions() {
+	for len(n.rep.sessions) > n.opts.MaxSessions {
+		var victim, oldest uint64
+		first := true
+		for id, s := range n.rep.sessions {
+			if first || s.index < oldest || (s.index == oldest && id < victim) {
+				victim, oldest, first = id, s.index, false
+			}
+		}
+		delete(n.rep.sessions, victim)
+	}
+}
+
+func (n *Node) applyConfChange(e *pb.Entry) error {
+	var cc pb.ConfChangeI
+	if e.GetType() == pb.EntryConfChange {
+		var v1 pb.ConfChange
+		if err := proto.Unmarshal(e.GetData(), &v1); err != nil {
+			return fmt.Errorf("%w: conf change %d: %v", ErrCorrupt, e.GetIndex(), err)
+		}
+		cc = &v1
+	} else {
+		var v2 pb.ConfChangeV2
+		if err := proto.Unmarshal(e.GetData(), &v2); err != nil {
+			return fmt.Errorf("%w: conf change %d: %v", ErrCorrupt, e.GetIndex(), err)
+		}
+		cc = &v2
+	}
+	v2 := cc.AsV2()
+	origin, req, addr := decodeCCContext(v2.GetContext())
+	// Deterministic refusal: an ID once removed never comes back.
+	for _, c := range v2.GetChanges() {
+		if c.GetType() != pb.ConfChangeRemoveNode && n.rep.removed[c.GetNodeId()] {
+			if origin == n.id {
+				n.deliver(req, result{err: fmt.Errorf("%w: %w: %d", ErrConfChangeRejected, ErrIDReused, c.GetNodeId())})
+			}
+			return nil
+		}
+	}
+	n.confState = n.rn.ApplyConfChange(cc)
+	for _, c := range v2.GetChanges() {
+		id := c.GetNodeId()
+		switch c.GetType() {
+		case pb.ConfChangeAddNode, pb.ConfChangeAddLearnerNode:
+			if addr != "" {
+				n.rep.addrs[id] = addr
+			}
+			if id != n.id {
+				n.tr.AddPeer(id, n.rep.addrs[id])
+			}
+		case pb.ConfChangeRemoveNode:
+			n.rep.removed[id] = true
+			delete(n.rep.addrs, id)
+			if id == n.id {
+				n.removed.Store(true)
+			} else {
+				n.tr.RemovePeer(id)
+			}
+		}
+	}
+	n.publishRemoved()
+	if origin == n.id {
+		n.deliver(req, result{})
+	}
+	return nil
+}
+
+// maybeSnapshot snapshots the state machine once SnapshotEntries entries
+// have been applied since the last snapshot. It runs between applies, on
+// the loop goroutine, so the state cannot change under it.
+func (n *Node) maybeSnapshot() error {
+	applied := n.applied.Load()
+	if applied-n.snapIndex < n.opts.SnapshotEntries {
+		return nil
+	}
+	t := time.Now()
+	data, err := encodeSnapshotData(n.rep, n.sm)
+	if err != nil {
+		return err
+	}
+	if err := n.storage.CreateSnapshot(context.Background(), applied, n.confState, data, n.opts.CatchUpEntries); err != nil {
+		return fmt.Errorf("create snapshot: %w", err)
+	}
+	n.snapIndex = applied
+	n.metrics.snapshotsCreated.Add(1)
+	n.metrics.snapshotSaveLatency.observe(time.Since(t))
+	return nil
+}
+
+// discardLogger silences etcd raft's logging.
+type discardLogger struct{}
+
+func (discardLogger) Debug(...any)            {}
+func (discardLogger) Debugf(string, ...any)   {}
+func (discardLogger) Error(...any)            {}
+func (discardLogger) Errorf(string, ...any)   {}
+func (discardLogger) Info(...any)             {}
+func (discardLogger) Infof(string, ...any)    {}
+func (discardLogger) Warning(...any)          {}
+func (discardLogger) Warningf(string, ...any) {}
+func (discardLogger) Fatal(v ...any)          { panic(fmt.Sprint(v...)) }
+func (discardLogger) Fatalf(f string, v ...any) {
+	panic(fmt.Sprintf(f, v...))
+}
+func (discardLogger) Panic(v ...any)            { panic(fmt.Sprint(v...)) }
+func (discardLogger) Panicf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }

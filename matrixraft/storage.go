@@ -1,0 +1,389 @@
+package matrixraft
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
+)
+
+// StorageOptions configures a Storage.
+type StorageOptions struct {
+	// WAL configures the log under <dir>/log. The default is a durable log
+	// (wal.SyncAlways) with the wal package's defaults.
+	WAL wal.Options
+	// Group is the raft group whose records this storage reads and writes.
+	// Default: 1.
+	Group uint64
+	// MaxRecordBytes bounds the entries written in one log record; a longer
+	// run is split over several records of one atomic batch. Default: 4 MiB.
+	MaxRecordBytes int
+}
+
+func (o StorageOptions) withDefaults() StorageOptions {
+	if o.Group == 0 {
+		o.Group = 1
+	}
+	if o.MaxRecordBytes == 0 {
+		o.MaxRecordBytes = 4 << 20
+	}
+	return o
+}
+
+// Validate reports whether the options (after defaults) are usable.
+func (o StorageOptions) Validate() error {
+	if o.MaxRecordBytes < 0 {
+		return fmt.Errorf("%w: negative MaxRecordBytes", ErrInvalidOptions)
+	}
+	return nil
+}
+
+// span remembers the highest entry index written in one log record.
+type span struct{ walIndex, lastEntry uint64 }
+
+// Storage is raft's log storage made durable on a wal.Log: entries, the
+// HardState and snapshots. It implements raft.Storage from an in-memory
+// cache that Open rebuilds from the newest durable snapshot plus the log.
+//
+// Writes go through Save (one Ready) and CreateSnapshot; they are made by
+// one goroutine at a time (the node's loop). The raft.Storage methods are
+// safe to call concurrently with them.
+type Storage struct {
+	opts    StorageOptions
+	dir     string
+	snapDir string
+	log     *wal.Log
+	mem     *raft.MemoryStorage
+
+	mu        sync.Mutex // guards the fields below
+	hs        hardState
+	spans     []span
+	snapIndex uint64 // newest durable snapshot
+	snapTerm  uint64
+	markerWAL uint64 // log index of that snapshot's record
+	fsyncs    uint64
+}
+
+var _ raft.Storage = (*Storage)(nil)
+
+// OpenStorage opens (or creates) the storage in dir and recovers it: the
+// newest snapshot whose record is in the log, then every entry after it,
+// with conflicting suffixes truncated exactly as they were at run time.
+func OpenStorage(dir string, opts StorageOptions) (*Storage, error) {
+	opts = opts.withDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Storage{opts: opts, dir: dir, snapDir: filepath.Join(dir, "snap"), mem: raft.NewMemoryStorage()}
+	if err := os.MkdirAll(s.snapDir, 0o755); err != nil {
+		return nil, err
+	}
+	l, err := wal.Open(filepath.Join(dir, "log"), opts.WAL)
+	if err != nil {
+		return nil, err
+	}
+	s.log = l
+	if err := s.recover(); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Storage) recover() error {
+	var (
+		ents     []*pb.Entry
+		base     uint64 // entries at or below are covered by an installed snapshot
+		snapIdx  uint64
+		snapTerm uint64
+		marker   uint64
+	)
+	it := s.log.Iterator(s.log.FirstIndex())
+	defer it.Close()
+	for it.Next() {
+		rec, err := decodeRecord(it.Value())
+		if err != nil {
+			return fmt.Errorf("log record %d: %w", it.Index(), err)
+		}
+		if rec.group != s.opts.Group {
+			continue
+		}
+		if rec.hasHS {
+			s.hs = rec.hs
+		}
+		switch rec.kind {
+		case recSnapshot:
+			if rec.installed {
+				ents, base, s.spans = nil, rec.snapIndex, nil
+			}
+			if rec.snapIndex >= snapIdx {
+				snapIdx, snapTerm, marker = rec.snapIndex, rec.snapTerm, it.Index()
+			}
+		case recState:
+			in := rec.entries
+			for len(in) > 0 && in[0].GetIndex() <= base {
+				in = in[1:]
+			}
+			if len(in) == 0 {
+				continue
+			}
+			first := in[0].GetIndex()
+			if len(ents) > 0 {
+				off := ents[0].GetIndex()
+				switch {
+				case first < off:
+					ents = nil
+				case first > ents[len(ents)-1].GetIndex()+1:
+					return fmt.Errorf("%w: log record %d starts at entry %d after entry %d", ErrCorrupt, it.Index(), first, ents[len(ents)-1].GetIndex())
+				default:
+					ents = ents[:first-off]
+				}
+			}
+			ents = append(ents, in...)
+			s.spans = append(s.spans, span{it.Index(), in[len(in)-1].GetIndex()})
+		}
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	if snapIdx > 0 {
+		snap, err := readSnapshotFile(s.snapDir, snapIdx, snapTerm)
+		if err != nil {
+			return err
+		}
+		if err := s.mem.ApplySnapshot(snap); err != nil {
+			return err
+		}
+		s.snapIndex, s.snapTerm, s.markerWAL = snapIdx, snapTerm, marker
+	}
+	for len(ents) > 0 && ents[0].GetIndex() <= snapIdx {
+		ents = ents[1:]
+	}
+	if len(ents) > 0 && ents[0].GetIndex() != snapIdx+1 {
+		return fmt.Errorf("%w: log resumes at entry %d but the snapshot ends at %d", ErrCorrupt, ents[0].GetIndex(), snapIdx)
+	}
+	if err := s.mem.Append(ents); err != nil {
+		return err
+	}
+	if last, _ := s.mem.LastIndex(); s.hs.commit > last {
+		// A commit index is only a hint; never point past the durable log.
+		s.hs.commit = last
+	}
+	if !s.hs.empty() {
+		return s.mem.SetHardState(s.hs.proto())
+	}
+	return nil
+}
+
+// InitialState implements raft.Storage.
+func (s *Storage) InitialState() (*pb.HardState, *pb.ConfState, error) {
+	return s.mem.InitialState()
+}
+
+// Entries implements raft.Storage.
+func (s *Storage) Entries(lo, hi, maxSize uint64) ([]*pb.Entry, error) {
+	return s.mem.Entries(lo, hi, maxSize)
+}
+
+// Term implements raft.Storage.
+func (s *Storage) Term(i uint64) (uint64, error) { return s.mem.Term(i) }
+
+// LastIndex implements raft.Storage.
+func (s *Storage) LastIndex() (uint64, error) { return s.mem.LastIndex() }
+
+// FirstIndex implements raft.Storage.
+func (s *Storage) FirstIndex() (uint64, error) { return s.mem.FirstIndex() }
+
+// Snapshot implements raft.Storage.
+func (s *Storage) Snapshot() (*pb.Snapshot, error) { return s.mem.Snapshot() }
+
+// HardState returns the last HardState saved.
+func (s *Storage) HardState() *pb.HardState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hs.proto()
+}
+
+// SnapshotIndex returns the index of the newest durable snapshot.
+func (s *Storage) SnapshotIndex() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snapIndex
+}
+
+// Fsyncs returns how many log writes this storage has waited for.
+func (s *Storage) Fsyncs() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fsyncs
+}
+
+// Save persists one Ready in the order raft requires: a snapshot's file
+// first (fsynced and renamed into place), then in one log batch the
+// snapshot's record, the entries and the HardState, fsynced; only then is
+// the in-memory view updated, so raft never sees a state that is not
+// durable. When mustSync is false and there are no entries and no snapshot,
+// the HardState (a commit index change) is kept in memory and written with
+// the next record.
+func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, snap *pb.Snapshot, mustSync bool) error {
+	hasSnap := snap != nil && !raft.IsEmptySnap(snap)
+	s.mu.Lock()
+	if hs != nil && !raft.IsEmptyHardState(hs) {
+		s.hs = hsFrom(hs)
+	}
+	cur := s.hs
+	s.mu.Unlock()
+	if !hasSnap && len(ents) == 0 && !mustSync {
+		if hs != nil && !raft.IsEmptyHardState(hs) {
+			return s.mem.SetHardState(hs)
+		}
+		return nil
+	}
+	if hasSnap {
+		if err := writeSnapshotFile(s.snapDir, snap); err != nil {
+			return err
+		}
+	}
+	recs, err := s.encodeSave(cur, ents, snap, hasSnap)
+	if err != nil {
+		return err
+	}
+	first, err := s.log.AppendBatch(ctx, recs)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.fsyncs++
+	w := first
+	if hasSnap {
+		s.snapIndex, s.snapTerm, s.markerWAL = snap.GetMetadata().GetIndex(), snap.GetMetadata().GetTerm(), w
+		s.spans = s.spans[:0]
+		w++
+	}
+	for i := w; i < first+uint64(len(recs)); i++ {
+		if len(ents) > 0 {
+			s.spans = append(s.spans, span{i, ents[len(ents)-1].GetIndex()})
+		}
+	}
+	s.mu.Unlock()
+	if hasSnap {
+		if err := s.mem.ApplySnapshot(snap); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+			return err
+		}
+	}
+	if err := s.mem.Append(ents); err != nil {
+		return err
+	}
+	if !cur.empty() {
+		if err := s.mem.SetHardState(cur.proto()); err != nil {
+			return err
+		}
+	}
+	if hasSnap {
+		return s.compactLog(ctx)
+	}
+	return nil
+}
+
+func (s *Storage) encodeSave(cur hardState, ents []*pb.Entry, snap *pb.Snapshot, hasSnap bool) ([][]byte, error) {
+	var recs [][]byte
+	if hasSnap {
+		m := snap.GetMetadata()
+		recs = append(recs, encodeSnapshotMarker(nil, s.opts.Group, true, m.GetIndex(), m.GetTerm(), cur))
+	}
+	// Split long runs; only the last record carries the HardState, so a
+	// torn batch never leaves a commit index past the entries it covers.
+	for start := 0; start < len(ents) || len(recs) == 0 || start == 0; {
+		end, size := start, 0
+		for end < len(ents) && (end == start || size+proto.Size(ents[end]) <= s.opts.MaxRecordBytes) {
+			size += proto.Size(ents[end])
+			end++
+		}
+		var hsp *hardState
+		if end == len(ents) {
+			hsp = &cur
+		}
+		rec, err := encodeState(nil, s.opts.Group, hsp, ents[start:end])
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+		if end == len(ents) {
+			break
+		}
+		start = end
+	}
+	return recs, nil
+}
+
+// CreateSnapshot makes a snapshot of the applied state at index durable:
+// its file, then its log record (fsynced). It then compacts the in-memory
+// log, keeping keep entries before index for slow followers, and drops
+// log segments that the snapshot covers. The compaction fence: a log record
+// is dropped only once every entry it holds is at or below a durable
+// snapshot's index.
+func (s *Storage) CreateSnapshot(ctx context.Context, index uint64, cs *pb.ConfState, data []byte, keep uint64) error {
+	term, err := s.mem.Term(index)
+	if err != nil {
+		return err
+	}
+	snap := &pb.Snapshot{
+		Metadata: &pb.SnapshotMetadata{Index: new(index), Term: new(term), ConfState: proto.Clone(cs).(*pb.ConfState)},
+		Data:     data,
+	}
+	if err := writeSnapshotFile(s.snapDir, snap); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	cur := s.hs
+	s.mu.Unlock()
+	w, err := s.log.Append(ctx, encodeSnapshotMarker(nil, s.opts.Group, false, index, term, cur))
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.fsyncs++
+	s.snapIndex, s.snapTerm, s.markerWAL = index, term, w
+	s.mu.Unlock()
+	if _, err := s.mem.CreateSnapshot(index, cs, data); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+		return err
+	}
+	if index > keep {
+		if err := s.mem.Compact(index - keep); err != nil && !errors.Is(err, raft.ErrCompacted) {
+			return err
+		}
+	}
+	return s.compactLog(ctx)
+}
+
+// compactLog drops log segments behind the fence and snapshot files older
+// than the newest durable one.
+func (s *Storage) compactLog(ctx context.Context) error {
+	s.mu.Lock()
+	fence := s.markerWAL
+	i := 0
+	for i < len(s.spans) && s.spans[i].lastEntry <= s.snapIndex {
+		i++
+	}
+	if i < len(s.spans) {
+		fence = min(fence, s.spans[i].walIndex)
+	}
+	s.spans = append(s.spans[:0], s.spans[i:]...)
+	keep := s.snapIndex
+	s.mu.Unlock()
+	if err := s.log.TruncateFront(ctx, fence); err != nil {
+		return err
+	}
+	return removeOldSnapshots(s.snapDir, keep)
+}
+
+// Close closes the log.
+func (s *Storage) Close() error { return s.log.Close() }
