@@ -28,6 +28,8 @@
 // other module of this repository.
 //
 // The engine is being built in the order of docs/ARCHITECTURE.md's engine
-// design. Landed so far: internal/keyindex, the resident index (about 18 to
-// 22 bytes a key at any key count).
+// design. Landed so far: package command (the log's command record),
+// internal/keyindex (the resident index, about 18 to 22 bytes a key at any
+// key count) and internal/shard (one shard's log, index and apply for
+// strings, with replay on open and a SIGKILL crash test).
 package temporalstore

@@ -1,7 +1,17 @@
 module github.com/temporalstore/temporalstore-go/temporalstore
 
-go 1.25.0
+go 1.26.0
 
-require github.com/stretchr/testify v1.12.1
+require (
+	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/stretchr/testify v1.12.1
+	github.com/temporalstore/temporalstore-go/matrixraft v0.0.0
+)
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/klauspost/compress v1.20.4 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)
+
+replace github.com/temporalstore/temporalstore-go/matrixraft => ../matrixraft

@@ -1,0 +1,20 @@
+// Package shard is one shard of the engine: its log, its resident index and
+// the state machine that applies the log to the index.
+//
+// The log is the value store. A write is a command record (package command)
+// appended to the shard's matrixraft/wal log; once the log has made it
+// durable (or written it, in async mode) the shard applies it, which points
+// the key's index entry at the record, and only then acknowledges it. A read
+// finds the key's entry, reads the record it points at (the key is not held
+// in memory, so the record's key is compared with the one asked for) and
+// returns the value's bytes from it. Open rebuilds the index by replaying
+// the log, judging expiry by each record's own time.
+//
+// This is the first slice of the engine core: strings (Set, Get, Delete)
+// with expiry. Checkpoints, the cache between index and log, compaction
+// and the other models build on it (docs/ARCHITECTURE.md).
+//
+// A Shard is safe for concurrent use: writes are serialised by the shard's
+// lock around append-and-apply (the log batches concurrent appenders into
+// one write and fsync while they wait), reads share a read lock.
+package shard

@@ -1,0 +1,248 @@
+package shard
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
+)
+
+// Ops of the records this package writes. Stable: they are stored.
+const (
+	OpSet    command.Op = 1
+	OpDelete command.Op = 2
+)
+
+// Errors.
+var (
+	// ErrClosed is returned by calls on a closed shard.
+	ErrClosed = errors.New("shard: closed")
+	// ErrEmptyKey is returned for an empty key.
+	ErrEmptyKey = errors.New("shard: empty key")
+)
+
+// Options configures a shard.
+type Options struct {
+	// Durable acknowledges a write once the log has fsynced it; otherwise
+	// once it reached the operating system, with a sync every SyncInterval.
+	// Default: false (the zero value); the engine sets it per table.
+	Durable bool
+	// SyncInterval is the async mode's sync period. Default: 10 ms.
+	SyncInterval time.Duration
+	// SegmentSize is the log's segment size. Default: the wal default.
+	SegmentSize int64
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+}
+
+// Shard is one shard's log, index and state.
+type Shard struct {
+	opts Options
+	log  *wal.Log
+
+	mu     sync.RWMutex
+	index  *keyindex.Index
+	closed bool
+	// scratch is the write path's record buffer (under mu).
+	scratch []byte
+}
+
+// Entry metadata: the kind of record in the low bits, and the position of
+// the command inside a batch record above them.
+const (
+	metaString   = 1
+	metaPosShift = 8
+)
+
+// Open opens (creating if needed) the shard in dir and replays its log.
+func Open(dir string, opts Options) (*Shard, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	wo := wal.Options{SegmentSize: opts.SegmentSize, Sync: wal.SyncInterval, SyncInterval: opts.SyncInterval}
+	if opts.Durable {
+		wo.Sync = wal.SyncAlways
+	}
+	l, err := wal.Open(dir, wo)
+	if err != nil {
+		return nil, fmt.Errorf("shard: open log: %w", err)
+	}
+	s := &Shard{opts: opts, log: l, index: keyindex.New(0)}
+	if err := s.replay(); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func hashKey(key []byte) uint64 { return xxhash.Sum64(key) }
+
+// replay applies every record of the log in order.
+func (s *Shard) replay() error {
+	it := s.log.Iterator(s.log.FirstIndex())
+	defer it.Close()
+	for it.Next() {
+		cmds, err := command.Decode(it.Value())
+		if err != nil {
+			return fmt.Errorf("shard: record %d: %w", it.Index(), err)
+		}
+		s.applyLocked(it.Index(), cmds)
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("shard: replay: %w", err)
+	}
+	return nil
+}
+
+// applyLocked applies the commands of the record at index.
+func (s *Shard) applyLocked(index uint64, cmds []command.Decoded) {
+	for pos, c := range cmds {
+		h := hashKey(c.Key)
+		match := s.matcher(c.Key)
+		switch c.Op {
+		case OpSet:
+			s.index.Put(h, keyindex.Entry{Addr: index, Meta: metaString | uint32(pos)<<metaPosShift}, match)
+		case OpDelete:
+			s.index.Delete(h, match)
+		}
+	}
+}
+
+// matcher returns the function that tells whether an index entry is key's,
+// by reading the record it points at.
+func (s *Shard) matcher(key []byte) func(keyindex.Entry) bool {
+	return func(e keyindex.Entry) bool {
+		c, err := s.commandAt(e)
+		return err == nil && bytes.Equal(c.Key, key)
+	}
+}
+
+// commandAt reads the command an entry points at.
+func (s *Shard) commandAt(e keyindex.Entry) (command.Decoded, error) {
+	rec, err := s.log.Read(e.Addr)
+	if err != nil {
+		return command.Decoded{}, err
+	}
+	cmds, err := command.Decode(rec)
+	if err != nil {
+		return command.Decoded{}, err
+	}
+	pos := int(e.Meta >> metaPosShift)
+	if pos >= len(cmds) {
+		return command.Decoded{}, fmt.Errorf("shard: record %d has no command %d", e.Addr, pos)
+	}
+	return cmds[pos], nil
+}
+
+// Set stores value under key, expiring at expiry (zero: never). It returns
+// once the write is durable (or written, in async mode) and applied.
+func (s *Shard) Set(ctx context.Context, key, value []byte, expiry time.Time) error {
+	if len(key) == 0 {
+		return ErrEmptyKey
+	}
+	c := command.Command{Op: OpSet, Time: s.opts.Now().UnixMilli(), Key: key, Args: [][]byte{value}}
+	if !expiry.IsZero() {
+		c.Expiry = expiry.UnixMilli()
+	}
+	return s.write(ctx, []command.Command{c})
+}
+
+// Delete removes key. It reports no error when key is absent.
+func (s *Shard) Delete(ctx context.Context, key []byte) error {
+	if len(key) == 0 {
+		return ErrEmptyKey
+	}
+	return s.write(ctx, []command.Command{{Op: OpDelete, Time: s.opts.Now().UnixMilli(), Key: key}})
+}
+
+// write appends cmds as one record and applies it.
+func (s *Shard) write(ctx context.Context, cmds []command.Command) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if len(cmds) == 1 {
+		s.scratch = command.Append(s.scratch[:0], &cmds[0])
+	} else {
+		s.scratch = command.AppendBatch(s.scratch[:0], cmds)
+	}
+	idx, err := s.log.Append(ctx, s.scratch)
+	if err != nil {
+		return fmt.Errorf("shard: append: %w", err)
+	}
+	dec, err := command.Decode(s.scratch)
+	if err != nil {
+		return err
+	}
+	s.applyLocked(idx, dec)
+	return nil
+}
+
+// Get returns key's value, or false when it is absent or expired.
+func (s *Shard) Get(key []byte) ([]byte, bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, false, ErrClosed
+	}
+	var found command.Decoded
+	var readErr error
+	_, ok := s.index.Get(hashKey(key), func(e keyindex.Entry) bool {
+		c, err := s.commandAt(e)
+		if err != nil {
+			readErr = err
+			return false
+		}
+		if !bytes.Equal(c.Key, key) {
+			return false
+		}
+		found = c
+		return true
+	})
+	if readErr != nil && !ok {
+		return nil, false, readErr
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	if found.Expiry != 0 && found.Expiry <= s.opts.Now().UnixMilli() {
+		return nil, false, nil
+	}
+	return found.Args[0], true, nil
+}
+
+// Len is the number of keys the index holds (expired ones included until
+// they are removed).
+func (s *Shard) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.index.Len()
+}
+
+// IndexBytes is the resident index's memory.
+func (s *Shard) IndexBytes() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.index.Bytes()
+}
+
+// Close syncs and closes the log.
+func (s *Shard) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.log.Sync(context.Background())
+	return errors.Join(err, s.log.Close())
+}

@@ -1,0 +1,196 @@
+package shard
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func open(t *testing.T, dir string, clk *fakeClock, durable bool) *Shard {
+	t.Helper()
+	s, err := Open(dir, Options{Durable: durable, Now: clk.now, SegmentSize: 1 << 20})
+	require.NoError(t, err)
+	return s
+}
+
+// The shard agrees with a map under random sets, overwrites and deletes,
+// and again after every reopen (the index rebuilt by replaying the log).
+func TestShardMatchesAMapAcrossReopens(t *testing.T) {
+	dir := t.TempDir()
+	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	s := open(t, dir, clk, false)
+	ctx := t.Context()
+	model := map[string]string{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	check := func() {
+		t.Helper()
+		require.Equal(t, len(model), s.Len())
+		for k, v := range model {
+			got, ok, err := s.Get([]byte(k))
+			require.NoError(t, err)
+			require.True(t, ok, "key %q", k)
+			require.Equal(t, v, string(got))
+		}
+	}
+	for step := range 3000 {
+		k := fmt.Sprintf("key-%d", rng.IntN(300))
+		switch rng.IntN(4) {
+		case 0:
+			require.NoError(t, s.Delete(ctx, []byte(k)))
+			delete(model, k)
+		default:
+			v := strings.Repeat(strconv.Itoa(step), 1+rng.IntN(40))
+			require.NoError(t, s.Set(ctx, []byte(k), []byte(v), time.Time{}))
+			model[k] = v
+		}
+		if step%1000 == 999 {
+			check()
+			require.NoError(t, s.Close())
+			s = open(t, dir, clk, false)
+			check()
+		}
+	}
+	require.NoError(t, s.Close())
+}
+
+// An expired key is not served, before or after a reopen; a key live when
+// written stays in the index through replay and is judged at read time.
+func TestExpiryIsJudgedAtReadTime(t *testing.T) {
+	dir := t.TempDir()
+	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	s := open(t, dir, clk, true)
+	ctx := t.Context()
+	require.NoError(t, s.Set(ctx, []byte("short"), []byte("s"), clk.now().Add(time.Minute)))
+	require.NoError(t, s.Set(ctx, []byte("long"), []byte("l"), clk.now().Add(time.Hour)))
+	_, ok, err := s.Get([]byte("short"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	clk.advance(2 * time.Minute)
+	_, ok, _ = s.Get([]byte("short"))
+	require.False(t, ok)
+	require.NoError(t, s.Close())
+	s = open(t, dir, clk, true)
+	defer s.Close()
+	_, ok, _ = s.Get([]byte("short"))
+	require.False(t, ok)
+	v, ok, _ := s.Get([]byte("long"))
+	require.True(t, ok)
+	require.Equal(t, "l", string(v))
+}
+
+// Bad input changes nothing; a closed shard refuses calls.
+func TestBadInputAndClose(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	s := open(t, t.TempDir(), clk, true)
+	require.ErrorIs(t, s.Set(t.Context(), nil, []byte("v"), time.Time{}), ErrEmptyKey)
+	require.ErrorIs(t, s.Delete(t.Context(), []byte{}), ErrEmptyKey)
+	require.Zero(t, s.Len())
+	require.NoError(t, s.Close())
+	require.ErrorIs(t, s.Set(t.Context(), []byte("k"), []byte("v"), time.Time{}), ErrClosed)
+	_, _, err := s.Get([]byte("k"))
+	require.ErrorIs(t, err, ErrClosed)
+}
+
+const crashChildEnv = "SHARD_CRASH_CHILD_DIR"
+
+// TestMain lets the test binary act as the crash test's child.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(crashChildEnv); dir != "" {
+		crashChild(dir)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// crashChild writes keys in a durable shard and prints each acknowledged
+// write, until killed.
+func crashChild(dir string) {
+	s, err := Open(dir, Options{Durable: true, SegmentSize: 1 << 20})
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(2)
+	}
+	w := bufio.NewWriter(os.Stdout)
+	for i := 0; ; i++ {
+		k := fmt.Sprintf("k%d", i%500)
+		v := fmt.Sprintf("v%d-%s", i, strings.Repeat("x", i%300))
+		if err := s.Set(context.Background(), []byte(k), []byte(v), time.Time{}); err != nil {
+			fmt.Println("set:", err)
+			os.Exit(2)
+		}
+		fmt.Fprintf(w, "%s %s\n", k, v)
+		w.Flush()
+	}
+}
+
+// A durable shard killed with SIGKILL at random moments keeps every
+// acknowledged write: after reopening, each key holds its last acknowledged
+// value or a later one that was written but not yet acknowledged.
+func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test")
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 12 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		acked := map[string]string{}
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		target := 50 + rng.IntN(400)
+		for n := 0; n < target && sc.Scan(); n++ {
+			k, v, _ := strings.Cut(sc.Text(), " ")
+			acked[k] = v
+		}
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		for sc.Scan() {
+			k, v, _ := strings.Cut(sc.Text(), " ")
+			acked[k] = v
+		}
+		_ = cmd.Wait()
+		s, err := Open(dir, Options{Durable: true, SegmentSize: 1 << 20})
+		require.NoError(t, err, "round %d", round)
+		for k, v := range acked {
+			got, ok, err := s.Get([]byte(k))
+			require.NoError(t, err)
+			require.True(t, ok, "round %d key %s", round, k)
+			// The write after the last acknowledged one may have landed.
+			want, _ := strconv.Atoi(strings.TrimPrefix(strings.SplitN(v, "-", 2)[0], "v"))
+			gotN, _ := strconv.Atoi(strings.TrimPrefix(strings.SplitN(string(got), "-", 2)[0], "v"))
+			require.GreaterOrEqual(t, gotN, want, "round %d key %s: %s older than acknowledged %s", round, k, got, v)
+		}
+		require.NoError(t, s.Close())
+	}
+}
