@@ -246,3 +246,6 @@ func (s *Shard) Close() error {
 	err := s.log.Sync(context.Background())
 	return errors.Join(err, s.log.Close())
 }
+
+// LogStats returns the shard's log statistics (bytes written, fsyncs).
+func (s *Shard) LogStats() wal.Stats { return s.log.Stats() }
