@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,13 +52,17 @@ func BenchmarkSetDurable(b *testing.B) {
 			defer s.Close()
 			v := make([]byte, size)
 			b.SetBytes(int64(size))
-			i := 0
-			for b.Loop() {
-				if err := s.Set(b.Context(), fmt.Appendf(nil, "key-%012d", i%100000), v, time.Time{}); err != nil {
-					b.Fatal(err)
+			b.SetParallelism(32) // 64 writers on 2 cores, as the engine benchmark runs
+			var n atomic.Int64
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := n.Add(1)
+					if err := s.Set(b.Context(), fmt.Appendf(nil, "key-%012d", i%100000), v, time.Time{}); err != nil {
+						b.Error(err)
+						return
+					}
 				}
-				i++
-			}
+			})
 			st := s.LogStats()
 			b.ReportMetric(st.RecordsPerFsync, "records/fsync")
 		})

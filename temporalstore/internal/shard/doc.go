@@ -14,7 +14,8 @@
 // with expiry. Checkpoints, the cache between index and log, compaction
 // and the other models build on it (docs/ARCHITECTURE.md).
 //
-// A Shard is safe for concurrent use: writes are serialised by the shard's
-// lock around append-and-apply (the log batches concurrent appenders into
-// one write and fsync while they wait), reads share a read lock.
+// A Shard is safe for concurrent use. Writers append without the shard's
+// lock, so the log batches concurrent appenders into one write and one
+// fsync, and then apply their records in log order under the lock; reads
+// share a read lock.
 package shard

@@ -51,8 +51,10 @@ type Shard struct {
 	mu     sync.RWMutex
 	index  *keyindex.Index
 	closed bool
-	// scratch is the write path's record buffer (under mu).
-	scratch []byte
+	// applied is the index of the last record applied; turn (on mu)
+	// wakes writers waiting to apply theirs in log order.
+	applied uint64
+	turn    *sync.Cond
 }
 
 // Entry metadata: the kind of record in the low bits, and the position of
@@ -76,10 +78,12 @@ func Open(dir string, opts Options) (*Shard, error) {
 		return nil, fmt.Errorf("shard: open log: %w", err)
 	}
 	s := &Shard{opts: opts, log: l, index: keyindex.New(0)}
+	s.turn = sync.NewCond(&s.mu)
 	if err := s.replay(); err != nil {
 		l.Close()
 		return nil, err
 	}
+	s.applied = l.LastIndex()
 	return s, nil
 }
 
@@ -163,27 +167,42 @@ func (s *Shard) Delete(ctx context.Context, key []byte) error {
 	return s.write(ctx, []command.Command{{Op: OpDelete, Time: s.opts.Now().UnixMilli(), Key: key}})
 }
 
-// write appends cmds as one record and applies it.
+// write appends cmds as one record and applies it. The append runs
+// outside the shard's lock, so that the log batches concurrent writers into
+// one write and one fsync; records are then applied in log order, each
+// writer waiting for the records before its own.
 func (s *Shard) write(ctx context.Context, cmds []command.Command) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
+	var rec []byte
 	if len(cmds) == 1 {
-		s.scratch = command.Append(s.scratch[:0], &cmds[0])
+		rec = command.Append(nil, &cmds[0])
 	} else {
-		s.scratch = command.AppendBatch(s.scratch[:0], cmds)
+		rec = command.AppendBatch(nil, cmds)
 	}
-	idx, err := s.log.Append(ctx, s.scratch)
-	if err != nil {
-		return fmt.Errorf("shard: append: %w", err)
-	}
-	dec, err := command.Decode(s.scratch)
+	dec, err := command.Decode(rec)
 	if err != nil {
 		return err
 	}
+	s.mu.RLock()
+	closed := s.closed
+	s.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	idx, err := s.log.Append(ctx, rec)
+	if err != nil {
+		if errors.Is(err, wal.ErrClosed) {
+			return ErrClosed
+		}
+		return fmt.Errorf("shard: append: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.applied+1 != idx {
+		s.turn.Wait()
+	}
 	s.applyLocked(idx, dec)
+	s.applied = idx
+	s.turn.Broadcast()
 	return nil
 }
 

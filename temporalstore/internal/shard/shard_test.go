@@ -194,3 +194,42 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 		require.NoError(t, s.Close())
 	}
 }
+
+// Concurrent writers share fsyncs, and the index applies their records in
+// log order: what a key holds before a reopen is what replay rebuilds.
+func TestConcurrentWritersShareFsyncsAndApplyInLogOrder(t *testing.T) {
+	dir := t.TempDir()
+	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	s := open(t, dir, clk, true)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				k := fmt.Sprintf("shared-%d", i%5)
+				require.NoError(t, s.Set(ctx, []byte(k), fmt.Appendf(nil, "g%d-%d", g, i), time.Time{}))
+			}
+		})
+	}
+	wg.Wait()
+	st := s.LogStats()
+	require.Equal(t, uint64(800), st.Records)
+	require.Less(t, st.Fsyncs, uint64(800), "concurrent durable writes share fsyncs")
+	before := map[string]string{}
+	for i := range 5 {
+		k := fmt.Sprintf("shared-%d", i)
+		v, ok, err := s.Get([]byte(k))
+		require.NoError(t, err)
+		require.True(t, ok)
+		before[k] = string(v)
+	}
+	require.NoError(t, s.Close())
+	s = open(t, dir, clk, true)
+	defer s.Close()
+	for k, v := range before {
+		got, ok, err := s.Get([]byte(k))
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, v, string(got), "key %s", k)
+	}
+}
