@@ -10,9 +10,18 @@
 // returns the value's bytes from it. Open rebuilds the index by replaying
 // the log, judging expiry by each record's own time.
 //
+// Checkpoint writes an image of the index (stamped with the shard's id and
+// routing range, CRC32C-checked, written to a temporary file, fsynced,
+// renamed, the directory fsynced); Open starts from the newest image that
+// checks out and replays the log after it. A damaged image is skipped for
+// an older one or the whole log (the log is never truncated yet, since it
+// holds the values); an image of an unknown format or another stamp fails
+// the open.
+//
 // This is the first slice of the engine core: strings (Set, Get, Delete)
-// with expiry. Checkpoints, the cache between index and log, compaction
-// and the other models build on it (docs/ARCHITECTURE.md).
+// with expiry. The cache between index and log, compaction (after which a
+// damaged image can no longer fall back to the whole log) and the other
+// models build on it (docs/ARCHITECTURE.md).
 //
 // A Shard is safe for concurrent use. Writers append without the shard's
 // lock, so the log batches concurrent appenders into one write and one

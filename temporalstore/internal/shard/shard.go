@@ -41,12 +41,20 @@ type Options struct {
 	SegmentSize int64
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
+	// Stamp is the shard's id and routing range, written into its
+	// checkpoints; Open refuses a checkpoint stamped otherwise. Default:
+	// shard 0, range 0..0.
+	Stamp Stamp
 }
 
 // Shard is one shard's log, index and state.
 type Shard struct {
 	opts Options
+	dir  string
 	log  *wal.Log
+	// damagedImages counts checkpoints Open skipped as damaged, and
+	// replayed the log records it applied.
+	damagedImages, replayed int
 
 	mu     sync.RWMutex
 	index  *keyindex.Index
@@ -77,9 +85,18 @@ func Open(dir string, opts Options) (*Shard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shard: open log: %w", err)
 	}
-	s := &Shard{opts: opts, log: l, index: keyindex.New(0)}
+	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0)}
 	s.turn = sync.NewCond(&s.mu)
-	if err := s.replay(); err != nil {
+	x, applied, err := s.loadImage()
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	from := l.FirstIndex()
+	if x != nil {
+		s.index, from = x, applied+1
+	}
+	if err := s.replay(from); err != nil {
 		l.Close()
 		return nil, err
 	}
@@ -89,9 +106,9 @@ func Open(dir string, opts Options) (*Shard, error) {
 
 func hashKey(key []byte) uint64 { return xxhash.Sum64(key) }
 
-// replay applies every record of the log in order.
-func (s *Shard) replay() error {
-	it := s.log.Iterator(s.log.FirstIndex())
+// replay applies the log's records from index from on, in order.
+func (s *Shard) replay(from uint64) error {
+	it := s.log.Iterator(from)
 	defer it.Close()
 	for it.Next() {
 		cmds, err := command.Decode(it.Value())
@@ -99,6 +116,7 @@ func (s *Shard) replay() error {
 			return fmt.Errorf("shard: record %d: %w", it.Index(), err)
 		}
 		s.applyLocked(it.Index(), cmds)
+		s.replayed++
 	}
 	if err := it.Err(); err != nil {
 		return fmt.Errorf("shard: replay: %w", err)

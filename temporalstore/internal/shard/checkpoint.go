@@ -1,0 +1,221 @@
+package shard
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
+)
+
+// A checkpoint is an image of the shard's index at an applied log index,
+// in a file checkpoint-<applied>.img:
+//
+//	magic "TSSHIMG\x00" | format uint16 | shard id uint32 | range lo, hi uint32
+//	| applied uint64 | index image length uint64 | index image | CRC32C (uint32)
+//
+// all little endian, the CRC over every byte before it. Values are not in
+// it: they stay in the log records the index points at.
+
+const (
+	imageMagic  = "TSSHIMG\x00"
+	imageFormat = 1
+	imageHeader = len(imageMagic) + 2 + 4 + 4 + 4 + 8 + 8
+	// keepImages is how many checkpoints a shard keeps, so that a damaged
+	// newest one leaves an older one to start from.
+	keepImages = 2
+)
+
+// Errors of checkpoints.
+var (
+	// ErrImageFormat is returned by Open for a checkpoint of a format this
+	// build does not read: it refuses to guess.
+	ErrImageFormat = errors.New("shard: checkpoint of an unknown format")
+	// ErrStamp is returned by Open when the shard's checkpoint was written
+	// for another shard id or routing range.
+	ErrStamp = errors.New("shard: checkpoint stamped for another shard or routing range")
+	// errImageDamaged marks a checkpoint that fails its checksum or does not
+	// parse; Open then starts from an older one, or from the whole log.
+	errImageDamaged = errors.New("shard: damaged checkpoint")
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Stamp identifies a shard's place: its id and routing range.
+type Stamp struct {
+	ShardID          uint32
+	RangeLo, RangeHi uint32
+}
+
+// Checkpoint writes an image of the index as applied so far: to a
+// temporary file, fsynced, renamed into place, the directory fsynced. It
+// returns the applied index the image holds. Older images beyond the last
+// keepImages are removed.
+func (s *Shard) Checkpoint(ctx context.Context) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return 0, ErrClosed
+	}
+	applied := s.applied
+	img := s.index.AppendImage(nil)
+	s.mu.RUnlock()
+
+	buf := make([]byte, 0, imageHeader+len(img)+4)
+	buf = append(buf, imageMagic...)
+	buf = binary.LittleEndian.AppendUint16(buf, imageFormat)
+	buf = binary.LittleEndian.AppendUint32(buf, s.opts.Stamp.ShardID)
+	buf = binary.LittleEndian.AppendUint32(buf, s.opts.Stamp.RangeLo)
+	buf = binary.LittleEndian.AppendUint32(buf, s.opts.Stamp.RangeHi)
+	buf = binary.LittleEndian.AppendUint64(buf, applied)
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(img)))
+	buf = append(buf, img...)
+	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
+
+	name := filepath.Join(s.dir, fmt.Sprintf("checkpoint-%020d.img", applied))
+	if err := writeFileSync(name, buf); err != nil {
+		return 0, fmt.Errorf("shard: checkpoint: %w", err)
+	}
+	imgs, err := listImages(s.dir)
+	if err == nil && len(imgs) > keepImages {
+		for _, old := range imgs[:len(imgs)-keepImages] {
+			_ = os.Remove(filepath.Join(s.dir, old.name))
+		}
+	}
+	return applied, nil
+}
+
+// writeFileSync writes b to name atomically and durably.
+func writeFileSync(name string, b []byte) error {
+	tmp := name + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(name))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+type imageFile struct {
+	name    string
+	applied uint64
+}
+
+// listImages returns the shard's checkpoint files, oldest first.
+func listImages(dir string) ([]imageFile, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []imageFile
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, "checkpoint-") || !strings.HasSuffix(n, ".img") {
+			continue
+		}
+		a, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(n, "checkpoint-"), ".img"), 10, 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, imageFile{name: n, applied: a})
+	}
+	slices.SortFunc(out, func(a, b imageFile) int { return cmp.Compare(a.applied, b.applied) })
+	return out, nil
+}
+
+// decodeImage parses a checkpoint file's bytes.
+func decodeImage(b []byte, want Stamp) (*keyindex.Index, uint64, error) {
+	if len(b) < imageHeader+4 || string(b[:len(imageMagic)]) != imageMagic {
+		return nil, 0, fmt.Errorf("%w: not a checkpoint", errImageDamaged)
+	}
+	if crc32.Checksum(b[:len(b)-4], castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return nil, 0, fmt.Errorf("%w: checksum mismatch", errImageDamaged)
+	}
+	p := b[len(imageMagic):]
+	if f := binary.LittleEndian.Uint16(p); f != imageFormat {
+		return nil, 0, fmt.Errorf("%w: format %d (this build reads %d)", ErrImageFormat, f, imageFormat)
+	}
+	got := Stamp{
+		ShardID: binary.LittleEndian.Uint32(p[2:]),
+		RangeLo: binary.LittleEndian.Uint32(p[6:]),
+		RangeHi: binary.LittleEndian.Uint32(p[10:]),
+	}
+	if got != want {
+		return nil, 0, fmt.Errorf("%w: image has shard %d range %d..%d, asked for shard %d range %d..%d",
+			ErrStamp, got.ShardID, got.RangeLo, got.RangeHi, want.ShardID, want.RangeLo, want.RangeHi)
+	}
+	applied := binary.LittleEndian.Uint64(p[14:])
+	n := binary.LittleEndian.Uint64(p[22:])
+	body := b[imageHeader : len(b)-4]
+	if n != uint64(len(body)) {
+		return nil, 0, fmt.Errorf("%w: index image of %d bytes in %d", errImageDamaged, n, len(body))
+	}
+	x, err := keyindex.DecodeImage(body)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", errImageDamaged, err)
+	}
+	return x, applied, nil
+}
+
+// loadImage returns the newest checkpoint that decodes, or a nil index when
+// there is none (the whole log is then replayed). A damaged image is
+// skipped for an older one; an image of an unknown format or another stamp
+// fails the open.
+func (s *Shard) loadImage() (*keyindex.Index, uint64, error) {
+	imgs, err := listImages(s.dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := len(imgs) - 1; i >= 0; i-- {
+		b, err := os.ReadFile(filepath.Join(s.dir, imgs[i].name))
+		if err != nil {
+			return nil, 0, err
+		}
+		x, applied, err := decodeImage(b, s.opts.Stamp)
+		switch {
+		case err == nil:
+			if applied != imgs[i].applied || applied > s.log.LastIndex() {
+				continue // names or outruns the log: not trusted
+			}
+			return x, applied, nil
+		case errors.Is(err, errImageDamaged):
+			s.damagedImages++
+			continue
+		default:
+			return nil, 0, err
+		}
+	}
+	return nil, 0, nil
+}
