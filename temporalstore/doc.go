@@ -20,7 +20,7 @@
 //   - The serving surfaces, as packages: resp (RESP2/RESP3), httpapi (the
 //     HTTP command surface) and client (the Go client).
 //
-// The planned entry points are Open(Options) and Engine.Execute(ctx, cmd).
+// The entry points are Open(ctx, Options) and Engine.Execute(ctx, Command).
 //
 // # Dependencies
 //
@@ -28,8 +28,16 @@
 // other module of this repository.
 //
 // The engine is being built in the order of docs/ARCHITECTURE.md's engine
-// design. Landed so far: package command (the log's command record),
-// internal/keyindex (the resident index, about 18 to 22 bytes a key at any
-// key count) and internal/shard (one shard's log, index and apply for
-// strings, with replay on open and a SIGKILL crash test).
+// design. Landed so far: the Engine (tables of shards in a data directory,
+// a catalog, routing by XXH64, Execute for set, get and delete with TTL),
+// package command (the log's command record), internal/keyindex (the
+// resident index, about 18 to 22 bytes a key at any key count) and
+// internal/shard (one shard's log, index, apply and checkpoints, with
+// replay on open and a SIGKILL crash test).
+//
+// # Concurrency
+//
+// An Engine is safe for concurrent use. Writes to one shard are appended
+// concurrently (the log batches them into one write and one fsync) and
+// applied in log order; reads take a shard's read lock.
 package temporalstore

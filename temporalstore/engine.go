@@ -1,0 +1,300 @@
+package temporalstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
+)
+
+// Errors. Match them with errors.Is.
+var (
+	// ErrClosed is returned by calls on a closed engine.
+	ErrClosed = errors.New("temporalstore: engine closed")
+	// ErrNoTable is returned for a command addressed to a table that does
+	// not exist.
+	ErrNoTable = errors.New("temporalstore: no such table")
+	// ErrTableExists is returned by CreateTable for a name in use.
+	ErrTableExists = errors.New("temporalstore: table exists")
+	// ErrInvalid is returned for a malformed command or option; nothing is
+	// changed.
+	ErrInvalid = errors.New("temporalstore: invalid argument")
+	// ErrUnknownKind is returned for a command kind the engine does not
+	// implement.
+	ErrUnknownKind = errors.New("temporalstore: unknown command kind")
+)
+
+// Defaults.
+const (
+	// DefaultNamespace and DefaultTable address commands that name none.
+	DefaultNamespace = "default"
+	DefaultTable     = "default"
+	// DefaultShards is a new table's shard count.
+	DefaultShards = 4
+	// DefaultRangeHi is the top of a new table's routing range 0..1023.
+	DefaultRangeHi = 1023
+)
+
+// Options configures an Engine.
+type Options struct {
+	// Dir is the data directory. Required.
+	Dir string
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+}
+
+// TableOptions configures a table. The zero value is a durable table with
+// the defaults below.
+type TableOptions struct {
+	// Shards is the number of shards. Default: DefaultShards (4).
+	Shards int `json:"shards"`
+	// Async acknowledges writes once they reach the operating system, with
+	// a sync every 10 ms, instead of after fsync. Default: false (durable).
+	Async bool `json:"async"`
+	// RangeLo and RangeHi bound the routing range of the table's buckets,
+	// recorded in every shard's stamp. Default: 0..DefaultRangeHi.
+	RangeLo uint32 `json:"range_lo"`
+	RangeHi uint32 `json:"range_hi"`
+}
+
+func (o TableOptions) withDefaults() TableOptions {
+	if o.Shards == 0 {
+		o.Shards = DefaultShards
+	}
+	if o.RangeLo == 0 && o.RangeHi == 0 {
+		o.RangeHi = DefaultRangeHi
+	}
+	return o
+}
+
+// Validate reports options a table cannot take.
+func (o TableOptions) Validate() error {
+	switch {
+	case o.Shards < 0 || o.Shards > 4096:
+		return fmt.Errorf("%w: shard count %d (1..4096)", ErrInvalid, o.Shards)
+	case o.RangeLo > o.RangeHi:
+		return fmt.Errorf("%w: routing range %d..%d", ErrInvalid, o.RangeLo, o.RangeHi)
+	}
+	return nil
+}
+
+// Engine is the store: namespaces of tables of shards.
+type Engine struct {
+	opts Options
+
+	mu     sync.RWMutex
+	tables map[tableName]*table
+	closed bool
+}
+
+type tableName struct{ namespace, name string }
+
+type table struct {
+	opts   TableOptions
+	shards []*shard.Shard
+}
+
+// catalogFile lists the tables, so that Open finds them.
+const catalogFile = "catalog.json"
+
+type catalogEntry struct {
+	Namespace string       `json:"namespace"`
+	Table     string       `json:"table"`
+	Options   TableOptions `json:"options"`
+}
+
+// Open opens (creating if needed) the engine in opts.Dir and every table
+// its catalog lists, recovering each shard from its checkpoint and log. A
+// new directory gets the table DefaultNamespace/DefaultTable with default
+// options.
+func Open(ctx context.Context, opts Options) (*Engine, error) {
+	if opts.Dir == "" {
+		return nil, fmt.Errorf("%w: Options.Dir is required", ErrInvalid)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("temporalstore: %w", err)
+	}
+	e := &Engine{opts: opts, tables: map[tableName]*table{}}
+	b, err := os.ReadFile(filepath.Join(opts.Dir, catalogFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("temporalstore: catalog: %w", err)
+	}
+	if err == nil {
+		var cat []catalogEntry
+		if err := json.Unmarshal(b, &cat); err != nil {
+			return nil, fmt.Errorf("temporalstore: catalog: %w", err)
+		}
+		for _, c := range cat {
+			if err := ctx.Err(); err != nil {
+				e.Close()
+				return nil, err
+			}
+			t, err := e.openTable(c.Namespace, c.Table, c.Options)
+			if err != nil {
+				e.Close()
+				return nil, err
+			}
+			e.tables[tableName{c.Namespace, c.Table}] = t
+		}
+	}
+	if len(e.tables) == 0 {
+		// A new data directory gets the default table, so that commands
+		// naming no table work from the start.
+		if err := e.CreateTable(ctx, DefaultNamespace, DefaultTable, TableOptions{}); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+// CreateTable creates namespace/name with opts.
+func (e *Engine) CreateTable(ctx context.Context, namespace, name string, opts TableOptions) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !nameRE.MatchString(namespace) || !nameRE.MatchString(name) {
+		return fmt.Errorf("%w: table name %q/%q", ErrInvalid, namespace, name)
+	}
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	opts = opts.withDefaults()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	key := tableName{namespace, name}
+	if _, ok := e.tables[key]; ok {
+		return fmt.Errorf("%w: %s/%s", ErrTableExists, namespace, name)
+	}
+	t, err := e.openTable(namespace, name, opts)
+	if err != nil {
+		return err
+	}
+	e.tables[key] = t
+	if err := e.saveCatalogLocked(); err != nil {
+		delete(e.tables, key)
+		t.close()
+		return err
+	}
+	return nil
+}
+
+func (e *Engine) openTable(namespace, name string, opts TableOptions) (*table, error) {
+	t := &table{opts: opts}
+	for i := range opts.Shards {
+		dir := filepath.Join(e.opts.Dir, namespace, name, fmt.Sprintf("shard-%04d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.close()
+			return nil, fmt.Errorf("temporalstore: %w", err)
+		}
+		s, err := shard.Open(dir, shard.Options{
+			Durable: !opts.Async,
+			Now:     e.opts.Now,
+			Stamp:   shard.Stamp{ShardID: uint32(i), RangeLo: opts.RangeLo, RangeHi: opts.RangeHi},
+		})
+		if err != nil {
+			t.close()
+			return nil, fmt.Errorf("temporalstore: open %s/%s shard %d: %w", namespace, name, i, err)
+		}
+		t.shards = append(t.shards, s)
+	}
+	return t, nil
+}
+
+func (t *table) close() error {
+	var err error
+	for _, s := range t.shards {
+		err = errors.Join(err, s.Close())
+	}
+	return err
+}
+
+// saveCatalogLocked writes the catalog atomically and durably.
+func (e *Engine) saveCatalogLocked() error {
+	cat := make([]catalogEntry, 0, len(e.tables))
+	for k, t := range e.tables {
+		cat = append(cat, catalogEntry{Namespace: k.namespace, Table: k.name, Options: t.opts})
+	}
+	b, err := json.MarshalIndent(cat, "", "  ")
+	if err != nil {
+		return err
+	}
+	name := filepath.Join(e.opts.Dir, catalogFile)
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("temporalstore: catalog: %w", err)
+	}
+	f, err := os.Open(tmp)
+	if err == nil {
+		err = errors.Join(f.Sync(), f.Close())
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err == nil {
+		var d *os.File
+		if d, err = os.Open(e.opts.Dir); err == nil {
+			err = errors.Join(d.Sync(), d.Close())
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("temporalstore: catalog: %w", err)
+	}
+	return nil
+}
+
+// ShardOf is the shard of key in a table of n shards: XXH64 (seed 0) of
+// the key, modulo n. It is stable across builds and processes.
+func ShardOf(key []byte, n int) int { return int(xxhash.Sum64(key) % uint64(n)) }
+
+func (e *Engine) route(c *Command) (*shard.Shard, error) {
+	ns, name := c.Namespace, c.Table
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	if name == "" {
+		name = DefaultTable
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	t, ok := e.tables[tableName{ns, name}]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s/%s", ErrNoTable, ns, name)
+	}
+	return t.shards[ShardOf(c.Key, len(t.shards))], nil
+}
+
+// Close closes every table. Later calls fail with ErrClosed.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	var err error
+	for _, t := range e.tables {
+		err = errors.Join(err, t.close())
+	}
+	return err
+}
