@@ -124,3 +124,54 @@ func TestShardOfIsStable(t *testing.T) {
 	require.Equal(t, 0, ShardOf([]byte("user:43"), 4))
 	require.Equal(t, 0, ShardOf([]byte("anything"), 1))
 }
+
+// INCRBY and APPEND follow Redis: a missing key counts from 0 or the empty
+// string, a non-integer or an overflow is refused and changes nothing, and
+// the key's TTL is kept.
+func TestIncrByAndAppend(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	e := openEngine(t, t.TempDir(), clk)
+	defer e.Close()
+	ctx := t.Context()
+	exec := func(c Command) (Response, error) { return e.Execute(ctx, c) }
+
+	r, err := exec(Command{Kind: KindIncrBy, Key: []byte("n"), Delta: 5})
+	require.NoError(t, err)
+	require.Equal(t, int64(5), r.Int)
+	r, err = exec(Command{Kind: KindIncrBy, Key: []byte("n"), Delta: -7})
+	require.NoError(t, err)
+	require.Equal(t, int64(-2), r.Int)
+	v, _ := get(t, e, Command{Key: []byte("n")})
+	require.Equal(t, "-2", v)
+
+	_, err = exec(Command{Kind: KindSet, Key: []byte("s"), Value: []byte("abc")})
+	require.NoError(t, err)
+	_, err = exec(Command{Kind: KindIncrBy, Key: []byte("s"), Delta: 1})
+	require.ErrorIs(t, err, ErrNotInteger)
+	v, _ = get(t, e, Command{Key: []byte("s")})
+	require.Equal(t, "abc", v)
+
+	_, err = exec(Command{Kind: KindSet, Key: []byte("max"), Value: []byte("9223372036854775807")})
+	require.NoError(t, err)
+	_, err = exec(Command{Kind: KindIncrBy, Key: []byte("max"), Delta: 1})
+	require.ErrorIs(t, err, ErrOverflow)
+	v, _ = get(t, e, Command{Key: []byte("max")})
+	require.Equal(t, "9223372036854775807", v)
+
+	r, err = exec(Command{Kind: KindAppend, Key: []byte("s"), Value: []byte("de")})
+	require.NoError(t, err)
+	require.Equal(t, int64(5), r.Int)
+	r, err = exec(Command{Kind: KindAppend, Key: []byte("new"), Value: []byte("xy")})
+	require.NoError(t, err)
+	require.Equal(t, int64(2), r.Int)
+	v, _ = get(t, e, Command{Key: []byte("s")})
+	require.Equal(t, "abcde", v)
+
+	_, err = exec(Command{Kind: KindSet, Key: []byte("ttl"), Value: []byte("1"), TTL: time.Minute})
+	require.NoError(t, err)
+	_, err = exec(Command{Kind: KindIncrBy, Key: []byte("ttl"), Delta: 1})
+	require.NoError(t, err)
+	clk.advance(2 * time.Minute)
+	_, ok := get(t, e, Command{Key: []byte("ttl")})
+	require.False(t, ok, "INCRBY keeps the TTL")
+}

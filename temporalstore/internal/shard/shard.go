@@ -63,6 +63,9 @@ type Shard struct {
 	// wakes writers waiting to apply theirs in log order.
 	applied uint64
 	turn    *sync.Cond
+	// gate is held shared by appends and exclusively by Update, so that a
+	// read-modify-write sees every append before it.
+	gate sync.RWMutex
 }
 
 // Entry metadata: the kind of record in the low bits, and the position of
@@ -190,6 +193,15 @@ func (s *Shard) Delete(ctx context.Context, key []byte) error {
 // one write and one fsync; records are then applied in log order, each
 // writer waiting for the records before its own.
 func (s *Shard) write(ctx context.Context, cmds []command.Command) error {
+	return s.appendApply(ctx, cmds, true)
+}
+
+// appendAndApply is write for a caller that holds the gate exclusively.
+func (s *Shard) appendAndApply(ctx context.Context, cmds []command.Command) error {
+	return s.appendApply(ctx, cmds, false)
+}
+
+func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGate bool) error {
 	var rec []byte
 	if len(cmds) == 1 {
 		rec = command.Append(nil, &cmds[0])
@@ -206,7 +218,13 @@ func (s *Shard) write(ctx context.Context, cmds []command.Command) error {
 	if closed {
 		return ErrClosed
 	}
+	if shareGate {
+		s.gate.RLock()
+	}
 	idx, err := s.log.Append(ctx, rec)
+	if shareGate {
+		s.gate.RUnlock()
+	}
 	if err != nil {
 		if errors.Is(err, wal.ErrClosed) {
 			return ErrClosed
@@ -231,6 +249,12 @@ func (s *Shard) Get(key []byte) ([]byte, bool, error) {
 	if s.closed {
 		return nil, false, ErrClosed
 	}
+	v, _, ok, err := s.getLocked(key)
+	return v, ok, err
+}
+
+// getLocked returns key's live value and its expiry (zero: none).
+func (s *Shard) getLocked(key []byte) ([]byte, time.Time, bool, error) {
 	var found command.Decoded
 	var readErr error
 	_, ok := s.index.Get(hashKey(key), func(e keyindex.Entry) bool {
@@ -246,15 +270,57 @@ func (s *Shard) Get(key []byte) ([]byte, bool, error) {
 		return true
 	})
 	if readErr != nil && !ok {
-		return nil, false, readErr
+		return nil, time.Time{}, false, readErr
 	}
-	if !ok {
-		return nil, false, nil
+	if !ok || found.Expiry != 0 && found.Expiry <= s.opts.Now().UnixMilli() {
+		return nil, time.Time{}, false, nil
 	}
-	if found.Expiry != 0 && found.Expiry <= s.opts.Now().UnixMilli() {
-		return nil, false, nil
+	var exp time.Time
+	if found.Expiry != 0 {
+		exp = time.UnixMilli(found.Expiry)
 	}
-	return found.Args[0], true, nil
+	return found.Args[0], exp, true, nil
+}
+
+// UpdateFunc computes a key's new value from its current one (found is
+// false when it is absent or expired). It returns the value to store and
+// its expiry (zero: none), or write false to store nothing; an error
+// aborts the update and is returned by Update.
+type UpdateFunc func(old []byte, expiry time.Time, found bool) (value []byte, newExpiry time.Time, write bool, err error)
+
+// Update is a read-modify-write of key: fn sees the value as every write
+// appended before it left it, and no write lands between that read and
+// Update's own. It holds the shard's append gate exclusively: new appends
+// wait, those in flight are applied first. The stored record holds the
+// resulting value, so the index points at bytes in the log as for Set.
+func (s *Shard) Update(ctx context.Context, key []byte, fn UpdateFunc) error {
+	if len(key) == 0 {
+		return ErrEmptyKey
+	}
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	s.mu.Lock()
+	for !s.closed && s.applied != s.log.LastIndex() {
+		s.turn.Wait()
+	}
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	old, exp, found, err := s.getLocked(key)
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	v, newExp, write, err := fn(old, exp, found)
+	if err != nil || !write {
+		return err
+	}
+	c := command.Command{Op: OpSet, Time: s.opts.Now().UnixMilli(), Key: key, Args: [][]byte{v}}
+	if !newExp.IsZero() {
+		c.Expiry = newExp.UnixMilli()
+	}
+	return s.appendAndApply(ctx, []command.Command{c})
 }
 
 // Len is the number of keys the index holds (expired ones included until
@@ -280,6 +346,7 @@ func (s *Shard) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.turn.Broadcast() // an Update waiting for appends to apply gives up
 	err := s.log.Sync(context.Background())
 	return errors.Join(err, s.log.Close())
 }

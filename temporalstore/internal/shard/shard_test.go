@@ -233,3 +233,56 @@ func TestConcurrentWritersShareFsyncsAndApplyInLogOrder(t *testing.T) {
 		require.Equal(t, v, string(got), "key %s", k)
 	}
 }
+
+// Updates are read-modify-writes without lost updates, interleaved with
+// plain writes to the same shard, and keep the key's expiry when asked.
+func TestUpdateLosesNoIncrement(t *testing.T) {
+	dir := t.TempDir()
+	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	s := open(t, dir, clk, false)
+	ctx := t.Context()
+	incr := func(old []byte, exp time.Time, found bool) ([]byte, time.Time, bool, error) {
+		n := 0
+		if found {
+			var err error
+			if n, err = strconv.Atoi(string(old)); err != nil {
+				return nil, time.Time{}, false, err
+			}
+		}
+		return []byte(strconv.Itoa(n + 1)), exp, true, nil
+	}
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			for i := range 50 {
+				if g%2 == 0 {
+					require.NoError(t, s.Update(ctx, []byte("counter"), incr))
+				} else {
+					require.NoError(t, s.Set(ctx, fmt.Appendf(nil, "other-%d", i), []byte("x"), time.Time{}))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	v, ok, err := s.Get([]byte("counter"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "150", string(v))
+
+	// An error from the function changes nothing.
+	require.Error(t, s.Update(ctx, []byte("counter"), func([]byte, time.Time, bool) ([]byte, time.Time, bool, error) {
+		return nil, time.Time{}, false, fmt.Errorf("not an integer")
+	}))
+	// The expiry is kept when the function passes it on.
+	require.NoError(t, s.Set(ctx, []byte("ttl"), []byte("1"), clk.now().Add(time.Minute)))
+	require.NoError(t, s.Update(ctx, []byte("ttl"), incr))
+	clk.advance(2 * time.Minute)
+	_, ok, _ = s.Get([]byte("ttl"))
+	require.False(t, ok)
+
+	require.NoError(t, s.Close())
+	s = open(t, dir, clk, false)
+	defer s.Close()
+	v, _, _ = s.Get([]byte("counter"))
+	require.Equal(t, "150", string(v))
+}
