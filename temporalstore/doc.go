@@ -29,7 +29,7 @@
 //
 // The engine is being built in the order of docs/ARCHITECTURE.md's engine
 // design. Landed so far: the Engine (tables of shards in a data directory,
-// a catalog, routing by XXH64, Execute for set, get and delete with TTL),
+// a catalog, routing by XXH64, Execute for set, get, delete, incr_by and append with TTL),
 // package command (the log's command record), internal/keyindex (the
 // resident index, about 18 to 22 bytes a key at any key count) and
 // internal/shard (one shard's log, index, apply and checkpoints, with
