@@ -29,7 +29,9 @@
 //
 // The engine is being built in the order of docs/ARCHITECTURE.md's engine
 // design. Landed so far: the Engine (tables of shards in a data directory,
-// a catalog, routing by XXH64, Execute for set, get, delete, incr_by and append with TTL),
+// a catalog, routing by XXH64, Execute for Redis's string and key-TTL commands: SET with NX/XX/GET/
+// EX/KEEPTTL, GET, DEL, GETDEL, INCRBY, INCRBYFLOAT, APPEND, STRLEN,
+// GETRANGE, SETRANGE, EXISTS, PEXPIRE, PTTL, PERSIST),
 // package command (the log's command record), internal/keyindex (the
 // resident index, about 18 to 22 bytes a key at any key count) and
 // internal/shard (one shard's log, index, apply and checkpoints, with

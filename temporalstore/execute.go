@@ -4,37 +4,85 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
 // Kind names a command.
 type Kind string
 
-// Command kinds the engine executes so far.
+// Command kinds the engine executes so far, with Redis's semantics.
 const (
-	// KindSet stores Value under Key, expiring after TTL (0: never).
+	// KindSet stores Value under Key (SET). TTL sets an expiry; KeepTTL
+	// keeps the key's; neither removes it. Cond NX/XX makes it conditional
+	// (Response.Applied says whether it wrote); ReturnOld returns the old
+	// value in Value/Found (SET … GET).
 	KindSet Kind = "set"
-	// KindGet reads Key.
+	// KindGet reads Key (GET).
 	KindGet Kind = "get"
-	// KindDelete removes Key.
+	// KindDelete removes Key (DEL); Response.Int is 1 if it existed.
 	KindDelete Kind = "delete"
-	// KindIncrBy adds Delta to the integer stored at Key (0 when absent),
-	// keeping its TTL, and returns the result in Response.Int (Redis INCRBY).
+	// KindGetDel reads and removes Key (GETDEL).
+	KindGetDel Kind = "get_del"
+	// KindIncrBy adds Delta to the integer at Key (INCRBY; 0 when absent),
+	// keeping its TTL; the result is in Response.Int.
 	KindIncrBy Kind = "incr_by"
-	// KindAppend appends Value to the string at Key (creating it), keeping
-	// its TTL, and returns the new length in Response.Int (Redis APPEND).
+	// KindIncrByFloat adds Float to the number at Key (INCRBYFLOAT); the
+	// result is in Value.
+	KindIncrByFloat Kind = "incr_by_float"
+	// KindAppend appends Value (APPEND); the new length is in Response.Int.
 	KindAppend Kind = "append"
+	// KindStrLen returns the value's length in Response.Int (STRLEN).
+	KindStrLen Kind = "strlen"
+	// KindGetRange returns bytes Start..End inclusive, negative counting
+	// from the end (GETRANGE).
+	KindGetRange Kind = "get_range"
+	// KindSetRange writes Value at byte Start, zero-padding (SETRANGE);
+	// the new length is in Response.Int.
+	KindSetRange Kind = "set_range"
+	// KindExists reports in Response.Int whether Key exists (EXISTS).
+	KindExists Kind = "exists"
+	// KindPTTL returns the remaining TTL in ms in Response.Int: -2 when
+	// the key is absent, -1 when it has no expiry (PTTL).
+	KindPTTL Kind = "pttl"
+	// KindExpire sets the key's TTL (PEXPIRE); a TTL of zero or less
+	// deletes it. Response.Int is 1 if the key existed.
+	KindExpire Kind = "expire"
+	// KindPersist removes the key's TTL (PERSIST); Response.Int is 1 if
+	// there was one.
+	KindPersist Kind = "persist"
 )
 
-// Errors of read-modify-write kinds, with Redis's meaning.
+// Cond makes a KindSet conditional.
+type Cond uint8
+
+// Conditions.
+const (
+	// Always writes.
+	Always Cond = iota
+	// IfAbsent writes only if the key does not exist (NX).
+	IfAbsent
+	// IfPresent writes only if the key exists (XX).
+	IfPresent
+)
+
+// maxStringBytes is the largest string SETRANGE and APPEND may build, as
+// Redis's proto-max-bulk-len default.
+const maxStringBytes = 512 << 20
+
+// Errors of the string kinds, with Redis's meaning. Each changes nothing.
 var (
-	// ErrNotInteger is returned by KindIncrBy when the stored value is not
-	// a base-10 64-bit integer; nothing is changed.
+	// ErrNotInteger: the stored value is not a base-10 64-bit integer.
 	ErrNotInteger = errors.New("temporalstore: value is not an integer or out of range")
-	// ErrOverflow is returned by KindIncrBy when the result would not fit
-	// 64 bits; nothing is changed.
+	// ErrNotFloat: the stored value is not a valid float.
+	ErrNotFloat = errors.New("temporalstore: value is not a valid float")
+	// ErrOverflow: the increment's result does not fit.
 	ErrOverflow = errors.New("temporalstore: increment or decrement would overflow")
+	// ErrTooLarge: the string would exceed 512 MiB.
+	ErrTooLarge = errors.New("temporalstore: string exceeds maximum allowed size")
 )
 
 // Command is one request to the engine, addressed to a table (the default
@@ -46,21 +94,31 @@ type Command struct {
 	Key       []byte
 	Value     []byte
 	TTL       time.Duration
-	// Delta is KindIncrBy's increment.
+	KeepTTL   bool
+	Cond      Cond
+	ReturnOld bool
+	// Delta is KindIncrBy's increment, Float KindIncrByFloat's.
 	Delta int64
+	Float float64
+	// Start and End are KindGetRange's bounds; Start is KindSetRange's
+	// offset.
+	Start, End int64
 }
 
-// Response is what a command returns: Value and Found for reads, Int for
-// the integer replies of KindIncrBy and KindAppend.
+// Response is what a command returns.
 type Response struct {
+	// Value and Found are a read's value.
 	Value []byte
 	Found bool
-	Int   int64
+	// Int is an integer reply.
+	Int int64
+	// Applied says whether a conditional write wrote.
+	Applied bool
 }
 
 // Execute routes c to its shard and runs it. A write returns once it is
 // durable (or written, for an async table) and applied. Bad input gets an
-// error wrapping ErrInvalid and changes nothing.
+// error wrapping ErrInvalid (or the kind's own error) and changes nothing.
 func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
@@ -68,55 +126,231 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	if len(c.Key) == 0 {
 		return Response{}, fmt.Errorf("%w: empty key", ErrInvalid)
 	}
-	if c.TTL < 0 {
+	if c.TTL < 0 && c.Kind != KindExpire {
 		return Response{}, fmt.Errorf("%w: negative TTL", ErrInvalid)
 	}
-	switch c.Kind {
-	case KindSet, KindGet, KindDelete, KindIncrBy, KindAppend:
-	default:
+	if c.KeepTTL && c.TTL != 0 {
+		return Response{}, fmt.Errorf("%w: KEEPTTL with a TTL", ErrInvalid)
+	}
+	run, ok := kinds[c.Kind]
+	if !ok {
 		return Response{}, fmt.Errorf("%w: %q", ErrUnknownKind, c.Kind)
 	}
 	s, err := e.route(&c)
 	if err != nil {
 		return Response{}, err
 	}
-	switch c.Kind {
-	case KindSet:
-		var exp time.Time
-		if c.TTL > 0 {
-			exp = e.opts.Now().Add(c.TTL)
-		}
-		return Response{}, s.Set(ctx, c.Key, c.Value, exp)
-	case KindDelete:
-		return Response{}, s.Delete(ctx, c.Key)
-	case KindIncrBy:
-		var r Response
-		err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, found bool) ([]byte, time.Time, bool, error) {
-			var n int64
-			if found {
-				var err error
-				if n, err = strconv.ParseInt(string(old), 10, 64); err != nil {
-					return nil, exp, false, ErrNotInteger
-				}
-			}
-			sum := n + c.Delta
-			if (c.Delta > 0 && sum < n) || (c.Delta < 0 && sum > n) {
-				return nil, exp, false, ErrOverflow
-			}
-			r.Int = sum
-			return strconv.AppendInt(nil, sum, 10), exp, true, nil
-		})
-		return r, err
-	case KindAppend:
-		var r Response
-		err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, found bool) ([]byte, time.Time, bool, error) {
-			v := append(append(make([]byte, 0, len(old)+len(c.Value)), old...), c.Value...)
-			r.Int = int64(len(v))
-			return v, exp, true, nil
-		})
-		return r, err
-	default:
+	return run(ctx, e, s, &c)
+}
+
+type runner func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error)
+
+var kinds = map[Kind]runner{
+	KindGet: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		v, ok, err := s.Get(c.Key)
 		return Response{Value: v, Found: ok}, err
+	},
+	KindSet:    runSet,
+	KindDelete: runDelete,
+	KindGetDel: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		var r Response
+		err := s.Update(ctx, c.Key, func(old []byte, _ time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
+			r.Value, r.Found = old, found
+			return nil, time.Time{}, shard.Remove, nil
+		})
+		return r, err
+	},
+	KindIncrBy:      runIncrBy,
+	KindIncrByFloat: runIncrByFloat,
+	KindAppend: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		var r Response
+		err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, _ bool) ([]byte, time.Time, shard.Action, error) {
+			if len(old)+len(c.Value) > maxStringBytes {
+				return nil, exp, shard.Keep, ErrTooLarge
+			}
+			v := append(append(make([]byte, 0, len(old)+len(c.Value)), old...), c.Value...)
+			r.Int = int64(len(v))
+			return v, exp, shard.Write, nil
+		})
+		return r, err
+	},
+	KindStrLen: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		v, _, err := s.Get(c.Key)
+		return Response{Int: int64(len(v))}, err
+	},
+	KindGetRange: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		v, _, err := s.Get(c.Key)
+		lo, hi, ok := redisRange(c.Start, c.End, int64(len(v)))
+		if !ok {
+			return Response{Value: []byte{}}, err
+		}
+		return Response{Value: v[lo : hi+1]}, err
+	},
+	KindSetRange: runSetRange,
+	KindExists: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		_, ok, err := s.Get(c.Key)
+		if ok {
+			return Response{Int: 1}, err
+		}
+		return Response{}, err
+	},
+	KindPTTL: func(_ context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+		_, exp, ok, err := s.GetWithExpiry(c.Key)
+		switch {
+		case err != nil:
+			return Response{}, err
+		case !ok:
+			return Response{Int: -2}, nil
+		case exp.IsZero():
+			return Response{Int: -1}, nil
+		}
+		return Response{Int: max(0, exp.Sub(e.opts.Now()).Milliseconds())}, nil
+	},
+	KindExpire: func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+		var r Response
+		err := s.Update(ctx, c.Key, func(old []byte, _ time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
+			if !found {
+				return nil, time.Time{}, shard.Keep, nil
+			}
+			r.Int = 1
+			if c.TTL <= 0 {
+				return nil, time.Time{}, shard.Remove, nil
+			}
+			return old, e.opts.Now().Add(c.TTL), shard.Write, nil
+		})
+		return r, err
+	},
+	KindPersist: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		var r Response
+		err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
+			if !found || exp.IsZero() {
+				return nil, time.Time{}, shard.Keep, nil
+			}
+			r.Int = 1
+			return old, time.Time{}, shard.Write, nil
+		})
+		return r, err
+	},
+}
+
+func runSet(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+	var exp time.Time
+	if c.TTL > 0 {
+		exp = e.opts.Now().Add(c.TTL)
 	}
+	if c.Cond == Always && !c.ReturnOld && !c.KeepTTL {
+		// The common SET needs no read: a plain append.
+		return Response{Applied: true}, s.Set(ctx, c.Key, c.Value, exp)
+	}
+	var r Response
+	err := s.Update(ctx, c.Key, func(old []byte, oldExp time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
+		if c.ReturnOld {
+			r.Value, r.Found = old, found
+		}
+		if (c.Cond == IfAbsent && found) || (c.Cond == IfPresent && !found) {
+			return nil, time.Time{}, shard.Keep, nil
+		}
+		r.Applied = true
+		if c.KeepTTL {
+			return c.Value, oldExp, shard.Write, nil
+		}
+		return c.Value, exp, shard.Write, nil
+	})
+	return r, err
+}
+
+func runDelete(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	var r Response
+	err := s.Update(ctx, c.Key, func(_ []byte, _ time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
+		if found {
+			r.Int = 1
+		}
+		return nil, time.Time{}, shard.Remove, nil
+	})
+	return r, err
+}
+
+func runIncrBy(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	var r Response
+	err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
+		var n int64
+		if found {
+			var err error
+			if n, err = strconv.ParseInt(string(old), 10, 64); err != nil {
+				return nil, exp, shard.Keep, ErrNotInteger
+			}
+		}
+		sum := n + c.Delta
+		if (c.Delta > 0 && sum < n) || (c.Delta < 0 && sum > n) {
+			return nil, exp, shard.Keep, ErrOverflow
+		}
+		r.Int = sum
+		return strconv.AppendInt(nil, sum, 10), exp, shard.Write, nil
+	})
+	return r, err
+}
+
+func runIncrByFloat(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	var r Response
+	err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
+		var f float64
+		if found {
+			var err error
+			if f, err = strconv.ParseFloat(string(old), 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, exp, shard.Keep, ErrNotFloat
+			}
+		}
+		sum := f + c.Float
+		if math.IsNaN(sum) || math.IsInf(sum, 0) {
+			return nil, exp, shard.Keep, fmt.Errorf("%w: increment would produce NaN or Infinity", ErrInvalid)
+		}
+		r.Value = strconv.AppendFloat(nil, sum, 'f', -1, 64)
+		r.Found = true
+		return r.Value, exp, shard.Write, nil
+	})
+	return r, err
+}
+
+func runSetRange(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if c.Start < 0 {
+		return Response{}, fmt.Errorf("%w: offset is out of range", ErrInvalid)
+	}
+	if c.Start+int64(len(c.Value)) > maxStringBytes {
+		return Response{}, ErrTooLarge
+	}
+	var r Response
+	err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
+		if len(c.Value) == 0 {
+			// Redis: an empty value changes nothing, and creates nothing.
+			r.Int = int64(len(old))
+			return nil, exp, shard.Keep, nil
+		}
+		n := max(int64(len(old)), c.Start+int64(len(c.Value)))
+		v := make([]byte, n)
+		copy(v, old)
+		copy(v[c.Start:], c.Value)
+		r.Int = n
+		return v, exp, shard.Write, nil
+	})
+	return r, err
+}
+
+// redisRange resolves GETRANGE's inclusive bounds over a string of n bytes:
+// negative bounds count from the end, and the range is clamped. ok is false
+// for an empty result.
+func redisRange(start, end, n int64) (lo, hi int64, ok bool) {
+	if n == 0 {
+		return 0, 0, false
+	}
+	if start < 0 {
+		start = max(n+start, 0)
+	}
+	if end < 0 {
+		end = n + end
+	}
+	end = min(end, n-1)
+	if start > end || start >= n || end < 0 {
+		return 0, 0, false
+	}
+	return start, end, true
 }

@@ -253,6 +253,16 @@ func (s *Shard) Get(key []byte) ([]byte, bool, error) {
 	return v, ok, err
 }
 
+// GetWithExpiry is Get that also returns the key's expiry (zero: none).
+func (s *Shard) GetWithExpiry(key []byte) ([]byte, time.Time, bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, time.Time{}, false, ErrClosed
+	}
+	return s.getLocked(key)
+}
+
 // getLocked returns key's live value and its expiry (zero: none).
 func (s *Shard) getLocked(key []byte) ([]byte, time.Time, bool, error) {
 	var found command.Decoded
@@ -282,11 +292,24 @@ func (s *Shard) getLocked(key []byte) ([]byte, time.Time, bool, error) {
 	return found.Args[0], exp, true, nil
 }
 
-// UpdateFunc computes a key's new value from its current one (found is
-// false when it is absent or expired). It returns the value to store and
-// its expiry (zero: none), or write false to store nothing; an error
-// aborts the update and is returned by Update.
-type UpdateFunc func(old []byte, expiry time.Time, found bool) (value []byte, newExpiry time.Time, write bool, err error)
+// Action is what an UpdateFunc decides.
+type Action int
+
+// Actions.
+const (
+	// Keep stores nothing.
+	Keep Action = iota
+	// Write stores the returned value and expiry.
+	Write
+	// Remove deletes the key.
+	Remove
+)
+
+// UpdateFunc computes a key's new state from its current one (found is
+// false when it is absent or expired): the value to store and its expiry
+// (zero: none), and what to do. An error aborts the update, changes
+// nothing, and is returned by Update.
+type UpdateFunc func(old []byte, expiry time.Time, found bool) (value []byte, newExpiry time.Time, act Action, err error)
 
 // Update is a read-modify-write of key: fn sees the value as every write
 // appended before it left it, and no write lands between that read and
@@ -312,15 +335,24 @@ func (s *Shard) Update(ctx context.Context, key []byte, fn UpdateFunc) error {
 	if err != nil {
 		return err
 	}
-	v, newExp, write, err := fn(old, exp, found)
-	if err != nil || !write {
+	v, newExp, act, err := fn(old, exp, found)
+	if err != nil {
 		return err
 	}
-	c := command.Command{Op: OpSet, Time: s.opts.Now().UnixMilli(), Key: key, Args: [][]byte{v}}
-	if !newExp.IsZero() {
-		c.Expiry = newExp.UnixMilli()
+	switch act {
+	case Write:
+		c := command.Command{Op: OpSet, Time: s.opts.Now().UnixMilli(), Key: key, Args: [][]byte{v}}
+		if !newExp.IsZero() {
+			c.Expiry = newExp.UnixMilli()
+		}
+		return s.appendAndApply(ctx, []command.Command{c})
+	case Remove:
+		if !found {
+			return nil
+		}
+		return s.appendAndApply(ctx, []command.Command{{Op: OpDelete, Time: s.opts.Now().UnixMilli(), Key: key}})
 	}
-	return s.appendAndApply(ctx, []command.Command{c})
+	return nil
 }
 
 // Len is the number of keys the index holds (expired ones included until

@@ -241,15 +241,15 @@ func TestUpdateLosesNoIncrement(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
 	s := open(t, dir, clk, false)
 	ctx := t.Context()
-	incr := func(old []byte, exp time.Time, found bool) ([]byte, time.Time, bool, error) {
+	incr := func(old []byte, exp time.Time, found bool) ([]byte, time.Time, Action, error) {
 		n := 0
 		if found {
 			var err error
 			if n, err = strconv.Atoi(string(old)); err != nil {
-				return nil, time.Time{}, false, err
+				return nil, time.Time{}, Keep, err
 			}
 		}
-		return []byte(strconv.Itoa(n + 1)), exp, true, nil
+		return []byte(strconv.Itoa(n + 1)), exp, Write, nil
 	}
 	var wg sync.WaitGroup
 	for g := range 6 {
@@ -270,9 +270,16 @@ func TestUpdateLosesNoIncrement(t *testing.T) {
 	require.Equal(t, "150", string(v))
 
 	// An error from the function changes nothing.
-	require.Error(t, s.Update(ctx, []byte("counter"), func([]byte, time.Time, bool) ([]byte, time.Time, bool, error) {
-		return nil, time.Time{}, false, fmt.Errorf("not an integer")
+	require.Error(t, s.Update(ctx, []byte("counter"), func([]byte, time.Time, bool) ([]byte, time.Time, Action, error) {
+		return nil, time.Time{}, Write, fmt.Errorf("not an integer")
 	}))
+	// Remove deletes the key.
+	require.NoError(t, s.Set(ctx, []byte("gone"), []byte("x"), time.Time{}))
+	require.NoError(t, s.Update(ctx, []byte("gone"), func([]byte, time.Time, bool) ([]byte, time.Time, Action, error) {
+		return nil, time.Time{}, Remove, nil
+	}))
+	_, ok, _ = s.Get([]byte("gone"))
+	require.False(t, ok)
 	// The expiry is kept when the function passes it on.
 	require.NoError(t, s.Set(ctx, []byte("ttl"), []byte("1"), clk.now().Add(time.Minute)))
 	require.NoError(t, s.Update(ctx, []byte("ttl"), incr))

@@ -1,0 +1,83 @@
+package temporalstore
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The string and key kinds against Redis's documented examples and edge
+// cases, one step after another on one engine.
+func TestStringKindsFollowRedis(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	e := openEngine(t, t.TempDir(), clk)
+	defer e.Close()
+	ctx := t.Context()
+	k := func(s string) []byte { return []byte(s) }
+	steps := []struct {
+		name string
+		c    Command
+		want Response
+		err  error
+	}{
+		{"SET", Command{Kind: KindSet, Key: k("a"), Value: k("1")}, Response{Applied: true}, nil},
+		{"SET NX on existing", Command{Kind: KindSet, Key: k("a"), Value: k("2"), Cond: IfAbsent}, Response{}, nil},
+		{"GET after NX", Command{Kind: KindGet, Key: k("a")}, Response{Value: k("1"), Found: true}, nil},
+		{"SET XX on missing", Command{Kind: KindSet, Key: k("b"), Value: k("x"), Cond: IfPresent}, Response{}, nil},
+		{"EXISTS missing", Command{Kind: KindExists, Key: k("b")}, Response{}, nil},
+		{"SET GET", Command{Kind: KindSet, Key: k("a"), Value: k("3"), ReturnOld: true}, Response{Value: k("1"), Found: true, Applied: true}, nil},
+		{"SET NX GET on existing", Command{Kind: KindSet, Key: k("a"), Value: k("4"), Cond: IfAbsent, ReturnOld: true}, Response{Value: k("3"), Found: true}, nil},
+		{"SET EX", Command{Kind: KindSet, Key: k("t"), Value: k("v"), TTL: 10 * time.Second}, Response{Applied: true}, nil},
+		{"PTTL", Command{Kind: KindPTTL, Key: k("t")}, Response{Int: 10_000}, nil},
+		{"SET KEEPTTL", Command{Kind: KindSet, Key: k("t"), Value: k("w"), KeepTTL: true}, Response{Applied: true}, nil},
+		{"PTTL kept", Command{Kind: KindPTTL, Key: k("t")}, Response{Int: 10_000}, nil},
+		{"PERSIST", Command{Kind: KindPersist, Key: k("t")}, Response{Int: 1}, nil},
+		{"PTTL none", Command{Kind: KindPTTL, Key: k("t")}, Response{Int: -1}, nil},
+		{"PERSIST again", Command{Kind: KindPersist, Key: k("t")}, Response{}, nil},
+		{"PTTL missing", Command{Kind: KindPTTL, Key: k("nope")}, Response{Int: -2}, nil},
+		{"EXPIRE", Command{Kind: KindExpire, Key: k("t"), TTL: 5 * time.Second}, Response{Int: 1}, nil},
+		{"PTTL after EXPIRE", Command{Kind: KindPTTL, Key: k("t")}, Response{Int: 5_000}, nil},
+		{"SET clears TTL", Command{Kind: KindSet, Key: k("t"), Value: k("z")}, Response{Applied: true}, nil},
+		{"PTTL cleared", Command{Kind: KindPTTL, Key: k("t")}, Response{Int: -1}, nil},
+		{"EXPIRE missing", Command{Kind: KindExpire, Key: k("nope"), TTL: time.Second}, Response{}, nil},
+		{"EXPIRE non-positive deletes", Command{Kind: KindExpire, Key: k("t"), TTL: -time.Second}, Response{Int: 1}, nil},
+		{"EXISTS deleted", Command{Kind: KindExists, Key: k("t")}, Response{}, nil},
+		{"GETRANGE set up", Command{Kind: KindSet, Key: k("s"), Value: k("This is a string")}, Response{Applied: true}, nil},
+		{"GETRANGE 0 3", Command{Kind: KindGetRange, Key: k("s"), Start: 0, End: 3}, Response{Value: k("This")}, nil},
+		{"GETRANGE -3 -1", Command{Kind: KindGetRange, Key: k("s"), Start: -3, End: -1}, Response{Value: k("ing")}, nil},
+		{"GETRANGE 0 -1", Command{Kind: KindGetRange, Key: k("s"), Start: 0, End: -1}, Response{Value: k("This is a string")}, nil},
+		{"GETRANGE 10 100", Command{Kind: KindGetRange, Key: k("s"), Start: 10, End: 100}, Response{Value: k("string")}, nil},
+		{"GETRANGE reversed", Command{Kind: KindGetRange, Key: k("s"), Start: 5, End: 2}, Response{Value: k("")}, nil},
+		{"STRLEN", Command{Kind: KindStrLen, Key: k("s")}, Response{Int: 16}, nil},
+		{"STRLEN missing", Command{Kind: KindStrLen, Key: k("nope")}, Response{}, nil},
+		{"SETRANGE", Command{Kind: KindSet, Key: k("h"), Value: k("Hello World")}, Response{Applied: true}, nil},
+		{"SETRANGE 6", Command{Kind: KindSetRange, Key: k("h"), Start: 6, Value: k("Redis")}, Response{Int: 11}, nil},
+		{"GET SETRANGE", Command{Kind: KindGet, Key: k("h")}, Response{Value: k("Hello Redis"), Found: true}, nil},
+		{"SETRANGE pads", Command{Kind: KindSetRange, Key: k("p"), Start: 6, Value: k("Redis")}, Response{Int: 11}, nil},
+		{"GET padded", Command{Kind: KindGet, Key: k("p")}, Response{Value: k("\x00\x00\x00\x00\x00\x00Redis"), Found: true}, nil},
+		{"SETRANGE negative", Command{Kind: KindSetRange, Key: k("p"), Start: -1, Value: k("x")}, Response{}, ErrInvalid},
+		{"INCRBYFLOAT", Command{Kind: KindSet, Key: k("f"), Value: k("10.50")}, Response{Applied: true}, nil},
+		{"INCRBYFLOAT 0.1", Command{Kind: KindIncrByFloat, Key: k("f"), Float: 0.1}, Response{Value: k("10.6"), Found: true}, nil},
+		{"INCRBYFLOAT exp", Command{Kind: KindSet, Key: k("g"), Value: k("5.0e3")}, Response{Applied: true}, nil},
+		{"INCRBYFLOAT 2e2", Command{Kind: KindIncrByFloat, Key: k("g"), Float: 2.0e2}, Response{Value: k("5200"), Found: true}, nil},
+		{"INCRBYFLOAT on text", Command{Kind: KindIncrByFloat, Key: k("s"), Float: 1}, Response{}, ErrNotFloat},
+		{"GETDEL", Command{Kind: KindGetDel, Key: k("h")}, Response{Value: k("Hello Redis"), Found: true}, nil},
+		{"GETDEL gone", Command{Kind: KindGetDel, Key: k("h")}, Response{}, nil},
+		{"DEL existing", Command{Kind: KindDelete, Key: k("a")}, Response{Int: 1}, nil},
+		{"DEL missing", Command{Kind: KindDelete, Key: k("a")}, Response{}, nil},
+		{"KEEPTTL with TTL", Command{Kind: KindSet, Key: k("x"), Value: k("v"), KeepTTL: true, TTL: time.Second}, Response{}, ErrInvalid},
+	}
+	for _, st := range steps {
+		got, err := e.Execute(ctx, st.c)
+		if st.err != nil {
+			require.ErrorIs(t, err, st.err, st.name)
+			continue
+		}
+		require.NoError(t, err, st.name)
+		require.Equal(t, string(st.want.Value), string(got.Value), st.name)
+		require.Equal(t, st.want.Found, got.Found, st.name)
+		require.Equal(t, st.want.Int, got.Int, st.name)
+		require.Equal(t, st.want.Applied, got.Applied, st.name)
+	}
+}
