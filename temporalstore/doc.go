@@ -28,14 +28,20 @@
 // other module of this repository.
 //
 // The engine is being built in the order of docs/ARCHITECTURE.md's engine
-// design. Landed so far: the Engine (tables of shards in a data directory,
-// a catalog, routing by XXH64, Execute for Redis's string and key-TTL commands: SET with NX/XX/GET/
-// EX/KEEPTTL, GET, DEL, GETDEL, INCRBY, INCRBYFLOAT, APPEND, STRLEN,
-// GETRANGE, SETRANGE, EXISTS, PEXPIRE, PTTL, PERSIST),
-// package command (the log's command record), internal/keyindex (the
-// resident index, about 18 to 22 bytes a key at any key count) and
-// internal/shard (one shard's log, index, apply and checkpoints, with
-// replay on open and a SIGKILL crash test).
+// design. Landed so far:
+//
+//   - the Engine: tables of shards in a data directory, a catalog, routing
+//     by XXH64, and Execute for Redis's string commands and key TTLs (SET
+//     with NX/XX/GET/EX/KEEPTTL, GET, DEL, GETDEL, INCRBY, INCRBYFLOAT,
+//     APPEND, STRLEN, GETRANGE, SETRANGE, EXISTS, PEXPIRE, PTTL, PERSIST);
+//   - package command, the log's command record;
+//   - internal/keyindex, the resident index (about 18 to 22 bytes a key at
+//     any key count);
+//   - internal/shard, one shard's log, index, apply and checkpoints, with
+//     replay on open and a SIGKILL crash test.
+//
+// Read-modify-write commands hold their shard's append gate exclusively,
+// so they see every write appended before them.
 //
 // # Concurrency
 //
