@@ -81,7 +81,8 @@ var (
 	ErrNotFloat = errors.New("temporalstore: value is not a valid float")
 	// ErrOverflow: the increment's result does not fit.
 	ErrOverflow = errors.New("temporalstore: increment or decrement would overflow")
-	// ErrTooLarge: the string would exceed 512 MiB.
+	// ErrTooLarge: the string would exceed 512 MiB, or its log record the
+	// log's record size limit (16 MiB).
 	ErrTooLarge = errors.New("temporalstore: string exceeds maximum allowed size")
 )
 
@@ -140,7 +141,11 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	return run(ctx, e, s, &c)
+	r, err := run(ctx, e, s, &c)
+	if errors.Is(err, shard.ErrTooLarge) {
+		err = fmt.Errorf("%w: %w", ErrTooLarge, err)
+	}
+	return r, err
 }
 
 type runner func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error)

@@ -81,3 +81,18 @@ func TestStringKindsFollowRedis(t *testing.T) {
 		require.Equal(t, st.want.Applied, got.Applied, st.name)
 	}
 }
+
+// A value over the log's record limit is refused and changes nothing.
+func TestOversizedValueIsRefused(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	e := openEngine(t, t.TempDir(), clk)
+	defer e.Close()
+	ctx := t.Context()
+	_, err := e.Execute(ctx, Command{Kind: KindSet, Key: []byte("big"), Value: make([]byte, 17<<20)})
+	require.ErrorIs(t, err, ErrTooLarge)
+	_, ok := get(t, e, Command{Key: []byte("big")})
+	require.False(t, ok)
+	// The shard still takes writes: a refused record is not a failed log.
+	_, err = e.Execute(ctx, Command{Kind: KindIncrBy, Key: []byte("n"), Delta: 1})
+	require.NoError(t, err)
+}

@@ -27,6 +27,9 @@ var (
 	ErrClosed = errors.New("shard: closed")
 	// ErrEmptyKey is returned for an empty key.
 	ErrEmptyKey = errors.New("shard: empty key")
+	// ErrTooLarge is returned for a write whose record exceeds the log's
+	// record size limit (16 MiB by default). Nothing is written.
+	ErrTooLarge = errors.New("shard: record too large")
 )
 
 // Options configures a shard.
@@ -66,6 +69,8 @@ type Shard struct {
 	// gate is held shared by appends and exclusively by Update, so that a
 	// read-modify-write sees every append before it.
 	gate sync.RWMutex
+	// failed is the log's permanent failure, once an append met it.
+	failed error
 }
 
 // Entry metadata: the kind of record in the low bits, and the position of
@@ -226,10 +231,25 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 		s.gate.RUnlock()
 	}
 	if err != nil {
-		if errors.Is(err, wal.ErrClosed) {
+		switch {
+		case errors.Is(err, wal.ErrClosed):
 			return ErrClosed
+		case errors.Is(err, wal.ErrRecordTooLarge):
+			return fmt.Errorf("%w: %w", ErrTooLarge, err)
 		}
-		return fmt.Errorf("shard: append: %w", err)
+		err = fmt.Errorf("shard: append: %w", err)
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			// The log refuses further writes (a failed write or fsync):
+			// records it wrote may never be applied, so an Update waiting
+			// for them must stop waiting.
+			s.mu.Lock()
+			if s.failed == nil {
+				s.failed = err
+			}
+			s.turn.Broadcast()
+			s.mu.Unlock()
+		}
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -323,12 +343,17 @@ func (s *Shard) Update(ctx context.Context, key []byte, fn UpdateFunc) error {
 	s.gate.Lock()
 	defer s.gate.Unlock()
 	s.mu.Lock()
-	for !s.closed && s.applied != s.log.LastIndex() {
+	for !s.closed && s.failed == nil && s.applied != s.log.LastIndex() {
 		s.turn.Wait()
 	}
 	if s.closed {
 		s.mu.Unlock()
 		return ErrClosed
+	}
+	if s.failed != nil {
+		err := s.failed
+		s.mu.Unlock()
+		return err
 	}
 	old, exp, found, err := s.getLocked(key)
 	s.mu.Unlock()
