@@ -33,7 +33,8 @@
 //   - the Engine: tables of shards in a data directory, a catalog, routing
 //     by XXH64, and Execute for Redis's string commands and key TTLs (SET
 //     with NX/XX/GET/EX/KEEPTTL, GET, DEL, GETDEL, INCRBY, INCRBYFLOAT,
-//     APPEND, STRLEN, GETRANGE, SETRANGE, EXISTS, PEXPIRE, PTTL, PERSIST);
+//     APPEND, STRLEN, GETRANGE, SETRANGE, EXISTS, PEXPIRE, PTTL, PERSIST,
+//     TYPE, and SCAN over a table's shards);
 //   - package command, the log's command record;
 //   - internal/keyindex, the resident index (about 18 to 22 bytes a key at
 //     any key count);

@@ -265,6 +265,15 @@ func (e *Engine) saveCatalogLocked() error {
 func ShardOf(key []byte, n int) int { return int(xxhash.Sum64(key) % uint64(n)) }
 
 func (e *Engine) route(c *Command) (*shard.Shard, error) {
+	t, err := e.table(c)
+	if err != nil {
+		return nil, err
+	}
+	return t.shards[ShardOf(c.Key, len(t.shards))], nil
+}
+
+// table returns the table c addresses.
+func (e *Engine) table(c *Command) (*table, error) {
 	ns, name := c.Namespace, c.Table
 	if ns == "" {
 		ns = DefaultNamespace
@@ -281,7 +290,7 @@ func (e *Engine) route(c *Command) (*shard.Shard, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s/%s", ErrNoTable, ns, name)
 	}
-	return t.shards[ShardOf(c.Key, len(t.shards))], nil
+	return t, nil
 }
 
 // Close closes every table. Later calls fail with ErrClosed.

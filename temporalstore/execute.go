@@ -54,7 +54,16 @@ const (
 	// KindPersist removes the key's TTL (PERSIST); Response.Int is 1 if
 	// there was one.
 	KindPersist Kind = "persist"
+	// KindType returns "string" or "none" in Value (TYPE).
+	KindType Kind = "type"
+	// KindScan returns up to about Count live keys of the table from
+	// Cursor (0 to start) in Keys, and the cursor to continue from (0 when
+	// done) in Cursor (SCAN). Key is not used.
+	KindScan Kind = "scan"
 )
+
+// DefaultScanCount is KindScan's count when Command.Count is 0, as Redis's.
+const DefaultScanCount = 10
 
 // Cond makes a KindSet conditional.
 type Cond uint8
@@ -104,6 +113,9 @@ type Command struct {
 	// Start and End are KindGetRange's bounds; Start is KindSetRange's
 	// offset.
 	Start, End int64
+	// Cursor and Count are KindScan's.
+	Cursor uint64
+	Count  int
 }
 
 // Response is what a command returns.
@@ -115,6 +127,9 @@ type Response struct {
 	Int int64
 	// Applied says whether a conditional write wrote.
 	Applied bool
+	// Keys and Cursor are a scan's page and where to continue.
+	Keys   [][]byte
+	Cursor uint64
 }
 
 // Execute routes c to its shard and runs it. A write returns once it is
@@ -123,6 +138,9 @@ type Response struct {
 func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
+	}
+	if c.Kind == KindScan {
+		return e.scan(ctx, &c)
 	}
 	if len(c.Key) == 0 {
 		return Response{}, fmt.Errorf("%w: empty key", ErrInvalid)
@@ -224,6 +242,13 @@ var kinds = map[Kind]runner{
 			return old, e.opts.Now().Add(c.TTL), shard.Write, nil
 		})
 		return r, err
+	},
+	KindType: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		_, ok, err := s.Get(c.Key)
+		if ok {
+			return Response{Value: []byte("string")}, err
+		}
+		return Response{Value: []byte("none")}, err
 	},
 	KindPersist: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		var r Response
@@ -358,4 +383,54 @@ func redisRange(start, end, n int64) (lo, hi int64, ok bool) {
 		return 0, 0, false
 	}
 	return start, end, true
+}
+
+// A table's scan cursor is the shard in its top 12 bits and the shard's own
+// cursor, shifted right by 12, below: resuming at a coarser position can
+// return a key again but never skip one.
+const scanShardBits = 12
+
+func (e *Engine) scan(ctx context.Context, c *Command) (Response, error) {
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	if c.Count < 0 {
+		return Response{}, fmt.Errorf("%w: negative COUNT", ErrInvalid)
+	}
+	count := c.Count
+	if count == 0 {
+		count = DefaultScanCount
+	}
+	t, err := e.table(c)
+	if err != nil {
+		return Response{}, err
+	}
+	sh := int(c.Cursor >> (64 - scanShardBits))
+	cur := c.Cursor << scanShardBits
+	if sh >= len(t.shards) {
+		return Response{}, fmt.Errorf("%w: invalid cursor", ErrInvalid)
+	}
+	var r Response
+	for sh < len(t.shards) && len(r.Keys) < count {
+		keys, next, err := t.shards[sh].Scan(cur, max(count-len(r.Keys), 1))
+		if err != nil {
+			return Response{}, err
+		}
+		r.Keys = append(r.Keys, keys...)
+		if next == 0 {
+			sh, cur = sh+1, 0
+			continue
+		}
+		r.Cursor = uint64(sh)<<(64-scanShardBits) | next>>scanShardBits
+		if r.Cursor != c.Cursor {
+			return r, nil
+		}
+		// The shard's cursor moved less than the table cursor can say:
+		// keep going in this shard rather than skip anything.
+		cur = next
+	}
+	if sh < len(t.shards) {
+		r.Cursor = uint64(sh) << (64 - scanShardBits)
+	}
+	return r, nil
 }

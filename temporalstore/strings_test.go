@@ -1,6 +1,7 @@
 package temporalstore
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -95,4 +96,50 @@ func TestOversizedValueIsRefused(t *testing.T) {
 	// The shard still takes writes: a refused record is not a failed log.
 	_, err = e.Execute(ctx, Command{Kind: KindIncrBy, Key: []byte("n"), Delta: 1})
 	require.NoError(t, err)
+}
+
+// SCAN over a table of several shards returns every key present
+// throughout, with keys written and deleted between calls, and ends; TYPE
+// says string or none.
+func TestScanAndType(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	e := openEngine(t, t.TempDir(), clk)
+	defer e.Close()
+	ctx := t.Context()
+	for i := range 300 {
+		_, err := e.Execute(ctx, Command{Kind: KindSet, Key: fmt.Appendf(nil, "stable-%d", i), Value: []byte("v")})
+		require.NoError(t, err)
+	}
+	_, err := e.Execute(ctx, Command{Kind: KindSet, Key: []byte("short"), Value: []byte("v"), TTL: time.Second})
+	require.NoError(t, err)
+	clk.advance(2 * time.Second)
+	seen := map[string]bool{}
+	cursor, calls := uint64(0), 0
+	for {
+		r, err := e.Execute(ctx, Command{Kind: KindScan, Cursor: cursor, Count: 7})
+		require.NoError(t, err)
+		for _, k := range r.Keys {
+			seen[string(k)] = true
+		}
+		_, err = e.Execute(ctx, Command{Kind: KindSet, Key: fmt.Appendf(nil, "churn-%d", calls), Value: []byte("v")})
+		require.NoError(t, err)
+		calls++
+		require.Less(t, calls, 10_000)
+		if cursor = r.Cursor; cursor == 0 {
+			break
+		}
+	}
+	for i := range 300 {
+		require.True(t, seen[fmt.Sprintf("stable-%d", i)], "stable-%d", i)
+	}
+	require.False(t, seen["short"], "an expired key is not returned")
+
+	r, err := e.Execute(ctx, Command{Kind: KindType, Key: []byte("stable-1")})
+	require.NoError(t, err)
+	require.Equal(t, "string", string(r.Value))
+	r, err = e.Execute(ctx, Command{Kind: KindType, Key: []byte("nope")})
+	require.NoError(t, err)
+	require.Equal(t, "none", string(r.Value))
+	_, err = e.Execute(ctx, Command{Kind: KindScan, Cursor: ^uint64(0)})
+	require.ErrorIs(t, err, ErrInvalid)
 }

@@ -410,3 +410,30 @@ func (s *Shard) Close() error {
 
 // LogStats returns the shard's log statistics (bytes written, fsyncs).
 func (s *Shard) LogStats() wal.Stats { return s.log.Stats() }
+
+// Scan returns live keys from the resident index in scan order, at least
+// count of them unless the shard ends first, and the cursor to continue
+// from (0 when done). It has SCAN's guarantee: a key present for the whole
+// scan is returned at least once; a key may be returned twice.
+func (s *Shard) Scan(cursor uint64, count int) ([][]byte, uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, 0, ErrClosed
+	}
+	now := s.opts.Now().UnixMilli()
+	var keys [][]byte
+	var err error
+	next := s.index.Scan(cursor, count, func(e keyindex.Entry) {
+		c, cerr := s.commandAt(e)
+		if cerr != nil {
+			err = cerr
+			return
+		}
+		if c.Expiry != 0 && c.Expiry <= now {
+			return
+		}
+		keys = append(keys, c.Key)
+	})
+	return keys, next, err
+}
