@@ -34,7 +34,10 @@
 //     by XXH64, and Execute for Redis's string commands and key TTLs (SET
 //     with NX/XX/GET/EX/KEEPTTL, GET, DEL, GETDEL, INCRBY, INCRBYFLOAT,
 //     APPEND, STRLEN, GETRANGE, SETRANGE, EXISTS, PEXPIRE, PTTL, PERSIST,
-//     TYPE, and SCAN over a table's shards);
+//     TYPE, and SCAN over a table's shards), and admission before a
+//     command reaches its shard: read-only shards, per-tenant QPS, per-table
+//     read and write QPS, and per-shard rate and burst, each refused with
+//     its own error;
 //   - package command, the log's command record;
 //   - internal/keyindex, the resident index (about 18 to 22 bytes a key at
 //     any key count);

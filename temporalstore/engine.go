@@ -50,6 +50,9 @@ type Options struct {
 	Dir string
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
+	// TenantQPS limits each tenant (Command.Tenant) to this many commands
+	// a second, with a burst of one second's worth. Default: 0, no limit.
+	TenantQPS float64
 }
 
 // TableOptions configures a table. The zero value is a durable table with
@@ -64,6 +67,15 @@ type TableOptions struct {
 	// recorded in every shard's stamp. Default: 0..DefaultRangeHi.
 	RangeLo uint32 `json:"range_lo"`
 	RangeHi uint32 `json:"range_hi"`
+	// ReadQPS and WriteQPS limit the table's reads and writes a second,
+	// with a burst of one second's worth. Default: 0, no limit.
+	ReadQPS  float64 `json:"read_qps,omitempty"`
+	WriteQPS float64 `json:"write_qps,omitempty"`
+	// ShardRate and ShardBurst limit each shard's commands: ShardRate a
+	// second, ShardBurst at once. Default: 0, no limit (ShardBurst then
+	// at least 1).
+	ShardRate  float64 `json:"shard_rate,omitempty"`
+	ShardBurst int     `json:"shard_burst,omitempty"`
 }
 
 func (o TableOptions) withDefaults() TableOptions {
@@ -83,6 +95,8 @@ func (o TableOptions) Validate() error {
 		return fmt.Errorf("%w: shard count %d (1..4096)", ErrInvalid, o.Shards)
 	case o.RangeLo > o.RangeHi:
 		return fmt.Errorf("%w: routing range %d..%d", ErrInvalid, o.RangeLo, o.RangeHi)
+	case o.ReadQPS < 0 || o.WriteQPS < 0 || o.ShardRate < 0 || o.ShardBurst < 0:
+		return fmt.Errorf("%w: negative limit", ErrInvalid)
 	}
 	return nil
 }
@@ -91,9 +105,10 @@ func (o TableOptions) Validate() error {
 type Engine struct {
 	opts Options
 
-	mu     sync.RWMutex
-	tables map[tableName]*table
-	closed bool
+	mu      sync.RWMutex
+	tables  map[tableName]*table
+	closed  bool
+	tenants tenants
 }
 
 type tableName struct{ namespace, name string }
@@ -101,6 +116,7 @@ type tableName struct{ namespace, name string }
 type table struct {
 	opts   TableOptions
 	shards []*shard.Shard
+	adm    *tableAdmission
 }
 
 // catalogFile lists the tables, so that Open finds them.
@@ -127,6 +143,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("temporalstore: %w", err)
 	}
 	e := &Engine{opts: opts, tables: map[tableName]*table{}}
+	e.tenants = tenants{perSec: opts.TenantQPS, m: map[string]*limiter{}}
 	b, err := os.ReadFile(filepath.Join(opts.Dir, catalogFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("temporalstore: catalog: %w", err)
@@ -197,7 +214,7 @@ func (e *Engine) CreateTable(ctx context.Context, namespace, name string, opts T
 }
 
 func (e *Engine) openTable(namespace, name string, opts TableOptions) (*table, error) {
-	t := &table{opts: opts}
+	t := &table{opts: opts, adm: newTableAdmission(opts)}
 	for i := range opts.Shards {
 		dir := filepath.Join(e.opts.Dir, namespace, name, fmt.Sprintf("shard-%04d", i))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -264,12 +281,13 @@ func (e *Engine) saveCatalogLocked() error {
 // the key, modulo n. It is stable across builds and processes.
 func ShardOf(key []byte, n int) int { return int(xxhash.Sum64(key) % uint64(n)) }
 
-func (e *Engine) route(c *Command) (*shard.Shard, error) {
+// route returns the table c addresses and the index of its key's shard.
+func (e *Engine) route(c *Command) (*table, int, error) {
 	t, err := e.table(c)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return t.shards[ShardOf(c.Key, len(t.shards))], nil
+	return t, ShardOf(c.Key, len(t.shards)), nil
 }
 
 // table returns the table c addresses.

@@ -100,6 +100,8 @@ var (
 type Command struct {
 	Namespace string
 	Table     string
+	// Tenant names who sends the command, for Options.TenantQPS.
+	Tenant    string
 	Kind      Kind
 	Key       []byte
 	Value     []byte
@@ -155,11 +157,14 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	if !ok {
 		return Response{}, fmt.Errorf("%w: %q", ErrUnknownKind, c.Kind)
 	}
-	s, err := e.route(&c)
+	t, i, err := e.route(&c)
 	if err != nil {
 		return Response{}, err
 	}
-	r, err := run(ctx, e, s, &c)
+	if err := e.admit(t, i, &c); err != nil {
+		return Response{}, err
+	}
+	r, err := run(ctx, e, t.shards[i], &c)
 	if errors.Is(err, shard.ErrTooLarge) {
 		err = fmt.Errorf("%w: %w", ErrTooLarge, err)
 	}
@@ -404,6 +409,13 @@ func (e *Engine) scan(ctx context.Context, c *Command) (Response, error) {
 	t, err := e.table(c)
 	if err != nil {
 		return Response{}, err
+	}
+	now := e.opts.Now()
+	if !e.tenants.allow(c.Tenant, now) {
+		return Response{}, fmt.Errorf("%w: %q", ErrTenantQPS, c.Tenant)
+	}
+	if !t.adm.read.allow(now) {
+		return Response{}, ErrReadQPS
 	}
 	sh := int(c.Cursor >> (64 - scanShardBits))
 	cur := c.Cursor << scanShardBits

@@ -6,6 +6,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/stretchr/testify v1.12.1
 	github.com/temporalstore/temporalstore-go/matrixraft v0.0.0
+	golang.org/x/time v0.16.0
 )
 
 require (

@@ -1,0 +1,126 @@
+package temporalstore
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Admission refusals. Each is its own error so a surface can map it to its
+// own code; none changes anything.
+var (
+	// ErrReadQPS is returned when a table's read QPS limit is reached.
+	ErrReadQPS = errors.New("temporalstore: table read QPS limit reached")
+	// ErrWriteQPS is returned when a table's write QPS limit is reached.
+	ErrWriteQPS = errors.New("temporalstore: table write QPS limit reached")
+	// ErrTenantQPS is returned when a tenant's QPS limit is reached.
+	ErrTenantQPS = errors.New("temporalstore: tenant QPS limit reached")
+	// ErrShardRate is returned when a shard's rate and burst are used up.
+	ErrShardRate = errors.New("temporalstore: shard rate limit reached")
+	// ErrReadOnly is returned for a write to a shard in read-only mode.
+	ErrReadOnly = errors.New("temporalstore: shard is read-only")
+)
+
+// readKinds are the kinds that do not write.
+var readKinds = map[Kind]bool{
+	KindGet: true, KindStrLen: true, KindGetRange: true, KindExists: true,
+	KindPTTL: true, KindType: true, KindScan: true,
+}
+
+// limiter is a token bucket on the engine's clock; nil admits everything.
+type limiter struct{ l *rate.Limiter }
+
+func newLimiter(perSec float64, burst int) *limiter {
+	if perSec <= 0 {
+		return nil
+	}
+	return &limiter{rate.NewLimiter(rate.Limit(perSec), max(burst, 1))}
+}
+
+func (l *limiter) allow(now time.Time) bool { return l == nil || l.l.AllowN(now, 1) }
+
+// tableAdmission holds a table's limits and its shards' states.
+type tableAdmission struct {
+	read, write *limiter
+	shards      []shardAdmission
+}
+
+type shardAdmission struct {
+	rate     *limiter
+	readOnly atomic.Bool
+}
+
+func newTableAdmission(o TableOptions) *tableAdmission {
+	a := &tableAdmission{
+		read:   newLimiter(o.ReadQPS, int(max(o.ReadQPS, 1))),
+		write:  newLimiter(o.WriteQPS, int(max(o.WriteQPS, 1))),
+		shards: make([]shardAdmission, o.Shards),
+	}
+	for i := range a.shards {
+		a.shards[i].rate = newLimiter(o.ShardRate, o.ShardBurst)
+	}
+	return a
+}
+
+// tenants holds the per-tenant limiters, made on first use.
+type tenants struct {
+	perSec float64
+	mu     sync.Mutex
+	m      map[string]*limiter
+}
+
+func (t *tenants) allow(name string, now time.Time) bool {
+	if t.perSec <= 0 || name == "" {
+		return true
+	}
+	t.mu.Lock()
+	l, ok := t.m[name]
+	if !ok {
+		l = newLimiter(t.perSec, int(max(t.perSec, 1)))
+		t.m[name] = l
+	}
+	t.mu.Unlock()
+	return l.allow(now)
+}
+
+// admit applies c's admission checks, in order: read-only mode, tenant,
+// table QPS, shard rate.
+func (e *Engine) admit(t *table, shard int, c *Command) error {
+	now := e.opts.Now()
+	write := !readKinds[c.Kind]
+	sa := &t.adm.shards[shard]
+	if write && sa.readOnly.Load() {
+		return fmt.Errorf("%w: shard %d", ErrReadOnly, shard)
+	}
+	if !e.tenants.allow(c.Tenant, now) {
+		return fmt.Errorf("%w: %q", ErrTenantQPS, c.Tenant)
+	}
+	if write && !t.adm.write.allow(now) {
+		return ErrWriteQPS
+	}
+	if !write && !t.adm.read.allow(now) {
+		return ErrReadQPS
+	}
+	if !sa.rate.allow(now) {
+		return fmt.Errorf("%w: shard %d", ErrShardRate, shard)
+	}
+	return nil
+}
+
+// SetReadOnly puts a shard of a table in read-only mode (writes refused
+// with ErrReadOnly) or takes it out.
+func (e *Engine) SetReadOnly(namespace, name string, shard int, on bool) error {
+	t, err := e.table(&Command{Namespace: namespace, Table: name})
+	if err != nil {
+		return err
+	}
+	if shard < 0 || shard >= len(t.shards) {
+		return fmt.Errorf("%w: shard %d of %d", ErrInvalid, shard, len(t.shards))
+	}
+	t.adm.shards[shard].readOnly.Store(on)
+	return nil
+}
