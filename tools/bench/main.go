@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"time"
@@ -84,43 +80,42 @@ Examples:
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.
-type walOption struct {
-	flag, env, arg, usage string
-	apply                 func(c *walbench.Config, v string) error
-}
+type walOption = benchkit.Option[walbench.Config]
+
+var walOpt = benchkit.NewOption[walbench.Config]
 
 var walOptions = []walOption{
-	{"quick", "BENCH_QUICK", "bool", "reduced matrix: payloads 0,256,4096 B, concurrency 1,64, 150ms runs after 50ms warm-up, 2 repeats (well under a minute)", nil},
-	{"duration", "BENCH_DURATION", "duration", "measured time of each run (default 1s; quick 150ms)", func(c *walbench.Config, v string) error {
+	walOpt("quick", "BENCH_QUICK", "bool", "reduced matrix: payloads 0,256,4096 B, concurrency 1,64, 150ms runs after 50ms warm-up, 2 repeats (well under a minute)", nil),
+	walOpt("duration", "BENCH_DURATION", "duration", "measured time of each run (default 1s; quick 150ms)", func(c *walbench.Config, v string) error {
 		return setDuration(&c.Duration, v)
-	}},
-	{"warmup", "BENCH_WARMUP", "duration", "unmeasured load before each run, same log (default 150ms; quick 50ms)", func(c *walbench.Config, v string) error {
+	}),
+	walOpt("warmup", "BENCH_WARMUP", "duration", "unmeasured load before each run, same log (default 150ms; quick 50ms)", func(c *walbench.Config, v string) error {
 		return setDuration(&c.Warmup, v)
-	}},
-	{"repeats", "BENCH_REPEATS", "n", "repeats of every system per cell, alternating ours, etcd, bbolt (default 3; quick 2)", func(c *walbench.Config, v string) error {
+	}),
+	walOpt("repeats", "BENCH_REPEATS", "n", "repeats of every system per cell, alternating ours, etcd, bbolt (default 3; quick 2)", func(c *walbench.Config, v string) error {
 		n, err := strconv.Atoi(v)
 		c.Repeats = n
 		return err
-	}},
-	{"dir", "BENCH_DIR", "path", "base directory for the fresh per-run temporary directories; put it on the disk you care about (default $TMPDIR or /tmp)", func(c *walbench.Config, v string) error {
+	}),
+	walOpt("dir", "BENCH_DIR", "path", "base directory for the fresh per-run temporary directories; put it on the disk you care about (default $TMPDIR or /tmp)", func(c *walbench.Config, v string) error {
 		c.Dir = v
 		return nil
-	}},
-	{"out", "BENCH_OUT", "path", "JSON report path (default <repo root>/bench-results/wal.json)", func(c *walbench.Config, v string) error {
+	}),
+	walOpt("out", "BENCH_OUT", "path", "JSON report path (default <repo root>/bench-results/wal.json)", func(c *walbench.Config, v string) error {
 		c.Out = v
 		return nil
-	}},
-	{"payloads", "BENCH_PAYLOADS", "list", "payload sizes in bytes, incompressible (default 0,64,256,4096)", func(c *walbench.Config, v string) error {
+	}),
+	walOpt("payloads", "BENCH_PAYLOADS", "list", "payload sizes in bytes, incompressible (default 0,64,256,4096)", func(c *walbench.Config, v string) error {
 		xs, err := benchkit.IntList(v)
 		c.Payloads = xs
 		return err
-	}},
-	{"concurrency", "BENCH_CONCURRENCY", "list", "appending goroutines (default 1,16,64)", func(c *walbench.Config, v string) error {
+	}),
+	walOpt("concurrency", "BENCH_CONCURRENCY", "list", "appending goroutines (default 1,16,64)", func(c *walbench.Config, v string) error {
 		xs, err := benchkit.IntList(v)
 		c.Concurrency = xs
 		return err
-	}},
-	{"sync", "BENCH_SYNC", "list", "sync policies: always (return after fdatasync), interval (return after write, fdatasync every --sync-interval) (default always,interval)", func(c *walbench.Config, v string) error {
+	}),
+	walOpt("sync", "BENCH_SYNC", "list", "sync policies: always (return after fdatasync), interval (return after write, fdatasync every --sync-interval) (default always,interval)", func(c *walbench.Config, v string) error {
 		c.Syncs = nil
 		for _, s := range benchkit.SplitList(v) {
 			m, err := walbench.ParseSyncMode(s)
@@ -130,90 +125,35 @@ var walOptions = []walOption{
 			c.Syncs = append(c.Syncs, m)
 		}
 		return nil
-	}},
-	{"systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours,etcd,bbolt (default all; ratios need ours)", func(c *walbench.Config, v string) error {
+	}),
+	walOpt("systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours,etcd,bbolt (default all; ratios need ours)", func(c *walbench.Config, v string) error {
 		c.Systems = benchkit.SplitList(v)
 		return nil
-	}},
-	{"sync-interval", "BENCH_SYNC_INTERVAL", "duration", "background fdatasync period of the interval policy, for every system (default 10ms)", func(c *walbench.Config, v string) error {
+	}),
+	walOpt("sync-interval", "BENCH_SYNC_INTERVAL", "duration", "background fdatasync period of the interval policy, for every system (default 10ms)", func(c *walbench.Config, v string) error {
 		return setDuration(&c.SyncInterval, v)
-	}},
-	{"bbolt-delay", "BENCH_BBOLT_DELAY", "duration", "fix bbolt's MaxBatchDelay instead of calibrating it (default: calibrate 10ms, 1ms, 100µs at the lowest and highest concurrency under each sync policy, keep the best geometric mean)", func(c *walbench.Config, v string) error {
+	}),
+	walOpt("bbolt-delay", "BENCH_BBOLT_DELAY", "duration", "fix bbolt's MaxBatchDelay instead of calibrating it (default: calibrate 10ms, 1ms, 100µs at the lowest and highest concurrency under each sync policy, keep the best geometric mean)", func(c *walbench.Config, v string) error {
 		return setDuration(&c.BboltDelay, v)
-	}},
-	{"envelope-records", "BENCH_ENVELOPE_RECORDS", "n", "records written per payload size for the envelope fit (default 2000)", func(c *walbench.Config, v string) error {
+	}),
+	walOpt("envelope-records", "BENCH_ENVELOPE_RECORDS", "n", "records written per payload size for the envelope fit (default 2000)", func(c *walbench.Config, v string) error {
 		n, err := strconv.Atoi(v)
 		c.EnvelopeRecords = n
 		return err
-	}},
-	{"seed", "BENCH_SEED", "n", "seed of the random payload bytes (default 1)", func(c *walbench.Config, v string) error {
+	}),
+	walOpt("seed", "BENCH_SEED", "n", "seed of the random payload bytes (default 1)", func(c *walbench.Config, v string) error {
 		n, err := strconv.ParseUint(v, 10, 64)
 		c.Seed = n
 		return err
-	}},
+	}),
 }
 
-func printWALFlags(w io.Writer) {
-	for _, o := range walOptions {
-		fmt.Fprintf(w, "  --%s %s  [%s]\n      %s\n", o.flag, o.arg, o.env, o.usage)
-	}
-}
+func printWALFlags(w io.Writer) { benchkit.PrintOptions(w, walOptions) }
 
 func runWAL(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench wal", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	quick := benchkit.EnvBool(os.Getenv("BENCH_QUICK"))
-	var flagSets []func(*walbench.Config) error
-	for _, o := range walOptions {
-		if o.apply == nil {
-			fs.BoolFunc(o.flag, o.usage, func(v string) error {
-				b, err := strconv.ParseBool(v)
-				quick = b
-				return err
-			})
-			continue
-		}
-		fs.Func(o.flag, o.usage, func(v string) error {
-			flagSets = append(flagSets, func(c *walbench.Config) error { return o.apply(c, v) })
-			return nil
-		})
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout)
-			return 0
-		}
-		fmt.Fprintf(stderr, "bench wal: %v (see bench --help)\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bench wal: unexpected arguments %q (see bench --help)\n", fs.Args())
-		return 2
-	}
-	cfg := walbench.DefaultConfig(quick)
-	for _, o := range walOptions {
-		if v, ok := os.LookupEnv(o.env); ok && o.apply != nil && v != "" {
-			if err := o.apply(&cfg, v); err != nil {
-				fmt.Fprintf(stderr, "bench wal: %s=%q: %v\n", o.env, v, err)
-				return 2
-			}
-		}
-	}
-	for _, set := range flagSets {
-		if err := set(&cfg); err != nil {
-			fmt.Fprintf(stderr, "bench wal: %v\n", err)
-			return 2
-		}
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	log := benchkit.NewProgress(stderr)
-	if err := walbench.Run(ctx, cfg, stdout, log); err != nil {
-		fmt.Fprintf(stderr, "bench wal: %v\n", err)
-		return 1
-	}
-	return 0
+	return benchkit.Command(benchkit.Benchmark[walbench.Config]{
+		Name: "wal", Options: walOptions, Defaults: walbench.DefaultConfig, Usage: usage, Run: walbench.Run,
+	}, args, stdout, stderr)
 }
 
 func setDuration(d *time.Duration, v string) error {

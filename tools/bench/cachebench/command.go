@@ -1,13 +1,8 @@
 package cachebench
 
 import (
-	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"time"
@@ -16,91 +11,90 @@ import (
 )
 
 // option is one setting of `bench cache`, settable by flag and env var.
-type option struct {
-	flag, env, arg, usage string
-	apply                 func(c *Config, v string) error
-}
+type option = benchkit.Option[Config]
+
+var opt = benchkit.NewOption[Config]
 
 var options = []option{
-	{"quick", "BENCH_QUICK", "bool", "reduced run, every system side by side (under a minute): hit ratio on oltp at 1000, gli at 1000, zipf at 500 with 200k requests; throughput runs of 100ms; memory at 100k entries; SSD tier on the first 50k requests of oltp and zipf, and gli", nil},
-	{"sections", "SECTIONS", "list", "sections to run, in this order: hit (hit ratio on traces), throughput (Get and 75/25 Get/Set ns/op, ops/s, allocs/op), memory (heap bytes per entry), ssd (our Cache with DRAM at 10% of the footprint, without and with the SSD tier) (default all)", func(c *Config, v string) error {
+	opt("quick", "BENCH_QUICK", "bool", "reduced run, every system side by side (under a minute): hit ratio on oltp at 1000, gli at 1000, zipf at 500 with 200k requests; throughput runs of 100ms; memory at 100k entries; SSD tier on the first 50k requests of oltp and zipf, and gli", nil),
+	opt("sections", "SECTIONS", "list", "sections to run, in this order: hit (hit ratio on traces), throughput (Get and 75/25 Get/Set ns/op, ops/s, allocs/op), memory (heap bytes per entry), ssd (our Cache with DRAM at 10% of the footprint, without and with the SSD tier) (default all)", func(c *Config, v string) error {
 		c.Sections = benchkit.SplitList(v)
 		return nil
-	}},
-	{"repeats", "BENCH_REPEATS", "n", "runs of every cell of the hit, throughput and memory sections by every system, alternating (default 3)", func(c *Config, v string) error {
+	}),
+	opt("repeats", "BENCH_REPEATS", "n", "runs of every cell of the hit, throughput and memory sections by every system, alternating (default 3)", func(c *Config, v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		c.Repeats = n
 		return err
-	}},
-	{"traces", "BENCH_TRACES", "dir", "directory of the bundled traces oltp.gz, gli.gz, loop.gz (default: ../shared/data/cache-traces beside the directory holding go.work)", func(c *Config, v string) error {
+	}),
+	opt("traces", "BENCH_TRACES", "dir", "directory of the bundled traces oltp.gz, gli.gz, loop.gz (default: ../shared/data/cache-traces beside the directory holding go.work)", func(c *Config, v string) error {
 		c.TracesDir = v
 		return nil
-	}},
-	{"out", "BENCH_OUT", "path", "JSON report path (default <repo root>/bench-results/cache.json)", func(c *Config, v string) error {
+	}),
+	opt("out", "BENCH_OUT", "path", "JSON report path (default <repo root>/bench-results/cache.json)", func(c *Config, v string) error {
 		c.Out = v
 		return nil
-	}},
-	{"systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours,otter,ristretto,lru (default all; the points and ratios need ours; lru runs in the hit section only, and the ssd section needs ours)", func(c *Config, v string) error {
+	}),
+	opt("systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours,otter,ristretto,lru (default all; the points and ratios need ours; lru runs in the hit section only, and the ssd section needs ours)", func(c *Config, v string) error {
 		c.Systems = benchkit.SplitList(v)
 		return nil
-	}},
-	{"trace", "TRACE", "path", "replay this trace file (gzip or plain) instead of the bundled ones, in the hit and ssd sections; needs CAPACITY (for the hit section)", func(c *Config, v string) error {
+	}),
+	opt("trace", "TRACE", "path", "replay this trace file (gzip or plain) instead of the bundled ones, in the hit and ssd sections; needs CAPACITY (for the hit section)", func(c *Config, v string) error {
 		c.UserTrace = v
 		return nil
-	}},
-	{"format", "FORMAT", "arc|lirs", "format of TRACE: arc (\"start count x x\" lines) or lirs (one key a line); default: guessed from the first line", func(c *Config, v string) error {
+	}),
+	opt("format", "FORMAT", "arc|lirs", "format of TRACE: arc (\"start count x x\" lines) or lirs (one key a line); default: guessed from the first line", func(c *Config, v string) error {
 		f, err := ParseFormat(v)
 		c.UserFormat = f
 		return err
-	}},
-	{"capacity", "CAPACITY", "list", "cache capacities in entries for TRACE, e.g. 1000 or 500,5000", func(c *Config, v string) error {
+	}),
+	opt("capacity", "CAPACITY", "list", "cache capacities in entries for TRACE, e.g. 1000 or 500,5000", func(c *Config, v string) error {
 		xs, err := benchkit.IntList(v)
 		c.UserCapacities = xs
 		return err
-	}},
-	{"zipf-requests", "BENCH_ZIPF_REQUESTS", "n", "length of the Zipf trace (default 1000000; quick 200000)", func(c *Config, v string) error {
+	}),
+	opt("zipf-requests", "BENCH_ZIPF_REQUESTS", "n", "length of the Zipf trace (default 1000000; quick 200000)", func(c *Config, v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		return setZipf(c, func(z *ZipfParams) { z.Requests = n }, err)
-	}},
-	{"seed", "BENCH_SEED", "n", "seed of the Zipf trace and of the throughput key streams (default 1)", func(c *Config, v string) error {
+	}),
+	opt("seed", "BENCH_SEED", "n", "seed of the Zipf trace and of the throughput key streams (default 1)", func(c *Config, v string) error {
 		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
 		c.Throughput.Seed = n
 		return setZipf(c, func(z *ZipfParams) { z.Seed = n }, err)
-	}},
-	{"threads", "THREADS", "list", "goroutine counts of the throughput section (default 2,8); the headline get_vs_*_ratio is at 8, or at the largest count when 8 is not run", func(c *Config, v string) error {
+	}),
+	opt("threads", "THREADS", "list", "goroutine counts of the throughput section (default 2,8); the headline get_vs_*_ratio is at 8, or at the largest count when 8 is not run", func(c *Config, v string) error {
 		xs, err := benchkit.IntList(v)
 		c.Throughput.Threads = xs
 		return err
-	}},
-	{"duration", "BENCH_DURATION", "duration", "measured time of each throughput run, after a warm-up of a quarter of it (default 2s; quick 100ms)", func(c *Config, v string) error {
+	}),
+	opt("duration", "BENCH_DURATION", "duration", "measured time of each throughput run, after a warm-up of a quarter of it (default 2s; quick 100ms)", func(c *Config, v string) error {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		c.Throughput.Duration = d
 		return err
-	}},
-	{"keys", "BENCH_KEYS", "n", "keyspace of the throughput section, all of it resident (default 65536)", func(c *Config, v string) error {
+	}),
+	opt("keys", "BENCH_KEYS", "n", "keyspace of the throughput section, all of it resident (default 65536)", func(c *Config, v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		c.Throughput.Keys = n
 		return err
-	}},
-	{"value-size", "BENCH_VALUE_SIZE", "bytes", "value length in the throughput, memory and ssd sections (default 64)", func(c *Config, v string) error {
+	}),
+	opt("value-size", "BENCH_VALUE_SIZE", "bytes", "value length in the throughput, memory and ssd sections (default 64)", func(c *Config, v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		c.Throughput.ValueBytes, c.Memory.ValueBytes, c.SSD.ValueBytes = n, n, n
 		return err
-	}},
-	{"memory-entries", "BENCH_MEMORY_ENTRIES", "n", "entries each system holds when its heap is measured (default 1000000; quick 100000)", func(c *Config, v string) error {
+	}),
+	opt("memory-entries", "BENCH_MEMORY_ENTRIES", "n", "entries each system holds when its heap is measured (default 1000000; quick 100000)", func(c *Config, v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		c.Memory.Entries = n
 		return err
-	}},
-	{"ssd-repeats", "BENCH_SSD_REPEATS", "n", "replays of each trace in each mode in the ssd section (default 1: a one-goroutine replay of our Cache is nearly deterministic, and every DRAM+SSD miss is an SSD write)", func(c *Config, v string) error {
+	}),
+	opt("ssd-repeats", "BENCH_SSD_REPEATS", "n", "replays of each trace in each mode in the ssd section (default 1: a one-goroutine replay of our Cache is nearly deterministic, and every DRAM+SSD miss is an SSD write)", func(c *Config, v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		c.SSD.Repeats = n
 		return err
-	}},
-	{"dir", "BENCH_DIR", "path", "base directory of the SSD tier's temporary directories; put it on the disk you care about (default $TMPDIR or /tmp)", func(c *Config, v string) error {
+	}),
+	opt("dir", "BENCH_DIR", "path", "base directory of the SSD tier's temporary directories; put it on the disk you care about (default $TMPDIR or /tmp)", func(c *Config, v string) error {
 		c.SSD.Dir = v
 		return nil
-	}},
+	}),
 }
 
 func setZipf(c *Config, set func(*ZipfParams), err error) error {
@@ -124,9 +118,7 @@ func PrintUsage(w io.Writer) {
 	fmt.Fprint(w, `Flags of "bench cache" (each also read from the environment variable shown;
 a flag beats its variable, the variable beats the default):
 `)
-	for _, o := range options {
-		fmt.Fprintf(w, "  --%s %s  [%s]\n      %s\n", o.flag, o.arg, o.env, o.usage)
-	}
+	benchkit.PrintOptions(w, options)
 	fmt.Fprint(w, `
 Examples:
   cd tools && GOWORK=off go run ./bench cache
@@ -139,57 +131,7 @@ Examples:
 // Command runs `bench cache` with its arguments (after the name) and
 // returns the exit code: 0, 1 when the run failed, 2 for a usage error.
 func Command(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench cache", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	quick := benchkit.EnvBool(os.Getenv("BENCH_QUICK"))
-	var flagSets []func(*Config) error
-	for _, o := range options {
-		if o.apply == nil {
-			fs.BoolFunc(o.flag, o.usage, func(v string) error {
-				b, err := strconv.ParseBool(v)
-				quick = b
-				return err
-			})
-			continue
-		}
-		fs.Func(o.flag, o.usage, func(v string) error {
-			flagSets = append(flagSets, func(c *Config) error { return o.apply(c, v) })
-			return nil
-		})
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			PrintUsage(stdout)
-			return 0
-		}
-		fmt.Fprintf(stderr, "bench cache: %v (see bench --help)\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bench cache: unexpected arguments %q (see bench --help)\n", fs.Args())
-		return 2
-	}
-	cfg := DefaultConfig(quick)
-	for _, o := range options {
-		if v, ok := os.LookupEnv(o.env); ok && o.apply != nil && strings.TrimSpace(v) != "" {
-			if err := o.apply(&cfg, v); err != nil {
-				fmt.Fprintf(stderr, "bench cache: %s=%q: %v\n", o.env, v, err)
-				return 2
-			}
-		}
-	}
-	for _, set := range flagSets {
-		if err := set(&cfg); err != nil {
-			fmt.Fprintf(stderr, "bench cache: %v\n", err)
-			return 2
-		}
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := Run(ctx, cfg, stdout, benchkit.NewProgress(stderr)); err != nil {
-		fmt.Fprintf(stderr, "bench cache: %v\n", err)
-		return 1
-	}
-	return 0
+	return benchkit.Command(benchkit.Benchmark[Config]{
+		Name: "cache", Options: options, Defaults: DefaultConfig, Usage: PrintUsage, Run: Run,
+	}, args, stdout, stderr)
 }
