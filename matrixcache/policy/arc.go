@@ -279,33 +279,11 @@ func (p *ARC) Remove(key uint64) bool {
 
 // Pin protects key from eviction; pins are counted. The entry leaves its
 // list while pinned.
-func (p *ARC) Pin(key uint64) bool {
-	i := p.lookup(key)
-	if i == none {
-		return false
-	}
-	n := &p.t.nodes[i]
-	n.pins++
-	if n.pins == 1 {
-		p.t.pin(i)
-	}
-	return true
-}
+func (p *ARC) Pin(key uint64) bool { return p.t.pinNode(p.lookup(key)) }
 
 // Unpin releases one pin of key. When the last pin goes, the entry returns
 // to the most recently used end of T2.
-func (p *ARC) Unpin(key uint64) bool {
-	i := p.lookup(key)
-	if i == none || p.t.nodes[i].pins == 0 {
-		return false
-	}
-	n := &p.t.nodes[i]
-	n.pins--
-	if n.pins == 0 {
-		p.t.unpin(i, qT2)
-	}
-	return true
-}
+func (p *ARC) Unpin(key uint64) bool { return p.t.unpinNode(p.lookup(key), qT2) }
 
 // SetCapacity changes the capacity, clamping the target to it, evicts down
 // to it and trims the ghost lists to the new bounds.

@@ -116,33 +116,11 @@ func (p *FIFO) Remove(key uint64) bool {
 
 // Pin protects key from eviction; pins are counted. The entry leaves the
 // queue while pinned.
-func (p *FIFO) Pin(key uint64) bool {
-	i := p.t.lookup(key)
-	if i == none {
-		return false
-	}
-	n := &p.t.nodes[i]
-	n.pins++
-	if n.pins == 1 {
-		p.t.pin(i)
-	}
-	return true
-}
+func (p *FIFO) Pin(key uint64) bool { return p.t.pinNode(p.t.lookup(key)) }
 
 // Unpin releases one pin of key. When the last pin goes, the entry rejoins
 // the back of the queue.
-func (p *FIFO) Unpin(key uint64) bool {
-	i := p.t.lookup(key)
-	if i == none || p.t.nodes[i].pins == 0 {
-		return false
-	}
-	n := &p.t.nodes[i]
-	n.pins--
-	if n.pins == 0 {
-		p.t.unpin(i, qFIFO)
-	}
-	return true
-}
+func (p *FIFO) Unpin(key uint64) bool { return p.t.unpinNode(p.t.lookup(key), qFIFO) }
 
 // SetCapacity changes the capacity and evicts from the front of the queue
 // down to it.

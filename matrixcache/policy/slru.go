@@ -362,33 +362,11 @@ func (p *slruSegment) move(i int32, q uint8) {
 }
 
 // Pin protects key from eviction; pins are counted.
-func (p *slruSegment) Pin(key uint64) bool {
-	i := p.t.lookup(key)
-	if i == none {
-		return false
-	}
-	n := &p.t.nodes[i]
-	n.pins++
-	if n.pins == 1 {
-		p.t.pin(i)
-	}
-	return true
-}
+func (p *slruSegment) Pin(key uint64) bool { return p.t.pinNode(p.t.lookup(key)) }
 
 // Unpin releases one pin of key. When the last pin goes, the entry returns
 // to the hot segment, keeping its hits.
-func (p *slruSegment) Unpin(key uint64) bool {
-	i := p.t.lookup(key)
-	if i == none || p.t.nodes[i].pins == 0 {
-		return false
-	}
-	n := &p.t.nodes[i]
-	n.pins--
-	if n.pins == 0 {
-		p.t.unpin(i, qHot)
-	}
-	return true
-}
+func (p *slruSegment) Unpin(key uint64) bool { return p.t.unpinNode(p.t.lookup(key), qHot) }
 
 // maintain keeps hot and warm within their shares.
 func (p *slruSegment) maintain() {

@@ -124,6 +124,34 @@ func (t *table) pin(i int32) {
 	t.pinned += t.nodes[i].cost
 }
 
+// pinNode adds a pin to node i (none: the key is not resident, and it
+// reports false); the first pin takes the node off its list.
+func (t *table) pinNode(i int32) bool {
+	if i == none {
+		return false
+	}
+	n := &t.nodes[i]
+	n.pins++
+	if n.pins == 1 {
+		t.pin(i)
+	}
+	return true
+}
+
+// unpinNode releases one pin of node i and reports whether it had one; the
+// last returns the node to the most recently used end of list q.
+func (t *table) unpinNode(i int32, q uint8) bool {
+	if i == none || t.nodes[i].pins == 0 {
+		return false
+	}
+	n := &t.nodes[i]
+	n.pins--
+	if n.pins == 0 {
+		t.unpin(i, q)
+	}
+	return true
+}
+
 // unpin returns pinned node i to the most recently used end of list q.
 func (t *table) unpin(i int32, q uint8) {
 	t.pinned -= t.nodes[i].cost

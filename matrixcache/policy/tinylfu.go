@@ -191,33 +191,11 @@ func (p *TinyLFU) Remove(key uint64) bool {
 func (p *TinyLFU) drop(i int32) { p.t.remove(i) }
 
 // Pin protects key from eviction; pins are counted.
-func (p *TinyLFU) Pin(key uint64) bool {
-	i := p.t.lookup(key)
-	if i == none {
-		return false
-	}
-	n := &p.t.nodes[i]
-	n.pins++
-	if n.pins == 1 {
-		p.t.pin(i)
-	}
-	return true
-}
+func (p *TinyLFU) Pin(key uint64) bool { return p.t.pinNode(p.t.lookup(key)) }
 
 // Unpin releases one pin of key. When the last pin goes, the entry becomes
 // evictable again as the most recently used entry of the window.
-func (p *TinyLFU) Unpin(key uint64) bool {
-	i := p.t.lookup(key)
-	if i == none || p.t.nodes[i].pins == 0 {
-		return false
-	}
-	n := &p.t.nodes[i]
-	n.pins--
-	if n.pins == 0 {
-		p.t.unpin(i, qWindow)
-	}
-	return true
-}
+func (p *TinyLFU) Unpin(key uint64) bool { return p.t.unpinNode(p.t.lookup(key), qWindow) }
 
 // SetCapacity changes the capacity, resets the window to its initial share
 // and evicts down to the new capacity.
