@@ -367,6 +367,19 @@ func (c *Cache) put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 		start = time.Now()
 	}
 	clk := clockReading{c: c}
+	v, exp := c.ownValue(value, o, &clk)
+	s.mu.Lock()
+	err := c.putLocked(ctx, s, h, key, v, exp, &clk)
+	s.mu.Unlock()
+	if timed {
+		c.st.putLatency.since(start)
+	}
+	return err
+}
+
+// ownValue returns the cache's own copy of a written value (never nil)
+// and its expiry from o or Options.DefaultTTL (0: none).
+func (c *Cache) ownValue(value []byte, o PutOptions, clk *clockReading) ([]byte, int64) {
 	var exp int64
 	if ttl := cmp.Or(o.TTL, c.opts.DefaultTTL); ttl > 0 {
 		exp = clk.now() + int64(ttl)
@@ -375,13 +388,7 @@ func (c *Cache) put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 	if v == nil {
 		v = []byte{}
 	}
-	s.mu.Lock()
-	err := c.putLocked(ctx, s, h, key, v, exp, &clk)
-	s.mu.Unlock()
-	if timed {
-		c.st.putLatency.since(start)
-	}
-	return err
+	return v, exp
 }
 
 // CompareAndSwap writes value under key, as Put does, only if the key's
@@ -413,14 +420,7 @@ func (c *Cache) compareAndSwap(ctx context.Context, key blockfmt.Key, old, value
 	h := hashKey(key)
 	s := c.shardFor(h)
 	clk := clockReading{c: c}
-	var exp int64
-	if ttl := cmp.Or(o.TTL, c.opts.DefaultTTL); ttl > 0 {
-		exp = clk.now() + int64(ttl)
-	}
-	v := bytes.Clone(value)
-	if v == nil {
-		v = []byte{}
-	}
+	v, exp := c.ownValue(value, o, &clk)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, cur, tier, err := c.readLocked(ctx, s, h, key, c.now(), false, false)

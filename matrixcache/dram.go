@@ -162,25 +162,14 @@ func (s *shard) internLocked(namespace, selector string) *keyNames {
 // at once; any other name is copied, so that an interned name never keeps a
 // caller's larger buffer alive.
 func staticName(s string) string {
-	switch s {
-	case blockfmt.NamespaceString:
-		return blockfmt.NamespaceString
-	case blockfmt.NamespaceHash:
-		return blockfmt.NamespaceHash
-	case blockfmt.NamespaceSet:
-		return blockfmt.NamespaceSet
-	case blockfmt.NamespaceFeature:
-		return blockfmt.NamespaceFeature
-	case blockfmt.NamespacePage:
-		return blockfmt.NamespacePage
-	case blockfmt.NamespaceIndex:
-		return blockfmt.NamespaceIndex
-	case blockfmt.NamespaceOplog:
-		return blockfmt.NamespaceOplog
-	case "value":
-		return "value"
-	case "members":
-		return "members"
+	for _, c := range [...]string{
+		blockfmt.NamespaceString, blockfmt.NamespaceHash, blockfmt.NamespaceSet,
+		blockfmt.NamespaceFeature, blockfmt.NamespacePage, blockfmt.NamespaceIndex,
+		blockfmt.NamespaceOplog, "value", "members",
+	} {
+		if s == c {
+			return c
+		}
 	}
 	return strings.Clone(s)
 }
