@@ -123,7 +123,9 @@ func (s *Shard) replay(from uint64) error {
 		if err != nil {
 			return fmt.Errorf("shard: record %d: %w", it.Index(), err)
 		}
-		s.applyLocked(it.Index(), cmds)
+		for pos, c := range cmds {
+			s.applyLocked(it.Index(), pos, c.Op, c.Key)
+		}
 		s.replayed++
 	}
 	if err := it.Err(); err != nil {
@@ -132,17 +134,15 @@ func (s *Shard) replay(from uint64) error {
 	return nil
 }
 
-// applyLocked applies the commands of the record at index.
-func (s *Shard) applyLocked(index uint64, cmds []command.Decoded) {
-	for pos, c := range cmds {
-		h := hashKey(c.Key)
-		match := s.matcher(c.Key)
-		switch c.Op {
-		case OpSet:
-			s.index.Put(h, keyindex.Entry{Addr: index, Meta: metaString | uint32(pos)<<metaPosShift}, match)
-		case OpDelete:
-			s.index.Delete(h, match)
-		}
+// applyLocked applies command pos of the record at index: the index needs
+// only its op and key (a Set's entry points at the record).
+func (s *Shard) applyLocked(index uint64, pos int, op command.Op, key []byte) {
+	h, match := hashKey(key), s.matcher(key)
+	switch op {
+	case OpSet:
+		s.index.Put(h, keyindex.Entry{Addr: index, Meta: metaString | uint32(pos)<<metaPosShift}, match)
+	case OpDelete:
+		s.index.Delete(h, match)
 	}
 }
 
@@ -213,10 +213,6 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	} else {
 		rec = command.AppendBatch(nil, cmds)
 	}
-	dec, err := command.Decode(rec)
-	if err != nil {
-		return err
-	}
 	s.mu.RLock()
 	closed := s.closed
 	s.mu.RUnlock()
@@ -256,7 +252,9 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	for s.applied+1 != idx {
 		s.turn.Wait()
 	}
-	s.applyLocked(idx, dec)
+	for pos := range cmds {
+		s.applyLocked(idx, pos, cmds[pos].Op, cmds[pos].Key)
+	}
 	s.applied = idx
 	s.turn.Broadcast()
 	return nil
@@ -264,12 +262,7 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 
 // Get returns key's value, or false when it is absent or expired.
 func (s *Shard) Get(key []byte) ([]byte, bool, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, false, ErrClosed
-	}
-	v, _, ok, err := s.getLocked(key)
+	v, _, ok, err := s.GetWithExpiry(key)
 	return v, ok, err
 }
 
