@@ -5,14 +5,16 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 )
 
 // Each admission limit refuses with its own error, changes nothing, and
 // recovers as the engine's clock moves on; limits survive a reopen.
 func TestAdmissionLimits(t *testing.T) {
 	dir := t.TempDir()
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
-	e, err := Open(t.Context(), Options{Dir: dir, Now: clk.now, TenantQPS: 2})
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	e, err := Open(t.Context(), Options{Dir: dir, Now: clk.Now, TenantQPS: 2})
 	require.NoError(t, err)
 	ctx := t.Context()
 	require.NoError(t, e.CreateTable(ctx, "ns", "w", TableOptions{Shards: 1, WriteQPS: 3}))
@@ -44,7 +46,7 @@ func TestAdmissionLimits(t *testing.T) {
 	require.NoError(t, set("s", "a"))
 	require.NoError(t, read("s", "a"))
 	require.ErrorIs(t, set("s", "b"), ErrShardRate)
-	clk.advance(500 * time.Millisecond)
+	clk.Advance(500 * time.Millisecond)
 	require.NoError(t, set("s", "b"), "one token back after half a second")
 
 	tenantSet := func(tenant string) error {
@@ -57,14 +59,14 @@ func TestAdmissionLimits(t *testing.T) {
 	require.NoError(t, tenantSet("globex"), "tenants are limited apart")
 	require.NoError(t, tenantSet(""), "no tenant, no tenant limit")
 
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	require.NoError(t, set("w", "k"))
 	require.NoError(t, read("r", "k"))
 	require.NoError(t, tenantSet("acme"))
 
 	// Limits are table options, kept in the catalog.
 	require.NoError(t, e.Close())
-	e, err = Open(ctx, Options{Dir: dir, Now: clk.now})
+	e, err = Open(ctx, Options{Dir: dir, Now: clk.Now})
 	require.NoError(t, err)
 	defer e.Close()
 	for range 3 {
@@ -75,7 +77,7 @@ func TestAdmissionLimits(t *testing.T) {
 
 // A read-only shard refuses writes and serves reads.
 func TestReadOnlyShard(t *testing.T) {
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	e := openEngine(t, t.TempDir(), clk)
 	defer e.Close()
 	ctx := t.Context()

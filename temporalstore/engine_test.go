@@ -2,33 +2,17 @@ package temporalstore
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func openEngine(t *testing.T, dir string, clk *fakeClock) *Engine {
+func openEngine(t *testing.T, dir string, clk *testclock.Clock) *Engine {
 	t.Helper()
-	e, err := Open(t.Context(), Options{Dir: dir, Now: clk.now})
+	e, err := Open(t.Context(), Options{Dir: dir, Now: clk.Now})
 	require.NoError(t, err)
 	return e
 }
@@ -45,7 +29,7 @@ func get(t *testing.T, e *Engine, c Command) (string, bool) {
 // one, survive a reopen; a TTL expires on the engine's clock.
 func TestExecuteAcrossReopen(t *testing.T) {
 	dir := t.TempDir()
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	e := openEngine(t, dir, clk)
 	ctx := t.Context()
 	require.NoError(t, e.CreateTable(ctx, "ads", "caps", TableOptions{Shards: 3, Async: true}))
@@ -77,14 +61,14 @@ func TestExecuteAcrossReopen(t *testing.T) {
 	}
 	_, ok := get(t, e, Command{Key: []byte("session")})
 	require.True(t, ok)
-	clk.advance(2 * time.Minute)
+	clk.Advance(2 * time.Minute)
 	_, ok = get(t, e, Command{Key: []byte("session")})
 	require.False(t, ok)
 }
 
 // Bad input gets a clear error and changes nothing.
 func TestExecuteRefusesBadInput(t *testing.T) {
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	e := openEngine(t, t.TempDir(), clk)
 	defer e.Close()
 	ctx := t.Context()
@@ -129,7 +113,7 @@ func TestShardOfIsStable(t *testing.T) {
 // string, a non-integer or an overflow is refused and changes nothing, and
 // the key's TTL is kept.
 func TestIncrByAndAppend(t *testing.T) {
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	e := openEngine(t, t.TempDir(), clk)
 	defer e.Close()
 	ctx := t.Context()
@@ -171,7 +155,7 @@ func TestIncrByAndAppend(t *testing.T) {
 	require.NoError(t, err)
 	_, err = exec(Command{Kind: KindIncrBy, Key: []byte("ttl"), Delta: 1})
 	require.NoError(t, err)
-	clk.advance(2 * time.Minute)
+	clk.Advance(2 * time.Minute)
 	_, ok := get(t, e, Command{Key: []byte("ttl")})
 	require.False(t, ok, "INCRBY keeps the TTL")
 }

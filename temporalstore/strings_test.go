@@ -6,12 +6,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 )
 
 // The string and key kinds against Redis's documented examples and edge
 // cases, one step after another on one engine.
 func TestStringKindsFollowRedis(t *testing.T) {
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	e := openEngine(t, t.TempDir(), clk)
 	defer e.Close()
 	ctx := t.Context()
@@ -85,7 +87,7 @@ func TestStringKindsFollowRedis(t *testing.T) {
 
 // A value over the log's record limit is refused and changes nothing.
 func TestOversizedValueIsRefused(t *testing.T) {
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	e := openEngine(t, t.TempDir(), clk)
 	defer e.Close()
 	ctx := t.Context()
@@ -102,7 +104,7 @@ func TestOversizedValueIsRefused(t *testing.T) {
 // throughout, with keys written and deleted between calls, and ends; TYPE
 // says string or none.
 func TestScanAndType(t *testing.T) {
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	e := openEngine(t, t.TempDir(), clk)
 	defer e.Close()
 	ctx := t.Context()
@@ -112,7 +114,7 @@ func TestScanAndType(t *testing.T) {
 	}
 	_, err := e.Execute(ctx, Command{Kind: KindSet, Key: []byte("short"), Value: []byte("v"), TTL: time.Second})
 	require.NoError(t, err)
-	clk.advance(2 * time.Second)
+	clk.Advance(2 * time.Second)
 	seen := map[string]bool{}
 	cursor, calls := uint64(0), 0
 	for {

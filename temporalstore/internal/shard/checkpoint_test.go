@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 )
 
 func fill(t *testing.T, s *Shard, from, to int, model map[string]string) {
@@ -43,9 +45,9 @@ func images(t *testing.T, dir string) []string {
 // it; a shard keeps its last two checkpoints.
 func TestCheckpointShortensReplay(t *testing.T) {
 	dir := t.TempDir()
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	stamp := Stamp{ShardID: 3, RangeLo: 0, RangeHi: 1023}
-	opts := Options{Durable: true, Now: clk.now, Stamp: stamp}
+	opts := Options{Durable: true, Now: clk.Now, Stamp: stamp}
 	s, err := Open(dir, opts)
 	require.NoError(t, err)
 	model := map[string]string{}
@@ -73,8 +75,8 @@ func TestCheckpointShortensReplay(t *testing.T) {
 // and the state is whole. Damage to both makes Open replay the whole log.
 func TestDamagedCheckpointIsRefusedAndStateRebuilt(t *testing.T) {
 	dir := t.TempDir()
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
-	opts := Options{Durable: true, Now: clk.now}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	opts := Options{Durable: true, Now: clk.Now}
 	s, err := Open(dir, opts)
 	require.NoError(t, err)
 	model := map[string]string{}
@@ -115,8 +117,8 @@ func TestDamagedCheckpointIsRefusedAndStateRebuilt(t *testing.T) {
 // A checkpoint of another format or stamp fails the open, never guessed.
 func TestCheckpointOfAnotherFormatOrStampIsRefused(t *testing.T) {
 	dir := t.TempDir()
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
-	opts := Options{Durable: true, Now: clk.now, Stamp: Stamp{ShardID: 1, RangeHi: 1023}}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	opts := Options{Durable: true, Now: clk.Now, Stamp: Stamp{ShardID: 1, RangeHi: 1023}}
 	s, err := Open(dir, opts)
 	require.NoError(t, err)
 	fill(t, s, 0, 10, map[string]string{})

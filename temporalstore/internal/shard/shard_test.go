@@ -15,28 +15,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func open(t *testing.T, dir string, clk *fakeClock, durable bool) *Shard {
+func open(t *testing.T, dir string, clk *testclock.Clock, durable bool) *Shard {
 	t.Helper()
-	s, err := Open(dir, Options{Durable: durable, Now: clk.now, SegmentSize: 1 << 20})
+	s, err := Open(dir, Options{Durable: durable, Now: clk.Now, SegmentSize: 1 << 20})
 	require.NoError(t, err)
 	return s
 }
@@ -45,7 +30,7 @@ func open(t *testing.T, dir string, clk *fakeClock, durable bool) *Shard {
 // and again after every reopen (the index rebuilt by replaying the log).
 func TestShardMatchesAMapAcrossReopens(t *testing.T) {
 	dir := t.TempDir()
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	s := open(t, dir, clk, false)
 	ctx := t.Context()
 	model := map[string]string{}
@@ -85,15 +70,15 @@ func TestShardMatchesAMapAcrossReopens(t *testing.T) {
 // written stays in the index through replay and is judged at read time.
 func TestExpiryIsJudgedAtReadTime(t *testing.T) {
 	dir := t.TempDir()
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	s := open(t, dir, clk, true)
 	ctx := t.Context()
-	require.NoError(t, s.Set(ctx, []byte("short"), []byte("s"), clk.now().Add(time.Minute)))
-	require.NoError(t, s.Set(ctx, []byte("long"), []byte("l"), clk.now().Add(time.Hour)))
+	require.NoError(t, s.Set(ctx, []byte("short"), []byte("s"), clk.Now().Add(time.Minute)))
+	require.NoError(t, s.Set(ctx, []byte("long"), []byte("l"), clk.Now().Add(time.Hour)))
 	_, ok, err := s.Get([]byte("short"))
 	require.NoError(t, err)
 	require.True(t, ok)
-	clk.advance(2 * time.Minute)
+	clk.Advance(2 * time.Minute)
 	_, ok, _ = s.Get([]byte("short"))
 	require.False(t, ok)
 	require.NoError(t, s.Close())
@@ -108,7 +93,7 @@ func TestExpiryIsJudgedAtReadTime(t *testing.T) {
 
 // Bad input changes nothing; a closed shard refuses calls.
 func TestBadInputAndClose(t *testing.T) {
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	s := open(t, t.TempDir(), clk, true)
 	require.ErrorIs(t, s.Set(t.Context(), nil, []byte("v"), time.Time{}), ErrEmptyKey)
 	require.ErrorIs(t, s.Delete(t.Context(), []byte{}), ErrEmptyKey)
@@ -199,7 +184,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 // log order: what a key holds before a reopen is what replay rebuilds.
 func TestConcurrentWritersShareFsyncsAndApplyInLogOrder(t *testing.T) {
 	dir := t.TempDir()
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	s := open(t, dir, clk, true)
 	ctx := t.Context()
 	var wg sync.WaitGroup
@@ -238,7 +223,7 @@ func TestConcurrentWritersShareFsyncsAndApplyInLogOrder(t *testing.T) {
 // plain writes to the same shard, and keep the key's expiry when asked.
 func TestUpdateLosesNoIncrement(t *testing.T) {
 	dir := t.TempDir()
-	clk := &fakeClock{t: time.Unix(1_764_460_800, 0)}
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	s := open(t, dir, clk, false)
 	ctx := t.Context()
 	incr := func(old []byte, exp time.Time, found bool) ([]byte, time.Time, Action, error) {
@@ -281,9 +266,9 @@ func TestUpdateLosesNoIncrement(t *testing.T) {
 	_, ok, _ = s.Get([]byte("gone"))
 	require.False(t, ok)
 	// The expiry is kept when the function passes it on.
-	require.NoError(t, s.Set(ctx, []byte("ttl"), []byte("1"), clk.now().Add(time.Minute)))
+	require.NoError(t, s.Set(ctx, []byte("ttl"), []byte("1"), clk.Now().Add(time.Minute)))
 	require.NoError(t, s.Update(ctx, []byte("ttl"), incr))
-	clk.advance(2 * time.Minute)
+	clk.Advance(2 * time.Minute)
 	_, ok, _ = s.Get([]byte("ttl"))
 	require.False(t, ok)
 
