@@ -134,35 +134,23 @@ func (p *ARC) AccessSlot(key uint64, slot int32) bool {
 // T2; any other new key enters T1. It never returns [ErrRejected]. See
 // [Policy] for the contract.
 func (p *ARC) Admit(key uint64, cost int64, victims []uint64) ([]uint64, error) {
-	if cost < 1 {
-		return victims, ErrInvalidCost
-	}
-	if cost > p.capacity {
-		return victims, ErrTooLarge
-	}
 	i := p.t.lookup(key)
+	if err := p.t.roomFor(i, cost, p.capacity); err != nil {
+		return victims, err
+	}
 	fromB2 := false
 	switch {
 	case i == none:
-		if p.t.pinned+cost > p.capacity {
-			return victims, ErrNoRoom
-		}
 		i = p.t.alloc(key, cost)
 		p.t.pushBack(qT1, i)
 		p.n++
 	case !p.resident(i):
-		if p.t.pinned+cost > p.capacity {
-			return victims, ErrNoRoom
-		}
 		p.adapt(i)
 		fromB2 = p.t.nodes[i].queue == qB2
 		p.t.setCost(i, cost)
 		p.t.move(i, qT2)
 		p.n++
 	default:
-		if p.t.pinnedAfter(&p.t.nodes[i], cost) > p.capacity {
-			return victims, ErrNoRoom
-		}
 		p.t.setCost(i, cost)
 		p.hit(i)
 	}

@@ -64,23 +64,14 @@ func (p *FIFO) AccessSlot(key uint64, slot int32) bool {
 // resident key's cost in place, then evicts from the front until the total
 // fits. It never returns [ErrRejected]. See [Policy] for the contract.
 func (p *FIFO) Admit(key uint64, cost int64, victims []uint64) ([]uint64, error) {
-	if cost < 1 {
-		return victims, ErrInvalidCost
-	}
-	if cost > p.capacity {
-		return victims, ErrTooLarge
-	}
 	i := p.t.lookup(key)
+	if err := p.t.roomFor(i, cost, p.capacity); err != nil {
+		return victims, err
+	}
 	if i == none {
-		if p.t.pinned+cost > p.capacity {
-			return victims, ErrNoRoom
-		}
 		i = p.t.alloc(key, cost)
 		p.t.pushBack(qFIFO, i)
 	} else {
-		if p.t.pinnedAfter(&p.t.nodes[i], cost) > p.capacity {
-			return victims, ErrNoRoom
-		}
 		p.t.setCost(i, cost)
 	}
 	return p.evict(i, victims), nil

@@ -326,23 +326,14 @@ func (p *slruSegment) hit(i int32) {
 // hit), then runs the maintenance pass and evicts until the total fits. See
 // [Policy] for the contract.
 func (p *slruSegment) Admit(key uint64, cost int64, victims []uint64) ([]uint64, error) {
-	if cost < 1 {
-		return victims, ErrInvalidCost
-	}
-	if cost > p.capacity {
-		return victims, ErrTooLarge
-	}
 	i := p.t.lookup(key)
+	if err := p.t.roomFor(i, cost, p.capacity); err != nil {
+		return victims, err
+	}
 	if i == none {
-		if p.t.pinned+cost > p.capacity {
-			return victims, ErrNoRoom
-		}
 		i = p.t.alloc(key, cost)
 		p.t.pushBack(qHot, i)
 	} else {
-		if p.t.pinnedAfter(&p.t.nodes[i], cost) > p.capacity {
-			return victims, ErrNoRoom
-		}
 		p.t.setCost(i, cost)
 		p.Access(key)
 	}

@@ -124,6 +124,26 @@ func (t *table) pin(i int32) {
 	t.pinned += t.nodes[i].cost
 }
 
+// roomFor says why an entry of cost cannot be admitted under capacity
+// (node i, or none for a key not in the table), in the order the Policy
+// contract checks: a bad cost, a cost over the capacity, no room beside the
+// pinned entries. nil means it can.
+func (t *table) roomFor(i int32, cost, capacity int64) error {
+	switch {
+	case cost < 1:
+		return ErrInvalidCost
+	case cost > capacity:
+		return ErrTooLarge
+	case i == none:
+		if t.pinned+cost > capacity {
+			return ErrNoRoom
+		}
+	case t.pinnedAfter(&t.nodes[i], cost) > capacity:
+		return ErrNoRoom
+	}
+	return nil
+}
+
 // pinNode adds a pin to node i (none: the key is not resident, and it
 // reports false); the first pin takes the node off its list.
 func (t *table) pinNode(i int32) bool {

@@ -142,17 +142,11 @@ func (p *TinyLFU) demoteFromProtected() {
 // Admit inserts key with cost, or updates a resident key's cost, and evicts
 // until the total fits. See [Policy] for the contract.
 func (p *TinyLFU) Admit(key uint64, cost int64, victims []uint64) ([]uint64, error) {
-	if cost < 1 {
-		return victims, ErrInvalidCost
-	}
-	if cost > p.capacity {
-		return victims, ErrTooLarge
-	}
 	i := p.t.lookup(key)
+	if err := p.t.roomFor(i, cost, p.capacity); err != nil {
+		return victims, err
+	}
 	if i == none {
-		if p.t.pinned+cost > p.capacity {
-			return victims, ErrNoRoom
-		}
 		if p.t.len() >= int(p.sketch.capacity) && p.sketch.capacity < p.capacity {
 			p.sketch.ensureCapacity(min(p.capacity, 2*int64(p.t.len())))
 		}
@@ -161,10 +155,6 @@ func (p *TinyLFU) Admit(key uint64, cost int64, victims []uint64) ([]uint64, err
 		i = p.t.alloc(key, cost)
 		p.t.pushBack(qWindow, i)
 	} else {
-		n := &p.t.nodes[i]
-		if p.t.pinnedAfter(n, cost) > p.capacity {
-			return victims, ErrNoRoom
-		}
 		p.t.setCost(i, cost)
 		p.sketch.increment(key)
 		p.touch(i)
