@@ -19,6 +19,15 @@ type Summary struct {
 	Max    float64 `json:"max"`
 }
 
+// Column picks one figure out of every run, for Summarize.
+func Column[R any](runs []R, f func(R) float64) []float64 {
+	xs := make([]float64, len(runs))
+	for i, r := range runs {
+		xs[i] = f(r)
+	}
+	return xs
+}
+
 // Summarize returns the min/median/max of xs. The median of an even count is
 // the mean of the two middle values. NaN values are ignored; an empty (or
 // all-NaN) sample gives a Summary of NaNs.

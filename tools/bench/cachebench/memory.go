@@ -228,7 +228,7 @@ func summarizeMemory(n, valueLen int, names []string, runs map[string][]memResul
 	}
 	for _, name := range names {
 		rs := runs[name]
-		bpe := column(rs, func(m memResult) float64 { return m.BytesPerEntry })
+		bpe := benchkit.Column(rs, func(m memResult) float64 { return m.BytesPerEntry })
 		over := make([]float64, len(bpe))
 		for i, b := range bpe {
 			over[i] = b - float64(r.PayloadBytesPerEntry)
@@ -236,7 +236,7 @@ func summarizeMemory(n, valueLen int, names []string, runs map[string][]memResul
 		s := &memSystemReport{
 			BytesPerEntry:         benchkit.Summarize(bpe),
 			OverheadBytesPerEntry: benchkit.Summarize(over),
-			HeldPercent:           benchkit.Summarize(column(rs, func(m memResult) float64 { return 100 * float64(m.Held) / float64(n) })),
+			HeldPercent:           benchkit.Summarize(benchkit.Column(rs, func(m memResult) float64 { return 100 * float64(m.Held) / float64(n) })),
 			Runs:                  rs,
 		}
 		r.Systems[name] = s
@@ -254,8 +254,8 @@ func summarizeMemory(n, valueLen int, names []string, runs map[string][]memResul
 			continue
 		}
 		r.Ratios["vs_"+name+"_ratio"] = benchkit.RatioSpread(
-			column(ours, func(m memResult) float64 { return m.BytesPerEntry }),
-			column(runs[name], func(m memResult) float64 { return m.BytesPerEntry }),
+			benchkit.Column(ours, func(m memResult) float64 { return m.BytesPerEntry }),
+			benchkit.Column(runs[name], func(m memResult) float64 { return m.BytesPerEntry }),
 			benchkit.LowerIsBetter)
 	}
 	return r

@@ -130,7 +130,7 @@ func TestSummarizeThroughputCell(t *testing.T) {
 			require.Equal(t, tc.goals, cr.GoalsMet)
 			require.Equal(t, tc.flagged, len(cr.Flags) > 0, cr.Flags)
 			ours := tc.runs[SystemOurs]
-			require.Equal(t, benchkit.Summarize(column(ours, func(r tpResult) float64 { return r.NsPerOp })), cr.Systems[SystemOurs].NsPerOp)
+			require.Equal(t, benchkit.Summarize(benchkit.Column(ours, func(r tpResult) float64 { return r.NsPerOp })), cr.Systems[SystemOurs].NsPerOp)
 		})
 	}
 }

@@ -213,10 +213,10 @@ func summarizeSSDCell(t *ssdTrace, w Workload, cfg SSDConfig, runs map[string][]
 	for _, m := range ssdModes {
 		rs := runs[m]
 		cr.Modes[m] = &ssdModeResult{
-			HitPercent:     benchkit.Summarize(column(rs, func(r ssdResult) float64 { return r.HitPercent })),
-			DRAMHitPercent: benchkit.Summarize(column(rs, func(r ssdResult) float64 { return r.DRAMHitPercent })),
-			SSDHitPercent:  benchkit.Summarize(column(rs, func(r ssdResult) float64 { return r.SSDHitPercent })),
-			Seconds:        benchkit.Summarize(column(rs, func(r ssdResult) float64 { return r.Seconds })),
+			HitPercent:     benchkit.Summarize(benchkit.Column(rs, func(r ssdResult) float64 { return r.HitPercent })),
+			DRAMHitPercent: benchkit.Summarize(benchkit.Column(rs, func(r ssdResult) float64 { return r.DRAMHitPercent })),
+			SSDHitPercent:  benchkit.Summarize(benchkit.Column(rs, func(r ssdResult) float64 { return r.SSDHitPercent })),
+			Seconds:        benchkit.Summarize(benchkit.Column(rs, func(r ssdResult) float64 { return r.Seconds })),
 			Runs:           rs,
 		}
 		for _, r := range rs {
@@ -226,8 +226,8 @@ func summarizeSSDCell(t *ssdTrace, w Workload, cfg SSDConfig, runs map[string][]
 		}
 	}
 	cr.GainPoints = benchkit.Summarize(pointDiffs(
-		column(runs[ModeDRAMSSD], func(r ssdResult) float64 { return r.HitPercent }),
-		column(runs[ModeDRAMOnly], func(r ssdResult) float64 { return r.HitPercent })))
+		benchkit.Column(runs[ModeDRAMSSD], func(r ssdResult) float64 { return r.HitPercent }),
+		benchkit.Column(runs[ModeDRAMOnly], func(r ssdResult) float64 { return r.HitPercent })))
 	return cr
 }
 

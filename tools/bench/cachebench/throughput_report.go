@@ -46,17 +46,8 @@ type tpSystemResult struct {
 	Runs              []tpResult       `json:"runs"`
 }
 
-// column picks one figure out of every run.
-func column[T any](runs []T, f func(T) float64) []float64 {
-	xs := make([]float64, len(runs))
-	for i, r := range runs {
-		xs[i] = f(r)
-	}
-	return xs
-}
-
 func opsColumn(runs []tpResult) []float64 {
-	return column(runs, func(r tpResult) float64 { return r.OpsPerSec })
+	return benchkit.Column(runs, func(r tpResult) float64 { return r.OpsPerSec })
 }
 
 func summarizeThroughputCell(c tpCell, names []string, runs map[string][]tpResult) tpCellReport {
@@ -64,12 +55,12 @@ func summarizeThroughputCell(c tpCell, names []string, runs map[string][]tpResul
 	for _, n := range names {
 		rs := runs[n]
 		s := &tpSystemResult{
-			NsPerOp:           benchkit.Summarize(column(rs, func(r tpResult) float64 { return r.NsPerOp })),
+			NsPerOp:           benchkit.Summarize(benchkit.Column(rs, func(r tpResult) float64 { return r.NsPerOp })),
 			OpsPerSec:         benchkit.Summarize(opsColumn(rs)),
-			AllocsPerOp:       benchkit.Summarize(column(rs, func(r tpResult) float64 { return r.AllocsPerOp })),
-			BytesPerOp:        benchkit.Summarize(column(rs, func(r tpResult) float64 { return r.BytesPerOp })),
-			HitPercent:        benchkit.Summarize(column(rs, func(r tpResult) float64 { return r.HitPercent })),
-			PrefillHitPercent: benchkit.Summarize(column(rs, func(r tpResult) float64 { return r.PrefillHitPercent })),
+			AllocsPerOp:       benchkit.Summarize(benchkit.Column(rs, func(r tpResult) float64 { return r.AllocsPerOp })),
+			BytesPerOp:        benchkit.Summarize(benchkit.Column(rs, func(r tpResult) float64 { return r.BytesPerOp })),
+			HitPercent:        benchkit.Summarize(benchkit.Column(rs, func(r tpResult) float64 { return r.HitPercent })),
+			PrefillHitPercent: benchkit.Summarize(benchkit.Column(rs, func(r tpResult) float64 { return r.PrefillHitPercent })),
 			Runs:              rs,
 		}
 		cr.Systems[n] = s

@@ -270,14 +270,6 @@ func (d *diskSystem) Get(_ context.Context, i int) (int64, error) {
 
 func (d *diskSystem) Close() error { return nil }
 
-func column(runs []runResult, f func(runResult) float64) []float64 {
-	xs := make([]float64, len(runs))
-	for i, r := range runs {
-		xs[i] = f(r)
-	}
-	return xs
-}
-
 var (
 	putMB  = func(r runResult) float64 { return r.PutMBPerSec }
 	putOps = func(r runResult) float64 { return r.PutPerSec }
@@ -290,17 +282,17 @@ func summarize(size, ops int, names []string, runs map[string][]runResult) sizeR
 	for _, n := range names {
 		rs := runs[n]
 		sr.Systems[n] = &systemSummary{
-			PutMBPerSec: benchkit.Summarize(column(rs, putMB)),
-			PutPerSec:   benchkit.Summarize(column(rs, putOps)),
-			GetMBPerSec: benchkit.Summarize(column(rs, getMB)),
-			GetPerSec:   benchkit.Summarize(column(rs, getOps)),
+			PutMBPerSec: benchkit.Summarize(benchkit.Column(rs, putMB)),
+			PutPerSec:   benchkit.Summarize(benchkit.Column(rs, putOps)),
+			GetMBPerSec: benchkit.Summarize(benchkit.Column(rs, getMB)),
+			GetPerSec:   benchkit.Summarize(benchkit.Column(rs, getOps)),
 			Runs:        rs,
 		}
 	}
 	ours, disk := runs[SystemOurs], runs[SystemDisk]
 	sr.Ratios = map[string]benchkit.Summary{
-		"put_vs_disk_ratio": benchkit.RatioSpread(column(ours, putMB), column(disk, putMB), benchkit.HigherIsBetter),
-		"get_vs_disk_ratio": benchkit.RatioSpread(column(ours, getMB), column(disk, getMB), benchkit.HigherIsBetter),
+		"put_vs_disk_ratio": benchkit.RatioSpread(benchkit.Column(ours, putMB), benchkit.Column(disk, putMB), benchkit.HigherIsBetter),
+		"get_vs_disk_ratio": benchkit.RatioSpread(benchkit.Column(ours, getMB), benchkit.Column(disk, getMB), benchkit.HigherIsBetter),
 	}
 	return sr
 }

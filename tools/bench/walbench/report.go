@@ -62,14 +62,6 @@ type systemSummary struct {
 	Runs            []runResult      `json:"runs"`
 }
 
-func column(runs []runResult, f func(runResult) float64) []float64 {
-	xs := make([]float64, len(runs))
-	for i, r := range runs {
-		xs[i] = f(r)
-	}
-	return xs
-}
-
 var (
 	recPerSec  = func(r runResult) float64 { return r.RecordsPerSec }
 	mbPerSec   = func(r runResult) float64 { return r.PayloadMBPerSec }
@@ -84,12 +76,12 @@ func summarizeCell(c cell, names []string, runs map[string][]runResult) cellRepo
 	for _, n := range names {
 		rs := runs[n]
 		cr.Systems[n] = &systemSummary{
-			RecordsPerSec:   benchkit.Summarize(column(rs, recPerSec)),
-			PayloadMBPerSec: benchkit.Summarize(column(rs, mbPerSec)),
-			P50Micros:       benchkit.Summarize(column(rs, p50)),
-			P99Micros:       benchkit.Summarize(column(rs, p99)),
-			RecordsPerFsync: benchkit.Summarize(column(rs, recPerSync)),
-			Fsyncs:          benchkit.Summarize(column(rs, fsyncs)),
+			RecordsPerSec:   benchkit.Summarize(benchkit.Column(rs, recPerSec)),
+			PayloadMBPerSec: benchkit.Summarize(benchkit.Column(rs, mbPerSec)),
+			P50Micros:       benchkit.Summarize(benchkit.Column(rs, p50)),
+			P99Micros:       benchkit.Summarize(benchkit.Column(rs, p99)),
+			RecordsPerFsync: benchkit.Summarize(benchkit.Column(rs, recPerSync)),
+			Fsyncs:          benchkit.Summarize(benchkit.Column(rs, fsyncs)),
 			Runs:            rs,
 		}
 	}
@@ -104,12 +96,12 @@ func summarizeCell(c cell, names []string, runs map[string][]runResult) cellRepo
 		}
 		peer := runs[n]
 		r := map[string]benchkit.Summary{
-			"records_per_sec_ratio": benchkit.RatioSpread(column(ours, recPerSec), column(peer, recPerSec), benchkit.HigherIsBetter),
-			"p50_ratio":             benchkit.RatioSpread(column(ours, p50), column(peer, p50), benchkit.LowerIsBetter),
-			"p99_ratio":             benchkit.RatioSpread(column(ours, p99), column(peer, p99), benchkit.LowerIsBetter),
+			"records_per_sec_ratio": benchkit.RatioSpread(benchkit.Column(ours, recPerSec), benchkit.Column(peer, recPerSec), benchkit.HigherIsBetter),
+			"p50_ratio":             benchkit.RatioSpread(benchkit.Column(ours, p50), benchkit.Column(peer, p50), benchkit.LowerIsBetter),
+			"p99_ratio":             benchkit.RatioSpread(benchkit.Column(ours, p99), benchkit.Column(peer, p99), benchkit.LowerIsBetter),
 		}
 		if c.Payload > 0 {
-			r["payload_mb_per_sec_ratio"] = benchkit.RatioSpread(column(ours, mbPerSec), column(peer, mbPerSec), benchkit.HigherIsBetter)
+			r["payload_mb_per_sec_ratio"] = benchkit.RatioSpread(benchkit.Column(ours, mbPerSec), benchkit.Column(peer, mbPerSec), benchkit.HigherIsBetter)
 		}
 		cr.Ratios[n] = r
 	}
