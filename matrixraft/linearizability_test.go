@@ -339,11 +339,12 @@ func scenarios() []scenario {
 // TestLinearizability runs every fault scenario under concurrent clients
 // and checks each recorded history with porcupine.
 func TestLinearizability(t *testing.T) {
-	seeds, ops := 3, 25
+	seeds, ops := 4, 25
 	if *soak {
 		seeds, ops = 10, 150
 	}
-	var histories, violations, unknown, total int
+	var histories, checked, violations, unknown, total int
+	var mu sync.Mutex
 	for _, sc := range scenarios() {
 		for seed := range seeds {
 			t.Run(fmt.Sprintf("%s/seed%d", sc.name, seed), func(t *testing.T) {
@@ -368,19 +369,31 @@ func TestLinearizability(t *testing.T) {
 				wg.Wait()
 				<-faultDone
 				res, info := porcupine.CheckOperationsVerbose(kvModel, rec.ops, 30*time.Second)
+				mu.Lock()
 				histories++
 				total += len(rec.ops)
 				unknown += rec.unknown
-				if res != porcupine.Ok {
+				switch res {
+				case porcupine.Ok:
+					checked++
+				case porcupine.Illegal:
 					violations++
+				}
+				mu.Unlock()
+				switch res {
+				case porcupine.Illegal:
 					path := fmt.Sprintf("%s/history.html", t.TempDir())
 					_ = porcupine.VisualizePath(kvModel, info, path)
-					t.Fatalf("history not linearizable (%v); %d ops; visualization %s", res, len(rec.ops), path)
+					t.Fatalf("history not linearizable; %d ops; visualization %s", len(rec.ops), path)
+				case porcupine.Unknown:
+					// The checker ran out of time (operations with an unknown
+					// outcome multiply its search): no verdict, neither way.
+					t.Logf("history undecided within 30s; %d ops, %d of unknown outcome", len(rec.ops), rec.unknown)
 				}
 			})
 		}
 	}
-	t.Logf("porcupine: %d histories checked, %d operations (%d unknown outcome), %d violations", histories, total, unknown, violations)
-	require.GreaterOrEqual(t, histories, 20)
+	t.Logf("porcupine: %d histories, %d decided linearizable, %d operations (%d unknown outcome), %d violations", histories, checked, total, unknown, violations)
 	require.Zero(t, violations)
+	require.GreaterOrEqual(t, checked, 20, "histories decided linearizable")
 }
