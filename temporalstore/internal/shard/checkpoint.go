@@ -14,20 +14,24 @@ import (
 	"strings"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
 )
 
-// A checkpoint is an image of the shard's index at an applied log index,
-// in a file checkpoint-<applied>.img:
+// A checkpoint is an image of the shard's index and collections at an
+// applied log index, in a file checkpoint-<applied>.img:
 //
 //	magic "TSSHIMG\x00" | format uint16 | shard id uint32 | range lo, hi uint32
-//	| applied uint64 | index image length uint64 | index image | CRC32C (uint32)
+//	| applied uint64 | index image length uint64 | index image
+//	| object count uvarint | (slot uvarint, object image)... | CRC32C (uint32)
 //
-// all little endian, the CRC over every byte before it. Values are not in
-// it: they stay in the log records the index points at.
+// all little endian, the CRC over every byte before it. String values are
+// not in it: they stay in the log records the index points at. Collections
+// are (package object's encoding), under the slots their index entries
+// name.
 
 const (
 	imageMagic  = "TSSHIMG\x00"
-	imageFormat = 1
+	imageFormat = 2
 	imageHeader = len(imageMagic) + 2 + 4 + 4 + 4 + 8 + 8
 	// keepImages is how many checkpoints a shard keeps, so that a damaged
 	// newest one leaves an older one to start from.
@@ -70,6 +74,15 @@ func (s *Shard) Checkpoint(ctx context.Context) (uint64, error) {
 	}
 	applied := s.applied
 	img := s.index.AppendImage(nil)
+	var objs []byte
+	live := 0
+	for i, o := range s.objs {
+		if o != nil {
+			objs = binary.AppendUvarint(objs, uint64(i))
+			objs = object.Append(objs, o)
+			live++
+		}
+	}
 	s.mu.RUnlock()
 
 	buf := make([]byte, 0, imageHeader+len(img)+4)
@@ -81,6 +94,8 @@ func (s *Shard) Checkpoint(ctx context.Context) (uint64, error) {
 	buf = binary.LittleEndian.AppendUint64(buf, applied)
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(img)))
 	buf = append(buf, img...)
+	buf = binary.AppendUvarint(buf, uint64(live))
+	buf = append(buf, objs...)
 	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
 
 	name := filepath.Join(s.dir, fmt.Sprintf("checkpoint-%020d.img", applied))
@@ -155,17 +170,24 @@ func listImages(dir string) ([]imageFile, error) {
 	return out, nil
 }
 
+// state is what a checkpoint holds.
+type state struct {
+	index   *keyindex.Index
+	objs    []*object.Object
+	applied uint64
+}
+
 // decodeImage parses a checkpoint file's bytes.
-func decodeImage(b []byte, want Stamp) (*keyindex.Index, uint64, error) {
+func decodeImage(b []byte, want Stamp) (*state, error) {
 	if len(b) < imageHeader+4 || string(b[:len(imageMagic)]) != imageMagic {
-		return nil, 0, fmt.Errorf("%w: not a checkpoint", errImageDamaged)
+		return nil, fmt.Errorf("%w: not a checkpoint", errImageDamaged)
 	}
 	if crc32.Checksum(b[:len(b)-4], castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
-		return nil, 0, fmt.Errorf("%w: checksum mismatch", errImageDamaged)
+		return nil, fmt.Errorf("%w: checksum mismatch", errImageDamaged)
 	}
 	p := b[len(imageMagic):]
 	if f := binary.LittleEndian.Uint16(p); f != imageFormat {
-		return nil, 0, fmt.Errorf("%w: format %d (this build reads %d)", ErrImageFormat, f, imageFormat)
+		return nil, fmt.Errorf("%w: format %d (this build reads %d)", ErrImageFormat, f, imageFormat)
 	}
 	got := Stamp{
 		ShardID: binary.LittleEndian.Uint32(p[2:]),
@@ -173,49 +195,98 @@ func decodeImage(b []byte, want Stamp) (*keyindex.Index, uint64, error) {
 		RangeHi: binary.LittleEndian.Uint32(p[10:]),
 	}
 	if got != want {
-		return nil, 0, fmt.Errorf("%w: image has shard %d range %d..%d, asked for shard %d range %d..%d",
+		return nil, fmt.Errorf("%w: image has shard %d range %d..%d, asked for shard %d range %d..%d",
 			ErrStamp, got.ShardID, got.RangeLo, got.RangeHi, want.ShardID, want.RangeLo, want.RangeHi)
 	}
 	applied := binary.LittleEndian.Uint64(p[14:])
 	n := binary.LittleEndian.Uint64(p[22:])
 	body := b[imageHeader : len(b)-4]
-	if n != uint64(len(body)) {
-		return nil, 0, fmt.Errorf("%w: index image of %d bytes in %d", errImageDamaged, n, len(body))
+	if n > uint64(len(body)) {
+		return nil, fmt.Errorf("%w: index image of %d bytes in %d", errImageDamaged, n, len(body))
 	}
-	x, err := keyindex.DecodeImage(body)
+	x, err := keyindex.DecodeImage(body[:n])
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %w", errImageDamaged, err)
+		return nil, fmt.Errorf("%w: %w", errImageDamaged, err)
 	}
-	return x, applied, nil
+	st := &state{index: x, applied: applied}
+	if st.objs, err = decodeObjects(body[n:], x); err != nil {
+		return nil, fmt.Errorf("%w: %w", errImageDamaged, err)
+	}
+	return st, nil
 }
 
-// loadImage returns the newest checkpoint that decodes, or a nil index when
-// there is none (the whole log is then replayed). A damaged image is
-// skipped for an older one; an image of an unknown format or another stamp
-// fails the open.
-func (s *Shard) loadImage() (*keyindex.Index, uint64, error) {
+// decodeObjects reads a checkpoint's collections, each into its slot, and
+// checks that they and the index's collection entries name each other.
+func decodeObjects(b []byte, x *keyindex.Index) ([]*object.Object, error) {
+	cnt, k := binary.Uvarint(b)
+	if k <= 0 || cnt > uint64(len(b)) {
+		return nil, errors.New("bad object count")
+	}
+	b = b[k:]
+	var objs []*object.Object
+	for range cnt {
+		slot, k := binary.Uvarint(b)
+		if k <= 0 || slot > cnt*4+1024 {
+			return nil, fmt.Errorf("bad object slot")
+		}
+		o, rest, err := object.Decode(b[k:])
+		if err != nil {
+			return nil, err
+		}
+		for uint64(len(objs)) <= slot {
+			objs = append(objs, nil)
+		}
+		if objs[slot] != nil {
+			return nil, fmt.Errorf("object slot %d twice", slot)
+		}
+		objs[slot], b = o, rest
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("%d bytes after the objects", len(b))
+	}
+	named := 0
+	for e := range x.All() {
+		if !isObject(e) {
+			continue
+		}
+		if e.Addr >= uint64(len(objs)) || objs[e.Addr] == nil {
+			return nil, fmt.Errorf("index names object slot %d, which is empty", e.Addr)
+		}
+		named++
+	}
+	if named != int(cnt) {
+		return nil, fmt.Errorf("%d objects, %d named by the index", cnt, named)
+	}
+	return objs, nil
+}
+
+// loadImage returns the newest checkpoint that decodes, or nil when there
+// is none (the whole log is then replayed). A damaged image is skipped for
+// an older one; an image of an unknown format or another stamp fails the
+// open.
+func (s *Shard) loadImage() (*state, error) {
 	imgs, err := listImages(s.dir)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	for i := len(imgs) - 1; i >= 0; i-- {
 		b, err := os.ReadFile(filepath.Join(s.dir, imgs[i].name))
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		x, applied, err := decodeImage(b, s.opts.Stamp)
+		st, err := decodeImage(b, s.opts.Stamp)
 		switch {
 		case err == nil:
-			if applied != imgs[i].applied || applied > s.log.LastIndex() {
+			if st.applied != imgs[i].applied || st.applied > s.log.LastIndex() {
 				continue // names or outruns the log: not trusted
 			}
-			return x, applied, nil
+			return st, nil
 		case errors.Is(err, errImageDamaged):
 			s.damagedImages++
 			continue
 		default:
-			return nil, 0, err
+			return nil, err
 		}
 	}
-	return nil, 0, nil
+	return nil, nil
 }

@@ -13,12 +13,46 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
 )
 
-// Ops of the records this package writes. Stable: they are stored.
+// Ops of the records this package applies. Numbers are stable: they are
+// stored. Collection ops carry the effect, never the request: an SPOP logs
+// the SREM of the members it chose, an HINCRBY the HSET of the result, so
+// replay is deterministic. Each is documented with its arguments.
 const (
-	OpSet    command.Op = 1
+	// OpSet: Args[0] is the string value; Expiry its expiry.
+	OpSet command.Op = 1
+	// OpDelete removes the key, whatever its type.
 	OpDelete command.Op = 2
+	// OpExpireAt sets a collection's expiry to Expiry (0: none).
+	OpExpireAt command.Op = 3
+	// OpRename moves the collection at Key to Args[0], replacing what is
+	// there.
+	OpRename command.Op = 4
+	// OpHSet: field, value pairs. OpHDel: fields.
+	OpHSet command.Op = 10
+	OpHDel command.Op = 11
+	// OpSAdd, OpSRem: members.
+	OpSAdd command.Op = 20
+	OpSRem command.Op = 21
+	// OpZAdd: member, score pairs (a score is a float64's bits, 8 bytes
+	// little endian). OpZRem: members.
+	OpZAdd command.Op = 30
+	OpZRem command.Op = 31
+	// OpLPush, OpRPush: values, pushed in order. OpLPop, OpRPop: Args[0]
+	// is the count (uvarint). OpLSet: index (varint, from the head),
+	// value. OpLTrim: start, stop (varints, within the list; start > stop
+	// empties it). OpLRem: count (varint), value, as LREM. OpLInsert:
+	// Args[0] is "b" (before) or "a" (after), then pivot, value.
+	OpLPush   command.Op = 40
+	OpRPush   command.Op = 41
+	OpLPop    command.Op = 42
+	OpRPop    command.Op = 43
+	OpLSet    command.Op = 44
+	OpLTrim   command.Op = 45
+	OpLRem    command.Op = 46
+	OpLInsert command.Op = 47
 )
 
 // Errors.
@@ -30,6 +64,9 @@ var (
 	// ErrTooLarge is returned for a write whose record exceeds the log's
 	// record size limit (16 MiB by default). Nothing is written.
 	ErrTooLarge = errors.New("shard: record too large")
+	// ErrWrongType is returned by the string reads for a key that holds a
+	// collection.
+	ErrWrongType = errors.New("shard: key holds another type")
 )
 
 // Options configures a shard.
@@ -71,14 +108,26 @@ type Shard struct {
 	gate sync.RWMutex
 	// failed is the log's permanent failure, once an append met it.
 	failed error
+	// objs holds the collections; an object's index entry has its slot as
+	// Addr. free lists the empty slots.
+	objs []*object.Object
+	free []uint32
+	// sweepCursor is where the next expiry sweep resumes.
+	sweepCursor uint64
 }
 
-// Entry metadata: the kind of record in the low bits, and the position of
-// the command inside a batch record above them.
+// Entry metadata: the entry's type in the low 4 bits; metaTTL when the key
+// has an expiry (so an expiry sweep reads only those); and, for a string,
+// the position of its command inside a batch record from bit 8.
 const (
 	metaString   = 1
+	metaObject   = 2
+	metaTypeMask = 0xf
+	metaTTL      = 0x10
 	metaPosShift = 8
 )
+
+func isObject(e keyindex.Entry) bool { return e.Meta&metaTypeMask == metaObject }
 
 // Open opens (creating if needed) the shard in dir and replays its log.
 func Open(dir string, opts Options) (*Shard, error) {
@@ -95,14 +144,20 @@ func Open(dir string, opts Options) (*Shard, error) {
 	}
 	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0)}
 	s.turn = sync.NewCond(&s.mu)
-	x, applied, err := s.loadImage()
+	st, err := s.loadImage()
 	if err != nil {
 		l.Close()
 		return nil, err
 	}
 	from := l.FirstIndex()
-	if x != nil {
-		s.index, from = x, applied+1
+	if st != nil {
+		s.index, from = st.index, st.applied+1
+		s.objs = st.objs
+		for i, o := range s.objs {
+			if o == nil {
+				s.free = append(s.free, uint32(i))
+			}
+		}
 	}
 	if err := s.replay(from); err != nil {
 		l.Close()
@@ -123,8 +178,8 @@ func (s *Shard) replay(from uint64) error {
 		if err != nil {
 			return fmt.Errorf("shard: record %d: %w", it.Index(), err)
 		}
-		for pos, c := range cmds {
-			s.applyLocked(it.Index(), pos, c.Op, c.Key)
+		for pos := range cmds {
+			s.applyLocked(it.Index(), pos, &cmds[pos].Command)
 		}
 		s.replayed++
 	}
@@ -134,22 +189,35 @@ func (s *Shard) replay(from uint64) error {
 	return nil
 }
 
-// applyLocked applies command pos of the record at index: the index needs
-// only its op and key (a Set's entry points at the record).
-func (s *Shard) applyLocked(index uint64, pos int, op command.Op, key []byte) {
-	h, match := hashKey(key), s.matcher(key)
-	switch op {
+// applyLocked applies command pos of the record at index. A string's entry
+// points at the record; a collection op changes the object in memory.
+func (s *Shard) applyLocked(index uint64, pos int, c *command.Command) {
+	h, match := hashKey(c.Key), s.matcher(c.Key)
+	switch c.Op {
 	case OpSet:
-		s.index.Put(h, keyindex.Entry{Addr: index, Meta: metaString | uint32(pos)<<metaPosShift}, match)
+		meta := metaString | uint32(pos)<<metaPosShift
+		if c.Expiry != 0 {
+			meta |= metaTTL
+		}
+		if old, ok := s.index.Put(h, keyindex.Entry{Addr: index, Meta: meta}, match); ok && isObject(old) {
+			s.freeObject(old.Addr)
+		}
 	case OpDelete:
-		s.index.Delete(h, match)
+		if old, ok := s.index.Delete(h, match); ok && isObject(old) {
+			s.freeObject(old.Addr)
+		}
+	default:
+		s.applyObjectLocked(c)
 	}
 }
 
-// matcher returns the function that tells whether an index entry is key's,
-// by reading the record it points at.
+// matcher returns the function that tells whether an index entry is key's:
+// a collection by its key in memory, a string by the record it points at.
 func (s *Shard) matcher(key []byte) func(keyindex.Entry) bool {
 	return func(e keyindex.Entry) bool {
+		if isObject(e) {
+			return bytes.Equal(s.objs[e.Addr].Key, key)
+		}
 		c, err := s.commandAt(e)
 		return err == nil && bytes.Equal(c.Key, key)
 	}
@@ -201,11 +269,6 @@ func (s *Shard) write(ctx context.Context, cmds []command.Command) error {
 	return s.appendApply(ctx, cmds, true)
 }
 
-// appendAndApply is write for a caller that holds the gate exclusively.
-func (s *Shard) appendAndApply(ctx context.Context, cmds []command.Command) error {
-	return s.appendApply(ctx, cmds, false)
-}
-
 func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGate bool) error {
 	var rec []byte
 	if len(cmds) == 1 {
@@ -253,7 +316,7 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 		s.turn.Wait()
 	}
 	for pos := range cmds {
-		s.applyLocked(idx, pos, cmds[pos].Op, cmds[pos].Key)
+		s.applyLocked(idx, pos, &cmds[pos])
 	}
 	s.applied = idx
 	s.turn.Broadcast()
@@ -276,33 +339,17 @@ func (s *Shard) GetWithExpiry(key []byte) ([]byte, time.Time, bool, error) {
 	return s.getLocked(key)
 }
 
-// getLocked returns key's live value and its expiry (zero: none).
+// getLocked returns key's live string value and its expiry (zero: none);
+// ErrWrongType when key holds a collection.
 func (s *Shard) getLocked(key []byte) ([]byte, time.Time, bool, error) {
-	var found command.Decoded
-	var readErr error
-	_, ok := s.index.Get(hashKey(key), func(e keyindex.Entry) bool {
-		c, err := s.commandAt(e)
-		if err != nil {
-			readErr = err
-			return false
-		}
-		if !bytes.Equal(c.Key, key) {
-			return false
-		}
-		found = c
-		return true
-	})
-	if readErr != nil && !ok {
-		return nil, time.Time{}, false, readErr
+	it, err := s.lookupLocked(key, s.opts.Now().UnixMilli())
+	switch {
+	case err != nil || !it.Exists:
+		return nil, time.Time{}, false, err
+	case it.Obj != nil:
+		return nil, time.Time{}, false, ErrWrongType
 	}
-	if !ok || found.Expiry != 0 && found.Expiry <= s.opts.Now().UnixMilli() {
-		return nil, time.Time{}, false, nil
-	}
-	var exp time.Time
-	if found.Expiry != 0 {
-		exp = time.UnixMilli(found.Expiry)
-	}
-	return found.Args[0], exp, true, nil
+	return it.Value, it.Expiry, true, nil
 }
 
 // Action is what an UpdateFunc decides.
@@ -333,44 +380,38 @@ func (s *Shard) Update(ctx context.Context, key []byte, fn UpdateFunc) error {
 	if len(key) == 0 {
 		return ErrEmptyKey
 	}
-	s.gate.Lock()
-	defer s.gate.Unlock()
-	s.mu.Lock()
-	for !s.closed && s.failed == nil && s.applied != s.log.LastIndex() {
-		s.turn.Wait()
-	}
-	if s.closed {
-		s.mu.Unlock()
-		return ErrClosed
-	}
-	if s.failed != nil {
-		err := s.failed
-		s.mu.Unlock()
-		return err
-	}
-	old, exp, found, err := s.getLocked(key)
-	s.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	v, newExp, act, err := fn(old, exp, found)
-	if err != nil {
-		return err
-	}
-	switch act {
-	case Write:
-		c := command.Command{Op: OpSet, Time: s.opts.Now().UnixMilli(), Key: key, Args: [][]byte{v}}
-		if !newExp.IsZero() {
-			c.Expiry = newExp.UnixMilli()
+	return s.Mutate(ctx, func(v *View) ([]command.Command, error) {
+		it, err := v.Get(key)
+		if err != nil {
+			return nil, err
 		}
-		return s.appendAndApply(ctx, []command.Command{c})
-	case Remove:
-		if !found {
-			return nil
+		if it.Obj != nil {
+			return nil, ErrWrongType
 		}
-		return s.appendAndApply(ctx, []command.Command{{Op: OpDelete, Time: s.opts.Now().UnixMilli(), Key: key}})
+		val, newExp, act, err := fn(it.Value, it.Expiry, it.Exists)
+		if err != nil {
+			return nil, err
+		}
+		switch act {
+		case Write:
+			return []command.Command{StringSet(key, val, newExp)}, nil
+		case Remove:
+			if it.Exists {
+				return []command.Command{{Op: OpDelete, Key: key}}, nil
+			}
+		}
+		return nil, nil
+	})
+}
+
+// StringSet is the command that stores a string value with an expiry
+// (zero: none).
+func StringSet(key, value []byte, expiry time.Time) command.Command {
+	c := command.Command{Op: OpSet, Key: key, Args: [][]byte{value}}
+	if !expiry.IsZero() {
+		c.Expiry = expiry.UnixMilli()
 	}
-	return nil
+	return c
 }
 
 // Len is the number of keys the index holds (expired ones included until
@@ -418,6 +459,12 @@ func (s *Shard) Scan(cursor uint64, count int) ([][]byte, uint64, error) {
 	var keys [][]byte
 	var err error
 	next := s.index.Scan(cursor, count, func(e keyindex.Entry) {
+		if isObject(e) {
+			if o := s.objs[e.Addr]; !o.Expired(now) {
+				keys = append(keys, o.Key)
+			}
+			return
+		}
 		c, cerr := s.commandAt(e)
 		if cerr != nil {
 			err = cerr

@@ -1,0 +1,171 @@
+package object
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// ErrImage is returned by Decode for bytes that are not an object Append
+// wrote.
+var ErrImage = errors.New("object: malformed image")
+
+// Append appends o's encoding to dst:
+//
+//	kind byte | expiry varint | key | count uvarint | elements
+//
+// where bytes are uvarint-length-prefixed, and an element is a field and a
+// value (hash), a member (set), a member and a float64's bits, little
+// endian (sorted set), or a value (list, head first). Hash and set elements
+// are written in sorted order, so an image is a function of the contents.
+func Append(dst []byte, o *Object) []byte {
+	dst = append(dst, byte(o.Kind))
+	dst = binary.AppendVarint(dst, o.Expiry)
+	dst = appendBytes(dst, o.Key)
+	dst = binary.AppendUvarint(dst, uint64(o.Len()))
+	switch o.Kind {
+	case KindHash:
+		for _, f := range sortedKeys(o.Hash) {
+			dst = appendBytes(appendBytes(dst, []byte(f)), o.Hash[f])
+		}
+	case KindSet:
+		for _, m := range sortedKeys(o.Set) {
+			dst = appendBytes(dst, []byte(m))
+		}
+	case KindZSet:
+		o.ZSet.All(func(m string, s float64) bool {
+			dst = appendBytes(dst, []byte(m))
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(s))
+			return true
+		})
+	case KindList:
+		for i := range o.List.Len() {
+			dst = appendBytes(dst, o.List.Index(i))
+		}
+	}
+	return dst
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func appendBytes(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// Decode decodes one object from the front of b and returns it and the
+// bytes after it. Everything it returns is copied out of b.
+func Decode(b []byte) (*Object, []byte, error) {
+	d := decoder{b: b}
+	if len(b) == 0 {
+		return nil, nil, fmt.Errorf("%w: empty", ErrImage)
+	}
+	k := Kind(b[0])
+	d.off = 1
+	if k < KindHash || k > KindList {
+		return nil, nil, fmt.Errorf("%w: kind %d", ErrImage, b[0])
+	}
+	exp, err := d.varint()
+	if err != nil {
+		return nil, nil, err
+	}
+	if exp < 0 {
+		return nil, nil, fmt.Errorf("%w: expiry %d", ErrImage, exp)
+	}
+	key, err := d.bytes()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(key) == 0 {
+		return nil, nil, fmt.Errorf("%w: empty key", ErrImage)
+	}
+	n, err := d.uvarint()
+	if err != nil {
+		return nil, nil, err
+	}
+	// Every element takes at least one byte: a bound before allocating.
+	if n == 0 || n > uint64(len(b)-d.off) {
+		return nil, nil, fmt.Errorf("%w: %d elements in %d bytes", ErrImage, n, len(b)-d.off)
+	}
+	o := New(k, key)
+	o.Expiry = exp
+	for range n {
+		a, err := d.bytes()
+		if err != nil {
+			return nil, nil, err
+		}
+		switch k {
+		case KindHash:
+			v, err := d.bytes()
+			if err != nil {
+				return nil, nil, err
+			}
+			o.Hash[string(a)] = clone(v)
+		case KindSet:
+			o.Set[string(a)] = struct{}{}
+		case KindZSet:
+			if len(b)-d.off < 8 {
+				return nil, nil, fmt.Errorf("%w: truncated score", ErrImage)
+			}
+			s := math.Float64frombits(binary.LittleEndian.Uint64(b[d.off:]))
+			d.off += 8
+			if math.IsNaN(s) {
+				return nil, nil, fmt.Errorf("%w: NaN score", ErrImage)
+			}
+			o.ZSet.Add(string(a), s)
+		case KindList:
+			o.List.PushBack(clone(a))
+		}
+	}
+	if o.Len() != int(n) {
+		return nil, nil, fmt.Errorf("%w: duplicate elements", ErrImage)
+	}
+	return o, b[d.off:], nil
+}
+
+func clone(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
+
+type decoder struct {
+	b   []byte
+	off int
+}
+
+func (d *decoder) uvarint() (uint64, error) {
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		return 0, fmt.Errorf("%w: bad varint at offset %d", ErrImage, d.off)
+	}
+	d.off += n
+	return v, nil
+}
+
+func (d *decoder) varint() (int64, error) {
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		return 0, fmt.Errorf("%w: bad varint at offset %d", ErrImage, d.off)
+	}
+	d.off += n
+	return v, nil
+}
+
+func (d *decoder) bytes() ([]byte, error) {
+	n, err := d.uvarint()
+	if err != nil {
+		return nil, err
+	}
+	if n > uint64(len(d.b)-d.off) {
+		return nil, fmt.Errorf("%w: %d bytes wanted at offset %d", ErrImage, n, d.off)
+	}
+	at := d.off
+	d.off += int(n)
+	return d.b[at:d.off], nil
+}

@@ -1,0 +1,364 @@
+package shard
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"math"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
+)
+
+// Item is a key's live state: absent (Exists false), a string (Value,
+// Obj nil) or a collection (Obj). Expiry is zero for none.
+type Item struct {
+	Exists bool
+	Value  []byte
+	Obj    *object.Object
+	Expiry time.Time
+}
+
+// lookupLocked returns key's state as of now (Unix ms): an expired key is
+// absent.
+func (s *Shard) lookupLocked(key []byte, now int64) (Item, error) {
+	var it Item
+	var str command.Decoded
+	var readErr error
+	e, ok := s.index.Get(hashKey(key), func(e keyindex.Entry) bool {
+		if isObject(e) {
+			return bytes.Equal(s.objs[e.Addr].Key, key)
+		}
+		c, err := s.commandAt(e)
+		if err != nil {
+			readErr = err
+			return false
+		}
+		if !bytes.Equal(c.Key, key) {
+			return false
+		}
+		str = c
+		return true
+	})
+	switch {
+	case !ok:
+		return it, readErr
+	case isObject(e):
+		o := s.objs[e.Addr]
+		if o.Expired(now) {
+			return it, nil
+		}
+		it.Exists, it.Obj = true, o
+		if o.Expiry != 0 {
+			it.Expiry = time.UnixMilli(o.Expiry)
+		}
+	default:
+		if str.Expiry != 0 && str.Expiry <= now {
+			return it, nil
+		}
+		it.Exists, it.Value = true, str.Args[0]
+		if str.Expiry != 0 {
+			it.Expiry = time.UnixMilli(str.Expiry)
+		}
+	}
+	return it, nil
+}
+
+// View is a Mutate function's read access to the shard: every write
+// appended before the Mutate is applied, and none lands until it returns.
+// Objects it returns must not be modified or kept.
+type View struct {
+	s   *Shard
+	now int64
+}
+
+// Get returns key's state.
+func (v *View) Get(key []byte) (Item, error) { return v.s.lookupLocked(key, v.now) }
+
+// Now is the time the Mutate judges expiry by, and stamps its commands with.
+func (v *View) Now() time.Time { return time.UnixMilli(v.now) }
+
+// MutateFunc reads the shard through v and returns the commands to log and
+// apply, in order, as one crash-atomic record (none: nothing is written).
+// An error aborts the Mutate and changes nothing. It must not keep v.
+type MutateFunc func(v *View) ([]command.Command, error)
+
+// Mutate is a read-modify-write over any keys of the shard: fn sees the
+// state every write appended before it left, and no write lands between
+// that read and Mutate's own. It holds the shard's append gate
+// exclusively: new appends wait, those in flight are applied first. Each
+// command's Time is set to View.Now, so replay judges expiry as fn did.
+func (s *Shard) Mutate(ctx context.Context, fn MutateFunc) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	s.mu.Lock()
+	for !s.closed && s.failed == nil && s.applied != s.log.LastIndex() {
+		s.turn.Wait()
+	}
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	if s.failed != nil {
+		err := s.failed
+		s.mu.Unlock()
+		return err
+	}
+	// Nothing applies while the gate is held, so fn may read under the
+	// read lock while other readers proceed.
+	s.mu.Unlock()
+	s.mu.RLock()
+	v := &View{s: s, now: s.opts.Now().UnixMilli()}
+	cmds, err := fn(v)
+	s.mu.RUnlock()
+	if err != nil || len(cmds) == 0 {
+		return err
+	}
+	for i := range cmds {
+		if len(cmds[i].Key) == 0 {
+			return ErrEmptyKey
+		}
+		cmds[i].Time = v.now
+	}
+	return s.appendApply(ctx, cmds, false)
+}
+
+// allocObject stores o in a free slot and returns the slot.
+func (s *Shard) allocObject(o *object.Object) uint64 {
+	if n := len(s.free); n > 0 {
+		i := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.objs[i] = o
+		return uint64(i)
+	}
+	s.objs = append(s.objs, o)
+	return uint64(len(s.objs) - 1)
+}
+
+func (s *Shard) freeObject(i uint64) {
+	s.objs[i] = nil
+	s.free = append(s.free, uint32(i))
+}
+
+// opKind is the collection type an op works on.
+func opKind(op command.Op) object.Kind {
+	switch op {
+	case OpHSet, OpHDel:
+		return object.KindHash
+	case OpSAdd, OpSRem:
+		return object.KindSet
+	case OpZAdd, OpZRem:
+		return object.KindZSet
+	case OpLPush, OpRPush, OpLPop, OpRPop, OpLSet, OpLTrim, OpLRem, OpLInsert:
+		return object.KindList
+	}
+	return 0
+}
+
+// creates reports whether op makes the collection when it is absent.
+func creates(op command.Op) bool {
+	switch op {
+	case OpHSet, OpSAdd, OpZAdd, OpLPush, OpRPush:
+		return true
+	}
+	return false
+}
+
+// objectAt returns key's live collection as of time at, removing an
+// expired one (the key is then absent), and creating one of kind k when
+// absent and create is set. A live string under key, or a collection of
+// another kind, yields nil: the engine checked types before logging, so
+// that only happens for a damaged log, which must not crash replay.
+func (s *Shard) objectAt(key []byte, k object.Kind, at int64, create bool) *object.Object {
+	h, match := hashKey(key), s.matcher(key)
+	e, ok := s.index.Get(h, match)
+	if ok {
+		if !isObject(e) {
+			c, err := s.commandAt(e)
+			if err != nil || c.Expiry == 0 || c.Expiry > at {
+				return nil
+			}
+			s.index.Delete(h, match) // an expired string gives way
+		} else if o := s.objs[e.Addr]; o.Expired(at) {
+			s.index.Delete(h, match)
+			s.freeObject(e.Addr)
+		} else if o.Kind != k {
+			return nil
+		} else {
+			return o
+		}
+	}
+	if !create || k == 0 {
+		return nil
+	}
+	o := object.New(k, key)
+	s.index.Put(h, keyindex.Entry{Addr: s.allocObject(o), Meta: metaObject}, match)
+	return o
+}
+
+// applyObjectLocked applies a collection op (see the Op constants).
+func (s *Shard) applyObjectLocked(c *command.Command) {
+	switch c.Op {
+	case OpExpireAt:
+		s.applyExpireAt(c)
+		return
+	case OpRename:
+		s.applyRename(c)
+		return
+	}
+	o := s.objectAt(c.Key, opKind(c.Op), c.Time, creates(c.Op))
+	if o == nil {
+		return
+	}
+	a := c.Args
+	switch c.Op {
+	case OpHSet:
+		for i := 0; i+1 < len(a); i += 2 {
+			o.Hash[string(a[i])] = clone(a[i+1])
+		}
+	case OpHDel:
+		for _, f := range a {
+			delete(o.Hash, string(f))
+		}
+	case OpSAdd:
+		for _, m := range a {
+			o.Set[string(m)] = struct{}{}
+		}
+	case OpSRem:
+		for _, m := range a {
+			delete(o.Set, string(m))
+		}
+	case OpZAdd:
+		for i := 0; i+1 < len(a); i += 2 {
+			if sc, ok := DecodeScore(a[i+1]); ok {
+				o.ZSet.Add(string(a[i]), sc)
+			}
+		}
+	case OpZRem:
+		for _, m := range a {
+			o.ZSet.Remove(string(m))
+		}
+	case OpLPush:
+		for _, v := range a {
+			o.List.PushFront(clone(v))
+		}
+	case OpRPush:
+		for _, v := range a {
+			o.List.PushBack(clone(v))
+		}
+	case OpLPop, OpRPop:
+		n := uvarintArg(a, 0)
+		for ; n > 0 && o.List.Len() > 0; n-- {
+			if c.Op == OpLPop {
+				o.List.PopFront()
+			} else {
+				o.List.PopBack()
+			}
+		}
+	case OpLSet:
+		if i := varintArg(a, 0); len(a) == 2 && i >= 0 && i < int64(o.List.Len()) {
+			o.List.Set(int(i), clone(a[1]))
+		}
+	case OpLTrim:
+		o.List.Trim(int(varintArg(a, 0)), int(min(varintArg(a, 1), int64(o.List.Len()-1))))
+	case OpLRem:
+		if len(a) == 2 {
+			o.List.Remove(int(varintArg(a, 0)), a[1])
+		}
+	case OpLInsert:
+		if len(a) == 3 {
+			o.List.Insert(string(a[0]) == "b", a[1], clone(a[2]))
+		}
+	}
+	if o.Len() == 0 {
+		// An emptied collection is no key at all, as in Redis.
+		if old, ok := s.index.Delete(hashKey(c.Key), s.matcher(c.Key)); ok {
+			s.freeObject(old.Addr)
+		}
+	}
+}
+
+func (s *Shard) applyExpireAt(c *command.Command) {
+	h, match := hashKey(c.Key), s.matcher(c.Key)
+	e, ok := s.index.Get(h, match)
+	if !ok || !isObject(e) {
+		return
+	}
+	s.objs[e.Addr].Expiry = c.Expiry
+	e.Meta &^= metaTTL
+	if c.Expiry != 0 {
+		e.Meta |= metaTTL
+	}
+	s.index.Put(h, e, match)
+}
+
+func (s *Shard) applyRename(c *command.Command) {
+	if len(c.Args) != 1 || len(c.Args[0]) == 0 {
+		return
+	}
+	h, match := hashKey(c.Key), s.matcher(c.Key)
+	e, ok := s.index.Get(h, match)
+	if !ok || !isObject(e) {
+		return
+	}
+	dst := c.Args[0]
+	if bytes.Equal(dst, c.Key) {
+		return
+	}
+	s.index.Delete(h, match)
+	dh, dmatch := hashKey(dst), s.matcher(dst)
+	if old, ok := s.index.Delete(dh, dmatch); ok && isObject(old) {
+		s.freeObject(old.Addr)
+	}
+	s.objs[e.Addr].Key = clone(dst)
+	s.index.Put(dh, e, dmatch)
+}
+
+func clone(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
+
+// EncodeScore is a sorted-set score as OpZAdd carries it.
+func EncodeScore(f float64) []byte {
+	return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f))
+}
+
+// DecodeScore reads EncodeScore's bytes; a NaN is refused.
+func DecodeScore(b []byte) (float64, bool) {
+	if len(b) != 8 {
+		return 0, false
+	}
+	f := math.Float64frombits(binary.LittleEndian.Uint64(b))
+	return f, !math.IsNaN(f)
+}
+
+// Uvarint and Varint encode the integer arguments of list ops.
+func Uvarint(n uint64) []byte { return binary.AppendUvarint(nil, n) }
+
+// Varint encodes a signed integer argument.
+func Varint(n int64) []byte { return binary.AppendVarint(nil, n) }
+
+func uvarintArg(a [][]byte, i int) uint64 {
+	if i >= len(a) {
+		return 0
+	}
+	n, k := binary.Uvarint(a[i])
+	if k <= 0 {
+		return 0
+	}
+	return n
+}
+
+func varintArg(a [][]byte, i int) int64 {
+	if i >= len(a) {
+		return 0
+	}
+	n, k := binary.Varint(a[i])
+	if k <= 0 {
+		return 0
+	}
+	return n
+}

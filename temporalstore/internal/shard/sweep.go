@@ -1,0 +1,91 @@
+package shard
+
+import (
+	"context"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
+)
+
+// SweepStats is what one expiry sweep round did.
+type SweepStats struct {
+	// Examined is the number of index entries the round looked at.
+	Examined int
+	// Expired is the number of expired keys it deleted.
+	Expired int
+	// Done is true when the round reached the end of the index (the next
+	// one starts again from the beginning).
+	Done bool
+}
+
+// Sweep deletes expired keys, looking at about budget index entries from
+// where the last round stopped. Reads never serve an expired key whether
+// or not it has been swept; the sweep gives its memory and index slot
+// back. Only entries marked as having an expiry are read, so keys without
+// one cost no log read. The deletes are one logged record, so replay
+// removes the same keys.
+func (s *Shard) Sweep(ctx context.Context, budget int) (SweepStats, error) {
+	var st SweepStats
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return st, ErrClosed
+	}
+	now := s.opts.Now().UnixMilli()
+	var keys [][]byte
+	var err error
+	next := s.index.Scan(s.sweepCursor, max(budget, 1), func(e keyindex.Entry) {
+		st.Examined++
+		if e.Meta&metaTTL == 0 {
+			return
+		}
+		if isObject(e) {
+			if o := s.objs[e.Addr]; o.Expired(now) {
+				keys = append(keys, o.Key)
+			}
+			return
+		}
+		c, cerr := s.commandAt(e)
+		if cerr != nil {
+			err = cerr
+			return
+		}
+		if c.Expiry != 0 && c.Expiry <= now {
+			keys = append(keys, c.Key)
+		}
+	})
+	s.mu.RUnlock()
+	if err != nil {
+		return st, err
+	}
+	if len(keys) > 0 {
+		err = s.Mutate(ctx, func(v *View) ([]command.Command, error) {
+			var cmds []command.Command
+			for _, k := range keys {
+				// Re-checked under the gate: a key written since is live.
+				if v.expired(k) {
+					cmds = append(cmds, command.Command{Op: OpDelete, Key: k})
+				}
+			}
+			st.Expired = len(cmds)
+			return cmds, nil
+		})
+		if err != nil {
+			return st, err
+		}
+	}
+	s.mu.Lock()
+	s.sweepCursor = next
+	s.mu.Unlock()
+	st.Done = next == 0
+	return st, nil
+}
+
+// expired reports whether key has an index entry that is expired.
+func (v *View) expired(key []byte) bool {
+	if _, ok := v.s.index.Get(hashKey(key), v.s.matcher(key)); !ok {
+		return false
+	}
+	it, err := v.Get(key)
+	return err == nil && !it.Exists
+}
