@@ -67,7 +67,16 @@ build: ## Build every workspace package (go build work).
 # Tests
 
 .PHONY: test
-test: test-work test-modules test-tools ## Run all tests: go test -race work, the GOWORK=off build+vet loop, then tools/ (build, vet, test).
+# Debian packages the tests use: redis-server (the engine's replies are
+# compared with a real Redis), python3-venv (boto3 against the S3 handler).
+TEST_DEBS := redis-server python3-venv
+
+.PHONY: deps
+deps: ## Install the system packages the tests use, if missing (redis-server, python3-venv; apt as root or via sudo).
+	@if command -v dpkg-query >/dev/null; then scripts/need-debs $(TEST_DEBS); \
+	else command -v redis-server >/dev/null || { echo "deps: install redis-server" >&2; exit 1; }; fi
+
+test: deps test-work test-modules test-tools ## Run all tests: go test -race work, the GOWORK=off build+vet loop, then tools/ (build, vet, test).
 
 .PHONY: test-work
 test-work: ## go test -race -count=1 over every module in go.work.

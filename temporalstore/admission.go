@@ -28,7 +28,15 @@ var (
 // readKinds are the kinds that do not write.
 var readKinds = map[Kind]bool{
 	KindGet: true, KindStrLen: true, KindGetRange: true, KindExists: true,
-	KindPTTL: true, KindType: true, KindScan: true,
+	KindPTTL: true, KindType: true, KindScan: true, KindExpireTime: true,
+	KindExistsKeys: true, KindMGet: true,
+	KindHGet: true, KindHMGet: true, KindHGetAll: true, KindHLen: true,
+	KindHExists: true, KindHStrLen: true, KindHKeys: true, KindHVals: true, KindHScan: true,
+	KindSMembers: true, KindSIsMember: true, KindSMIsMember: true, KindSCard: true,
+	KindSRandMember: true, KindSScan: true, KindSInter: true, KindSUnion: true, KindSDiff: true,
+	KindZRange: true, KindZCount: true, KindZRank: true, KindZRevRank: true,
+	KindZScore: true, KindZMScore: true, KindZCard: true, KindZScan: true,
+	KindLRange: true, KindLLen: true, KindLIndex: true, KindLPos: true,
 }
 
 // limiter is a token bucket on the engine's clock; nil admits everything.

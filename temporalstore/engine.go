@@ -1,6 +1,7 @@
 package temporalstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -278,8 +279,21 @@ func (e *Engine) saveCatalogLocked() error {
 }
 
 // ShardOf is the shard of key in a table of n shards: XXH64 (seed 0) of
-// the key, modulo n. It is stable across builds and processes.
-func ShardOf(key []byte, n int) int { return int(xxhash.Sum64(key) % uint64(n)) }
+// the key's hash tag, modulo n. It is stable across builds and processes.
+func ShardOf(key []byte, n int) int { return int(xxhash.Sum64(HashTag(key)) % uint64(n)) }
+
+// HashTag is the part of key that routes it, as in Redis Cluster: the
+// bytes between the first '{' and the first '}' after it, when there are
+// any; otherwise the whole key. Keys with the same tag share a shard, so
+// multi-key kinds (RENAME, LMOVE, MSET) can address them atomically.
+func HashTag(key []byte) []byte {
+	if i := bytes.IndexByte(key, '{'); i >= 0 {
+		if j := bytes.IndexByte(key[i+1:], '}'); j > 0 {
+			return key[i+1 : i+1+j]
+		}
+	}
+	return key
+}
 
 // route returns the table c addresses and the index of its key's shard.
 func (e *Engine) route(c *Command) (*table, int, error) {

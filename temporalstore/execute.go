@@ -93,6 +93,16 @@ var (
 	// ErrTooLarge: the string would exceed 512 MiB, or its log record the
 	// log's record size limit (16 MiB).
 	ErrTooLarge = errors.New("temporalstore: string exceeds maximum allowed size")
+	// ErrWrongType: the key holds a value of another type than the kind
+	// works on (Redis's WRONGTYPE).
+	ErrWrongType = errors.New("temporalstore: WRONGTYPE Operation against a key holding the wrong kind of value")
+	// ErrCrossShard: a kind's keys are on different shards. Keys that
+	// share a {hash tag} share a shard, as in Redis Cluster.
+	ErrCrossShard = errors.New("temporalstore: keys are on different shards (give them a common {hash tag})")
+	// ErrNoSuchKey: the kind needs the key to exist (RENAME, LSET).
+	ErrNoSuchKey = errors.New("temporalstore: no such key")
+	// ErrOutOfRange: an index is outside the list (LSET).
+	ErrOutOfRange = errors.New("temporalstore: index out of range")
 )
 
 // Command is one request to the engine, addressed to a table (the default
@@ -115,9 +125,37 @@ type Command struct {
 	// Start and End are KindGetRange's bounds; Start is KindSetRange's
 	// offset.
 	Start, End int64
-	// Cursor and Count are KindScan's.
-	Cursor uint64
-	Count  int
+	// Cursor and Count are the scans' (KindScan, KindHScan, ...). Count is
+	// also the count of the pops, SRANDMEMBER, LREM and LPOS, when
+	// HasCount is set (a pop without it returns one element, not a list).
+	Cursor   uint64
+	Count    int
+	HasCount bool
+	// Keys are a multi-key kind's keys (MGET, MSET, DEL, EXISTS, SINTER,
+	// ...); Key is then not used.
+	Keys [][]byte
+	// Args are a kind's elements: fields, field/value pairs, members,
+	// MSET's values (one per key).
+	Args [][]byte
+	// Scores are KindZAdd's scores, one per member in Args.
+	Scores []float64
+	// ZAdd holds KindZAdd's flags.
+	ZAdd ZAddFlags
+	// Range is the sorted-set range of KindZRange, KindZCount and
+	// KindZRemRange.
+	Range ZRange
+	// Dest is the destination key of KindRename and KindLMove; it must be
+	// on the same shard as Key (a shared {hash tag} ensures it).
+	Dest []byte
+	// FromLeft and ToLeft are KindLMove's ends; Before is KindLInsert's
+	// side.
+	FromLeft, ToLeft, Before bool
+	// Rank and MaxLen are KindLPos's options (Rank 0 means 1).
+	Rank, MaxLen int64
+	// ExpireAt is an absolute expiry for KindExpire and KindGetEx, used
+	// instead of TTL when set. Persist makes KindGetEx remove the TTL.
+	ExpireAt time.Time
+	Persist  bool
 }
 
 // Response is what a command returns.
@@ -132,6 +170,16 @@ type Response struct {
 	// Keys and Cursor are a scan's page and where to continue.
 	Keys   [][]byte
 	Cursor uint64
+	// Values is an array reply (MGET, HGETALL as field, value, ...); a nil
+	// element is a missing value, an empty value is a non-nil empty slice.
+	Values [][]byte
+	// Scores are the scores of Values' members when a sorted-set kind
+	// returns them.
+	Scores []float64
+	// Ints is an array of integers (SMISMEMBER, LPOS with a count).
+	Ints []int64
+	// Float is a score reply (ZSCORE, ZINCRBY), also formatted in Value.
+	Float float64
 }
 
 // Execute routes c to its shard and runs it. A write returns once it is
@@ -143,6 +191,10 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	}
 	if c.Kind == KindScan {
 		return e.scan(ctx, &c)
+	}
+	if run, ok := multiKinds[c.Kind]; ok {
+		r, err := run(ctx, e, &c)
+		return r, engineErr(err)
 	}
 	if len(c.Key) == 0 {
 		return Response{}, fmt.Errorf("%w: empty key", ErrInvalid)
@@ -161,25 +213,50 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
+	if c.Dest != nil && (len(c.Dest) == 0 || ShardOf(c.Dest, len(t.shards)) != i) {
+		if len(c.Dest) == 0 {
+			return Response{}, fmt.Errorf("%w: empty destination key", ErrInvalid)
+		}
+		return Response{}, ErrCrossShard
+	}
 	if err := e.admit(t, i, &c); err != nil {
 		return Response{}, err
 	}
 	r, err := run(ctx, e, t.shards[i], &c)
-	if errors.Is(err, shard.ErrTooLarge) {
-		err = fmt.Errorf("%w: %w", ErrTooLarge, err)
-	}
-	return r, err
+	return r, engineErr(err)
 }
+
+// engineErr gives a shard's errors the engine's names.
+func engineErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, shard.ErrTooLarge):
+		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+	case errors.Is(err, shard.ErrWrongType):
+		return ErrWrongType
+	}
+	return err
+}
+
+// kinds maps every single-key kind to its runner.
+var kinds = func() map[Kind]runner {
+	m := map[Kind]runner{}
+	for _, family := range []map[Kind]runner{stringKinds, keyKinds, hashKinds, setKinds, zsetKinds, listKinds} {
+		for k, r := range family {
+			m[k] = r
+		}
+	}
+	return m
+}()
 
 type runner func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error)
 
-var kinds = map[Kind]runner{
+var stringKinds = map[Kind]runner{
 	KindGet: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		v, ok, err := s.Get(c.Key)
 		return Response{Value: v, Found: ok}, err
 	},
-	KindSet:    runSet,
-	KindDelete: runDelete,
 	KindGetDel: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		var r Response
 		err := s.Update(ctx, c.Key, func(old []byte, _ time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
@@ -215,94 +292,6 @@ var kinds = map[Kind]runner{
 		return Response{Value: v[lo : hi+1]}, err
 	},
 	KindSetRange: runSetRange,
-	KindExists: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-		_, ok, err := s.Get(c.Key)
-		if ok {
-			return Response{Int: 1}, err
-		}
-		return Response{}, err
-	},
-	KindPTTL: func(_ context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
-		_, exp, ok, err := s.GetWithExpiry(c.Key)
-		switch {
-		case err != nil:
-			return Response{}, err
-		case !ok:
-			return Response{Int: -2}, nil
-		case exp.IsZero():
-			return Response{Int: -1}, nil
-		}
-		return Response{Int: max(0, exp.Sub(e.opts.Now()).Milliseconds())}, nil
-	},
-	KindExpire: func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
-		var r Response
-		err := s.Update(ctx, c.Key, func(old []byte, _ time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
-			if !found {
-				return nil, time.Time{}, shard.Keep, nil
-			}
-			r.Int = 1
-			if c.TTL <= 0 {
-				return nil, time.Time{}, shard.Remove, nil
-			}
-			return old, e.opts.Now().Add(c.TTL), shard.Write, nil
-		})
-		return r, err
-	},
-	KindType: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-		_, ok, err := s.Get(c.Key)
-		if ok {
-			return Response{Value: []byte("string")}, err
-		}
-		return Response{Value: []byte("none")}, err
-	},
-	KindPersist: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-		var r Response
-		err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
-			if !found || exp.IsZero() {
-				return nil, time.Time{}, shard.Keep, nil
-			}
-			r.Int = 1
-			return old, time.Time{}, shard.Write, nil
-		})
-		return r, err
-	},
-}
-
-func runSet(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
-	var exp time.Time
-	if c.TTL > 0 {
-		exp = e.opts.Now().Add(c.TTL)
-	}
-	if c.Cond == Always && !c.ReturnOld && !c.KeepTTL {
-		// The common SET needs no read: a plain append.
-		return Response{Applied: true}, s.Set(ctx, c.Key, c.Value, exp)
-	}
-	var r Response
-	err := s.Update(ctx, c.Key, func(old []byte, oldExp time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
-		if c.ReturnOld {
-			r.Value, r.Found = old, found
-		}
-		if (c.Cond == IfAbsent && found) || (c.Cond == IfPresent && !found) {
-			return nil, time.Time{}, shard.Keep, nil
-		}
-		r.Applied = true
-		if c.KeepTTL {
-			return c.Value, oldExp, shard.Write, nil
-		}
-		return c.Value, exp, shard.Write, nil
-	})
-	return r, err
-}
-
-func runDelete(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-	var r Response
-	err := s.Update(ctx, c.Key, func(_ []byte, _ time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
-		if found {
-			r.Int = 1
-		}
-		return nil, time.Time{}, shard.Remove, nil
-	})
-	return r, err
 }
 
 func runIncrBy(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
@@ -311,7 +300,7 @@ func runIncrBy(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 		var n int64
 		if found {
 			var err error
-			if n, err = strconv.ParseInt(string(old), 10, 64); err != nil {
+			if n, err = ParseInt(old); err != nil {
 				return nil, exp, shard.Keep, ErrNotInteger
 			}
 		}
@@ -368,6 +357,24 @@ func runSetRange(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Re
 		return v, exp, shard.Write, nil
 	})
 	return r, err
+}
+
+// ParseInt reads a stored integer as Redis does: an optional '-', then
+// decimal digits without a leading zero (or just "0"), within int64. "+1",
+// "01", "-0" and " 1" are not integers.
+func ParseInt(b []byte) (int64, error) {
+	d := b
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 19 || d[0] < '0' || d[0] > '9' || d[0] == '0' && (len(d) > 1 || len(b) > 1) {
+		return 0, ErrNotInteger
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, ErrNotInteger
+	}
+	return n, nil
 }
 
 // redisRange resolves GETRANGE's inclusive bounds over a string of n bytes:

@@ -145,3 +145,26 @@ func TestScanAndType(t *testing.T) {
 	_, err = e.Execute(ctx, Command{Kind: KindScan, Cursor: ^uint64(0)})
 	require.ErrorIs(t, err, ErrInvalid)
 }
+
+func TestParseIntIsRedisStrict(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"12", 12, true}, {"-7", -7, true},
+		{"9223372036854775807", 9223372036854775807, true},
+		{"-9223372036854775808", -9223372036854775808, true},
+		{"9223372036854775808", 0, false}, {"+1", 0, false}, {"01", 0, false},
+		{"-0", 0, false}, {" 1", 0, false}, {"1 ", 0, false}, {"", 0, false},
+		{"-", 0, false}, {"1e3", 0, false}, {"0x10", 0, false},
+	} {
+		n, err := ParseInt([]byte(tc.in))
+		if !tc.ok {
+			require.ErrorIs(t, err, ErrNotInteger, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, n)
+	}
+}

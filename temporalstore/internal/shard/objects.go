@@ -362,3 +362,14 @@ func varintArg(a [][]byte, i int) int64 {
 	}
 	return n
 }
+
+// Read runs fn over the shard's applied state under its read lock. fn must
+// not keep v or the objects it returns.
+func (s *Shard) Read(fn func(v *View) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return fn(&View{s: s, now: s.opts.Now().UnixMilli()})
+}

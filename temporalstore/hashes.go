@@ -1,0 +1,264 @@
+package temporalstore
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
+)
+
+// Hash kinds, with Redis's semantics. Fields are in Args.
+const (
+	// KindHSet sets field/value pairs (Args); Response.Int is how many
+	// fields are new (HSET).
+	KindHSet Kind = "hset"
+	// KindHSetNX sets field Args[0] to Value only if it is absent;
+	// Response.Int is 1 if it did (HSETNX).
+	KindHSetNX Kind = "hsetnx"
+	// KindHGet reads field Args[0] (HGET).
+	KindHGet Kind = "hget"
+	// KindHMGet reads fields Args into Values, nil for absent (HMGET).
+	KindHMGet Kind = "hmget"
+	// KindHGetAll returns field, value, ... in Values, fields in byte
+	// order (HGETALL).
+	KindHGetAll Kind = "hgetall"
+	// KindHDel removes fields Args; Response.Int is how many existed.
+	KindHDel Kind = "hdel"
+	// KindHIncrBy adds Delta to the integer in field Args[0] (HINCRBY).
+	KindHIncrBy Kind = "hincrby"
+	// KindHIncrByFloat adds Float to field Args[0] (HINCRBYFLOAT).
+	KindHIncrByFloat Kind = "hincrbyfloat"
+	// KindHLen is the number of fields (HLEN).
+	KindHLen Kind = "hlen"
+	// KindHExists is 1 if field Args[0] exists (HEXISTS).
+	KindHExists Kind = "hexists"
+	// KindHStrLen is the length of field Args[0]'s value (HSTRLEN).
+	KindHStrLen Kind = "hstrlen"
+	// KindHKeys and KindHVals return the fields or values, in field order.
+	KindHKeys Kind = "hkeys"
+	KindHVals Kind = "hvals"
+	// KindHScan pages through field, value pairs (HSCAN).
+	KindHScan Kind = "hscan"
+)
+
+var hashKinds = map[Kind]runner{
+	KindHSet: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		if err := needArgs(c, 2, 2); err != nil {
+			return Response{}, err
+		}
+		var r Response
+		err := writeObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+			seen := map[string]bool{}
+			for i := 0; i < len(c.Args); i += 2 {
+				f := string(c.Args[i])
+				if seen[f] {
+					continue
+				}
+				seen[f] = true
+				if o == nil {
+					r.Int++
+				} else if _, ok := o.Hash[f]; !ok {
+					r.Int++
+				}
+			}
+			return []command.Command{{Op: shard.OpHSet, Key: c.Key, Args: c.Args}}, nil
+		})
+		return r, err
+	},
+	KindHSetNX: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		if err := needArgs(c, 1, 1); err != nil {
+			return Response{}, err
+		}
+		var r Response
+		err := writeObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+			if o != nil {
+				if _, ok := o.Hash[string(c.Args[0])]; ok {
+					return nil, nil
+				}
+			}
+			r.Int = 1
+			return []command.Command{{Op: shard.OpHSet, Key: c.Key, Args: [][]byte{c.Args[0], c.Value}}}, nil
+		})
+		return r, err
+	},
+	KindHGet: hashRead(1, func(o *object.Object, c *Command, r *Response) {
+		if v, ok := o.Hash[string(c.Args[0])]; ok {
+			r.Value, r.Found = cp(v), true
+		}
+	}),
+	KindHMGet: hashRead(1, func(o *object.Object, c *Command, r *Response) {
+		r.Values = make([][]byte, len(c.Args))
+		if o == nil {
+			return
+		}
+		for i, f := range c.Args {
+			if v, ok := o.Hash[string(f)]; ok {
+				r.Values[i] = cp(v)
+			}
+		}
+	}),
+	KindHGetAll: hashRead(0, func(o *object.Object, _ *Command, r *Response) {
+		r.Values = [][]byte{}
+		for _, f := range sortedFields(o) {
+			r.Values = append(r.Values, []byte(f), cp(o.Hash[f]))
+		}
+	}),
+	KindHDel: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		if err := needArgs(c, 1, 1); err != nil {
+			return Response{}, err
+		}
+		var r Response
+		err := writeObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+			if o == nil {
+				return nil, nil
+			}
+			var del [][]byte
+			seen := map[string]bool{}
+			for _, f := range c.Args {
+				if _, ok := o.Hash[string(f)]; ok && !seen[string(f)] {
+					seen[string(f)] = true
+					del = append(del, f)
+				}
+			}
+			r.Int = int64(len(del))
+			if len(del) == 0 {
+				return nil, nil
+			}
+			return []command.Command{{Op: shard.OpHDel, Key: c.Key, Args: del}}, nil
+		})
+		return r, err
+	},
+	KindHIncrBy: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		if err := needArgs(c, 1, 1); err != nil {
+			return Response{}, err
+		}
+		var r Response
+		err := writeObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+			var n int64
+			if o != nil {
+				if v, ok := o.Hash[string(c.Args[0])]; ok {
+					var err error
+					if n, err = ParseInt(v); err != nil {
+						return nil, fmt.Errorf("%w: hash value is not an integer", ErrNotInteger)
+					}
+				}
+			}
+			sum := n + c.Delta
+			if (c.Delta > 0 && sum < n) || (c.Delta < 0 && sum > n) {
+				return nil, ErrOverflow
+			}
+			r.Int = sum
+			return []command.Command{{Op: shard.OpHSet, Key: c.Key, Args: [][]byte{c.Args[0], strconv.AppendInt(nil, sum, 10)}}}, nil
+		})
+		return r, err
+	},
+	KindHIncrByFloat: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		if err := needArgs(c, 1, 1); err != nil {
+			return Response{}, err
+		}
+		var r Response
+		err := writeObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+			var f float64
+			if o != nil {
+				if v, ok := o.Hash[string(c.Args[0])]; ok {
+					var err error
+					if f, err = strconv.ParseFloat(string(v), 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+						return nil, fmt.Errorf("%w: hash value is not a float", ErrNotFloat)
+					}
+				}
+			}
+			sum := f + c.Float
+			if math.IsNaN(sum) || math.IsInf(sum, 0) {
+				return nil, fmt.Errorf("%w: increment would produce NaN or Infinity", ErrInvalid)
+			}
+			r.Value, r.Found, r.Float = strconv.AppendFloat(nil, sum, 'f', -1, 64), true, sum
+			return []command.Command{{Op: shard.OpHSet, Key: c.Key, Args: [][]byte{c.Args[0], r.Value}}}, nil
+		})
+		return r, err
+	},
+	KindHLen: hashRead(0, func(o *object.Object, _ *Command, r *Response) {
+		if o != nil {
+			r.Int = int64(len(o.Hash))
+		}
+	}),
+	KindHExists: hashRead(1, func(o *object.Object, c *Command, r *Response) {
+		if o != nil {
+			if _, ok := o.Hash[string(c.Args[0])]; ok {
+				r.Int = 1
+			}
+		}
+	}),
+	KindHStrLen: hashRead(1, func(o *object.Object, c *Command, r *Response) {
+		if o != nil {
+			r.Int = int64(len(o.Hash[string(c.Args[0])]))
+		}
+	}),
+	KindHKeys: hashRead(0, func(o *object.Object, _ *Command, r *Response) {
+		r.Values = [][]byte{}
+		for _, f := range sortedFields(o) {
+			r.Values = append(r.Values, []byte(f))
+		}
+	}),
+	KindHVals: hashRead(0, func(o *object.Object, _ *Command, r *Response) {
+		r.Values = [][]byte{}
+		for _, f := range sortedFields(o) {
+			r.Values = append(r.Values, cp(o.Hash[f]))
+		}
+	}),
+	KindHScan: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		count, err := scanCount(c)
+		if err != nil {
+			return Response{}, err
+		}
+		var r Response
+		err = readObj(s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) error {
+			r.Values = [][]byte{}
+			if o == nil {
+				return nil
+			}
+			page, next := scanPage(sortedFields(o), c.Cursor, count)
+			for _, f := range page {
+				r.Values = append(r.Values, []byte(f), cp(o.Hash[f]))
+			}
+			r.Cursor = next
+			return nil
+		})
+		return r, err
+	},
+}
+
+// hashRead builds a read kind over a hash that needs n fields in Args; fn
+// gets a nil object for an absent key.
+func hashRead(n int, fn func(o *object.Object, c *Command, r *Response)) runner {
+	return func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		if err := needArgs(c, n, 1); err != nil {
+			return Response{}, err
+		}
+		var r Response
+		err := readObj(s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) error {
+			if o == nil && n > 0 && c.Kind != KindHMGet {
+				return nil
+			}
+			fn(o, c, &r)
+			return nil
+		})
+		return r, err
+	}
+}
+
+func sortedFields(o *object.Object) []string {
+	if o == nil {
+		return nil
+	}
+	fs := make([]string, 0, len(o.Hash))
+	for f := range o.Hash {
+		fs = append(fs, f)
+	}
+	slices.Sort(fs)
+	return fs
+}

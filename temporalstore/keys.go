@@ -1,0 +1,411 @@
+package temporalstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
+)
+
+// Kinds over keys of any type.
+const (
+	// KindExistsKeys counts how many of Keys exist (EXISTS k1 k2 ...); a
+	// key named twice counts twice.
+	KindExistsKeys Kind = "exists_keys"
+	// KindDeleteKeys deletes Keys (DEL/UNLINK k1 k2 ...); Response.Int is
+	// how many existed. Keys of one shard are deleted in one crash-atomic
+	// record.
+	KindDeleteKeys Kind = "delete_keys"
+	// KindMGet reads Keys (MGET); Values has nil for a missing key or one
+	// that is not a string.
+	KindMGet Kind = "mget"
+	// KindMSet stores Args[i] under Keys[i] (MSET). The keys of one shard
+	// are written in one crash-atomic record; keys on several shards are
+	// several records (give them a common {hash tag} for one).
+	KindMSet Kind = "mset"
+	// KindGetEx reads a string and sets its TTL (TTL or ExpireAt), or
+	// removes it (Persist), as GETEX.
+	KindGetEx Kind = "get_ex"
+	// KindExpireTime returns the absolute expiry in Unix ms in
+	// Response.Int: -2 when absent, -1 when none (PEXPIRETIME).
+	KindExpireTime Kind = "expire_time"
+	// KindRename renames Key to Dest, replacing Dest (RENAME). Key must
+	// exist (ErrNoSuchKey).
+	KindRename Kind = "rename"
+)
+
+var keyKinds = map[Kind]runner{
+	KindSet:        runSet,
+	KindDelete:     runDelete,
+	KindExists:     runExists,
+	KindType:       runType,
+	KindPTTL:       runPTTL,
+	KindExpireTime: runExpireTime,
+	KindExpire:     runExpire,
+	KindPersist:    runPersist,
+	KindGetEx:      runGetEx,
+	KindRename:     runRename,
+}
+
+type multiRunner func(ctx context.Context, e *Engine, c *Command) (Response, error)
+
+var multiKinds = map[Kind]multiRunner{
+	KindExistsKeys: runExistsKeys,
+	KindDeleteKeys: runDeleteKeys,
+	KindMGet:       runMGet,
+	KindMSet:       runMSet,
+	KindSInter:     runSetAlgebra,
+	KindSUnion:     runSetAlgebra,
+	KindSDiff:      runSetAlgebra,
+}
+
+// item reads key's state.
+func item(s *shard.Shard, key []byte) (shard.Item, error) {
+	var it shard.Item
+	err := s.Read(func(v *shard.View) error {
+		var err error
+		it, err = v.Get(key)
+		if it.Obj != nil {
+			// The object may change once the lock is released: callers
+			// of item only look at its type and expiry.
+			it.Obj = &object.Object{Kind: it.Obj.Kind, Expiry: it.Obj.Expiry}
+		}
+		return err
+	})
+	return it, err
+}
+
+func runExists(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	it, err := item(s, c.Key)
+	if it.Exists {
+		return Response{Int: 1}, err
+	}
+	return Response{}, err
+}
+
+func runType(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	it, err := item(s, c.Key)
+	switch {
+	case err != nil:
+		return Response{}, err
+	case !it.Exists:
+		return Response{Value: []byte("none")}, nil
+	case it.Obj == nil:
+		return Response{Value: []byte("string")}, nil
+	}
+	return Response{Value: []byte(it.Obj.Kind.String())}, nil
+}
+
+func runPTTL(_ context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+	it, err := item(s, c.Key)
+	switch {
+	case err != nil:
+		return Response{}, err
+	case !it.Exists:
+		return Response{Int: -2}, nil
+	case it.Expiry.IsZero():
+		return Response{Int: -1}, nil
+	}
+	return Response{Int: max(0, it.Expiry.Sub(e.opts.Now()).Milliseconds())}, nil
+}
+
+func runExpireTime(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	it, err := item(s, c.Key)
+	switch {
+	case err != nil:
+		return Response{}, err
+	case !it.Exists:
+		return Response{Int: -2}, nil
+	case it.Expiry.IsZero():
+		return Response{Int: -1}, nil
+	}
+	return Response{Int: it.Expiry.UnixMilli()}, nil
+}
+
+// setExpiry is the command that gives key (in state it) a new expiry
+// (zero: none): a string is rewritten with it, a collection's is set.
+func setExpiry(key []byte, it shard.Item, exp time.Time) command.Command {
+	if it.Obj == nil {
+		return shard.StringSet(key, it.Value, exp)
+	}
+	c := command.Command{Op: shard.OpExpireAt, Key: key}
+	if !exp.IsZero() {
+		c.Expiry = exp.UnixMilli()
+	}
+	return c
+}
+
+// expiryOf is the absolute expiry c asks for: ExpireAt, or now plus TTL.
+func expiryOf(c *Command, now time.Time) time.Time {
+	if !c.ExpireAt.IsZero() {
+		return c.ExpireAt
+	}
+	return now.Add(c.TTL)
+}
+
+func runExpire(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	var r Response
+	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+		it, err := v.Get(c.Key)
+		if err != nil || !it.Exists {
+			return nil, err
+		}
+		r.Int = 1
+		exp := expiryOf(c, v.Now())
+		if !exp.After(v.Now()) {
+			return []command.Command{{Op: shard.OpDelete, Key: c.Key}}, nil
+		}
+		return []command.Command{setExpiry(c.Key, it, exp)}, nil
+	})
+	return r, err
+}
+
+func runPersist(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	var r Response
+	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+		it, err := v.Get(c.Key)
+		if err != nil || !it.Exists || it.Expiry.IsZero() {
+			return nil, err
+		}
+		r.Int = 1
+		return []command.Command{setExpiry(c.Key, it, time.Time{})}, nil
+	})
+	return r, err
+}
+
+func runGetEx(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if c.Persist && (c.TTL != 0 || !c.ExpireAt.IsZero()) {
+		return Response{}, fmt.Errorf("%w: PERSIST with an expiry", ErrInvalid)
+	}
+	var r Response
+	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+		it, err := v.Get(c.Key)
+		switch {
+		case err != nil || !it.Exists:
+			return nil, err
+		case it.Obj != nil:
+			return nil, ErrWrongType
+		}
+		r.Value, r.Found = it.Value, true
+		switch {
+		case c.Persist && !it.Expiry.IsZero():
+			return []command.Command{shard.StringSet(c.Key, it.Value, time.Time{})}, nil
+		case c.TTL != 0 || !c.ExpireAt.IsZero():
+			exp := expiryOf(c, v.Now())
+			if !exp.After(v.Now()) {
+				return []command.Command{{Op: shard.OpDelete, Key: c.Key}}, nil
+			}
+			return []command.Command{shard.StringSet(c.Key, it.Value, exp)}, nil
+		}
+		return nil, nil
+	})
+	return r, err
+}
+
+func runRename(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if c.Dest == nil {
+		return Response{}, fmt.Errorf("%w: RENAME needs a destination", ErrInvalid)
+	}
+	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+		it, err := v.Get(c.Key)
+		switch {
+		case err != nil:
+			return nil, err
+		case !it.Exists:
+			return nil, ErrNoSuchKey
+		case string(c.Key) == string(c.Dest):
+			return nil, nil
+		case it.Obj != nil:
+			return []command.Command{{Op: shard.OpRename, Key: c.Key, Args: [][]byte{c.Dest}}}, nil
+		}
+		return []command.Command{
+			shard.StringSet(c.Dest, it.Value, it.Expiry),
+			{Op: shard.OpDelete, Key: c.Key},
+		}, nil
+	})
+	return Response{Applied: err == nil}, err
+}
+
+func runSet(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+	var exp time.Time
+	if c.TTL > 0 {
+		exp = e.opts.Now().Add(c.TTL)
+	}
+	if c.Cond == Always && !c.ReturnOld && !c.KeepTTL {
+		// The common SET needs no read: a plain append.
+		return Response{Applied: true}, s.Set(ctx, c.Key, c.Value, exp)
+	}
+	var r Response
+	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+		it, err := v.Get(c.Key)
+		if err != nil {
+			return nil, err
+		}
+		if c.ReturnOld {
+			if it.Obj != nil {
+				return nil, ErrWrongType
+			}
+			r.Value, r.Found = it.Value, it.Exists
+		}
+		if (c.Cond == IfAbsent && it.Exists) || (c.Cond == IfPresent && !it.Exists) {
+			return nil, nil
+		}
+		r.Applied = true
+		if c.KeepTTL {
+			exp = it.Expiry
+		}
+		return []command.Command{shard.StringSet(c.Key, c.Value, exp)}, nil
+	})
+	return r, err
+}
+
+func runDelete(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	var r Response
+	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+		it, err := v.Get(c.Key)
+		if err != nil || !it.Exists {
+			return nil, err
+		}
+		r.Int = 1
+		return []command.Command{{Op: shard.OpDelete, Key: c.Key}}, nil
+	})
+	return r, err
+}
+
+// byShard groups the positions of keys by shard, after checking the keys
+// and admitting the command on each shard it touches.
+func (e *Engine) byShard(c *Command, keys [][]byte) (*table, map[int][]int, error) {
+	if len(keys) == 0 {
+		return nil, nil, fmt.Errorf("%w: no keys", ErrInvalid)
+	}
+	t, err := e.table(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	groups := map[int][]int{}
+	for i, k := range keys {
+		if len(k) == 0 {
+			return nil, nil, fmt.Errorf("%w: empty key", ErrInvalid)
+		}
+		sh := ShardOf(k, len(t.shards))
+		groups[sh] = append(groups[sh], i)
+	}
+	for sh := range groups {
+		if err := e.admit(t, sh, c); err != nil {
+			return nil, nil, err
+		}
+	}
+	return t, groups, nil
+}
+
+func runExistsKeys(_ context.Context, e *Engine, c *Command) (Response, error) {
+	t, groups, err := e.byShard(c, c.Keys)
+	if err != nil {
+		return Response{}, err
+	}
+	var r Response
+	for sh, idx := range groups {
+		err := t.shards[sh].Read(func(v *shard.View) error {
+			for _, i := range idx {
+				it, err := v.Get(c.Keys[i])
+				if err != nil {
+					return err
+				}
+				if it.Exists {
+					r.Int++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return Response{}, err
+		}
+	}
+	return r, nil
+}
+
+func runDeleteKeys(ctx context.Context, e *Engine, c *Command) (Response, error) {
+	t, groups, err := e.byShard(c, c.Keys)
+	if err != nil {
+		return Response{}, err
+	}
+	var r Response
+	for sh, idx := range groups {
+		err := t.shards[sh].Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+			var cmds []command.Command
+			seen := map[string]bool{}
+			for _, i := range idx {
+				k := c.Keys[i]
+				if seen[string(k)] {
+					continue
+				}
+				seen[string(k)] = true
+				it, err := v.Get(k)
+				if err != nil {
+					return nil, err
+				}
+				if it.Exists {
+					cmds = append(cmds, command.Command{Op: shard.OpDelete, Key: k})
+				}
+			}
+			r.Int += int64(len(cmds))
+			return cmds, nil
+		})
+		if err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+func runMGet(_ context.Context, e *Engine, c *Command) (Response, error) {
+	t, groups, err := e.byShard(c, c.Keys)
+	if err != nil {
+		return Response{}, err
+	}
+	r := Response{Values: make([][]byte, len(c.Keys))}
+	for sh, idx := range groups {
+		err := t.shards[sh].Read(func(v *shard.View) error {
+			for _, i := range idx {
+				it, err := v.Get(c.Keys[i])
+				if err != nil {
+					return err
+				}
+				if it.Exists && it.Obj == nil {
+					r.Values[i] = append(make([]byte, 0, len(it.Value)), it.Value...)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return Response{}, err
+		}
+	}
+	return r, nil
+}
+
+func runMSet(ctx context.Context, e *Engine, c *Command) (Response, error) {
+	if len(c.Args) != len(c.Keys) {
+		return Response{}, fmt.Errorf("%w: %d keys and %d values", ErrInvalid, len(c.Keys), len(c.Args))
+	}
+	t, groups, err := e.byShard(c, c.Keys)
+	if err != nil {
+		return Response{}, err
+	}
+	for sh, idx := range groups {
+		err := t.shards[sh].Mutate(ctx, func(*shard.View) ([]command.Command, error) {
+			cmds := make([]command.Command, len(idx))
+			for j, i := range idx {
+				cmds[j] = shard.StringSet(c.Keys[i], c.Args[i], time.Time{})
+			}
+			return cmds, nil
+		})
+		if err != nil {
+			return Response{}, err
+		}
+	}
+	return Response{Applied: true}, nil
+}

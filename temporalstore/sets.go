@@ -1,0 +1,288 @@
+package temporalstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
+)
+
+// Set kinds, with Redis's semantics. Members are in Args.
+const (
+	// KindSAdd adds members; Response.Int is how many are new (SADD).
+	KindSAdd Kind = "sadd"
+	// KindSRem removes members; Response.Int is how many existed (SREM).
+	KindSRem Kind = "srem"
+	// KindSMembers returns the members in byte order (SMEMBERS).
+	KindSMembers Kind = "smembers"
+	// KindSIsMember is 1 if Args[0] is a member (SISMEMBER).
+	KindSIsMember Kind = "sismember"
+	// KindSMIsMember returns 1 or 0 per member of Args in Ints.
+	KindSMIsMember Kind = "smismember"
+	// KindSCard is the number of members (SCARD).
+	KindSCard Kind = "scard"
+	// KindSPop removes and returns a random member (Value), or Count of
+	// them (Values) when HasCount (SPOP).
+	KindSPop Kind = "spop"
+	// KindSRandMember returns a random member, or with HasCount up to
+	// Count distinct ones, or -Count possibly repeated ones when Count is
+	// negative (SRANDMEMBER).
+	KindSRandMember Kind = "srandmember"
+	// KindSScan pages through members (SSCAN).
+	KindSScan Kind = "sscan"
+	// KindSInter, KindSUnion and KindSDiff combine the sets at Keys (a
+	// missing key is an empty set) and return members in byte order.
+	KindSInter Kind = "sinter"
+	KindSUnion Kind = "sunion"
+	KindSDiff  Kind = "sdiff"
+)
+
+var setKinds = map[Kind]runner{
+	KindSAdd: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		if err := needArgs(c, 1, 1); err != nil {
+			return Response{}, err
+		}
+		var r Response
+		err := writeObj(ctx, s, c.Key, object.KindSet, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+			var add [][]byte
+			seen := map[string]bool{}
+			for _, m := range c.Args {
+				if seen[string(m)] {
+					continue
+				}
+				seen[string(m)] = true
+				if o != nil {
+					if _, ok := o.Set[string(m)]; ok {
+						continue
+					}
+				}
+				add = append(add, m)
+			}
+			r.Int = int64(len(add))
+			if len(add) == 0 {
+				return nil, nil
+			}
+			return []command.Command{{Op: shard.OpSAdd, Key: c.Key, Args: add}}, nil
+		})
+		return r, err
+	},
+	KindSRem: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		if err := needArgs(c, 1, 1); err != nil {
+			return Response{}, err
+		}
+		var r Response
+		err := writeObj(ctx, s, c.Key, object.KindSet, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+			if o == nil {
+				return nil, nil
+			}
+			var rem [][]byte
+			seen := map[string]bool{}
+			for _, m := range c.Args {
+				if _, ok := o.Set[string(m)]; ok && !seen[string(m)] {
+					seen[string(m)] = true
+					rem = append(rem, m)
+				}
+			}
+			r.Int = int64(len(rem))
+			if len(rem) == 0 {
+				return nil, nil
+			}
+			return []command.Command{{Op: shard.OpSRem, Key: c.Key, Args: rem}}, nil
+		})
+		return r, err
+	},
+	KindSMembers: setRead(0, func(o *object.Object, _ *Command, r *Response) {
+		r.Values = toBytes(sortedMembers(o))
+	}),
+	KindSIsMember: setRead(1, func(o *object.Object, c *Command, r *Response) {
+		if isMember(o, c.Args[0]) {
+			r.Int = 1
+		}
+	}),
+	KindSMIsMember: setRead(1, func(o *object.Object, c *Command, r *Response) {
+		r.Ints = make([]int64, len(c.Args))
+		for i, m := range c.Args {
+			if isMember(o, m) {
+				r.Ints[i] = 1
+			}
+		}
+	}),
+	KindSCard: setRead(0, func(o *object.Object, _ *Command, r *Response) {
+		if o != nil {
+			r.Int = int64(len(o.Set))
+		}
+	}),
+	KindSPop: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		if c.HasCount && c.Count < 0 {
+			return Response{}, fmt.Errorf("%w: value is out of range, must be positive", ErrInvalid)
+		}
+		var r Response
+		if c.HasCount {
+			r.Values = [][]byte{}
+		}
+		err := writeObj(ctx, s, c.Key, object.KindSet, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+			if o == nil {
+				return nil, nil
+			}
+			n := 1
+			if c.HasCount {
+				n = c.Count
+			}
+			pick := sample(sortedMembers(o), n)
+			if len(pick) == 0 {
+				return nil, nil
+			}
+			if c.HasCount {
+				r.Values = toBytes(pick)
+			} else {
+				r.Value, r.Found = []byte(pick[0]), true
+			}
+			// The log holds the members chosen, not the draw: replay
+			// removes the same ones.
+			return []command.Command{{Op: shard.OpSRem, Key: c.Key, Args: toBytes(pick)}}, nil
+		})
+		return r, err
+	},
+	KindSRandMember: setRead(0, func(o *object.Object, c *Command, r *Response) {
+		ms := sortedMembers(o)
+		switch {
+		case !c.HasCount:
+			if len(ms) > 0 {
+				r.Value, r.Found = []byte(ms[rand.IntN(len(ms))]), true
+			}
+		case c.Count >= 0:
+			r.Values = toBytes(sample(ms, c.Count))
+		default:
+			r.Values = [][]byte{}
+			for i := 0; i < -c.Count && len(ms) > 0; i++ {
+				r.Values = append(r.Values, []byte(ms[rand.IntN(len(ms))]))
+			}
+		}
+	}),
+	KindSScan: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		count, err := scanCount(c)
+		if err != nil {
+			return Response{}, err
+		}
+		var r Response
+		err = readObj(s, c.Key, object.KindSet, func(o *object.Object, _ *shard.View) error {
+			page, next := scanPage(sortedMembers(o), c.Cursor, count)
+			r.Values, r.Cursor = toBytes(page), next
+			return nil
+		})
+		return r, err
+	},
+}
+
+func setRead(n int, fn func(o *object.Object, c *Command, r *Response)) runner {
+	return func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		if err := needArgs(c, n, 1); err != nil {
+			return Response{}, err
+		}
+		var r Response
+		err := readObj(s, c.Key, object.KindSet, func(o *object.Object, _ *shard.View) error {
+			fn(o, c, &r)
+			return nil
+		})
+		return r, err
+	}
+}
+
+func isMember(o *object.Object, m []byte) bool {
+	if o == nil {
+		return false
+	}
+	_, ok := o.Set[string(m)]
+	return ok
+}
+
+func sortedMembers(o *object.Object) []string {
+	if o == nil {
+		return nil
+	}
+	ms := make([]string, 0, len(o.Set))
+	for m := range o.Set {
+		ms = append(ms, m)
+	}
+	slices.Sort(ms)
+	return ms
+}
+
+// sample returns up to n distinct elements of ms, chosen uniformly.
+func sample(ms []string, n int) []string {
+	if n >= len(ms) {
+		return slices.Clone(ms)
+	}
+	ms = slices.Clone(ms)
+	for i := range n {
+		j := i + rand.IntN(len(ms)-i)
+		ms[i], ms[j] = ms[j], ms[i]
+	}
+	return ms[:n]
+}
+
+func toBytes(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+// runSetAlgebra is SINTER, SUNION and SDIFF over sets that may sit on
+// several shards; each set is read under its shard's lock.
+func runSetAlgebra(_ context.Context, e *Engine, c *Command) (Response, error) {
+	t, _, err := e.byShard(c, c.Keys)
+	if err != nil {
+		return Response{}, err
+	}
+	sets := make([]map[string]struct{}, len(c.Keys))
+	for i, k := range c.Keys {
+		err := readObj(t.shards[ShardOf(k, len(t.shards))], k, object.KindSet, func(o *object.Object, _ *shard.View) error {
+			sets[i] = map[string]struct{}{}
+			if o != nil {
+				for m := range o.Set {
+					sets[i][m] = struct{}{}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return Response{}, err
+		}
+	}
+	out := map[string]struct{}{}
+	switch c.Kind {
+	case KindSUnion:
+		for _, s := range sets {
+			for m := range s {
+				out[m] = struct{}{}
+			}
+		}
+	case KindSInter:
+	members:
+		for m := range sets[0] {
+			for _, s := range sets[1:] {
+				if _, ok := s[m]; !ok {
+					continue members
+				}
+			}
+			out[m] = struct{}{}
+		}
+	case KindSDiff:
+	diff:
+		for m := range sets[0] {
+			for _, s := range sets[1:] {
+				if _, ok := s[m]; ok {
+					continue diff
+				}
+			}
+			out[m] = struct{}{}
+		}
+	}
+	return Response{Values: toBytes(sortedMembers(&object.Object{Set: out}))}, nil
+}
