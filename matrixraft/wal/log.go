@@ -966,6 +966,27 @@ func (l *Log) Stats() Stats {
 	return st
 }
 
+// SegmentInfo describes one segment file.
+type SegmentInfo struct {
+	// First is the index of the segment's first record.
+	First uint64
+	// Bytes is how far the segment is written (its records' frames and
+	// header), not its preallocated size.
+	Bytes int64
+}
+
+// Segments describes the log's segments, oldest first. A caller that
+// reclaims space picks a TruncateFront index from their First indexes.
+func (l *Log) Segments() []SegmentInfo {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	out := make([]SegmentInfo, len(l.segs))
+	for i, s := range l.segs {
+		out[i] = SegmentInfo{First: s.first, Bytes: s.end}
+	}
+	return out
+}
+
 // Close writes and syncs everything queued (except under SyncNever), then
 // releases the files and the directory lock. Calls after Close return
 // ErrClosed.

@@ -712,3 +712,28 @@ func TestReadsDuringDirectWrites(t *testing.T) {
 		})
 	}
 }
+
+func TestSegmentsDescribesTheFiles(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{SegmentSize: 64 << 10, Compression: CompressionNone})
+	ctx := t.Context()
+	for range 100 {
+		_, err := l.Append(ctx, payload(3, 4000, false))
+		require.NoError(t, err)
+	}
+	segs := l.Segments()
+	require.Greater(t, len(segs), 3)
+	require.Equal(t, l.FirstIndex(), segs[0].First)
+	var total int64
+	for i, s := range segs {
+		if i > 0 {
+			require.Greater(t, s.First, segs[i-1].First)
+		}
+		require.Positive(t, s.Bytes)
+		total += s.Bytes
+	}
+	require.GreaterOrEqual(t, total, int64(100*4000))
+	require.NoError(t, l.TruncateFront(ctx, segs[2].First))
+	require.Equal(t, segs[2].First, l.Segments()[0].First)
+	require.NoError(t, l.Close())
+}

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"cmp"
+	"math"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -21,7 +22,8 @@ import (
 // applied log index, in a file checkpoint-<applied>.img:
 //
 //	magic "TSSHIMG\x00" | format uint16 | shard id uint32 | range lo, hi uint32
-//	| applied uint64 | index image length uint64 | index image
+//	| applied uint64 | live bytes uint64 | lowest string address uint64
+//	| index image length uint64 | index image
 //	| object count uvarint | (slot uvarint, object image)... | CRC32C (uint32)
 //
 // all little endian, the CRC over every byte before it. String values are
@@ -32,7 +34,7 @@ import (
 const (
 	imageMagic  = "TSSHIMG\x00"
 	imageFormat = 2
-	imageHeader = len(imageMagic) + 2 + 4 + 4 + 4 + 8 + 8
+	imageHeader = len(imageMagic) + 2 + 4 + 4 + 4 + 8 + 8 + 8 + 8
 	// keepImages is how many checkpoints a shard keeps, so that a damaged
 	// newest one leaves an older one to start from.
 	keepImages = 2
@@ -67,20 +69,25 @@ func (s *Shard) Checkpoint(ctx context.Context) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	// The image points at records that must outlive a crash: in async
+	// mode they may not be synced yet.
+	if err := s.log.Sync(ctx); err != nil {
+		return 0, fmt.Errorf("shard: checkpoint: %w", err)
+	}
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
 		return 0, ErrClosed
 	}
-	applied := s.applied
+	applied, live, low := s.applied, s.liveBytes, s.lowestStringLocked()
 	img := s.index.AppendImage(nil)
 	var objs []byte
-	live := 0
+	nobjs := 0
 	for i, o := range s.objs {
 		if o != nil {
 			objs = binary.AppendUvarint(objs, uint64(i))
 			objs = object.Append(objs, o)
-			live++
+			nobjs++
 		}
 	}
 	s.mu.RUnlock()
@@ -92,9 +99,11 @@ func (s *Shard) Checkpoint(ctx context.Context) (uint64, error) {
 	buf = binary.LittleEndian.AppendUint32(buf, s.opts.Stamp.RangeLo)
 	buf = binary.LittleEndian.AppendUint32(buf, s.opts.Stamp.RangeHi)
 	buf = binary.LittleEndian.AppendUint64(buf, applied)
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(live))
+	buf = binary.LittleEndian.AppendUint64(buf, low)
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(img)))
 	buf = append(buf, img...)
-	buf = binary.AppendUvarint(buf, uint64(live))
+	buf = binary.AppendUvarint(buf, uint64(nobjs))
 	buf = append(buf, objs...)
 	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
 
@@ -175,6 +184,22 @@ type state struct {
 	index   *keyindex.Index
 	objs    []*object.Object
 	applied uint64
+	live    int64
+	// lowest is the lowest log index a string entry points at
+	// (math.MaxUint64 when none): the log must still hold it.
+	lowest uint64
+}
+
+// lowestStringLocked is the lowest log index a string entry points at,
+// math.MaxUint64 when there is none.
+func (s *Shard) lowestStringLocked() uint64 {
+	low := uint64(math.MaxUint64)
+	for e := range s.index.All() {
+		if !isObject(e) {
+			low = min(low, e.Addr)
+		}
+	}
+	return low
 }
 
 // decodeImage parses a checkpoint file's bytes.
@@ -199,7 +224,9 @@ func decodeImage(b []byte, want Stamp) (*state, error) {
 			ErrStamp, got.ShardID, got.RangeLo, got.RangeHi, want.ShardID, want.RangeLo, want.RangeHi)
 	}
 	applied := binary.LittleEndian.Uint64(p[14:])
-	n := binary.LittleEndian.Uint64(p[22:])
+	live := int64(binary.LittleEndian.Uint64(p[22:]))
+	lowest := binary.LittleEndian.Uint64(p[30:])
+	n := binary.LittleEndian.Uint64(p[38:])
 	body := b[imageHeader : len(b)-4]
 	if n > uint64(len(body)) {
 		return nil, fmt.Errorf("%w: index image of %d bytes in %d", errImageDamaged, n, len(body))
@@ -208,7 +235,7 @@ func decodeImage(b []byte, want Stamp) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errImageDamaged, err)
 	}
-	st := &state{index: x, applied: applied}
+	st := &state{index: x, applied: applied, live: live, lowest: lowest}
 	if st.objs, err = decodeObjects(body[n:], x); err != nil {
 		return nil, fmt.Errorf("%w: %w", errImageDamaged, err)
 	}
@@ -279,6 +306,11 @@ func (s *Shard) loadImage() (*state, error) {
 		case err == nil:
 			if st.applied != imgs[i].applied || st.applied > s.log.LastIndex() {
 				continue // names or outruns the log: not trusted
+			}
+			if st.applied+1 < s.log.FirstIndex() || st.lowest < s.log.FirstIndex() {
+				// Older than the log's reclaimed front: the records it
+				// needs are gone.
+				continue
 			}
 			return st, nil
 		case errors.Is(err, errImageDamaged):

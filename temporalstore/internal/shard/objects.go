@@ -175,18 +175,16 @@ func creates(op command.Op) bool {
 // another kind, yields nil: the engine checked types before logging, so
 // that only happens for a damaged log, which must not crash replay.
 func (s *Shard) objectAt(key []byte, k object.Kind, at int64, create bool) *object.Object {
-	h, match := hashKey(key), s.matcher(key)
-	e, ok := s.index.Get(h, match)
+	e, ok := s.index.Get(hashKey(key), s.matcher(key))
 	if ok {
 		if !isObject(e) {
 			c, err := s.commandAt(e)
 			if err != nil || c.Expiry == 0 || c.Expiry > at {
 				return nil
 			}
-			s.index.Delete(h, match) // an expired string gives way
+			s.deleteLocked(key) // an expired string gives way
 		} else if o := s.objs[e.Addr]; o.Expired(at) {
-			s.index.Delete(h, match)
-			s.freeObject(e.Addr)
+			s.deleteLocked(key)
 		} else if o.Kind != k {
 			return nil
 		} else {
@@ -197,7 +195,7 @@ func (s *Shard) objectAt(key []byte, k object.Kind, at int64, create bool) *obje
 		return nil
 	}
 	o := object.New(k, key)
-	s.index.Put(h, keyindex.Entry{Addr: s.allocObject(o), Meta: metaObject}, match)
+	s.putLocked(key, keyindex.Entry{Addr: s.allocObject(o), Meta: metaObject})
 	return o
 }
 
@@ -277,9 +275,7 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 	}
 	if o.Len() == 0 {
 		// An emptied collection is no key at all, as in Redis.
-		if old, ok := s.index.Delete(hashKey(c.Key), s.matcher(c.Key)); ok {
-			s.freeObject(old.Addr)
-		}
+		s.deleteLocked(c.Key)
 	}
 }
 
@@ -311,12 +307,9 @@ func (s *Shard) applyRename(c *command.Command) {
 		return
 	}
 	s.index.Delete(h, match)
-	dh, dmatch := hashKey(dst), s.matcher(dst)
-	if old, ok := s.index.Delete(dh, dmatch); ok && isObject(old) {
-		s.freeObject(old.Addr)
-	}
+	s.deleteLocked(dst)
 	s.objs[e.Addr].Key = clone(dst)
-	s.index.Put(dh, e, dmatch)
+	s.index.Put(hashKey(dst), e, s.matcher(dst))
 }
 
 func clone(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }

@@ -64,6 +64,10 @@ var (
 	// ErrTooLarge is returned for a write whose record exceeds the log's
 	// record size limit (16 MiB by default). Nothing is written.
 	ErrTooLarge = errors.New("shard: record too large")
+	// ErrNoImage is returned by Open when the log's front has been
+	// reclaimed and no checkpoint that covers it can be read: the shard
+	// cannot be rebuilt without it, and refuses to start empty.
+	ErrNoImage = errors.New("shard: no usable checkpoint for a reclaimed log")
 	// ErrWrongType is returned by the string reads for a key that holds a
 	// collection.
 	ErrWrongType = errors.New("shard: key holds another type")
@@ -114,6 +118,9 @@ type Shard struct {
 	free []uint32
 	// sweepCursor is where the next expiry sweep resumes.
 	sweepCursor uint64
+	// liveBytes is the log bytes the index's strings point at (their
+	// records' shares): what compaction must keep.
+	liveBytes int64
 }
 
 // Entry metadata: the entry's type in the low 4 bits; metaTTL when the key
@@ -150,8 +157,12 @@ func Open(dir string, opts Options) (*Shard, error) {
 		return nil, err
 	}
 	from := l.FirstIndex()
+	if st == nil && from > 1 {
+		l.Close()
+		return nil, fmt.Errorf("%w: the log starts at record %d", ErrNoImage, from)
+	}
 	if st != nil {
-		s.index, from = st.index, st.applied+1
+		s.index, from, s.liveBytes = st.index, st.applied+1, st.live
 		s.objs = st.objs
 		for i, o := range s.objs {
 			if o == nil {
@@ -178,8 +189,9 @@ func (s *Shard) replay(from uint64) error {
 		if err != nil {
 			return fmt.Errorf("shard: record %d: %w", it.Index(), err)
 		}
+		share := recordShare(len(it.Value()), len(cmds))
 		for pos := range cmds {
-			s.applyLocked(it.Index(), pos, &cmds[pos].Command)
+			s.applyLocked(it.Index(), pos, share, &cmds[pos].Command)
 		}
 		s.replayed++
 	}
@@ -191,21 +203,17 @@ func (s *Shard) replay(from uint64) error {
 
 // applyLocked applies command pos of the record at index. A string's entry
 // points at the record; a collection op changes the object in memory.
-func (s *Shard) applyLocked(index uint64, pos int, c *command.Command) {
-	h, match := hashKey(c.Key), s.matcher(c.Key)
+func (s *Shard) applyLocked(index uint64, pos int, share int64, c *command.Command) {
 	switch c.Op {
 	case OpSet:
 		meta := metaString | uint32(pos)<<metaPosShift
 		if c.Expiry != 0 {
 			meta |= metaTTL
 		}
-		if old, ok := s.index.Put(h, keyindex.Entry{Addr: index, Meta: meta}, match); ok && isObject(old) {
-			s.freeObject(old.Addr)
-		}
+		s.putLocked(c.Key, keyindex.Entry{Addr: index, Meta: meta})
+		s.liveBytes += share
 	case OpDelete:
-		if old, ok := s.index.Delete(h, match); ok && isObject(old) {
-			s.freeObject(old.Addr)
-		}
+		s.deleteLocked(c.Key)
 	default:
 		s.applyObjectLocked(c)
 	}
@@ -214,30 +222,79 @@ func (s *Shard) applyLocked(index uint64, pos int, c *command.Command) {
 // matcher returns the function that tells whether an index entry is key's:
 // a collection by its key in memory, a string by the record it points at.
 func (s *Shard) matcher(key []byte) func(keyindex.Entry) bool {
+	return s.matcherShare(key, nil)
+}
+
+// matcherShare is matcher that also stores, in *share, the log bytes of
+// the string entry it matches (see recordShare).
+func (s *Shard) matcherShare(key []byte, share *int64) func(keyindex.Entry) bool {
 	return func(e keyindex.Entry) bool {
 		if isObject(e) {
 			return bytes.Equal(s.objs[e.Addr].Key, key)
 		}
-		c, err := s.commandAt(e)
-		return err == nil && bytes.Equal(c.Key, key)
+		c, n, err := s.recordAt(e)
+		if err != nil || !bytes.Equal(c.Key, key) {
+			return false
+		}
+		if share != nil {
+			*share = n
+		}
+		return true
 	}
+}
+
+// recordShare is the log bytes a command of a record of n bytes holding
+// cmds commands accounts for: the live-bytes count adds it when a string
+// points at the record and takes it away when the string goes.
+func recordShare(n, cmds int) int64 { return int64(n) / int64(max(cmds, 1)) }
+
+// putLocked points key's entry at e, accounting for the entry it replaces.
+func (s *Shard) putLocked(key []byte, e keyindex.Entry) {
+	var share int64
+	if old, ok := s.index.Put(hashKey(key), e, s.matcherShare(key, &share)); ok {
+		s.dropped(old, share)
+	}
+}
+
+// deleteLocked removes key's entry, if any, accounting for it.
+func (s *Shard) deleteLocked(key []byte) {
+	var share int64
+	if old, ok := s.index.Delete(hashKey(key), s.matcherShare(key, &share)); ok {
+		s.dropped(old, share)
+	}
+}
+
+// dropped accounts for an entry that left the index: a collection's slot
+// is freed, a string's log bytes are no longer live.
+func (s *Shard) dropped(old keyindex.Entry, share int64) {
+	if isObject(old) {
+		s.freeObject(old.Addr)
+		return
+	}
+	s.liveBytes -= share
 }
 
 // commandAt reads the command an entry points at.
 func (s *Shard) commandAt(e keyindex.Entry) (command.Decoded, error) {
+	c, _, err := s.recordAt(e)
+	return c, err
+}
+
+// recordAt is commandAt that also returns the command's recordShare.
+func (s *Shard) recordAt(e keyindex.Entry) (command.Decoded, int64, error) {
 	rec, err := s.log.Read(e.Addr)
 	if err != nil {
-		return command.Decoded{}, err
+		return command.Decoded{}, 0, err
 	}
 	cmds, err := command.Decode(rec)
 	if err != nil {
-		return command.Decoded{}, err
+		return command.Decoded{}, 0, err
 	}
 	pos := int(e.Meta >> metaPosShift)
 	if pos >= len(cmds) {
-		return command.Decoded{}, fmt.Errorf("shard: record %d has no command %d", e.Addr, pos)
+		return command.Decoded{}, 0, fmt.Errorf("shard: record %d has no command %d", e.Addr, pos)
 	}
-	return cmds[pos], nil
+	return cmds[pos], recordShare(len(rec), len(cmds)), nil
 }
 
 // Set stores value under key, expiring at expiry (zero: never). It returns
@@ -315,8 +372,9 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	for s.applied+1 != idx {
 		s.turn.Wait()
 	}
+	share := recordShare(len(rec), len(cmds))
 	for pos := range cmds {
-		s.applyLocked(idx, pos, &cmds[pos])
+		s.applyLocked(idx, pos, share, &cmds[pos])
 	}
 	s.applied = idx
 	s.turn.Broadcast()

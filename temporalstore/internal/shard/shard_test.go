@@ -106,6 +106,10 @@ func TestBadInputAndClose(t *testing.T) {
 
 const crashChildEnv = "SHARD_CRASH_CHILD_DIR"
 
+// crashSegment is small, so that the crash test's log has many segments
+// for compaction to drop.
+const crashSegment = 64 << 10
+
 // TestMain lets the test binary act as the crash test's child.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashChildEnv); dir != "" {
@@ -118,11 +122,22 @@ func TestMain(m *testing.M) {
 // crashChild writes keys in a durable shard and prints each acknowledged
 // write, until killed.
 func crashChild(dir string) {
-	s, err := Open(dir, Options{Durable: true, SegmentSize: 1 << 20})
+	s, err := Open(dir, Options{Durable: true, SegmentSize: crashSegment})
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(2)
 	}
+	// Compaction runs all along, so kills land in the middle of it too:
+	// rewriting values, checkpointing, dropping segments.
+	go func() {
+		for {
+			if _, err := s.Compact(context.Background(), 2); err != nil {
+				fmt.Println("compact:", err)
+				os.Exit(2)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
 	w := bufio.NewWriter(os.Stdout)
 	for i := 0; ; i++ {
 		k := fmt.Sprintf("k%d", i%500)
@@ -145,6 +160,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	}
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(5, 6))
+	compacted := false
 	for round := range 12 {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
@@ -165,7 +181,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 			acked[k] = v
 		}
 		_ = cmd.Wait()
-		s, err := Open(dir, Options{Durable: true, SegmentSize: 1 << 20})
+		s, err := Open(dir, Options{Durable: true, SegmentSize: crashSegment})
 		require.NoError(t, err, "round %d", round)
 		for k, v := range acked {
 			got, ok, err := s.Get([]byte(k))
@@ -176,8 +192,10 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 			gotN, _ := strconv.Atoi(strings.TrimPrefix(strings.SplitN(string(got), "-", 2)[0], "v"))
 			require.GreaterOrEqual(t, gotN, want, "round %d key %s: %s older than acknowledged %s", round, k, got, v)
 		}
+		compacted = compacted || s.log.FirstIndex() > 1
 		require.NoError(t, s.Close())
 	}
+	require.True(t, compacted, "compaction never dropped a segment: the test did not cover it")
 }
 
 // Concurrent writers share fsyncs, and the index applies their records in

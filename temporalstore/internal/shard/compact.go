@@ -1,0 +1,204 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
+)
+
+// relocateBatch bounds how many values one compaction record moves, so a
+// round holds the shard's append gate for one bounded write at a time.
+const relocateBatch = 256
+
+// ReclaimStats is what ReclaimLog or Compact did.
+type ReclaimStats struct {
+	// Segments is the number of log segments dropped.
+	Segments int
+	// Bytes is the written bytes of those segments.
+	Bytes int64
+	// Moved is the number of live values rewritten at the log's head
+	// (Compact only), and MovedBytes their records' bytes.
+	Moved      int
+	MovedBytes int64
+}
+
+// ReclaimLog drops the log segments that nothing needs any more: those
+// below the lowest record a string points at, once a checkpoint covers
+// the collections' ops in them. It moves no data, so it is cheap; Compact
+// does the rest.
+func (s *Shard) ReclaimLog(ctx context.Context) (ReclaimStats, error) {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ReclaimStats{}, ErrClosed
+	}
+	low := s.lowestStringLocked()
+	s.mu.RUnlock()
+	return s.dropBefore(ctx, low, ReclaimStats{})
+}
+
+// dropBefore drops the whole segments below index cut, after a checkpoint.
+func (s *Shard) dropBefore(ctx context.Context, cut uint64, st ReclaimStats) (ReclaimStats, error) {
+	segs := s.log.Segments()
+	n := 0
+	for n+1 < len(segs) && segs[n+1].First <= cut {
+		st.Bytes += segs[n].Bytes
+		n++
+	}
+	if n == 0 {
+		st.Bytes = 0
+		return st, nil
+	}
+	applied, err := s.Checkpoint(ctx)
+	if err != nil {
+		return st, err
+	}
+	// The checkpoint covers the collections up to applied; records after
+	// it stay for replay.
+	cut = min(segs[n].First, applied+1)
+	if err := s.log.TruncateFront(ctx, cut); err != nil {
+		return st, fmt.Errorf("shard: reclaim log: %w", err)
+	}
+	st.Segments = len(segs) - len(s.log.Segments())
+	return st, nil
+}
+
+// Compact reclaims the oldest segments of the log, at most maxSegments of
+// them (and never the one being written): it rewrites the live values they
+// hold at the log's head (an expired one is deleted instead), writes a
+// checkpoint, and drops them. Each rewrite is an ordinary logged write of
+// the same value and expiry, so a crash at any point loses nothing.
+func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, error) {
+	var st ReclaimStats
+	segs := s.log.Segments()
+	if len(segs) < 2 || maxSegments < 1 {
+		return st, nil
+	}
+	cut := segs[min(maxSegments, len(segs)-1)].First
+	var keys [][]byte
+	var err error
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return st, ErrClosed
+	}
+	for e := range s.index.All() {
+		if isObject(e) || e.Addr >= cut {
+			continue
+		}
+		c, cerr := s.commandAt(e)
+		if cerr != nil {
+			err = cerr
+			break
+		}
+		keys = append(keys, clone(c.Key))
+	}
+	s.mu.RUnlock()
+	if err != nil {
+		return st, err
+	}
+	for len(keys) > 0 {
+		batch := keys[:min(relocateBatch, len(keys))]
+		keys = keys[len(batch):]
+		err := s.Mutate(ctx, func(v *View) ([]command.Command, error) {
+			var cmds []command.Command
+			for _, k := range batch {
+				e, ok := v.entry(k)
+				if !ok || isObject(e) || e.Addr >= cut {
+					continue // rewritten or deleted since
+				}
+				it, err := v.Get(k)
+				if err != nil {
+					return nil, err
+				}
+				if !it.Exists {
+					cmds = append(cmds, command.Command{Op: OpDelete, Key: k})
+					continue
+				}
+				cmds = append(cmds, StringSet(k, it.Value, it.Expiry))
+				st.Moved++
+				st.MovedBytes += int64(len(k) + len(it.Value))
+			}
+			return cmds, nil
+		})
+		if err != nil {
+			return st, err
+		}
+	}
+	return s.dropBefore(ctx, cut, st)
+}
+
+// entry returns key's index entry.
+func (v *View) entry(key []byte) (keyindex.Entry, bool) {
+	return v.s.index.Get(hashKey(key), v.s.matcher(key))
+}
+
+// Stats is a shard's state, for the surfaces to export.
+type Stats struct {
+	// Keys is the number of index entries (expired ones until swept) and
+	// Collections how many of them are collections.
+	Keys, Collections int
+	// IndexBytes is the resident index's memory.
+	IndexBytes int
+	// LiveBytes is the log bytes the strings point at.
+	LiveBytes int64
+	// LogBytes is the space the log's segment files take on disk, in whole
+	// blocks as the file system allocated them (preallocation included).
+	LogBytes int64
+	// LogSegments is the number of segment files.
+	LogSegments int
+	// SpaceAmp is LogBytes over LiveBytes (0 when nothing is live).
+	SpaceAmp float64
+	// LogRecords, LogFsyncs and LogWritten are the log's counters since
+	// open: records appended, fsyncs, and bytes written to segments.
+	LogRecords, LogFsyncs, LogWritten uint64
+	// Applied is the index of the last applied record.
+	Applied uint64
+}
+
+// Stats returns the shard's statistics.
+func (s *Shard) Stats() Stats {
+	s.mu.RLock()
+	st := Stats{
+		Keys:       s.index.Len(),
+		IndexBytes: s.index.Bytes(),
+		LiveBytes:  s.liveBytes,
+		Applied:    s.applied,
+	}
+	st.Collections = len(s.objs) - len(s.free)
+	s.mu.RUnlock()
+	ls := s.log.Stats()
+	st.LogRecords, st.LogFsyncs, st.LogWritten, st.LogSegments = ls.Records, ls.Fsyncs, ls.Bytes, ls.Segments
+	st.LogBytes = diskBytes(s.dir, func(name string) bool { return strings.HasSuffix(name, ".wal") })
+	if st.LiveBytes > 0 {
+		st.SpaceAmp = float64(st.LogBytes) / float64(st.LiveBytes)
+	}
+	return st
+}
+
+// diskBytes is the allocated size of the files in dir that keep selects.
+func diskBytes(dir string, keep func(string) bool) int64 {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range ents {
+		if !keep(e.Name()) {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(dir, e.Name()))
+		if err == nil {
+			n += allocated(fi)
+		}
+	}
+	return n
+}
+
+// roundBlock rounds n up to whole 4 KiB blocks.
+func roundBlock(n int64) int64 { return (n + 4095) &^ 4095 }

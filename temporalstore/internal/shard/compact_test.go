@@ -1,0 +1,108 @@
+package shard
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+)
+
+// Overwrites leave garbage in the log; Compact moves the live values out
+// of the old segments and drops them, so space amplification falls, and
+// every key (strings, expiring strings, collections) reads the same before
+// and after, and after a reopen from the post-compaction checkpoint.
+func TestCompactReclaimsOverwrittenValues(t *testing.T) {
+	dir := t.TempDir()
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	opts := Options{Durable: false, Now: clk.Now, SegmentSize: 64 << 10}
+	s, err := Open(dir, opts)
+	require.NoError(t, err)
+	ctx := t.Context()
+	val := func(i, round int) []byte { return fmt.Appendf(nil, "%d-%d-%s", i, round, noise(200)) }
+	for round := range 10 {
+		for i := range 200 {
+			exp := time.Time{}
+			if i%10 == 0 {
+				exp = clk.Now().Add(time.Hour)
+			}
+			require.NoError(t, s.Set(ctx, fmt.Appendf(nil, "k%d", i), val(i, round), exp))
+		}
+		mutate(t, s, command.Command{Op: OpRPush, Key: []byte("list"), Args: args(fmt.Sprint(round))})
+	}
+	// Keys that expire before compaction are dropped by it.
+	require.NoError(t, s.Set(ctx, []byte("short"), []byte("x"), clk.Now().Add(time.Second)))
+	// Half the keys are rewritten once more: the other half's values are
+	// live in old segments, and compaction must move them.
+	for i := range 100 {
+		require.NoError(t, s.Set(ctx, fmt.Appendf(nil, "k%d", i), val(i, 10), time.Time{}))
+	}
+	clk.Advance(2 * time.Second)
+	before := s.Stats()
+	require.Greater(t, before.SpaceAmp, 5.0, "ten rounds of overwrites")
+	want := dump(t, s)
+
+	var total ReclaimStats
+	for range 100 {
+		st, err := s.Compact(ctx, 4)
+		require.NoError(t, err)
+		total.Segments += st.Segments
+		total.Moved += st.Moved
+		if st.Segments == 0 {
+			break
+		}
+	}
+	after := s.Stats()
+	t.Logf("space amplification %.2f -> %.2f; %d segments dropped, %d values moved; log %d -> %d bytes",
+		before.SpaceAmp, after.SpaceAmp, total.Segments, total.Moved, before.LogBytes, after.LogBytes)
+	require.Positive(t, total.Segments)
+	require.Positive(t, total.Moved)
+	require.Less(t, after.SpaceAmp, 3.0)
+	require.Less(t, after.LogBytes, before.LogBytes/3)
+	require.Equal(t, want, dump(t, s))
+	require.NoError(t, s.Close())
+
+	s, err = Open(dir, opts)
+	require.NoError(t, err)
+	defer s.Close()
+	require.Equal(t, want, dump(t, s))
+	require.InDelta(t, after.LiveBytes, s.Stats().LiveBytes, 0)
+}
+
+// Once the log's front is reclaimed, the checkpoint is the only way back:
+// an open without a usable one fails rather than start with data missing.
+func TestReclaimedLogNeedsItsCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	opts := Options{Now: clk.Now, SegmentSize: 16 << 10}
+	s, err := Open(dir, opts)
+	require.NoError(t, err)
+	for round := range 5 {
+		for i := range 50 {
+			require.NoError(t, s.Set(t.Context(), fmt.Appendf(nil, "k%d", i), fmt.Appendf(nil, "%d%s", round, noise(300)), time.Time{}))
+		}
+	}
+	st, err := s.ReclaimLog(t.Context())
+	require.NoError(t, err)
+	require.Positive(t, st.Segments, "the first rounds' segments hold only overwritten values")
+	require.NoError(t, s.Close())
+	for _, img := range images(t, dir) {
+		require.NoError(t, os.Remove(img))
+	}
+	_, err = Open(dir, opts)
+	require.ErrorIs(t, err, ErrNoImage)
+}
+
+// noise is n incompressible bytes (the log compresses records).
+func noise(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + rand.IntN(26))
+	}
+	return string(b)
+}
