@@ -62,6 +62,8 @@ type tableAdmission struct {
 type shardAdmission struct {
 	rate     *limiter
 	readOnly atomic.Bool
+	// staleRejects counts Feast row writes refused as stale.
+	staleRejects atomic.Uint64
 }
 
 func newTableAdmission(o TableOptions) *tableAdmission {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/temporalstore/temporalstore-go/matrixcache"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
@@ -54,6 +56,94 @@ type Options struct {
 	// TenantQPS limits each tenant (Command.Tenant) to this many commands
 	// a second, with a burst of one second's worth. Default: 0, no limit.
 	TenantQPS float64
+
+	// CacheBytes is the memory budget of the record cache in front of the
+	// shards' logs (a matrixcache DRAM tier shared by every shard).
+	// Default: DefaultCacheBytes; Disabled turns it off (reads then go to
+	// the log files and the operating system's page cache).
+	CacheBytes int64
+	// CacheResidentPath, when set, adds matrixcache's file-backed resident
+	// tier there, CacheResidentBytes large (default: the cache's own
+	// default). Default: none. The log is the disk tier, so the cache has
+	// no SSD tier.
+	CacheResidentPath  string
+	CacheResidentBytes int64
+
+	// MaintenanceInterval is how often a maintenance round runs in the
+	// background (see Maintain). Default: DefaultMaintenanceInterval;
+	// negative: never (call Maintain yourself).
+	MaintenanceInterval time.Duration
+	// SweepBudget is how many index entries a round's expiry sweep looks
+	// at per shard. Default: DefaultSweepBudget.
+	SweepBudget int
+	// CompactSpaceAmp is the space amplification (log bytes on disk over
+	// live bytes) above which a round compacts a shard's log. Default:
+	// DefaultCompactSpaceAmp.
+	CompactSpaceAmp float64
+	// CompactSegments is how many log segments a round compacts per shard
+	// at most. Default: DefaultCompactSegments.
+	CompactSegments int
+	// CheckpointRecords is how many records a shard applies before a round
+	// checkpoints it, bounding replay at the next open. Default:
+	// DefaultCheckpointRecords.
+	CheckpointRecords uint64
+	// Logger receives the engine's logs. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Disabled turns off an option whose zero value means its default.
+const Disabled = -1
+
+// Option defaults.
+const (
+	DefaultCacheBytes          = 64 << 20
+	DefaultMaintenanceInterval = time.Second
+	DefaultSweepBudget         = 1000
+	DefaultCompactSpaceAmp     = 2.0
+	DefaultCompactSegments     = 4
+	DefaultCheckpointRecords   = 100_000
+)
+
+func (o *Options) setDefaults() {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.CacheBytes == 0 {
+		o.CacheBytes = DefaultCacheBytes
+	}
+	if o.MaintenanceInterval == 0 {
+		o.MaintenanceInterval = DefaultMaintenanceInterval
+	}
+	if o.SweepBudget == 0 {
+		o.SweepBudget = DefaultSweepBudget
+	}
+	if o.CompactSpaceAmp == 0 {
+		o.CompactSpaceAmp = DefaultCompactSpaceAmp
+	}
+	if o.CompactSegments == 0 {
+		o.CompactSegments = DefaultCompactSegments
+	}
+	if o.CheckpointRecords == 0 {
+		o.CheckpointRecords = DefaultCheckpointRecords
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Validate reports options the engine cannot take.
+func (o Options) Validate() error {
+	switch {
+	case o.Dir == "":
+		return fmt.Errorf("%w: Options.Dir is required", ErrInvalid)
+	case o.CacheBytes < Disabled:
+		return fmt.Errorf("%w: CacheBytes %d", ErrInvalid, o.CacheBytes)
+	case o.SweepBudget < 0 || o.CompactSegments < 0 || o.CompactSpaceAmp < 0 || o.TenantQPS < 0:
+		return fmt.Errorf("%w: negative maintenance option or limit", ErrInvalid)
+	case o.CompactSpaceAmp != 0 && o.CompactSpaceAmp < 1:
+		return fmt.Errorf("%w: CompactSpaceAmp %.2f is below 1", ErrInvalid, o.CompactSpaceAmp)
+	}
+	return nil
 }
 
 // TableOptions configures a table. The zero value is a durable table with
@@ -77,6 +167,9 @@ type TableOptions struct {
 	// at least 1).
 	ShardRate  float64 `json:"shard_rate,omitempty"`
 	ShardBurst int     `json:"shard_burst,omitempty"`
+	// SegmentBytes is the size of each shard's log segment files, the unit
+	// compaction reclaims. Default: 64 MiB.
+	SegmentBytes int64 `json:"segment_bytes,omitempty"`
 }
 
 func (o TableOptions) withDefaults() TableOptions {
@@ -98,6 +191,8 @@ func (o TableOptions) Validate() error {
 		return fmt.Errorf("%w: routing range %d..%d", ErrInvalid, o.RangeLo, o.RangeHi)
 	case o.ReadQPS < 0 || o.WriteQPS < 0 || o.ShardRate < 0 || o.ShardBurst < 0:
 		return fmt.Errorf("%w: negative limit", ErrInvalid)
+	case o.SegmentBytes < 0 || o.SegmentBytes > 0 && o.SegmentBytes < 64<<10:
+		return fmt.Errorf("%w: segment size %d (at least 64 KiB)", ErrInvalid, o.SegmentBytes)
 	}
 	return nil
 }
@@ -110,6 +205,14 @@ type Engine struct {
 	tables  map[tableName]*table
 	closed  bool
 	tenants tenants
+	// cache is the record cache the shards share (nil when disabled).
+	cache *matrixcache.Cache
+	// stopMaint ends the background maintenance loop; maintDone closes
+	// when it has. maintMu serializes maintenance rounds.
+	stopMaint, maintDone chan struct{}
+	maintMu              sync.Mutex
+	// lastEvictions is the cache's eviction count at the last round.
+	lastEvictions int64
 }
 
 type tableName struct{ namespace, name string }
@@ -134,16 +237,29 @@ type catalogEntry struct {
 // new directory gets the table DefaultNamespace/DefaultTable with default
 // options.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
-	if opts.Dir == "" {
-		return nil, fmt.Errorf("%w: Options.Dir is required", ErrInvalid)
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts.setDefaults()
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("temporalstore: %w", err)
 	}
 	e := &Engine{opts: opts, tables: map[tableName]*table{}}
+	if opts.CacheBytes != Disabled {
+		co := matrixcache.Options{
+			DRAMCapacityBytes:     opts.CacheBytes,
+			SSDCapacityBytes:      matrixcache.Disabled,
+			ResidentCapacityBytes: matrixcache.Disabled,
+		}
+		if opts.CacheResidentPath != "" {
+			co.ResidentPath, co.ResidentCapacityBytes = opts.CacheResidentPath, opts.CacheResidentBytes
+		}
+		c, err := matrixcache.New(ctx, co)
+		if err != nil {
+			return nil, fmt.Errorf("temporalstore: record cache: %w", err)
+		}
+		e.cache = c
+	}
 	e.tenants = tenants{perSec: opts.TenantQPS, m: map[string]*limiter{}}
 	b, err := os.ReadFile(filepath.Join(opts.Dir, catalogFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -174,6 +290,11 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 			e.Close()
 			return nil, err
 		}
+	}
+	if opts.MaintenanceInterval > 0 {
+		e.stopMaint = make(chan struct{})
+		e.maintDone = make(chan struct{})
+		go e.maintain()
 	}
 	return e, nil
 }
@@ -223,9 +344,12 @@ func (e *Engine) openTable(namespace, name string, opts TableOptions) (*table, e
 			return nil, fmt.Errorf("temporalstore: %w", err)
 		}
 		s, err := shard.Open(dir, shard.Options{
-			Durable: !opts.Async,
-			Now:     e.opts.Now,
-			Stamp:   shard.Stamp{ShardID: uint32(i), RangeLo: opts.RangeLo, RangeHi: opts.RangeHi},
+			Durable:     !opts.Async,
+			Now:         e.opts.Now,
+			Stamp:       shard.Stamp{ShardID: uint32(i), RangeLo: opts.RangeLo, RangeHi: opts.RangeHi},
+			Cache:       e.cache,
+			SegmentSize: opts.SegmentBytes,
+			CacheID:     xxhash.Sum64String(fmt.Sprintf("%s/%s/%d", namespace, name, i)),
 		})
 		if err != nil {
 			t.close()
@@ -325,17 +449,28 @@ func (e *Engine) table(c *Command) (*table, error) {
 	return t, nil
 }
 
-// Close closes every table. Later calls fail with ErrClosed.
+// Close stops maintenance and closes every table. Later calls fail with
+// ErrClosed.
 func (e *Engine) Close() error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.closed {
+		e.mu.Unlock()
 		return nil
 	}
 	e.closed = true
+	e.mu.Unlock()
+	if e.stopMaint != nil {
+		close(e.stopMaint)
+		<-e.maintDone
+	}
+	e.maintMu.Lock() // a round Maintain runs finishes first
+	defer e.maintMu.Unlock()
 	var err error
 	for _, t := range e.tables {
 		err = errors.Join(err, t.close())
+	}
+	if e.cache != nil {
+		err = errors.Join(err, e.cache.Close())
 	}
 	return err
 }

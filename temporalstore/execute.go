@@ -156,6 +156,11 @@ type Command struct {
 	// instead of TTL when set. Persist makes KindGetEx remove the TTL.
 	ExpireAt time.Time
 	Persist  bool
+	// EventTime is KindRowWrite's event time; TSField the hash field that
+	// stores it (default DefaultTSField); Rows are KindRowWriteBatch's.
+	EventTime time.Time
+	TSField   string
+	Rows      []Row
 }
 
 // Response is what a command returns.
@@ -242,7 +247,7 @@ func engineErr(err error) error {
 // kinds maps every single-key kind to its runner.
 var kinds = func() map[Kind]runner {
 	m := map[Kind]runner{}
-	for _, family := range []map[Kind]runner{stringKinds, keyKinds, hashKinds, setKinds, zsetKinds, listKinds} {
+	for _, family := range []map[Kind]runner{stringKinds, keyKinds, hashKinds, setKinds, zsetKinds, listKinds, {KindRowWrite: runRowWrite}} {
 		for k, r := range family {
 			m[k] = r
 		}

@@ -10,11 +10,16 @@ require (
 	golang.org/x/time v0.16.0
 )
 
+require go.etcd.io/bbolt v1.5.0 // indirect
+
 require (
 	github.com/klauspost/compress v1.20.4 // indirect
+	github.com/temporalstore/temporalstore-go/matrixcache v0.0.0
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )
 
 replace github.com/temporalstore/temporalstore-go/matrixraft => ../matrixraft
+
+replace github.com/temporalstore/temporalstore-go/matrixcache => ../matrixcache

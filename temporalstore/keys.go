@@ -60,6 +60,8 @@ var multiKinds = map[Kind]multiRunner{
 	KindSInter:     runSetAlgebra,
 	KindSUnion:     runSetAlgebra,
 	KindSDiff:      runSetAlgebra,
+
+	KindRowWriteBatch: runRowWriteBatch,
 }
 
 // item reads key's state.

@@ -193,3 +193,16 @@ func (x *Index) All() iter.Seq[Entry] {
 		}
 	}
 }
+
+// Shrink rebuilds the table at the size a fresh index of its keys would
+// have, when it holds under a quarter of what its slots could: deletes
+// never shrink it on their own. It returns the bytes it gave back.
+func (x *Index) Shrink() int {
+	want := uint64(max(minSlots, x.live*maxLoadDen/maxLoadNum+1))
+	if x.n <= minSlots || uint64(x.live)*4 >= x.n*maxLoadNum/maxLoadDen || want >= x.n {
+		return 0
+	}
+	before := x.Bytes()
+	x.resize(want * growNum / growDen)
+	return before - x.Bytes()
+}

@@ -139,3 +139,29 @@ func BenchmarkGet(b *testing.B) {
 	}
 	b.ReportMetric(float64(x.Bytes())/float64(x.Len()), "bytes/key")
 }
+
+func TestShrinkGivesMemoryBackAndKeepsEntries(t *testing.T) {
+	x := New(0)
+	for i := range 10000 {
+		h := uint64(i)*0x9e3779b97f4a7c15 + 1
+		x.Put(h, Entry{Addr: uint64(i), Meta: 1}, func(e Entry) bool { return e.Addr == uint64(i) })
+	}
+	require.Zero(t, x.Shrink(), "a full table keeps its size")
+	for i := range 9900 {
+		h := uint64(i)*0x9e3779b97f4a7c15 + 1
+		_, ok := x.Delete(h, func(e Entry) bool { return e.Addr == uint64(i) })
+		require.True(t, ok)
+	}
+	before := x.Bytes()
+	freed := x.Shrink()
+	require.Positive(t, freed)
+	require.Equal(t, before-freed, x.Bytes())
+	require.Less(t, x.Bytes(), before/20)
+	for i := 9900; i < 10000; i++ {
+		h := uint64(i)*0x9e3779b97f4a7c15 + 1
+		e, ok := x.Get(h, func(e Entry) bool { return e.Addr == uint64(i) })
+		require.True(t, ok)
+		require.Equal(t, uint64(i), e.Addr)
+	}
+	require.Zero(t, x.Shrink())
+}

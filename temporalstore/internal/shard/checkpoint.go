@@ -111,6 +111,9 @@ func (s *Shard) Checkpoint(ctx context.Context) (uint64, error) {
 	if err := writeFileSync(name, buf); err != nil {
 		return 0, fmt.Errorf("shard: checkpoint: %w", err)
 	}
+	s.mu.Lock()
+	s.checkpointed = max(s.checkpointed, applied)
+	s.mu.Unlock()
 	imgs, err := listImages(s.dir)
 	if err == nil && len(imgs) > keepImages {
 		for _, old := range imgs[:len(imgs)-keepImages] {

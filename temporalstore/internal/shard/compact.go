@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
@@ -202,3 +203,40 @@ func diskBytes(dir string, keep func(string) bool) int64 {
 
 // roundBlock rounds n up to whole 4 KiB blocks.
 func roundBlock(n int64) int64 { return (n + 4095) &^ 4095 }
+
+// ReclaimMemory gives back memory deletes left behind: the index's table
+// is shrunk when mostly empty, and the collections' slot table is cut
+// after its last live slot. It returns the bytes freed (index slots and
+// object slots).
+func (s *Shard) ReclaimMemory() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0
+	}
+	freed := s.index.Shrink()
+	n := len(s.objs)
+	for n > 0 && s.objs[n-1] == nil {
+		n--
+	}
+	if n < len(s.objs) {
+		freed += (len(s.objs) - n) * 8
+		s.objs = slices.Clip(s.objs[:n])
+		free := s.free[:0]
+		for _, i := range s.free {
+			if int(i) < n {
+				free = append(free, i)
+			}
+		}
+		s.free = free
+	}
+	return freed
+}
+
+// SinceCheckpoint reports how many records have been applied since the last
+// checkpoint this shard wrote or opened from.
+func (s *Shard) SinceCheckpoint() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.applied - s.checkpointed
+}

@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/temporalstore/temporalstore-go/matrixcache"
+	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
@@ -89,6 +92,13 @@ type Options struct {
 	// checkpoints; Open refuses a checkpoint stamped otherwise. Default:
 	// shard 0, range 0..0.
 	Stamp Stamp
+	// Cache, when set, holds log records in memory (and whatever tiers it
+	// has) in front of the log's files, under keys of shard CacheID; the
+	// engine shares one among its shards. Records are immutable, so
+	// cached ones never go stale. Default: nil, every read goes to the log
+	// (and the operating system's page cache).
+	Cache   *matrixcache.Cache
+	CacheID uint64
 }
 
 // Shard is one shard's log, index and state.
@@ -118,6 +128,9 @@ type Shard struct {
 	free []uint32
 	// sweepCursor is where the next expiry sweep resumes.
 	sweepCursor uint64
+	// checkpointed is the applied index of the last checkpoint written or
+	// opened from.
+	checkpointed uint64
 	// liveBytes is the log bytes the index's strings point at (their
 	// records' shares): what compaction must keep.
 	liveBytes int64
@@ -162,7 +175,7 @@ func Open(dir string, opts Options) (*Shard, error) {
 		return nil, fmt.Errorf("%w: the log starts at record %d", ErrNoImage, from)
 	}
 	if st != nil {
-		s.index, from, s.liveBytes = st.index, st.applied+1, st.live
+		s.index, from, s.liveBytes, s.checkpointed = st.index, st.applied+1, st.live, st.applied
 		s.objs = st.objs
 		for i, o := range s.objs {
 			if o == nil {
@@ -280,9 +293,45 @@ func (s *Shard) commandAt(e keyindex.Entry) (command.Decoded, error) {
 	return c, err
 }
 
+// cacheKey is the cache key of the record at addr: namespace "oplog",
+// the address (8 bytes, big endian) as the record key.
+func (s *Shard) cacheKey(addr uint64) blockfmt.Key {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], addr)
+	return blockfmt.Key{Shard: s.opts.CacheID, Record: string(b[:]), Namespace: blockfmt.NamespaceOplog}
+}
+
+// readRecord reads the record at addr through the cache, if any, filling
+// it on a miss.
+func (s *Shard) readRecord(addr uint64) ([]byte, error) {
+	c := s.opts.Cache
+	if c == nil {
+		return s.log.Read(addr)
+	}
+	k := s.cacheKey(addr)
+	if v, _, ok, err := c.Get(context.Background(), k); err == nil && ok {
+		return v, nil
+	}
+	rec, err := s.log.Read(addr)
+	if err == nil {
+		// A cache that cannot take the record costs a later read, not
+		// correctness.
+		_ = c.Put(context.Background(), k, rec, matrixcache.PutOptions{})
+	}
+	return rec, err
+}
+
+// cacheRecord puts a record just written into the cache, if any: recent
+// writes are the likeliest reads.
+func (s *Shard) cacheRecord(addr uint64, rec []byte) {
+	if s.opts.Cache != nil {
+		_ = s.opts.Cache.Put(context.Background(), s.cacheKey(addr), rec, matrixcache.PutOptions{})
+	}
+}
+
 // recordAt is commandAt that also returns the command's recordShare.
 func (s *Shard) recordAt(e keyindex.Entry) (command.Decoded, int64, error) {
-	rec, err := s.log.Read(e.Addr)
+	rec, err := s.readRecord(e.Addr)
 	if err != nil {
 		return command.Decoded{}, 0, err
 	}
@@ -376,6 +425,7 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	for pos := range cmds {
 		s.applyLocked(idx, pos, share, &cmds[pos])
 	}
+	s.cacheRecord(idx, rec)
 	s.applied = idx
 	s.turn.Broadcast()
 	return nil

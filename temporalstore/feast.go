@@ -1,0 +1,173 @@
+package temporalstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
+)
+
+// Feast row kinds: latest-value feature rows, stored as hashes, written
+// only when newer than what is stored.
+const (
+	// KindRowWrite writes the field/value pairs of Args into the hash at
+	// Key if EventTime is newer than the row's stored event time (field
+	// TSField), atomically; the stored time becomes EventTime and, when
+	// TTL is set, the row's TTL is renewed. An older or equal EventTime is
+	// a stale write: refused (Applied false), counted in the shard's
+	// StaleRejects, nothing changed, the TTL not renewed.
+	KindRowWrite Kind = "row_write"
+	// KindRowWriteBatch is KindRowWrite for each of Rows (Key, Args,
+	// EventTime of each row; TTL and TSField of the command). The rows of
+	// one shard are one crash-atomic record. Response.Ints has 1 for each
+	// row written and 0 for each stale one; Response.Int counts the
+	// written.
+	KindRowWriteBatch Kind = "row_write_batch"
+)
+
+// DefaultTSField is the hash field that holds a row's event time (Unix
+// ms, decimal) when Command.TSField is empty.
+const DefaultTSField = "_ts"
+
+// Row is one entity's feature row in a KindRowWriteBatch.
+type Row struct {
+	Key       []byte
+	Args      [][]byte
+	EventTime time.Time
+}
+
+// rowCommands returns the commands that write row r into hash o (nil:
+// absent) if it is newer, or nil when it is stale.
+func rowCommands(o *object.Object, key []byte, args [][]byte, at time.Time, c *Command, now time.Time) ([]command.Command, error) {
+	field := c.TSField
+	if field == "" {
+		field = DefaultTSField
+	}
+	ms := at.UnixMilli()
+	if o != nil {
+		if v, ok := o.Hash[field]; ok {
+			prev, err := strconv.ParseInt(string(v), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%w: row %q has a malformed event time %q", ErrInvalid, key, v)
+			}
+			if ms <= prev {
+				return nil, nil
+			}
+		}
+	}
+	hset := make([][]byte, 0, len(args)+2)
+	hset = append(append(hset, args...), []byte(field), strconv.AppendInt(nil, ms, 10))
+	cmds := []command.Command{{Op: shard.OpHSet, Key: key, Args: hset}}
+	if c.TTL > 0 {
+		cmds = append(cmds, command.Command{Op: shard.OpExpireAt, Key: key, Expiry: now.Add(c.TTL).UnixMilli()})
+	}
+	return cmds, nil
+}
+
+func checkRow(key []byte, args [][]byte, at time.Time) error {
+	switch {
+	case len(key) == 0:
+		return fmt.Errorf("%w: empty row key", ErrInvalid)
+	case len(args) == 0 || len(args)%2 != 0:
+		return fmt.Errorf("%w: a row needs field/value pairs", ErrInvalid)
+	case at.IsZero():
+		return fmt.Errorf("%w: a row needs an event time", ErrInvalid)
+	}
+	return nil
+}
+
+func runRowWrite(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if err := checkRow(c.Key, c.Args, c.EventTime); err != nil {
+		return Response{}, err
+	}
+	var r Response
+	err := writeObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, v *shard.View) ([]command.Command, error) {
+		cmds, err := rowCommands(o, c.Key, c.Args, c.EventTime, c, v.Now())
+		r.Applied = cmds != nil
+		return cmds, err
+	})
+	if err == nil && !r.Applied {
+		e.countStale(c, 1)
+	}
+	return r, err
+}
+
+func runRowWriteBatch(ctx context.Context, e *Engine, c *Command) (Response, error) {
+	keys := make([][]byte, len(c.Rows))
+	for i, row := range c.Rows {
+		if err := checkRow(row.Key, row.Args, row.EventTime); err != nil {
+			return Response{}, fmt.Errorf("row %d: %w", i, err)
+		}
+		keys[i] = row.Key
+	}
+	t, groups, err := e.byShard(c, keys)
+	if err != nil {
+		return Response{}, err
+	}
+	r := Response{Ints: make([]int64, len(c.Rows))}
+	for sh, idx := range groups {
+		err := t.shards[sh].Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+			var cmds []command.Command
+			// Rows of one entity in one batch apply in order, each
+			// judged against the ones before it.
+			pending := map[string]*object.Object{}
+			for _, i := range idx {
+				row := c.Rows[i]
+				o, ok := pending[string(row.Key)]
+				if !ok {
+					var err error
+					if o, err = objOf(v, row.Key, object.KindHash); err != nil {
+						return nil, fmt.Errorf("row %d: %w", i, err)
+					}
+				}
+				rc, err := rowCommands(o, row.Key, row.Args, row.EventTime, c, v.Now())
+				if err != nil {
+					return nil, fmt.Errorf("row %d: %w", i, err)
+				}
+				if rc == nil {
+					continue
+				}
+				r.Ints[i] = 1
+				cmds = append(cmds, rc...)
+				next := object.New(object.KindHash, row.Key)
+				if o != nil {
+					for f, val := range o.Hash {
+						next.Hash[f] = val
+					}
+				}
+				args := rc[0].Args
+				for j := 0; j+1 < len(args); j += 2 {
+					next.Hash[string(args[j])] = args[j+1]
+				}
+				pending[string(row.Key)] = next
+			}
+			return cmds, nil
+		})
+		if err != nil {
+			return Response{}, err
+		}
+		stale := 0
+		for _, i := range idx {
+			if r.Ints[i] == 0 {
+				stale++
+			} else {
+				r.Int++
+			}
+		}
+		if stale > 0 {
+			t.adm.shards[sh].staleRejects.Add(uint64(stale))
+		}
+	}
+	return r, nil
+}
+
+// countStale adds n stale row writes to the count of c's shard.
+func (e *Engine) countStale(c *Command, n int) {
+	if t, err := e.table(c); err == nil {
+		t.adm.shards[ShardOf(c.Key, len(t.shards))].staleRejects.Add(uint64(n))
+	}
+}

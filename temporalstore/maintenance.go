@@ -1,0 +1,241 @@
+package temporalstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
+)
+
+// Maintenance stages, in the order a round runs them. The order matters:
+// the log is reclaimed before the sweep adds delete records to it, expired
+// keys go before memory is reclaimed (their slots are then free), and
+// compaction comes last, over what the sweep left live.
+const (
+	// StageReclaimLog checkpoints a shard that applied CheckpointRecords
+	// since its last checkpoint, and drops log segments nothing points
+	// into any more.
+	StageReclaimLog = "reclaim_log"
+	// StageExpire sweeps SweepBudget index entries a shard and deletes the
+	// expired keys among them.
+	StageExpire = "expire"
+	// StageEvict reports the record cache's evictions since the last
+	// round: the cache evicts as it fills, on every insert, so that its
+	// memory stays within CacheBytes between rounds too.
+	StageEvict = "evict"
+	// StageReclaimMemory shrinks mostly empty index tables and collection
+	// slot tables.
+	StageReclaimMemory = "reclaim_memory"
+	// StageCompact compacts the logs whose space amplification exceeds
+	// CompactSpaceAmp: live values in the oldest segments are rewritten at
+	// the head, and the segments dropped.
+	StageCompact = "compact"
+)
+
+// Stages is the fixed order of a maintenance round.
+var Stages = []string{StageReclaimLog, StageExpire, StageEvict, StageReclaimMemory, StageCompact}
+
+// StageReport is what one stage of a round did and cost.
+type StageReport struct {
+	Name     string
+	Duration time.Duration
+	// Items is the stage's count: segments dropped (reclaim_log), keys
+	// expired, cache entries evicted, bytes of memory freed
+	// (reclaim_memory), values moved (compact).
+	Items int64
+	// Bytes is the log bytes the stage reclaimed (reclaim_log, compact).
+	Bytes int64
+}
+
+// Round is one maintenance round.
+type Round struct {
+	Stages   []StageReport
+	Duration time.Duration
+}
+
+// Maintain runs one maintenance round over every shard of every table:
+// the Stages, in order, each reporting its cost. Rounds never overlap. It
+// returns the first error it met, after running every stage it could.
+func (e *Engine) Maintain(ctx context.Context) (Round, error) {
+	e.maintMu.Lock()
+	defer e.maintMu.Unlock()
+	shards, err := e.allShards()
+	if err != nil {
+		return Round{}, err
+	}
+	start := time.Now()
+	var r Round
+	var errs []error
+	for _, name := range Stages {
+		t0 := time.Now()
+		rep := StageReport{Name: name}
+		if err := ctx.Err(); err != nil {
+			return r, err
+		}
+		switch name {
+		case StageReclaimLog:
+			for _, s := range shards {
+				if s.SinceCheckpoint() >= e.opts.CheckpointRecords {
+					if _, err := s.Checkpoint(ctx); err != nil {
+						errs = append(errs, err)
+						continue
+					}
+				}
+				st, err := s.ReclaimLog(ctx)
+				errs = append(errs, err)
+				rep.Items += int64(st.Segments)
+				rep.Bytes += st.Bytes
+			}
+		case StageExpire:
+			for _, s := range shards {
+				st, err := s.Sweep(ctx, e.opts.SweepBudget)
+				errs = append(errs, err)
+				rep.Items += int64(st.Expired)
+			}
+		case StageEvict:
+			if e.cache != nil {
+				ev := e.cache.Stats().DRAM.Evictions
+				rep.Items = ev - e.lastEvictions
+				e.lastEvictions = ev
+			}
+		case StageReclaimMemory:
+			for _, s := range shards {
+				rep.Items += int64(s.ReclaimMemory())
+			}
+		case StageCompact:
+			for _, s := range shards {
+				if s.Stats().SpaceAmp <= e.opts.CompactSpaceAmp {
+					continue
+				}
+				st, err := s.Compact(ctx, e.opts.CompactSegments)
+				errs = append(errs, err)
+				rep.Items += int64(st.Moved)
+				rep.Bytes += st.Bytes
+			}
+		}
+		rep.Duration = time.Since(t0)
+		r.Stages = append(r.Stages, rep)
+	}
+	r.Duration = time.Since(start)
+	return r, errors.Join(errs...)
+}
+
+// allShards lists every shard of every table.
+func (e *Engine) allShards() ([]*shard.Shard, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	var out []*shard.Shard
+	for _, t := range e.tables {
+		out = append(out, t.shards...)
+	}
+	return out, nil
+}
+
+// maintain runs rounds every MaintenanceInterval until Close.
+func (e *Engine) maintain() {
+	defer close(e.maintDone)
+	tick := time.NewTicker(e.opts.MaintenanceInterval)
+	defer tick.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-e.stopMaint
+		cancel()
+	}()
+	for {
+		select {
+		case <-e.stopMaint:
+			return
+		case <-tick.C:
+		}
+		r, err := e.Maintain(ctx)
+		if err != nil && !errors.Is(err, ErrClosed) && ctx.Err() == nil {
+			e.opts.Logger.Warn("maintenance round failed", "err", err)
+		}
+		attrs := []any{"duration", r.Duration}
+		busy := false
+		for _, st := range r.Stages {
+			attrs = append(attrs, slog.Group(st.Name, "items", st.Items, "bytes", st.Bytes, "duration", st.Duration))
+			busy = busy || st.Items > 0 && st.Name != StageEvict
+		}
+		if busy {
+			e.opts.Logger.Info("maintenance round", attrs...)
+		} else {
+			e.opts.Logger.Debug("maintenance round", attrs...)
+		}
+	}
+}
+
+// ShardStats is one shard's statistics, for the surfaces to export.
+type ShardStats struct {
+	Namespace, Table string
+	Shard            int
+	// Keys is the number of keys (expired ones until swept), Collections
+	// how many are hashes, sets, sorted sets or lists.
+	Keys, Collections int
+	// IndexBytes is the resident index's memory; IndexBytesPerKey is it
+	// over Keys.
+	IndexBytes       int
+	IndexBytesPerKey float64
+	// LiveBytes is the log bytes live strings point at; LogBytes the log
+	// files' allocated size on disk; SpaceAmp their ratio.
+	LiveBytes, LogBytes int64
+	SpaceAmp            float64
+	LogSegments         int
+	// LogRecords, LogFsyncs and LogWritten count since open: records
+	// appended, fsyncs, bytes written.
+	LogRecords, LogFsyncs, LogWritten uint64
+	// StaleRejects counts Feast row writes refused as older than the
+	// stored row.
+	StaleRejects uint64
+	ReadOnly     bool
+}
+
+// Stats returns every shard's statistics, tables in name order.
+func (e *Engine) Stats() ([]ShardStats, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	var out []ShardStats
+	for _, name := range sortedTableNames(e.tables) {
+		t := e.tables[name]
+		for i, s := range t.shards {
+			st := s.Stats()
+			ss := ShardStats{
+				Namespace: name.namespace, Table: name.name, Shard: i,
+				Keys: st.Keys, Collections: st.Collections,
+				IndexBytes: st.IndexBytes,
+				LiveBytes:  st.LiveBytes, LogBytes: st.LogBytes, SpaceAmp: st.SpaceAmp,
+				LogSegments: st.LogSegments,
+				LogRecords:  st.LogRecords, LogFsyncs: st.LogFsyncs, LogWritten: st.LogWritten,
+				StaleRejects: t.adm.shards[i].staleRejects.Load(),
+				ReadOnly:     t.adm.shards[i].readOnly.Load(),
+			}
+			if st.Keys > 0 {
+				ss.IndexBytesPerKey = float64(st.IndexBytes) / float64(st.Keys)
+			}
+			out = append(out, ss)
+		}
+	}
+	return out, nil
+}
+
+func sortedTableNames(m map[tableName]*table) []tableName {
+	names := make([]tableName, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b tableName) int {
+		return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
+	})
+	return names
+}
