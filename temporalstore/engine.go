@@ -45,6 +45,8 @@ const (
 	DefaultShards = 4
 	// DefaultRangeHi is the top of a new table's routing range 0..1023.
 	DefaultRangeHi = 1023
+	// DefaultSegmentBytes is a new table's log segment size.
+	DefaultSegmentBytes = 8 << 20
 )
 
 // Options configures an Engine.
@@ -168,7 +170,9 @@ type TableOptions struct {
 	ShardRate  float64 `json:"shard_rate,omitempty"`
 	ShardBurst int     `json:"shard_burst,omitempty"`
 	// SegmentBytes is the size of each shard's log segment files, the unit
-	// compaction reclaims. Default: 64 MiB.
+	// compaction reclaims. Default: DefaultSegmentBytes. Smaller segments
+	// reclaim space in finer steps; opening a shard reads its segments
+	// whole, the preallocated tail of the last one included.
 	SegmentBytes int64 `json:"segment_bytes,omitempty"`
 }
 
@@ -178,6 +182,9 @@ func (o TableOptions) withDefaults() TableOptions {
 	}
 	if o.RangeLo == 0 && o.RangeHi == 0 {
 		o.RangeHi = DefaultRangeHi
+	}
+	if o.SegmentBytes == 0 {
+		o.SegmentBytes = DefaultSegmentBytes
 	}
 	return o
 }
