@@ -50,7 +50,8 @@
 //
 // # Counters and logs
 //
-// Stats returns bytes and messages sent and received, drops, reconnects and
-// snapshot outcomes, and each peer's queue. Connection events are logged
+// Stats returns bytes and messages sent and received, the writes they were
+// gathered into, drops, reconnects and snapshot outcomes, and each peer's
+// queue. Connection events are logged
 // through Options.Logger (log/slog).
 package tcptransport

@@ -16,6 +16,10 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// maxBatchBytes ends a batch of queued messages: the writer flushes and
+// renews its write deadline.
+const maxBatchBytes = 1 << 20
+
 // peer is the outbound side towards one node: a message stream fed by a
 // bounded queue, and a separate snapshot stream, so a large snapshot never
 // holds up heartbeats and appends.
@@ -196,6 +200,9 @@ func (p *peer) pump(conn net.Conn) error {
 		if err := conn.SetWriteDeadline(time.Now().Add(p.t.opts.WriteTimeout)); err != nil {
 			return err
 		}
+		// A batch is bounded so that its deadline stays meaningful under a
+		// queue that never empties.
+		batched := 0
 		for m != nil {
 			var err error
 			buf, err = proto.MarshalOptions{}.MarshalAppend(buf[:0], m)
@@ -209,12 +216,17 @@ func (p *peer) pump(conn net.Conn) error {
 				p.dropped.Add(1)
 				p.t.stats.dropped.Add(1)
 			default:
-				if _, err := writeFrame(bw, frameMessage, buf); err != nil {
+				n, err := writeFrame(bw, frameMessage, buf)
+				if err != nil {
 					return err
 				}
+				batched += n
 				p.t.stats.msgsSent.Add(1)
 			}
 			m = nil
+			if batched >= maxBatchBytes {
+				break
+			}
 			select {
 			case m = <-p.queue:
 			default:
@@ -223,6 +235,7 @@ func (p *peer) pump(conn net.Conn) error {
 		if err := bw.Flush(); err != nil {
 			return err
 		}
+		p.t.stats.flushes.Add(1)
 	}
 }
 

@@ -17,6 +17,9 @@ type Stats struct {
 	// read from message streams (snapshots not included).
 	MessagesSent     uint64
 	MessagesReceived uint64
+	// Flushes counts the writes of gathered messages on message streams:
+	// MessagesSent / Flushes is the batching factor.
+	Flushes uint64
 	// MessagesDropped counts outbound messages dropped: queue full, peer
 	// unknown or unreachable, or over MaxMessageSize.
 	MessagesDropped uint64
@@ -50,6 +53,7 @@ type PeerStats struct {
 type counters struct {
 	bytesSent, bytesRecv                          atomic.Uint64
 	msgsSent, msgsRecv, dropped, recvDropped      atomic.Uint64
+	flushes                                       atomic.Uint64
 	reconnects, dialFailures                      atomic.Uint64
 	snapshotsSent, snapshotsFailed, snapshotsRecv atomic.Uint64
 }
@@ -62,6 +66,7 @@ func (t *Transport) Stats() Stats {
 		BytesReceived:     c.bytesRecv.Load(),
 		MessagesSent:      c.msgsSent.Load(),
 		MessagesReceived:  c.msgsRecv.Load(),
+		Flushes:           c.flushes.Load(),
 		MessagesDropped:   c.dropped.Load(),
 		InboundDropped:    c.recvDropped.Load(),
 		Reconnects:        c.reconnects.Load(),

@@ -162,6 +162,26 @@ func TestSendDeliversInOrder(t *testing.T) {
 	require.True(t, sa.Peers[2].Connected)
 }
 
+// TestSendBatchesQueuedMessages queues many messages while the connection
+// is still being made: the writer must gather them into few writes.
+func TestSendBatchesQueuedMessages(t *testing.T) {
+	a, b := newTransport(t, 1, nil), newTransport(t, 2, nil)
+	rb := newRecorder()
+	require.NoError(t, a.Start(newRecorder()))
+	require.NoError(t, b.Start(rb))
+	const n = 1000
+	msgs := make([]*pb.Message, n)
+	for i := range msgs {
+		msgs[i] = appMsg(1, 2, uint64(i), []byte("x"))
+	}
+	a.AddPeer(2, b.Addr().String())
+	a.Send(msgs)
+	rb.waitFor(t, 10*time.Second, "all messages", func(r *recorder) bool { return len(r.msgs) == n })
+	st := a.Stats()
+	require.EqualValues(t, n, st.MessagesSent)
+	require.LessOrEqual(t, st.Flushes, uint64(n/10), "messages per write: %d / %d", st.MessagesSent, st.Flushes)
+}
+
 func TestSendToUnknownPeerReportsUnreachable(t *testing.T) {
 	a := newTransport(t, 1, nil)
 	r := newRecorder()
