@@ -52,6 +52,5 @@
 //
 // Stats returns bytes and messages sent and received, the writes they were
 // gathered into, drops, reconnects and snapshot outcomes, and each peer's
-// queue. Connection events are logged
-// through Options.Logger (log/slog).
+// queue. Connection events are logged through Options.Logger (log/slog).
 package tcptransport

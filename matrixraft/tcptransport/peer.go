@@ -120,7 +120,6 @@ func (p *peer) runMessages() {
 			if p.ctx.Err() != nil {
 				return
 			}
-			p.t.stats.dialFailures.Add(1)
 			failures++
 			if failures == 1 {
 				log.Warn("raft peer unreachable", "addr", addr, "err", err)

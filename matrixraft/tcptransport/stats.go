@@ -29,7 +29,8 @@ type Stats struct {
 	// Reconnects counts message-stream connections made after a lost
 	// connection or a failed attempt.
 	Reconnects uint64
-	// DialFailures counts failed connection attempts.
+	// DialFailures counts failed connection attempts, for messages and
+	// snapshots.
 	DialFailures uint64
 	// SnapshotsSent and SnapshotsFailed count outbound snapshots by their
 	// outcome as reported to raft; SnapshotsReceived counts inbound ones.

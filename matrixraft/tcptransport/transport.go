@@ -251,18 +251,24 @@ func (t *Transport) Close() error {
 }
 
 // dial connects to addr and sends the hello frame for a stream of kind.
-func (t *Transport) dial(ctx context.Context, addr string, to uint64, kind byte) (net.Conn, error) {
+// Failures are counted unless ctx ended.
+func (t *Transport) dial(ctx context.Context, addr string, to uint64, kind byte) (conn net.Conn, err error) {
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			t.stats.dialFailures.Add(1)
+		}
+	}()
 	if addr == "" {
 		return nil, fmt.Errorf("no address for peer %d", to)
 	}
-	ctx, cancel := context.WithTimeout(ctx, t.opts.DialTimeout)
+	dctx, cancel := context.WithTimeout(ctx, t.opts.DialTimeout)
 	defer cancel()
 	var d net.Dialer
-	raw, err := d.DialContext(ctx, "tcp", addr)
+	raw, err := d.DialContext(dctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	var conn net.Conn = &countingConn{Conn: raw, c: &t.stats}
+	conn = &countingConn{Conn: raw, c: &t.stats}
 	if t.opts.ClientTLS != nil {
 		cfg := t.opts.ClientTLS.Clone()
 		if cfg.ServerName == "" {
@@ -270,13 +276,13 @@ func (t *Transport) dial(ctx context.Context, addr string, to uint64, kind byte)
 			cfg.ServerName = host
 		}
 		tc := tls.Client(conn, cfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
+		if err := tc.HandshakeContext(dctx); err != nil {
 			raw.Close()
 			return nil, fmt.Errorf("tls handshake with %s: %w", addr, err)
 		}
 		conn = tc
 	}
-	deadline, _ := ctx.Deadline()
+	deadline, _ := dctx.Deadline()
 	_ = conn.SetWriteDeadline(deadline)
 	if _, err := conn.Write(appendFrame(nil, frameHello, hello{from: t.opts.ID, to: to, kind: kind}.encode())); err != nil {
 		conn.Close()

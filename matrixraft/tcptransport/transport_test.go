@@ -426,3 +426,40 @@ func TestCloseIsIdempotentAndStopsStart(t *testing.T) {
 	require.ErrorIs(t, a.Start(newRecorder()), ErrClosed)
 	a.Send([]*pb.Message{appMsg(1, 2, 1, nil)}) // dropped, no panic
 }
+
+// TestCloseStopsEveryGoroutine closes transports in the middle of
+// everything: connected streams both ways, a snapshot waiting for an
+// acknowledgement that never comes, a peer being redialed. Nothing they
+// started may outlive Close.
+func TestCloseStopsEveryGoroutine(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	sink, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer sink.Close()
+	gone, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	goneAddr := gone.Addr().String()
+	gone.Close()
+
+	a, err := New(Options{ID: 1, ListenAddr: "127.0.0.1:0", MinBackoff: time.Millisecond})
+	require.NoError(t, err)
+	b, err := New(Options{ID: 2, ListenAddr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	ra, rb := newRecorder(), newRecorder()
+	require.NoError(t, a.Start(ra))
+	require.NoError(t, b.Start(rb))
+	a.AddPeer(2, b.Addr().String())
+	b.AddPeer(1, a.Addr().String())
+	a.AddPeer(3, sink.Addr().String())
+	a.AddPeer(4, goneAddr)
+	a.Send([]*pb.Message{appMsg(1, 2, 1, nil), snapMsg(1, 3, 9, []byte("never acknowledged")), appMsg(1, 4, 1, nil)})
+	b.Send([]*pb.Message{appMsg(2, 1, 1, nil)})
+	rb.waitFor(t, 5*time.Second, "a to b", func(r *recorder) bool { return len(r.msgs) == 1 })
+	ra.waitFor(t, 5*time.Second, "b to a", func(r *recorder) bool { return len(r.msgs) == 1 })
+
+	require.NoError(t, a.Close())
+	require.NoError(t, b.Close())
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	require.Equal(t, []raft.SnapshotStatus{raft.SnapshotFailure}, ra.snaps[3], "the snapshot in flight is reported failed")
+}
