@@ -5,14 +5,19 @@ go 1.26.0
 require (
 	github.com/stretchr/testify v1.12.1
 	github.com/temporalstore/temporalstore-go/matrixcache v0.0.0
+	github.com/temporalstore/temporalstore-go/matrixraft v0.0.0
 )
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
+	go.etcd.io/raft/v3 v3.7.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.50.0 // indirect
+	google.golang.org/protobuf v1.36.11 // indirect
 )
 
 replace github.com/temporalstore/temporalstore-go/matrixcache => ../matrixcache
+
+replace github.com/temporalstore/temporalstore-go/matrixraft => ../matrixraft

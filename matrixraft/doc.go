@@ -17,6 +17,7 @@
 //     applied-entries delta; Status with metrics.
 //   - Transport, an interface, and MemNetwork, an in-memory implementation
 //     with fault hooks (drop, delay, partition, pause) for tests.
+//   - Package tcptransport: the Transport over TCP, optionally TLS.
 //
 // # The Ready loop
 //

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/matrixraft"
+)
+
+func TestParseFlags(t *testing.T) {
+	base := []string{"--id", "2", "--peers", "1=127.0.0.1:7001, 2=127.0.0.1:7002,3=127.0.0.1:7003", "--http", "127.0.0.1:8002", "--data", "d"}
+	c, err := parseFlags(base, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, []matrixraft.Peer{{ID: 1, Addr: "127.0.0.1:7001"}, {ID: 2, Addr: "127.0.0.1:7002"}, {ID: 3, Addr: "127.0.0.1:7003"}}, c.peers)
+	require.Empty(t, c.httpPeers)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing id", []string{"--peers", "1=a:1", "--http", "h:1", "--data", "d"}, "--id"},
+		{"id not in peers", []string{"--id", "4", "--peers", "1=a:1", "--http", "h:1", "--data", "d"}, "must list"},
+		{"bad peer", []string{"--id", "1", "--peers", "1=nocolon", "--http", "h:1", "--data", "d"}, "--peers"},
+		{"zero peer id", []string{"--id", "1", "--peers", "0=a:1,1=a:2", "--http", "h:1", "--data", "d"}, "non-zero"},
+		{"duplicate", []string{"--id", "1", "--peers", "1=a:1,1=a:2", "--http", "h:1", "--data", "d"}, "twice"},
+		{"no data", []string{"--id", "1", "--peers", "1=a:1", "--http", "h:1"}, "--data"},
+		{"bad level", append(base, "--log-level", "loud"), "--log-level"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseFlags(tc.args, io.Discard)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	var help bytes.Buffer
+	_, err = parseFlags([]string{"--help"}, &help)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	for _, f := range []string{"-id", "-peers", "-http", "-http-peers", "-data", "-tick", "-election-ticks", "-snapshot-entries", "-catchup-entries", "-request-timeout", "-log-level"} {
+		require.Contains(t, help.String(), "  "+f+" ", "--help explains %s", f)
+	}
+}
+
+func TestStoreSnapshotRoundTrip(t *testing.T) {
+	s := newStore()
+	s.Apply([]matrixraft.Command{
+		{Index: 1, Data: encodePut("a", []byte("1"))},
+		{Index: 2, Data: encodePut("", []byte("empty key"))},
+		{Index: 3, Data: encodePut("bin", []byte{0, 1, 2, 255})},
+		{Index: 4, Data: []byte("garbage")},
+		{Index: 5, Data: encodePut("a", []byte("2"))},
+	})
+	var buf bytes.Buffer
+	require.NoError(t, s.Snapshot(&buf))
+	r := newStore()
+	require.NoError(t, r.Restore(bytes.NewReader(buf.Bytes())))
+	require.Equal(t, s.data, r.data)
+	require.Equal(t, map[string][]byte{"a": []byte("2"), "": []byte("empty key"), "bin": {0, 1, 2, 255}}, r.data)
+	var again bytes.Buffer
+	require.NoError(t, r.Snapshot(&again))
+	require.Equal(t, buf.Bytes(), again.Bytes(), "equal states give equal snapshots")
+	require.Error(t, newStore().Restore(bytes.NewReader(buf.Bytes()[:buf.Len()-1])))
+}
+
+// proc is one raft-kv process of the test cluster.
+type proc struct {
+	id    uint64
+	http  string
+	args  []string
+	log   string
+	cmd   *exec.Cmd
+	done  chan struct{}
+	alive bool
+}
+
+type procCluster struct {
+	t     *testing.T
+	bin   string
+	procs map[uint64]*proc
+	hc    *http.Client
+}
+
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	var out []string
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().String())
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return out
+}
+
+func (c *procCluster) start(p *proc) {
+	c.t.Helper()
+	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	require.NoError(c.t, err)
+	defer f.Close()
+	p.cmd = exec.Command(c.bin, p.args...)
+	p.cmd.Stdout, p.cmd.Stderr = f, f
+	require.NoError(c.t, p.cmd.Start())
+	p.done, p.alive = make(chan struct{}), true
+	go func(cmd *exec.Cmd, done chan struct{}) {
+		_ = cmd.Wait()
+		close(done)
+	}(p.cmd, p.done)
+}
+
+func (c *procCluster) kill(p *proc) {
+	require.NoError(c.t, p.cmd.Process.Signal(syscall.SIGKILL))
+	<-p.done
+	p.alive = false
+}
+
+type statusView struct {
+	Node struct {
+		ID                 uint64
+		Leader             uint64
+		IsLeader           bool
+		Commit             uint64
+		Applied            uint64
+		SnapshotsInstalled uint64
+	}
+}
+
+func (c *procCluster) status(p *proc) (statusView, error) {
+	var s statusView
+	resp, err := c.hc.Get("http://" + p.http + "/status")
+	if err != nil {
+		return s, err
+	}
+	defer resp.Body.Close()
+	return s, json.NewDecoder(resp.Body).Decode(&s)
+}
+
+// leader waits for a live process that says it leads, other than not.
+func (c *procCluster) leader(not uint64) *proc {
+	c.t.Helper()
+	var lead *proc
+	require.Eventually(c.t, func() bool {
+		for _, p := range c.procs {
+			if !p.alive || p.id == not {
+				continue
+			}
+			if s, err := c.status(p); err == nil && s.Node.IsLeader {
+				lead = p
+				return true
+			}
+		}
+		return false
+	}, 15*time.Second, 20*time.Millisecond, "no leader")
+	return lead
+}
+
+func (c *procCluster) put(p *proc, key, value string) error {
+	req, err := http.NewRequest(http.MethodPut, "http://"+p.http+"/kv/"+key, strings.NewReader(value))
+	if err != nil {
+		return err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("PUT %s on %d: %s: %s", key, p.id, resp.Status, b)
+	}
+	return nil
+}
+
+func (c *procCluster) get(p *proc, key string, stale bool) (string, error) {
+	url := "http://" + p.http + "/kv/" + key
+	if stale {
+		url += "?stale=1"
+	}
+	resp, err := c.hc.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s on %d: %s: %s", key, p.id, resp.Status, b)
+	}
+	return string(b), err
+}
+
+// TestKillLeaderFailover runs three raft-kv processes, SIGKILLs the leader
+// while a client writes, and checks that a new leader takes over, that no
+// acknowledged write is lost, and that the killed process restarts from
+// its data directory and catches up (through a snapshot: it fell behind
+// the leader's compaction).
+func TestKillLeaderFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs three processes")
+	}
+	dir := t.TempDir()
+	c := &procCluster{t: t, bin: filepath.Join(dir, "raft-kv"), procs: map[uint64]*proc{},
+		hc: &http.Client{Timeout: 3 * time.Second}}
+	build := exec.Command("go", "build", "-buildvcs=false", "-o", c.bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+
+	addrs := freeAddrs(t, 6)
+	var peers, httpPeers []string
+	for i := range 3 {
+		peers = append(peers, fmt.Sprintf("%d=%s", i+1, addrs[i]))
+		httpPeers = append(httpPeers, fmt.Sprintf("%d=%s", i+1, addrs[3+i]))
+	}
+	for i := range 3 {
+		id := uint64(i + 1)
+		p := &proc{id: id, http: addrs[3+i], log: filepath.Join(dir, fmt.Sprintf("node%d.log", id)), args: []string{
+			"--id", fmt.Sprint(id), "--peers", strings.Join(peers, ","), "--http", addrs[3+i],
+			"--http-peers", strings.Join(httpPeers, ","), "--data", filepath.Join(dir, fmt.Sprintf("data%d", id)),
+			"--tick", "50ms", "--snapshot-entries", "50", "--catchup-entries", "10", "--request-timeout", "2s", "--log-level", "debug",
+		}}
+		c.procs[id] = p
+		c.start(p)
+	}
+	t.Cleanup(func() {
+		for _, p := range c.procs {
+			if p.alive {
+				c.kill(p)
+			}
+			if t.Failed() {
+				b, _ := os.ReadFile(p.log)
+				t.Logf("--- node %d log (tail) ---\n%s", p.id, tail(string(b), 40))
+			}
+		}
+	})
+
+	lead := c.leader(0)
+	t.Logf("leader: node %d", lead.id)
+
+	// The writer puts k00000, k00001, ... one at a time, each retried on
+	// any node until acknowledged (a follower redirects to the leader).
+	var (
+		mu    sync.Mutex
+		acked int
+	)
+	ackedNow := func() int { mu.Lock(); defer mu.Unlock(); return acked }
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		target := uint64(1)
+		for i := 0; ; i++ {
+			key, val := fmt.Sprintf("k%05d", i), fmt.Sprintf("v%05d", i)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := c.put(c.procs[target], key, val); err == nil {
+					break
+				}
+				target = target%3 + 1
+				time.Sleep(10 * time.Millisecond)
+			}
+			mu.Lock()
+			acked = i + 1
+			mu.Unlock()
+		}
+	}()
+	waitAcked := func(n int) {
+		require.Eventually(t, func() bool { return ackedNow() >= n }, 20*time.Second, 5*time.Millisecond, "writes stalled at %d", ackedNow())
+	}
+
+	waitAcked(60)
+	c.kill(lead)
+	atKill := ackedNow()
+	t.Logf("SIGKILLed node %d after %d acknowledged writes", lead.id, atKill)
+
+	newLead := c.leader(lead.id)
+	t.Logf("new leader: node %d", newLead.id)
+	waitAcked(atKill + 100)
+	close(stop)
+	<-stopped
+	total := ackedNow()
+	t.Logf("%d writes acknowledged, %d after the kill", total, total-atKill)
+
+	// Every acknowledged write is on both survivors, by linearizable read.
+	for _, p := range c.procs {
+		if !p.alive {
+			continue
+		}
+		for i := range total {
+			v, err := c.get(p, fmt.Sprintf("k%05d", i), false)
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprintf("v%05d", i), v)
+		}
+	}
+
+	// The killed process restarts from its directory and catches up.
+	s, err := c.status(newLead)
+	require.NoError(t, err)
+	c.start(lead)
+	require.Eventually(t, func() bool {
+		st, err := c.status(lead)
+		return err == nil && st.Node.Applied >= s.Node.Commit
+	}, 20*time.Second, 20*time.Millisecond, "the restarted node did not catch up")
+	for i := range total {
+		v, err := c.get(lead, fmt.Sprintf("k%05d", i), true)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("v%05d", i), v)
+	}
+	st, err := c.status(lead)
+	require.NoError(t, err)
+	require.Positive(t, st.Node.SnapshotsInstalled, "it fell behind compaction, so it caught up through a snapshot over TCP")
+	// And it serves linearizable reads and takes writes again.
+	require.NoError(t, c.put(lead, "after", "restart"))
+	v, err := c.get(lead, "after", false)
+	require.NoError(t, err)
+	require.Equal(t, "restart", v)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

@@ -1,0 +1,26 @@
+package tcptransport
+
+import "errors"
+
+// Sentinel errors. Match them with errors.Is.
+var (
+	// ErrInvalidOptions is wrapped by Validate's errors.
+	ErrInvalidOptions = errors.New("tcptransport: invalid options")
+	// ErrClosed is returned by Start after Close.
+	ErrClosed = errors.New("tcptransport: closed")
+	// ErrStarted is returned by a second Start.
+	ErrStarted = errors.New("tcptransport: already started")
+	// ErrFrameTooLarge is returned for a frame whose payload is over
+	// Options.MaxMessageSize; the connection carrying it is dropped. On the
+	// sending side such a message is dropped and counted.
+	ErrFrameTooLarge = errors.New("tcptransport: frame too large")
+	// ErrSnapshotTooLarge is returned for a snapshot stream announcing more
+	// than Options.MaxSnapshotSize bytes.
+	ErrSnapshotTooLarge = errors.New("tcptransport: snapshot too large")
+	// ErrCorruptFrame is returned for a frame with an unknown version or
+	// type, a checksum mismatch or a malformed payload.
+	ErrCorruptFrame = errors.New("tcptransport: corrupt frame")
+	// ErrWrongPeer is returned when a connection's hello names another
+	// receiver than this node: the peer's address book is out of date.
+	ErrWrongPeer = errors.New("tcptransport: connection addressed to another node")
+)

@@ -1,0 +1,179 @@
+package tcptransport
+
+import (
+	"bufio"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// acceptLoop accepts inbound connections until Close.
+func (t *Transport) acceptLoop() {
+	defer t.wg.Done()
+	for {
+		raw, err := t.ln.Accept()
+		if err != nil {
+			if t.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: back off, keep serving.
+			t.log.Warn("raft transport accept failed", "err", err)
+			if !wait(t.ctx, 50*time.Millisecond) {
+				return
+			}
+			continue
+		}
+		t.mu.Lock()
+		if t.closed {
+			t.mu.Unlock()
+			raw.Close()
+			return
+		}
+		t.inbound[raw] = struct{}{}
+		t.wg.Add(1)
+		t.mu.Unlock()
+		go func() {
+			defer t.wg.Done()
+			err := t.serveConn(raw)
+			t.mu.Lock()
+			delete(t.inbound, raw)
+			t.mu.Unlock()
+			raw.Close()
+			if err != nil && t.ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				t.log.Warn("raft inbound connection dropped", "remote", raw.RemoteAddr().String(), "err", err)
+			}
+		}()
+	}
+}
+
+// serveConn runs one inbound connection: the TLS handshake, the hello, then
+// the stream it announces.
+func (t *Transport) serveConn(raw net.Conn) error {
+	var conn net.Conn = &countingConn{Conn: raw, c: &t.stats}
+	if err := conn.SetDeadline(time.Now().Add(t.opts.DialTimeout)); err != nil {
+		return err
+	}
+	if t.opts.ServerTLS != nil {
+		tc := tls.Server(conn, t.opts.ServerTLS)
+		if err := tc.HandshakeContext(t.ctx); err != nil {
+			return fmt.Errorf("tls handshake: %w", err)
+		}
+		conn = tc
+	}
+	fr := &frameReader{r: bufio.NewReaderSize(conn, 64<<10), maxSize: t.opts.MaxMessageSize}
+	typ, payload, err := fr.next()
+	if err != nil {
+		return fmt.Errorf("reading hello: %w", err)
+	}
+	if typ != frameHello {
+		return fmt.Errorf("%w: connection opened with frame type %d", ErrCorruptFrame, typ)
+	}
+	hi, err := decodeHello(payload)
+	if err != nil {
+		return err
+	}
+	if hi.to != t.opts.ID {
+		return fmt.Errorf("%w: from %d for %d, this is %d", ErrWrongPeer, hi.from, hi.to, t.opts.ID)
+	}
+	if err := conn.SetDeadline(time.Time{}); err != nil {
+		return err
+	}
+	t.log.Debug("raft inbound connection", "peer", hi.from, "snapshot", hi.kind == streamSnapshot)
+	if hi.kind == streamSnapshot {
+		return t.receiveSnapshot(conn, fr, hi.from)
+	}
+	return t.receiveMessages(fr, hi.from)
+}
+
+// receiveMessages steps every message of a message stream into raft, in
+// the order they were sent.
+func (t *Transport) receiveMessages(fr *frameReader, from uint64) error {
+	h := t.handler()
+	for {
+		typ, payload, err := fr.next()
+		if err != nil {
+			return err
+		}
+		if typ != frameMessage {
+			return fmt.Errorf("%w: frame type %d on a message stream", ErrCorruptFrame, typ)
+		}
+		m := &pb.Message{}
+		if err := proto.Unmarshal(payload, m); err != nil {
+			return fmt.Errorf("%w: message from %d: %v", ErrCorruptFrame, from, err)
+		}
+		t.stats.msgsRecv.Add(1)
+		if m.GetTo() != t.opts.ID || m.GetType() == pb.MsgSnap {
+			// Misaddressed, or a snapshot outside its stream (which
+			// could never be acknowledged): raft will retry.
+			t.stats.recvDropped.Add(1)
+			continue
+		}
+		// An error means raft has stopped or the transport is closing;
+		// the connection's end follows from Close.
+		_ = h.Step(t.ctx, m)
+	}
+}
+
+// receiveSnapshot reads one snapshot stream, steps the reassembled MsgSnap
+// into raft and acknowledges it.
+func (t *Transport) receiveSnapshot(conn net.Conn, fr *frameReader, from uint64) error {
+	typ, payload, err := fr.next()
+	if err != nil {
+		return err
+	}
+	if typ != frameSnapHeader {
+		return fmt.Errorf("%w: snapshot stream opened with frame type %d", ErrCorruptFrame, typ)
+	}
+	size, n := binary.Uvarint(payload)
+	if n <= 0 {
+		return fmt.Errorf("%w: snapshot size", ErrCorruptFrame)
+	}
+	if size > uint64(t.opts.MaxSnapshotSize) {
+		return fmt.Errorf("%w: %d bytes from %d, limit %d", ErrSnapshotTooLarge, size, from, t.opts.MaxSnapshotSize)
+	}
+	m := &pb.Message{}
+	if err := proto.Unmarshal(payload[n:], m); err != nil {
+		return fmt.Errorf("%w: snapshot header from %d: %v", ErrCorruptFrame, from, err)
+	}
+	if m.GetType() != pb.MsgSnap || m.GetSnapshot() == nil || m.GetTo() != t.opts.ID {
+		return fmt.Errorf("%w: snapshot header is not a MsgSnap to %d", ErrCorruptFrame, t.opts.ID)
+	}
+	// Grow with the data actually received, not the announced size.
+	data := make([]byte, 0, min(size, uint64(t.opts.MaxMessageSize)))
+	for uint64(len(data)) < size {
+		typ, chunk, err := fr.next()
+		if err != nil {
+			return fmt.Errorf("snapshot data from %d: %w", from, err)
+		}
+		if typ != frameSnapChunk || uint64(len(data))+uint64(len(chunk)) > size {
+			return fmt.Errorf("%w: snapshot chunk from %d", ErrCorruptFrame, from)
+		}
+		data = append(data, chunk...)
+	}
+	m.Snapshot.Data = data
+	ack := snapAckOK
+	if err := t.handler().Step(t.ctx, m); err != nil {
+		ack = snapAckFailed
+	} else {
+		t.stats.snapshotsRecv.Add(1)
+	}
+	if err := conn.SetWriteDeadline(time.Now().Add(t.opts.WriteTimeout)); err != nil {
+		return err
+	}
+	if _, err := conn.Write(appendFrame(nil, frameSnapAck, []byte{ack})); err != nil {
+		return err
+	}
+	t.log.Info("raft snapshot received", "peer", from, "index", m.GetSnapshot().GetMetadata().GetIndex(), "bytes", len(data), "stepped", ack == snapAckOK)
+	// Wait for the sender to hang up, so it reads the acknowledgement
+	// before the connection is torn down.
+	_ = conn.SetReadDeadline(time.Now().Add(t.opts.WriteTimeout))
+	_, _, _ = fr.next()
+	return nil
+}
