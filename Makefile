@@ -155,6 +155,10 @@ bench-wal: ## WAL benchmark: cd tools && GOWORK=off go run ./bench wal
 bench-object: ## Object store benchmark: cd tools && GOWORK=off go run ./bench object
 	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench object
 
+.PHONY: bench-engine
+bench-engine: ## Engine benchmark (index bytes/key, write amplification, durable SETs vs etcd, memory vs redis-server)
+	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench engine
+
 bench-%: ## Any benchmark by name: cd tools && GOWORK=off go run ./bench <name>
 	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench $*
 

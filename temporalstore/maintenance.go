@@ -124,6 +124,21 @@ func (e *Engine) Maintain(ctx context.Context) (Round, error) {
 	return r, errors.Join(errs...)
 }
 
+// Checkpoint writes a checkpoint of every shard now (a maintenance round
+// writes them every CheckpointRecords records).
+func (e *Engine) Checkpoint(ctx context.Context) error {
+	shards, err := e.allShards()
+	if err != nil {
+		return err
+	}
+	for _, s := range shards {
+		if _, err := s.Checkpoint(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // allShards lists every shard of every table.
 func (e *Engine) allShards() ([]*shard.Shard, error) {
 	e.mu.RLock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/tools/bench/cachebench"
+	"github.com/temporalstore/temporalstore-go/tools/bench/enginebench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/objectbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/walbench"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
@@ -33,6 +34,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cachebench.Command(args[1:], stdout, stderr)
 	case "object":
 		return objectbench.Command(args[1:], stdout, stderr)
+	case "engine":
+		return enginebench.Command(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown benchmark %q\n\n", args[0])
 	usage(stderr)
@@ -62,6 +65,9 @@ Benchmarks:
   object matrixobject vs the disk itself: durable PUT and GET throughput of
         4 KiB, 1 MiB and 64 MiB objects against writing the same bytes to a
         file with one fsync and reading it back (page cache dropped).
+  engine temporalstore's engine (Go API): index bytes per key, write
+        amplification of durable SETs, durable SET throughput at 64 writers
+        against an embedded one-node etcd, memory per key against redis-server.
 
 Flags of "bench wal" (each also read from the environment variable shown;
 a flag beats its variable, the variable beats the default):
@@ -77,6 +83,8 @@ Examples:
 	cachebench.PrintUsage(w)
 	fmt.Fprintln(w)
 	objectbench.PrintUsage(w)
+	fmt.Fprintln(w)
+	enginebench.PrintUsage(w)
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.
