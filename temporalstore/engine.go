@@ -174,7 +174,16 @@ type TableOptions struct {
 	// reclaim space in finer steps; opening a shard reads its segments
 	// whole, the preallocated tail of the last one included.
 	SegmentBytes int64 `json:"segment_bytes,omitempty"`
+	// DefaultTTL is the TTL of a string SET, MSET or row write that gives
+	// none (and does not keep the old one). Default: 0, no expiry.
+	DefaultTTL time.Duration `json:"default_ttl,omitempty"`
+	// FeatureMaxSize bounds the points a feature series keeps, trimmed
+	// oldest first. Default: DefaultFeatureMaxSize.
+	FeatureMaxSize int `json:"feature_max_size,omitempty"`
 }
+
+// DefaultFeatureMaxSize is a table's FeatureMaxSize when it gives none.
+const DefaultFeatureMaxSize = 10_000
 
 func (o TableOptions) withDefaults() TableOptions {
 	if o.Shards == 0 {
@@ -185,6 +194,9 @@ func (o TableOptions) withDefaults() TableOptions {
 	}
 	if o.SegmentBytes == 0 {
 		o.SegmentBytes = DefaultSegmentBytes
+	}
+	if o.FeatureMaxSize == 0 {
+		o.FeatureMaxSize = DefaultFeatureMaxSize
 	}
 	return o
 }
@@ -198,6 +210,8 @@ func (o TableOptions) Validate() error {
 		return fmt.Errorf("%w: routing range %d..%d", ErrInvalid, o.RangeLo, o.RangeHi)
 	case o.ReadQPS < 0 || o.WriteQPS < 0 || o.ShardRate < 0 || o.ShardBurst < 0:
 		return fmt.Errorf("%w: negative limit", ErrInvalid)
+	case o.DefaultTTL < 0 || o.FeatureMaxSize < 0:
+		return fmt.Errorf("%w: negative default TTL or feature_max_size", ErrInvalid)
 	case o.SegmentBytes < 0 || o.SegmentBytes > 0 && o.SegmentBytes < 64<<10:
 		return fmt.Errorf("%w: segment size %d (at least 64 KiB)", ErrInvalid, o.SegmentBytes)
 	}
@@ -412,6 +426,13 @@ func (e *Engine) saveCatalogLocked() error {
 // ShardOf is the shard of key in a table of n shards: XXH64 (seed 0) of
 // the key's hash tag, modulo n. It is stable across builds and processes.
 func ShardOf(key []byte, n int) int { return int(xxhash.Sum64(HashTag(key)) % uint64(n)) }
+
+// BucketOf is key's bucket in a routing range lo..hi: the same hash as
+// ShardOf, over the range. Buckets are the unit a table's keys would move
+// in between shards; the range is in every shard's stamp.
+func BucketOf(key []byte, lo, hi uint32) uint32 {
+	return lo + uint32(xxhash.Sum64(HashTag(key))%(uint64(hi-lo)+1))
+}
 
 // HashTag is the part of key that routes it, as in Redis Cluster: the
 // bytes between the first '{' and the first '}' after it, when there are

@@ -159,3 +159,56 @@ func TestIncrByAndAppend(t *testing.T) {
 	_, ok := get(t, e, Command{Key: []byte("ttl")})
 	require.False(t, ok, "INCRBY keeps the TTL")
 }
+
+// A table's DefaultTTL applies to writes that give no TTL; expiry is judged
+// against the clock at read time after a replay, so a key live when written
+// and still live is kept, and one whose time ran out while the engine was
+// down is gone.
+func TestDefaultTTLAndExpiryAcrossReplay(t *testing.T) {
+	dir := t.TempDir()
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	e := openEngine(t, dir, clk)
+	ctx := t.Context()
+	require.NoError(t, e.CreateTable(ctx, "m", "ttl", TableOptions{Shards: 2, DefaultTTL: time.Minute}))
+	c := func(kind Kind, key string) Command { return Command{Namespace: "m", Table: "ttl", Kind: kind, Key: []byte(key)} }
+	set := c(KindSet, "a")
+	set.Value = []byte("v")
+	exec(t, e, set)
+	require.Equal(t, int64(60_000), exec(t, e, c(KindPTTL, "a")).Int)
+	long := c(KindSet, "b")
+	long.Value, long.TTL = []byte("v"), time.Hour
+	exec(t, e, long)
+	exec(t, e, Command{Namespace: "m", Table: "ttl", Kind: KindMSet, Keys: bs("c", "d"), Args: bs("1", "2")})
+	require.Equal(t, int64(60_000), exec(t, e, c(KindPTTL, "d")).Int)
+	h := c(KindHSet, "h")
+	h.Args = bs("f", "v")
+	exec(t, e, h)
+	exp := c(KindExpire, "h")
+	exp.TTL = 30 * time.Second
+	exec(t, e, exp)
+	require.NoError(t, e.Close())
+
+	clk.Advance(45 * time.Second)
+	e = openEngine(t, dir, clk)
+	require.Equal(t, int64(15_000), exec(t, e, c(KindPTTL, "a")).Int, "live at write time, still live")
+	require.Equal(t, int64(-2), exec(t, e, c(KindPTTL, "h")).Int, "ran out while the engine was down")
+	require.NoError(t, e.Close())
+	clk.Advance(time.Minute)
+	e = openEngine(t, dir, clk)
+	defer e.Close()
+	require.False(t, exec(t, e, c(KindGet, "a")).Found)
+	require.True(t, exec(t, e, c(KindGet, "b")).Found)
+	st, err := e.Stats()
+	require.NoError(t, err)
+	require.NotEmpty(t, st)
+}
+
+func TestBucketOfIsInTheRange(t *testing.T) {
+	for i := range 1000 {
+		k := fmt.Appendf(nil, "k%d", i)
+		bkt := BucketOf(k, 100, 163)
+		require.GreaterOrEqual(t, bkt, uint32(100))
+		require.LessOrEqual(t, bkt, uint32(163))
+	}
+	require.Equal(t, BucketOf([]byte("{u}a"), 0, 1023), BucketOf([]byte("{u}b"), 0, 1023))
+}

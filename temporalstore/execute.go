@@ -227,6 +227,9 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	if err := e.admit(t, i, &c); err != nil {
 		return Response{}, err
 	}
+	if t.opts.DefaultTTL > 0 && c.TTL == 0 && !c.KeepTTL && (c.Kind == KindSet || c.Kind == KindRowWrite) {
+		c.TTL = t.opts.DefaultTTL
+	}
 	r, err := run(ctx, e, t.shards[i], &c)
 	return r, engineErr(err)
 }

@@ -108,6 +108,11 @@ func runRowWriteBatch(ctx context.Context, e *Engine, c *Command) (Response, err
 	if err != nil {
 		return Response{}, err
 	}
+	if c.TTL == 0 && t.opts.DefaultTTL > 0 {
+		cc := *c
+		cc.TTL = t.opts.DefaultTTL
+		c = &cc
+	}
 	r := Response{Ints: make([]int64, len(c.Rows))}
 	for sh, idx := range groups {
 		err := t.shards[sh].Mutate(ctx, func(v *shard.View) ([]command.Command, error) {

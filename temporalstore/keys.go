@@ -398,10 +398,14 @@ func runMSet(ctx context.Context, e *Engine, c *Command) (Response, error) {
 		return Response{}, err
 	}
 	for sh, idx := range groups {
-		err := t.shards[sh].Mutate(ctx, func(*shard.View) ([]command.Command, error) {
+		err := t.shards[sh].Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+			var exp time.Time
+			if t.opts.DefaultTTL > 0 {
+				exp = v.Now().Add(t.opts.DefaultTTL)
+			}
 			cmds := make([]command.Command, len(idx))
 			for j, i := range idx {
-				cmds[j] = shard.StringSet(c.Keys[i], c.Args[i], time.Time{})
+				cmds[j] = shard.StringSet(c.Keys[i], c.Args[i], exp)
 			}
 			return cmds, nil
 		})

@@ -205,8 +205,11 @@ type ShardStats struct {
 	SpaceAmp            float64
 	LogSegments         int
 	// LogRecords, LogFsyncs and LogWritten count since open: records
-	// appended, fsyncs, bytes written.
+	// appended, fsyncs, bytes written. WriteAmp is LogWritten over the
+	// key and value bytes written since open (compaction's rewrites and
+	// the log's envelope included).
 	LogRecords, LogFsyncs, LogWritten uint64
+	WriteAmp                          float64
 	// StaleRejects counts Feast row writes refused as older than the
 	// stored row.
 	StaleRejects uint64
@@ -232,6 +235,7 @@ func (e *Engine) Stats() ([]ShardStats, error) {
 				LiveBytes:  st.LiveBytes, LogBytes: st.LogBytes, SpaceAmp: st.SpaceAmp,
 				LogSegments: st.LogSegments,
 				LogRecords:  st.LogRecords, LogFsyncs: st.LogFsyncs, LogWritten: st.LogWritten,
+				WriteAmp:     st.WriteAmp,
 				StaleRejects: t.adm.shards[i].staleRejects.Load(),
 				ReadOnly:     t.adm.shards[i].readOnly.Load(),
 			}

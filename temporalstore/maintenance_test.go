@@ -50,6 +50,17 @@ func TestMaintenanceRoundRunsStagesInOrder(t *testing.T) {
 	clk.Advance(2 * time.Second)
 	before, err := e.Stats()
 	require.NoError(t, err)
+	for _, st := range before {
+		if st.Namespace == "m" {
+			// Two shards took the 2,400 SETs: each has keys, live and
+			// written bytes, and a write amplification over 1.
+			require.Positive(t, st.Keys)
+			require.Positive(t, st.LiveBytes)
+			require.Greater(t, st.WriteAmp, 1.0)
+			require.Less(t, st.WriteAmp, 1.5)
+			require.Greater(t, st.SpaceAmp, 2.0, "eight rounds of overwrites")
+		}
+	}
 
 	r, err := e.Maintain(ctx)
 	require.NoError(t, err)

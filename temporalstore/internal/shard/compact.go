@@ -160,16 +160,21 @@ type Stats struct {
 	LogRecords, LogFsyncs, LogWritten uint64
 	// Applied is the index of the last applied record.
 	Applied uint64
+	// PayloadBytes is the key and argument bytes of the commands written
+	// since open; WriteAmp is LogWritten over it (0 before any write).
+	PayloadBytes int64
+	WriteAmp     float64
 }
 
 // Stats returns the shard's statistics.
 func (s *Shard) Stats() Stats {
 	s.mu.RLock()
 	st := Stats{
-		Keys:       s.index.Len(),
-		IndexBytes: s.index.Bytes(),
-		LiveBytes:  s.liveBytes,
-		Applied:    s.applied,
+		Keys:         s.index.Len(),
+		IndexBytes:   s.index.Bytes(),
+		LiveBytes:    s.liveBytes,
+		Applied:      s.applied,
+		PayloadBytes: s.payload,
 	}
 	st.Collections = len(s.objs) - len(s.free)
 	s.mu.RUnlock()
@@ -178,6 +183,9 @@ func (s *Shard) Stats() Stats {
 	st.LogBytes = diskBytes(s.dir, func(name string) bool { return strings.HasSuffix(name, ".wal") })
 	if st.LiveBytes > 0 {
 		st.SpaceAmp = float64(st.LogBytes) / float64(st.LiveBytes)
+	}
+	if st.PayloadBytes > 0 {
+		st.WriteAmp = float64(st.LogWritten) / float64(st.PayloadBytes)
 	}
 	return st
 }

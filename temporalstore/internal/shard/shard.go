@@ -131,6 +131,9 @@ type Shard struct {
 	// checkpointed is the applied index of the last checkpoint written or
 	// opened from.
 	checkpointed uint64
+	// payload is the key and argument bytes of the commands written
+	// since open: write amplification's denominator.
+	payload int64
 	// liveBytes is the log bytes the index's strings point at (their
 	// records' shares): what compaction must keep.
 	liveBytes int64
@@ -424,6 +427,10 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	share := recordShare(len(rec), len(cmds))
 	for pos := range cmds {
 		s.applyLocked(idx, pos, share, &cmds[pos])
+		s.payload += int64(len(cmds[pos].Key))
+		for _, a := range cmds[pos].Args {
+			s.payload += int64(len(a))
+		}
 	}
 	s.cacheRecord(idx, rec)
 	s.applied = idx
