@@ -18,8 +18,8 @@ type objFunc func(o *object.Object, v *shard.View) error
 
 // readObj runs fn over key's collection of kind k under the shard's read
 // lock; ErrWrongType when key holds another type.
-func readObj(s *shard.Shard, key []byte, k object.Kind, fn objFunc) error {
-	return s.Read(func(v *shard.View) error {
+func readObj(ctx context.Context, s *shard.Shard, key []byte, k object.Kind, fn objFunc) error {
+	return s.Read(ctx, func(v *shard.View) error {
 		o, err := objOf(v, key, k)
 		if err != nil {
 			return err

@@ -170,7 +170,9 @@ func TestDefaultTTLAndExpiryAcrossReplay(t *testing.T) {
 	e := openEngine(t, dir, clk)
 	ctx := t.Context()
 	require.NoError(t, e.CreateTable(ctx, "m", "ttl", TableOptions{Shards: 2, DefaultTTL: time.Minute}))
-	c := func(kind Kind, key string) Command { return Command{Namespace: "m", Table: "ttl", Kind: kind, Key: []byte(key)} }
+	c := func(kind Kind, key string) Command {
+		return Command{Namespace: "m", Table: "ttl", Kind: kind, Key: []byte(key)}
+	}
 	set := c(KindSet, "a")
 	set.Value = []byte("v")
 	exec(t, e, set)

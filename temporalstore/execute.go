@@ -258,11 +258,29 @@ var kinds = func() map[Kind]runner {
 	return m
 }()
 
+// getString reads a string value; ErrWrongType for a collection.
+func getString(ctx context.Context, s *shard.Shard, key []byte) ([]byte, bool, error) {
+	var v []byte
+	var found bool
+	err := s.Read(ctx, func(view *shard.View) error {
+		it, err := view.Get(key)
+		switch {
+		case err != nil || !it.Exists:
+			return err
+		case it.Obj != nil:
+			return ErrWrongType
+		}
+		v, found = it.Value, true
+		return nil
+	})
+	return v, found, err
+}
+
 type runner func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error)
 
 var stringKinds = map[Kind]runner{
-	KindGet: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-		v, ok, err := s.Get(c.Key)
+	KindGet: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		v, ok, err := getString(ctx, s, c.Key)
 		return Response{Value: v, Found: ok}, err
 	},
 	KindGetDel: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
@@ -287,13 +305,13 @@ var stringKinds = map[Kind]runner{
 		})
 		return r, err
 	},
-	KindStrLen: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-		v, _, err := s.Get(c.Key)
+	KindStrLen: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		v, _, err := getString(ctx, s, c.Key)
 		return Response{Int: int64(len(v))}, err
 	},
-	KindGetRange: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-		v, _, err := s.Get(c.Key)
-		lo, hi, ok := redisRange(c.Start, c.End, int64(len(v)))
+	KindGetRange: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		v, _, err := getString(ctx, s, c.Key)
+		lo, hi, ok := stringRange(c.Start, c.End, int64(len(v)))
 		if !ok {
 			return Response{Value: []byte{}}, err
 		}
@@ -385,9 +403,9 @@ func ParseInt(b []byte) (int64, error) {
 	return n, nil
 }
 
-// redisRange resolves GETRANGE's inclusive bounds over a string of n bytes:
-// negative bounds count from the end, and the range is clamped. ok is false
-// for an empty result.
+// redisRange resolves LRANGE's and LTRIM's inclusive bounds over n
+// elements: negative bounds count from the end, and the range is clamped.
+// ok is false for an empty result.
 func redisRange(start, end, n int64) (lo, hi int64, ok bool) {
 	if n == 0 {
 		return 0, 0, false
@@ -400,6 +418,26 @@ func redisRange(start, end, n int64) (lo, hi int64, ok bool) {
 	}
 	end = min(end, n-1)
 	if start > end || start >= n || end < 0 {
+		return 0, 0, false
+	}
+	return start, end, true
+}
+
+// stringRange resolves GETRANGE's bounds over a string of n bytes. It
+// differs from redisRange as Redis's does: an end still negative after
+// counting from the end is clamped to the first byte, not empty.
+func stringRange(start, end, n int64) (lo, hi int64, ok bool) {
+	if n == 0 || start < 0 && end < 0 && start > end {
+		return 0, 0, false
+	}
+	if start < 0 {
+		start = max(n+start, 0)
+	}
+	if end < 0 {
+		end = max(n+end, 0)
+	}
+	end = min(end, n-1)
+	if start > end {
 		return 0, 0, false
 	}
 	return start, end, true

@@ -210,13 +210,13 @@ var hashKinds = map[Kind]runner{
 			r.Values = append(r.Values, cp(o.Hash[f]))
 		}
 	}),
-	KindHScan: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	KindHScan: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		count, err := scanCount(c)
 		if err != nil {
 			return Response{}, err
 		}
 		var r Response
-		err = readObj(s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) error {
+		err = readObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) error {
 			r.Values = [][]byte{}
 			if o == nil {
 				return nil
@@ -235,12 +235,12 @@ var hashKinds = map[Kind]runner{
 // hashRead builds a read kind over a hash that needs n fields in Args; fn
 // gets a nil object for an absent key.
 func hashRead(n int, fn func(o *object.Object, c *Command, r *Response)) runner {
-	return func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	return func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		if err := needArgs(c, n, 1); err != nil {
 			return Response{}, err
 		}
 		var r Response
-		err := readObj(s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) error {
+		err := readObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) error {
 			if o == nil && n > 0 && c.Kind != KindHMGet {
 				return nil
 			}

@@ -65,9 +65,9 @@ var multiKinds = map[Kind]multiRunner{
 }
 
 // item reads key's state.
-func item(s *shard.Shard, key []byte) (shard.Item, error) {
+func item(ctx context.Context, s *shard.Shard, key []byte) (shard.Item, error) {
 	var it shard.Item
-	err := s.Read(func(v *shard.View) error {
+	err := s.Read(ctx, func(v *shard.View) error {
 		var err error
 		it, err = v.Get(key)
 		if it.Obj != nil {
@@ -80,16 +80,16 @@ func item(s *shard.Shard, key []byte) (shard.Item, error) {
 	return it, err
 }
 
-func runExists(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-	it, err := item(s, c.Key)
+func runExists(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	it, err := item(ctx, s, c.Key)
 	if it.Exists {
 		return Response{Int: 1}, err
 	}
 	return Response{}, err
 }
 
-func runType(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-	it, err := item(s, c.Key)
+func runType(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	it, err := item(ctx, s, c.Key)
 	switch {
 	case err != nil:
 		return Response{}, err
@@ -101,8 +101,8 @@ func runType(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response
 	return Response{Value: []byte(it.Obj.Kind.String())}, nil
 }
 
-func runPTTL(_ context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
-	it, err := item(s, c.Key)
+func runPTTL(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+	it, err := item(ctx, s, c.Key)
 	switch {
 	case err != nil:
 		return Response{}, err
@@ -114,8 +114,8 @@ func runPTTL(_ context.Context, e *Engine, s *shard.Shard, c *Command) (Response
 	return Response{Int: max(0, it.Expiry.Sub(e.opts.Now()).Milliseconds())}, nil
 }
 
-func runExpireTime(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-	it, err := item(s, c.Key)
+func runExpireTime(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	it, err := item(ctx, s, c.Key)
 	switch {
 	case err != nil:
 		return Response{}, err
@@ -303,14 +303,14 @@ func (e *Engine) byShard(c *Command, keys [][]byte) (*table, map[int][]int, erro
 	return t, groups, nil
 }
 
-func runExistsKeys(_ context.Context, e *Engine, c *Command) (Response, error) {
+func runExistsKeys(ctx context.Context, e *Engine, c *Command) (Response, error) {
 	t, groups, err := e.byShard(c, c.Keys)
 	if err != nil {
 		return Response{}, err
 	}
 	var r Response
 	for sh, idx := range groups {
-		err := t.shards[sh].Read(func(v *shard.View) error {
+		err := t.shards[sh].Read(ctx, func(v *shard.View) error {
 			for _, i := range idx {
 				it, err := v.Get(c.Keys[i])
 				if err != nil {
@@ -363,14 +363,14 @@ func runDeleteKeys(ctx context.Context, e *Engine, c *Command) (Response, error)
 	return r, nil
 }
 
-func runMGet(_ context.Context, e *Engine, c *Command) (Response, error) {
+func runMGet(ctx context.Context, e *Engine, c *Command) (Response, error) {
 	t, groups, err := e.byShard(c, c.Keys)
 	if err != nil {
 		return Response{}, err
 	}
 	r := Response{Values: make([][]byte, len(c.Keys))}
 	for sh, idx := range groups {
-		err := t.shards[sh].Read(func(v *shard.View) error {
+		err := t.shards[sh].Read(ctx, func(v *shard.View) error {
 			for _, i := range idx {
 				it, err := v.Get(c.Keys[i])
 				if err != nil {

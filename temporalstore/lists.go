@@ -205,9 +205,9 @@ var listKinds = map[Kind]runner{
 }
 
 func listRead(fn func(o *object.Object, c *Command, r *Response) error) runner {
-	return func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	return func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		var r Response
-		err := readObj(s, c.Key, object.KindList, func(o *object.Object, _ *shard.View) error {
+		err := readObj(ctx, s, c.Key, object.KindList, func(o *object.Object, _ *shard.View) error {
 			return fn(o, c, &r)
 		})
 		return r, err

@@ -163,13 +163,13 @@ var setKinds = map[Kind]runner{
 			}
 		}
 	}),
-	KindSScan: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	KindSScan: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		count, err := scanCount(c)
 		if err != nil {
 			return Response{}, err
 		}
 		var r Response
-		err = readObj(s, c.Key, object.KindSet, func(o *object.Object, _ *shard.View) error {
+		err = readObj(ctx, s, c.Key, object.KindSet, func(o *object.Object, _ *shard.View) error {
 			page, next := scanPage(sortedMembers(o), c.Cursor, count)
 			r.Values, r.Cursor = toBytes(page), next
 			return nil
@@ -179,12 +179,12 @@ var setKinds = map[Kind]runner{
 }
 
 func setRead(n int, fn func(o *object.Object, c *Command, r *Response)) runner {
-	return func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	return func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		if err := needArgs(c, n, 1); err != nil {
 			return Response{}, err
 		}
 		var r Response
-		err := readObj(s, c.Key, object.KindSet, func(o *object.Object, _ *shard.View) error {
+		err := readObj(ctx, s, c.Key, object.KindSet, func(o *object.Object, _ *shard.View) error {
 			fn(o, c, &r)
 			return nil
 		})
@@ -235,14 +235,14 @@ func toBytes(ss []string) [][]byte {
 
 // runSetAlgebra is SINTER, SUNION and SDIFF over sets that may sit on
 // several shards; each set is read under its shard's lock.
-func runSetAlgebra(_ context.Context, e *Engine, c *Command) (Response, error) {
+func runSetAlgebra(ctx context.Context, e *Engine, c *Command) (Response, error) {
 	t, _, err := e.byShard(c, c.Keys)
 	if err != nil {
 		return Response{}, err
 	}
 	sets := make([]map[string]struct{}, len(c.Keys))
 	for i, k := range c.Keys {
-		err := readObj(t.shards[ShardOf(k, len(t.shards))], k, object.KindSet, func(o *object.Object, _ *shard.View) error {
+		err := readObj(ctx, t.shards[ShardOf(k, len(t.shards))], k, object.KindSet, func(o *object.Object, _ *shard.View) error {
 			sets[i] = map[string]struct{}{}
 			if o != nil {
 				for m := range o.Set {

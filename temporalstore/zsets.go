@@ -340,13 +340,13 @@ var zsetKinds = map[Kind]runner{
 	}),
 	KindZPopMin: zsetPop(false),
 	KindZPopMax: zsetPop(true),
-	KindZScan: func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	KindZScan: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		count, err := scanCount(c)
 		if err != nil {
 			return Response{}, err
 		}
 		var r Response
-		err = readObj(s, c.Key, object.KindZSet, func(o *object.Object, _ *shard.View) error {
+		err = readObj(ctx, s, c.Key, object.KindZSet, func(o *object.Object, _ *shard.View) error {
 			r.Values = [][]byte{}
 			if o == nil {
 				return nil
@@ -368,12 +368,12 @@ var zsetKinds = map[Kind]runner{
 }
 
 func zsetRead(n int, fn func(o *object.Object, c *Command, r *Response) error) runner {
-	return func(_ context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	return func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		if err := needArgs(c, n, 1); err != nil {
 			return Response{}, err
 		}
 		var r Response
-		err := readObj(s, c.Key, object.KindZSet, func(o *object.Object, _ *shard.View) error {
+		err := readObj(ctx, s, c.Key, object.KindZSet, func(o *object.Object, _ *shard.View) error {
 			return fn(o, c, &r)
 		})
 		return r, err

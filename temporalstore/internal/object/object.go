@@ -34,6 +34,10 @@ type Object struct {
 	Kind Kind
 	// Expiry is when the object expires (Unix ms); 0 for never.
 	Expiry int64
+	// Ver is the log index of the last record that changed the object,
+	// for WATCH. It is not part of the image: a checkpoint's objects
+	// start at the checkpoint's applied index.
+	Ver uint64
 
 	Hash map[string][]byte
 	Set  map[string]struct{}

@@ -2,12 +2,12 @@ package shard
 
 import (
 	"cmp"
-	"math"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"math"
@@ -94,28 +95,24 @@ func (s *Shard) Mutate(ctx context.Context, fn MutateFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.gate.Lock()
-	defer s.gate.Unlock()
-	s.mu.Lock()
-	for !s.closed && s.failed == nil && s.applied != s.log.LastIndex() {
-		s.turn.Wait()
+	tx := s.inTx(ctx)
+	if !tx {
+		s.gate.Lock()
+		defer s.gate.Unlock()
+		if err := s.settleLocked(); err != nil {
+			return err
+		}
+		// Nothing applies while the gate is held, so fn may read under
+		// the read lock while other readers proceed.
+		s.mu.RLock()
+	} else if s.closed || s.failed != nil {
+		return cmp.Or(s.failed, ErrClosed)
 	}
-	if s.closed {
-		s.mu.Unlock()
-		return ErrClosed
-	}
-	if s.failed != nil {
-		err := s.failed
-		s.mu.Unlock()
-		return err
-	}
-	// Nothing applies while the gate is held, so fn may read under the
-	// read lock while other readers proceed.
-	s.mu.Unlock()
-	s.mu.RLock()
 	v := &View{s: s, now: s.opts.Now().UnixMilli()}
 	cmds, err := fn(v)
-	s.mu.RUnlock()
+	if !tx {
+		s.mu.RUnlock()
+	}
 	if err != nil || len(cmds) == 0 {
 		return err
 	}
@@ -213,6 +210,7 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 	if o == nil {
 		return
 	}
+	o.Ver = s.applying
 	a := c.Args
 	switch c.Op {
 	case OpHSet:
@@ -286,6 +284,7 @@ func (s *Shard) applyExpireAt(c *command.Command) {
 		return
 	}
 	s.objs[e.Addr].Expiry = c.Expiry
+	s.objs[e.Addr].Ver = s.applying
 	e.Meta &^= metaTTL
 	if c.Expiry != 0 {
 		e.Meta |= metaTTL
@@ -309,6 +308,7 @@ func (s *Shard) applyRename(c *command.Command) {
 	s.index.Delete(h, match)
 	s.deleteLocked(dst)
 	s.objs[e.Addr].Key = clone(dst)
+	s.objs[e.Addr].Ver = s.applying
 	s.index.Put(hashKey(dst), e, s.matcher(dst))
 }
 
@@ -358,11 +358,77 @@ func varintArg(a [][]byte, i int) int64 {
 
 // Read runs fn over the shard's applied state under its read lock. fn must
 // not keep v or the objects it returns.
-func (s *Shard) Read(fn func(v *View) error) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Shard) Read(ctx context.Context, fn func(v *View) error) error {
+	if !s.inTx(ctx) {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+	}
 	if s.closed {
 		return ErrClosed
 	}
 	return fn(&View{s: s, now: s.opts.Now().UnixMilli()})
+}
+
+// settleLocked waits, holding the gate exclusively, until every record
+// appended is applied, and returns with s.mu unlocked. It fails when the
+// shard is closed or its log failed.
+func (s *Shard) settleLocked() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !s.closed && s.failed == nil && s.applied != s.log.LastIndex() {
+		s.turn.Wait()
+	}
+	if s.closed {
+		return ErrClosed
+	}
+	return s.failed
+}
+
+type txKey struct{ s *Shard }
+
+// inTx reports whether ctx is inside an Exclusive of this shard.
+func (s *Shard) inTx(ctx context.Context) bool { return ctx.Value(txKey{s}) != nil }
+
+// Exclusive runs fn with the shard to itself: no other write appends and
+// no other read sees the shard until fn returns, so the writes fn makes
+// (through Mutate, Set, Read ... with the context it is given) are seen by
+// others all at once, as a Redis transaction's. Each write is still its own
+// log record. fn must not touch the shard with another context; other
+// shards it may use normally.
+func (s *Shard) Exclusive(ctx context.Context, fn func(ctx context.Context) error) error {
+	if s.inTx(ctx) {
+		return fn(ctx)
+	}
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	if err := s.settleLocked(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fn(context.WithValue(ctx, txKey{s}, true))
+}
+
+// Version is a token that changes whenever key is written: the log index
+// of its string's record, or of the last record that changed its
+// collection; 0 when the key is absent (an expired one included).
+func (s *Shard) Version(ctx context.Context, key []byte) (uint64, error) {
+	var ver uint64
+	err := s.Read(ctx, func(v *View) error {
+		e, ok := v.entry(key)
+		if !ok {
+			return nil
+		}
+		it, err := v.Get(key)
+		if err != nil || !it.Exists {
+			return err
+		}
+		if isObject(e) {
+			ver = s.objs[e.Addr].Ver
+		} else {
+			ver = e.Addr
+		}
+		return nil
+	})
+	return ver, err
 }

@@ -131,6 +131,9 @@ type Shard struct {
 	// checkpointed is the applied index of the last checkpoint written or
 	// opened from.
 	checkpointed uint64
+	// applying is the index of the record being applied: a collection's
+	// version once the record changes it.
+	applying uint64
 	// payload is the key and argument bytes of the commands written
 	// since open: write amplification's denominator.
 	payload int64
@@ -183,6 +186,8 @@ func Open(dir string, opts Options) (*Shard, error) {
 		for i, o := range s.objs {
 			if o == nil {
 				s.free = append(s.free, uint32(i))
+			} else {
+				o.Ver = st.applied
 			}
 		}
 	}
@@ -220,6 +225,7 @@ func (s *Shard) replay(from uint64) error {
 // applyLocked applies command pos of the record at index. A string's entry
 // points at the record; a collection op changes the object in memory.
 func (s *Shard) applyLocked(index uint64, pos int, share int64, c *command.Command) {
+	s.applying = index
 	switch c.Op {
 	case OpSet:
 		meta := metaString | uint32(pos)<<metaPosShift
@@ -385,12 +391,20 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	} else {
 		rec = command.AppendBatch(nil, cmds)
 	}
-	s.mu.RLock()
+	tx := s.inTx(ctx)
+	if !tx {
+		s.mu.RLock()
+	}
 	closed := s.closed
-	s.mu.RUnlock()
+	if !tx {
+		s.mu.RUnlock()
+	}
 	if closed {
 		return ErrClosed
 	}
+	// Inside Exclusive the gate and the lock are held already: this
+	// goroutine's writes are the only ones.
+	shareGate = shareGate && !tx
 	if shareGate {
 		s.gate.RLock()
 	}
@@ -410,17 +424,23 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 			// The log refuses further writes (a failed write or fsync):
 			// records it wrote may never be applied, so an Update waiting
 			// for them must stop waiting.
-			s.mu.Lock()
+			if !tx {
+				s.mu.Lock()
+			}
 			if s.failed == nil {
 				s.failed = err
 			}
 			s.turn.Broadcast()
-			s.mu.Unlock()
+			if !tx {
+				s.mu.Unlock()
+			}
 		}
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if !tx {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
 	for s.applied+1 != idx {
 		s.turn.Wait()
 	}

@@ -1,0 +1,214 @@
+package resp
+
+import (
+	"strconv"
+
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// kv writes a flat field, value list as a map (RESP3) or array (RESP2).
+func (c *conn) pairs(vs [][]byte) {
+	c.w.mapHeader(len(vs) / 2)
+	for _, v := range vs {
+		c.w.bulk(v)
+	}
+}
+
+func (c *conn) intReply(cmd ts.Command) {
+	if r, ok := c.exec(cmd); ok {
+		c.w.int(r.Int)
+	}
+}
+
+func (c *conn) valuesReply(cmd ts.Command) {
+	if r, ok := c.exec(cmd); ok {
+		c.w.values(r.Values)
+	}
+}
+
+// scanReply writes a collection scan's [cursor, page] reply, filtered by
+// MATCH on its elements (every step-th one, the rest following along).
+func (c *conn) collectionScan(a [][]byte, kind ts.Kind, step int) {
+	cur, err := strconv.ParseUint(string(a[2]), 10, 64)
+	if err != nil {
+		c.errorf("ERR invalid cursor")
+		return
+	}
+	cmd := ts.Command{Kind: kind, Key: a[1], Cursor: cur}
+	var match []byte
+	for i := 3; i < len(a); i += 2 {
+		if i+1 >= len(a) {
+			c.syntaxErr()
+			return
+		}
+		switch {
+		case is(a[i], "match"):
+			match = a[i+1]
+		case is(a[i], "count"):
+			n, ok := c.intArg(a[i+1])
+			if !ok {
+				return
+			}
+			if n < 1 {
+				c.syntaxErr()
+				return
+			}
+			cmd.Count = int(n)
+		default:
+			c.syntaxErr()
+			return
+		}
+	}
+	r, ok := c.exec(cmd)
+	if !ok {
+		return
+	}
+	var page [][]byte
+	for i := 0; i+step <= len(r.Values); i += step {
+		if match == nil || globMatch(match, r.Values[i]) {
+			page = append(page, r.Values[i:i+step]...)
+		}
+	}
+	c.w.array(2)
+	c.w.bulkString(strconv.FormatUint(r.Cursor, 10))
+	c.w.values(page)
+}
+
+func registerHashes() {
+	register(
+		keyed("hset", -4, flagWrite, func(c *conn, a [][]byte) {
+			if len(a)%2 != 0 {
+				c.errorf("ERR wrong number of arguments for 'hset' command")
+				return
+			}
+			c.intReply(ts.Command{Kind: ts.KindHSet, Key: a[1], Args: a[2:]})
+		}),
+		keyed("hmset", -4, flagWrite, func(c *conn, a [][]byte) {
+			if len(a)%2 != 0 {
+				c.errorf("ERR wrong number of arguments for 'hmset' command")
+				return
+			}
+			if _, ok := c.exec(ts.Command{Kind: ts.KindHSet, Key: a[1], Args: a[2:]}); ok {
+				c.w.ok()
+			}
+		}),
+		keyed("hsetnx", 4, flagWrite, func(c *conn, a [][]byte) {
+			c.intReply(ts.Command{Kind: ts.KindHSetNX, Key: a[1], Args: a[2:3], Value: a[3]})
+		}),
+		keyed("hget", 3, 0, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindHGet, Key: a[1], Args: a[2:]}); ok {
+				c.bulkOrNull(r)
+			}
+		}),
+		keyed("hmget", -3, 0, func(c *conn, a [][]byte) { c.valuesReply(ts.Command{Kind: ts.KindHMGet, Key: a[1], Args: a[2:]}) }),
+		keyed("hgetall", 2, 0, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindHGetAll, Key: a[1]}); ok {
+				c.pairs(r.Values)
+			}
+		}),
+		keyed("hdel", -3, flagWrite, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindHDel, Key: a[1], Args: a[2:]}) }),
+		keyed("hincrby", 4, flagWrite, func(c *conn, a [][]byte) {
+			if n, ok := c.intArg(a[3]); ok {
+				c.intReply(ts.Command{Kind: ts.KindHIncrBy, Key: a[1], Args: a[2:3], Delta: n})
+			}
+		}),
+		keyed("hincrbyfloat", 4, flagWrite, func(c *conn, a [][]byte) {
+			f, ok := c.floatArg(a[3])
+			if !ok {
+				return
+			}
+			if r, ok := c.exec(ts.Command{Kind: ts.KindHIncrByFloat, Key: a[1], Args: a[2:3], Float: f}); ok {
+				c.w.bulk(r.Value)
+			}
+		}),
+		keyed("hlen", 2, 0, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindHLen, Key: a[1]}) }),
+		keyed("hexists", 3, 0, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindHExists, Key: a[1], Args: a[2:]}) }),
+		keyed("hstrlen", 3, 0, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindHStrLen, Key: a[1], Args: a[2:]}) }),
+		keyed("hkeys", 2, 0, func(c *conn, a [][]byte) { c.valuesReply(ts.Command{Kind: ts.KindHKeys, Key: a[1]}) }),
+		keyed("hvals", 2, 0, func(c *conn, a [][]byte) { c.valuesReply(ts.Command{Kind: ts.KindHVals, Key: a[1]}) }),
+		keyed("hscan", -3, 0, func(c *conn, a [][]byte) { c.collectionScan(a, ts.KindHScan, 2) }),
+	)
+}
+
+func registerSets() {
+	algebra := func(name string, kind ts.Kind) *cmdSpec {
+		return &cmdSpec{name: name, arity: -2, first: 1, last: -1, step: 1, run: func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: kind, Keys: a[1:]}); ok {
+				c.w.setHeader(len(r.Values))
+				for _, v := range r.Values {
+					c.w.bulk(v)
+				}
+			}
+		}}
+	}
+	register(
+		keyed("sadd", -3, flagWrite, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindSAdd, Key: a[1], Args: a[2:]}) }),
+		keyed("srem", -3, flagWrite, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindSRem, Key: a[1], Args: a[2:]}) }),
+		keyed("smembers", 2, 0, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindSMembers, Key: a[1]}); ok {
+				c.w.setHeader(len(r.Values))
+				for _, v := range r.Values {
+					c.w.bulk(v)
+				}
+			}
+		}),
+		keyed("sismember", 3, 0, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindSIsMember, Key: a[1], Args: a[2:]}) }),
+		keyed("smismember", -3, 0, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindSMIsMember, Key: a[1], Args: a[2:]}); ok {
+				c.w.array(len(r.Ints))
+				for _, n := range r.Ints {
+					c.w.int(n)
+				}
+			}
+		}),
+		keyed("scard", 2, 0, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindSCard, Key: a[1]}) }),
+		keyed("spop", -2, flagWrite, func(c *conn, a [][]byte) { popLike(c, a, ts.KindSPop, false) }),
+		keyed("srandmember", -2, 0, func(c *conn, a [][]byte) { popLike(c, a, ts.KindSRandMember, true) }),
+		keyed("sscan", -3, 0, func(c *conn, a [][]byte) { c.collectionScan(a, ts.KindSScan, 1) }),
+		algebra("sinter", ts.KindSInter),
+		algebra("sunion", ts.KindSUnion),
+		algebra("sdiff", ts.KindSDiff),
+	)
+}
+
+// popLike is SPOP, SRANDMEMBER, LPOP and RPOP: one element, or with a count
+// an array; negative counts only where allowNeg.
+func popLike(c *conn, a [][]byte, kind ts.Kind, allowNeg bool) {
+	if len(a) > 3 {
+		c.syntaxErr()
+		return
+	}
+	cmd := ts.Command{Kind: kind, Key: a[1]}
+	if len(a) == 3 {
+		n, ok := c.intArg(a[2])
+		if !ok {
+			return
+		}
+		if n < 0 && !allowNeg {
+			c.errorf("ERR value is out of range, must be positive")
+			return
+		}
+		cmd.HasCount, cmd.Count = true, int(n)
+	}
+	r, ok := c.exec(cmd)
+	switch {
+	case !ok:
+	case !cmd.HasCount:
+		c.bulkOrNull(r)
+	case kind == ts.KindLPop || kind == ts.KindRPop:
+		if !r.Found {
+			c.w.nullArray()
+			return
+		}
+		c.w.values(r.Values)
+	default:
+		if kind == ts.KindSPop {
+			c.w.setHeader(len(r.Values))
+			for _, v := range r.Values {
+				c.w.bulk(v)
+			}
+			return
+		}
+		c.w.values(r.Values)
+	}
+}

@@ -1,0 +1,243 @@
+package resp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// cmdFlags describe a command.
+type cmdFlags uint8
+
+const (
+	// flagWrite: the command writes (refused to read-only access).
+	flagWrite cmdFlags = 1 << iota
+	// flagNoAuth: allowed before AUTH.
+	flagNoAuth
+	// flagTxControl: MULTI, EXEC, DISCARD, WATCH: never queued.
+	flagTxControl
+	// flagNoTx: refused inside MULTI.
+	flagNoTx
+)
+
+// cmdSpec is one command: Redis's arity (positive: exact; negative: at
+// least), flags, where its keys are (first, last (negative: from the
+// end), step; first 0 when it has none), and its handler.
+type cmdSpec struct {
+	name                  string
+	arity                 int
+	flags                 cmdFlags
+	first, last, step     int
+	run                   func(c *conn, args [][]byte)
+	summary, group string
+}
+
+// keysOf returns the keys of a request, by the spec's key positions.
+func (s *cmdSpec) keysOf(args [][]byte) [][]byte {
+	if s.first == 0 || s.first >= len(args) {
+		return nil
+	}
+	last := s.last
+	if last < 0 {
+		last = len(args) + last
+	}
+	var keys [][]byte
+	for i := s.first; i <= last && i < len(args); i += max(s.step, 1) {
+		keys = append(keys, args[i])
+	}
+	return keys
+}
+
+// commands is the command table, by lower-case name; Commands lists it.
+var commands = map[string]*cmdSpec{}
+
+func register(specs ...*cmdSpec) {
+	for _, s := range specs {
+		commands[s.name] = s
+	}
+}
+
+// Commands returns the names of the commands served, for documentation
+// and COMMAND.
+func Commands() []string {
+	out := make([]string, 0, len(commands))
+	for n := range commands {
+		out = append(out, n)
+	}
+	return out
+}
+
+func init() {
+	registerConnection()
+	registerStrings()
+	registerKeys()
+	registerHashes()
+	registerSets()
+	registerZSets()
+	registerLists()
+	registerTx()
+}
+
+func lowerName(b []byte, buf []byte) []byte {
+	buf = buf[:0]
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf = append(buf, c)
+	}
+	return buf
+}
+
+func (c *conn) dispatch(args [][]byte) {
+	var nb [32]byte
+	name := lowerName(args[0], nb[:0])
+	spec := commands[string(name)]
+	if spec == nil {
+		var sb strings.Builder
+		for _, a := range args[1:min(len(args), 4)] {
+			fmt.Fprintf(&sb, "'%s' ", a)
+		}
+		c.errorf("ERR unknown command '%s', with args beginning with: %s", args[0], sb.String())
+		c.txFail()
+		return
+	}
+	c.last = spec.name
+	if (spec.arity > 0 && len(args) != spec.arity) || (spec.arity < 0 && len(args) < -spec.arity) {
+		c.errorf("ERR wrong number of arguments for '%s' command", spec.name)
+		c.txFail()
+		return
+	}
+	if c.access == accessNone && spec.flags&flagNoAuth == 0 {
+		c.errorf("NOAUTH Authentication required.")
+		c.txFail()
+		return
+	}
+	if spec.flags&flagWrite != 0 && c.access == accessRead {
+		c.errorf("NOPERM this user has no permissions to run the '%s' command", spec.name)
+		c.txFail()
+		return
+	}
+	if c.tx != nil && spec.flags&flagTxControl == 0 {
+		if spec.flags&flagNoTx != 0 {
+			c.errorf("ERR Command not allowed inside a transaction")
+			c.txFail()
+			return
+		}
+		c.tx.queue(spec, args)
+		c.w.simple("QUEUED")
+		return
+	}
+	spec.run(c, args)
+}
+
+// exec runs cmd on the engine in the server's table; on an error it writes
+// the error reply and returns false.
+func (c *conn) exec(cmd temporalstore.Command) (temporalstore.Response, bool) {
+	cmd.Namespace, cmd.Table = c.s.opts.Namespace, c.s.opts.Table
+	r, err := c.s.opts.Engine.Execute(c.ctx, cmd)
+	if err != nil {
+		c.engineError(err)
+		return r, false
+	}
+	return r, true
+}
+
+// engineError writes the Redis error for an engine error.
+func (c *conn) engineError(err error) {
+	msg := err.Error()
+	detail := func(sentinel error) string {
+		return strings.TrimPrefix(strings.TrimPrefix(msg, sentinel.Error()), ": ")
+	}
+	switch {
+	case errors.Is(err, temporalstore.ErrWrongType):
+		c.errorf("WRONGTYPE Operation against a key holding the wrong kind of value")
+	case errors.Is(err, temporalstore.ErrNotInteger):
+		if d := detail(temporalstore.ErrNotInteger); strings.HasPrefix(d, "hash value") {
+			c.errorf("ERR %s", d)
+		} else {
+			c.errorf("ERR value is not an integer or out of range")
+		}
+	case errors.Is(err, temporalstore.ErrNotFloat):
+		if d := detail(temporalstore.ErrNotFloat); strings.HasPrefix(d, "hash value") {
+			c.errorf("ERR %s", d)
+		} else {
+			c.errorf("ERR value is not a valid float")
+		}
+	case errors.Is(err, temporalstore.ErrOverflow):
+		c.errorf("ERR increment or decrement would overflow")
+	case errors.Is(err, temporalstore.ErrNoSuchKey):
+		c.errorf("ERR no such key")
+	case errors.Is(err, temporalstore.ErrOutOfRange):
+		c.errorf("ERR index out of range")
+	case errors.Is(err, temporalstore.ErrCrossShard):
+		c.errorf("CROSSSLOT Keys in request don't hash to the same shard (give them a common {hash tag})")
+	case errors.Is(err, temporalstore.ErrTooLarge):
+		c.errorf("ERR string exceeds maximum allowed size (%s)", detail(temporalstore.ErrTooLarge))
+	case errors.Is(err, temporalstore.ErrReadOnly):
+		c.errorf("READONLY You can't write against a read only shard.")
+	case errors.Is(err, temporalstore.ErrInvalid):
+		c.errorf("ERR %s", detail(temporalstore.ErrInvalid))
+	case errors.Is(err, temporalstore.ErrReadQPS), errors.Is(err, temporalstore.ErrWriteQPS),
+		errors.Is(err, temporalstore.ErrTenantQPS), errors.Is(err, temporalstore.ErrShardRate):
+		c.errorf("BUSY %s", strings.TrimPrefix(msg, "temporalstore: "))
+	default:
+		c.errorf("ERR %s", strings.TrimPrefix(msg, "temporalstore: "))
+	}
+}
+
+// Argument parsing, with Redis's errors.
+
+var errNotInt = errors.New("ERR value is not an integer or out of range")
+
+func parseInt(b []byte) (int64, error) {
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, errNotInt
+	}
+	return n, nil
+}
+
+func parseFloat(b []byte) (float64, error) {
+	s := string(b)
+	switch strings.ToLower(s) {
+	case "inf", "+inf", "infinity", "+infinity":
+		return math.Inf(1), nil
+	case "-inf", "-infinity":
+		return math.Inf(-1), nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || strings.ContainsAny(s, " \t") {
+		return 0, errors.New("ERR value is not a valid float")
+	}
+	return f, nil
+}
+
+func is(arg []byte, word string) bool { return bytes.EqualFold(arg, []byte(word)) }
+
+// syntaxErr writes Redis's syntax error.
+func (c *conn) syntaxErr() { c.errorf("ERR syntax error") }
+
+// intArg parses args[i] as an integer, writing the error if it is not.
+func (c *conn) intArg(b []byte) (int64, bool) {
+	n, err := parseInt(b)
+	if err != nil {
+		c.errorf("%s", err.Error())
+		return 0, false
+	}
+	return n, true
+}
+
+func (c *conn) floatArg(b []byte) (float64, bool) {
+	f, err := parseFloat(b)
+	if err != nil {
+		c.errorf("%s", err.Error())
+		return 0, false
+	}
+	return f, true
+}

@@ -1,0 +1,371 @@
+package resp
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func registerConnection() {
+	register(
+		&cmdSpec{name: "ping", arity: -1, flags: flagNoAuth, run: func(c *conn, args [][]byte) {
+			switch len(args) {
+			case 1:
+				c.w.simple("PONG")
+			case 2:
+				c.w.bulk(args[1])
+			default:
+				c.errorf("ERR wrong number of arguments for 'ping' command")
+			}
+		}},
+		&cmdSpec{name: "echo", arity: 2, run: func(c *conn, args [][]byte) { c.w.bulk(args[1]) }},
+		&cmdSpec{name: "auth", arity: -2, flags: flagNoAuth | flagNoTx, run: cmdAuth},
+		&cmdSpec{name: "hello", arity: -1, flags: flagNoAuth | flagNoTx, run: cmdHello},
+		&cmdSpec{name: "select", arity: 2, run: func(c *conn, args [][]byte) {
+			n, ok := c.intArg(args[1])
+			switch {
+			case !ok:
+			case n != 0:
+				c.errorf("ERR DB index is out of range")
+			default:
+				c.w.ok()
+			}
+		}},
+		&cmdSpec{name: "quit", arity: -1, flags: flagNoAuth, run: func(c *conn, _ [][]byte) {
+			c.w.ok()
+			c.quit = true
+		}},
+		&cmdSpec{name: "dbsize", arity: 1, flags: flagNoTx, run: func(c *conn, _ [][]byte) { c.w.int(c.keyCount()) }},
+		&cmdSpec{name: "info", arity: -1, flags: flagNoTx, run: cmdInfo},
+		&cmdSpec{name: "command", arity: -1, run: cmdCommand},
+		&cmdSpec{name: "client", arity: -2, run: cmdClient},
+		&cmdSpec{name: "config", arity: -2, run: cmdConfig},
+		&cmdSpec{name: "time", arity: 1, run: func(c *conn, _ [][]byte) {
+			now := time.Now()
+			c.w.array(2)
+			c.w.bulkString(strconv.FormatInt(now.Unix(), 10))
+			c.w.bulkString(strconv.Itoa(now.Nanosecond() / 1000))
+		}},
+	)
+}
+
+func cmdAuth(c *conn, args [][]byte) {
+	if !c.s.authRequired() {
+		c.errorf("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+		return
+	}
+	if len(args) > 3 {
+		c.syntaxErr()
+		return
+	}
+	// AUTH password, or AUTH username password (the user name is not used).
+	if a := c.s.authenticate(args[len(args)-1]); a != accessNone {
+		c.access = a
+		c.w.ok()
+		return
+	}
+	c.errorf("WRONGPASS invalid username-password pair or user is disabled.")
+}
+
+func cmdHello(c *conn, args [][]byte) {
+	proto := 0
+	i := 1
+	if len(args) > 1 {
+		n, err := strconv.Atoi(string(args[1]))
+		if err != nil {
+			c.errorf("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if n != 2 && n != 3 {
+			c.errorf("NOPROTO unsupported protocol version")
+			return
+		}
+		proto, i = n, 2
+	}
+	for ; i < len(args); i++ {
+		switch {
+		case is(args[i], "auth") && i+2 < len(args):
+			if !c.s.authRequired() {
+				c.errorf("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+				return
+			}
+			a := c.s.authenticate(args[i+2])
+			if a == accessNone {
+				c.errorf("WRONGPASS invalid username-password pair or user is disabled.")
+				return
+			}
+			c.access = a
+			i += 2
+		case is(args[i], "setname") && i+1 < len(args):
+			c.name = string(args[i+1])
+			i++
+		default:
+			c.errorf("ERR Syntax error in HELLO option '%s'", args[i])
+			return
+		}
+	}
+	if c.access == accessNone {
+		c.errorf("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if proto != 0 {
+		c.w.resp3 = proto == 3
+	}
+	ver := 2
+	if c.w.resp3 {
+		ver = 3
+	}
+	c.w.mapHeader(7)
+	c.w.bulkString("server")
+	c.w.bulkString("redis")
+	c.w.bulkString("version")
+	c.w.bulkString(c.s.opts.Version)
+	c.w.bulkString("proto")
+	c.w.int(int64(ver))
+	c.w.bulkString("id")
+	c.w.int(c.id)
+	c.w.bulkString("mode")
+	c.w.bulkString("standalone")
+	c.w.bulkString("role")
+	c.w.bulkString("master")
+	c.w.bulkString("modules")
+	c.w.array(0)
+}
+
+// keyCount is the number of keys in the server's table.
+func (c *conn) keyCount() int64 {
+	st, err := c.s.opts.Engine.Stats()
+	if err != nil {
+		return 0
+	}
+	ns, table := c.s.opts.Namespace, c.s.opts.Table
+	if ns == "" {
+		ns = "default"
+	}
+	if table == "" {
+		table = "default"
+	}
+	var n int64
+	for _, s := range st {
+		if s.Namespace == ns && s.Table == table {
+			n += int64(s.Keys)
+		}
+	}
+	return n
+}
+
+func cmdInfo(c *conn, args [][]byte) {
+	want := map[string]bool{}
+	for _, a := range args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
+	var b strings.Builder
+	section := func(name string, lines ...string) {
+		if !all && !want[name] {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		fmt.Fprintf(&b, "# %s\r\n", strings.ToUpper(name[:1])+name[1:])
+		for _, l := range lines {
+			b.WriteString(l)
+			b.WriteString("\r\n")
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	host, _ := os.Hostname()
+	up := time.Since(c.s.started)
+	section("server",
+		"redis_version:"+c.s.opts.Version,
+		"server_name:temporalstore",
+		"redis_mode:standalone",
+		"os:"+runtime.GOOS+" "+runtime.GOARCH,
+		"arch_bits:64",
+		"go_version:"+runtime.Version(),
+		"process_id:"+strconv.Itoa(os.Getpid()),
+		"hostname:"+host,
+		"uptime_in_seconds:"+strconv.FormatInt(int64(up.Seconds()), 10),
+		"uptime_in_days:"+strconv.FormatInt(int64(up.Hours()/24), 10))
+	section("clients", "connected_clients:"+strconv.Itoa(c.s.Clients()))
+	section("memory",
+		"used_memory:"+strconv.FormatUint(ms.HeapAlloc, 10),
+		"used_memory_human:"+human(ms.HeapAlloc),
+		"used_memory_rss:"+strconv.FormatUint(ms.Sys, 10),
+		"used_memory_peak:"+strconv.FormatUint(ms.HeapSys, 10),
+		"maxmemory:0",
+		"mem_allocator:go")
+	st, _ := c.s.opts.Engine.Stats()
+	var keys, index, logBytes int64
+	for _, s := range st {
+		keys += int64(s.Keys)
+		index += int64(s.IndexBytes)
+		logBytes += s.LogBytes
+	}
+	section("stats",
+		"total_connections_received:"+strconv.FormatInt(c.s.stats.connections.Load(), 10),
+		"total_commands_processed:"+strconv.FormatInt(c.s.stats.commands.Load(), 10),
+		"total_error_replies:"+strconv.FormatInt(c.s.stats.errors.Load(), 10),
+		"engine_keys:"+strconv.FormatInt(keys, 10),
+		"engine_index_bytes:"+strconv.FormatInt(index, 10),
+		"engine_log_bytes:"+strconv.FormatInt(logBytes, 10))
+	section("replication", "role:master", "connected_slaves:0")
+	section("keyspace", fmt.Sprintf("db0:keys=%d,expires=0,avg_ttl=0", c.keyCount()))
+	c.w.bulkString(b.String())
+}
+
+func human(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2fM", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// cmdCommand answers COMMAND, COMMAND COUNT, COMMAND INFO and COMMAND DOCS
+// from the command table: enough for redis-cli's hints and go-redis's
+// key-position lookups.
+func cmdCommand(c *conn, args [][]byte) {
+	names := Commands()
+	slices.Sort(names)
+	if len(args) == 1 {
+		c.w.array(len(names))
+		for _, n := range names {
+			writeCommandInfo(c, commands[n])
+		}
+		return
+	}
+	switch {
+	case is(args[1], "count"):
+		c.w.int(int64(len(names)))
+	case is(args[1], "info"):
+		want := args[2:]
+		if len(want) == 0 {
+			want = make([][]byte, len(names))
+			for i, n := range names {
+				want[i] = []byte(n)
+			}
+		}
+		c.w.array(len(want))
+		for _, n := range want {
+			if s := commands[strings.ToLower(string(n))]; s != nil {
+				writeCommandInfo(c, s)
+			} else {
+				c.w.nullArray()
+			}
+		}
+	case is(args[1], "docs"):
+		want := args[2:]
+		if len(want) == 0 {
+			want = make([][]byte, len(names))
+			for i, n := range names {
+				want[i] = []byte(n)
+			}
+		}
+		var found []*cmdSpec
+		for _, n := range want {
+			if s := commands[strings.ToLower(string(n))]; s != nil {
+				found = append(found, s)
+			}
+		}
+		c.w.mapHeader(len(found))
+		for _, s := range found {
+			c.w.bulkString(s.name)
+			c.w.mapHeader(2)
+			c.w.bulkString("summary")
+			c.w.bulkString(s.summary)
+			c.w.bulkString("group")
+			c.w.bulkString(s.group)
+		}
+	default:
+		c.errorf("ERR unknown subcommand '%s'. Try COMMAND HELP.", args[1])
+	}
+}
+
+func writeCommandInfo(c *conn, s *cmdSpec) {
+	c.w.array(6)
+	c.w.bulkString(s.name)
+	c.w.int(int64(s.arity))
+	var flags []string
+	if s.flags&flagWrite != 0 {
+		flags = append(flags, "write")
+	} else {
+		flags = append(flags, "readonly")
+	}
+	if s.flags&flagNoAuth != 0 {
+		flags = append(flags, "no_auth")
+	}
+	c.w.setHeader(len(flags))
+	for _, f := range flags {
+		c.w.simple(f)
+	}
+	c.w.int(int64(s.first))
+	c.w.int(int64(s.last))
+	c.w.int(int64(s.step))
+}
+
+func cmdClient(c *conn, args [][]byte) {
+	switch {
+	case is(args[1], "setname") && len(args) == 3:
+		c.name = string(args[2])
+		c.w.ok()
+	case is(args[1], "getname") && len(args) == 2:
+		if c.name == "" {
+			c.w.null()
+		} else {
+			c.w.bulkString(c.name)
+		}
+	case is(args[1], "id") && len(args) == 2:
+		c.w.int(c.id)
+	case is(args[1], "setinfo") && len(args) == 4:
+		c.w.ok() // lib-name and lib-ver: accepted, not kept
+	case is(args[1], "info") && len(args) == 2:
+		c.w.bulkString(c.describe() + "\n")
+	case is(args[1], "list"):
+		c.s.mu.Lock()
+		var lines []string
+		for o := range c.s.conns {
+			lines = append(lines, o.describe())
+		}
+		c.s.mu.Unlock()
+		slices.Sort(lines)
+		c.w.bulkString(strings.Join(lines, "\n") + "\n")
+	default:
+		c.errorf("ERR unknown subcommand or wrong number of arguments for '%s'. Try CLIENT HELP.", args[1])
+	}
+}
+
+func (c *conn) describe() string {
+	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=0 resp=%d cmd=%s",
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.since).Seconds()), map[bool]int{false: 2, true: 3}[c.w.resp3], c.last)
+}
+
+// cmdConfig answers CONFIG GET for the few parameters clients read at
+// start (redis-benchmark reads save and appendonly) and refuses the rest.
+func cmdConfig(c *conn, args [][]byte) {
+	if !is(args[1], "get") || len(args) < 3 {
+		c.errorf("ERR CONFIG %s is not supported", strings.ToUpper(string(args[1])))
+		return
+	}
+	known := map[string]string{"save": "", "appendonly": "no", "databases": "1", "maxmemory": "0"}
+	var pairs []string
+	for _, a := range args[2:] {
+		if v, ok := known[strings.ToLower(string(a))]; ok {
+			pairs = append(pairs, strings.ToLower(string(a)), v)
+		}
+	}
+	c.w.mapHeader(len(pairs) / 2)
+	for _, p := range pairs {
+		c.w.bulkString(p)
+	}
+}

@@ -1,0 +1,41 @@
+// Package resp serves the engine over RESP, the Redis protocol: redis-cli,
+// go-redis, redis-py and redis-benchmark talk to it as to a Redis server.
+//
+// # Protocol
+//
+// Requests are multibulk arrays of bulk strings or inline commands;
+// pipelined requests are answered in order, and replies are flushed when
+// the connection has no further request buffered. Replies are RESP2 until
+// HELLO 3 switches the connection to RESP3 (maps, sets, doubles, nulls);
+// HELLO 2 switches back. A malformed request gets "-ERR Protocol error"
+// and the connection is closed, as Redis does.
+//
+// # Commands
+//
+// Every key-value kind of the engine is served under its Redis name with
+// Redis's arguments and reply types; Commands lists them. A command the
+// server does not implement gets "-ERR unknown command", never a fake
+// success. Keys live in the engine's default table (Options.Namespace and
+// Options.Table choose another); SELECT accepts database 0 only.
+//
+// # Transactions
+//
+// MULTI queues commands, EXEC runs them with no other command of their
+// shard in between (the shard's append gate and read gate held), DISCARD
+// drops them, WATCH makes EXEC fail (null reply) when a watched key
+// changed. All keys of a transaction, watched ones included, must be on one
+// shard (a common {hash tag}); EXEC of one that spans shards fails with
+// CROSSSLOT and runs nothing.
+//
+// # Auth
+//
+// With tokens configured, a connection must AUTH first (NOAUTH
+// otherwise); a read-only token may run only read commands. Tokens are
+// compared in constant time.
+//
+// # Concurrency
+//
+// A Server serves each connection on its own goroutine; the engine is safe
+// for concurrent use. Close stops accepting, closes every connection and
+// waits for their goroutines.
+package resp

@@ -1,0 +1,299 @@
+package resp
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+func registerKeys() {
+	multi := func(name string, flags cmdFlags, kind ts.Kind) *cmdSpec {
+		return &cmdSpec{name: name, arity: -2, flags: flags, first: 1, last: -1, step: 1, run: func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: kind, Keys: a[1:]}); ok {
+				c.w.int(r.Int)
+			}
+		}}
+	}
+	register(
+		multi("del", flagWrite, ts.KindDeleteKeys),
+		multi("unlink", flagWrite, ts.KindDeleteKeys),
+		multi("exists", 0, ts.KindExistsKeys),
+		keyed("type", 2, 0, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: a[1]}); ok {
+				c.w.simple(string(r.Value))
+			}
+		}),
+		keyed("expire", -3, flagWrite, func(c *conn, a [][]byte) { expire(c, a, time.Second, false) }),
+		keyed("pexpire", -3, flagWrite, func(c *conn, a [][]byte) { expire(c, a, time.Millisecond, false) }),
+		keyed("expireat", -3, flagWrite, func(c *conn, a [][]byte) { expire(c, a, time.Second, true) }),
+		keyed("pexpireat", -3, flagWrite, func(c *conn, a [][]byte) { expire(c, a, time.Millisecond, true) }),
+		keyed("ttl", 2, 0, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindPTTL, Key: a[1]}); ok {
+				if r.Int < 0 {
+					c.w.int(r.Int)
+				} else {
+					c.w.int((r.Int + 500) / 1000)
+				}
+			}
+		}),
+		keyed("pttl", 2, 0, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindPTTL, Key: a[1]}); ok {
+				c.w.int(r.Int)
+			}
+		}),
+		keyed("expiretime", 2, 0, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindExpireTime, Key: a[1]}); ok {
+				if r.Int < 0 {
+					c.w.int(r.Int)
+				} else {
+					c.w.int(r.Int / 1000)
+				}
+			}
+		}),
+		keyed("pexpiretime", 2, 0, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindExpireTime, Key: a[1]}); ok {
+				c.w.int(r.Int)
+			}
+		}),
+		keyed("persist", 2, flagWrite, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindPersist, Key: a[1]}); ok {
+				c.w.int(r.Int)
+			}
+		}),
+		&cmdSpec{name: "rename", arity: 3, flags: flagWrite, first: 1, last: 2, step: 1, run: func(c *conn, a [][]byte) {
+			if _, ok := c.exec(ts.Command{Kind: ts.KindRename, Key: a[1], Dest: a[2]}); ok {
+				c.w.ok()
+			}
+		}},
+		&cmdSpec{name: "scan", arity: -2, flags: flagNoTx, run: cmdScan},
+		&cmdSpec{name: "keys", arity: 2, flags: flagNoTx, run: func(c *conn, a [][]byte) {
+			var out [][]byte
+			err := c.scanAll(func(k []byte) {
+				if globMatch(a[1], k) {
+					out = append(out, k)
+				}
+			})
+			if err == nil {
+				c.w.values(out)
+			}
+		}},
+		&cmdSpec{name: "flushdb", arity: -1, flags: flagWrite | flagNoTx, run: cmdFlush},
+		&cmdSpec{name: "flushall", arity: -1, flags: flagWrite | flagNoTx, run: cmdFlush},
+	)
+}
+
+// expire is EXPIRE and its kin: a relative or absolute time in unit.
+// The NX/XX/GT/LT options of Redis 7 are not served.
+func expire(c *conn, a [][]byte, unit time.Duration, abs bool) {
+	if len(a) > 3 {
+		c.errorf("ERR Unsupported option %s", a[3])
+		return
+	}
+	n, ok := c.intArg(a[2])
+	if !ok {
+		return
+	}
+	if n > math.MaxInt64/int64(unit)/2 || n < math.MinInt64/int64(unit)/2 {
+		c.errorf("ERR invalid expire time in '%s' command", strings.ToLower(string(a[0])))
+		return
+	}
+	cmd := ts.Command{Kind: ts.KindExpire, Key: a[1]}
+	if abs {
+		cmd.ExpireAt = time.Unix(0, 0).Add(time.Duration(n) * unit)
+		if !cmd.ExpireAt.After(time.Unix(0, 0)) {
+			cmd.ExpireAt = time.Unix(0, 1)
+		}
+	} else {
+		cmd.TTL = time.Duration(n) * unit
+	}
+	if r, ok := c.exec(cmd); ok {
+		c.w.int(r.Int)
+	}
+}
+
+// cmdScan is SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]: MATCH and
+// TYPE filter the page the engine returns, as in Redis (a page may come
+// back empty with a non-zero cursor).
+func cmdScan(c *conn, a [][]byte) {
+	cur, err := strconv.ParseUint(string(a[1]), 10, 64)
+	if err != nil {
+		c.errorf("ERR invalid cursor")
+		return
+	}
+	cmd := ts.Command{Kind: ts.KindScan, Cursor: cur}
+	var match, typ []byte
+	for i := 2; i < len(a); i += 2 {
+		if i+1 >= len(a) {
+			c.syntaxErr()
+			return
+		}
+		switch {
+		case is(a[i], "match"):
+			match = a[i+1]
+		case is(a[i], "count"):
+			n, ok := c.intArg(a[i+1])
+			if !ok {
+				return
+			}
+			if n < 1 {
+				c.syntaxErr()
+				return
+			}
+			cmd.Count = int(n)
+		case is(a[i], "type"):
+			typ = a[i+1]
+		default:
+			c.syntaxErr()
+			return
+		}
+	}
+	r, ok := c.exec(cmd)
+	if !ok {
+		return
+	}
+	keys := r.Keys[:0]
+	for _, k := range r.Keys {
+		if match != nil && !globMatch(match, k) {
+			continue
+		}
+		if typ != nil {
+			tr, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.s.opts.Namespace, Table: c.s.opts.Table, Kind: ts.KindType, Key: k})
+			if err != nil || !is(typ, string(tr.Value)) {
+				continue
+			}
+		}
+		keys = append(keys, k)
+	}
+	c.w.array(2)
+	c.w.bulkString(strconv.FormatUint(r.Cursor, 10))
+	c.w.values(keys)
+}
+
+// scanAll calls fn for every key of the table, writing the error reply
+// if the scan fails.
+func (c *conn) scanAll(fn func(k []byte)) error {
+	var cur uint64
+	for {
+		r, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.s.opts.Namespace, Table: c.s.opts.Table, Kind: ts.KindScan, Cursor: cur, Count: 1000})
+		if err != nil {
+			c.engineError(err)
+			return err
+		}
+		for _, k := range r.Keys {
+			fn(k)
+		}
+		if cur = r.Cursor; cur == 0 {
+			return nil
+		}
+	}
+}
+
+// cmdFlush deletes every key of the table (FLUSHDB, FLUSHALL; ASYNC and
+// SYNC are accepted and both run now).
+func cmdFlush(c *conn, a [][]byte) {
+	if len(a) > 2 || len(a) == 2 && !is(a[1], "async") && !is(a[1], "sync") {
+		c.syntaxErr()
+		return
+	}
+	var batch [][]byte
+	flush := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		_, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.s.opts.Namespace, Table: c.s.opts.Table, Kind: ts.KindDeleteKeys, Keys: batch})
+		batch = batch[:0]
+		if err != nil {
+			c.engineError(err)
+			return false
+		}
+		return true
+	}
+	ok := true
+	if err := c.scanAll(func(k []byte) {
+		batch = append(batch, k)
+		if len(batch) == 1000 && ok {
+			ok = flush()
+		}
+	}); err != nil {
+		return
+	}
+	if ok && flush() {
+		c.w.ok()
+	}
+}
+
+// globMatch is Redis's glob: * ? [abc] [^a-z] and \ escapes.
+func globMatch(p, s []byte) bool {
+	for len(p) > 0 {
+		switch p[0] {
+		case '*':
+			for len(p) > 1 && p[1] == '*' {
+				p = p[1:]
+			}
+			if len(p) == 1 {
+				return true
+			}
+			for i := 0; i <= len(s); i++ {
+				if globMatch(p[1:], s[i:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if len(s) == 0 {
+				return false
+			}
+			s = s[1:]
+			p = p[1:]
+		case '[':
+			if len(s) == 0 {
+				return false
+			}
+			p = p[1:]
+			not := len(p) > 0 && p[0] == '^'
+			if not {
+				p = p[1:]
+			}
+			match := false
+			for len(p) > 0 && p[0] != ']' {
+				switch {
+				case p[0] == '\\' && len(p) > 1:
+					match = match || p[1] == s[0]
+					p = p[2:]
+				case len(p) > 2 && p[1] == '-':
+					lo, hi := p[0], p[2]
+					if lo > hi {
+						lo, hi = hi, lo
+					}
+					match = match || (s[0] >= lo && s[0] <= hi)
+					p = p[3:]
+				default:
+					match = match || p[0] == s[0]
+					p = p[1:]
+				}
+			}
+			if len(p) > 0 {
+				p = p[1:] // the ']'
+			}
+			if match == not {
+				return false
+			}
+			s = s[1:]
+		case '\\':
+			if len(p) > 1 {
+				p = p[1:]
+			}
+			fallthrough
+		default:
+			if len(s) == 0 || s[0] != p[0] {
+				return false
+			}
+			s = s[1:]
+			p = p[1:]
+		}
+	}
+	return len(s) == 0
+}

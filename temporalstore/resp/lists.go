@@ -1,0 +1,142 @@
+package resp
+
+import (
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+func registerLists() {
+	indexes := func(c *conn, a [][]byte, cmd ts.Command) (ts.Command, bool) {
+		s, ok := c.intArg(a[2])
+		if !ok {
+			return cmd, false
+		}
+		e, ok := c.intArg(a[3])
+		cmd.Start, cmd.End = s, e
+		return cmd, ok
+	}
+	register(
+		keyed("lpush", -3, flagWrite, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindLPush, Key: a[1], Args: a[2:]}) }),
+		keyed("rpush", -3, flagWrite, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindRPush, Key: a[1], Args: a[2:]}) }),
+		keyed("lpop", -2, flagWrite, func(c *conn, a [][]byte) { popLike(c, a, ts.KindLPop, false) }),
+		keyed("rpop", -2, flagWrite, func(c *conn, a [][]byte) { popLike(c, a, ts.KindRPop, false) }),
+		keyed("lrange", 4, 0, func(c *conn, a [][]byte) {
+			if cmd, ok := indexes(c, a, ts.Command{Kind: ts.KindLRange, Key: a[1]}); ok {
+				c.valuesReply(cmd)
+			}
+		}),
+		keyed("llen", 2, 0, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindLLen, Key: a[1]}) }),
+		keyed("lindex", 3, 0, func(c *conn, a [][]byte) {
+			i, ok := c.intArg(a[2])
+			if !ok {
+				return
+			}
+			if r, ok := c.exec(ts.Command{Kind: ts.KindLIndex, Key: a[1], Start: i}); ok {
+				c.bulkOrNull(r)
+			}
+		}),
+		keyed("lset", 4, flagWrite, func(c *conn, a [][]byte) {
+			i, ok := c.intArg(a[2])
+			if !ok {
+				return
+			}
+			if _, ok := c.exec(ts.Command{Kind: ts.KindLSet, Key: a[1], Start: i, Value: a[3]}); ok {
+				c.w.ok()
+			}
+		}),
+		keyed("ltrim", 4, flagWrite, func(c *conn, a [][]byte) {
+			if cmd, ok := indexes(c, a, ts.Command{Kind: ts.KindLTrim, Key: a[1]}); ok {
+				if _, ok := c.exec(cmd); ok {
+					c.w.ok()
+				}
+			}
+		}),
+		keyed("lrem", 4, flagWrite, func(c *conn, a [][]byte) {
+			if n, ok := c.intArg(a[2]); ok {
+				c.intReply(ts.Command{Kind: ts.KindLRem, Key: a[1], Count: int(n), Value: a[3]})
+			}
+		}),
+		keyed("linsert", 5, flagWrite, func(c *conn, a [][]byte) {
+			var before bool
+			switch {
+			case is(a[2], "before"):
+				before = true
+			case is(a[2], "after"):
+			default:
+				c.syntaxErr()
+				return
+			}
+			c.intReply(ts.Command{Kind: ts.KindLInsert, Key: a[1], Before: before, Args: a[3:4], Value: a[4]})
+		}),
+		keyed("lpos", -3, 0, cmdLPos),
+		&cmdSpec{name: "lmove", arity: 5, flags: flagWrite, first: 1, last: 2, step: 1, run: func(c *conn, a [][]byte) {
+			side := func(b []byte) (left, ok bool) {
+				switch {
+				case is(b, "left"):
+					return true, true
+				case is(b, "right"):
+					return false, true
+				}
+				return false, false
+			}
+			from, ok1 := side(a[3])
+			to, ok2 := side(a[4])
+			if !ok1 || !ok2 {
+				c.syntaxErr()
+				return
+			}
+			if r, ok := c.exec(ts.Command{Kind: ts.KindLMove, Key: a[1], Dest: a[2], FromLeft: from, ToLeft: to}); ok {
+				c.bulkOrNull(r)
+			}
+		}},
+	)
+}
+
+func cmdLPos(c *conn, a [][]byte) {
+	cmd := ts.Command{Kind: ts.KindLPos, Key: a[1], Value: a[2]}
+	for i := 3; i < len(a); i += 2 {
+		if i+1 >= len(a) {
+			c.syntaxErr()
+			return
+		}
+		n, ok := c.intArg(a[i+1])
+		if !ok {
+			return
+		}
+		switch {
+		case is(a[i], "rank"):
+			if n == 0 {
+				c.errorf("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
+				return
+			}
+			cmd.Rank = n
+		case is(a[i], "count"):
+			if n < 0 {
+				c.errorf("ERR COUNT can't be negative")
+				return
+			}
+			cmd.HasCount, cmd.Count = true, int(n)
+		case is(a[i], "maxlen"):
+			if n < 0 {
+				c.errorf("ERR MAXLEN can't be negative")
+				return
+			}
+			cmd.MaxLen = n
+		default:
+			c.syntaxErr()
+			return
+		}
+	}
+	r, ok := c.exec(cmd)
+	switch {
+	case !ok:
+	case cmd.HasCount:
+		c.w.array(len(r.Ints))
+		for _, n := range r.Ints {
+			c.w.int(n)
+		}
+	case !r.Found:
+		c.w.null()
+	default:
+		c.w.int(r.Int)
+	}
+}

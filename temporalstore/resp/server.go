@@ -1,0 +1,259 @@
+package resp
+
+import (
+	"bufio"
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// Errors of the server.
+var (
+	// ErrNoEngine is returned by New without an engine.
+	ErrNoEngine = errors.New("resp: Options.Engine is required")
+	// ErrClosed is returned by Serve after Close.
+	ErrClosed = errors.New("resp: server closed")
+)
+
+// Options configures a Server.
+type Options struct {
+	// Engine is the engine served. Required.
+	Engine *temporalstore.Engine
+	// Namespace and Table are the table the keys live in. Default: the
+	// engine's default table.
+	Namespace, Table string
+	// Tokens are the passwords AUTH accepts for read-write access, and
+	// ReadOnlyTokens those for read-only access. Default: none, no AUTH
+	// needed.
+	Tokens, ReadOnlyTokens []string
+	// TLS, when set, makes Serve wrap every connection in TLS.
+	TLS *tls.Config
+	// MaxBulk is the largest bulk string a request may carry. Default:
+	// DefaultMaxBulk (512 MiB, as Redis's proto-max-bulk-len).
+	MaxBulk int
+	// Logger receives connection errors. Default: slog.Default().
+	Logger *slog.Logger
+	// Version is what INFO and HELLO report as the server's version.
+	// Default: "7.2.0" (clients check it for features).
+	Version string
+}
+
+// Server serves RESP connections.
+type Server struct {
+	opts    Options
+	started time.Time
+	nextID  atomic.Int64
+
+	mu     sync.Mutex
+	conns  map[*conn]struct{}
+	lns    []net.Listener
+	closed bool
+	wg     sync.WaitGroup
+
+	stats serverStats
+}
+
+type serverStats struct {
+	connections, commands, errors atomic.Int64
+}
+
+// New returns a server for opts.
+func New(opts Options) (*Server, error) {
+	if opts.Engine == nil {
+		return nil, ErrNoEngine
+	}
+	if opts.MaxBulk <= 0 {
+		opts.MaxBulk = DefaultMaxBulk
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Version == "" {
+		opts.Version = "7.2.0"
+	}
+	return &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}}, nil
+}
+
+// Serve accepts connections on l until Close; it returns ErrClosed then.
+func (s *Server) Serve(l net.Listener) error {
+	if s.opts.TLS != nil {
+		l = tls.NewListener(l, s.opts.TLS)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		l.Close()
+		return ErrClosed
+	}
+	s.lns = append(s.lns, l)
+	s.mu.Unlock()
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return ErrClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		c := s.newConn(nc)
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return ErrClosed
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		s.stats.connections.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops every listener and connection and waits for them.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for _, l := range s.lns {
+		l.Close()
+	}
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// Clients is the number of open connections.
+func (s *Server) Clients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// access is what a connection may do.
+type access int
+
+const (
+	accessNone access = iota
+	accessRead
+	accessWrite
+)
+
+func (s *Server) authenticate(token []byte) access {
+	ok := func(list []string) bool {
+		found := 0
+		for _, t := range list {
+			// Every token is compared, so the time taken says nothing
+			// about which matched.
+			found |= subtle.ConstantTimeCompare([]byte(t), token)
+		}
+		return found == 1
+	}
+	switch {
+	case ok(s.opts.Tokens):
+		return accessWrite
+	case ok(s.opts.ReadOnlyTokens):
+		return accessRead
+	}
+	return accessNone
+}
+
+func (s *Server) authRequired() bool {
+	return len(s.opts.Tokens)+len(s.opts.ReadOnlyTokens) > 0
+}
+
+// conn is one client connection.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	r      *reader
+	w      writer
+	id     int64
+	name   string
+	access access
+	ctx    context.Context
+	cancel context.CancelFunc
+	quit   bool
+	since  time.Time
+	last   string // the last command's name, for CLIENT LIST
+	tx     *txState
+	watch  []watched
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	c := &conn{s: s, nc: nc, id: s.nextID.Add(1), since: time.Now()}
+	c.r = newReader(nc, s.opts.MaxBulk)
+	c.w.bw = bufio.NewWriterSize(nc, 16<<10)
+	c.access = accessWrite
+	if s.authRequired() {
+		c.access = accessNone
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c
+}
+
+func (c *conn) serve() {
+	defer c.nc.Close()
+	defer c.cancel()
+	for !c.quit {
+		args, err := c.r.next()
+		if err != nil {
+			if errors.Is(err, ErrProtocol) {
+				c.w.err("ERR Protocol error" + strings.TrimPrefix(err.Error(), ErrProtocol.Error()))
+				c.w.bw.Flush()
+			} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				c.s.opts.Logger.Debug("resp: read", "remote", c.nc.RemoteAddr().String(), "err", err)
+			}
+			return
+		}
+		if len(args) == 0 {
+			continue
+		}
+		c.s.stats.commands.Add(1)
+		c.dispatch(args)
+		// Flush once nothing more is buffered: a pipeline's replies go
+		// out in one write.
+		if c.r.br.Buffered() == 0 || c.quit {
+			if err := c.w.bw.Flush(); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// errorf writes an error reply and counts it.
+func (c *conn) errorf(format string, a ...any) {
+	c.s.stats.errors.Add(1)
+	c.w.err(fmt.Sprintf(format, a...))
+}

@@ -1,0 +1,468 @@
+package resp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testredis"
+)
+
+// start runs a server over a fresh engine on a loopback port.
+func start(t testing.TB, opts Options) (string, *temporalstore.Engine) {
+	t.Helper()
+	e, err := temporalstore.Open(t.Context(), temporalstore.Options{Dir: t.TempDir(), MaintenanceInterval: temporalstore.Disabled})
+	require.NoError(t, err)
+	opts.Engine = e
+	s, err := New(opts)
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(l) }()
+	t.Cleanup(func() {
+		require.NoError(t, s.Close())
+		require.ErrorIs(t, <-done, ErrClosed)
+		require.NoError(t, e.Close())
+	})
+	return l.Addr().String(), e
+}
+
+func client(t testing.TB, addr string, proto int) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: proto})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// The same random commands on our server and on redis-server, through
+// go-redis, give the same replies (errors compared by their code), in RESP2
+// and in RESP3.
+func TestRepliesMatchRedis(t *testing.T) {
+	addr, _ := start(t, Options{})
+	ref := testredis.Start(t)
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprint("resp", proto), func(t *testing.T) {
+			ctx := t.Context()
+			ours := client(t, addr, proto)
+			theirs := redis.NewClient(&redis.Options{Addr: ref.Options().Addr, Protocol: proto})
+			defer theirs.Close()
+			require.NoError(t, theirs.FlushAll(ctx).Err())
+			require.NoError(t, ours.FlushAll(ctx).Err())
+			rng := rand.New(rand.NewPCG(uint64(proto), 11))
+			seen := map[string]bool{}
+			for step := range 3000 {
+				args := genArgs(rng)
+				seen[strings.ToLower(fmt.Sprint(args[0]))] = true
+				want, werr := theirs.Do(ctx, args...).Result()
+				got, gerr := ours.Do(ctx, args...).Result()
+				where := fmt.Sprintf("step %d: %v", step, args)
+				if werr != nil && !errors.Is(werr, redis.Nil) {
+					require.Error(t, gerr, "%s: redis says %v, we replied %v", where, werr, got)
+					require.Equal(t, errCode(werr), errCode(gerr), "%s: redis %v, ours %v", where, werr, gerr)
+					continue
+				}
+				require.Equal(t, errors.Is(werr, redis.Nil), errors.Is(gerr, redis.Nil), "%s: redis %v, ours %v", where, werr, gerr)
+				if !errors.Is(gerr, redis.Nil) {
+					require.NoError(t, gerr, "%s: redis replied %v", where, want)
+				}
+				require.Equal(t, normalize(args, want), normalize(args, got), where)
+			}
+			require.Greater(t, len(seen), 60)
+		})
+	}
+}
+
+func errCode(err error) string {
+	code, _, _ := strings.Cut(err.Error(), " ")
+	return code
+}
+
+// normalize sorts replies whose order Redis leaves open.
+func normalize(args []any, v any) any {
+	name := strings.ToLower(fmt.Sprint(args[0]))
+	switch name {
+	case "smembers", "sinter", "sunion", "sdiff", "hkeys", "hvals", "keys":
+		if arr, ok := v.([]any); ok {
+			out := slices.Clone(arr)
+			slices.SortFunc(out, func(a, b any) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+			return out
+		}
+	case "hgetall":
+		switch m := v.(type) {
+		case map[any]any:
+			return fmt.Sprint(m) // fmt sorts map keys
+		case []any:
+			mm := map[any]any{}
+			for i := 0; i+1 < len(m); i += 2 {
+				mm[m[i]] = m[i+1]
+			}
+			return fmt.Sprint(mm)
+		}
+	}
+	return v
+}
+
+func genArgs(rng *rand.Rand) []any {
+	key := func(fam string) string { return fam + strconv.Itoa(rng.IntN(3)) }
+	mem := func() string { return string(rune('a' + rng.IntN(5))) }
+	val := func() string { return []string{"x", "10", "-3", "", "v v", "2.5"}[rng.IntN(6)] }
+	num := func() string { return strconv.Itoa(rng.IntN(9) - 4) }
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	fam := pick("s", "s", "h", "e", "z", "l", "k")
+	k := key(fam)
+	switch fam {
+	case "s":
+		switch rng.IntN(20) {
+		case 0:
+			return []any{"SET", k, val()}
+		case 1:
+			return []any{"SET", k, val(), pick("NX", "XX", "GET", "KEEPTTL", "EX", "PX")}
+		case 2:
+			return []any{"GET", k}
+		case 3:
+			return []any{"INCR", k}
+		case 4:
+			return []any{"DECRBY", k, num()}
+		case 5:
+			return []any{"INCRBYFLOAT", k, pick("1.5", "-2", "abc", "0")}
+		case 6:
+			return []any{"APPEND", k, val()}
+		case 7:
+			return []any{"STRLEN", k}
+		case 8:
+			return []any{"GETRANGE", k, num(), num()}
+		case 9:
+			return []any{"SETRANGE", k, strconv.Itoa(rng.IntN(4)), val()}
+		case 10:
+			return []any{"MGET", k, key("s"), key("h")}
+		case 11:
+			return []any{"MSET", k, val(), key("s"), val()}
+		case 12:
+			return []any{"GETDEL", k}
+		case 13:
+			return []any{"SETNX", k, val()}
+		case 14:
+			return []any{"GETSET", k, val()}
+		case 15:
+			return []any{"SET", k, val(), "EX", pick("100", "0", "-1", "x")}
+		case 16:
+			return []any{"TTL", k}
+		case 17:
+			return []any{"EXISTS", k, key("s"), k}
+		case 18:
+			return []any{"TYPE", k}
+		default:
+			return []any{"DEL", k, key("l")}
+		}
+	case "h":
+		switch rng.IntN(12) {
+		case 0, 1:
+			return []any{"HSET", k, mem(), val(), mem(), val()}
+		case 2:
+			return []any{"HGET", k, mem()}
+		case 3:
+			return []any{"HMGET", k, mem(), mem()}
+		case 4:
+			return []any{"HGETALL", k}
+		case 5:
+			return []any{"HDEL", k, mem(), mem()}
+		case 6:
+			return []any{"HINCRBY", k, mem(), num()}
+		case 7:
+			return []any{"HLEN", k}
+		case 8:
+			return []any{"HEXISTS", k, mem()}
+		case 9:
+			return []any{"HKEYS", k}
+		case 10:
+			return []any{"HSETNX", k, mem(), val()}
+		default:
+			return []any{"HSTRLEN", k, mem()}
+		}
+	case "e":
+		switch rng.IntN(9) {
+		case 0, 1:
+			return []any{"SADD", k, mem(), mem()}
+		case 2:
+			return []any{"SREM", k, mem()}
+		case 3:
+			return []any{"SMEMBERS", k}
+		case 4:
+			return []any{"SISMEMBER", k, mem()}
+		case 5:
+			return []any{"SMISMEMBER", k, mem(), mem()}
+		case 6:
+			return []any{"SCARD", k}
+		case 7:
+			return []any{pick("SINTER", "SUNION", "SDIFF"), k, key("e")}
+		default:
+			return []any{"SPOP", k, "0"}
+		}
+	case "z":
+		switch rng.IntN(16) {
+		case 0, 1:
+			return []any{"ZADD", k, pick("1", "2.5", "-1"), mem(), pick("0", "3"), mem()}
+		case 2:
+			return []any{"ZADD", k, pick("NX", "XX", "GT", "LT", "CH"), pick("1", "4"), mem()}
+		case 3:
+			return []any{"ZADD", k, "INCR", pick("1", "-0.5"), mem()}
+		case 4:
+			return []any{"ZRANGE", k, num(), num(), "WITHSCORES"}
+		case 5:
+			return []any{"ZRANGE", k, pick("-inf", "(1", "0"), pick("+inf", "3", "(2.5"), "BYSCORE", "LIMIT", "0", pick("1", "-1")}
+		case 6:
+			return []any{"ZREVRANGE", k, num(), num()}
+		case 7:
+			return []any{"ZRANGEBYSCORE", k, pick("-inf", "1"), pick("+inf", "(3"), "WITHSCORES"}
+		case 8:
+			return []any{"ZREVRANGEBYSCORE", k, pick("+inf", "3"), pick("-inf", "(0")}
+		case 9:
+			return []any{"ZRANK", k, mem()}
+		case 10:
+			return []any{"ZSCORE", k, mem()}
+		case 11:
+			return []any{"ZINCRBY", k, pick("1", "2.5"), mem()}
+		case 12:
+			return []any{"ZREM", k, mem()}
+		case 13:
+			return []any{"ZCOUNT", k, pick("-inf", "(0"), pick("+inf", "2.5")}
+		case 14:
+			return []any{pick("ZPOPMIN", "ZPOPMAX"), k}
+		default:
+			return []any{"ZCARD", k}
+		}
+	case "l":
+		switch rng.IntN(13) {
+		case 0, 1:
+			return []any{pick("LPUSH", "RPUSH"), k, val(), val()}
+		case 2:
+			return []any{pick("LPOP", "RPOP"), k}
+		case 3:
+			return []any{pick("LPOP", "RPOP"), k, strconv.Itoa(rng.IntN(3))}
+		case 4:
+			return []any{"LRANGE", k, num(), num()}
+		case 5:
+			return []any{"LLEN", k}
+		case 6:
+			return []any{"LINDEX", k, num()}
+		case 7:
+			return []any{"LSET", k, num(), val()}
+		case 8:
+			return []any{"LTRIM", k, num(), num()}
+		case 9:
+			return []any{"LREM", k, num(), val()}
+		case 10:
+			return []any{"LINSERT", k, pick("BEFORE", "AFTER"), val(), val()}
+		case 11:
+			return []any{"LPOS", k, val(), "RANK", pick("1", "-1", "0"), "COUNT", pick("0", "1")}
+		default:
+			return []any{"LMOVE", k, k, pick("LEFT", "RIGHT"), pick("LEFT", "RIGHT")}
+		}
+	}
+	switch rng.IntN(10) {
+	case 0:
+		return []any{"SET", k, val()}
+	case 1:
+		return []any{"HSET", k, mem(), val()}
+	case 2:
+		return []any{"RPUSH", k, val()}
+	case 3:
+		return []any{"GET", k}
+	case 4:
+		return []any{"LLEN", k}
+	case 5:
+		return []any{"PING"}
+	case 6:
+		return []any{"ECHO", val()}
+	case 7:
+		return []any{"NOSUCHCOMMAND", k}
+	case 8:
+		return []any{"GET"}
+	default:
+		return []any{"TYPE", k}
+	}
+}
+
+func TestPipelineTransactionsAndRESP3(t *testing.T) {
+	addr, _ := start(t, Options{})
+	ctx := t.Context()
+	c := client(t, addr, 3)
+	// A pipeline of 1,000 commands is answered in order.
+	pipe := c.Pipeline()
+	for i := range 1000 {
+		pipe.Set(ctx, fmt.Sprint("p", i), i, 0)
+	}
+	get := pipe.Get(ctx, "p999")
+	_, err := pipe.Exec(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "999", get.Val())
+
+	// MULTI/EXEC over one shard.
+	txp := c.TxPipeline()
+	txp.Incr(ctx, "{u}a")
+	txp.Incr(ctx, "{u}b")
+	incr := txp.IncrBy(ctx, "{u}a", 10)
+	_, err = txp.Exec(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(11), incr.Val())
+	// A transaction spanning shards is refused and runs nothing.
+	_, err = c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range 20 {
+			p.Set(ctx, fmt.Sprint("spread", i), "v", 0)
+		}
+		return nil
+	})
+	require.ErrorContains(t, err, "CROSSSLOT")
+	require.Zero(t, c.Exists(ctx, "spread0", "spread1", "spread2").Val())
+	// WATCH: a change by another client makes EXEC fail.
+	other := client(t, addr, 2)
+	err = c.Watch(ctx, func(tx *redis.Tx) error {
+		require.NoError(t, other.Set(ctx, "{u}a", "changed", 0).Err())
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "{u}a", "mine", 0)
+			return nil
+		})
+		return err
+	}, "{u}a")
+	require.ErrorIs(t, err, redis.TxFailedErr)
+	require.Equal(t, "changed", c.Get(ctx, "{u}a").Val())
+	// Unchanged, it runs.
+	err = c.Watch(ctx, func(tx *redis.Tx) error {
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "{u}a", "mine", 0)
+			return nil
+		})
+		return err
+	}, "{u}a")
+	require.NoError(t, err)
+	require.Equal(t, "mine", c.Get(ctx, "{u}a").Val())
+
+	// RESP3 types: a map, a set, a double.
+	require.NoError(t, c.HSet(ctx, "h", "f", "v").Err())
+	m, err := c.Do(ctx, "HGETALL", "h").Result()
+	require.NoError(t, err)
+	require.Equal(t, map[any]any{"f": "v"}, m)
+	require.NoError(t, c.ZAdd(ctx, "z", redis.Z{Score: 1.5, Member: "m"}).Err())
+	sc, err := c.Do(ctx, "ZSCORE", "z", "m").Result()
+	require.NoError(t, err)
+	require.Equal(t, 1.5, sc)
+	// Unknown commands are errors, never a fake success.
+	require.ErrorContains(t, c.Do(ctx, "CLUSTER", "INFO").Err(), "unknown command")
+	// SCAN, DBSIZE, INFO.
+	n, err := c.DBSize(ctx).Result()
+	require.NoError(t, err)
+	require.Positive(t, n)
+	keys, _, err := c.Scan(ctx, 0, "p99*", 10000).Result()
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"p99", "p990", "p991", "p992", "p993", "p994", "p995", "p996", "p997", "p998", "p999"}, keys)
+	info, err := c.Info(ctx, "keyspace").Result()
+	require.NoError(t, err)
+	require.Contains(t, info, "db0:keys=")
+}
+
+func TestAuthAndReadOnly(t *testing.T) {
+	addr, _ := start(t, Options{Tokens: []string{"rw-secret"}, ReadOnlyTokens: []string{"ro-secret"}})
+	ctx := t.Context()
+	anon := client(t, addr, 2)
+	require.ErrorContains(t, anon.Get(ctx, "k").Err(), "NOAUTH")
+	require.NoError(t, anon.Ping(ctx).Err())
+	bad := redis.NewClient(&redis.Options{Addr: addr, Password: "nope", Protocol: 2})
+	defer bad.Close()
+	require.ErrorContains(t, bad.Ping(ctx).Err(), "WRONGPASS")
+	rw := redis.NewClient(&redis.Options{Addr: addr, Password: "rw-secret", Protocol: 3})
+	defer rw.Close()
+	require.NoError(t, rw.Set(ctx, "k", "v", 0).Err())
+	ro := redis.NewClient(&redis.Options{Addr: addr, Password: "ro-secret", Protocol: 2})
+	defer ro.Close()
+	require.Equal(t, "v", ro.Get(ctx, "k").Val())
+	require.ErrorContains(t, ro.Set(ctx, "k", "w", 0).Err(), "NOPERM")
+	require.Equal(t, "v", rw.Get(ctx, "k").Val())
+}
+
+// redis-cli, the real binary, against the server: inline and multibulk.
+func TestRedisCLI(t *testing.T) {
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Fatalf("redis-cli is not installed (make deps): %v", err)
+	}
+	addr, _ := start(t, Options{})
+	host, port, _ := net.SplitHostPort(addr)
+	run := func(args ...string) string {
+		out, err := exec.Command(cli, append([]string{"-h", host, "-p", port}, args...)...).CombinedOutput()
+		require.NoError(t, err, string(out))
+		return strings.TrimSpace(string(out))
+	}
+	require.Equal(t, "OK", run("SET", "greeting", "hello world"))
+	require.Equal(t, "hello world", run("GET", "greeting"))
+	require.Equal(t, "3", run("RPUSH", "l", "a", "b", "c"))
+	require.Equal(t, "a\nb\nc", run("LRANGE", "l", "0", "-1"))
+	require.Contains(t, run("INCR", "greeting"), "ERR value is not an integer")
+	require.Contains(t, run("HSET", "l", "f", "v"), "WRONGTYPE")
+	require.Equal(t, "PONG", run("PING"))
+	// Inline commands, as a telnet user would type them.
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	_, err = nc.Write([]byte("SET inline \"two words\"\r\nGET inline\r\n"))
+	require.NoError(t, err)
+	buf := make([]byte, 64)
+	require.NoError(t, nc.SetReadDeadline(time.Now().Add(5*time.Second)))
+	got := ""
+	for !strings.Contains(got, "two words") {
+		n, err := nc.Read(buf)
+		require.NoError(t, err)
+		got += string(buf[:n])
+	}
+	require.Equal(t, "+OK\r\n$9\r\ntwo words\r\n", got)
+}
+
+func TestProtocolErrorsCloseTheConnection(t *testing.T) {
+	addr, _ := start(t, Options{})
+	for _, req := range []string{"*2\r\n$3\r\nGET\r\n:1\r\n", "*1\r\n$-5\r\n", "*x\r\n", "GET \"unbalanced\r\n"} {
+		nc, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		_, err = nc.Write([]byte(req))
+		require.NoError(t, err)
+		require.NoError(t, nc.SetReadDeadline(time.Now().Add(5*time.Second)))
+		b := make([]byte, 256)
+		n, _ := nc.Read(b)
+		require.Contains(t, string(b[:n]), "-ERR Protocol error", req)
+		_, err = nc.Read(b)
+		require.Error(t, err, "closed after a protocol error")
+		nc.Close()
+	}
+}
+
+// FuzzReader: any bytes parse into requests or a protocol error, never a
+// panic or an unbounded allocation.
+func FuzzReader(f *testing.F) {
+	f.Add([]byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"))
+	f.Add([]byte("SET a \"b c\" 'd'\r\nPING\r\n"))
+	f.Add([]byte("*1\r\n$0\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := newReader(strings.NewReader(string(b)), 1<<20)
+		for range 100 {
+			args, err := r.next()
+			if err != nil {
+				return
+			}
+			for _, a := range args {
+				require.LessOrEqual(t, len(a), len(b))
+			}
+		}
+	})
+}
+
+var _ = context.Background

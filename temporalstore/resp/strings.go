@@ -1,0 +1,267 @@
+package resp
+
+import (
+	"math"
+	"time"
+
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// key is a spec's single key at position 1.
+func keyed(name string, arity int, flags cmdFlags, run func(c *conn, args [][]byte)) *cmdSpec {
+	return &cmdSpec{name: name, arity: arity, flags: flags, first: 1, last: 1, step: 1, run: run}
+}
+
+func registerStrings() {
+	register(
+		keyed("get", 2, 0, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindGet, Key: a[1]}); ok {
+				c.bulkOrNull(r)
+			}
+		}),
+		keyed("set", -3, flagWrite, cmdSet),
+		keyed("setnx", 3, flagWrite, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindSet, Key: a[1], Value: a[2], Cond: ts.IfAbsent}); ok {
+				c.w.int(b2i(r.Applied))
+			}
+		}),
+		keyed("setex", 4, flagWrite, func(c *conn, a [][]byte) { setEx(c, a, time.Second) }),
+		keyed("psetex", 4, flagWrite, func(c *conn, a [][]byte) { setEx(c, a, time.Millisecond) }),
+		keyed("getset", 3, flagWrite, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindSet, Key: a[1], Value: a[2], ReturnOld: true}); ok {
+				c.bulkOrNull(r)
+			}
+		}),
+		keyed("getdel", 2, flagWrite, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindGetDel, Key: a[1]}); ok {
+				c.bulkOrNull(r)
+			}
+		}),
+		keyed("getex", -2, flagWrite, cmdGetEx),
+		&cmdSpec{name: "mget", arity: -2, first: 1, last: -1, step: 1, run: func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindMGet, Keys: a[1:]}); ok {
+				c.w.values(r.Values)
+			}
+		}},
+		&cmdSpec{name: "mset", arity: -3, flags: flagWrite, first: 1, last: -1, step: 2, run: func(c *conn, a [][]byte) {
+			if len(a)%2 != 1 {
+				c.errorf("ERR wrong number of arguments for 'mset' command")
+				return
+			}
+			cmd := ts.Command{Kind: ts.KindMSet}
+			for i := 1; i < len(a); i += 2 {
+				cmd.Keys = append(cmd.Keys, a[i])
+				cmd.Args = append(cmd.Args, a[i+1])
+			}
+			if _, ok := c.exec(cmd); ok {
+				c.w.ok()
+			}
+		}},
+		keyed("incr", 2, flagWrite, func(c *conn, a [][]byte) { incrBy(c, a[1], 1) }),
+		keyed("decr", 2, flagWrite, func(c *conn, a [][]byte) { incrBy(c, a[1], -1) }),
+		keyed("incrby", 3, flagWrite, func(c *conn, a [][]byte) {
+			if n, ok := c.intArg(a[2]); ok {
+				incrBy(c, a[1], n)
+			}
+		}),
+		keyed("decrby", 3, flagWrite, func(c *conn, a [][]byte) {
+			n, ok := c.intArg(a[2])
+			switch {
+			case !ok:
+			case n == math.MinInt64:
+				c.errorf("ERR decrement would overflow")
+			default:
+				incrBy(c, a[1], -n)
+			}
+		}),
+		keyed("incrbyfloat", 3, flagWrite, func(c *conn, a [][]byte) {
+			f, ok := c.floatArg(a[2])
+			if !ok {
+				return
+			}
+			if math.IsInf(f, 0) {
+				c.errorf("ERR increment would produce NaN or Infinity")
+				return
+			}
+			if r, ok := c.exec(ts.Command{Kind: ts.KindIncrByFloat, Key: a[1], Float: f}); ok {
+				c.w.bulk(r.Value)
+			}
+		}),
+		keyed("append", 3, flagWrite, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindAppend, Key: a[1], Value: a[2]}); ok {
+				c.w.int(r.Int)
+			}
+		}),
+		keyed("strlen", 2, 0, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindStrLen, Key: a[1]}); ok {
+				c.w.int(r.Int)
+			}
+		}),
+		keyed("getrange", 4, 0, getRange),
+		keyed("substr", 4, 0, getRange),
+		keyed("setrange", 4, flagWrite, func(c *conn, a [][]byte) {
+			off, ok := c.intArg(a[2])
+			if !ok {
+				return
+			}
+			if off < 0 {
+				c.errorf("ERR offset is out of range")
+				return
+			}
+			if r, ok := c.exec(ts.Command{Kind: ts.KindSetRange, Key: a[1], Start: off, Value: a[3]}); ok {
+				c.w.int(r.Int)
+			}
+		}),
+	)
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (c *conn) bulkOrNull(r ts.Response) {
+	if !r.Found {
+		c.w.null()
+		return
+	}
+	c.w.bulk(r.Value)
+}
+
+func getRange(c *conn, a [][]byte) {
+	s, ok1 := c.intArg(a[2])
+	if !ok1 {
+		return
+	}
+	e, ok2 := c.intArg(a[3])
+	if !ok2 {
+		return
+	}
+	if r, ok := c.exec(ts.Command{Kind: ts.KindGetRange, Key: a[1], Start: s, End: e}); ok {
+		c.w.bulk(r.Value)
+	}
+}
+
+func incrBy(c *conn, key []byte, n int64) {
+	if r, ok := c.exec(ts.Command{Kind: ts.KindIncrBy, Key: key, Delta: n}); ok {
+		c.w.int(r.Int)
+	}
+}
+
+func setEx(c *conn, a [][]byte, unit time.Duration) {
+	n, ok := c.intArg(a[2])
+	if !ok {
+		return
+	}
+	if n <= 0 || n > math.MaxInt64/int64(unit) {
+		c.errorf("ERR invalid expire time in '%s' command", map[time.Duration]string{time.Second: "setex", time.Millisecond: "psetex"}[unit])
+		return
+	}
+	if _, ok := c.exec(ts.Command{Kind: ts.KindSet, Key: a[1], Value: a[3], TTL: time.Duration(n) * unit}); ok {
+		c.w.ok()
+	}
+}
+
+// expiryOpt parses EX/PX/EXAT/PXAT n at a[i]: the TTL or absolute time it
+// sets, and whether a[i] was one.
+func (c *conn) expiryOpt(a [][]byte, i int, cmd *ts.Command, name string) (matched, ok bool) {
+	var unit time.Duration
+	abs := false
+	switch {
+	case is(a[i], "ex"):
+		unit = time.Second
+	case is(a[i], "px"):
+		unit = time.Millisecond
+	case is(a[i], "exat"):
+		unit, abs = time.Second, true
+	case is(a[i], "pxat"):
+		unit, abs = time.Millisecond, true
+	default:
+		return false, true
+	}
+	if i+1 >= len(a) || cmd.TTL != 0 || !cmd.ExpireAt.IsZero() || cmd.KeepTTL || cmd.Persist {
+		c.syntaxErr()
+		return true, false
+	}
+	n, err := parseInt(a[i+1])
+	if err != nil {
+		c.errorf("%s", err.Error())
+		return true, false
+	}
+	if n <= 0 || n > math.MaxInt64/int64(unit)/2 {
+		c.errorf("ERR invalid expire time in '%s' command", name)
+		return true, false
+	}
+	if abs {
+		cmd.ExpireAt = time.Unix(0, 0).Add(time.Duration(n) * unit)
+	} else {
+		cmd.TTL = time.Duration(n) * unit
+	}
+	return true, true
+}
+
+func cmdSet(c *conn, a [][]byte) {
+	cmd := ts.Command{Kind: ts.KindSet, Key: a[1], Value: a[2]}
+	for i := 3; i < len(a); i++ {
+		switch {
+		case is(a[i], "nx") && cmd.Cond == ts.Always:
+			cmd.Cond = ts.IfAbsent
+		case is(a[i], "xx") && cmd.Cond == ts.Always:
+			cmd.Cond = ts.IfPresent
+		case is(a[i], "get"):
+			cmd.ReturnOld = true
+		case is(a[i], "keepttl") && cmd.TTL == 0 && cmd.ExpireAt.IsZero():
+			cmd.KeepTTL = true
+		default:
+			matched, ok := c.expiryOpt(a, i, &cmd, "set")
+			if !ok {
+				return
+			}
+			if !matched {
+				c.syntaxErr()
+				return
+			}
+			i++
+		}
+	}
+	if !cmd.ExpireAt.IsZero() {
+		// The engine takes a TTL: an absolute time in the past expires at
+		// once (Redis stores it and the key is gone on the next read).
+		cmd.TTL = max(time.Until(cmd.ExpireAt), time.Millisecond)
+		cmd.ExpireAt = time.Time{}
+	}
+	r, ok := c.exec(cmd)
+	switch {
+	case !ok:
+	case cmd.ReturnOld:
+		c.bulkOrNull(r)
+	case !r.Applied:
+		c.w.null()
+	default:
+		c.w.ok()
+	}
+}
+
+func cmdGetEx(c *conn, a [][]byte) {
+	cmd := ts.Command{Kind: ts.KindGetEx, Key: a[1]}
+	for i := 2; i < len(a); i++ {
+		if is(a[i], "persist") && cmd.TTL == 0 && cmd.ExpireAt.IsZero() {
+			cmd.Persist = true
+			continue
+		}
+		matched, ok := c.expiryOpt(a, i, &cmd, "getex")
+		if !ok {
+			return
+		}
+		if !matched {
+			c.syntaxErr()
+			return
+		}
+		i++
+	}
+	if r, ok := c.exec(cmd); ok {
+		c.bulkOrNull(r)
+	}
+}

@@ -1,0 +1,159 @@
+package resp
+
+import (
+	"context"
+	"errors"
+)
+
+// txState is a connection's MULTI: the queued commands, whether queuing
+// failed (EXEC then aborts), and the watched keys' versions.
+type txState struct {
+	queued []queued
+	failed bool
+}
+
+type queued struct {
+	spec *cmdSpec
+	args [][]byte
+}
+
+func (t *txState) queue(spec *cmdSpec, args [][]byte) {
+	// The reader reuses its buffers: keep a copy.
+	cp := make([][]byte, len(args))
+	for i, a := range args {
+		cp[i] = append([]byte(nil), a...)
+	}
+	t.queued = append(t.queued, queued{spec, cp})
+}
+
+// txFail marks the open transaction as failed: a command was refused while
+// queuing, so EXEC will abort (EXECABORT), as in Redis.
+func (c *conn) txFail() {
+	if c.tx != nil {
+		c.tx.failed = true
+	}
+}
+
+type watched struct {
+	key []byte
+	ver uint64
+}
+
+func registerTx() {
+	register(
+		&cmdSpec{name: "multi", arity: 1, flags: flagTxControl, run: func(c *conn, _ [][]byte) {
+			if c.tx != nil {
+				c.errorf("ERR MULTI calls can not be nested")
+				return
+			}
+			c.tx = &txState{}
+			c.w.ok()
+		}},
+		&cmdSpec{name: "discard", arity: 1, flags: flagTxControl, run: func(c *conn, _ [][]byte) {
+			if c.tx == nil {
+				c.errorf("ERR DISCARD without MULTI")
+				return
+			}
+			c.tx, c.watch = nil, nil
+			c.w.ok()
+		}},
+		&cmdSpec{name: "watch", arity: -2, flags: flagTxControl, first: 1, last: -1, step: 1, run: func(c *conn, a [][]byte) {
+			if c.tx != nil {
+				c.errorf("ERR WATCH inside MULTI is not allowed")
+				return
+			}
+			for _, k := range a[1:] {
+				v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.s.opts.Namespace, c.s.opts.Table, k)
+				if err != nil {
+					c.engineError(err)
+					return
+				}
+				c.watch = append(c.watch, watched{append([]byte(nil), k...), v})
+			}
+			c.w.ok()
+		}},
+		&cmdSpec{name: "unwatch", arity: 1, flags: flagTxControl, run: func(c *conn, _ [][]byte) {
+			c.watch = nil
+			c.w.ok()
+		}},
+		&cmdSpec{name: "exec", arity: 1, flags: flagTxControl, run: cmdExec},
+	)
+}
+
+var errWatchFailed = errors.New("watched key changed")
+
+func cmdExec(c *conn, _ [][]byte) {
+	tx, watch := c.tx, c.watch
+	c.tx, c.watch = nil, nil
+	switch {
+	case tx == nil:
+		c.errorf("ERR EXEC without MULTI")
+		return
+	case tx.failed:
+		c.errorf("EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	// Every key, watched ones included, must be on one shard.
+	var first []byte
+	shard := -1
+	check := func(k []byte) bool {
+		i, err := c.s.opts.Engine.ShardIndex(c.s.opts.Namespace, c.s.opts.Table, k)
+		if err != nil {
+			c.engineError(err)
+			return false
+		}
+		if shard >= 0 && i != shard {
+			c.errorf("CROSSSLOT Keys in request don't hash to the same shard (give them a common {hash tag})")
+			return false
+		}
+		shard, first = i, k
+		return true
+	}
+	for _, w := range watch {
+		if !check(w.key) {
+			return
+		}
+	}
+	for _, q := range tx.queued {
+		for _, k := range q.spec.keysOf(q.args) {
+			if !check(k) {
+				return
+			}
+		}
+	}
+	if first == nil {
+		// No keys at all (PING, ECHO ...): nothing to isolate.
+		c.w.array(len(tx.queued))
+		for _, q := range tx.queued {
+			q.spec.run(c, q.args)
+		}
+		return
+	}
+	outer := c.ctx
+	err := c.s.opts.Engine.Atomic(outer, c.s.opts.Namespace, c.s.opts.Table, first, func(ctx context.Context) error {
+		for _, w := range watch {
+			v, err := c.s.opts.Engine.KeyVersion(ctx, c.s.opts.Namespace, c.s.opts.Table, w.key)
+			if err != nil {
+				return err
+			}
+			if v != w.ver {
+				return errWatchFailed
+			}
+		}
+		// The commands run with the transaction's context, so the engine
+		// does not take the shard's locks again.
+		c.ctx = ctx
+		defer func() { c.ctx = outer }()
+		c.w.array(len(tx.queued))
+		for _, q := range tx.queued {
+			q.spec.run(c, q.args)
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errWatchFailed):
+		c.w.nullArray()
+	case err != nil:
+		c.engineError(err)
+	}
+}

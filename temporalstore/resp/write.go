@@ -1,0 +1,130 @@
+package resp
+
+import (
+	"bufio"
+	"math"
+	"strconv"
+)
+
+// writer encodes replies in the connection's protocol: RESP2, or RESP3
+// after HELLO 3. The RESP3-only types degrade as Redis degrades them.
+type writer struct {
+	bw    *bufio.Writer
+	resp3 bool
+	num   [32]byte
+	fnum  [32]byte // a double's digits, apart from num, which header uses
+}
+
+func (w *writer) header(prefix byte, n int64) {
+	w.bw.WriteByte(prefix)
+	w.bw.Write(strconv.AppendInt(w.num[:0], n, 10))
+	w.bw.WriteString("\r\n")
+}
+
+func (w *writer) simple(s string) {
+	w.bw.WriteByte('+')
+	w.bw.WriteString(s)
+	w.bw.WriteString("\r\n")
+}
+
+func (w *writer) ok() { w.bw.WriteString("+OK\r\n") }
+
+// err writes an error reply; msg starts with its code (ERR, WRONGTYPE ...).
+func (w *writer) err(msg string) {
+	w.bw.WriteByte('-')
+	for i := 0; i < len(msg); i++ {
+		if c := msg[i]; c == '\r' || c == '\n' {
+			w.bw.WriteByte(' ')
+		} else {
+			w.bw.WriteByte(c)
+		}
+	}
+	w.bw.WriteString("\r\n")
+}
+
+func (w *writer) int(n int64) { w.header(':', n) }
+
+func (w *writer) bulk(b []byte) {
+	w.header('$', int64(len(b)))
+	w.bw.Write(b)
+	w.bw.WriteString("\r\n")
+}
+
+func (w *writer) bulkString(s string) {
+	w.header('$', int64(len(s)))
+	w.bw.WriteString(s)
+	w.bw.WriteString("\r\n")
+}
+
+// null is a missing value: RESP3's null, RESP2's null bulk string.
+func (w *writer) null() {
+	if w.resp3 {
+		w.bw.WriteString("_\r\n")
+		return
+	}
+	w.bw.WriteString("$-1\r\n")
+}
+
+// nullArray is a missing array: RESP3's null, RESP2's null multibulk.
+func (w *writer) nullArray() {
+	if w.resp3 {
+		w.bw.WriteString("_\r\n")
+		return
+	}
+	w.bw.WriteString("*-1\r\n")
+}
+
+func (w *writer) array(n int) { w.header('*', int64(n)) }
+
+// mapHeader starts a map of n pairs: RESP3's map, RESP2's flat array.
+func (w *writer) mapHeader(n int) {
+	if w.resp3 {
+		w.header('%', int64(n))
+		return
+	}
+	w.header('*', int64(2*n))
+}
+
+// setHeader starts a set: RESP3's set, RESP2's array.
+func (w *writer) setHeader(n int) {
+	if w.resp3 {
+		w.header('~', int64(n))
+		return
+	}
+	w.header('*', int64(n))
+}
+
+// double writes a float: RESP3's double, RESP2's bulk string, formatted as
+// Redis formats scores.
+func (w *writer) double(f float64) {
+	s := formatDouble(w.fnum[:0], f)
+	if w.resp3 {
+		w.bw.WriteByte(',')
+		w.bw.Write(s)
+		w.bw.WriteString("\r\n")
+		return
+	}
+	w.bulk(s)
+}
+
+func formatDouble(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+}
+
+// values writes an array of values, nil elements as nulls.
+func (w *writer) values(vs [][]byte) {
+	w.array(len(vs))
+	for _, v := range vs {
+		if v == nil {
+			w.null()
+		} else {
+			w.bulk(v)
+		}
+	}
+}

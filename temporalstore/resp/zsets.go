@@ -1,0 +1,271 @@
+package resp
+
+import (
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// scoredReply writes members with their scores: RESP3 pairs of [member,
+// double], RESP2 a flat member, score list; without scores, members.
+func (c *conn) scoredReply(r ts.Response, withScores bool) {
+	if !withScores {
+		c.w.values(r.Values)
+		return
+	}
+	if c.w.resp3 {
+		c.w.array(len(r.Values))
+		for i, v := range r.Values {
+			c.w.array(2)
+			c.w.bulk(v)
+			c.w.double(r.Scores[i])
+		}
+		return
+	}
+	c.w.array(2 * len(r.Values))
+	for i, v := range r.Values {
+		c.w.bulk(v)
+		c.w.double(r.Scores[i])
+	}
+}
+
+// rangeBounds parses a range's min and max for by (rank, score or lex).
+func (c *conn) rangeBounds(rg *ts.ZRange, lo, hi []byte) bool {
+	switch rg.By {
+	case ts.ByScore:
+		var err1, err2 error
+		rg.Min, err1 = ts.ParseScoreBound(string(lo))
+		rg.Max, err2 = ts.ParseScoreBound(string(hi))
+		if err1 != nil || err2 != nil {
+			c.errorf("ERR min or max is not a float")
+			return false
+		}
+	case ts.ByLex:
+		var err1, err2 error
+		rg.LexMin, err1 = ts.ParseLexBound(string(lo))
+		rg.LexMax, err2 = ts.ParseLexBound(string(hi))
+		if err1 != nil || err2 != nil {
+			c.errorf("ERR min or max not valid string range item")
+			return false
+		}
+	default:
+		s, ok := c.intArg(lo)
+		if !ok {
+			return false
+		}
+		e, ok := c.intArg(hi)
+		if !ok {
+			return false
+		}
+		rg.Start, rg.Stop = s, e
+	}
+	return true
+}
+
+// zrange serves ZRANGE and its older forms. by and rev are fixed by the
+// form (ZRANGEBYSCORE, ZREVRANGE ...) or, for ZRANGE, read from the
+// options; a reversed form takes max before min.
+func zrange(c *conn, a [][]byte, by ts.ZRangeBy, rev, generic bool) {
+	rg := ts.ZRange{By: by, Rev: rev}
+	for i := 4; i < len(a); i++ {
+		switch {
+		case generic && is(a[i], "byscore") && rg.By == ts.ByRank:
+			rg.By = ts.ByScore
+		case generic && is(a[i], "bylex") && rg.By == ts.ByRank:
+			rg.By = ts.ByLex
+		case generic && is(a[i], "rev"):
+			rg.Rev = true
+		case is(a[i], "withscores"):
+			rg.WithScores = true
+		case is(a[i], "limit") && i+2 < len(a):
+			off, ok := c.intArg(a[i+1])
+			if !ok {
+				return
+			}
+			n, ok := c.intArg(a[i+2])
+			if !ok {
+				return
+			}
+			rg.HasLimit, rg.Offset, rg.Limit = true, off, n
+			i += 2
+		default:
+			c.syntaxErr()
+			return
+		}
+	}
+	if rg.By == ts.ByLex && rg.WithScores {
+		c.syntaxErr()
+		return
+	}
+	lo, hi := a[2], a[3]
+	if rg.Rev && rg.By != ts.ByRank {
+		lo, hi = hi, lo
+	}
+	if !c.rangeBounds(&rg, lo, hi) {
+		return
+	}
+	if r, ok := c.exec(ts.Command{Kind: ts.KindZRange, Key: a[1], Range: rg}); ok {
+		c.scoredReply(r, rg.WithScores)
+	}
+}
+
+func registerZSets() {
+	register(
+		keyed("zadd", -4, flagWrite, cmdZAdd),
+		keyed("zrange", -4, 0, func(c *conn, a [][]byte) { zrange(c, a, ts.ByRank, false, true) }),
+		keyed("zrevrange", -4, 0, func(c *conn, a [][]byte) { zrange(c, a, ts.ByRank, true, false) }),
+		keyed("zrangebyscore", -4, 0, func(c *conn, a [][]byte) { zrange(c, a, ts.ByScore, false, false) }),
+		keyed("zrevrangebyscore", -4, 0, func(c *conn, a [][]byte) { zrange(c, a, ts.ByScore, true, false) }),
+		keyed("zrangebylex", -4, 0, func(c *conn, a [][]byte) { zrange(c, a, ts.ByLex, false, false) }),
+		keyed("zrevrangebylex", -4, 0, func(c *conn, a [][]byte) { zrange(c, a, ts.ByLex, true, false) }),
+		keyed("zrank", 3, 0, func(c *conn, a [][]byte) { zrank(c, a, ts.KindZRank) }),
+		keyed("zrevrank", 3, 0, func(c *conn, a [][]byte) { zrank(c, a, ts.KindZRevRank) }),
+		keyed("zscore", 3, 0, func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindZScore, Key: a[1], Args: a[2:]}); ok {
+				if !r.Found {
+					c.w.null()
+				} else {
+					c.w.double(r.Float)
+				}
+			}
+		}),
+		keyed("zmscore", -3, 0, func(c *conn, a [][]byte) {
+			r, ok := c.exec(ts.Command{Kind: ts.KindZMScore, Key: a[1], Args: a[2:]})
+			if !ok {
+				return
+			}
+			c.w.array(len(r.Values))
+			for _, v := range r.Values {
+				if v == nil {
+					c.w.null()
+					continue
+				}
+				f, _ := parseFloat(v)
+				c.w.double(f)
+			}
+		}),
+		keyed("zincrby", 4, flagWrite, func(c *conn, a [][]byte) {
+			f, ok := c.floatArg(a[2])
+			if !ok {
+				return
+			}
+			if r, ok := c.exec(ts.Command{Kind: ts.KindZIncrBy, Key: a[1], Args: a[3:], Float: f}); ok {
+				c.w.double(r.Float)
+			}
+		}),
+		keyed("zrem", -3, flagWrite, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindZRem, Key: a[1], Args: a[2:]}) }),
+		keyed("zremrangebyscore", 4, flagWrite, func(c *conn, a [][]byte) { zremRange(c, a, ts.ByScore) }),
+		keyed("zremrangebyrank", 4, flagWrite, func(c *conn, a [][]byte) { zremRange(c, a, ts.ByRank) }),
+		keyed("zremrangebylex", 4, flagWrite, func(c *conn, a [][]byte) { zremRange(c, a, ts.ByLex) }),
+		keyed("zcard", 2, 0, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindZCard, Key: a[1]}) }),
+		keyed("zcount", 4, 0, func(c *conn, a [][]byte) { zcount(c, a, ts.ByScore) }),
+		keyed("zlexcount", 4, 0, func(c *conn, a [][]byte) { zcount(c, a, ts.ByLex) }),
+		keyed("zpopmin", -2, flagWrite, func(c *conn, a [][]byte) { zpop(c, a, ts.KindZPopMin) }),
+		keyed("zpopmax", -2, flagWrite, func(c *conn, a [][]byte) { zpop(c, a, ts.KindZPopMax) }),
+		keyed("zscan", -3, 0, func(c *conn, a [][]byte) { c.collectionScan(a, ts.KindZScan, 2) }),
+	)
+}
+
+func cmdZAdd(c *conn, a [][]byte) {
+	cmd := ts.Command{Kind: ts.KindZAdd, Key: a[1]}
+	i := 2
+options:
+	for ; i < len(a); i++ {
+		switch {
+		case is(a[i], "nx"):
+			cmd.ZAdd.NX = true
+		case is(a[i], "xx"):
+			cmd.ZAdd.XX = true
+		case is(a[i], "gt"):
+			cmd.ZAdd.GT = true
+		case is(a[i], "lt"):
+			cmd.ZAdd.LT = true
+		case is(a[i], "ch"):
+			cmd.ZAdd.CH = true
+		case is(a[i], "incr"):
+			cmd.ZAdd.Incr = true
+		default:
+			break options
+		}
+	}
+	rest := a[i:]
+	if len(rest) == 0 || len(rest)%2 != 0 {
+		c.syntaxErr()
+		return
+	}
+	for j := 0; j < len(rest); j += 2 {
+		f, err := parseFloat(rest[j])
+		if err != nil {
+			c.errorf("%s", err.Error())
+			return
+		}
+		cmd.Scores = append(cmd.Scores, f)
+		cmd.Args = append(cmd.Args, rest[j+1])
+	}
+	r, ok := c.exec(cmd)
+	switch {
+	case !ok:
+	case cmd.ZAdd.Incr && !r.Found:
+		c.w.null()
+	case cmd.ZAdd.Incr:
+		c.w.double(r.Float)
+	default:
+		c.w.int(r.Int)
+	}
+}
+
+func zrank(c *conn, a [][]byte, kind ts.Kind) {
+	if r, ok := c.exec(ts.Command{Kind: kind, Key: a[1], Args: a[2:]}); ok {
+		if !r.Found {
+			c.w.null()
+		} else {
+			c.w.int(r.Int)
+		}
+	}
+}
+
+func zremRange(c *conn, a [][]byte, by ts.ZRangeBy) {
+	rg := ts.ZRange{By: by}
+	if c.rangeBounds(&rg, a[2], a[3]) {
+		c.intReply(ts.Command{Kind: ts.KindZRemRange, Key: a[1], Range: rg})
+	}
+}
+
+func zcount(c *conn, a [][]byte, by ts.ZRangeBy) {
+	rg := ts.ZRange{By: by}
+	if c.rangeBounds(&rg, a[2], a[3]) {
+		c.intReply(ts.Command{Kind: ts.KindZCount, Key: a[1], Range: rg})
+	}
+}
+
+func zpop(c *conn, a [][]byte, kind ts.Kind) {
+	if len(a) > 3 {
+		c.syntaxErr()
+		return
+	}
+	cmd := ts.Command{Kind: kind, Key: a[1]}
+	if len(a) == 3 {
+		n, ok := c.intArg(a[2])
+		if !ok {
+			return
+		}
+		if n < 0 {
+			c.errorf("ERR value is out of range, must be positive")
+			return
+		}
+		cmd.HasCount, cmd.Count = true, int(n)
+	}
+	r, ok := c.exec(cmd)
+	if !ok {
+		return
+	}
+	if !cmd.HasCount || !c.w.resp3 {
+		// Redis answers a flat member, score list here, in RESP3 too
+		// when no count is given.
+		c.w.array(2 * len(r.Values))
+		for i, v := range r.Values {
+			c.w.bulk(v)
+			c.w.double(r.Scores[i])
+		}
+		return
+	}
+	c.scoredReply(r, true)
+}

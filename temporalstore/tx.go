@@ -1,0 +1,49 @@
+package temporalstore
+
+import (
+	"context"
+	"fmt"
+)
+
+// Atomic runs fn with the shard of key (in table namespace/name) to
+// itself: commands fn executes with the context it is given, on keys of
+// that shard, run with no other command of the shard in between, and no
+// reader sees their effects before fn returns (Redis's MULTI/EXEC). Each
+// write is still its own log record: a crash may keep a prefix of them.
+// Commands on other shards inside fn are not isolated; the caller keeps
+// fn to one shard (ShardOf, hash tags).
+func (e *Engine) Atomic(ctx context.Context, namespace, name string, key []byte, fn func(ctx context.Context) error) error {
+	c := Command{Namespace: namespace, Table: name, Key: key}
+	if len(key) == 0 {
+		return fmt.Errorf("%w: empty key", ErrInvalid)
+	}
+	t, i, err := e.route(&c)
+	if err != nil {
+		return err
+	}
+	return engineErr(t.shards[i].Exclusive(ctx, fn))
+}
+
+// KeyVersion is a token that changes whenever key is written (0 when it is
+// absent), for WATCH: compare the token taken before with the one inside
+// Atomic.
+func (e *Engine) KeyVersion(ctx context.Context, namespace, name string, key []byte) (uint64, error) {
+	c := Command{Namespace: namespace, Table: name, Key: key}
+	if len(key) == 0 {
+		return 0, fmt.Errorf("%w: empty key", ErrInvalid)
+	}
+	t, i, err := e.route(&c)
+	if err != nil {
+		return 0, err
+	}
+	return t.shards[i].Version(ctx, key)
+}
+
+// ShardIndex is the shard of key in table namespace/name.
+func (e *Engine) ShardIndex(namespace, name string, key []byte) (int, error) {
+	t, err := e.table(&Command{Namespace: namespace, Table: name})
+	if err != nil {
+		return 0, err
+	}
+	return ShardOf(key, len(t.shards)), nil
+}

@@ -1,0 +1,76 @@
+package temporalstore
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+)
+
+// Commands inside Atomic are isolated: a concurrent reader sees either
+// none or all of the transaction's writes, never some.
+func TestAtomicIsolatesItsWrites(t *testing.T) {
+	e := openEngine(t, t.TempDir(), testclock.New(time.Unix(1_764_460_800, 0)))
+	defer e.Close()
+	ctx := t.Context()
+	exec(t, e, Command{Kind: KindMSet, Keys: bs("{a}x", "{a}y"), Args: bs("0", "0")})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	torn, reads := 0, 0
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r, err := e.Execute(ctx, Command{Kind: KindMGet, Keys: bs("{a}x", "{a}y")})
+			if err != nil {
+				panic(err)
+			}
+			reads++
+			if string(r.Values[0]) != string(r.Values[1]) {
+				torn++
+			}
+		}
+	}()
+	for range 100 {
+		require.NoError(t, e.Atomic(ctx, "", "", []byte("{a}x"), func(ctx context.Context) error {
+			if _, err := e.Execute(ctx, Command{Kind: KindIncrBy, Key: b("{a}x"), Delta: 1}); err != nil {
+				return err
+			}
+			if _, err := e.Execute(ctx, Command{Kind: KindSet, Key: b("{a}z"), Value: b("plain set")}); err != nil {
+				return err
+			}
+			_, err := e.Execute(ctx, Command{Kind: KindIncrBy, Key: b("{a}y"), Delta: 1})
+			return err
+		}))
+	}
+	close(stop)
+	wg.Wait()
+	require.Positive(t, reads)
+	require.Zero(t, torn, "a reader saw half a transaction")
+	require.Equal(t, "100", string(exec(t, e, Command{Kind: KindGet, Key: b("{a}y")}).Value))
+
+	v1, err := e.KeyVersion(ctx, "", "", b("{a}x"))
+	require.NoError(t, err)
+	require.Positive(t, v1)
+	v0, err := e.KeyVersion(ctx, "", "", b("nope"))
+	require.NoError(t, err)
+	require.Zero(t, v0)
+	exec(t, e, Command{Kind: KindSet, Key: b("{a}x"), Value: b("1")})
+	v2, err := e.KeyVersion(ctx, "", "", b("{a}x"))
+	require.NoError(t, err)
+	require.NotEqual(t, v1, v2)
+	exec(t, e, Command{Kind: KindSAdd, Key: b("s"), Args: bs("m")})
+	s1, _ := e.KeyVersion(ctx, "", "", b("s"))
+	exec(t, e, Command{Kind: KindSAdd, Key: b("s"), Args: bs("n")})
+	s2, _ := e.KeyVersion(ctx, "", "", b("s"))
+	require.NotEqual(t, s1, s2)
+}
