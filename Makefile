@@ -67,9 +67,13 @@ build: ## Build every workspace package (go build work).
 # Tests
 
 .PHONY: test
+.PHONY: run
+run: ## Run the server on its embedded default (./data, single node): RESP on 127.0.0.1:6379, S3 on 127.0.0.1:9000.
+	$(WORKSPACE) $(GO) run ./examples/server
+
 # Debian packages the tests use: redis-server (the engine's replies are
 # compared with a real Redis), python3-venv (boto3 against the S3 handler).
-TEST_DEBS := redis-server python3-venv
+TEST_DEBS := redis-server redis-tools python3-venv
 
 .PHONY: deps
 deps: ## Install the system packages the tests use, if missing (redis-server, python3-venv; apt as root or via sudo).

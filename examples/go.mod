@@ -3,14 +3,22 @@ module github.com/temporalstore/temporalstore-go/examples
 go 1.26.0
 
 require (
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
 	github.com/temporalstore/temporalstore-go/matrixcache v0.0.0
 	github.com/temporalstore/temporalstore-go/matrixraft v0.0.0
 )
 
 require (
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
+)
+
+require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
+	github.com/temporalstore/temporalstore-go/matrixobject v0.0.0
+	github.com/temporalstore/temporalstore-go/temporalstore v0.0.0
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.etcd.io/raft/v3 v3.7.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
@@ -21,3 +29,7 @@ require (
 replace github.com/temporalstore/temporalstore-go/matrixcache => ../matrixcache
 
 replace github.com/temporalstore/temporalstore-go/matrixraft => ../matrixraft
+
+replace github.com/temporalstore/temporalstore-go/temporalstore => ../temporalstore
+
+replace github.com/temporalstore/temporalstore-go/matrixobject => ../matrixobject

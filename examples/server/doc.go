@@ -1,0 +1,10 @@
+// Command server is the thin TemporalStore server: it opens the engine on
+// a local data directory (single node) and serves it over RESP (redis-cli,
+// go-redis, redis-py), and the object store over the S3 API.
+//
+// Every flag also reads an environment variable (TS_...); a flag beats its
+// variable, which beats the default. `server --help` lists them. It refuses
+// to listen on a non-loopback address without a token unless --insecure is
+// given. On SIGTERM or SIGINT it stops accepting, closes the connections,
+// checkpoints every shard and closes the engine.
+package main

@@ -1,0 +1,327 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/matrixobject"
+	"github.com/temporalstore/temporalstore-go/matrixobject/s3api"
+	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+// config is the parsed flags.
+type config struct {
+	dataDir        string
+	respAddr       string
+	s3Addr         string
+	tokens         []string
+	readOnlyTokens []string
+	s3Keys         map[string]string
+	tlsCert        string
+	tlsKey         string
+	insecure       bool
+	cacheBytes     int64
+	logLevel       slog.Level
+	logJSON        bool
+}
+
+// flagDef is one flag with the environment variable that also sets it.
+type flagDef struct {
+	name, env, def, usage string
+	set                   func(c *config, v string) error
+}
+
+func list(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+var flags = []flagDef{
+	{"data", "TS_DATA", "./data", "data directory: the engine's shards and the object store's buckets live here", func(c *config, v string) error {
+		c.dataDir = v
+		return nil
+	}},
+	{"resp", "TS_RESP_ADDR", "127.0.0.1:6379", "RESP (Redis protocol) listen address; empty turns it off", func(c *config, v string) error {
+		c.respAddr = v
+		return nil
+	}},
+	{"s3", "TS_S3_ADDR", "127.0.0.1:9000", "S3-compatible object API listen address; empty turns it off", func(c *config, v string) error {
+		c.s3Addr = v
+		return nil
+	}},
+	{"token", "TS_TOKEN", "", "comma-separated read-write tokens: RESP AUTH passwords; none means no AUTH", func(c *config, v string) error {
+		c.tokens = list(v)
+		return nil
+	}},
+	{"readonly-token", "TS_READONLY_TOKEN", "", "comma-separated read-only tokens (RESP AUTH): reads only", func(c *config, v string) error {
+		c.readOnlyTokens = list(v)
+		return nil
+	}},
+	{"s3-credentials", "TS_S3_CREDENTIALS", "", "comma-separated access-key:secret pairs the S3 API accepts (Signature V4); none means unsigned requests are served", func(c *config, v string) error {
+		c.s3Keys = map[string]string{}
+		for _, p := range list(v) {
+			k, s, ok := strings.Cut(p, ":")
+			if !ok || k == "" || s == "" {
+				return fmt.Errorf("S3 credential %q is not access-key:secret", p)
+			}
+			c.s3Keys[k] = s
+		}
+		return nil
+	}},
+	{"tls-cert", "TS_TLS_CERT", "", "TLS certificate (PEM) for every listener; with --tls-key", func(c *config, v string) error {
+		c.tlsCert = v
+		return nil
+	}},
+	{"tls-key", "TS_TLS_KEY", "", "TLS private key (PEM) for every listener; with --tls-cert", func(c *config, v string) error {
+		c.tlsKey = v
+		return nil
+	}},
+	{"insecure", "TS_INSECURE", "false", "allow listening on a non-loopback address without a token", func(c *config, v string) error {
+		b, err := strconv.ParseBool(v)
+		c.insecure = b
+		return err
+	}},
+	{"cache-bytes", "TS_CACHE_BYTES", strconv.Itoa(temporalstore.DefaultCacheBytes), "memory budget of the engine's record cache in bytes; -1 turns it off", func(c *config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		c.cacheBytes = n
+		return err
+	}},
+	{"log-level", "TS_LOG_LEVEL", "info", "log level: debug, info, warn or error", func(c *config, v string) error {
+		return c.logLevel.UnmarshalText([]byte(v))
+	}},
+	{"log-format", "TS_LOG_FORMAT", "text", "log format: text or json", func(c *config, v string) error {
+		switch v {
+		case "text", "json":
+			c.logJSON = v == "json"
+			return nil
+		}
+		return fmt.Errorf("log format %q (text or json)", v)
+	}},
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage: server [flags]
+
+Runs TemporalStore on a local data directory (single node): the engine over
+RESP, and the object store over the S3 API. Each flag also reads the
+environment variable shown; a flag beats its variable, which beats the default.
+
+Flags:
+`)
+	for _, f := range flags {
+		fmt.Fprintf(w, "  --%s  [%s, default %q]\n      %s\n", f.name, f.env, f.def, f.usage)
+	}
+	fmt.Fprint(w, `
+Example:
+  go run ./examples/server
+  redis-cli -p 6379 SET greeting hello
+`)
+}
+
+// parse reads the flags, the environment and the defaults.
+func parse(args []string, stdout io.Writer, getenv func(string) string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	given := map[string]string{}
+	for _, f := range flags {
+		fs.Func(f.name, f.usage, func(v string) error {
+			given[f.name] = v
+			return nil
+		})
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout)
+		}
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
+	}
+	for _, f := range flags {
+		v, from := f.def, "default"
+		if e := getenv(f.env); strings.TrimSpace(e) != "" {
+			v, from = e, f.env
+		}
+		if g, ok := given[f.name]; ok {
+			v, from = g, "--"+f.name
+		}
+		if err := f.set(&c, v); err != nil {
+			return c, fmt.Errorf("%s (from %s): %w", f.name, from, err)
+		}
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return c, errors.New("--tls-cert and --tls-key go together")
+	}
+	return c, nil
+}
+
+// loopback reports whether addr only listens on the loopback interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parse(args, stdout, os.Getenv)
+	if err != nil {
+		return err
+	}
+	var handler slog.Handler = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel})
+	if c.logJSON {
+		handler = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: c.logLevel})
+	}
+	log := slog.New(handler)
+	if c.respAddr != "" && !loopback(c.respAddr) && len(c.tokens)+len(c.readOnlyTokens) == 0 && !c.insecure {
+		return fmt.Errorf("refusing to serve RESP on %s, which is not loopback, without a token (--token, or --insecure)", c.respAddr)
+	}
+	if c.s3Addr != "" && !loopback(c.s3Addr) && len(c.s3Keys) == 0 && !c.insecure {
+		return fmt.Errorf("refusing to serve S3 on %s, which is not loopback, without credentials (--s3-credentials, or --insecure)", c.s3Addr)
+	}
+	var tlsCfg *tls.Config
+	if c.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+		if err != nil {
+			return fmt.Errorf("TLS: %w", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+
+	started := time.Now()
+	e, err := temporalstore.Open(ctx, temporalstore.Options{
+		Dir: filepath.Join(c.dataDir, "engine"), CacheBytes: c.cacheBytes, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("engine open", "dir", filepath.Join(c.dataDir, "engine"), "took", time.Since(started).Round(time.Millisecond))
+	var closers []func() error
+	errc := make(chan error, 4)
+	listen := func(addr string) (net.Listener, error) {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		if tlsCfg != nil {
+			l = tls.NewListener(l, tlsCfg)
+		}
+		return l, nil
+	}
+	shutdown := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			if err := closers[i](); err != nil {
+				log.Warn("shutdown", "err", err)
+			}
+		}
+	}
+	if c.respAddr != "" {
+		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log})
+		if err != nil {
+			e.Close()
+			return err
+		}
+		l, err := listen(c.respAddr)
+		if err != nil {
+			e.Close()
+			return fmt.Errorf("RESP: %w", err)
+		}
+		log.Info("listening", "surface", "resp", "addr", l.Addr().String(), "tls", tlsCfg != nil, "auth", len(c.tokens)+len(c.readOnlyTokens) > 0)
+		go func() {
+			if err := srv.Serve(l); !errors.Is(err, resp.ErrClosed) {
+				errc <- fmt.Errorf("RESP: %w", err)
+			}
+		}()
+		closers = append(closers, srv.Close)
+	}
+	if c.s3Addr != "" {
+		store, err := matrixobject.Open(filepath.Join(c.dataDir, "objects"), matrixobject.Options{Logger: log})
+		if err != nil {
+			shutdown()
+			e.Close()
+			return fmt.Errorf("object store: %w", err)
+		}
+		h, err := s3api.New(store, s3api.Options{Credentials: c.s3Keys, AllowAnonymous: len(c.s3Keys) == 0, Logger: log})
+		if err != nil {
+			shutdown()
+			store.Close()
+			e.Close()
+			return err
+		}
+		l, err := listen(c.s3Addr)
+		if err != nil {
+			shutdown()
+			store.Close()
+			e.Close()
+			return fmt.Errorf("S3: %w", err)
+		}
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+		log.Info("listening", "surface", "s3", "addr", l.Addr().String(), "tls", tlsCfg != nil, "signed", len(c.s3Keys) > 0)
+		go func() {
+			if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("S3: %w", err)
+			}
+		}()
+		closers = append(closers, store.Close, func() error {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			return hs.Shutdown(sctx)
+		})
+	}
+	log.Info("ready", "data", c.dataDir)
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err = <-errc:
+		log.Error("listener failed", "err", err)
+	}
+	shutdown()
+	// Every shard checkpointed, so the next start replays nothing.
+	if cerr := e.Checkpoint(context.Background()); cerr != nil {
+		log.Warn("checkpoint", "err", cerr)
+	}
+	if cerr := e.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	log.Info("stopped")
+	return err
+}
