@@ -11,6 +11,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/tools/bench/cachebench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/enginebench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/objectbench"
+	"github.com/temporalstore/temporalstore-go/tools/bench/respbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/walbench"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
@@ -36,6 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return objectbench.Command(args[1:], stdout, stderr)
 	case "engine":
 		return enginebench.Command(args[1:], stdout, stderr)
+	case "resp":
+		return respbench.Command(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown benchmark %q\n\n", args[0])
 	usage(stderr)
@@ -68,6 +71,9 @@ Benchmarks:
   engine temporalstore's engine (Go API): index bytes per key, write
         amplification of durable SETs, durable SET throughput at 64 writers
         against an embedded one-node etcd, memory per key against redis-server.
+  resp   the RESP server against redis-server with the same redis-benchmark:
+        SET and GET, 50 clients, 16 B and 256 B, pipeline 1 and 16; async
+        (redis appendfsync everysec) and durable (appendfsync always).
 
 Flags of "bench wal" (each also read from the environment variable shown;
 a flag beats its variable, the variable beats the default):
@@ -85,6 +91,8 @@ Examples:
 	objectbench.PrintUsage(w)
 	fmt.Fprintln(w)
 	enginebench.PrintUsage(w)
+	fmt.Fprintln(w)
+	respbench.PrintUsage(w)
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.

@@ -1,0 +1,363 @@
+package respbench
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
+	"github.com/temporalstore/temporalstore-go/tools/benchkit"
+)
+
+// Config is one `bench resp` run.
+type Config struct {
+	Requests  int
+	Clients   int
+	Sizes     []int
+	Pipelines []int
+	Repeats   int
+	Dir       string
+	Quick     bool
+	Out       string
+}
+
+// DefaultConfig returns the full run, or with quick the reduced one.
+func DefaultConfig(quick bool) Config {
+	c := Config{Requests: 200_000, Clients: 50, Sizes: []int{16, 256}, Pipelines: []int{1, 16}, Repeats: 3, Dir: os.TempDir()}
+	if quick {
+		c.Quick, c.Requests, c.Repeats = true, 30_000, 2
+	}
+	return c
+}
+
+type option = benchkit.Option[Config]
+
+var opt = benchkit.NewOption[Config]
+
+var options = []option{
+	opt("quick", "BENCH_QUICK", "bool", "reduced run: 30,000 requests a run, 2 repeats", nil),
+	opt("requests", "BENCH_REQUESTS", "n", "requests per redis-benchmark run (default 200000; durable runs use a tenth)", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		c.Requests = n
+		return err
+	}),
+	opt("repeats", "BENCH_REPEATS", "n", "runs per system and case, alternating (default 3)", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		c.Repeats = n
+		return err
+	}),
+	opt("dir", "BENCH_DIR", "path", "base directory for the data of both servers (default $TMPDIR or /tmp)", func(c *Config, v string) error {
+		c.Dir = v
+		return nil
+	}),
+	opt("out", "BENCH_OUT", "path", "JSON report path (default <repo root>/bench-results/resp.json)", func(c *Config, v string) error {
+		c.Out = v
+		return nil
+	}),
+}
+
+// PrintUsage writes the flags of `bench resp`.
+func PrintUsage(w io.Writer) {
+	fmt.Fprint(w, `Flags of "bench resp" (each also read from the environment variable shown):
+`)
+	benchkit.PrintOptions(w, options)
+	fmt.Fprint(w, `
+Needs redis-server and redis-benchmark on PATH (make deps).
+
+Examples:
+  cd tools && GOWORK=off go run ./bench resp
+  BENCH_QUICK=1 GOWORK=off go run ./bench resp
+`)
+}
+
+// Command runs `bench resp`.
+func Command(args []string, stdout, stderr io.Writer) int {
+	return benchkit.Command(benchkit.Benchmark[Config]{
+		Name: "resp", Options: options, Defaults: DefaultConfig, Usage: PrintUsage, Run: Run,
+	}, args, stdout, stderr)
+}
+
+// result is one redis-benchmark run.
+type result struct {
+	Repeat    int     `json:"repeat"`
+	OpsPerSec float64 `json:"ops_per_s"`
+	P50Ms     float64 `json:"p50_ms"`
+	P99Ms     float64 `json:"p99_ms"`
+}
+
+// caseReport is one case: mode, test, size and pipeline.
+type caseReport struct {
+	Mode     string                      `json:"mode"`
+	Test     string                      `json:"test"`
+	Size     int                         `json:"value_bytes"`
+	Pipeline int                         `json:"pipeline"`
+	Runs     map[string][]result         `json:"runs"`
+	Ops      map[string]benchkit.Summary `json:"ops_per_s"`
+	P99      map[string]benchkit.Summary `json:"p99_ms"`
+	Ratio    benchkit.Summary            `json:"ours_vs_redis_ratio"`
+}
+
+type report struct {
+	Name       string         `json:"name"`
+	Started    string         `json:"started"`
+	Cases      []caseReport   `json:"cases"`
+	Conditions map[string]any `json:"conditions"`
+	Summary    benchkit.Pairs `json:"summary"`
+}
+
+// Modes.
+const (
+	modeAsync   = "async"   // redis everysec vs ours async
+	modeDurable = "durable" // redis always vs ours durable
+)
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startRedis starts redis-server with an append-only file synced per fsync
+// policy, in dir.
+func startRedis(ctx context.Context, dir, fsync string) (int, func(), error) {
+	port, err := freePort()
+	if err != nil {
+		return 0, nil, err
+	}
+	cmd := exec.CommandContext(ctx, "redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "yes", "--appendfsync", fsync, "--dir", dir)
+	if err := cmd.Start(); err != nil {
+		return 0, nil, err
+	}
+	stop := func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
+	defer c.Close()
+	for i := 0; ; i++ {
+		if err := c.Ping(ctx).Err(); err == nil {
+			return port, stop, nil
+		} else if i > 500 {
+			stop()
+			return 0, nil, fmt.Errorf("redis-server did not answer: %w", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startOurs serves a fresh engine's table over RESP on a loopback port.
+func startOurs(ctx context.Context, dir string, async bool) (int, func(), error) {
+	e, err := temporalstore.Open(ctx, temporalstore.Options{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := e.CreateTable(ctx, "bench", "t", temporalstore.TableOptions{Async: async}); err != nil {
+		e.Close()
+		return 0, nil, err
+	}
+	s, err := resp.New(resp.Options{Engine: e, Namespace: "bench", Table: "t", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		e.Close()
+		return 0, nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		e.Close()
+		return 0, nil, err
+	}
+	go s.Serve(l)
+	return l.Addr().(*net.TCPAddr).Port, func() {
+		s.Close()
+		e.Close()
+	}, nil
+}
+
+// benchmark runs redis-benchmark against port and parses its CSV line.
+func benchmark(ctx context.Context, port int, test string, cfg Config, size, pipeline, requests int) (result, error) {
+	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(port), "-c", strconv.Itoa(cfg.Clients),
+		"-n", strconv.Itoa(requests), "-d", strconv.Itoa(size), "-P", strconv.Itoa(pipeline),
+		"-r", "100000", "-t", test, "--csv"}
+	out, err := exec.CommandContext(ctx, "redis-benchmark", args...).Output()
+	if err != nil {
+		return result{}, fmt.Errorf("redis-benchmark %s: %w", strings.Join(args, " "), err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
+	if err != nil || len(recs) < 2 {
+		return result{}, fmt.Errorf("redis-benchmark output %q: %v", out, err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	num := func(name string) float64 {
+		i, ok := col[name]
+		if !ok || i >= len(recs[1]) {
+			return math.NaN()
+		}
+		f, _ := strconv.ParseFloat(recs[1][i], 64)
+		return f
+	}
+	return result{OpsPerSec: num("rps"), P50Ms: num("p50_latency_ms"), P99Ms: num("p99_latency_ms")}, nil
+}
+
+// Run runs every case and writes the report.
+func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) error {
+	for _, bin := range []string{"redis-server", "redis-benchmark"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return fmt.Errorf("%s is not installed (make deps): %w", bin, err)
+		}
+	}
+	began := time.Now()
+	out := cfg.Out
+	if out == "" {
+		p, err := benchkit.ResultPath("resp")
+		if err != nil {
+			return err
+		}
+		out = p
+	}
+	base, err := os.MkdirTemp(cfg.Dir, "bench-resp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(base)
+	rep := &report{Name: "resp", Started: began.UTC().Format(time.RFC3339)}
+	for _, mode := range []string{modeAsync, modeDurable} {
+		fsync := map[string]string{modeAsync: "everysec", modeDurable: "always"}[mode]
+		rdir, odir := filepath.Join(base, mode+"-redis"), filepath.Join(base, mode+"-ours")
+		if err := os.MkdirAll(rdir, 0o755); err != nil {
+			return err
+		}
+		rport, stopRedis, err := startRedis(ctx, rdir, fsync)
+		if err != nil {
+			return err
+		}
+		oport, stopOurs, err := startOurs(ctx, odir, mode == modeAsync)
+		if err != nil {
+			stopRedis()
+			return err
+		}
+		requests := cfg.Requests
+		pipelines, tests := cfg.Pipelines, []string{"set", "get"}
+		if mode == modeDurable {
+			// fsync-bound: fewer requests, SET at pipeline 1 is the case.
+			requests, pipelines, tests = max(cfg.Requests/10, 1000), []int{1}, []string{"set"}
+		}
+		for _, test := range tests {
+			for _, size := range cfg.Sizes {
+				for _, p := range pipelines {
+					cr := caseReport{Mode: mode, Test: test, Size: size, Pipeline: p, Runs: map[string][]result{}}
+					err := benchkit.Alternate(ctx, cfg.Repeats, []string{"redis", "ours"}, func(ctx context.Context, r int, sys string) error {
+						port := map[string]int{"redis": rport, "ours": oport}[sys]
+						res, err := benchmark(ctx, port, test, cfg, size, p, requests)
+						if err != nil {
+							return err
+						}
+						res.Repeat = r + 1
+						cr.Runs[sys] = append(cr.Runs[sys], res)
+						log.Info("run", "mode", mode, "test", test, "size", size, "pipeline", p, "system", sys,
+							"repeat", fmt.Sprintf("%d/%d", r+1, cfg.Repeats), "ops_per_s", math.Round(res.OpsPerSec), "p99_ms", res.P99Ms)
+						return nil
+					})
+					if err != nil {
+						stopOurs()
+						stopRedis()
+						return err
+					}
+					cr.Ops, cr.P99 = map[string]benchkit.Summary{}, map[string]benchkit.Summary{}
+					for _, sys := range []string{"redis", "ours"} {
+						cr.Ops[sys] = benchkit.Summarize(benchkit.Column(cr.Runs[sys], func(r result) float64 { return r.OpsPerSec }))
+						cr.P99[sys] = benchkit.Summarize(benchkit.Column(cr.Runs[sys], func(r result) float64 { return r.P99Ms }))
+					}
+					cr.Ratio = benchkit.RatioSpread(benchkit.Column(cr.Runs["ours"], func(r result) float64 { return r.OpsPerSec }),
+						benchkit.Column(cr.Runs["redis"], func(r result) float64 { return r.OpsPerSec }), benchkit.HigherIsBetter)
+					rep.Cases = append(rep.Cases, cr)
+				}
+			}
+		}
+		stopOurs()
+		stopRedis()
+	}
+	rep.Conditions = map[string]any{
+		"host":        benchkit.HostConditions(),
+		"filesystem":  benchkit.Filesystem(cfg.Dir),
+		"quick":       cfg.Quick,
+		"clients":     cfg.Clients,
+		"requests":    cfg.Requests,
+		"repeats":     cfg.Repeats,
+		"keyspace":    "redis-benchmark -r 100000",
+		"redis":       "redis-server (Debian) --appendonly yes --appendfsync everysec (async mode) or always (durable mode), --save ''",
+		"ours":        "temporalstore/resp over an engine table of 4 shards, async (synced every 10 ms) or durable (fsync before the reply), in the benchmark's process",
+		"client":      "redis-benchmark from the same package, one process per run",
+		"wall_time":   time.Since(began).Round(time.Millisecond).String(),
+		"ours_commit": benchkit.ModuleVersion("github.com/temporalstore/temporalstore-go/temporalstore"),
+	}
+	rep.Summary = summary(rep)
+	if err := benchkit.WriteJSON(out, rep); err != nil {
+		return err
+	}
+	printTable(stdout, rep)
+	fmt.Fprintln(stdout, benchkit.SummaryLine("resp", rep.Summary))
+	return nil
+}
+
+func find(r *report, mode, test string, size, p int) *caseReport {
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		if c.Mode == mode && c.Test == test && c.Size == size && c.Pipeline == p {
+			return c
+		}
+	}
+	return nil
+}
+
+// summary reports the ratios at 16-byte values (the smallest size run),
+// where the server's own cost dominates.
+func summary(r *report) benchkit.Pairs {
+	ratio := func(mode, test string, p int) float64 {
+		if len(r.Cases) == 0 {
+			return math.NaN()
+		}
+		size := r.Cases[0].Size
+		if c := find(r, mode, test, size, p); c != nil {
+			return c.Ratio.Median
+		}
+		return math.NaN()
+	}
+	return benchkit.Pairs{
+		benchkit.NewPair("set_p1_ratio", ratio(modeAsync, "set", 1), 2),
+		benchkit.NewPair("get_p1_ratio", ratio(modeAsync, "get", 1), 2),
+		benchkit.NewPair("set_p16_ratio", ratio(modeAsync, "set", 16), 2),
+		benchkit.NewPair("get_p16_ratio", ratio(modeAsync, "get", 16), 2),
+		benchkit.NewPair("durable_set_p1_ratio", ratio(modeDurable, "set", 1), 2),
+	}
+}
+
+func printTable(w io.Writer, r *report) {
+	fmt.Fprintln(w, "redis-benchmark, medians over repeats; ratio = ours/redis ops/s (min..max over repeat pairs)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\ttest\tsize\tP\tredis ops/s\tours ops/s\tratio\tredis p99 ms\tours p99 ms\t")
+	for _, c := range r.Cases {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.2f (%.2f..%.2f)\t%.2f\t%.2f\t\n", c.Mode, c.Test, c.Size, c.Pipeline,
+			c.Ops["redis"].Median, c.Ops["ours"].Median, c.Ratio.Median, c.Ratio.Min, c.Ratio.Max, c.P99["redis"].Median, c.P99["ours"].Median)
+	}
+	tw.Flush()
+}
