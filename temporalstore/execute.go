@@ -270,7 +270,7 @@ func getString(ctx context.Context, s *shard.Shard, key []byte) ([]byte, bool, e
 		case it.Obj != nil:
 			return ErrWrongType
 		}
-		v, found = it.Value, true
+		v, found = cp(it.Value), true
 		return nil
 	})
 	return v, found, err
@@ -286,7 +286,7 @@ var stringKinds = map[Kind]runner{
 	KindGetDel: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		var r Response
 		err := s.Update(ctx, c.Key, func(old []byte, _ time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
-			r.Value, r.Found = old, found
+			r.Value, r.Found = cp(old), found
 			return nil, time.Time{}, shard.Remove, nil
 		})
 		return r, err

@@ -191,7 +191,7 @@ func runGetEx(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Respo
 		case it.Obj != nil:
 			return nil, ErrWrongType
 		}
-		r.Value, r.Found = it.Value, true
+		r.Value, r.Found = cp(it.Value), true
 		switch {
 		case c.Persist && !it.Expiry.IsZero():
 			return []command.Command{shard.StringSet(c.Key, it.Value, time.Time{})}, nil
@@ -250,7 +250,7 @@ func runSet(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respons
 			if it.Obj != nil {
 				return nil, ErrWrongType
 			}
-			r.Value, r.Found = it.Value, it.Exists
+			r.Value, r.Found = cp(it.Value), it.Exists
 		}
 		if (c.Cond == IfAbsent && it.Exists) || (c.Cond == IfPresent && !it.Exists) {
 			return nil, nil

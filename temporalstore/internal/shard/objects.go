@@ -14,7 +14,8 @@ import (
 )
 
 // Item is a key's live state: absent (Exists false), a string (Value,
-// Obj nil) or a collection (Obj). Expiry is zero for none.
+// Obj nil) or a collection (Obj). Expiry is zero for none. Value may be
+// the record cache's own buffer: read it, never modify it.
 type Item struct {
 	Exists bool
 	Value  []byte
@@ -32,7 +33,7 @@ func (s *Shard) lookupLocked(key []byte, now int64) (Item, error) {
 		if isObject(e) {
 			return bytes.Equal(s.objs[e.Addr].Key, key)
 		}
-		c, err := s.commandAt(e)
+		c, _, err := s.recordAt(e, true)
 		if err != nil {
 			readErr = err
 			return false

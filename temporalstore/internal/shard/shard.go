@@ -254,7 +254,7 @@ func (s *Shard) matcherShare(key []byte, share *int64) func(keyindex.Entry) bool
 		if isObject(e) {
 			return bytes.Equal(s.objs[e.Addr].Key, key)
 		}
-		c, n, err := s.recordAt(e)
+		c, n, err := s.recordAt(e, false)
 		if err != nil || !bytes.Equal(c.Key, key) {
 			return false
 		}
@@ -296,9 +296,11 @@ func (s *Shard) dropped(old keyindex.Entry, share int64) {
 	s.liveBytes -= share
 }
 
-// commandAt reads the command an entry points at.
+// commandAt reads the command an entry points at, without filling the
+// record cache: for scans, sweeps and writes, which must not push the
+// records readers want out of it.
 func (s *Shard) commandAt(e keyindex.Entry) (command.Decoded, error) {
-	c, _, err := s.recordAt(e)
+	c, _, err := s.recordAt(e, false)
 	return c, err
 }
 
@@ -311,18 +313,20 @@ func (s *Shard) cacheKey(addr uint64) blockfmt.Key {
 }
 
 // readRecord reads the record at addr through the cache, if any, filling
-// it on a miss.
-func (s *Shard) readRecord(addr uint64) ([]byte, error) {
+// it on a miss when fill is set (reads that serve a value do).
+func (s *Shard) readRecord(addr uint64, fill bool) ([]byte, error) {
 	c := s.opts.Cache
 	if c == nil {
 		return s.log.Read(addr)
 	}
 	k := s.cacheKey(addr)
-	if v, _, ok, err := c.Get(context.Background(), k); err == nil && ok {
+	// The cache's own buffer, not a copy: it is never written again, and
+	// what this package returns from it is read-only to its callers.
+	if v, _, ok, err := c.GetShared(context.Background(), k); err == nil && ok {
 		return v, nil
 	}
 	rec, err := s.log.Read(addr)
-	if err == nil {
+	if err == nil && fill {
 		// A cache that cannot take the record costs a later read, not
 		// correctness.
 		_ = c.Put(context.Background(), k, rec, matrixcache.PutOptions{})
@@ -330,17 +334,10 @@ func (s *Shard) readRecord(addr uint64) ([]byte, error) {
 	return rec, err
 }
 
-// cacheRecord puts a record just written into the cache, if any: recent
-// writes are the likeliest reads.
-func (s *Shard) cacheRecord(addr uint64, rec []byte) {
-	if s.opts.Cache != nil {
-		_ = s.opts.Cache.Put(context.Background(), s.cacheKey(addr), rec, matrixcache.PutOptions{})
-	}
-}
-
-// recordAt is commandAt that also returns the command's recordShare.
-func (s *Shard) recordAt(e keyindex.Entry) (command.Decoded, int64, error) {
-	rec, err := s.readRecord(e.Addr)
+// recordAt is commandAt that also returns the command's recordShare, and
+// fills the cache on a miss when fill is set.
+func (s *Shard) recordAt(e keyindex.Entry, fill bool) (command.Decoded, int64, error) {
+	rec, err := s.readRecord(e.Addr, fill)
 	if err != nil {
 		return command.Decoded{}, 0, err
 	}
@@ -452,13 +449,14 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 			s.payload += int64(len(a))
 		}
 	}
-	s.cacheRecord(idx, rec)
 	s.applied = idx
 	s.turn.Broadcast()
 	return nil
 }
 
-// Get returns key's value, or false when it is absent or expired.
+// Get returns key's value, or false when it is absent or expired. The
+// value may be the record cache's own buffer: the caller must not modify
+// it.
 func (s *Shard) Get(key []byte) ([]byte, bool, error) {
 	v, _, ok, err := s.GetWithExpiry(key)
 	return v, ok, err
