@@ -58,6 +58,28 @@ var errorCodes = []struct {
 	{context.Canceled, "canceled"},
 }
 
+// Errors a client gets for the surface's own status codes (Status.Err).
+var (
+	// ErrBadRequest: the server could not understand the request (400).
+	ErrBadRequest = errors.New("httpapi: bad request")
+	// ErrUnauthorized: no valid bearer token (401).
+	ErrUnauthorized = errors.New("httpapi: unauthorized")
+	// ErrForbidden: a read-only token sent a write (403).
+	ErrForbidden = errors.New("httpapi: forbidden")
+	// ErrUnsupported: a kind of a model the server does not have.
+	ErrUnsupported = errors.New("httpapi: unsupported command kind")
+	// ErrNotFound: common_expire on a missing key, or an unknown route.
+	ErrNotFound = errors.New("httpapi: not found")
+	// ErrInternal: the server failed unexpectedly.
+	ErrInternal = errors.New("httpapi: internal error")
+)
+
+// surfaceCodes map the surface's own codes to its errors.
+var surfaceCodes = map[string]error{
+	CodeBadRequest: ErrBadRequest, CodeUnauthorized: ErrUnauthorized, CodeForbidden: ErrForbidden,
+	CodeUnsupported: ErrUnsupported, CodeNotFound: ErrNotFound, CodeInternal: ErrInternal,
+}
+
 // Status is the status object of every reply.
 type Status struct {
 	OK      bool   `json:"ok" msgpack:"ok"`
@@ -71,7 +93,7 @@ func (s Status) Err() error {
 	if s.OK {
 		return nil
 	}
-	e := &StatusError{Code: s.Code, Message: s.Message}
+	e := &StatusError{Code: s.Code, Message: s.Message, err: surfaceCodes[s.Code]}
 	for _, ec := range errorCodes {
 		if ec.code != s.Code {
 			continue
@@ -97,7 +119,7 @@ func (e *StatusError) Error() string {
 	return e.Message
 }
 
-// Unwrap returns the engine error the code stands for, if any.
+// Unwrap returns the error the code stands for, if any.
 func (e *StatusError) Unwrap() error { return e.err }
 
 // statusOf is the status of a call's result.

@@ -98,7 +98,7 @@ var unsupportedPrefixes = []string{"feature_", "sequence_", "control_state_", "c
 
 // errBadRequest marks a command that cannot be understood: an unknown
 // kind, a missing or malformed field. It is answered with HTTP 400.
-var errBadRequest = errors.New("bad request")
+var errBadRequest = ErrBadRequest
 
 func badf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errBadRequest}, args...)...)
