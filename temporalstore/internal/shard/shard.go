@@ -140,6 +140,8 @@ type Shard struct {
 	// liveBytes is the log bytes the index's strings point at (their
 	// records' shares): what compaction must keep.
 	liveBytes int64
+	// probe coalesces concurrent Probes.
+	probe probes
 }
 
 // Entry metadata: the entry's type in the low 4 bits; metaTTL when the key

@@ -1,0 +1,25 @@
+// Package client runs engine commands, in process or over the HTTP
+// command surface, behind one interface: Client takes
+// temporalstore.Command values and returns temporalstore.Response values
+// and the engine's errors (match them with errors.Is), whichever
+// implementation runs them.
+//
+// Local wraps an *temporalstore.Engine in the same process. HTTP speaks
+// to a server's /execute and /batch_execute (package httpapi): it encodes
+// commands in the engine's own kinds, in MessagePack by default or JSON,
+// keeps connections alive and reuses them, and sends a Batch as one
+// request per run of commands addressed to the same table.
+//
+// # Retries
+//
+// HTTP retries only what is safe to retry. A read (temporalstore.IsReadKind;
+// a batch of reads only) is retried on a transport error and on a 502, 503
+// or 504 reply. A write is retried only when the request certainly did not
+// reach the server: the connection could not be made (a dial error). A
+// write whose connection broke after it was sent is not retried, since it
+// may have been applied; the caller gets the error. Retries wait
+// RetryBackoff, doubling, up to MaxRetries times, and stop when ctx ends.
+//
+// Every call honours ctx: its deadline and cancellation end the request.
+// Both implementations are safe for concurrent use.
+package client

@@ -1,0 +1,117 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/kindcases"
+)
+
+// seedBodies are request bodies of every shape, in JSON.
+func seedBodies(f *testing.F) []string {
+	seeds := []string{
+		`{"shard_id":1,"command":{"kind":"string_set","key":"k","value":"djE="}}`,
+		`{"shard_id":1,"command":{"kind":"string_set","key":"k","value":[118,50]}}`,
+		`{"command":{"kind":"string_set_conditional","key":"k","value":"eA==","ttl_ms":5,"condition":"if_exists","return_old":true}}`,
+		`{"command":{"kind":"hash_multi_set","key":"h","entries":[["g",[50]],["x","eA=="]]}}`,
+		`{"command":{"kind":"hash_multi_get","key":"h","fields":["f",[255,0]]}}`,
+		`{"command":{"kind":"hash_incr_by","key":"h","field":"f","increment":-9223372036854775808}}`,
+		`{"namespace":"a","table_name":"b","command":{"kind":"zrange","key":"z","range":{"by":"score","min":"(1.5","max":"+inf","limit":{"offset":1,"count":-1},"with_scores":true}}}`,
+		`{"command":{"kind":"zrange","key":"z","range":{"by":"lex","lex_min":"-","lex_max":"(c"}}}`,
+		`{"command":{"kind":"zadd","key":"z","args":["YQ=="],"scores":["-inf"],"zadd":{"incr":true}}}`,
+		`{"command":{"kind":"row_write_batch","rows":[{"key":"r","args":["Zg==","MQ=="],"event_time_ms":5}]}}`,
+		`{"command":{"kind":"feature_append","key":"f","points":[{"timestamp_ms":1,"value":[1]}]}}`,
+		`{"shard_id":1,"commands":[{"kind":"string_get","key":"k"},{"kind":"lpop","key":"l","count":2}]}`,
+		`{"commands":[]}`,
+		`{"command":{"kind":"nope"}}`,
+		`{"command":`,
+	}
+	for _, c := range kindcases.Steps(epoch) {
+		w := FromEngine(c)
+		b, err := json.Marshal(Request{Command: &w})
+		if err != nil {
+			f.Fatal(err)
+		}
+		seeds = append(seeds, string(b))
+	}
+	return seeds
+}
+
+// checkBody decodes body as both request forms, translates what decodes,
+// and writes a response of each translated command's shape: nothing may
+// panic, a translation error is a bad request, and what is written decodes.
+func checkBody(t *testing.T, body []byte, mp bool) {
+	var req Request
+	if decodeBody(body, mp, &req) == nil && req.Command != nil {
+		checkCommand(t, req.Command, mp)
+	}
+	var br BatchRequest
+	if decodeBody(body, mp, &br) == nil {
+		for i := range br.Commands {
+			checkCommand(t, &br.Commands[i], mp)
+		}
+	}
+}
+
+func checkCommand(t *testing.T, w *Command, mp bool) {
+	cl, err := translate(w, "", "", "")
+	if err != nil {
+		if !errors.Is(err, errBadRequest) {
+			t.Fatalf("translate: %v is not a bad request", err)
+		}
+		return
+	}
+	r := ts.Response{Value: []byte{1}, Found: true, Values: [][]byte{nil, {}, {0xff}}, Keys: [][]byte{{'k'}}, Scores: []float64{1}, Ints: []int64{1}}
+	wr := newWriter(mp)
+	wr.mapLen(2)
+	wr.key("status")
+	writeStatus(wr, statusOf(&cl, &r, nil))
+	wr.key("response")
+	writeResponse(wr, &cl, &r, true)
+	wr.end()
+	var er ExecuteResponse
+	if err := decodeBody(wr.bytes(), mp, &er); err != nil {
+		t.Fatalf("reply to %s does not decode: %v: %q", cl.kind, err, wr.bytes())
+	}
+	if mp {
+		return
+	}
+	if !json.Valid(wr.bytes()) {
+		t.Fatalf("reply to %s is not JSON: %s", cl.kind, wr.bytes())
+	}
+}
+
+func FuzzJSONDecoder(f *testing.F) {
+	for _, s := range seedBodies(f) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) { checkBody(t, body, false) })
+}
+
+func FuzzMsgpackDecoder(f *testing.F) {
+	for _, s := range seedBodies(f) {
+		var v any
+		if json.Unmarshal([]byte(s), &v) != nil {
+			f.Add([]byte(s))
+			continue
+		}
+		b, err := msgpack.Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		var w Request
+		if json.Unmarshal([]byte(s), &w) == nil {
+			b, err := msgpack.Marshal(w)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, body []byte) { checkBody(t, body, true) })
+}

@@ -1,0 +1,333 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/vmihailenco/msgpack/v5"
+
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// Content types.
+const (
+	ContentTypeJSON    = "application/json"
+	ContentTypeMsgpack = "application/msgpack"
+)
+
+// Handler serves the HTTP command surface. It is safe for concurrent use.
+type Handler struct {
+	opts    Options
+	tokens  tokens
+	metrics *metrics
+	prom    http.Handler
+}
+
+// New returns a handler serving opts.Engine.
+func New(opts Options) (*Handler, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	h := &Handler{opts: opts, tokens: newTokens(opts.ReadWriteTokens, opts.ReadOnlyTokens)}
+	h.metrics = newMetrics(opts.Engine)
+	h.prom = promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{})
+	return h, nil
+}
+
+// Registry is the handler's metrics registry, served on /metrics: a
+// server may register its other surfaces' collectors in it.
+func (h *Handler) Registry() *prometheus.Registry { return h.metrics.reg }
+
+// Routes. The original's aliases of /execute and /batch_execute (its
+// proxy's table routes and service names) are served too.
+var (
+	executeRoutes = map[string]bool{
+		"/execute": true, "/table_execute": true, "/proxy/table_execute": true,
+		"/ProxyService/ExecuteCmd": true, "/ProxyService/ExecuteTableCmd": true, "/ProxyService/TableExecuteCmd": true,
+	}
+	batchRoutes = map[string]bool{
+		"/batch_execute": true, "/table_batch_execute": true, "/proxy/table_batch_execute": true,
+		"/ProxyService/BatchExecuteCmd": true,
+	}
+	healthRoutes = map[string]bool{"/health": true, "/ping": true, "/ServerService/Ping": true}
+)
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case executeRoutes[p]:
+		if h.method(w, r, "/execute", http.MethodPost) {
+			h.execute(w, r)
+		}
+	case batchRoutes[p]:
+		if h.method(w, r, "/batch_execute", http.MethodPost) {
+			h.batch(w, r)
+		}
+	case healthRoutes[p]:
+		if h.method(w, r, "/health", http.MethodGet, http.MethodPost) {
+			h.sendStatus(w, "/health", http.StatusOK, false, Status{OK: true, Code: CodeOK})
+		}
+	case p == "/ready":
+		if h.method(w, r, "/ready", http.MethodGet, http.MethodPost) {
+			h.ready(w, r)
+		}
+	case p == "/metrics":
+		if !h.method(w, r, "/metrics", http.MethodGet) {
+			return
+		}
+		if h.tokens.check(r) == accessNone {
+			h.unauthorized(w, "/metrics", false, false)
+			return
+		}
+		h.metrics.request("/metrics", http.StatusOK)
+		h.prom.ServeHTTP(w, r)
+	default:
+		h.sendStatus(w, "other", http.StatusNotFound, isMsgpack(r), Status{Code: CodeNotFound, Message: "unknown server route"})
+	}
+}
+
+func (h *Handler) method(w http.ResponseWriter, r *http.Request, route string, allowed ...string) bool {
+	for _, m := range allowed {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	h.sendStatus(w, route, http.StatusMethodNotAllowed, isMsgpack(r), Status{Code: CodeBadRequest, Message: "method not allowed"})
+	return false
+}
+
+// isMsgpack says the request's body (and so the reply) is MessagePack.
+func isMsgpack(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return false
+	}
+	switch mt {
+	case ContentTypeMsgpack, "application/x-msgpack", "application/vnd.msgpack":
+		return true
+	}
+	return false
+}
+
+func newWriter(mp bool) writer {
+	if mp {
+		return newMsgpackWriter()
+	}
+	return &jsonWriter{buf: make([]byte, 0, 256)}
+}
+
+func (h *Handler) send(w http.ResponseWriter, route string, code int, mp bool, body []byte) {
+	ct := ContentTypeJSON
+	if mp {
+		ct = ContentTypeMsgpack
+	}
+	w.Header().Set("Content-Type", ct)
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+	h.metrics.request(route, code)
+}
+
+// sendStatus replies with a bare status object.
+func (h *Handler) sendStatus(w http.ResponseWriter, route string, code int, mp bool, s Status) {
+	wr := newWriter(mp)
+	writeStatus(wr, s)
+	h.send(w, route, code, mp, wr.bytes())
+}
+
+// sendExecuteError replies to /execute with a failed status and the empty
+// response, as the original does for a request it cannot take.
+func (h *Handler) sendExecuteError(w http.ResponseWriter, code int, mp bool, s Status) {
+	wr := newWriter(mp)
+	wr.mapLen(2)
+	wr.key("status")
+	writeStatus(wr, s)
+	wr.key("response")
+	head(wr, "empty", 0)
+	wr.end()
+	wr.end()
+	h.send(w, "/execute", code, mp, wr.bytes())
+}
+
+// fail replies to a request of route that cannot be run.
+func (h *Handler) fail(w http.ResponseWriter, route string, code int, mp bool, s Status) {
+	h.opts.Logger.Debug("http request refused", "route", route, "status", code, "code", s.Code, "message", s.Message)
+	if route == "/execute" {
+		h.sendExecuteError(w, code, mp, s)
+		return
+	}
+	h.sendStatus(w, route, code, mp, s)
+}
+
+func (h *Handler) unauthorized(w http.ResponseWriter, route string, mp, execute bool) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="temporalstore"`)
+	if !execute {
+		h.sendStatus(w, route, http.StatusUnauthorized, mp, Status{Code: CodeUnauthorized, Message: "missing or invalid bearer token"})
+		return
+	}
+	h.fail(w, route, http.StatusUnauthorized, mp, Status{Code: CodeUnauthorized, Message: "missing or invalid bearer token"})
+}
+
+// readBody reads and decodes r's body into v; on failure it has replied.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, route string, mp bool, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			h.fail(w, route, http.StatusRequestEntityTooLarge, mp, Status{Code: CodeTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", h.opts.MaxBodyBytes)})
+			return false
+		}
+		h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
+		return false
+	}
+	if err := decodeBody(body, mp, v); err != nil {
+		h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
+		return false
+	}
+	return true
+}
+
+// decodeBody decodes a request body in JSON or MessagePack.
+func decodeBody(body []byte, mp bool, v any) error {
+	if !mp {
+		return json.Unmarshal(body, v) // unknown fields are ignored, as the original does
+	}
+	d := msgpack.NewDecoder(bytes.NewReader(body))
+	d.SetCustomStructTag("json")
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
+	mp := isMsgpack(r)
+	acc := h.tokens.check(r)
+	if acc == accessNone {
+		h.unauthorized(w, "/execute", mp, true)
+		return
+	}
+	var req Request
+	if !h.readBody(w, r, "/execute", mp, &req) {
+		return
+	}
+	if req.Command == nil {
+		h.fail(w, "/execute", http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: "missing field `command`"})
+		return
+	}
+	cl, err := translate(req.Command, req.Namespace, req.TableName, req.Tenant)
+	if err != nil {
+		h.fail(w, "/execute", http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
+		return
+	}
+	if cl.write() && acc != accessWrite {
+		h.fail(w, "/execute", http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("a read-only token cannot run %s", cl.kind)})
+		return
+	}
+	wr := newWriter(mp)
+	wr.mapLen(2)
+	h.run(r.Context(), wr, &cl)
+	wr.end()
+	h.send(w, "/execute", http.StatusOK, mp, wr.bytes())
+}
+
+// run executes cl and writes its "status" and "response" fields.
+func (h *Handler) run(ctx context.Context, wr writer, cl *call) {
+	var resp ts.Response
+	var err error
+	if !cl.unsupported {
+		t0 := time.Now()
+		resp, err = h.opts.Engine.Execute(ctx, cl.cmd)
+		h.metrics.cmdDur.WithLabelValues(cl.kind).Observe(time.Since(t0).Seconds())
+	}
+	st := statusOf(cl, &resp, err)
+	h.metrics.cmdTotal.WithLabelValues(cl.kind, st.Code).Inc()
+	if st.Code == CodeInternal {
+		h.opts.Logger.Warn("command failed", "kind", cl.kind, "err", err)
+	}
+	wr.key("status")
+	writeStatus(wr, st)
+	wr.key("response")
+	writeResponse(wr, cl, &resp, st.OK)
+}
+
+func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
+	const route = "/batch_execute"
+	mp := isMsgpack(r)
+	acc := h.tokens.check(r)
+	if acc == accessNone {
+		h.unauthorized(w, route, mp, false)
+		return
+	}
+	var req BatchRequest
+	if !h.readBody(w, r, route, mp, &req) {
+		return
+	}
+	if len(req.Commands) > h.opts.MaxBatchCommands {
+		h.fail(w, route, http.StatusRequestEntityTooLarge, mp, Status{Code: CodeTooLarge, Message: fmt.Sprintf("batch of %d commands exceeds %d", len(req.Commands), h.opts.MaxBatchCommands)})
+		return
+	}
+	calls := make([]call, len(req.Commands))
+	for i := range req.Commands {
+		cl, err := translate(&req.Commands[i], req.Namespace, req.TableName, req.Tenant)
+		if err != nil {
+			h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: fmt.Sprintf("commands[%d]: %v", i, err)})
+			return
+		}
+		if cl.write() && acc != accessWrite {
+			h.fail(w, route, http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("commands[%d]: a read-only token cannot run %s", i, cl.kind)})
+			return
+		}
+		calls[i] = cl
+	}
+	wr := newWriter(mp)
+	wr.mapLen(2)
+	wr.key("status")
+	writeStatus(wr, Status{OK: true, Code: CodeOK})
+	wr.key("responses")
+	wr.arrayLen(len(calls))
+	for i := range calls {
+		wr.mapLen(2)
+		h.run(r.Context(), wr, &calls[i])
+		wr.end()
+	}
+	wr.end()
+	wr.end()
+	h.send(w, route, http.StatusOK, mp, wr.bytes())
+}
+
+// ready replies 200 when every shard answers its probe within
+// ReadyTimeout, 503 naming the shards that did not otherwise.
+func (h *Handler) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), h.opts.ReadyTimeout)
+	defer cancel()
+	res, err := h.opts.Engine.Probe(ctx)
+	if err != nil {
+		h.sendStatus(w, "/ready", http.StatusServiceUnavailable, false, Status{Code: CodeNotReady, Message: err.Error()})
+		return
+	}
+	var bad []string
+	for _, p := range res {
+		if p.Err != nil {
+			bad = append(bad, fmt.Sprintf("%s/%s shard %d: %v", p.Namespace, p.Table, p.Shard, p.Err))
+		}
+	}
+	if len(bad) > 0 {
+		h.opts.Logger.Warn("not ready", "shards", bad)
+		h.sendStatus(w, "/ready", http.StatusServiceUnavailable, false, Status{Code: CodeNotReady, Message: strings.Join(bad, "; ")})
+		return
+	}
+	h.sendStatus(w, "/ready", http.StatusOK, false, Status{OK: true, Code: CodeOK})
+}

@@ -1,0 +1,136 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+)
+
+var epoch = time.Unix(1_764_460_800, 0)
+
+func newEngine(t *testing.T, clk *testclock.Clock) *ts.Engine {
+	t.Helper()
+	e, err := ts.Open(t.Context(), ts.Options{Dir: t.TempDir(), Now: clk.Now, MaintenanceInterval: ts.Disabled})
+	require.NoError(t, err)
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// newServer serves a new engine over a live httptest server.
+func newServer(t *testing.T, clk *testclock.Clock, edit func(*Options)) (*httptest.Server, *ts.Engine, *Handler) {
+	t.Helper()
+	e := newEngine(t, clk)
+	o := Options{Engine: e}
+	if edit != nil {
+		edit(&o)
+	}
+	h, err := New(o)
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, e, h
+}
+
+func encode(t *testing.T, mp bool, v any) []byte {
+	t.Helper()
+	if mp {
+		var buf bytes.Buffer
+		enc := msgpack.NewEncoder(&buf)
+		enc.SetCustomStructTag("json")
+		require.NoError(t, enc.Encode(v))
+		return buf.Bytes()
+	}
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+func decode(t *testing.T, mp bool, data []byte, v any) {
+	t.Helper()
+	if mp {
+		d := msgpack.NewDecoder(bytes.NewReader(data))
+		d.SetCustomStructTag("json")
+		require.NoError(t, d.Decode(v), "%x", data)
+		return
+	}
+	require.NoError(t, json.Unmarshal(data, v), string(data))
+}
+
+// post sends body to url and returns the HTTP status and reply body.
+func post(t *testing.T, c *http.Client, url string, mp bool, token string, body []byte) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	ct := ContentTypeJSON
+	if mp {
+		ct = ContentTypeMsgpack
+	}
+	req.Header.Set("Content-Type", ct)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	if resp.StatusCode != http.StatusNotFound {
+		want := ContentTypeJSON
+		if mp {
+			want = ContentTypeMsgpack
+		}
+		require.Equal(t, want, resp.Header.Get("Content-Type"))
+	}
+	return resp.StatusCode, out
+}
+
+// execWire runs one wire command through /execute.
+func execWire(t *testing.T, srv *httptest.Server, mp bool, req Request) ExecuteResponse {
+	t.Helper()
+	code, body := post(t, srv.Client(), srv.URL+"/execute", mp, "", encode(t, mp, req))
+	require.Equal(t, http.StatusOK, code, string(body))
+	var r ExecuteResponse
+	decode(t, mp, body, &r)
+	return r
+}
+
+// execEngine runs an engine command through /execute and turns the reply
+// back into the engine's response and error.
+func execEngine(t *testing.T, srv *httptest.Server, mp bool, c ts.Command) (ts.Response, error) {
+	t.Helper()
+	w := FromEngine(c)
+	r := execWire(t, srv, mp, Request{Command: &w, Namespace: c.Namespace, TableName: c.Table})
+	if err := r.Status.Err(); err != nil {
+		return ts.Response{}, err
+	}
+	return r.Response.Engine(c)
+}
+
+// requireSameError checks got is want as a client sees it: the same text,
+// and the same engine error under errors.Is.
+func requireSameError(t *testing.T, want, got error, msg ...any) {
+	t.Helper()
+	if want == nil {
+		require.NoError(t, got, msg...)
+		return
+	}
+	require.Error(t, got, msg...)
+	require.Equal(t, want.Error(), got.Error(), msg...)
+	for _, ec := range errorCodes {
+		if errors.Is(want, ec.err) {
+			require.ErrorIs(t, got, ec.err, msg...)
+			return
+		}
+	}
+}

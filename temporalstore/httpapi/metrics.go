@@ -1,0 +1,136 @@
+package httpapi
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/temporalstore/temporalstore-go/matrixcache"
+
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// metrics are the handler's own: its registry holds them, the engine's
+// statistics (read at each scrape) and the Go runtime's.
+type metrics struct {
+	reg      *prometheus.Registry
+	cmdDur   *prometheus.HistogramVec
+	cmdTotal *prometheus.CounterVec
+	reqTotal *prometheus.CounterVec
+}
+
+func newMetrics(e *ts.Engine) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		cmdDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "temporalstore_http_command_duration_seconds",
+			Help:    "Time to run a command received over HTTP, by command kind.",
+			Buckets: prometheus.ExponentialBuckets(25e-6, 2, 18), // 25 µs .. ~3.3 s
+		}, []string{"kind"}),
+		cmdTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "temporalstore_http_commands_total",
+			Help: "Commands received over HTTP, by command kind and status code.",
+		}, []string{"kind", "code"}),
+		reqTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "temporalstore_http_requests_total",
+			Help: "HTTP requests, by route and HTTP status.",
+		}, []string{"route", "status"}),
+	}
+	m.reg.MustRegister(m.cmdDur, m.cmdTotal, m.reqTotal, engineCollector{e},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) request(route string, status int) {
+	m.reqTotal.WithLabelValues(route, strconv.Itoa(status)).Inc()
+}
+
+var shardLabels = []string{"namespace", "table", "shard"}
+
+func shardDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc("temporalstore_shard_"+name, help, shardLabels, nil)
+}
+
+func cacheDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc("temporalstore_cache_"+name, help, []string{"tier"}, nil)
+}
+
+var (
+	descKeys         = shardDesc("keys", "Keys in the shard's index (expired ones until swept).")
+	descCollections  = shardDesc("collections", "Hashes, sets, sorted sets and lists in the shard.")
+	descIndexBytes   = shardDesc("index_bytes", "Memory of the shard's resident index.")
+	descLiveBytes    = shardDesc("live_bytes", "Log bytes the shard's live strings point at.")
+	descLogBytes     = shardDesc("log_bytes", "Allocated size of the shard's log files.")
+	descSpaceAmp     = shardDesc("space_amplification", "Log bytes on disk over live bytes.")
+	descSegments     = shardDesc("log_segments", "Log segment files of the shard.")
+	descRecords      = shardDesc("log_records_total", "Log records appended since open.")
+	descFsyncs       = shardDesc("log_fsyncs_total", "Log fsyncs since open.")
+	descWritten      = shardDesc("log_written_bytes_total", "Log bytes written since open.")
+	descWriteAmp     = shardDesc("write_amplification", "Log bytes written over key and value bytes written since open.")
+	descStale        = shardDesc("stale_rejects_total", "Feast row writes refused as older than the stored row.")
+	descReadOnly     = shardDesc("read_only", "1 when the shard is in read-only mode.")
+	descCacheHits    = cacheDesc("hits_total", "Record cache lookups the tier answered.")
+	descCacheMisses  = cacheDesc("misses_total", "Record cache lookups that reached the tier and missed.")
+	descCacheEvicts  = cacheDesc("evictions_total", "Entries the tier's replacement policy gave up.")
+	descCacheEntries = cacheDesc("entries", "Entries the tier holds.")
+	descCacheBytes   = cacheDesc("bytes", "Bytes the tier holds.")
+	descCacheAllMiss = prometheus.NewDesc("temporalstore_cache_lookup_misses_total", "Record cache lookups no tier answered.", nil, nil)
+	engineShardDescs = []*prometheus.Desc{descKeys, descCollections, descIndexBytes, descLiveBytes, descLogBytes, descSpaceAmp, descSegments, descRecords, descFsyncs, descWritten, descWriteAmp, descStale, descReadOnly}
+	engineCacheDescs = []*prometheus.Desc{descCacheHits, descCacheMisses, descCacheEvicts, descCacheEntries, descCacheBytes, descCacheAllMiss}
+)
+
+// engineCollector reads the engine's statistics at each scrape.
+type engineCollector struct{ e *ts.Engine }
+
+func (c engineCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range engineShardDescs {
+		ch <- d
+	}
+	for _, d := range engineCacheDescs {
+		ch <- d
+	}
+}
+
+func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
+	stats, err := c.e.Stats()
+	if err == nil {
+		for _, s := range stats {
+			l := []string{s.Namespace, s.Table, strconv.Itoa(s.Shard)}
+			gauge := func(d *prometheus.Desc, v float64) {
+				ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
+			}
+			counter := func(d *prometheus.Desc, v float64) {
+				ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
+			}
+			gauge(descKeys, float64(s.Keys))
+			gauge(descCollections, float64(s.Collections))
+			gauge(descIndexBytes, float64(s.IndexBytes))
+			gauge(descLiveBytes, float64(s.LiveBytes))
+			gauge(descLogBytes, float64(s.LogBytes))
+			gauge(descSpaceAmp, s.SpaceAmp)
+			gauge(descSegments, float64(s.LogSegments))
+			counter(descRecords, float64(s.LogRecords))
+			counter(descFsyncs, float64(s.LogFsyncs))
+			counter(descWritten, float64(s.LogWritten))
+			gauge(descWriteAmp, s.WriteAmp)
+			counter(descStale, float64(s.StaleRejects))
+			ro := 0.0
+			if s.ReadOnly {
+				ro = 1
+			}
+			gauge(descReadOnly, ro)
+		}
+	}
+	cs, ok := c.e.CacheStats()
+	if !ok {
+		return
+	}
+	for tier, t := range map[string]matrixcache.TierStats{"dram": cs.DRAM, "resident": cs.Resident} {
+		ch <- prometheus.MustNewConstMetric(descCacheHits, prometheus.CounterValue, float64(t.Hits), tier)
+		ch <- prometheus.MustNewConstMetric(descCacheMisses, prometheus.CounterValue, float64(t.Misses), tier)
+		ch <- prometheus.MustNewConstMetric(descCacheEvicts, prometheus.CounterValue, float64(t.Evictions), tier)
+		ch <- prometheus.MustNewConstMetric(descCacheEntries, prometheus.GaugeValue, float64(t.Entries), tier)
+		ch <- prometheus.MustNewConstMetric(descCacheBytes, prometheus.GaugeValue, float64(t.Bytes), tier)
+	}
+	ch <- prometheus.MustNewConstMetric(descCacheAllMiss, prometheus.CounterValue, float64(cs.Misses))
+}

@@ -1,0 +1,268 @@
+package httpapi
+
+import (
+	"crypto/tls"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+)
+
+// A batch runs its commands in order, each with its own status, in a
+// table it names; the batch status is ok.
+func TestBatchPerCommandStatus(t *testing.T) {
+	for _, mp := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "msgpack"}[mp], func(t *testing.T) {
+			srv, e, _ := newServer(t, testclock.New(epoch), nil)
+			require.NoError(t, e.CreateTable(t.Context(), "ads", "caps", ts.TableOptions{Shards: 2}))
+			body := `{"namespace":"ads","table_name":"caps","commands":[
+				{"kind":"string_set","key":"k","value":"djE="},
+				{"kind":"hash_get","key":"k","field":"f"},
+				{"kind":"common_expire","key":"missing","ttl_ms":5},
+				{"kind":"feature_query","key":"f","start_ms":0,"end_ms":1},
+				{"kind":"incr_by","key":"k","delta":1},
+				{"kind":"string_get","key":"k"}]}`
+			raw := []byte(body)
+			if mp {
+				raw = toMsgpack(t, body)
+			}
+			code, reply := post(t, srv.Client(), srv.URL+"/batch_execute", mp, "", raw)
+			require.Equal(t, http.StatusOK, code)
+			var br BatchResponse
+			decode(t, mp, reply, &br)
+			require.True(t, br.Status.OK)
+			codes := []string{}
+			for _, r := range br.Responses {
+				codes = append(codes, r.Status.Code)
+			}
+			require.Equal(t, []string{"ok", "wrong_type", "not_found", "unsupported", "not_integer", "ok"}, codes)
+			var v Bytes
+			require.NoError(t, br.Responses[5].Response.Value.Decode(&v))
+			require.Equal(t, "v1", string(v))
+			// The write went to ads/caps, not to the default table.
+			r, err := e.Execute(t.Context(), ts.Command{Namespace: "ads", Table: "caps", Kind: ts.KindGet, Key: []byte("k")})
+			require.NoError(t, err)
+			require.Equal(t, "v1", string(r.Value))
+			r, err = e.Execute(t.Context(), ts.Command{Kind: ts.KindExists, Key: []byte("k")})
+			require.NoError(t, err)
+			require.Zero(t, r.Int)
+
+			code, reply = post(t, srv.Client(), srv.URL+"/batch_execute", mp, "", encode(t, mp, BatchRequest{Commands: []Command{}}))
+			require.Equal(t, http.StatusOK, code)
+			decode(t, mp, reply, &br)
+			require.True(t, br.Status.OK)
+			require.Empty(t, br.Responses)
+		})
+	}
+}
+
+// The engine's refusals carry the original's codes.
+func TestEngineRefusalCodes(t *testing.T) {
+	srv, e, _ := newServer(t, testclock.New(epoch), nil)
+	ctx := t.Context()
+	require.NoError(t, e.CreateTable(ctx, "ns", "limited", ts.TableOptions{Shards: 1, WriteQPS: 1}))
+	key := []byte("k")
+	require.NoError(t, e.SetReadOnly(ts.DefaultNamespace, ts.DefaultTable, ts.ShardOf(key, ts.DefaultShards), true))
+	set := Command{Kind: "string_set", Key: Text(key), Value: Bytes("v")}
+	r := execWire(t, srv, false, Request{Command: &set})
+	require.Equal(t, "readonly_shard", r.Status.Code)
+	require.ErrorIs(t, r.Status.Err(), ts.ErrReadOnly)
+	get := Command{Kind: "string_get", Key: Text(key)}
+	r = execWire(t, srv, false, Request{Command: &get})
+	require.True(t, r.Status.OK)
+
+	r = execWire(t, srv, false, Request{Namespace: "ns", TableName: "limited", Command: &set})
+	require.True(t, r.Status.OK)
+	r = execWire(t, srv, false, Request{Namespace: "ns", TableName: "limited", Command: &set})
+	require.Equal(t, "admission_rejected", r.Status.Code)
+	require.ErrorIs(t, r.Status.Err(), ts.ErrWriteQPS)
+
+	r = execWire(t, srv, false, Request{Namespace: "no", TableName: "such", Command: &get})
+	require.Equal(t, "table_not_found", r.Status.Code)
+	require.ErrorIs(t, r.Status.Err(), ts.ErrNoTable)
+}
+
+// Bearer tokens: none or a wrong one is 401; a read-only token reads but
+// cannot write, and a batch holding a write runs nothing; probes need no
+// token, metrics do.
+func TestAuth(t *testing.T) {
+	srv, e, _ := newServer(t, testclock.New(epoch), func(o *Options) {
+		o.ReadWriteTokens = []string{"rw-secret"}
+		o.ReadOnlyTokens = []string{"ro-secret"}
+	})
+	c := srv.Client()
+	set := `{"command":{"kind":"string_set","key":"k","value":"djE="}}`
+	get := `{"command":{"kind":"string_get","key":"k"}}`
+
+	for _, tok := range []string{"", "wrong", "rw-secret-but-longer", "ro-secre"} {
+		code, body := post(t, c, srv.URL+"/execute", false, tok, []byte(get))
+		require.Equal(t, http.StatusUnauthorized, code, tok)
+		var r ExecuteResponse
+		decode(t, false, body, &r)
+		require.Equal(t, CodeUnauthorized, r.Status.Code)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/execute", strings.NewReader(get))
+	req.Header.Set("Authorization", "Basic cnctc2VjcmV0")
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
+
+	code, body := post(t, c, srv.URL+"/execute", false, "ro-secret", []byte(set))
+	require.Equal(t, http.StatusForbidden, code)
+	var r ExecuteResponse
+	decode(t, false, body, &r)
+	require.Equal(t, CodeForbidden, r.Status.Code)
+	code, _ = post(t, c, srv.URL+"/batch_execute", false, "ro-secret", []byte(`{"commands":[{"kind":"string_set","key":"k","value":"djE="},{"kind":"set","key":"k2","value":"eA=="}]}`))
+	require.Equal(t, http.StatusForbidden, code)
+	n, err := e.Execute(t.Context(), ts.Command{Kind: ts.KindExistsKeys, Keys: [][]byte{[]byte("k"), []byte("k2")}})
+	require.NoError(t, err)
+	require.Zero(t, n.Int, "a refused write ran")
+
+	code, _ = post(t, c, srv.URL+"/execute", false, "rw-secret", []byte(set))
+	require.Equal(t, http.StatusOK, code)
+	code, body = post(t, c, srv.URL+"/execute", false, "ro-secret", []byte(get))
+	require.Equal(t, http.StatusOK, code)
+	require.JSONEq(t, ok(`{"kind":"bytes","value":[118,49]}`), string(body))
+	code, _ = post(t, c, srv.URL+"/batch_execute", false, "ro-secret", []byte(`{"commands":[{"kind":"string_get","key":"k"},{"kind":"mget","keys":["k"]}]}`))
+	require.Equal(t, http.StatusOK, code)
+
+	for path, want := range map[string]int{"/health": 200, "/ready": 200, "/metrics": 401} {
+		resp, err := c.Get(srv.URL + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, want, resp.StatusCode, path)
+	}
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer ro-secret")
+	resp, err = c.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	_, err = New(Options{Engine: e, ReadWriteTokens: []string{"a"}, ReadOnlyTokens: []string{"a"}})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = New(Options{Engine: e, ReadOnlyTokens: []string{""}})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = New(Options{})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+}
+
+// The handler under TLS (a self-signed certificate): commands run over
+// it, and a plain-text request is refused.
+func TestTLS(t *testing.T) {
+	e := newEngine(t, testclock.New(epoch))
+	h, err := New(Options{Engine: e})
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(h)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	require.True(t, strings.HasPrefix(srv.URL, "https://"))
+
+	code, body := post(t, srv.Client(), srv.URL+"/execute", false, "", []byte(`{"command":{"kind":"string_set","key":"k","value":"djE="}}`))
+	require.Equal(t, http.StatusOK, code, string(body))
+	code, body = post(t, srv.Client(), srv.URL+"/execute", true, "", encode(t, true, Request{Command: &Command{Kind: "get", Key: Text("k")}}))
+	require.Equal(t, http.StatusOK, code)
+	var r ExecuteResponse
+	decode(t, true, body, &r)
+	var v Bytes
+	require.NoError(t, r.Response.Value.Decode(&v))
+	require.Equal(t, "v1", string(v))
+
+	// An untrusting client refuses the certificate; plain HTTP gets no
+	// answer from the TLS listener.
+	_, err = (&http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{}}}).Get(srv.URL + "/health")
+	require.Error(t, err)
+	resp, err := http.Get("http://" + strings.TrimPrefix(srv.URL, "https://") + "/health")
+	if err == nil {
+		defer resp.Body.Close()
+		require.NotEqual(t, http.StatusOK, resp.StatusCode)
+	}
+}
+
+// /ready goes 503 while a shard is wedged (its append gate held) and 200
+// once it is released; /health stays 200 throughout.
+func TestReadyWhileAShardIsWedged(t *testing.T) {
+	srv, e, _ := newServer(t, testclock.New(epoch), func(o *Options) { o.ReadyTimeout = 100 * time.Millisecond })
+	get := func(path string) (int, Status) {
+		resp, err := srv.Client().Get(srv.URL + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var st Status
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		decode(t, false, b, &st)
+		return resp.StatusCode, st
+	}
+	code, st := get("/ready")
+	require.Equal(t, http.StatusOK, code, st.Message)
+
+	unfreeze, err := e.FreezeShard(t.Context(), ts.DefaultNamespace, ts.DefaultTable, 2)
+	require.NoError(t, err)
+	defer unfreeze()
+	t0 := time.Now()
+	code, st = get("/ready")
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Equal(t, CodeNotReady, st.Code)
+	require.Contains(t, st.Message, "default/default shard 2")
+	require.NotContains(t, st.Message, "shard 1")
+	require.Less(t, time.Since(t0), 2*time.Second)
+	code, _ = get("/health")
+	require.Equal(t, http.StatusOK, code)
+
+	unfreeze()
+	code, st = get("/ready")
+	require.Equal(t, http.StatusOK, code, st.Message)
+}
+
+// /metrics has a latency histogram per command kind, command counts by
+// status code, every shard's statistics and the record cache's.
+func TestMetrics(t *testing.T) {
+	srv, _, _ := newServer(t, testclock.New(epoch), nil)
+	for i := range 5 {
+		body := `{"command":{"kind":"set","key":"k` + strconv.Itoa(i) + `","value":"eA=="}}`
+		code, _ := post(t, srv.Client(), srv.URL+"/execute", false, "", []byte(body))
+		require.Equal(t, http.StatusOK, code)
+	}
+	code, _ := post(t, srv.Client(), srv.URL+"/batch_execute", false, "", []byte(`{"commands":[{"kind":"hash_get","key":"k0","field":"f"},{"kind":"get","key":"k1"},{"kind":"get","key":"k2"}]}`))
+	require.Equal(t, http.StatusOK, code)
+	resp, err := srv.Client().Get(srv.URL + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	text := string(b)
+	metric := func(re string) float64 {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^` + re + ` (\S+)$`).FindStringSubmatch(text)
+		require.NotNil(t, m, re)
+		v, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		return v
+	}
+	require.Equal(t, 5.0, metric(`temporalstore_http_command_duration_seconds_count\{kind="set"\}`))
+	require.Equal(t, 2.0, metric(`temporalstore_http_command_duration_seconds_count\{kind="get"\}`))
+	require.Equal(t, 5.0, metric(`temporalstore_http_command_duration_seconds_bucket\{kind="set",le="\+Inf"\}`))
+	require.Equal(t, 1.0, metric(`temporalstore_http_commands_total\{code="wrong_type",kind="hash_get"\}`))
+	require.Equal(t, 5.0, metric(`temporalstore_http_requests_total\{route="/execute",status="200"\}`))
+	keys := 0.0
+	for i := range ts.DefaultShards {
+		keys += metric(`temporalstore_shard_keys\{namespace="default",shard="` + strconv.Itoa(i) + `",table="default"\}`)
+		metric(`temporalstore_shard_log_records_total\{namespace="default",shard="` + strconv.Itoa(i) + `",table="default"\}`)
+	}
+	require.Equal(t, 5.0, keys)
+	metric(`temporalstore_cache_entries\{tier="dram"\}`)
+	metric(`temporalstore_cache_lookup_misses_total`)
+	metric(`go_goroutines`)
+}

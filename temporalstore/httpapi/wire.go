@@ -1,0 +1,557 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// Request is the body of /execute: one command, addressed to a table (the
+// default table when Namespace and TableName are empty). ShardID is the
+// original's routing field, accepted and not used (see the package doc).
+type Request struct {
+	ShardID   *ShardID `json:"shard_id,omitempty" msgpack:"shard_id,omitempty"`
+	Namespace string   `json:"namespace,omitempty" msgpack:"namespace,omitempty"`
+	TableName string   `json:"table_name,omitempty" msgpack:"table_name,omitempty"`
+	Tenant    string   `json:"tenant,omitempty" msgpack:"tenant,omitempty"`
+	Command   *Command `json:"command,omitempty" msgpack:"command,omitempty"`
+}
+
+// BatchRequest is the body of /batch_execute: Commands run in order, each
+// with its own status.
+type BatchRequest struct {
+	ShardID   *ShardID  `json:"shard_id,omitempty" msgpack:"shard_id,omitempty"`
+	Namespace string    `json:"namespace,omitempty" msgpack:"namespace,omitempty"`
+	TableName string    `json:"table_name,omitempty" msgpack:"table_name,omitempty"`
+	Tenant    string    `json:"tenant,omitempty" msgpack:"tenant,omitempty"`
+	Commands  []Command `json:"commands" msgpack:"commands"`
+}
+
+// Command is one command on the wire: the original's kinds (string_set,
+// hash_get, ...) with their fields, and the engine's own kinds (set, hset,
+// zadd, ...) with the fields documented in the package doc. Fields a kind
+// does not use are ignored.
+type Command struct {
+	Kind   string `json:"kind" msgpack:"kind"`
+	Tenant string `json:"tenant,omitempty" msgpack:"tenant,omitempty"`
+
+	Key       Text    `json:"key,omitempty" msgpack:"key,omitempty"`
+	Value     Bytes   `json:"value,omitempty" msgpack:"value,omitempty"`
+	TTLMs     *int64  `json:"ttl_ms,omitempty" msgpack:"ttl_ms,omitempty"`
+	Condition string  `json:"condition,omitempty" msgpack:"condition,omitempty"`
+	ReturnOld bool    `json:"return_old,omitempty" msgpack:"return_old,omitempty"`
+	Field     Text    `json:"field,omitempty" msgpack:"field,omitempty"`
+	Fields    []Text  `json:"fields,omitempty" msgpack:"fields,omitempty"`
+	Entries   []Entry `json:"entries,omitempty" msgpack:"entries,omitempty"`
+	Increment *int64  `json:"increment,omitempty" msgpack:"increment,omitempty"`
+	Member    Bytes   `json:"member,omitempty" msgpack:"member,omitempty"`
+
+	KeepTTL     bool       `json:"keep_ttl,omitempty" msgpack:"keep_ttl,omitempty"`
+	Delta       int64      `json:"delta,omitempty" msgpack:"delta,omitempty"`
+	Float       Float      `json:"float,omitempty" msgpack:"float,omitempty"`
+	Start       int64      `json:"start,omitempty" msgpack:"start,omitempty"`
+	End         int64      `json:"end,omitempty" msgpack:"end,omitempty"`
+	Cursor      uint64     `json:"cursor,omitempty" msgpack:"cursor,omitempty"`
+	Count       *int       `json:"count,omitempty" msgpack:"count,omitempty"`
+	Keys        []Text     `json:"keys,omitempty" msgpack:"keys,omitempty"`
+	Args        []Bytes    `json:"args,omitempty" msgpack:"args,omitempty"`
+	Scores      []Float    `json:"scores,omitempty" msgpack:"scores,omitempty"`
+	ZAdd        *ZAddFlags `json:"zadd,omitempty" msgpack:"zadd,omitempty"`
+	Range       *Range     `json:"range,omitempty" msgpack:"range,omitempty"`
+	Dest        Text       `json:"dest,omitempty" msgpack:"dest,omitempty"`
+	FromLeft    bool       `json:"from_left,omitempty" msgpack:"from_left,omitempty"`
+	ToLeft      bool       `json:"to_left,omitempty" msgpack:"to_left,omitempty"`
+	Before      bool       `json:"before,omitempty" msgpack:"before,omitempty"`
+	Rank        int64      `json:"rank,omitempty" msgpack:"rank,omitempty"`
+	MaxLen      int64      `json:"max_len,omitempty" msgpack:"max_len,omitempty"`
+	ExpireAtMs  *int64     `json:"expire_at_ms,omitempty" msgpack:"expire_at_ms,omitempty"`
+	Persist     bool       `json:"persist,omitempty" msgpack:"persist,omitempty"`
+	EventTimeMs *int64     `json:"event_time_ms,omitempty" msgpack:"event_time_ms,omitempty"`
+	TSField     string     `json:"ts_field,omitempty" msgpack:"ts_field,omitempty"`
+	Rows        []Row      `json:"rows,omitempty" msgpack:"rows,omitempty"`
+}
+
+// ZAddFlags are zadd's options.
+type ZAddFlags struct {
+	NX   bool `json:"nx,omitempty" msgpack:"nx,omitempty"`
+	XX   bool `json:"xx,omitempty" msgpack:"xx,omitempty"`
+	GT   bool `json:"gt,omitempty" msgpack:"gt,omitempty"`
+	LT   bool `json:"lt,omitempty" msgpack:"lt,omitempty"`
+	CH   bool `json:"ch,omitempty" msgpack:"ch,omitempty"`
+	Incr bool `json:"incr,omitempty" msgpack:"incr,omitempty"`
+}
+
+// Range selects members of a sorted set (zrange, zcount, zremrange).
+type Range struct {
+	// By is "rank" (the default), "score" or "lex".
+	By         string      `json:"by,omitempty" msgpack:"by,omitempty"`
+	Start      int64       `json:"start,omitempty" msgpack:"start,omitempty"`
+	Stop       int64       `json:"stop,omitempty" msgpack:"stop,omitempty"`
+	Min        *ScoreBound `json:"min,omitempty" msgpack:"min,omitempty"`
+	Max        *ScoreBound `json:"max,omitempty" msgpack:"max,omitempty"`
+	LexMin     Text        `json:"lex_min,omitempty" msgpack:"lex_min,omitempty"`
+	LexMax     Text        `json:"lex_max,omitempty" msgpack:"lex_max,omitempty"`
+	Rev        bool        `json:"rev,omitempty" msgpack:"rev,omitempty"`
+	Limit      *Limit      `json:"limit,omitempty" msgpack:"limit,omitempty"`
+	WithScores bool        `json:"with_scores,omitempty" msgpack:"with_scores,omitempty"`
+}
+
+// Limit is a range's LIMIT offset count (a negative count: no limit).
+type Limit struct {
+	Offset int64 `json:"offset" msgpack:"offset"`
+	Count  int64 `json:"count" msgpack:"count"`
+}
+
+// Row is one row of row_write_batch.
+type Row struct {
+	Key         Text    `json:"key" msgpack:"key"`
+	Args        []Bytes `json:"args" msgpack:"args"`
+	EventTimeMs int64   `json:"event_time_ms" msgpack:"event_time_ms"`
+}
+
+// ShardID is the original's shard_id: an unsigned integer.
+type ShardID uint64
+
+// DecodeMsgpack implements msgpack.CustomDecoder: a negative or
+// non-integer shard_id is refused, as in JSON.
+func (s *ShardID) DecodeMsgpack(d *msgpack.Decoder) error {
+	v, err := d.DecodeInterfaceLoose()
+	if err != nil {
+		return err
+	}
+	switch v := v.(type) {
+	case int64:
+		if v >= 0 {
+			*s = ShardID(v)
+			return nil
+		}
+	case uint64:
+		*s = ShardID(v)
+		return nil
+	}
+	return fmt.Errorf("shard_id: %v is not an unsigned integer", v)
+}
+
+// errBytes is the error of a malformed byte field.
+var errBytes = errors.New("expected a base64 string or an array of numbers 0..255")
+
+// maxPrealloc bounds what a decoder allocates ahead from a length the
+// body declares; longer arrays grow as their elements arrive.
+const maxPrealloc = 1024
+
+// Bytes is a payload field (value, member, args, entries' values): in
+// JSON a base64 string or an array of numbers, in MessagePack bin, an
+// array of numbers, or a base64 str. It encodes as base64 in JSON and bin
+// in MessagePack; nil as null.
+type Bytes []byte
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (b *Bytes) UnmarshalJSON(d []byte) error {
+	d = bytes.TrimSpace(d)
+	switch {
+	case len(d) == 0:
+		return errBytes
+	case string(d) == "null":
+		*b = nil
+		return nil
+	case d[0] == '"':
+		var s string
+		if err := json.Unmarshal(d, &s); err != nil {
+			return err
+		}
+		v, err := decodeBase64(s)
+		*b = v
+		return err
+	case d[0] == '[':
+		var nums []int
+		if err := json.Unmarshal(d, &nums); err != nil {
+			return errBytes
+		}
+		v := make([]byte, len(nums))
+		for i, n := range nums {
+			if n < 0 || n > 255 {
+				return errBytes
+			}
+			v[i] = byte(n)
+		}
+		*b = v
+		return nil
+	}
+	return errBytes
+}
+
+func decodeBase64(s string) ([]byte, error) {
+	if v, err := base64.StdEncoding.DecodeString(s); err == nil {
+		return v, nil
+	}
+	v, err := base64.RawStdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("invalid base64: %w", err)
+	}
+	return v, nil
+}
+
+// MarshalJSON implements json.Marshaler: base64, as the original sends.
+func (b Bytes) MarshalJSON() ([]byte, error) {
+	if b == nil {
+		return []byte("null"), nil
+	}
+	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(b))+2)
+	out = append(out, '"')
+	out = base64.StdEncoding.AppendEncode(out, b)
+	return append(out, '"'), nil
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (b *Bytes) DecodeMsgpack(d *msgpack.Decoder) error {
+	c, err := d.PeekCode()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == msgpcode.Nil:
+		*b = nil
+		return d.DecodeNil()
+	case msgpcode.IsBin(c):
+		v, err := d.DecodeBytes()
+		if v == nil && err == nil {
+			v = []byte{}
+		}
+		*b = v
+		return err
+	case msgpcode.IsString(c):
+		s, err := d.DecodeString()
+		if err != nil {
+			return err
+		}
+		v, err := decodeBase64(s)
+		*b = v
+		return err
+	}
+	v, err := decodeNumberArray(d)
+	*b = v
+	return err
+}
+
+// decodeNumberArray reads an array of numbers 0..255.
+func decodeNumberArray(d *msgpack.Decoder) ([]byte, error) {
+	n, err := d.DecodeArrayLen()
+	if err != nil {
+		return nil, errBytes
+	}
+	if n < 0 {
+		return nil, nil
+	}
+	v := make([]byte, 0, min(n, maxPrealloc*64))
+	for range n {
+		x, err := d.DecodeInt64()
+		if err != nil || x < 0 || x > 255 {
+			return nil, errBytes
+		}
+		v = append(v, byte(x))
+	}
+	return v, nil
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (b Bytes) EncodeMsgpack(e *msgpack.Encoder) error {
+	if b == nil {
+		return e.EncodeNil()
+	}
+	return e.EncodeBytes(b)
+}
+
+// Text is a name (key, keys, field, fields, dest, an entry's field, a lex
+// bound): in JSON a string taken as its UTF-8 bytes, or an array of
+// numbers for bytes that are not UTF-8; in MessagePack str, bin or an
+// array of numbers. It encodes as a string when it is valid UTF-8.
+type Text []byte
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *Text) UnmarshalJSON(d []byte) error {
+	d = bytes.TrimSpace(d)
+	if len(d) > 0 && d[0] == '"' {
+		var s string
+		if err := json.Unmarshal(d, &s); err != nil {
+			return err
+		}
+		*t = Text(s)
+		return nil
+	}
+	if len(d) > 0 && d[0] != '[' && string(d) != "null" {
+		return errors.New("expected a string or an array of numbers 0..255")
+	}
+	var b Bytes
+	err := b.UnmarshalJSON(d)
+	*t = Text(b)
+	return err
+}
+
+// MarshalJSON implements json.Marshaler.
+func (t Text) MarshalJSON() ([]byte, error) {
+	if t == nil {
+		return []byte("null"), nil
+	}
+	if utf8.Valid(t) {
+		return json.Marshal(string(t))
+	}
+	return appendNumbers(nil, t), nil
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (t *Text) DecodeMsgpack(d *msgpack.Decoder) error {
+	c, err := d.PeekCode()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == msgpcode.Nil:
+		*t = nil
+		return d.DecodeNil()
+	case msgpcode.IsBin(c) || msgpcode.IsString(c):
+		v, err := d.DecodeBytes()
+		if v == nil && err == nil {
+			v = []byte{}
+		}
+		*t = v
+		return err
+	}
+	v, err := decodeNumberArray(d)
+	*t = v
+	return err
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (t Text) EncodeMsgpack(e *msgpack.Encoder) error {
+	switch {
+	case t == nil:
+		return e.EncodeNil()
+	case utf8.Valid(t):
+		return e.EncodeString(string(t))
+	}
+	return e.EncodeBytes(t)
+}
+
+// appendNumbers appends b as a JSON array of numbers.
+func appendNumbers(out, b []byte) []byte {
+	out = append(out, '[')
+	for i, c := range b {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendUint(out, uint64(c), 10)
+	}
+	return append(out, ']')
+}
+
+// Float is a number that may be infinite: in JSON a number, or a string
+// ("inf", "+inf", "-inf", or any number); in MessagePack a float, an
+// integer or such a string.
+type Float float64
+
+func parseFloat(s string) (Float, error) {
+	f, err := strconv.ParseFloat(strings.TrimPrefix(s, "+"), 64)
+	if err != nil || math.IsNaN(f) {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	return Float(f), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *Float) UnmarshalJSON(d []byte) error {
+	d = bytes.TrimSpace(d)
+	if len(d) > 0 && d[0] == '"' {
+		var s string
+		if err := json.Unmarshal(d, &s); err != nil {
+			return err
+		}
+		v, err := parseFloat(s)
+		*f = v
+		return err
+	}
+	var v float64
+	if err := json.Unmarshal(d, &v); err != nil {
+		return err
+	}
+	*f = Float(v)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (f Float) MarshalJSON() ([]byte, error) { return appendFloat(nil, float64(f)), nil }
+
+func appendFloat(out []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(out, `"+inf"`...)
+	case math.IsInf(f, -1):
+		return append(out, `"-inf"`...)
+	case math.IsNaN(f):
+		return append(out, `"nan"`...)
+	}
+	return strconv.AppendFloat(out, f, 'g', -1, 64)
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (f *Float) DecodeMsgpack(d *msgpack.Decoder) error {
+	c, err := d.PeekCode()
+	if err != nil {
+		return err
+	}
+	if msgpcode.IsString(c) {
+		s, err := d.DecodeString()
+		if err != nil {
+			return err
+		}
+		v, err := parseFloat(s)
+		*f = v
+		return err
+	}
+	v, err := d.DecodeFloat64()
+	*f = Float(v)
+	return err
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (f Float) EncodeMsgpack(e *msgpack.Encoder) error { return e.EncodeFloat64(float64(f)) }
+
+// ScoreBound is one end of a score range: a number (inclusive), or a
+// string in Redis's form: "(1.5" (exclusive), "-inf", "+inf".
+type ScoreBound temporalstore.ScoreBound
+
+func (b *ScoreBound) parse(s string) error {
+	v, err := temporalstore.ParseScoreBound(s)
+	*b = ScoreBound(v)
+	return err
+}
+
+func (b ScoreBound) text() string {
+	s := string(appendFloat(nil, b.Value))
+	s = strings.Trim(s, `"`)
+	if b.Excl {
+		return "(" + s
+	}
+	return s
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (b *ScoreBound) UnmarshalJSON(d []byte) error {
+	d = bytes.TrimSpace(d)
+	if len(d) > 0 && d[0] == '"' {
+		var s string
+		if err := json.Unmarshal(d, &s); err != nil {
+			return err
+		}
+		return b.parse(s)
+	}
+	var v float64
+	if err := json.Unmarshal(d, &v); err != nil {
+		return err
+	}
+	*b = ScoreBound{Value: v}
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (b ScoreBound) MarshalJSON() ([]byte, error) {
+	if !b.Excl && !math.IsInf(b.Value, 0) {
+		return strconv.AppendFloat(nil, b.Value, 'g', -1, 64), nil
+	}
+	return json.Marshal(b.text())
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (b *ScoreBound) DecodeMsgpack(d *msgpack.Decoder) error {
+	c, err := d.PeekCode()
+	if err != nil {
+		return err
+	}
+	if msgpcode.IsString(c) {
+		s, err := d.DecodeString()
+		if err != nil {
+			return err
+		}
+		return b.parse(s)
+	}
+	v, err := d.DecodeFloat64()
+	*b = ScoreBound{Value: v}
+	return err
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (b ScoreBound) EncodeMsgpack(e *msgpack.Encoder) error {
+	if !b.Excl && !math.IsInf(b.Value, 0) {
+		return e.EncodeFloat64(b.Value)
+	}
+	return e.EncodeString(b.text())
+}
+
+// Entry is a field and its value: hash_multi_set's [field, value].
+type Entry struct {
+	Field Text
+	Value Bytes
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (en *Entry) UnmarshalJSON(d []byte) error {
+	var pair []json.RawMessage
+	if err := json.Unmarshal(d, &pair); err != nil {
+		return err
+	}
+	if len(pair) != 2 {
+		return errors.New("an entry is [field, value]")
+	}
+	if err := en.Field.UnmarshalJSON(pair[0]); err != nil {
+		return err
+	}
+	return en.Value.UnmarshalJSON(pair[1])
+}
+
+// MarshalJSON implements json.Marshaler.
+func (en Entry) MarshalJSON() ([]byte, error) {
+	f, err := en.Field.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	v, _ := en.Value.MarshalJSON()
+	out := append([]byte{'['}, f...)
+	out = append(append(out, ','), v...)
+	return append(out, ']'), nil
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (en *Entry) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := d.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n != 2 {
+		return errors.New("an entry is [field, value]")
+	}
+	if err := en.Field.DecodeMsgpack(d); err != nil {
+		return err
+	}
+	return en.Value.DecodeMsgpack(d)
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (en Entry) EncodeMsgpack(e *msgpack.Encoder) error {
+	if err := e.EncodeArrayLen(2); err != nil {
+		return err
+	}
+	if err := en.Field.EncodeMsgpack(e); err != nil {
+		return err
+	}
+	return en.Value.EncodeMsgpack(e)
+}
