@@ -68,7 +68,7 @@ build: ## Build every workspace package (go build work).
 
 .PHONY: test
 .PHONY: run
-run: ## Run the server on its embedded default (./data, single node): RESP on 127.0.0.1:6379, S3 on 127.0.0.1:9000.
+run: ## Run the server on its embedded default (./data, single node): RESP 127.0.0.1:6379, HTTP 127.0.0.1:17102, S3 127.0.0.1:9000.
 	$(WORKSPACE) $(GO) run ./examples/server
 
 # Debian packages the tests use: redis-server (the engine's replies are

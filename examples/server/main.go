@@ -21,6 +21,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixobject"
 	"github.com/temporalstore/temporalstore-go/matrixobject/s3api"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 )
 
@@ -40,6 +41,7 @@ func main() {
 type config struct {
 	dataDir        string
 	respAddr       string
+	httpAddr       string
 	s3Addr         string
 	tokens         []string
 	readOnlyTokens []string
@@ -77,15 +79,19 @@ var flags = []flagDef{
 		c.respAddr = v
 		return nil
 	}},
+	{"http", "TS_HTTP_ADDR", "127.0.0.1:17102", "HTTP command surface listen address (/execute, /batch_execute, /health, /ready, /metrics); empty turns it off", func(c *config, v string) error {
+		c.httpAddr = v
+		return nil
+	}},
 	{"s3", "TS_S3_ADDR", "127.0.0.1:9000", "S3-compatible object API listen address; empty turns it off", func(c *config, v string) error {
 		c.s3Addr = v
 		return nil
 	}},
-	{"token", "TS_TOKEN", "", "comma-separated read-write tokens: RESP AUTH passwords; none means no AUTH", func(c *config, v string) error {
+	{"token", "TS_TOKEN", "", "comma-separated read-write tokens: RESP AUTH passwords and HTTP bearer tokens; none means no auth", func(c *config, v string) error {
 		c.tokens = list(v)
 		return nil
 	}},
-	{"readonly-token", "TS_READONLY_TOKEN", "", "comma-separated read-only tokens (RESP AUTH): reads only", func(c *config, v string) error {
+	{"readonly-token", "TS_READONLY_TOKEN", "", "comma-separated read-only tokens (RESP AUTH, HTTP bearer): reads only", func(c *config, v string) error {
 		c.readOnlyTokens = list(v)
 		return nil
 	}},
@@ -135,7 +141,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage: server [flags]
 
 Runs TemporalStore on a local data directory (single node): the engine over
-RESP, and the object store over the S3 API. Each flag also reads the
+RESP and the HTTP command surface, and the object store over the S3 API. Each flag also reads the
 environment variable shown; a flag beats its variable, which beats the default.
 
 Flags:
@@ -215,6 +221,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.respAddr != "" && !loopback(c.respAddr) && len(c.tokens)+len(c.readOnlyTokens) == 0 && !c.insecure {
 		return fmt.Errorf("refusing to serve RESP on %s, which is not loopback, without a token (--token, or --insecure)", c.respAddr)
 	}
+	if c.httpAddr != "" && !loopback(c.httpAddr) && len(c.tokens)+len(c.readOnlyTokens) == 0 && !c.insecure {
+		return fmt.Errorf("refusing to serve HTTP on %s, which is not loopback, without a token (--token, or --insecure)", c.httpAddr)
+	}
 	if c.s3Addr != "" && !loopback(c.s3Addr) && len(c.s3Keys) == 0 && !c.insecure {
 		return fmt.Errorf("refusing to serve S3 on %s, which is not loopback, without credentials (--s3-credentials, or --insecure)", c.s3Addr)
 	}
@@ -272,6 +281,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}()
 		closers = append(closers, srv.Close)
+	}
+	if c.httpAddr != "" {
+		h, err := httpapi.New(httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log})
+		if err != nil {
+			shutdown()
+			e.Close()
+			return err
+		}
+		l, err := listen(c.httpAddr)
+		if err != nil {
+			shutdown()
+			e.Close()
+			return fmt.Errorf("HTTP: %w", err)
+		}
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+		log.Info("listening", "surface", "http", "addr", l.Addr().String(), "tls", tlsCfg != nil, "auth", len(c.tokens)+len(c.readOnlyTokens) > 0)
+		go func() {
+			if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("HTTP: %w", err)
+			}
+		}()
+		closers = append(closers, func() error {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			return hs.Shutdown(sctx)
+		})
 	}
 	if c.s3Addr != "" {
 		store, err := matrixobject.Open(filepath.Join(c.dataDir, "objects"), matrixobject.Options{Logger: log})

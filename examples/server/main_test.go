@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,16 +62,30 @@ func TestServeStopRestart(t *testing.T) {
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, string(out))
 	data := t.TempDir()
-	respAddr, s3Addr := freeAddr(t), freeAddr(t)
-	args := []string{"--data", data, "--resp", respAddr, "--s3", s3Addr}
+	respAddr, httpAddr, s3Addr := freeAddr(t), freeAddr(t), freeAddr(t)
+	args := []string{"--data", data, "--resp", respAddr, "--http", httpAddr, "--s3", s3Addr}
 	cmd, log := startServer(t, bin, args...)
 	require.Contains(t, log.String(), "surface=resp addr="+respAddr)
+	require.Contains(t, log.String(), "surface=http addr="+httpAddr)
 	require.Contains(t, log.String(), "surface=s3 addr="+s3Addr)
 	ctx := t.Context()
 	c := redis.NewClient(&redis.Options{Addr: respAddr})
 	defer c.Close()
 	require.NoError(t, c.Set(ctx, "greeting", "hello", 0).Err())
 	require.NoError(t, c.RPush(ctx, "queue", "a", "b").Err())
+	// The same engine over HTTP.
+	res, err := http.Post("http://"+httpAddr+"/execute", "application/json",
+		strings.NewReader(`{"shard_id":0,"command":{"kind":"string_get","key":"greeting"}}`))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Equal(t, 200, res.StatusCode, string(body))
+	require.Contains(t, string(body), `"ok":true`)
+	require.Contains(t, string(body), "[104,101,108,108,111]", "hello as the original's byte array")
+	ready, err := http.Get("http://" + httpAddr + "/ready")
+	require.NoError(t, err)
+	ready.Body.Close()
+	require.Equal(t, 200, ready.StatusCode)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), log.String())
 	require.Contains(t, log.String(), "msg=stopped")
