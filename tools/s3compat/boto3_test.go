@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/matrixobject"
+	"github.com/temporalstore/temporalstore-go/tools/pyvenv"
 )
 
 // boto3Version and botocoreVersion are the releases the test installs from
@@ -20,41 +20,9 @@ const (
 	botocoreVersion = "1.43.11"
 )
 
-// boto3Python returns the python of a virtual environment holding boto3,
-// creating it under the user cache directory the first time. The
-// environment is keyed by the boto3 version; a marker file written after a
-// complete install tells a finished one from a broken one.
+// boto3Python returns the python of a virtual environment holding boto3.
 func boto3Python(t *testing.T) string {
-	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		if testing.Short() {
-			t.Skip("python3 not found (skipped in -short)")
-		}
-		t.Fatalf("python3 is needed to test with boto3: %v", err)
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	venv := filepath.Join(cache, "temporalstore-go", "boto3-"+boto3Version+"-botocore-"+botocoreVersion)
-	vpy := filepath.Join(venv, "bin", "python")
-	marker := filepath.Join(venv, ".installed")
-	if _, err := os.Stat(marker); err == nil {
-		return vpy
-	}
-	require.NoError(t, os.RemoveAll(venv))
-	require.NoError(t, os.MkdirAll(filepath.Dir(venv), 0o755))
-	run := func(name string, args ...string) {
-		cmd := exec.CommandContext(t.Context(), name, args...)
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s %s:\n%s", name, strings.Join(args, " "), out)
-	}
-	t.Logf("creating %s", venv)
-	run(py, "-m", "venv", venv)
-	run(vpy, "-m", "pip", "install", "--disable-pip-version-check", "--quiet", "boto3=="+boto3Version, "botocore=="+botocoreVersion)
-	require.NoError(t, os.WriteFile(marker, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644))
-	return vpy
+	return pyvenv.Python(t, "boto3", "boto3=="+boto3Version, "botocore=="+botocoreVersion)
 }
 
 // TestBoto3 runs testdata/boto3_check.py against the handler: every
