@@ -29,12 +29,12 @@ const (
 // least), flags, where its keys are (first, last (negative: from the
 // end), step; first 0 when it has none), and its handler.
 type cmdSpec struct {
-	name                  string
-	arity                 int
-	flags                 cmdFlags
-	first, last, step     int
-	run                   func(c *conn, args [][]byte)
-	summary, group string
+	name              string
+	arity             int
+	flags             cmdFlags
+	first, last, step int
+	run               func(c *conn, args [][]byte)
+	summary, group    string
 }
 
 // keysOf returns the keys of a request, by the spec's key positions.
