@@ -105,7 +105,7 @@ func crashChild(dir string, async bool) {
 	ctx := context.Background()
 	e, err := Open(ctx, Options{
 		Dir: dir, MaintenanceInterval: 2 * time.Millisecond, CheckpointRecords: 300,
-		CompactSpaceAmp: 1.2, CacheBytes: 1 << 20,
+		CompactSpaceAmp: 1.2, CompactMinGarbage: 1, CacheBytes: 1 << 20,
 	})
 	if err != nil {
 		fmt.Println("open:", err)

@@ -78,13 +78,17 @@ type Options struct {
 	// SweepBudget is how many index entries a round's expiry sweep looks
 	// at per shard. Default: DefaultSweepBudget.
 	SweepBudget int
-	// CompactSpaceAmp is the space amplification (log bytes on disk over
+	// CompactSpaceAmp is the space amplification (log bytes written over
 	// live bytes) above which a round compacts a shard's log. Default:
 	// DefaultCompactSpaceAmp.
 	CompactSpaceAmp float64
 	// CompactSegments is how many log segments a round compacts per shard
 	// at most. Default: DefaultCompactSegments.
 	CompactSegments int
+	// CompactMinGarbage is the garbage (log bytes written that no key
+	// needs) below which a shard is not compacted, whatever its space
+	// amplification. Default: DefaultCompactMinGarbage.
+	CompactMinGarbage int64
 	// CheckpointRecords is how many records a shard applies before a round
 	// checkpoints it, bounding replay at the next open. Default:
 	// DefaultCheckpointRecords.
@@ -103,6 +107,7 @@ const (
 	DefaultSweepBudget         = 1000
 	DefaultCompactSpaceAmp     = 2.0
 	DefaultCompactSegments     = 4
+	DefaultCompactMinGarbage   = 16 << 20
 	DefaultCheckpointRecords   = 100_000
 )
 
@@ -124,6 +129,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.CompactSegments == 0 {
 		o.CompactSegments = DefaultCompactSegments
+	}
+	if o.CompactMinGarbage == 0 {
+		o.CompactMinGarbage = DefaultCompactMinGarbage
 	}
 	if o.CheckpointRecords == 0 {
 		o.CheckpointRecords = DefaultCheckpointRecords

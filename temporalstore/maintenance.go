@@ -108,7 +108,12 @@ func (e *Engine) Maintain(ctx context.Context) (Round, error) {
 			}
 		case StageCompact:
 			for _, s := range shards {
-				if s.Stats().SpaceAmp <= e.opts.CompactSpaceAmp {
+				// Judged on written bytes: a preallocated segment's empty
+				// tail is not garbage compaction could give back, and a
+				// small log is not worth rewriting.
+				ss := s.Stats()
+				if ss.LiveBytes <= 0 || ss.GarbageBytes < e.opts.CompactMinGarbage ||
+					float64(ss.LogWrittenBytes) <= e.opts.CompactSpaceAmp*float64(ss.LiveBytes) {
 					continue
 				}
 				st, err := s.Compact(ctx, e.opts.CompactSegments)

@@ -206,3 +206,80 @@ func (d *decoder) command() (Decoded, error) {
 	}
 	return c, nil
 }
+
+// DecodeOne decodes command pos of a record (0 for a one-command record)
+// and returns it with the record's command count. Unlike Decode it skips
+// the commands before pos without building them, so a read of one key of
+// a large batch costs that key's command, not the batch's.
+func DecodeOne(rec []byte, pos int) (Decoded, int, error) {
+	if len(rec) < 2 {
+		return Decoded{}, 0, fmt.Errorf("%w: %d bytes", ErrMalformed, len(rec))
+	}
+	if rec[0] != Version {
+		return Decoded{}, 0, fmt.Errorf("%w: version %d (this build reads %d)", ErrVersion, rec[0], Version)
+	}
+	d := decoder{b: rec, off: 2}
+	switch rec[1] {
+	case kindCommand:
+		if pos != 0 {
+			return Decoded{}, 0, fmt.Errorf("%w: no command %d in a one-command record", ErrMalformed, pos)
+		}
+		c, err := d.command()
+		if err == nil && d.off != len(rec) {
+			err = fmt.Errorf("%w: %d bytes after the command", ErrMalformed, len(rec)-d.off)
+		}
+		return c, 1, err
+	case kindBatch:
+		n, err := d.uvarint()
+		if err != nil {
+			return Decoded{}, 0, err
+		}
+		if n > uint64(len(rec)-d.off)/7 {
+			return Decoded{}, 0, fmt.Errorf("%w: batch of %d commands in %d bytes", ErrMalformed, n, len(rec))
+		}
+		if pos < 0 || uint64(pos) >= n {
+			return Decoded{}, 0, fmt.Errorf("%w: no command %d in a batch of %d", ErrMalformed, pos, n)
+		}
+		for range pos {
+			if err := d.skipCommand(); err != nil {
+				return Decoded{}, 0, err
+			}
+		}
+		c, err := d.command()
+		return c, int(n), err
+	default:
+		return Decoded{}, 0, fmt.Errorf("%w: record kind %d", ErrMalformed, rec[1])
+	}
+}
+
+// skipCommand moves past one command without building it.
+func (d *decoder) skipCommand() error {
+	if _, err := d.uvarint(); err != nil { // op
+		return err
+	}
+	if _, err := d.uvarint(); err != nil { // flags
+		return err
+	}
+	if _, err := d.varint(); err != nil { // time
+		return err
+	}
+	if _, err := d.varint(); err != nil { // expiry
+		return err
+	}
+	if _, _, err := d.bytes(); err != nil { // key
+		return err
+	}
+	n, err := d.uvarint()
+	if err != nil {
+		return err
+	}
+	if n > uint64(len(d.b)-d.off) {
+		return fmt.Errorf("%w: %d arguments in %d bytes", ErrMalformed, n, len(d.b)-d.off)
+	}
+	for range n {
+		if _, _, err := d.bytes(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

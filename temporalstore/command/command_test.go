@@ -127,5 +127,33 @@ func FuzzDecode(f *testing.F) {
 		back, err := Decode(again)
 		require.NoError(t, err)
 		equalCommands(t, cs, back)
+		// DecodeOne agrees with Decode on every position.
+		for i := range got {
+			one, n, err := DecodeOne(rec, i)
+			require.NoError(t, err)
+			require.Equal(t, len(got), n)
+			equalCommands(t, cs[i:i+1], []Decoded{one})
+		}
+		_, _, err = DecodeOne(rec, len(got))
+		require.ErrorIs(t, err, ErrMalformed)
 	})
+}
+
+func TestDecodeOne(t *testing.T) {
+	rec := AppendBatch(nil, samples)
+	for i := range samples {
+		c, n, err := DecodeOne(rec, i)
+		require.NoError(t, err)
+		require.Equal(t, len(samples), n)
+		equalCommands(t, samples[i:i+1], []Decoded{c})
+	}
+	one := Append(nil, &samples[0])
+	c, n, err := DecodeOne(one, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	equalCommands(t, samples[:1], []Decoded{c})
+	for _, bad := range [][]byte{nil, {9, kindCommand}, {Version, 7}, rec[:len(rec)/2]} {
+		_, _, err := DecodeOne(bad, len(samples)-1)
+		require.Error(t, err)
+	}
 }

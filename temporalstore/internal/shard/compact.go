@@ -81,27 +81,28 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 		return st, nil
 	}
 	cut := segs[min(maxSegments, len(segs)-1)].First
-	var keys [][]byte
-	var err error
+	// The entries are copied under the lock; their records, which never
+	// change, are read after it, so that writers and readers are not held
+	// up by a disk read per live value.
+	var old []keyindex.Entry
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
 		return st, ErrClosed
 	}
 	for e := range s.index.All() {
-		if isObject(e) || e.Addr >= cut {
-			continue
+		if !isObject(e) && e.Addr < cut {
+			old = append(old, e)
 		}
-		c, cerr := s.commandAt(e)
-		if cerr != nil {
-			err = cerr
-			break
-		}
-		keys = append(keys, clone(c.Key))
 	}
 	s.mu.RUnlock()
-	if err != nil {
-		return st, err
+	keys := make([][]byte, 0, len(old))
+	for _, e := range old {
+		c, err := s.commandAt(e)
+		if err != nil {
+			return st, err
+		}
+		keys = append(keys, clone(c.Key))
 	}
 	for len(keys) > 0 {
 		batch := keys[:min(relocateBatch, len(keys))]
@@ -155,6 +156,10 @@ type Stats struct {
 	LogSegments int
 	// SpaceAmp is LogBytes over LiveBytes (0 when nothing is live).
 	SpaceAmp float64
+	// LogWrittenBytes is how far the segment files are written (their
+	// preallocated tails not counted), and GarbageBytes what of that is
+	// not live: what compaction could give back.
+	LogWrittenBytes, GarbageBytes int64
 	// LogRecords, LogFsyncs and LogWritten are the log's counters since
 	// open: records appended, fsyncs, and bytes written to segments.
 	LogRecords, LogFsyncs, LogWritten uint64
@@ -184,6 +189,10 @@ func (s *Shard) Stats() Stats {
 	if st.LiveBytes > 0 {
 		st.SpaceAmp = float64(st.LogBytes) / float64(st.LiveBytes)
 	}
+	for _, seg := range s.log.Segments() {
+		st.LogWrittenBytes += seg.Bytes
+	}
+	st.GarbageBytes = max(st.LogWrittenBytes-st.LiveBytes, 0)
 	if st.PayloadBytes > 0 {
 		st.WriteAmp = float64(st.LogWritten) / float64(st.PayloadBytes)
 	}

@@ -337,21 +337,18 @@ func (s *Shard) readRecord(addr uint64, fill bool) ([]byte, error) {
 }
 
 // recordAt is commandAt that also returns the command's recordShare, and
-// fills the cache on a miss when fill is set.
+// fills the cache on a miss when fill is set. Only the entry's command is
+// decoded, not the rest of its record.
 func (s *Shard) recordAt(e keyindex.Entry, fill bool) (command.Decoded, int64, error) {
 	rec, err := s.readRecord(e.Addr, fill)
 	if err != nil {
 		return command.Decoded{}, 0, err
 	}
-	cmds, err := command.Decode(rec)
+	c, n, err := command.DecodeOne(rec, int(e.Meta>>metaPosShift))
 	if err != nil {
-		return command.Decoded{}, 0, err
+		return command.Decoded{}, 0, fmt.Errorf("shard: record %d: %w", e.Addr, err)
 	}
-	pos := int(e.Meta >> metaPosShift)
-	if pos >= len(cmds) {
-		return command.Decoded{}, 0, fmt.Errorf("shard: record %d has no command %d", e.Addr, pos)
-	}
-	return cmds[pos], recordShare(len(rec), len(cmds)), nil
+	return c, recordShare(len(rec), n), nil
 }
 
 // Set stores value under key, expiring at expiry (zero: never). It returns
