@@ -377,7 +377,9 @@ func (s *Shard) settleLocked() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for !s.closed && s.failed == nil && s.applied != s.log.LastIndex() {
+		s.waiting++
 		s.turn.Wait()
+		s.waiting--
 	}
 	if s.closed {
 		return ErrClosed

@@ -131,6 +131,10 @@ type Shard struct {
 	// checkpointed is the applied index of the last checkpoint written or
 	// opened from.
 	checkpointed uint64
+	// pending holds the records appended and not yet applied, by index;
+	// waiting counts the writers waiting on turn (see appendApply).
+	pending map[uint64]*pendingRecord
+	waiting int
 	// applying is the index of the record being applied: a collection's
 	// version once the record changes it.
 	applying uint64
@@ -170,7 +174,7 @@ func Open(dir string, opts Options) (*Shard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shard: open log: %w", err)
 	}
-	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0)}
+	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0), pending: map[uint64]*pendingRecord{}}
 	s.turn = sync.NewCond(&s.mu)
 	st, err := s.loadImage()
 	if err != nil {
@@ -437,20 +441,62 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 		s.mu.Lock()
 		defer s.mu.Unlock()
 	}
-	for s.applied+1 != idx {
+	// Records are applied in log order. Whoever holds the lock applies
+	// every record that is ready in order, its own and those of writers
+	// still waiting for the lock, so a group of writers committed by one
+	// fsync is applied in one pass instead of each waking the others in
+	// turn. A writer whose record is not next waits until a pass applied
+	// it.
+	p := &pendingRecord{cmds: cmds, share: recordShare(len(rec), len(cmds))}
+	s.pending[idx] = p
+	s.applyReadyLocked()
+	for !p.applied && s.failed == nil && !s.closed {
+		s.waiting++
 		s.turn.Wait()
+		s.waiting--
 	}
-	share := recordShare(len(rec), len(cmds))
-	for pos := range cmds {
-		s.applyLocked(idx, pos, share, &cmds[pos])
-		s.payload += int64(len(cmds[pos].Key))
-		for _, a := range cmds[pos].Args {
-			s.payload += int64(len(a))
+	if !p.applied {
+		delete(s.pending, idx)
+		if s.failed != nil {
+			return s.failed
 		}
+		return ErrClosed
 	}
-	s.applied = idx
-	s.turn.Broadcast()
 	return nil
+}
+
+// pendingRecord is a record appended to the log and not yet applied.
+type pendingRecord struct {
+	cmds    []command.Command
+	share   int64
+	applied bool
+}
+
+// applyReadyLocked applies the pending records that come next in log
+// order, and wakes the writers waiting if it applied any.
+func (s *Shard) applyReadyLocked() {
+	n := 0
+	for {
+		idx := s.applied + 1
+		p := s.pending[idx]
+		if p == nil {
+			break
+		}
+		delete(s.pending, idx)
+		for pos := range p.cmds {
+			s.applyLocked(idx, pos, p.share, &p.cmds[pos])
+			s.payload += int64(len(p.cmds[pos].Key))
+			for _, a := range p.cmds[pos].Args {
+				s.payload += int64(len(a))
+			}
+		}
+		s.applied = idx
+		p.applied = true
+		n++
+	}
+	if n > 0 && s.waiting > 0 {
+		s.turn.Broadcast()
+	}
 }
 
 // Get returns key's value, or false when it is absent or expired. The
