@@ -18,6 +18,9 @@
 //   - Transport, an interface, and MemNetwork, an in-memory implementation
 //     with fault hooks (drop, delay, partition, pause) for tests.
 //   - Package tcptransport: the Transport over TCP, optionally TLS.
+//   - Package raftprom: a Prometheus collector over Status (the caller
+//     registers it; nothing global), with the WAL fsync histogram, the Ready
+//     batch sizes, the read and snapshot latencies and the per-peer lag.
 //
 // # The Ready loop
 //
@@ -47,6 +50,6 @@
 //
 // # Dependencies
 //
-// This module depends on go.etcd.io/raft/v3 and on no other module of this
-// repository.
+// This module depends on go.etcd.io/raft/v3 (and package raftprom on the
+// Prometheus client) and on no other module of this repository.
 package matrixraft

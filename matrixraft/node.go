@@ -243,7 +243,10 @@ func (n *Node) Step(ctx context.Context, m *pb.Message) error {
 }
 
 // ReportUnreachable implements Handler.
-func (n *Node) ReportUnreachable(id uint64) { n.rn.ReportUnreachable(id) }
+func (n *Node) ReportUnreachable(id uint64) {
+	n.metrics.unreachable.Add(1)
+	n.rn.ReportUnreachable(id)
+}
 
 // ReportSnapshot implements Handler.
 func (n *Node) ReportSnapshot(id uint64, status raft.SnapshotStatus) {
@@ -639,6 +642,9 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		return err
 	}
 	n.metrics.readyEntries.Add(uint64(len(rd.Entries)))
+	if len(rd.Entries) > 0 {
+		n.metrics.readySizes.observe(uint64(len(rd.Entries)))
+	}
 	n.metrics.readies.Add(1)
 	n.metrics.readyLatency.observe(time.Since(start))
 	return nil
