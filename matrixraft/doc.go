@@ -14,7 +14,8 @@
 //     result after apply; exactly-once client sessions; backpressure;
 //     batched ReadIndex reads, lease reads and stale reads; ConfChangeV2
 //     membership with learners, promotion and leader transfer; snapshots by
-//     applied-entries delta; Status with metrics.
+//     applied-entries delta; Status with metrics; force-new-cluster
+//     recovery of a group that lost its quorum (Options.ForceNewCluster).
 //   - Transport, an interface, and MemNetwork, an in-memory implementation
 //     with fault hooks (drop, delay, partition, pause) for tests.
 //   - Package tcptransport: the Transport over TCP, optionally TLS.

@@ -143,6 +143,18 @@ func StartNode(opts Options) (*Node, error) {
 	hs, _, _ := st.InitialState()
 	last, _ := st.LastIndex()
 	restart := !raft.IsEmptyHardState(hs) || last > 0 || st.SnapshotIndex() > 0
+	if opts.ForceNewCluster {
+		if !restart {
+			st.Close()
+			return nil, fmt.Errorf("%w: ForceNewCluster needs a Dir holding state", ErrInvalidOptions)
+		}
+		removed, err := st.forceNewCluster(context.Background(), opts.ID)
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("force new cluster: %w", err)
+		}
+		opts.Logger.Warn("matrixraft: forced a new single-voter cluster", "id", opts.ID, "removed", removed)
+	}
 	if restart {
 		snap, err := st.Snapshot()
 		if err != nil {
@@ -523,6 +535,11 @@ func (n *Node) run() {
 func (n *Node) shutdown() {
 	n.rn.Stop()
 	n.tr.Close()
+	if n.Err() == nil {
+		if err := n.storage.Flush(context.Background()); err != nil {
+			n.opts.Logger.Error("matrixraft: flush on stop", "id", n.id, "err", err)
+		}
+	}
 	n.storage.Close()
 	err := n.stoppedErr()
 	for _, r := range n.pending {
@@ -654,8 +671,37 @@ func (n *Node) send(msgs []*pb.Message) {
 	if len(msgs) == 0 {
 		return
 	}
+	for i, m := range msgs {
+		if m.GetType() == pb.MsgSnap {
+			msgs[i] = n.freshSnapConf(m)
+		}
+	}
 	n.metrics.msgsSent.Add(uint64(len(msgs)))
 	n.tr.Send(msgs)
+}
+
+// freshSnapConf returns m with its snapshot's ConfState replaced by the
+// configuration applied now. A snapshot taken before a membership change
+// names the old members; a member added since would refuse it (raft drops
+// a snapshot whose ConfState lacks the recipient) and never catch up. The
+// entries after the snapshot re-apply those changes, which is harmless.
+// The snapshot is shared with storage, so it is replaced, not changed; its
+// data is shared read-only.
+func (n *Node) freshSnapConf(m *pb.Message) *pb.Message {
+	snap := m.GetSnapshot()
+	if snap == nil || n.confState == nil {
+		return m
+	}
+	meta := snap.GetMetadata()
+	m.Snapshot = &pb.Snapshot{
+		Data: snap.GetData(),
+		Metadata: &pb.SnapshotMetadata{
+			Index:     new(meta.GetIndex()),
+			Term:      new(meta.GetTerm()),
+			ConfState: proto.CloneOf(n.confState),
+		},
+	}
+	return m
 }
 
 func (n *Node) serveReads() {

@@ -41,6 +41,17 @@ type Options struct {
 	// no state the node starts empty and waits to be added by the leader
 	// (a join).
 	Peers []Peer
+	// ForceNewCluster recovers a group that lost its quorum: from this
+	// node's stored state (Dir must hold some), it restarts as the only
+	// voter. Entries after the stored commit index are discarded, and
+	// committed membership changes removing every other member are
+	// appended and applied, so their IDs are never reused; the node then
+	// elects itself and new members can be added. Only committed data
+	// survives. Set it for one restart of one survivor and never while the
+	// old members may still run: they would form a second cluster.
+	// Restarting again with it set changes nothing once this node is the
+	// only member. Default: false.
+	ForceNewCluster bool
 	// StateMachine receives committed commands.
 	StateMachine StateMachine
 	// Transport carries raft messages. The node starts it and closes it on

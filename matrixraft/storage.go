@@ -70,6 +70,7 @@ type Storage struct {
 	snapTerm  uint64
 	markerWAL uint64 // log index of that snapshot's record
 	fsyncs    uint64
+	hsDirty   bool // hs is newer than the last one written
 }
 
 var _ raft.Storage = (*Storage)(nil)
@@ -243,6 +244,9 @@ func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, 
 	s.mu.Unlock()
 	if !hasSnap && len(ents) == 0 && !mustSync {
 		if hs != nil && !raft.IsEmptyHardState(hs) {
+			s.mu.Lock()
+			s.hsDirty = true
+			s.mu.Unlock()
 			return s.mem.SetHardState(hs)
 		}
 		return nil
@@ -262,6 +266,7 @@ func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, 
 	}
 	s.mu.Lock()
 	s.fsyncs++
+	s.hsDirty = s.hs != cur
 	w := first
 	if hasSnap {
 		s.snapIndex, s.snapTerm, s.markerWAL = snap.GetMetadata().GetIndex(), snap.GetMetadata().GetTerm(), w
@@ -383,6 +388,31 @@ func (s *Storage) compactLog(ctx context.Context) error {
 		return err
 	}
 	return removeOldSnapshots(s.snapDir, keep)
+}
+
+// Flush writes the HardState if a commit index change is still only in
+// memory (Save keeps those for the next record), and waits for it to be
+// durable. A node flushes on Stop, so that a restart, and above all a
+// forced new cluster, starts from the commit index it had reached.
+func (s *Storage) Flush(ctx context.Context) error {
+	s.mu.Lock()
+	cur, dirty := s.hs, s.hsDirty
+	s.mu.Unlock()
+	if !dirty {
+		return nil
+	}
+	rec, err := encodeState(nil, s.opts.Group, &cur, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := s.log.Append(ctx, rec); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.fsyncs++
+	s.hsDirty = s.hs != cur
+	s.mu.Unlock()
+	return nil
 }
 
 // Close closes the log.
