@@ -16,6 +16,12 @@
 //     membership with learners, promotion and leader transfer; snapshots by
 //     applied-entries delta; Status with metrics; force-new-cluster
 //     recovery of a group that lost its quorum (Options.ForceNewCluster).
+//   - Host: many raft groups in one process on one shared wal.Log, so one
+//     fdatasync covers the Ready batches of every group persisting at that
+//     moment. Records carry their group's ID; the log is read once on open
+//     and split by group; compaction has one fence over all groups (a
+//     segment goes only once every group's durable snapshot covers its
+//     records there).
 //   - Transport, an interface, and MemNetwork, an in-memory implementation
 //     with fault hooks (drop, delay, partition, pause) for tests.
 //   - Package tcptransport: the Transport over TCP, optionally TLS.

@@ -106,6 +106,12 @@ func StartNode(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startNode(opts, st)
+}
+
+// startNode starts a node on opened storage (its own or a Host group's);
+// opts has its defaults and is valid. It closes st when it fails.
+func startNode(opts Options, st *Storage) (*Node, error) {
 	n := &Node{
 		opts:       opts,
 		id:         opts.ID,

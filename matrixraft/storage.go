@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -69,8 +70,11 @@ type Storage struct {
 	snapIndex uint64 // newest durable snapshot
 	snapTerm  uint64
 	markerWAL uint64 // log index of that snapshot's record
+	lastWAL   uint64 // log index of this group's newest record; 0 when none
 	fsyncs    uint64
 	hsDirty   bool // hs is newer than the last one written
+
+	host *Host // set when the log is shared by a Host's groups
 }
 
 var _ raft.Storage = (*Storage)(nil)
@@ -92,21 +96,15 @@ func OpenStorage(dir string, opts StorageOptions) (*Storage, error) {
 		return nil, err
 	}
 	s.log = l
-	if err := s.recover(); err != nil {
+	if err := s.recover(s.scanLog); err != nil {
 		l.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Storage) recover() error {
-	var (
-		ents     []*pb.Entry
-		base     uint64 // entries at or below are covered by an installed snapshot
-		snapIdx  uint64
-		snapTerm uint64
-		marker   uint64
-	)
+// scanLog visits this group's records of the log in order.
+func (s *Storage) scanLog(visit func(walIndex uint64, rec logRecord) error) error {
 	it := s.log.Iterator(s.log.FirstIndex())
 	defer it.Close()
 	for it.Next() {
@@ -117,6 +115,25 @@ func (s *Storage) recover() error {
 		if rec.group != s.opts.Group {
 			continue
 		}
+		if err := visit(it.Index(), rec); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}
+
+// recover rebuilds the in-memory state from this group's records, which
+// scan visits in log order.
+func (s *Storage) recover(scan func(visit func(walIndex uint64, rec logRecord) error) error) error {
+	var (
+		ents     []*pb.Entry
+		base     uint64 // entries at or below are covered by an installed snapshot
+		snapIdx  uint64
+		snapTerm uint64
+		marker   uint64
+	)
+	err := scan(func(walIndex uint64, rec logRecord) error {
+		s.lastWAL = walIndex
 		if rec.hasHS {
 			s.hs = rec.hs
 		}
@@ -126,7 +143,7 @@ func (s *Storage) recover() error {
 				ents, base, s.spans = nil, rec.snapIndex, nil
 			}
 			if rec.snapIndex >= snapIdx {
-				snapIdx, snapTerm, marker = rec.snapIndex, rec.snapTerm, it.Index()
+				snapIdx, snapTerm, marker = rec.snapIndex, rec.snapTerm, walIndex
 			}
 		case recState:
 			in := rec.entries
@@ -134,7 +151,7 @@ func (s *Storage) recover() error {
 				in = in[1:]
 			}
 			if len(in) == 0 {
-				continue
+				return nil
 			}
 			first := in[0].GetIndex()
 			if len(ents) > 0 {
@@ -143,16 +160,17 @@ func (s *Storage) recover() error {
 				case first < off:
 					ents = nil
 				case first > ents[len(ents)-1].GetIndex()+1:
-					return fmt.Errorf("%w: log record %d starts at entry %d after entry %d", ErrCorrupt, it.Index(), first, ents[len(ents)-1].GetIndex())
+					return fmt.Errorf("%w: log record %d starts at entry %d after entry %d", ErrCorrupt, walIndex, first, ents[len(ents)-1].GetIndex())
 				default:
 					ents = ents[:first-off]
 				}
 			}
 			ents = append(ents, in...)
-			s.spans = append(s.spans, span{it.Index(), in[len(in)-1].GetIndex()})
+			s.spans = append(s.spans, span{walIndex, in[len(in)-1].GetIndex()})
 		}
-	}
-	if err := it.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	if snapIdx > 0 {
@@ -260,13 +278,16 @@ func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, 
 	if err != nil {
 		return err
 	}
+	unlock := s.appending()
 	first, err := s.log.AppendBatch(ctx, recs)
 	if err != nil {
+		unlock()
 		return err
 	}
 	s.mu.Lock()
 	s.fsyncs++
 	s.hsDirty = s.hs != cur
+	s.lastWAL = first + uint64(len(recs)) - 1
 	w := first
 	if hasSnap {
 		s.snapIndex, s.snapTerm, s.markerWAL = snap.GetMetadata().GetIndex(), snap.GetMetadata().GetTerm(), w
@@ -279,6 +300,7 @@ func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, 
 		}
 	}
 	s.mu.Unlock()
+	unlock()
 	if hasSnap {
 		if err := s.mem.ApplySnapshot(snap); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
 			return err
@@ -350,14 +372,17 @@ func (s *Storage) CreateSnapshot(ctx context.Context, index uint64, cs *pb.ConfS
 	s.mu.Lock()
 	cur := s.hs
 	s.mu.Unlock()
+	unlock := s.appending()
 	w, err := s.log.Append(ctx, encodeSnapshotMarker(nil, s.opts.Group, false, index, term, cur))
 	if err != nil {
+		unlock()
 		return err
 	}
 	s.mu.Lock()
 	s.fsyncs++
-	s.snapIndex, s.snapTerm, s.markerWAL = index, term, w
+	s.snapIndex, s.snapTerm, s.markerWAL, s.lastWAL = index, term, w, w
 	s.mu.Unlock()
+	unlock()
 	if _, err := s.mem.CreateSnapshot(index, cs, data); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
 		return err
 	}
@@ -370,24 +395,58 @@ func (s *Storage) CreateSnapshot(ctx context.Context, index uint64, cs *pb.ConfS
 }
 
 // compactLog drops log segments behind the fence and snapshot files older
-// than the newest durable one.
+// than the newest durable one. On a Host's shared log the fence is the
+// lowest of every group's.
 func (s *Storage) compactLog(ctx context.Context) error {
 	s.mu.Lock()
-	fence := s.markerWAL
+	fence := s.fenceLocked()
+	keep := s.snapIndex
+	s.mu.Unlock()
+	var err error
+	if s.host != nil {
+		err = s.host.compact(ctx)
+	} else if fence != math.MaxUint64 {
+		err = s.log.TruncateFront(ctx, fence)
+	}
+	if err != nil {
+		return err
+	}
+	return removeOldSnapshots(s.snapDir, keep)
+}
+
+// fenceLocked forgets the spans a durable snapshot covers and returns the
+// lowest log index this group still needs: its snapshot's record, its
+// oldest record with entries after the snapshot, and its newest record
+// (which holds its HardState). It is MaxUint64 for a group with no
+// records. Called with mu held.
+func (s *Storage) fenceLocked() uint64 {
 	i := 0
 	for i < len(s.spans) && s.spans[i].lastEntry <= s.snapIndex {
 		i++
 	}
-	if i < len(s.spans) {
-		fence = min(fence, s.spans[i].walIndex)
-	}
 	s.spans = append(s.spans[:0], s.spans[i:]...)
-	keep := s.snapIndex
-	s.mu.Unlock()
-	if err := s.log.TruncateFront(ctx, fence); err != nil {
-		return err
+	if s.lastWAL == 0 {
+		return math.MaxUint64
 	}
-	return removeOldSnapshots(s.snapDir, keep)
+	fence := s.lastWAL
+	if s.snapIndex > 0 {
+		fence = min(fence, s.markerWAL)
+	}
+	if len(s.spans) > 0 {
+		fence = min(fence, s.spans[0].walIndex)
+	}
+	return fence
+}
+
+// appending marks a write to a Host's shared log as in flight, so that a
+// compaction never computes its fence between this write and its
+// bookkeeping. It returns the function that ends the mark.
+func (s *Storage) appending() func() {
+	if s.host == nil {
+		return func() {}
+	}
+	s.host.appendMu.RLock()
+	return s.host.appendMu.RUnlock
 }
 
 // Flush writes the HardState if a commit index change is still only in
@@ -405,15 +464,26 @@ func (s *Storage) Flush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.log.Append(ctx, rec); err != nil {
+	unlock := s.appending()
+	defer unlock()
+	w, err := s.log.Append(ctx, rec)
+	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	s.fsyncs++
 	s.hsDirty = s.hs != cur
+	s.lastWAL = w
 	s.mu.Unlock()
 	return nil
 }
 
-// Close closes the log.
-func (s *Storage) Close() error { return s.log.Close() }
+// Close closes the log. A Host's group only hands its storage back to the
+// Host, which keeps the log open for the other groups.
+func (s *Storage) Close() error {
+	if s.host != nil {
+		s.host.release(s.opts.Group)
+		return nil
+	}
+	return s.log.Close()
+}
