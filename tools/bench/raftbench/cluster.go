@@ -18,6 +18,12 @@ type cluster interface {
 	Close() error
 }
 
+// explainer is a cluster that can say where its time went.
+type explainer interface {
+	// Explain returns figures of the leader since the cluster started.
+	Explain() map[string]float64
+}
+
 // transportSet gives each node of one cluster its transport.
 type transportSet interface {
 	Transport(id uint64) matrixraft.Transport

@@ -55,6 +55,10 @@ var options = []option{
 		c.Dir = v
 		return nil
 	}),
+	opt("cpuprofile", "BENCH_CPUPROFILE", "path", "write a CPU profile of the whole run there (default none)", func(c *Config, v string) error {
+		c.CPUProfile = v
+		return nil
+	}),
 	opt("out", "BENCH_OUT", "path", "JSON report path (default <repo root>/bench-results/raft.json)", func(c *Config, v string) error {
 		c.Out = v
 		return nil

@@ -35,6 +35,9 @@ type Config struct {
 	Systems     []string // subset of AllSystems; ratios need both
 	// Transport carries our nodes' messages: a key of transports.
 	Transport string
+	// CPUProfile, when set, is where a CPU profile of the whole run is
+	// written (go tool pprof).
+	CPUProfile string
 	// Out is the JSON report path; empty means
 	// <repo root>/bench-results/raft.json.
 	Out string

@@ -153,6 +153,32 @@ func (c *oursCluster) Fsyncs() (uint64, error) {
 	return n, nil
 }
 
+// Explain returns the leader's internal latencies (ms) and batching, so a
+// run's figures can be explained: fsync, persisting a Ready, handling a
+// Ready end to end, taking a snapshot, and entries per Ready.
+func (c *oursCluster) Explain() map[string]float64 {
+	lead := c.leader()
+	if lead == nil {
+		return nil
+	}
+	st := lead.Status()
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	out := map[string]float64{
+		"fsync_p50_ms":         ms(st.WAL.FsyncLatency.Quantile(0.5)),
+		"fsync_p99_ms":         ms(st.WAL.FsyncLatency.Quantile(0.99)),
+		"save_p50_ms":          ms(st.SaveLatency.Quantile(0.5)),
+		"save_p99_ms":          ms(st.SaveLatency.Quantile(0.99)),
+		"ready_p50_ms":         ms(st.ReadyLatency.Quantile(0.5)),
+		"ready_p99_ms":         ms(st.ReadyLatency.Quantile(0.99)),
+		"snapshots":            float64(st.SnapshotsCreated),
+		"snapshot_save_max_ms": ms(st.SnapshotSaveLatency.Quantile(1)),
+	}
+	if st.Readies > 0 {
+		out["entries_per_ready"] = float64(st.ReadyEntries) / float64(st.Readies)
+	}
+	return out
+}
+
 func (c *oursCluster) Close() error {
 	for _, n := range c.nodes {
 		n.Stop()

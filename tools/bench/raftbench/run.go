@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,9 @@ type runResult struct {
 	// ProposalsPerFsync is NaN (null) when no fsync was counted.
 	ProposalsPerFsync benchkit.Float `json:"proposals_per_fsync"`
 	Errors            int            `json:"errors"`
+	// Leader holds the leader's own figures at the end of the run, when
+	// the system reports them (quantiles are bucket upper bounds).
+	Leader map[string]float64 `json:"leader,omitempty"`
 }
 
 type systemSummary struct {
@@ -87,6 +91,17 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		log.Warn("bench dir is in memory: fdatasync costs nothing there", "dir", cfg.Dir, "fs", fsName)
 	}
 	rep := &report{Name: "raft", Started: began.UTC().Format(time.RFC3339)}
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for _, p := range cfg.Payloads {
 		for _, c := range cfg.Concurrency {
 			cl := cell{Payload: p, Concurrency: c}
@@ -100,7 +115,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 				runs[system] = append(runs[system], res)
 				log.Info("run", "cell", cl.String(), "system", system, "repeat", fmt.Sprintf("%d/%d", r+1, cfg.Repeats),
 					"writes_s", math.Round(res.WritesPerSec), "p50_ms", round2(res.P50Ms), "p99_ms", round2(res.P99Ms),
-					"per_fsync", round2(float64(res.ProposalsPerFsync)), "errors", res.Errors)
+					"per_fsync", round2(float64(res.ProposalsPerFsync)), "errors", res.Errors, "leader", res.Leader)
 				return nil
 			})
 			if err != nil {
@@ -202,6 +217,10 @@ func runOnce(ctx context.Context, cfg Config, system string, cl cell) (runResult
 	measuring.Store(false)
 	elapsed := time.Since(t0)
 	f1, err := c.Fsyncs()
+	var explained map[string]float64
+	if x, ok := c.(explainer); ok {
+		explained = x.Explain()
+	}
 	stop.Store(true)
 	wg.Wait()
 	if err != nil {
@@ -228,6 +247,7 @@ func runOnce(ctx context.Context, cfg Config, system string, cl cell) (runResult
 		P99Ms:        float64(ps[1]) / float64(time.Millisecond),
 		Fsyncs:       f1 - f0,
 		Errors:       int(errCount.Load()),
+		Leader:       explained,
 	}
 	res.ProposalsPerFsync = benchkit.Float(math.NaN())
 	if res.Fsyncs > 0 {
