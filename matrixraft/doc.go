@@ -39,7 +39,10 @@
 // then the snapshot is restored into the state machine and committed
 // entries are applied in one Apply batch per run of normal entries; read
 // requests whose index is applied are released; a snapshot is taken when
-// SnapshotEntries have been applied since the last; then Advance.
+// SnapshotEntries have been applied since the last; then Advance. A
+// snapshot's state is captured on the loop, between applies; its file, the
+// file's fsync, its log record and the compaction behind it are written by
+// a goroutine beside the loop (one at a time), so Readys keep flowing.
 //
 // # Concurrency
 //

@@ -79,7 +79,10 @@ type Node struct {
 	lmu        sync.Mutex
 	leaderWake chan struct{} // closed and replaced on every leader change
 
+	snapDone chan error // a background snapshot write finished
+
 	// Owned by the loop goroutine.
+	snapBusy    bool // a snapshot is being written in the background
 	rep         replicated
 	confState   *pb.ConfState
 	snapIndex   uint64
@@ -124,6 +127,7 @@ func startNode(opts Options, st *Storage) (*Node, error) {
 		stopc:      make(chan struct{}),
 		donec:      make(chan struct{}),
 		waiters:    map[uint64]chan result{},
+		snapDone:   make(chan error, 1),
 		leaderWake: make(chan struct{}),
 		rep:        newReplicated(),
 		confState:  &pb.ConfState{},
@@ -532,6 +536,11 @@ func (n *Node) run() {
 				n.fail(ErrRemoved)
 				return
 			}
+		case err := <-n.snapDone:
+			if err := n.snapshotDone(err); err != nil {
+				n.fail(err)
+				return
+			}
 		case <-n.stopc:
 			return
 		}
@@ -541,6 +550,11 @@ func (n *Node) run() {
 func (n *Node) shutdown() {
 	n.rn.Stop()
 	n.tr.Close()
+	if n.snapBusy {
+		if err := n.snapshotDone(<-n.snapDone); err != nil {
+			n.fail(err)
+		}
+	}
 	if n.Err() == nil {
 		if err := n.storage.Flush(context.Background()); err != nil {
 			n.opts.Logger.Error("matrixraft: flush on stop", "id", n.id, "err", err)
@@ -904,18 +918,37 @@ func (n *Node) maybeSnapshot() error {
 	if applied-n.snapIndex < n.opts.SnapshotEntries {
 		return nil
 	}
+	if n.snapBusy {
+		return nil // the previous one is still being written
+	}
 	t := time.Now()
 	data, err := encodeSnapshotData(n.rep, n.sm)
 	if err != nil {
 		return err
 	}
-	if err := n.storage.CreateSnapshot(context.Background(), applied, n.confState, data, n.opts.CatchUpEntries); err != nil {
-		return fmt.Errorf("create snapshot: %w", err)
-	}
+	cs := proto.CloneOf(n.confState)
 	n.snapIndex = applied
-	n.metrics.snapshotsCreated.Add(1)
-	n.metrics.snapshotSaveLatency.observe(time.Since(t))
+	n.snapBusy = true
+	// Writing the file, its fsync, the log record and the compaction do
+	// not need the loop: they run beside it, so Readys keep flowing
+	// meanwhile. The loop learns the outcome from snapDone.
+	go func() {
+		err := n.storage.CreateSnapshot(context.Background(), applied, cs, data, n.opts.CatchUpEntries)
+		if err == nil {
+			n.metrics.snapshotsCreated.Add(1)
+			n.metrics.snapshotSaveLatency.observe(time.Since(t))
+		} else {
+			err = fmt.Errorf("create snapshot: %w", err)
+		}
+		n.snapDone <- err
+	}()
 	return nil
+}
+
+// snapshotDone ends a background snapshot write.
+func (n *Node) snapshotDone(err error) error {
+	n.snapBusy = false
+	return err
 }
 
 // discardLogger silences etcd raft's logging.

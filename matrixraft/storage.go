@@ -54,15 +54,22 @@ type span struct{ walIndex, lastEntry uint64 }
 // HardState and snapshots. It implements raft.Storage from an in-memory
 // cache that Open rebuilds from the newest durable snapshot plus the log.
 //
-// Writes go through Save (one Ready) and CreateSnapshot; they are made by
-// one goroutine at a time (the node's loop). The raft.Storage methods are
-// safe to call concurrently with them.
+// Writes go through Save (one Ready), Flush and CreateSnapshot. Save and
+// Flush are made by one goroutine at a time (the node's loop); one
+// CreateSnapshot may run beside them (a node writes its snapshots in the
+// background), and a snapshot installed by Save meanwhile wins over an
+// older one being created. The raft.Storage methods are safe to call
+// concurrently with all of them.
 type Storage struct {
 	opts    StorageOptions
 	dir     string
 	snapDir string
 	log     *wal.Log
 	mem     *raft.MemoryStorage
+
+	// wmu orders this storage's log writes with the HardState each
+	// carries: a record never holds an older HardState than one before it.
+	wmu sync.Mutex
 
 	mu        sync.Mutex // guards the fields below
 	hs        hardState
@@ -254,6 +261,8 @@ func (s *Storage) Fsyncs() uint64 {
 // the next record.
 func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, snap *pb.Snapshot, mustSync bool) error {
 	hasSnap := snap != nil && !raft.IsEmptySnap(snap)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	if hs != nil && !raft.IsEmptyHardState(hs) {
 		s.hs = hsFrom(hs)
@@ -287,7 +296,7 @@ func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, 
 	s.mu.Lock()
 	s.fsyncs++
 	s.hsDirty = s.hs != cur
-	s.lastWAL = first + uint64(len(recs)) - 1
+	s.lastWAL = max(s.lastWAL, first+uint64(len(recs))-1)
 	w := first
 	if hasSnap {
 		s.snapIndex, s.snapTerm, s.markerWAL = snap.GetMetadata().GetIndex(), snap.GetMetadata().GetTerm(), w
@@ -359,6 +368,9 @@ func (s *Storage) encodeSave(cur hardState, ents []*pb.Entry, snap *pb.Snapshot,
 // snapshot's index.
 func (s *Storage) CreateSnapshot(ctx context.Context, index uint64, cs *pb.ConfState, data []byte, keep uint64) error {
 	term, err := s.mem.Term(index)
+	if errors.Is(err, raft.ErrCompacted) {
+		return nil // a snapshot installed meanwhile already covers index
+	}
 	if err != nil {
 		return err
 	}
@@ -369,6 +381,7 @@ func (s *Storage) CreateSnapshot(ctx context.Context, index uint64, cs *pb.ConfS
 	if err := writeSnapshotFile(s.snapDir, snap); err != nil {
 		return err
 	}
+	s.wmu.Lock()
 	s.mu.Lock()
 	cur := s.hs
 	s.mu.Unlock()
@@ -376,13 +389,18 @@ func (s *Storage) CreateSnapshot(ctx context.Context, index uint64, cs *pb.ConfS
 	w, err := s.log.Append(ctx, encodeSnapshotMarker(nil, s.opts.Group, false, index, term, cur))
 	if err != nil {
 		unlock()
+		s.wmu.Unlock()
 		return err
 	}
 	s.mu.Lock()
 	s.fsyncs++
-	s.snapIndex, s.snapTerm, s.markerWAL, s.lastWAL = index, term, w, w
+	s.lastWAL = max(s.lastWAL, w)
+	if index > s.snapIndex {
+		s.snapIndex, s.snapTerm, s.markerWAL = index, term, w
+	}
 	s.mu.Unlock()
 	unlock()
+	s.wmu.Unlock()
 	if _, err := s.mem.CreateSnapshot(index, cs, data); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
 		return err
 	}
@@ -454,6 +472,8 @@ func (s *Storage) appending() func() {
 // durable. A node flushes on Stop, so that a restart, and above all a
 // forced new cluster, starts from the commit index it had reached.
 func (s *Storage) Flush(ctx context.Context) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	cur, dirty := s.hs, s.hsDirty
 	s.mu.Unlock()
@@ -473,7 +493,7 @@ func (s *Storage) Flush(ctx context.Context) error {
 	s.mu.Lock()
 	s.fsyncs++
 	s.hsDirty = s.hs != cur
-	s.lastWAL = w
+	s.lastWAL = max(s.lastWAL, w)
 	s.mu.Unlock()
 	return nil
 }
