@@ -36,7 +36,11 @@ func (s *kvState) Apply(batch []matrixraft.Command) [][]byte {
 func (s *kvState) Snapshot(w io.Writer) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var b []byte
+	size := 0
+	for k, v := range s.m {
+		size += 2*binary.MaxVarintLen64 + len(k) + len(v)
+	}
+	b := make([]byte, 0, size)
 	for k, v := range s.m {
 		b = binary.AppendUvarint(b, uint64(len(k)))
 		b = append(b, k...)
