@@ -15,7 +15,8 @@
 //     batched ReadIndex reads, lease reads and stale reads; ConfChangeV2
 //     membership with learners, promotion and leader transfer; snapshots by
 //     applied-entries delta; Status with metrics; force-new-cluster
-//     recovery of a group that lost its quorum (Options.ForceNewCluster).
+//     recovery of a group that lost its quorum (Options.ForceNewCluster);
+//     an optional AsyncStorageWrites mode.
 //   - Host: many raft groups in one process on one shared wal.Log, so one
 //     fdatasync covers the Ready batches of every group persisting at that
 //     moment. Records carry their group's ID; the log is read once on open
@@ -43,6 +44,12 @@
 // snapshot's state is captured on the loop, between applies; its file, the
 // file's fsync, its log record and the compaction behind it are written by
 // a goroutine beside the loop (one at a time), so Readys keep flowing.
+//
+// With Options.AsyncStorageWrites raft hands the log writes to the node as
+// messages: a goroutine of their own persists them in order (every append
+// queued meanwhile in one log write and one fsync) and only then delivers
+// the responses that promise durability; the loop sends everything else at
+// once and applies committed entries as before.
 //
 // # Concurrency
 //

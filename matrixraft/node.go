@@ -80,6 +80,15 @@ type Node struct {
 	leaderWake chan struct{} // closed and replaced on every leader change
 
 	snapDone chan error // a background snapshot write finished
+	sendMu   sync.Mutex // one Transport.Send at a time
+
+	// AsyncStorageWrites only: the append goroutine's queue, its snapshot
+	// restores for the loop, its failure, and its end.
+	appendq    *appendQueue
+	restorec   chan *restoreReq
+	appendErr  chan error
+	appendDone chan struct{}
+	loopDone   chan struct{} // closed when the loop stops taking work
 
 	// Owned by the loop goroutine.
 	snapBusy    bool // a snapshot is being written in the background
@@ -128,6 +137,10 @@ func startNode(opts Options, st *Storage) (*Node, error) {
 		donec:      make(chan struct{}),
 		waiters:    map[uint64]chan result{},
 		snapDone:   make(chan error, 1),
+		restorec:   make(chan *restoreReq),
+		appendErr:  make(chan error, 1),
+		appendDone: make(chan struct{}),
+		loopDone:   make(chan struct{}),
 		leaderWake: make(chan struct{}),
 		rep:        newReplicated(),
 		confState:  &pb.ConfState{},
@@ -149,6 +162,10 @@ func startNode(opts Options, st *Storage) (*Node, error) {
 	}
 	if opts.LeaseReads {
 		cfg.ReadOnlyOption = raft.ReadOnlyLeaseBased
+	}
+	if opts.AsyncStorageWrites {
+		cfg.AsyncStorageWrites = true
+		n.appendq = newAppendQueue()
 	}
 	hs, _, _ := st.InitialState()
 	last, _ := st.LastIndex()
@@ -195,6 +212,9 @@ func startNode(opts Options, st *Storage) (*Node, error) {
 		n.rn.Stop()
 		st.Close()
 		return nil, err
+	}
+	if n.appendq != nil {
+		go n.appendLoop()
 	}
 	go n.run()
 	return n, nil
@@ -527,15 +547,29 @@ func (n *Node) run() {
 			n.pending = append(n.pending, r)
 			n.issueRead()
 		case rd := <-n.rn.Ready():
-			if err := n.handleReady(rd); err != nil {
-				n.fail(err)
-				return
+			if n.opts.AsyncStorageWrites {
+				if err := n.handleReadyAsync(rd); err != nil {
+					n.fail(err)
+					return
+				}
+			} else {
+				if err := n.handleReady(rd); err != nil {
+					n.fail(err)
+					return
+				}
+				n.rn.Advance()
 			}
-			n.rn.Advance()
 			if n.removed.Load() {
 				n.fail(ErrRemoved)
 				return
 			}
+		case req := <-n.restorec:
+			if err := n.restoreDurable(req); err != nil {
+				n.fail(err)
+				return
+			}
+		case <-n.appendErr:
+			return // the append goroutine failed; n.fail has the error
 		case err := <-n.snapDone:
 			if err := n.snapshotDone(err); err != nil {
 				n.fail(err)
@@ -548,7 +582,12 @@ func (n *Node) run() {
 }
 
 func (n *Node) shutdown() {
+	close(n.loopDone)
 	n.rn.Stop()
+	if n.appendq != nil {
+		n.appendq.close()
+		<-n.appendDone
+	}
 	n.tr.Close()
 	if n.snapBusy {
 		if err := n.snapshotDone(<-n.snapDone); err != nil {
@@ -604,8 +643,8 @@ func (n *Node) issueRead() {
 	_ = n.rn.ReadIndex(context.Background(), ctx)
 }
 
-func (n *Node) handleReady(rd raft.Ready) error {
-	start := time.Now()
+// observe records a Ready's leadership and term.
+func (n *Node) observe(rd raft.Ready) {
 	if rd.SoftState != nil {
 		n.isLeader = rd.RaftState == raft.StateLeader
 		n.metrics.isLeader.Store(n.isLeader)
@@ -623,6 +662,11 @@ func (n *Node) handleReady(rd raft.Ready) error {
 	if rd.HardState != nil {
 		n.term.Store(rd.HardState.GetTerm())
 	}
+}
+
+func (n *Node) handleReady(rd raft.Ready) error {
+	start := time.Now()
+	n.observe(rd)
 	// A leader may send appends and heartbeats while it writes its own log
 	// (they do not depend on its disk); everything else waits for fsync.
 	var later []*pb.Message
@@ -667,14 +711,7 @@ func (n *Node) handleReady(rd raft.Ready) error {
 	if err := n.apply(rd.CommittedEntries); err != nil {
 		return err
 	}
-	for _, rs := range rd.ReadStates {
-		if b := n.inflight; b != nil && len(rs.RequestCtx) == 8 && binary.BigEndian.Uint64(rs.RequestCtx) == b.id {
-			n.waits = append(n.waits, appliedWait{index: rs.Index, reqs: b.reqs})
-			n.inflight = nil
-		}
-	}
-	n.serveReads()
-	n.issueRead()
+	n.afterApply(rd)
 	if err := n.maybeSnapshot(); err != nil {
 		return err
 	}
@@ -687,6 +724,19 @@ func (n *Node) handleReady(rd raft.Ready) error {
 	return nil
 }
 
+// afterApply takes a Ready's read states and releases the reads that the
+// applied index now allows.
+func (n *Node) afterApply(rd raft.Ready) {
+	for _, rs := range rd.ReadStates {
+		if b := n.inflight; b != nil && len(rs.RequestCtx) == 8 && binary.BigEndian.Uint64(rs.RequestCtx) == b.id {
+			n.waits = append(n.waits, appliedWait{index: rs.Index, reqs: b.reqs})
+			n.inflight = nil
+		}
+	}
+	n.serveReads()
+	n.issueRead()
+}
+
 func (n *Node) send(msgs []*pb.Message) {
 	if len(msgs) == 0 {
 		return
@@ -697,7 +747,11 @@ func (n *Node) send(msgs []*pb.Message) {
 		}
 	}
 	n.metrics.msgsSent.Add(uint64(len(msgs)))
+	// With AsyncStorageWrites the append goroutine sends too; a Transport
+	// sees one Send at a time.
+	n.sendMu.Lock()
 	n.tr.Send(msgs)
+	n.sendMu.Unlock()
 }
 
 // freshSnapConf returns m with its snapshot's ConfState replaced by the

@@ -99,6 +99,12 @@ type Options struct {
 	// MaxSessions bounds the client sessions kept for exactly-once
 	// proposals; the least recently used is forgotten first. Default: 10000.
 	MaxSessions int
+	// AsyncStorageWrites runs raft with AsyncStorageWrites: the log is
+	// written by a goroutine of its own while the Ready loop goes on
+	// taking Readys, sending and applying, so proposals keep batching
+	// during an fsync. Messages that promise durability still leave only
+	// after it. Default: false (the synchronous Ready loop).
+	AsyncStorageWrites bool
 	// Storage configures the durable log. Default: see StorageOptions.
 	Storage StorageOptions
 	// Logger receives lifecycle events. Default: discards them.

@@ -329,6 +329,75 @@ func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, 
 	return nil
 }
 
+// saveReq is one Ready's log write without a snapshot.
+type saveReq struct {
+	hs   *pb.HardState
+	ents []*pb.Entry
+}
+
+// saveBatch is Save for several Readys without snapshots, in order, as one
+// log write with one fsync. Later entries replace earlier ones from their
+// first index on, as in separate Saves.
+func (s *Storage) saveBatch(ctx context.Context, reqs []saveReq) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	cur := s.hs
+	s.mu.Unlock()
+	type part struct {
+		recs int
+		ents []*pb.Entry
+	}
+	var (
+		recs  [][]byte
+		parts []part
+	)
+	for _, r := range reqs {
+		if r.hs != nil && !raft.IsEmptyHardState(r.hs) {
+			cur = hsFrom(r.hs)
+		}
+		rs, err := s.encodeSave(cur, r.ents, nil, false)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, rs...)
+		parts = append(parts, part{len(rs), r.ents})
+	}
+	s.mu.Lock()
+	s.hs = cur
+	s.mu.Unlock()
+	unlock := s.appending()
+	first, err := s.log.AppendBatch(ctx, recs)
+	if err != nil {
+		unlock()
+		return err
+	}
+	s.mu.Lock()
+	s.fsyncs++
+	s.hsDirty = s.hs != cur
+	s.lastWAL = max(s.lastWAL, first+uint64(len(recs))-1)
+	w := first
+	for _, p := range parts {
+		for range p.recs {
+			if len(p.ents) > 0 {
+				s.spans = append(s.spans, span{w, p.ents[len(p.ents)-1].GetIndex()})
+			}
+			w++
+		}
+	}
+	s.mu.Unlock()
+	unlock()
+	for _, p := range parts {
+		if err := s.mem.Append(p.ents); err != nil {
+			return err
+		}
+	}
+	if !cur.empty() {
+		return s.mem.SetHardState(cur.proto())
+	}
+	return nil
+}
+
 func (s *Storage) encodeSave(cur hardState, ents []*pb.Entry, snap *pb.Snapshot, hasSnap bool) ([][]byte, error) {
 	var recs [][]byte
 	if hasSnap {
@@ -465,6 +534,17 @@ func (s *Storage) appending() func() {
 	}
 	s.host.appendMu.RLock()
 	return s.host.appendMu.RUnlock
+}
+
+// termOrVoteChanged says whether hs changes the stored term or vote, which
+// must be durable before anything depending on it is sent.
+func (s *Storage) termOrVoteChanged(hs *pb.HardState) bool {
+	if hs == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return hs.GetTerm() != s.hs.term || hs.GetVote() != s.hs.vote
 }
 
 // Flush writes the HardState if a commit index change is still only in

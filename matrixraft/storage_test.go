@@ -239,3 +239,37 @@ func TestStorageSnapshotBesideSave(t *testing.T) {
 	require.Equal(t, []uint64{204, 205}, []uint64{first, last})
 	require.Equal(t, []uint64{3, 3}, terms)
 }
+
+// TestStorageSaveBatch checks that several Readys saved as one batch —
+// one of them overwriting the suffix of an earlier one — recover exactly
+// as the same Readys saved one by one.
+func TestStorageSaveBatch(t *testing.T) {
+	reqs := []saveReq{
+		{hs(1, 1, 0), ents(1, 5, 1)},
+		{nil, ents(6, 8, 1)},
+		{hs(2, 2, 5), ents(7, 9, 2)}, // a new leader replaces 7 and 8
+		{hs(2, 2, 8), nil},           // a commit index alone
+	}
+	one, batch := t.TempDir(), t.TempDir()
+	s := openTestStorage(t, one)
+	for _, r := range reqs {
+		require.NoError(t, s.Save(t.Context(), r.hs, r.ents, nil, true))
+	}
+	require.NoError(t, s.Close())
+	s = openTestStorage(t, batch)
+	require.NoError(t, s.saveBatch(t.Context(), reqs))
+	require.Equal(t, uint64(1), s.Fsyncs())
+	_, _, terms := logTerms(t, s)
+	require.Equal(t, []uint64{1, 1, 1, 1, 1, 1, 2, 2, 2}, terms, "in memory")
+	require.NoError(t, s.Close())
+
+	a, b := openTestStorage(t, one), openTestStorage(t, batch)
+	defer a.Close()
+	defer b.Close()
+	f1, l1, t1 := logTerms(t, a)
+	f2, l2, t2 := logTerms(t, b)
+	require.Equal(t, []uint64{f1, l1}, []uint64{f2, l2})
+	require.Equal(t, t1, t2)
+	require.Equal(t, hsFrom(a.HardState()), hsFrom(b.HardState()))
+	require.Equal(t, hardState{2, 2, 8}, hsFrom(b.HardState()))
+}
