@@ -12,10 +12,16 @@ import (
 const (
 	SystemOurs = "ours"
 	SystemEtcd = "etcd"
+	// SystemOursAsync is ours with Options.AsyncStorageWrites. It runs only
+	// when asked for (Systems); ratios are always ours against etcd.
+	SystemOursAsync = "ours-async"
 )
 
 // AllSystems lists every system, in run order.
-var AllSystems = []string{SystemOurs, SystemEtcd}
+var AllSystems = []string{SystemOurs, SystemOursAsync, SystemEtcd}
+
+// defaultSystems are the systems of a run unless Systems says otherwise.
+var defaultSystems = []string{SystemOurs, SystemEtcd}
 
 // Config is one `bench raft` run. DefaultConfig fills every field.
 type Config struct {
@@ -52,7 +58,7 @@ func DefaultConfig(quick bool) Config {
 		Dir:         os.TempDir(),
 		Payloads:    []int{16, 256},
 		Concurrency: []int{1, 64, 256},
-		Systems:     slices.Clone(AllSystems),
+		Systems:     slices.Clone(defaultSystems),
 		Transport:   "mem",
 	}
 	if quick {

@@ -84,7 +84,7 @@ type oursCluster struct {
 	bufs  sync.Pool
 }
 
-func startOurs(ctx context.Context, dir, transport string) (*oursCluster, error) {
+func startOurs(ctx context.Context, dir, transport string, async bool) (*oursCluster, error) {
 	tr, err := transports[transport]()
 	if err != nil {
 		return nil, err
@@ -96,6 +96,7 @@ func startOurs(ctx context.Context, dir, transport string) (*oursCluster, error)
 		n, err := matrixraft.StartNode(matrixraft.Options{
 			ID: p.ID, Dir: filepath.Join(dir, fmt.Sprint(p.ID)), Peers: peers,
 			StateMachine: &kvState{m: map[string][]byte{}}, Transport: tr.Transport(p.ID),
+			AsyncStorageWrites: async,
 		})
 		if err != nil {
 			c.Close()

@@ -154,8 +154,8 @@ func runOnce(ctx context.Context, cfg Config, system string, cl cell) (runResult
 	defer os.RemoveAll(dir)
 	var c cluster
 	switch system {
-	case SystemOurs:
-		c, err = startOurs(ctx, dir, cfg.Transport)
+	case SystemOurs, SystemOursAsync:
+		c, err = startOurs(ctx, dir, cfg.Transport, system == SystemOursAsync)
 	case SystemEtcd:
 		c, err = startEtcd(ctx, dir, cl.Concurrency)
 	}
@@ -348,7 +348,20 @@ func summaryPairs(rep *report) benchkit.Pairs {
 
 func printTable(w io.Writer, rep *report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "payload\tc\tours w/s\tp50 ms\tp99 ms\tper fsync\tetcd w/s\tp50 ms\tp99 ms\tper fsync\t×w/s (min–max)\t×p99 (min–max)\t")
+	var systems []string
+	for _, s := range AllSystems {
+		for _, c := range rep.Cells {
+			if c.Systems[s] != nil {
+				systems = append(systems, s)
+				break
+			}
+		}
+	}
+	head := "payload\tc\t"
+	for _, s := range systems {
+		head += s + " w/s\tp50 ms\tp99 ms\tper fsync\t"
+	}
+	fmt.Fprintln(tw, head+"×w/s (min–max)\t×p99 (min–max)\t")
 	num := func(c cellReport, s string, pick func(*systemSummary) float64, digits int) string {
 		if c.Systems[s] == nil {
 			return "-"
@@ -363,7 +376,7 @@ func printTable(w io.Writer, rep *report) {
 	}
 	for _, c := range rep.Cells {
 		var cols []string
-		for _, s := range AllSystems {
+		for _, s := range systems {
 			cols = append(cols,
 				num(c, s, func(x *systemSummary) float64 { return x.WritesPerSec.Median }, 0),
 				num(c, s, func(x *systemSummary) float64 { return x.P50Ms.Median }, 2),
