@@ -125,6 +125,7 @@ func OpenHost(dir string, opts HostOptions) (*Host, error) {
 		}
 		h.groups[g] = s
 	}
+	opts.Logger.Info("matrixraft: host opened", "dir", dir, "groups", len(h.groups), "log_first", l.FirstIndex(), "log_last", l.LastIndex())
 	return h, nil
 }
 

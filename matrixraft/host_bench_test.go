@@ -2,6 +2,7 @@ package matrixraft
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -125,7 +126,12 @@ func BenchmarkHostGroupCommit(b *testing.B) {
 							if lead == nil {
 								continue
 							}
-							if _, err := lead.Propose(ctx, cmd); err != nil {
+							// A proposal lost in a leader change never
+							// completes: give up on it after a while.
+							pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+							_, err := lead.Propose(pctx, cmd)
+							cancel()
+							if err != nil && !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrProposalDropped) && !errors.Is(err, context.DeadlineExceeded) {
 								failed.Do(func() { b.Error(err) })
 							}
 						}
