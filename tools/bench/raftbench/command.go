@@ -47,7 +47,7 @@ var options = []option{
 		c.Systems = benchkit.SplitList(v)
 		return nil
 	}),
-	opt("transport", "BENCH_TRANSPORT", "name", "transport of our nodes: "+strings.Join(slices.Sorted(maps.Keys(transports)), ", ")+" (default mem)", func(c *Config, v string) error {
+	opt("transport", "BENCH_TRANSPORT", "name", "transport of our nodes: "+strings.Join(slices.Sorted(maps.Keys(transports)), ", ")+": mem copies messages in memory, tcp frames them over loopback sockets (default mem)", func(c *Config, v string) error {
 		c.Transport = strings.TrimSpace(v)
 		return nil
 	}),

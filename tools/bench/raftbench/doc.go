@@ -14,9 +14,12 @@
 // PreVote, CheckQuorum, durable wal.SyncAlways log per node, snapshot
 // every 10,000 entries), a map state machine, writes proposed on the
 // leader with Node.Propose, which returns after apply. Messages move over
-// a transport chosen by Config.Transport; "mem" (the only one today) is
-// matrixraft.MemNetwork, which copies every message. The transports map is
-// the seam where a loopback TCP transport joins.
+// a transport chosen by Config.Transport: "mem" (the default) is
+// matrixraft.MemNetwork, which copies every message in memory; "tcp" is
+// matrixraft/tcptransport on loopback, every node on a port of its own, so
+// messages are framed, checksummed and written to sockets as between
+// processes (the nodes still share this process). The transports map is
+// where another transport joins.
 //
 // etcd: go.etcd.io/etcd/server/v3/embed, three members on loopback TCP with
 // their default settings (logging off), and clientv3 Put of an 8-byte key
@@ -24,8 +27,9 @@
 // etcd's own benchmark tool does with --target-leader. Its fsyncs are read
 // from its etcd_disk_wal_fsync_duration_seconds histogram.
 //
-// The two differ in what they carry: etcd's members talk over loopback TCP
-// and etcd also commits every write to its bbolt backend, while ours moves
-// messages in memory and applies to a map. The figures compare the two as
-// a user embeds them, not two equal transports.
+// The two differ in what they carry: etcd also commits every write to its
+// bbolt backend, while ours applies to a map; and with the default "mem"
+// transport ours moves messages in memory where etcd's members talk over
+// loopback TCP (BENCH_TRANSPORT=tcp evens that). The figures compare the
+// two as a user embeds them.
 package raftbench

@@ -85,13 +85,16 @@ type oursCluster struct {
 }
 
 func startOurs(ctx context.Context, dir, transport string, async bool) (*oursCluster, error) {
-	tr, err := transports[transport]()
+	tr, err := transports[transport](3)
 	if err != nil {
 		return nil, err
 	}
 	c := &oursCluster{tr: tr}
 	c.bufs.New = func() any { b := make([]byte, 0, 512); return &b }
-	peers := []matrixraft.Peer{{ID: 1, Addr: "n1"}, {ID: 2, Addr: "n2"}, {ID: 3, Addr: "n3"}}
+	var peers []matrixraft.Peer
+	for id := uint64(1); id <= 3; id++ {
+		peers = append(peers, matrixraft.Peer{ID: id, Addr: tr.Addr(id)})
+	}
 	for _, p := range peers {
 		n, err := matrixraft.StartNode(matrixraft.Options{
 			ID: p.ID, Dir: filepath.Join(dir, fmt.Sprint(p.ID)), Peers: peers,
