@@ -162,6 +162,9 @@ bench-object: ## Object store benchmark: cd tools && GOWORK=off go run ./bench o
 .PHONY: bench-engine
 bench-engine: ## Engine benchmark (index bytes/key, write amplification, durable SETs vs etcd, memory vs redis-server)
 	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench engine
+.PHONY: bench-raft
+bench-raft: ## Raft benchmark (3 durable voters vs embedded etcd): cd tools && GOWORK=off go run ./bench raft
+	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench raft
 
 bench-%: ## Any benchmark by name: cd tools && GOWORK=off go run ./bench <name>
 	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench $*

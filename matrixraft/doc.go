@@ -14,10 +14,21 @@
 //     result after apply; exactly-once client sessions; backpressure;
 //     batched ReadIndex reads, lease reads and stale reads; ConfChangeV2
 //     membership with learners, promotion and leader transfer; snapshots by
-//     applied-entries delta; Status with metrics.
+//     applied-entries delta; Status with metrics; force-new-cluster
+//     recovery of a group that lost its quorum (Options.ForceNewCluster);
+//     an optional AsyncStorageWrites mode.
+//   - Host: many raft groups in one process on one shared wal.Log, so one
+//     fdatasync covers the Ready batches of every group persisting at that
+//     moment. Records carry their group's ID; the log is read once on open
+//     and split by group; compaction has one fence over all groups (a
+//     segment goes only once every group's durable snapshot covers its
+//     records there).
 //   - Transport, an interface, and MemNetwork, an in-memory implementation
 //     with fault hooks (drop, delay, partition, pause) for tests.
 //   - Package tcptransport: the Transport over TCP, optionally TLS.
+//   - Package raftprom: a Prometheus collector over Status (the caller
+//     registers it; nothing global), with the WAL fsync histogram, the Ready
+//     batch sizes, the read and snapshot latencies and the per-peer lag.
 //
 // # The Ready loop
 //
@@ -29,7 +40,16 @@
 // then the snapshot is restored into the state machine and committed
 // entries are applied in one Apply batch per run of normal entries; read
 // requests whose index is applied are released; a snapshot is taken when
-// SnapshotEntries have been applied since the last; then Advance.
+// SnapshotEntries have been applied since the last; then Advance. A
+// snapshot's state is captured on the loop, between applies; its file, the
+// file's fsync, its log record and the compaction behind it are written by
+// a goroutine beside the loop (one at a time), so Readys keep flowing.
+//
+// With Options.AsyncStorageWrites raft hands the log writes to the node as
+// messages: a goroutine of their own persists them in order (every append
+// queued meanwhile in one log write and one fsync) and only then delivers
+// the responses that promise durability; the loop sends everything else at
+// once and applies committed entries as before.
 //
 // # Concurrency
 //
@@ -47,6 +67,6 @@
 //
 // # Dependencies
 //
-// This module depends on go.etcd.io/raft/v3 and on no other module of this
-// repository.
+// This module depends on go.etcd.io/raft/v3 (and package raftprom on the
+// Prometheus client) and on no other module of this repository.
 package matrixraft

@@ -37,6 +37,11 @@ var (
 	// ErrFrameTooLarge is returned by the TCP transport for a frame over its
 	// size limit.
 	ErrFrameTooLarge = errors.New("matrixraft: frame too large")
+	// ErrGroupInUse is returned by Host.Storage and Host.StartNode for a
+	// group that is already open on the host.
+	ErrGroupInUse = errors.New("matrixraft: group already open on this host")
+	// ErrHostClosed is returned by a closed Host.
+	ErrHostClosed = errors.New("matrixraft: host closed")
 	// ErrTransferFailed is returned when a leader transfer did not complete
 	// before its context ended.
 	ErrTransferFailed = errors.New("matrixraft: leader transfer did not complete")

@@ -15,9 +15,51 @@ import (
 const latencyBuckets = 24
 
 // Latency is a latency histogram: Counts[i] holds observations up to
-// 2^i µs; the last bucket holds everything longer.
+// 2^i µs (see LatencyBucketBound); the last bucket holds everything longer.
 type Latency struct {
 	Counts [latencyBuckets]uint64
+	// Sum is the total of every observation.
+	Sum time.Duration
+}
+
+// LatencyBuckets is the number of buckets of a Latency.
+const LatencyBuckets = latencyBuckets
+
+// LatencyBucketBound returns the inclusive upper bound of Latency bucket i.
+func LatencyBucketBound(i int) time.Duration { return time.Duration(1<<i) * time.Microsecond }
+
+// sizeBuckets is the number of power-of-two buckets of a Sizes.
+const sizeBuckets = 17
+
+// SizeBuckets is the number of buckets of a Sizes.
+const SizeBuckets = sizeBuckets
+
+// Sizes is a histogram of counts (entries per Ready): Counts[i] holds
+// observations up to 2^i; the last bucket holds everything larger.
+type Sizes struct {
+	Counts [sizeBuckets]uint64
+	// Sum is the total of every observation.
+	Sum uint64
+}
+
+type sizes struct {
+	counts [sizeBuckets]atomic.Uint64
+	sum    atomic.Uint64
+}
+
+func (h *sizes) observe(v uint64) {
+	i := min(bits.Len64(max(v, 1)-1), sizeBuckets-1)
+	h.counts[i].Add(1)
+	h.sum.Add(v)
+}
+
+func (h *sizes) snapshot() Sizes {
+	var out Sizes
+	for i := range h.counts {
+		out.Counts[i] = h.counts[i].Load()
+	}
+	out.Sum = h.sum.Load()
+	return out
 }
 
 // Total returns the number of observations.
@@ -46,12 +88,16 @@ func (h Latency) Quantile(q float64) time.Duration {
 	return time.Duration(1<<(latencyBuckets-1)) * time.Microsecond
 }
 
-type latency struct{ counts [latencyBuckets]atomic.Uint64 }
+type latency struct {
+	counts [latencyBuckets]atomic.Uint64
+	sum    atomic.Int64 // nanoseconds
+}
 
 func (h *latency) observe(d time.Duration) {
 	us := uint64(max(d.Microseconds(), 1))
 	i := min(bits.Len64(us-1), latencyBuckets-1)
 	h.counts[i].Add(1)
+	h.sum.Add(int64(d))
 }
 
 func (h *latency) snapshot() Latency {
@@ -59,6 +105,7 @@ func (h *latency) snapshot() Latency {
 	for i := range h.counts {
 		out.Counts[i] = h.counts[i].Load()
 	}
+	out.Sum = time.Duration(h.sum.Load())
 	return out
 }
 
@@ -78,6 +125,8 @@ type metrics struct {
 	snapshotsCreated     atomic.Uint64
 	snapshotsInstalled   atomic.Uint64
 	snapshotSendFailures atomic.Uint64
+	unreachable          atomic.Uint64
+	readySizes           sizes
 	readyLatency         latency
 	saveLatency          latency
 	readLatency          latency
@@ -134,6 +183,12 @@ type Status struct {
 	SnapshotsInstalled uint64
 	// SnapshotSendFailures counts snapshots the transport failed to deliver.
 	SnapshotSendFailures uint64
+	// Unreachable counts the transport's reports that a message could not
+	// be sent (a dropped message, a peer down or a full queue): the drops
+	// this node knows of.
+	Unreachable uint64
+	// ReadySizes is the histogram of entries persisted per Ready.
+	ReadySizes           Sizes
 	ReadyLatency         Latency
 	SaveLatency          Latency
 	ReadLatency          Latency
@@ -169,6 +224,8 @@ func (n *Node) Status() Status {
 		SnapshotsCreated:     m.snapshotsCreated.Load(),
 		SnapshotsInstalled:   m.snapshotsInstalled.Load(),
 		SnapshotSendFailures: m.snapshotSendFailures.Load(),
+		Unreachable:          m.unreachable.Load(),
+		ReadySizes:           m.readySizes.snapshot(),
 		ReadyLatency:         m.readyLatency.snapshot(),
 		SaveLatency:          m.saveLatency.snapshot(),
 		ReadLatency:          m.readLatency.snapshot(),

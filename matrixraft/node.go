@@ -79,7 +79,19 @@ type Node struct {
 	lmu        sync.Mutex
 	leaderWake chan struct{} // closed and replaced on every leader change
 
+	snapDone chan error // a background snapshot write finished
+	sendMu   sync.Mutex // one Transport.Send at a time
+
+	// AsyncStorageWrites only: the append goroutine's queue, its snapshot
+	// restores for the loop, its failure, and its end.
+	appendq    *appendQueue
+	restorec   chan *restoreReq
+	appendErr  chan error
+	appendDone chan struct{}
+	loopDone   chan struct{} // closed when the loop stops taking work
+
 	// Owned by the loop goroutine.
+	snapBusy    bool // a snapshot is being written in the background
 	rep         replicated
 	confState   *pb.ConfState
 	snapIndex   uint64
@@ -106,6 +118,12 @@ func StartNode(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startNode(opts, st)
+}
+
+// startNode starts a node on opened storage (its own or a Host group's);
+// opts has its defaults and is valid. It closes st when it fails.
+func startNode(opts Options, st *Storage) (*Node, error) {
 	n := &Node{
 		opts:       opts,
 		id:         opts.ID,
@@ -118,6 +136,11 @@ func StartNode(opts Options) (*Node, error) {
 		stopc:      make(chan struct{}),
 		donec:      make(chan struct{}),
 		waiters:    map[uint64]chan result{},
+		snapDone:   make(chan error, 1),
+		restorec:   make(chan *restoreReq),
+		appendErr:  make(chan error, 1),
+		appendDone: make(chan struct{}),
+		loopDone:   make(chan struct{}),
 		leaderWake: make(chan struct{}),
 		rep:        newReplicated(),
 		confState:  &pb.ConfState{},
@@ -140,9 +163,25 @@ func StartNode(opts Options) (*Node, error) {
 	if opts.LeaseReads {
 		cfg.ReadOnlyOption = raft.ReadOnlyLeaseBased
 	}
+	if opts.AsyncStorageWrites {
+		cfg.AsyncStorageWrites = true
+		n.appendq = newAppendQueue()
+	}
 	hs, _, _ := st.InitialState()
 	last, _ := st.LastIndex()
 	restart := !raft.IsEmptyHardState(hs) || last > 0 || st.SnapshotIndex() > 0
+	if opts.ForceNewCluster {
+		if !restart {
+			st.Close()
+			return nil, fmt.Errorf("%w: ForceNewCluster needs a Dir holding state", ErrInvalidOptions)
+		}
+		removed, err := st.forceNewCluster(context.Background(), opts.ID)
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("force new cluster: %w", err)
+		}
+		opts.Logger.Warn("matrixraft: forced a new single-voter cluster", "id", opts.ID, "removed", removed)
+	}
 	if restart {
 		snap, err := st.Snapshot()
 		if err != nil {
@@ -173,6 +212,9 @@ func StartNode(opts Options) (*Node, error) {
 		n.rn.Stop()
 		st.Close()
 		return nil, err
+	}
+	if n.appendq != nil {
+		go n.appendLoop()
 	}
 	go n.run()
 	return n, nil
@@ -243,7 +285,10 @@ func (n *Node) Step(ctx context.Context, m *pb.Message) error {
 }
 
 // ReportUnreachable implements Handler.
-func (n *Node) ReportUnreachable(id uint64) { n.rn.ReportUnreachable(id) }
+func (n *Node) ReportUnreachable(id uint64) {
+	n.metrics.unreachable.Add(1)
+	n.rn.ReportUnreachable(id)
+}
 
 // ReportSnapshot implements Handler.
 func (n *Node) ReportSnapshot(id uint64, status raft.SnapshotStatus) {
@@ -502,13 +547,32 @@ func (n *Node) run() {
 			n.pending = append(n.pending, r)
 			n.issueRead()
 		case rd := <-n.rn.Ready():
-			if err := n.handleReady(rd); err != nil {
+			if n.opts.AsyncStorageWrites {
+				if err := n.handleReadyAsync(rd); err != nil {
+					n.fail(err)
+					return
+				}
+			} else {
+				if err := n.handleReady(rd); err != nil {
+					n.fail(err)
+					return
+				}
+				n.rn.Advance()
+			}
+			if n.removed.Load() {
+				n.fail(ErrRemoved)
+				return
+			}
+		case req := <-n.restorec:
+			if err := n.restoreDurable(req); err != nil {
 				n.fail(err)
 				return
 			}
-			n.rn.Advance()
-			if n.removed.Load() {
-				n.fail(ErrRemoved)
+		case <-n.appendErr:
+			return // the append goroutine failed; n.fail has the error
+		case err := <-n.snapDone:
+			if err := n.snapshotDone(err); err != nil {
+				n.fail(err)
 				return
 			}
 		case <-n.stopc:
@@ -518,8 +582,23 @@ func (n *Node) run() {
 }
 
 func (n *Node) shutdown() {
+	close(n.loopDone)
 	n.rn.Stop()
+	if n.appendq != nil {
+		n.appendq.close()
+		<-n.appendDone
+	}
 	n.tr.Close()
+	if n.snapBusy {
+		if err := n.snapshotDone(<-n.snapDone); err != nil {
+			n.fail(err)
+		}
+	}
+	if n.Err() == nil {
+		if err := n.storage.Flush(context.Background()); err != nil {
+			n.opts.Logger.Error("matrixraft: flush on stop", "id", n.id, "err", err)
+		}
+	}
 	n.storage.Close()
 	err := n.stoppedErr()
 	for _, r := range n.pending {
@@ -564,8 +643,8 @@ func (n *Node) issueRead() {
 	_ = n.rn.ReadIndex(context.Background(), ctx)
 }
 
-func (n *Node) handleReady(rd raft.Ready) error {
-	start := time.Now()
+// observe records a Ready's leadership and term.
+func (n *Node) observe(rd raft.Ready) {
 	if rd.SoftState != nil {
 		n.isLeader = rd.RaftState == raft.StateLeader
 		n.metrics.isLeader.Store(n.isLeader)
@@ -583,6 +662,11 @@ func (n *Node) handleReady(rd raft.Ready) error {
 	if rd.HardState != nil {
 		n.term.Store(rd.HardState.GetTerm())
 	}
+}
+
+func (n *Node) handleReady(rd raft.Ready) error {
+	start := time.Now()
+	n.observe(rd)
 	// A leader may send appends and heartbeats while it writes its own log
 	// (they do not depend on its disk); everything else waits for fsync.
 	var later []*pb.Message
@@ -627,6 +711,22 @@ func (n *Node) handleReady(rd raft.Ready) error {
 	if err := n.apply(rd.CommittedEntries); err != nil {
 		return err
 	}
+	n.afterApply(rd)
+	if err := n.maybeSnapshot(); err != nil {
+		return err
+	}
+	n.metrics.readyEntries.Add(uint64(len(rd.Entries)))
+	if len(rd.Entries) > 0 {
+		n.metrics.readySizes.observe(uint64(len(rd.Entries)))
+	}
+	n.metrics.readies.Add(1)
+	n.metrics.readyLatency.observe(time.Since(start))
+	return nil
+}
+
+// afterApply takes a Ready's read states and releases the reads that the
+// applied index now allows.
+func (n *Node) afterApply(rd raft.Ready) {
 	for _, rs := range rd.ReadStates {
 		if b := n.inflight; b != nil && len(rs.RequestCtx) == 8 && binary.BigEndian.Uint64(rs.RequestCtx) == b.id {
 			n.waits = append(n.waits, appliedWait{index: rs.Index, reqs: b.reqs})
@@ -635,21 +735,47 @@ func (n *Node) handleReady(rd raft.Ready) error {
 	}
 	n.serveReads()
 	n.issueRead()
-	if err := n.maybeSnapshot(); err != nil {
-		return err
-	}
-	n.metrics.readyEntries.Add(uint64(len(rd.Entries)))
-	n.metrics.readies.Add(1)
-	n.metrics.readyLatency.observe(time.Since(start))
-	return nil
 }
 
 func (n *Node) send(msgs []*pb.Message) {
 	if len(msgs) == 0 {
 		return
 	}
+	for i, m := range msgs {
+		if m.GetType() == pb.MsgSnap {
+			msgs[i] = n.freshSnapConf(m)
+		}
+	}
 	n.metrics.msgsSent.Add(uint64(len(msgs)))
+	// With AsyncStorageWrites the append goroutine sends too; a Transport
+	// sees one Send at a time.
+	n.sendMu.Lock()
 	n.tr.Send(msgs)
+	n.sendMu.Unlock()
+}
+
+// freshSnapConf returns m with its snapshot's ConfState replaced by the
+// configuration applied now. A snapshot taken before a membership change
+// names the old members; a member added since would refuse it (raft drops
+// a snapshot whose ConfState lacks the recipient) and never catch up. The
+// entries after the snapshot re-apply those changes, which is harmless.
+// The snapshot is shared with storage, so it is replaced, not changed; its
+// data is shared read-only.
+func (n *Node) freshSnapConf(m *pb.Message) *pb.Message {
+	snap := m.GetSnapshot()
+	if snap == nil || n.confState == nil {
+		return m
+	}
+	meta := snap.GetMetadata()
+	m.Snapshot = &pb.Snapshot{
+		Data: snap.GetData(),
+		Metadata: &pb.SnapshotMetadata{
+			Index:     new(meta.GetIndex()),
+			Term:      new(meta.GetTerm()),
+			ConfState: proto.CloneOf(n.confState),
+		},
+	}
+	return m
 }
 
 func (n *Node) serveReads() {
@@ -846,18 +972,37 @@ func (n *Node) maybeSnapshot() error {
 	if applied-n.snapIndex < n.opts.SnapshotEntries {
 		return nil
 	}
+	if n.snapBusy {
+		return nil // the previous one is still being written
+	}
 	t := time.Now()
 	data, err := encodeSnapshotData(n.rep, n.sm)
 	if err != nil {
 		return err
 	}
-	if err := n.storage.CreateSnapshot(context.Background(), applied, n.confState, data, n.opts.CatchUpEntries); err != nil {
-		return fmt.Errorf("create snapshot: %w", err)
-	}
+	cs := proto.CloneOf(n.confState)
 	n.snapIndex = applied
-	n.metrics.snapshotsCreated.Add(1)
-	n.metrics.snapshotSaveLatency.observe(time.Since(t))
+	n.snapBusy = true
+	// Writing the file, its fsync, the log record and the compaction do
+	// not need the loop: they run beside it, so Readys keep flowing
+	// meanwhile. The loop learns the outcome from snapDone.
+	go func() {
+		err := n.storage.CreateSnapshot(context.Background(), applied, cs, data, n.opts.CatchUpEntries)
+		if err == nil {
+			n.metrics.snapshotsCreated.Add(1)
+			n.metrics.snapshotSaveLatency.observe(time.Since(t))
+		} else {
+			err = fmt.Errorf("create snapshot: %w", err)
+		}
+		n.snapDone <- err
+	}()
 	return nil
+}
+
+// snapshotDone ends a background snapshot write.
+func (n *Node) snapshotDone(err error) error {
+	n.snapBusy = false
+	return err
 }
 
 // discardLogger silences etcd raft's logging.

@@ -41,6 +41,17 @@ type Options struct {
 	// no state the node starts empty and waits to be added by the leader
 	// (a join).
 	Peers []Peer
+	// ForceNewCluster recovers a group that lost its quorum: from this
+	// node's stored state (Dir must hold some), it restarts as the only
+	// voter. Entries after the stored commit index are discarded, and
+	// committed membership changes removing every other member are
+	// appended and applied, so their IDs are never reused; the node then
+	// elects itself and new members can be added. Only committed data
+	// survives. Set it for one restart of one survivor and never while the
+	// old members may still run: they would form a second cluster.
+	// Restarting again with it set changes nothing once this node is the
+	// only member. Default: false.
+	ForceNewCluster bool
 	// StateMachine receives committed commands.
 	StateMachine StateMachine
 	// Transport carries raft messages. The node starts it and closes it on
@@ -88,6 +99,12 @@ type Options struct {
 	// MaxSessions bounds the client sessions kept for exactly-once
 	// proposals; the least recently used is forgotten first. Default: 10000.
 	MaxSessions int
+	// AsyncStorageWrites runs raft with AsyncStorageWrites: the log is
+	// written by a goroutine of its own while the Ready loop goes on
+	// taking Readys, sending and applying, so proposals keep batching
+	// during an fsync. Messages that promise durability still leave only
+	// after it. Default: false (the synchronous Ready loop).
+	AsyncStorageWrites bool
 	// Storage configures the durable log. Default: see StorageOptions.
 	Storage StorageOptions
 	// Logger receives lifecycle events. Default: discards them.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -53,9 +54,12 @@ type span struct{ walIndex, lastEntry uint64 }
 // HardState and snapshots. It implements raft.Storage from an in-memory
 // cache that Open rebuilds from the newest durable snapshot plus the log.
 //
-// Writes go through Save (one Ready) and CreateSnapshot; they are made by
-// one goroutine at a time (the node's loop). The raft.Storage methods are
-// safe to call concurrently with them.
+// Writes go through Save (one Ready), Flush and CreateSnapshot. Save and
+// Flush are made by one goroutine at a time (the node's loop); one
+// CreateSnapshot may run beside them (a node writes its snapshots in the
+// background), and a snapshot installed by Save meanwhile wins over an
+// older one being created. The raft.Storage methods are safe to call
+// concurrently with all of them.
 type Storage struct {
 	opts    StorageOptions
 	dir     string
@@ -63,13 +67,21 @@ type Storage struct {
 	log     *wal.Log
 	mem     *raft.MemoryStorage
 
+	// wmu orders this storage's log writes with the HardState each
+	// carries: a record never holds an older HardState than one before it.
+	wmu sync.Mutex
+
 	mu        sync.Mutex // guards the fields below
 	hs        hardState
 	spans     []span
 	snapIndex uint64 // newest durable snapshot
 	snapTerm  uint64
 	markerWAL uint64 // log index of that snapshot's record
+	lastWAL   uint64 // log index of this group's newest record; 0 when none
 	fsyncs    uint64
+	hsDirty   bool // hs is newer than the last one written
+
+	host *Host // set when the log is shared by a Host's groups
 }
 
 var _ raft.Storage = (*Storage)(nil)
@@ -91,21 +103,15 @@ func OpenStorage(dir string, opts StorageOptions) (*Storage, error) {
 		return nil, err
 	}
 	s.log = l
-	if err := s.recover(); err != nil {
+	if err := s.recover(s.scanLog); err != nil {
 		l.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Storage) recover() error {
-	var (
-		ents     []*pb.Entry
-		base     uint64 // entries at or below are covered by an installed snapshot
-		snapIdx  uint64
-		snapTerm uint64
-		marker   uint64
-	)
+// scanLog visits this group's records of the log in order.
+func (s *Storage) scanLog(visit func(walIndex uint64, rec logRecord) error) error {
 	it := s.log.Iterator(s.log.FirstIndex())
 	defer it.Close()
 	for it.Next() {
@@ -116,6 +122,25 @@ func (s *Storage) recover() error {
 		if rec.group != s.opts.Group {
 			continue
 		}
+		if err := visit(it.Index(), rec); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}
+
+// recover rebuilds the in-memory state from this group's records, which
+// scan visits in log order.
+func (s *Storage) recover(scan func(visit func(walIndex uint64, rec logRecord) error) error) error {
+	var (
+		ents     []*pb.Entry
+		base     uint64 // entries at or below are covered by an installed snapshot
+		snapIdx  uint64
+		snapTerm uint64
+		marker   uint64
+	)
+	err := scan(func(walIndex uint64, rec logRecord) error {
+		s.lastWAL = walIndex
 		if rec.hasHS {
 			s.hs = rec.hs
 		}
@@ -125,7 +150,7 @@ func (s *Storage) recover() error {
 				ents, base, s.spans = nil, rec.snapIndex, nil
 			}
 			if rec.snapIndex >= snapIdx {
-				snapIdx, snapTerm, marker = rec.snapIndex, rec.snapTerm, it.Index()
+				snapIdx, snapTerm, marker = rec.snapIndex, rec.snapTerm, walIndex
 			}
 		case recState:
 			in := rec.entries
@@ -133,7 +158,7 @@ func (s *Storage) recover() error {
 				in = in[1:]
 			}
 			if len(in) == 0 {
-				continue
+				return nil
 			}
 			first := in[0].GetIndex()
 			if len(ents) > 0 {
@@ -142,16 +167,17 @@ func (s *Storage) recover() error {
 				case first < off:
 					ents = nil
 				case first > ents[len(ents)-1].GetIndex()+1:
-					return fmt.Errorf("%w: log record %d starts at entry %d after entry %d", ErrCorrupt, it.Index(), first, ents[len(ents)-1].GetIndex())
+					return fmt.Errorf("%w: log record %d starts at entry %d after entry %d", ErrCorrupt, walIndex, first, ents[len(ents)-1].GetIndex())
 				default:
 					ents = ents[:first-off]
 				}
 			}
 			ents = append(ents, in...)
-			s.spans = append(s.spans, span{it.Index(), in[len(in)-1].GetIndex()})
+			s.spans = append(s.spans, span{walIndex, in[len(in)-1].GetIndex()})
 		}
-	}
-	if err := it.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	if snapIdx > 0 {
@@ -235,6 +261,8 @@ func (s *Storage) Fsyncs() uint64 {
 // the next record.
 func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, snap *pb.Snapshot, mustSync bool) error {
 	hasSnap := snap != nil && !raft.IsEmptySnap(snap)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	if hs != nil && !raft.IsEmptyHardState(hs) {
 		s.hs = hsFrom(hs)
@@ -243,6 +271,9 @@ func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, 
 	s.mu.Unlock()
 	if !hasSnap && len(ents) == 0 && !mustSync {
 		if hs != nil && !raft.IsEmptyHardState(hs) {
+			s.mu.Lock()
+			s.hsDirty = true
+			s.mu.Unlock()
 			return s.mem.SetHardState(hs)
 		}
 		return nil
@@ -256,12 +287,16 @@ func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, 
 	if err != nil {
 		return err
 	}
+	unlock := s.appending()
 	first, err := s.log.AppendBatch(ctx, recs)
 	if err != nil {
+		unlock()
 		return err
 	}
 	s.mu.Lock()
 	s.fsyncs++
+	s.hsDirty = s.hs != cur
+	s.lastWAL = max(s.lastWAL, first+uint64(len(recs))-1)
 	w := first
 	if hasSnap {
 		s.snapIndex, s.snapTerm, s.markerWAL = snap.GetMetadata().GetIndex(), snap.GetMetadata().GetTerm(), w
@@ -274,6 +309,7 @@ func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, 
 		}
 	}
 	s.mu.Unlock()
+	unlock()
 	if hasSnap {
 		if err := s.mem.ApplySnapshot(snap); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
 			return err
@@ -289,6 +325,75 @@ func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, 
 	}
 	if hasSnap {
 		return s.compactLog(ctx)
+	}
+	return nil
+}
+
+// saveReq is one Ready's log write without a snapshot.
+type saveReq struct {
+	hs   *pb.HardState
+	ents []*pb.Entry
+}
+
+// saveBatch is Save for several Readys without snapshots, in order, as one
+// log write with one fsync. Later entries replace earlier ones from their
+// first index on, as in separate Saves.
+func (s *Storage) saveBatch(ctx context.Context, reqs []saveReq) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	cur := s.hs
+	s.mu.Unlock()
+	type part struct {
+		recs int
+		ents []*pb.Entry
+	}
+	var (
+		recs  [][]byte
+		parts []part
+	)
+	for _, r := range reqs {
+		if r.hs != nil && !raft.IsEmptyHardState(r.hs) {
+			cur = hsFrom(r.hs)
+		}
+		rs, err := s.encodeSave(cur, r.ents, nil, false)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, rs...)
+		parts = append(parts, part{len(rs), r.ents})
+	}
+	s.mu.Lock()
+	s.hs = cur
+	s.mu.Unlock()
+	unlock := s.appending()
+	first, err := s.log.AppendBatch(ctx, recs)
+	if err != nil {
+		unlock()
+		return err
+	}
+	s.mu.Lock()
+	s.fsyncs++
+	s.hsDirty = s.hs != cur
+	s.lastWAL = max(s.lastWAL, first+uint64(len(recs))-1)
+	w := first
+	for _, p := range parts {
+		for range p.recs {
+			if len(p.ents) > 0 {
+				s.spans = append(s.spans, span{w, p.ents[len(p.ents)-1].GetIndex()})
+			}
+			w++
+		}
+	}
+	s.mu.Unlock()
+	unlock()
+	for _, p := range parts {
+		if err := s.mem.Append(p.ents); err != nil {
+			return err
+		}
+	}
+	if !cur.empty() {
+		return s.mem.SetHardState(cur.proto())
 	}
 	return nil
 }
@@ -332,6 +437,9 @@ func (s *Storage) encodeSave(cur hardState, ents []*pb.Entry, snap *pb.Snapshot,
 // snapshot's index.
 func (s *Storage) CreateSnapshot(ctx context.Context, index uint64, cs *pb.ConfState, data []byte, keep uint64) error {
 	term, err := s.mem.Term(index)
+	if errors.Is(err, raft.ErrCompacted) {
+		return nil // a snapshot installed meanwhile already covers index
+	}
 	if err != nil {
 		return err
 	}
@@ -342,17 +450,26 @@ func (s *Storage) CreateSnapshot(ctx context.Context, index uint64, cs *pb.ConfS
 	if err := writeSnapshotFile(s.snapDir, snap); err != nil {
 		return err
 	}
+	s.wmu.Lock()
 	s.mu.Lock()
 	cur := s.hs
 	s.mu.Unlock()
+	unlock := s.appending()
 	w, err := s.log.Append(ctx, encodeSnapshotMarker(nil, s.opts.Group, false, index, term, cur))
 	if err != nil {
+		unlock()
+		s.wmu.Unlock()
 		return err
 	}
 	s.mu.Lock()
 	s.fsyncs++
-	s.snapIndex, s.snapTerm, s.markerWAL = index, term, w
+	s.lastWAL = max(s.lastWAL, w)
+	if index > s.snapIndex {
+		s.snapIndex, s.snapTerm, s.markerWAL = index, term, w
+	}
 	s.mu.Unlock()
+	unlock()
+	s.wmu.Unlock()
 	if _, err := s.mem.CreateSnapshot(index, cs, data); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
 		return err
 	}
@@ -365,25 +482,108 @@ func (s *Storage) CreateSnapshot(ctx context.Context, index uint64, cs *pb.ConfS
 }
 
 // compactLog drops log segments behind the fence and snapshot files older
-// than the newest durable one.
+// than the newest durable one. On a Host's shared log the fence is the
+// lowest of every group's.
 func (s *Storage) compactLog(ctx context.Context) error {
 	s.mu.Lock()
-	fence := s.markerWAL
-	i := 0
-	for i < len(s.spans) && s.spans[i].lastEntry <= s.snapIndex {
-		i++
-	}
-	if i < len(s.spans) {
-		fence = min(fence, s.spans[i].walIndex)
-	}
-	s.spans = append(s.spans[:0], s.spans[i:]...)
+	fence := s.fenceLocked()
 	keep := s.snapIndex
 	s.mu.Unlock()
-	if err := s.log.TruncateFront(ctx, fence); err != nil {
+	var err error
+	if s.host != nil {
+		err = s.host.compact(ctx)
+	} else if fence != math.MaxUint64 {
+		err = s.log.TruncateFront(ctx, fence)
+	}
+	if err != nil {
 		return err
 	}
 	return removeOldSnapshots(s.snapDir, keep)
 }
 
-// Close closes the log.
-func (s *Storage) Close() error { return s.log.Close() }
+// fenceLocked forgets the spans a durable snapshot covers and returns the
+// lowest log index this group still needs: its snapshot's record, its
+// oldest record with entries after the snapshot, and its newest record
+// (which holds its HardState). It is MaxUint64 for a group with no
+// records. Called with mu held.
+func (s *Storage) fenceLocked() uint64 {
+	i := 0
+	for i < len(s.spans) && s.spans[i].lastEntry <= s.snapIndex {
+		i++
+	}
+	s.spans = append(s.spans[:0], s.spans[i:]...)
+	if s.lastWAL == 0 {
+		return math.MaxUint64
+	}
+	fence := s.lastWAL
+	if s.snapIndex > 0 {
+		fence = min(fence, s.markerWAL)
+	}
+	if len(s.spans) > 0 {
+		fence = min(fence, s.spans[0].walIndex)
+	}
+	return fence
+}
+
+// appending marks a write to a Host's shared log as in flight, so that a
+// compaction never computes its fence between this write and its
+// bookkeeping. It returns the function that ends the mark.
+func (s *Storage) appending() func() {
+	if s.host == nil {
+		return func() {}
+	}
+	s.host.appendMu.RLock()
+	return s.host.appendMu.RUnlock
+}
+
+// termOrVoteChanged says whether hs changes the stored term or vote, which
+// must be durable before anything depending on it is sent.
+func (s *Storage) termOrVoteChanged(hs *pb.HardState) bool {
+	if hs == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return hs.GetTerm() != s.hs.term || hs.GetVote() != s.hs.vote
+}
+
+// Flush writes the HardState if a commit index change is still only in
+// memory (Save keeps those for the next record), and waits for it to be
+// durable. A node flushes on Stop, so that a restart, and above all a
+// forced new cluster, starts from the commit index it had reached.
+func (s *Storage) Flush(ctx context.Context) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	cur, dirty := s.hs, s.hsDirty
+	s.mu.Unlock()
+	if !dirty {
+		return nil
+	}
+	rec, err := encodeState(nil, s.opts.Group, &cur, nil)
+	if err != nil {
+		return err
+	}
+	unlock := s.appending()
+	defer unlock()
+	w, err := s.log.Append(ctx, rec)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.fsyncs++
+	s.hsDirty = s.hs != cur
+	s.lastWAL = max(s.lastWAL, w)
+	s.mu.Unlock()
+	return nil
+}
+
+// Close closes the log. A Host's group only hands its storage back to the
+// Host, which keeps the log open for the other groups.
+func (s *Storage) Close() error {
+	if s.host != nil {
+		s.host.release(s.opts.Group)
+		return nil
+	}
+	return s.log.Close()
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,32 +20,29 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 )
 
-var storageCrashRounds = flag.Int("storage-crash-rounds", 8, "SIGKILL rounds in TestStorageCrashRecovery")
+var storageCrashRounds = flag.Int("storage-crash-rounds", 8, "SIGKILL rounds in TestStorageCrashRecovery and TestHostCrashRecovery")
 
-const storageCrashEnv = "MATRIXRAFT_STORAGE_CRASH_DIR"
+const (
+	storageCrashEnv = "MATRIXRAFT_STORAGE_CRASH_DIR"
+	hostCrashEnv    = "MATRIXRAFT_HOST_CRASH_DIR"
+	hostCrashGroups = 4
+)
 
 var crashStorageOptions = StorageOptions{WAL: wal.Options{SegmentSize: 64 << 10, Sync: wal.SyncAlways}}
 
-// TestStorageCrashChild is the child of TestStorageCrashRecovery: it saves
-// Readys the way a node does — appends, conflicting overwrites under a new
-// term, local snapshots that compact the log — and prints "ack <index>
-// <term>" after each durable Save, until it is killed.
-func TestStorageCrashChild(t *testing.T) {
-	dir := os.Getenv(storageCrashEnv)
-	if dir == "" {
-		t.Skip("child process of TestStorageCrashRecovery")
-	}
-	s, err := OpenStorage(dir, crashStorageOptions)
-	if err != nil {
-		fmt.Printf("open-error %v\n", err)
-		os.Exit(3)
-	}
+var crashHostOptions = HostOptions{WAL: wal.Options{SegmentSize: 64 << 10, Sync: wal.SyncAlways}}
+
+// crashSave saves Readys to s the way a node does — appends, conflicting
+// overwrites under a new term, local snapshots that compact the log — and
+// emits "ack <group> <from> <last> <term> <commit>" after each durable
+// Save, for 20 s or until the process is killed. A failure prints
+// "<what>-error ..." and exits.
+func crashSave(t *testing.T, s *Storage, group uint64, emit func(string)) {
 	hsNow, _, _ := s.InitialState()
 	term := hsNow.GetTerm() + 1
 	last, _ := s.LastIndex()
 	committed := max(hsNow.GetCommit(), s.SnapshotIndex())
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	w := bufio.NewWriter(os.Stdout)
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), group))
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		from := last + 1
@@ -58,7 +56,7 @@ func TestStorageCrashChild(t *testing.T) {
 		n := uint64(1 + r.IntN(8))
 		batch := make([]*pb.Entry, 0, n)
 		for i := from; i < from+n; i++ {
-			batch = append(batch, &pb.Entry{Index: new(i), Term: new(term), Data: fmt.Appendf(nil, "%d/%d/%s", i, term, strings.Repeat("v", r.IntN(300)))})
+			batch = append(batch, &pb.Entry{Index: new(i), Term: new(term), Data: fmt.Appendf(nil, "%d/%d/%d/%s", group, i, term, strings.Repeat("v", r.IntN(300)))})
 		}
 		last = from + n - 1
 		commit := max(committed, from-1)
@@ -67,98 +65,201 @@ func TestStorageCrashChild(t *testing.T) {
 			fmt.Printf("save-error %v\n", err)
 			os.Exit(4)
 		}
-		fmt.Fprintf(w, "ack %d %d %d %d\n", from, last, term, commit)
-		w.Flush()
+		emit(fmt.Sprintf("ack %d %d %d %d %d\n", group, from, last, term, commit))
 		if r.IntN(20) == 0 && commit > s.SnapshotIndex() {
-			if err := s.CreateSnapshot(t.Context(), commit, &pb.ConfState{Voters: []uint64{1}}, fmt.Appendf(nil, "snap@%d", commit), 5); err != nil {
+			if err := s.CreateSnapshot(t.Context(), commit, &pb.ConfState{Voters: []uint64{1}}, fmt.Appendf(nil, "snap%d@%d", group, commit), 5); err != nil {
 				fmt.Printf("snapshot-error %v\n", err)
 				os.Exit(5)
 			}
 		}
 	}
+}
+
+// crashTruth is what the parent knows of one group across rounds.
+type crashTruth struct {
+	acked     map[uint64]uint64 // index -> term
+	commitMax uint64
+}
+
+// runCrashChild starts the test binary as child, SIGKILLs it after a
+// random delay, and feeds its acknowledgements into truth.
+func runCrashChild(t *testing.T, r *rand.Rand, round int, child, env, dir string, truth map[uint64]*crashTruth) {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env+"="+dir)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	time.AfterFunc(time.Duration(50+r.IntN(200))*time.Millisecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 1 && strings.HasSuffix(f[0], "-error") {
+			t.Fatalf("round %d: child failed: %s", round, sc.Text())
+		}
+		if len(f) != 6 || f[0] != "ack" {
+			continue
+		}
+		var v [5]uint64
+		for i := range v {
+			if v[i], err = strconv.ParseUint(f[i+1], 10, 64); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			continue // a line cut by the kill
+		}
+		group, from, to, term, commit := v[0], v[1], v[2], v[3], v[4]
+		tr := truth[group]
+		if tr == nil {
+			tr = &crashTruth{acked: map[uint64]uint64{}}
+			truth[group] = tr
+		}
+		for i := range tr.acked {
+			if i > to {
+				delete(tr.acked, i) // truncated by the overwrite
+			}
+		}
+		for i := from; i <= to; i++ {
+			tr.acked[i] = term
+		}
+		tr.commitMax = max(tr.commitMax, commit)
+	}
+	require.Error(t, cmd.Wait(), "round %d: the child must die by SIGKILL", round)
+}
+
+// checkCrashRecovery checks a reopened storage against what was
+// acknowledged — every acknowledged committed entry after the snapshot is
+// there with the term last acknowledged for its index, and the snapshot is
+// readable — then makes what survived the truth for the next round.
+func checkCrashRecovery(t *testing.T, round int, group uint64, s *Storage, tr *crashTruth) {
+	last, _ := s.LastIndex()
+	first, _ := s.FirstIndex()
+	require.GreaterOrEqual(t, last, tr.commitMax, "round %d group %d: acknowledged entries lost (log [%d, %d], snapshot %d, wal [%d, %d])", round, group, first, last, s.SnapshotIndex(), s.log.FirstIndex(), s.log.LastIndex())
+	snapIdx := s.SnapshotIndex()
+	for i, term := range tr.acked {
+		if i <= snapIdx || i > tr.commitMax {
+			continue
+		}
+		require.GreaterOrEqual(t, i, first, "round %d group %d: entry %d compacted without a snapshot", round, group, i)
+		got, err := s.Term(i)
+		require.NoError(t, err, "round %d group %d index %d", round, group, i)
+		require.Equal(t, term, got, "round %d group %d index %d", round, group, i)
+		es, err := s.Entries(i, i+1, 1<<20)
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(string(es[0].GetData()), fmt.Sprintf("%d/%d/%d/", group, i, term)))
+	}
+	if snapIdx > 0 {
+		snap, err := s.Snapshot()
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("snap%d@%d", group, snapIdx), string(snap.GetData()))
+	}
+	clear(tr.acked)
+	for i := max(first, snapIdx+1); i <= last; i++ {
+		tm, _ := s.Term(i)
+		tr.acked[i] = tm
+	}
+	hsNow, _, _ := s.InitialState()
+	tr.commitMax = max(tr.commitMax, hsNow.GetCommit())
+	t.Logf("round %d group %d: log [%d, %d], snapshot %d", round, group, first, last, snapIdx)
+}
+
+// TestStorageCrashChild is the child of TestStorageCrashRecovery.
+func TestStorageCrashChild(t *testing.T) {
+	dir := os.Getenv(storageCrashEnv)
+	if dir == "" {
+		t.Skip("child process of TestStorageCrashRecovery")
+	}
+	s, err := OpenStorage(dir, crashStorageOptions)
+	if err != nil {
+		fmt.Printf("open-error %v\n", err)
+		os.Exit(3)
+	}
+	w := bufio.NewWriter(os.Stdout)
+	crashSave(t, s, 1, func(line string) {
+		w.WriteString(line)
+		w.Flush()
+	})
 	os.Exit(0)
 }
 
 // TestStorageCrashRecovery SIGKILLs a saving child at random moments and
-// checks after each kill that the storage reopens, that every acknowledged
-// entry after the snapshot is there with the term last acknowledged for
-// its index, and that the snapshot is readable.
+// checks after each kill that the storage reopens with everything it
+// acknowledged.
 func TestStorageCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
 	dir := t.TempDir()
-	acked := map[uint64]uint64{} // index -> term
-	var commitMax uint64
+	truth := map[uint64]*crashTruth{1: {acked: map[uint64]uint64{}}}
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
 	for round := range *storageCrashRounds {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestStorageCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), storageCrashEnv+"="+dir)
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		cmd.Stderr = os.Stderr
-		require.NoError(t, cmd.Start())
-		time.AfterFunc(time.Duration(50+r.IntN(200))*time.Millisecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
-			if len(f) >= 1 && strings.HasSuffix(f[0], "-error") {
-				t.Fatalf("round %d: child failed: %s", round, sc.Text())
-			}
-			if len(f) != 5 || f[0] != "ack" {
-				continue
-			}
-			from, _ := strconv.ParseUint(f[1], 10, 64)
-			to, _ := strconv.ParseUint(f[2], 10, 64)
-			term, _ := strconv.ParseUint(f[3], 10, 64)
-			commit, err := strconv.ParseUint(f[4], 10, 64)
-			if err != nil {
-				continue // a line cut by the kill
-			}
-			for i := range acked {
-				if i > to {
-					delete(acked, i) // truncated by the overwrite
-				}
-			}
-			for i := from; i <= to; i++ {
-				acked[i] = term
-			}
-			commitMax = max(commitMax, commit)
-		}
-		require.Error(t, cmd.Wait(), "round %d: the child must die by SIGKILL", round)
-
+		runCrashChild(t, r, round, "TestStorageCrashChild", storageCrashEnv, dir, truth)
 		s, err := OpenStorage(dir, crashStorageOptions)
 		require.NoError(t, err, "round %d", round)
-		last, _ := s.LastIndex()
-		first, _ := s.FirstIndex()
-		require.GreaterOrEqual(t, last, commitMax, "round %d: acknowledged entries lost (log [%d, %d], snapshot %d, wal [%d, %d])", round, first, last, s.SnapshotIndex(), s.log.FirstIndex(), s.log.LastIndex())
-		snapIdx := s.SnapshotIndex()
-		for i, term := range acked {
-			if i <= snapIdx || i > commitMax {
-				continue
-			}
-			require.GreaterOrEqual(t, i, first, "round %d: entry %d compacted without a snapshot", round, i)
-			got, err := s.Term(i)
-			require.NoError(t, err, "round %d index %d", round, i)
-			require.Equal(t, term, got, "round %d index %d", round, i)
-			es, err := s.Entries(i, i+1, 1<<20)
-			require.NoError(t, err)
-			require.True(t, strings.HasPrefix(string(es[0].GetData()), fmt.Sprintf("%d/%d/", i, term)))
-		}
-		if snapIdx > 0 {
-			snap, err := s.Snapshot()
-			require.NoError(t, err)
-			require.Equal(t, fmt.Sprintf("snap@%d", snapIdx), string(snap.GetData()))
-		}
-		// What survived is the truth for the next round.
-		clear(acked)
-		for i := max(first, snapIdx+1); i <= last; i++ {
-			tm, _ := s.Term(i)
-			acked[i] = tm
-		}
-		hsNow, _, _ := s.InitialState()
-		commitMax = max(commitMax, hsNow.GetCommit())
+		checkCrashRecovery(t, round, 1, s, truth[1])
 		require.NoError(t, s.Close())
-		t.Logf("round %d: log [%d, %d], snapshot %d", round, first, last, snapIdx)
+	}
+}
+
+// TestHostCrashChild is the child of TestHostCrashRecovery: one goroutine
+// per group saves to the host's shared log at once.
+func TestHostCrashChild(t *testing.T) {
+	dir := os.Getenv(hostCrashEnv)
+	if dir == "" {
+		t.Skip("child process of TestHostCrashRecovery")
+	}
+	h, err := OpenHost(dir, crashHostOptions)
+	if err != nil {
+		fmt.Printf("open-error %v\n", err)
+		os.Exit(3)
+	}
+	var mu sync.Mutex
+	w := bufio.NewWriter(os.Stdout)
+	var wg sync.WaitGroup
+	for g := uint64(1); g <= hostCrashGroups; g++ {
+		s, err := h.Storage(g)
+		if err != nil {
+			fmt.Printf("open-error %v\n", err)
+			os.Exit(3)
+		}
+		wg.Go(func() {
+			crashSave(t, s, g, func(line string) {
+				mu.Lock()
+				w.WriteString(line)
+				w.Flush()
+				mu.Unlock()
+			})
+		})
+	}
+	wg.Wait()
+	os.Exit(0)
+}
+
+// TestHostCrashRecovery SIGKILLs a child whose groups all save to one
+// shared log, and checks after each kill that every group reopens with
+// everything it acknowledged, whatever the other groups' snapshots
+// compacted.
+func TestHostCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	truth := map[uint64]*crashTruth{}
+	for g := uint64(1); g <= hostCrashGroups; g++ {
+		truth[g] = &crashTruth{acked: map[uint64]uint64{}}
+	}
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
+	for round := range *storageCrashRounds {
+		runCrashChild(t, r, round, "TestHostCrashChild", hostCrashEnv, dir, truth)
+		h, err := OpenHost(dir, crashHostOptions)
+		require.NoError(t, err, "round %d", round)
+		for g := uint64(1); g <= hostCrashGroups; g++ {
+			s, err := h.Storage(g)
+			require.NoError(t, err)
+			checkCrashRecovery(t, round, g, s, truth[g])
+			require.NoError(t, s.Close())
+		}
+		require.NoError(t, h.Close())
 	}
 }

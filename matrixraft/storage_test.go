@@ -210,3 +210,66 @@ func FuzzDecodeSnapshotFile(f *testing.F) {
 		require.NoError(t, err)
 	})
 }
+
+// TestStorageSnapshotBesideSave covers a node's background snapshot: one
+// created while Saves go on (here: after a newer snapshot was installed, and
+// after newer HardStates) never rolls anything back.
+func TestStorageSnapshotBesideSave(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStorage(t, dir)
+	ctx := t.Context()
+	require.NoError(t, s.Save(ctx, hs(1, 1, 100), ents(1, 100, 1), nil, true))
+	// A snapshot of index 50 was taken; before it is written a leader
+	// installs a snapshot at 200 and the term moves on.
+	installed := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{Index: new(uint64(200)), Term: new(uint64(2)), ConfState: &pb.ConfState{Voters: []uint64{1}}}, Data: []byte("s200")}
+	require.NoError(t, s.Save(ctx, hs(2, 3, 200), nil, installed, true))
+	require.NoError(t, s.Save(ctx, hs(3, 0, 205), ents(201, 205, 3), nil, true))
+	require.NoError(t, s.CreateSnapshot(ctx, 50, &pb.ConfState{Voters: []uint64{1}}, []byte("s50"), 5))
+	require.Equal(t, uint64(200), s.SnapshotIndex())
+	// A snapshot at 203 taken now carries the newest HardState.
+	require.NoError(t, s.CreateSnapshot(ctx, 203, &pb.ConfState{Voters: []uint64{1}}, []byte("s203"), 1))
+	require.NoError(t, s.Close())
+
+	s = openTestStorage(t, dir)
+	defer s.Close()
+	require.Equal(t, uint64(203), s.SnapshotIndex())
+	h, _, _ := s.InitialState()
+	require.Equal(t, hsFrom(hs(3, 0, 205)), hsFrom(h))
+	first, last, terms := logTerms(t, s)
+	require.Equal(t, []uint64{204, 205}, []uint64{first, last})
+	require.Equal(t, []uint64{3, 3}, terms)
+}
+
+// TestStorageSaveBatch checks that several Readys saved as one batch —
+// one of them overwriting the suffix of an earlier one — recover exactly
+// as the same Readys saved one by one.
+func TestStorageSaveBatch(t *testing.T) {
+	reqs := []saveReq{
+		{hs(1, 1, 0), ents(1, 5, 1)},
+		{nil, ents(6, 8, 1)},
+		{hs(2, 2, 5), ents(7, 9, 2)}, // a new leader replaces 7 and 8
+		{hs(2, 2, 8), nil},           // a commit index alone
+	}
+	one, batch := t.TempDir(), t.TempDir()
+	s := openTestStorage(t, one)
+	for _, r := range reqs {
+		require.NoError(t, s.Save(t.Context(), r.hs, r.ents, nil, true))
+	}
+	require.NoError(t, s.Close())
+	s = openTestStorage(t, batch)
+	require.NoError(t, s.saveBatch(t.Context(), reqs))
+	require.Equal(t, uint64(1), s.Fsyncs())
+	_, _, terms := logTerms(t, s)
+	require.Equal(t, []uint64{1, 1, 1, 1, 1, 1, 2, 2, 2}, terms, "in memory")
+	require.NoError(t, s.Close())
+
+	a, b := openTestStorage(t, one), openTestStorage(t, batch)
+	defer a.Close()
+	defer b.Close()
+	f1, l1, t1 := logTerms(t, a)
+	f2, l2, t2 := logTerms(t, b)
+	require.Equal(t, []uint64{f1, l1}, []uint64{f2, l2})
+	require.Equal(t, t1, t2)
+	require.Equal(t, hsFrom(a.HardState()), hsFrom(b.HardState()))
+	require.Equal(t, hardState{2, 2, 8}, hsFrom(b.HardState()))
+}

@@ -14,7 +14,12 @@ type Histogram struct {
 	// Counts[i] is the number of observations in (2^(i-1) µs, 2^i µs]; the
 	// last bucket also holds everything longer.
 	Counts [histogramBuckets]uint64
+	// Sum is the total of every observation.
+	Sum time.Duration
 }
+
+// HistogramBuckets is the number of buckets of a Histogram.
+const HistogramBuckets = histogramBuckets
 
 // BucketBound returns the inclusive upper bound of bucket i.
 func BucketBound(i int) time.Duration { return time.Duration(1<<i) * time.Microsecond }
@@ -52,6 +57,7 @@ func (h Histogram) Quantile(q float64) time.Duration {
 // atomicHistogram is the concurrently updated form of Histogram.
 type atomicHistogram struct {
 	counts [histogramBuckets]atomic.Uint64
+	sum    atomic.Int64 // nanoseconds
 }
 
 func (h *atomicHistogram) observe(d time.Duration) {
@@ -61,6 +67,7 @@ func (h *atomicHistogram) observe(d time.Duration) {
 		i++
 	}
 	h.counts[i].Add(1)
+	h.sum.Add(int64(d))
 }
 
 func (h *atomicHistogram) snapshot() Histogram {
@@ -68,6 +75,7 @@ func (h *atomicHistogram) snapshot() Histogram {
 	for i := range h.counts {
 		out.Counts[i] = h.counts[i].Load()
 	}
+	out.Sum = time.Duration(h.sum.Load())
 	return out
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/tools/bench/cachebench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/enginebench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/objectbench"
+	"github.com/temporalstore/temporalstore-go/tools/bench/raftbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/respbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/walbench"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
@@ -39,6 +40,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return enginebench.Command(args[1:], stdout, stderr)
 	case "resp":
 		return respbench.Command(args[1:], stdout, stderr)
+	case "raft":
+		return raftbench.Command(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown benchmark %q\n\n", args[0])
 	usage(stderr)
@@ -74,6 +77,9 @@ Benchmarks:
   resp   the RESP server against redis-server with the same redis-benchmark:
         SET and GET, 50 clients, 16 B and 256 B, pipeline 1 and 16; async
         (redis appendfsync everysec) and durable (appendfsync always).
+  raft  matrixraft vs an embedded etcd cluster, 3 durable members each in
+        this process: writes/s, p50/p99 and proposals per fsync of 16 B and
+        256 B values at 1, 64 and 256 concurrent clients.
 
 Flags of "bench wal" (each also read from the environment variable shown;
 a flag beats its variable, the variable beats the default):
@@ -93,6 +99,7 @@ Examples:
 	enginebench.PrintUsage(w)
 	fmt.Fprintln(w)
 	respbench.PrintUsage(w)
+	raftbench.PrintUsage(w)
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.

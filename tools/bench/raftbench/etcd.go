@@ -1,0 +1,151 @@
+package raftbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// clientsPerConn is how many clients share one gRPC connection to etcd.
+const clientsPerConn = 16
+
+// etcdCluster is three embedded etcd members on loopback TCP.
+type etcdCluster struct {
+	members []*embed.Etcd
+	clients []*clientv3.Client
+}
+
+func freeURLs(n int) ([]url.URL, error) {
+	var out []url.URL
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		out = append(out, url.URL{Scheme: "http", Host: l.Addr().String()})
+	}
+	return out, nil
+}
+
+func startEtcd(ctx context.Context, dir string, concurrency int) (*etcdCluster, error) {
+	urls, err := freeURLs(6)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{"m1", "m2", "m3"}
+	var initial []string
+	for i, n := range names {
+		initial = append(initial, n+"="+urls[i].String())
+	}
+	c := &etcdCluster{}
+	token := fmt.Sprintf("bench-%d", time.Now().UnixNano())
+	for i, n := range names {
+		cfg := embed.NewConfig()
+		cfg.Name = n
+		cfg.Dir = filepath.Join(dir, n)
+		cfg.ListenPeerUrls = []url.URL{urls[i]}
+		cfg.AdvertisePeerUrls = []url.URL{urls[i]}
+		cfg.ListenClientUrls = []url.URL{urls[3+i]}
+		cfg.AdvertiseClientUrls = []url.URL{urls[3+i]}
+		cfg.InitialCluster = strings.Join(initial, ",")
+		cfg.InitialClusterToken = token
+		cfg.ClusterState = embed.ClusterStateFlagNew
+		cfg.LogLevel = "error"
+		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+		e, err := embed.StartEtcd(cfg)
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("start etcd member %s: %w", n, err)
+		}
+		c.members = append(c.members, e)
+	}
+	for _, e := range c.members {
+		select {
+		case <-e.Server.ReadyNotify():
+		case <-time.After(60 * time.Second):
+			c.Close()
+			return nil, errors.New("etcd member not ready within 60s")
+		case <-ctx.Done():
+			c.Close()
+			return nil, ctx.Err()
+		}
+	}
+	var lead *embed.Etcd
+	deadline := time.Now().Add(30 * time.Second)
+	for lead == nil {
+		for _, e := range c.members {
+			if e.Server.Leader() == e.Server.MemberID() {
+				lead = e
+			}
+		}
+		if lead == nil {
+			if time.Now().After(deadline) {
+				c.Close()
+				return nil, errors.New("etcd elected no leader within 30s")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	ep := lead.Clients[0].Addr().String()
+	for range (concurrency + clientsPerConn - 1) / clientsPerConn {
+		cl, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.clients = append(c.clients, cl)
+	}
+	return c, nil
+}
+
+func (c *etcdCluster) Put(ctx context.Context, client int, key, value []byte) error {
+	_, err := c.clients[client/clientsPerConn].Put(ctx, string(key), string(value))
+	return err
+}
+
+// Fsyncs reads etcd's WAL fsync histogram. Its metrics are registered on
+// Prometheus' default registry, shared by the members of this process, so
+// the count is the three members' total.
+func (c *etcdCluster) Fsyncs() (uint64, error) {
+	mfs, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		return 0, err
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "etcd_disk_wal_fsync_duration_seconds" {
+			var n uint64
+			for _, m := range mf.GetMetric() {
+				n += m.GetHistogram().GetSampleCount()
+			}
+			return n, nil
+		}
+	}
+	return 0, errors.New("etcd_disk_wal_fsync_duration_seconds not registered")
+}
+
+func (c *etcdCluster) Close() error {
+	for _, cl := range c.clients {
+		cl.Close()
+	}
+	for _, e := range c.members {
+		e.Close()
+	}
+	return nil
+}
