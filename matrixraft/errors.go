@@ -15,6 +15,12 @@ var (
 	// leader, too many uncommitted bytes, a conf change pending). The
 	// proposal was not appended; retrying is safe.
 	ErrProposalDropped = errors.New("matrixraft: proposal dropped")
+	// ErrUnknownOutcome is returned by Propose, ProposeSession and the
+	// membership calls when leadership changed while the proposal waited:
+	// the new leader may or may not commit it, and this call will not
+	// learn which. Retry through a session (ProposeSession with the same
+	// client and sequence) to have it applied exactly once.
+	ErrUnknownOutcome = errors.New("matrixraft: leadership changed; the proposal may or may not be applied")
 	// ErrRemoved is returned once this node has been removed from the
 	// cluster.
 	ErrRemoved = errors.New("matrixraft: node removed from the cluster")

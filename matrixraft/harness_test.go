@@ -2,6 +2,7 @@ package matrixraft
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -316,4 +317,35 @@ func TestClusterBasics(t *testing.T) {
 	require.True(t, st.IsLeader)
 	require.Equal(t, []uint64{1, 2, 3}, st.Voters)
 	require.Len(t, st.Peers, 2)
+}
+
+// A proposal pending when its leader loses leadership is answered with
+// ErrUnknownOutcome, even when its context has no deadline: it must not
+// wait for an answer that may never come.
+func TestProposalPendingAcrossALeadershipChange(t *testing.T) {
+	c := newCluster(t, 3, 7, nil)
+	lead := c.leader()
+	c.nw.Isolate(lead.ID())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := lead.Propose(context.Background(), kvCmd('p', "lost", "v"))
+		errc <- err
+	}()
+	// CheckQuorum makes the isolated leader step down; a new leader is
+	// elected among the others.
+	var err error
+	c.waitRounds(5000, "the pending proposal answered", func() bool {
+		select {
+		case err = <-errc:
+			return true
+		default:
+			return false
+		}
+	})
+	require.ErrorIs(t, err, ErrUnknownOutcome)
+	c.nw.Heal()
+	newLead := c.leader()
+	res, err := newLead.Propose(t.Context(), kvCmd('p', "after", "v"))
+	require.NoError(t, err)
+	require.NotEmpty(t, res)
 }

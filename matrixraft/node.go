@@ -91,14 +91,18 @@ type Node struct {
 	loopDone   chan struct{} // closed when the loop stops taking work
 
 	// Owned by the loop goroutine.
-	snapBusy    bool // a snapshot is being written in the background
-	rep         replicated
-	confState   *pb.ConfState
-	snapIndex   uint64
-	isLeader    bool
-	ticks       uint64
-	pending     []*readReq
-	inflight    *readBatch
+	snapBusy  bool // a snapshot is being written in the background
+	rep       replicated
+	confState *pb.ConfState
+	snapIndex uint64
+	isLeader  bool
+	ticks     uint64
+	pending   []*readReq
+	inflight  *readBatch
+	// failUpTo, set by observe on a leadership change, is the highest
+	// proposal request ID to answer with ErrUnknownOutcome once the Ready
+	// is applied (loop goroutine only).
+	failUpTo    uint64
 	waits       []appliedWait
 	readSeq     uint64
 	readSeqBase uint64
@@ -391,6 +395,23 @@ func (n *Node) unregister(req uint64) {
 	n.wmu.Unlock()
 }
 
+// failWaiters answers err to every proposal waiting whose request ID is at
+// most upTo: those registered before a leadership change.
+func (n *Node) failWaiters(upTo uint64, err error) {
+	n.wmu.Lock()
+	var chs []chan result
+	for req, ch := range n.waiters {
+		if req <= upTo {
+			chs = append(chs, ch)
+			delete(n.waiters, req)
+		}
+	}
+	n.wmu.Unlock()
+	for _, ch := range chs {
+		ch <- result{err: err}
+	}
+}
+
 func (n *Node) deliver(req uint64, r result) {
 	n.wmu.Lock()
 	ch := n.waiters[req]
@@ -559,6 +580,10 @@ func (n *Node) run() {
 				}
 				n.rn.Advance()
 			}
+			if n.failUpTo != 0 {
+				n.failWaiters(n.failUpTo, ErrUnknownOutcome)
+				n.failUpTo = 0
+			}
 			if n.removed.Load() {
 				n.fail(ErrRemoved)
 				return
@@ -650,6 +675,9 @@ func (n *Node) observe(rd raft.Ready) {
 		n.metrics.isLeader.Store(n.isLeader)
 		if old := n.leader.Swap(rd.Lead); old != rd.Lead {
 			n.metrics.leaderChanges.Add(1)
+			// Proposals waiting now may be lost with the old leader's
+			// term; they are answered once this Ready is applied.
+			n.failUpTo = n.nextReq.Load()
 			n.lmu.Lock()
 			close(n.leaderWake)
 			n.leaderWake = make(chan struct{})
