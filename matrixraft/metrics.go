@@ -145,6 +145,9 @@ type PeerStatus struct {
 	State string
 	// Learner says whether the peer is a non-voting member.
 	Learner bool
+	// RTT is the last measured round trip of a heartbeat to the peer and
+	// its answer (leader only; zero before the first).
+	RTT time.Duration
 }
 
 // Status is a point-in-time view of a node, with its metrics.
@@ -257,7 +260,7 @@ func (n *Node) Status() Status {
 			if id == n.id {
 				continue
 			}
-			s.Peers[id] = PeerStatus{Match: pr.Match, Lag: last - min(pr.Match, last), State: pr.State.String(), Learner: pr.IsLearner}
+			s.Peers[id] = PeerStatus{Match: pr.Match, Lag: last - min(pr.Match, last), State: pr.State.String(), Learner: pr.IsLearner, RTT: n.peerRTT(id)}
 		}
 	}
 	return s

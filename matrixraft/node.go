@@ -99,6 +99,11 @@ type Node struct {
 	ticks     uint64
 	pending   []*readReq
 	inflight  *readBatch
+	// rttMu guards hbSent, when each peer's outstanding heartbeat was
+	// sent, and rtt, each peer's last measured round trip.
+	rttMu  sync.Mutex
+	hbSent map[uint64]time.Time
+	rtt    map[uint64]time.Duration
 	// failUpTo, set by observe on a leadership change, is the highest
 	// proposal request ID to answer with ErrUnknownOutcome once the Ready
 	// is applied (loop goroutine only).
@@ -140,6 +145,8 @@ func startNode(opts Options, st *Storage) (*Node, error) {
 		stopc:      make(chan struct{}),
 		donec:      make(chan struct{}),
 		waiters:    map[uint64]chan result{},
+		hbSent:     map[uint64]time.Time{},
+		rtt:        map[uint64]time.Duration{},
 		snapDone:   make(chan error, 1),
 		restorec:   make(chan *restoreReq),
 		appendErr:  make(chan error, 1),
@@ -285,7 +292,40 @@ func (n *Node) Leader() uint64 { return n.leader.Load() }
 // Step implements Handler.
 func (n *Node) Step(ctx context.Context, m *pb.Message) error {
 	n.metrics.msgsRecv.Add(1)
+	if m.GetType() == pb.MsgHeartbeatResp {
+		n.heartbeatAnswered(m.GetFrom())
+	}
 	return n.rn.Step(ctx, m)
+}
+
+// heartbeatSent notes when a heartbeat went to peer, unless one is still
+// unanswered (answers carry no ID: pairing each with the oldest
+// outstanding heartbeat measures the full round trip). An unanswered one
+// is given up after a second.
+func (n *Node) heartbeatSent(peer uint64, now time.Time) {
+	n.rttMu.Lock()
+	defer n.rttMu.Unlock()
+	if t, ok := n.hbSent[peer]; ok && now.Sub(t) < time.Second {
+		return
+	}
+	n.hbSent[peer] = now
+}
+
+// heartbeatAnswered records the round trip of peer's outstanding
+// heartbeat.
+func (n *Node) heartbeatAnswered(peer uint64) {
+	n.rttMu.Lock()
+	defer n.rttMu.Unlock()
+	if t, ok := n.hbSent[peer]; ok {
+		n.rtt[peer] = time.Since(t)
+		delete(n.hbSent, peer)
+	}
+}
+
+func (n *Node) peerRTT(peer uint64) time.Duration {
+	n.rttMu.Lock()
+	defer n.rttMu.Unlock()
+	return n.rtt[peer]
 }
 
 // ReportUnreachable implements Handler.
@@ -775,6 +815,12 @@ func (n *Node) send(msgs []*pb.Message) {
 		}
 	}
 	n.metrics.msgsSent.Add(uint64(len(msgs)))
+	now := time.Now()
+	for _, m := range msgs {
+		if m.GetType() == pb.MsgHeartbeat {
+			n.heartbeatSent(m.GetTo(), now)
+		}
+	}
 	// With AsyncStorageWrites the append goroutine sends too; a Transport
 	// sees one Send at a time.
 	n.sendMu.Lock()

@@ -18,6 +18,11 @@ type Options struct {
 	// Namespace is the first part of every metric name. Default (empty):
 	// DefaultNamespace ("matrixraft").
 	Namespace string
+	// Transport, when set, reports the transport's byte and drop counts
+	// (for example a tcptransport.Transport's Stats), exported as
+	// transport_sent_bytes_total, transport_received_bytes_total and
+	// transport_dropped_messages_total. Default: nil, not exported.
+	Transport func() TransportStats
 	// ConstLabels are added to every metric, for example
 	// prometheus.Labels{"group": "7"} to tell the groups of one process
 	// apart. The label name "peer" is taken by the per-peer metrics.
@@ -30,6 +35,11 @@ func (o Options) withDefaults() Options {
 		o.Namespace = DefaultNamespace
 	}
 	return o
+}
+
+// TransportStats are the transport counters a Collector exports.
+type TransportStats struct {
+	BytesSent, BytesReceived, MessagesDropped uint64
 }
 
 // StatusSource is what a Collector needs of a node: *matrixraft.Node
@@ -104,6 +114,11 @@ type Collector struct {
 	readySizes *prometheus.Desc
 	peerMatch  *prometheus.Desc
 	peerLag    *prometheus.Desc
+	peerRTT    *prometheus.Desc
+	transport  func() TransportStats
+	tSent      *prometheus.Desc
+	tRecv      *prometheus.Desc
+	tDropped   *prometheus.Desc
 }
 
 // NewCollector returns a Collector that exports src's Status. An invalid
@@ -124,6 +139,11 @@ func NewCollector(src StatusSource, o Options) *Collector {
 	c.readySizes = newDesc("ready_batch_entries", "Log entries persisted per Ready batch that had any.")
 	c.peerMatch = newDesc("peer_match_index", "The highest log index known to be replicated on the peer (leader only).", "peer")
 	c.peerLag = newDesc("peer_lag_entries", "The leader's last index minus the peer's match index (leader only).", "peer")
+	c.peerRTT = newDesc("peer_round_trip_seconds", "The last measured round trip of a heartbeat to the peer and its answer (leader only).", "peer")
+	c.transport = o.Transport
+	c.tSent = newDesc("transport_sent_bytes_total", "Bytes the transport wrote to peers.")
+	c.tRecv = newDesc("transport_received_bytes_total", "Bytes the transport read from peers.")
+	c.tDropped = newDesc("transport_dropped_messages_total", "Outbound messages the transport dropped.")
 	return c
 }
 
@@ -139,6 +159,12 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.readySizes
 	ch <- c.peerMatch
 	ch <- c.peerLag
+	ch <- c.peerRTT
+	if c.transport != nil {
+		ch <- c.tSent
+		ch <- c.tRecv
+		ch <- c.tDropped
+	}
 }
 
 // Collect implements prometheus.Collector.
@@ -165,6 +191,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		peer := strconv.FormatUint(id, 10)
 		ch <- prometheus.MustNewConstMetric(c.peerMatch, prometheus.GaugeValue, float64(p.Match), peer)
 		ch <- prometheus.MustNewConstMetric(c.peerLag, prometheus.GaugeValue, float64(p.Lag), peer)
+		ch <- prometheus.MustNewConstMetric(c.peerRTT, prometheus.GaugeValue, p.RTT.Seconds(), peer)
+	}
+	if c.transport != nil {
+		t := c.transport()
+		ch <- prometheus.MustNewConstMetric(c.tSent, prometheus.CounterValue, float64(t.BytesSent))
+		ch <- prometheus.MustNewConstMetric(c.tRecv, prometheus.CounterValue, float64(t.BytesReceived))
+		ch <- prometheus.MustNewConstMetric(c.tDropped, prometheus.CounterValue, float64(t.MessagesDropped))
 	}
 }
 

@@ -155,6 +155,31 @@ func TestCollectorMovesWithProposals(t *testing.T) {
 		require.Contains(t, []string{"1", "2", "3"}, labels["peer"])
 	}
 
+	// Heartbeats measure each follower's round trip.
+	require.Eventually(t, func() bool {
+		rtts := gather(t, c)["matrixraft_peer_round_trip_seconds"].GetMetric()
+		if len(rtts) != 2 {
+			return false
+		}
+		for _, m := range rtts {
+			if v := m.GetGauge().GetValue(); v <= 0 || v > 5 {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 20*time.Millisecond)
+
+	// Transport counters are exported when the caller gives them.
+	var sent uint64 = 1234
+	ct := raftprom.NewCollector(lead, raftprom.Options{Transport: func() raftprom.TransportStats {
+		return raftprom.TransportStats{BytesSent: sent, BytesReceived: 99, MessagesDropped: 3}
+	}})
+	got := gather(t, ct)
+	require.Equal(t, 1234.0, value(t, got, "matrixraft_transport_sent_bytes_total"))
+	require.Equal(t, 99.0, value(t, got, "matrixraft_transport_received_bytes_total"))
+	require.Equal(t, 3.0, value(t, got, "matrixraft_transport_dropped_messages_total"))
+	require.NotContains(t, after, "matrixraft_transport_sent_bytes_total", "not exported without a source")
+
 	// A histogram's sum is a real duration sum, not a placeholder.
 	h := after["matrixraft_save_duration_seconds"].GetMetric()[0].GetHistogram()
 	require.Greater(t, h.GetSampleSum(), 0.0)
