@@ -43,10 +43,11 @@ func TestSummaryPairsPickTheHeadline(t *testing.T) {
 	require.True(t, strings.HasPrefix(benchkit.SummaryLine("raft", summaryPairs(rep)), "raft: writes_c256_vs_etcd_ratio=3.00 p99_c256_vs_etcd_ratio=1.40 single_client_p50_ms=0.800"))
 }
 
-// TestRunShort runs both systems for a moment, durable on the real disk,
-// and checks the report's shape and that the figures are measured ones.
+// TestRunShort runs every default system and the three-process one for a
+// moment, durable on the real disk, and checks the report's shape and that
+// the figures are measured ones.
 func TestRunShort(t *testing.T) {
-	systems := []string{SystemOurs, SystemEtcd}
+	systems := []string{SystemOurs, SystemOursProcs, SystemEtcd}
 	if testing.Short() {
 		systems = []string{SystemOurs}
 	}
@@ -77,6 +78,9 @@ func TestRunShort(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(b, &rep))
 	require.Contains(t, rep.Summary, "single_client_p50_ms")
+	if !testing.Short() {
+		require.Contains(t, rep.Summary, "procs_writes_c8_vs_etcd_ratio")
+	}
 	require.Len(t, rep.Cells, 2)
 	for _, c := range rep.Cells {
 		for _, s := range systems {

@@ -156,6 +156,8 @@ func runOnce(ctx context.Context, cfg Config, system string, cl cell) (runResult
 	switch system {
 	case SystemOurs, SystemOursAsync:
 		c, err = startOurs(ctx, dir, cfg.Transport, system == SystemOursAsync)
+	case SystemOursProcs:
+		c, err = startProcs(ctx, dir, cl.Concurrency)
 	case SystemEtcd:
 		c, err = startEtcd(ctx, dir, cl.Concurrency)
 	}
@@ -343,6 +345,17 @@ func summaryPairs(rep *report) benchkit.Pairs {
 		benchkit.NewPair("ours_proposals_per_fsync", sys(top, SystemOurs, func(s *systemSummary) float64 { return s.ProposalsPerFsync.Median }), 1),
 		benchkit.NewPair("etcd_single_client_p50_ms", sys(single, SystemEtcd, func(s *systemSummary) float64 { return s.P50Ms.Median }), 3),
 	)
+	if top != nil && top.Systems[SystemOursProcs] != nil {
+		// Three raft-kv processes, written through HTTP: medians against
+		// etcd's of the same cell.
+		w := func(c *cellReport, n string) float64 { return sys(c, n, func(s *systemSummary) float64 { return s.WritesPerSec.Median }) }
+		p99 := func(c *cellReport, n string) float64 { return sys(c, n, func(s *systemSummary) float64 { return s.P99Ms.Median }) }
+		ps = append(ps,
+			benchkit.NewPair(fmt.Sprintf("procs_writes_c%d_vs_etcd_ratio", top.Concurrency), w(top, SystemOursProcs)/w(top, SystemEtcd), 2),
+			benchkit.NewPair(fmt.Sprintf("procs_p99_c%d_vs_etcd_ratio", top.Concurrency), p99(top, SystemEtcd)/p99(top, SystemOursProcs), 2),
+			benchkit.NewPair("procs_single_client_p50_ms", sys(single, SystemOursProcs, func(s *systemSummary) float64 { return s.P50Ms.Median }), 3),
+		)
+	}
 	return ps
 }
 

@@ -1,0 +1,215 @@
+package raftbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/tools/benchkit"
+)
+
+// SystemOursProcs is ours as three processes of examples/raft-kv over
+// tcptransport on loopback, written through their HTTP API. It runs only
+// when asked for (Systems).
+const SystemOursProcs = "ours-procs"
+
+// procsBinary builds examples/raft-kv once per run.
+var procsBinary = struct {
+	once sync.Once
+	path string
+	err  error
+}{}
+
+func raftKVBinary(dir string) (string, error) {
+	procsBinary.once.Do(func() {
+		root, err := benchkit.RepoRoot(".")
+		if err != nil {
+			procsBinary.err = err
+			return
+		}
+		out := filepath.Join(dir, "raftbench-raft-kv")
+		cmd := exec.Command("go", "build", "-o", out, "./examples/raft-kv")
+		cmd.Dir = root
+		// The examples build in the repository's workspace, whatever
+		// this process was started with.
+		cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
+		if b, err := cmd.CombinedOutput(); err != nil {
+			procsBinary.err = fmt.Errorf("build examples/raft-kv: %w\n%s", err, b)
+			return
+		}
+		procsBinary.path = out
+	})
+	return procsBinary.path, procsBinary.err
+}
+
+// procsCluster is three raft-kv processes.
+type procsCluster struct {
+	cmds   []*exec.Cmd
+	http   []string
+	client *http.Client
+	mu     sync.Mutex
+	lead   int
+}
+
+func freeAddrs(n int) ([]string, error) {
+	var out []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l.Addr().String())
+		l.Close()
+	}
+	return out, nil
+}
+
+func startProcs(ctx context.Context, dir string, concurrency int) (*procsCluster, error) {
+	bin, err := raftKVBinary(filepath.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	raftAddrs, err := freeAddrs(3)
+	if err != nil {
+		return nil, err
+	}
+	httpAddrs, err := freeAddrs(3)
+	if err != nil {
+		return nil, err
+	}
+	var peers, httpPeers []string
+	for i := range 3 {
+		peers = append(peers, fmt.Sprintf("%d=%s", i+1, raftAddrs[i]))
+		httpPeers = append(httpPeers, fmt.Sprintf("%d=%s", i+1, httpAddrs[i]))
+	}
+	c := &procsCluster{http: httpAddrs, client: &http.Client{
+		Transport: &http.Transport{MaxIdleConns: concurrency + 8, MaxIdleConnsPerHost: concurrency + 8},
+		// A write sent to a follower is redirected: follow it.
+		Timeout: 30 * time.Second,
+	}}
+	for i := range 3 {
+		cmd := exec.Command(bin, "--id", fmt.Sprint(i+1), "--peers", strings.Join(peers, ","),
+			"--http", httpAddrs[i], "--http-peers", strings.Join(httpPeers, ","),
+			"--data", filepath.Join(dir, fmt.Sprint(i+1)), "--log-level", "warn")
+		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+		if err := cmd.Start(); err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.cmds = append(c.cmds, cmd)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if l, err := c.findLeader(ctx); err == nil {
+			c.lead = l
+			return c, nil
+		}
+		if time.Now().After(deadline) {
+			c.Close()
+			return nil, errors.New("raft-kv processes elected no leader within 30s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type procStatus struct {
+	Node struct {
+		IsLeader bool
+		Fsyncs   uint64
+	}
+}
+
+func (c *procsCluster) status(ctx context.Context, i int) (procStatus, error) {
+	var st procStatus
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.http[i]+"/status", nil)
+	res, err := c.client.Do(req)
+	if err != nil {
+		return st, err
+	}
+	defer res.Body.Close()
+	return st, json.NewDecoder(res.Body).Decode(&st)
+}
+
+func (c *procsCluster) findLeader(ctx context.Context) (int, error) {
+	for i := range c.http {
+		if st, err := c.status(ctx, i); err == nil && st.Node.IsLeader {
+			return i, nil
+		}
+	}
+	return 0, errors.New("no leader")
+}
+
+// Put writes through the leader's HTTP API (PUT /kv/{key}, 204 once
+// applied on the leader).
+func (c *procsCluster) Put(ctx context.Context, _ int, key, value []byte) error {
+	c.mu.Lock()
+	lead := c.lead
+	c.mu.Unlock()
+	u := "http://" + c.http[lead] + "/kv/" + url.PathEscape(string(key))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(value))
+	if err != nil {
+		return err
+	}
+	res, err := c.client.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent {
+		if l, err := c.findLeader(ctx); err == nil {
+			c.mu.Lock()
+			c.lead = l
+			c.mu.Unlock()
+		}
+		return fmt.Errorf("raft-kv PUT: %s", res.Status)
+	}
+	return nil
+}
+
+// Fsyncs sums the three processes' log fsyncs.
+func (c *procsCluster) Fsyncs() (uint64, error) {
+	var n uint64
+	for i := range c.http {
+		st, err := c.status(context.Background(), i)
+		if err != nil {
+			return 0, err
+		}
+		n += st.Node.Fsyncs
+	}
+	return n, nil
+}
+
+// Close stops the processes with SIGTERM (a graceful stop) and waits.
+func (c *procsCluster) Close() error {
+	for _, cmd := range c.cmds {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+	}
+	var err error
+	for _, cmd := range c.cmds {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			err = errors.Join(err, fmt.Errorf("raft-kv %d did not stop on SIGTERM", cmd.Process.Pid))
+			<-done
+		}
+	}
+	c.client.CloseIdleConnections()
+	return err
+}
