@@ -348,8 +348,12 @@ func summaryPairs(rep *report) benchkit.Pairs {
 	if top != nil && top.Systems[SystemOursProcs] != nil {
 		// Three raft-kv processes, written through HTTP: medians against
 		// etcd's of the same cell.
-		w := func(c *cellReport, n string) float64 { return sys(c, n, func(s *systemSummary) float64 { return s.WritesPerSec.Median }) }
-		p99 := func(c *cellReport, n string) float64 { return sys(c, n, func(s *systemSummary) float64 { return s.P99Ms.Median }) }
+		w := func(c *cellReport, n string) float64 {
+			return sys(c, n, func(s *systemSummary) float64 { return s.WritesPerSec.Median })
+		}
+		p99 := func(c *cellReport, n string) float64 {
+			return sys(c, n, func(s *systemSummary) float64 { return s.P99Ms.Median })
+		}
 		ps = append(ps,
 			benchkit.NewPair(fmt.Sprintf("procs_writes_c%d_vs_etcd_ratio", top.Concurrency), w(top, SystemOursProcs)/w(top, SystemEtcd), 2),
 			benchkit.NewPair(fmt.Sprintf("procs_p99_c%d_vs_etcd_ratio", top.Concurrency), p99(top, SystemEtcd)/p99(top, SystemOursProcs), 2),
