@@ -40,32 +40,41 @@ type Row struct {
 	EventTime time.Time
 }
 
-// rowCommands returns the commands that write row r into hash o (nil:
-// absent) if it is newer, or nil when it is stale.
-func rowCommands(o *object.Object, key []byte, args [][]byte, at time.Time, c *Command, now time.Time) ([]command.Command, error) {
-	field := c.TSField
-	if field == "" {
-		field = DefaultTSField
+// eventTime returns the event time stored in field of hash o (nil:
+// absent), and whether there is one.
+func eventTime(o *object.Object, key []byte, field string) (int64, bool, error) {
+	if o == nil {
+		return 0, false, nil
 	}
-	ms := at.UnixMilli()
-	if o != nil {
-		if v, ok := o.Hash[field]; ok {
-			prev, err := strconv.ParseInt(string(v), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%w: row %q has a malformed event time %q", ErrInvalid, key, v)
-			}
-			if ms <= prev {
-				return nil, nil
-			}
-		}
+	v, ok := o.Hash[field]
+	if !ok {
+		return 0, false, nil
 	}
+	ms, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: row %q has a malformed event time %q", ErrInvalid, key, v)
+	}
+	return ms, true, nil
+}
+
+// rowCommands returns the commands that write a row's field/value pairs
+// and its event time ms into field, renewing the TTL when c gives one.
+func rowCommands(key []byte, args [][]byte, ms int64, field string, c *Command, now time.Time) []command.Command {
 	hset := make([][]byte, 0, len(args)+2)
 	hset = append(append(hset, args...), []byte(field), strconv.AppendInt(nil, ms, 10))
 	cmds := []command.Command{{Op: shard.OpHSet, Key: key, Args: hset}}
 	if c.TTL > 0 {
 		cmds = append(cmds, command.Command{Op: shard.OpExpireAt, Key: key, Expiry: now.Add(c.TTL).UnixMilli()})
 	}
-	return cmds, nil
+	return cmds
+}
+
+// tsField is the hash field c's rows keep their event time in.
+func (c *Command) tsField() string {
+	if c.TSField == "" {
+		return DefaultTSField
+	}
+	return c.TSField
 }
 
 func checkRow(key []byte, args [][]byte, at time.Time) error {
@@ -86,9 +95,13 @@ func runRowWrite(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Re
 	}
 	var r Response
 	err := writeObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, v *shard.View) ([]command.Command, error) {
-		cmds, err := rowCommands(o, c.Key, c.Args, c.EventTime, c, v.Now())
-		r.Applied = cmds != nil
-		return cmds, err
+		ms := c.EventTime.UnixMilli()
+		prev, has, err := eventTime(o, c.Key, c.tsField())
+		if err != nil || has && ms <= prev {
+			return nil, err
+		}
+		r.Applied = true
+		return rowCommands(c.Key, c.Args, ms, c.tsField(), c, v.Now()), nil
 	})
 	if err == nil && !r.Applied {
 		e.countStale(c, 1)
@@ -118,37 +131,27 @@ func runRowWriteBatch(ctx context.Context, e *Engine, c *Command) (Response, err
 		err := t.shards[sh].Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
 			var cmds []command.Command
 			// Rows of one entity in one batch apply in order, each
-			// judged against the ones before it.
-			pending := map[string]*object.Object{}
+			// judged against the event time the ones before it left.
+			latest := map[string]int64{}
 			for _, i := range idx {
 				row := c.Rows[i]
-				o, ok := pending[string(row.Key)]
-				if !ok {
-					var err error
-					if o, err = objOf(v, row.Key, object.KindHash); err != nil {
+				ms := row.EventTime.UnixMilli()
+				prev, has := latest[string(row.Key)]
+				if !has {
+					o, err := objOf(v, row.Key, object.KindHash)
+					if err == nil {
+						prev, has, err = eventTime(o, row.Key, c.tsField())
+					}
+					if err != nil {
 						return nil, fmt.Errorf("row %d: %w", i, err)
 					}
 				}
-				rc, err := rowCommands(o, row.Key, row.Args, row.EventTime, c, v.Now())
-				if err != nil {
-					return nil, fmt.Errorf("row %d: %w", i, err)
-				}
-				if rc == nil {
+				if has && ms <= prev {
 					continue
 				}
 				r.Ints[i] = 1
-				cmds = append(cmds, rc...)
-				next := object.New(object.KindHash, row.Key)
-				if o != nil {
-					for f, val := range o.Hash {
-						next.Hash[f] = val
-					}
-				}
-				args := rc[0].Args
-				for j := 0; j+1 < len(args); j += 2 {
-					next.Hash[string(args[j])] = args[j+1]
-				}
-				pending[string(row.Key)] = next
+				cmds = append(cmds, rowCommands(row.Key, row.Args, ms, c.tsField(), c, v.Now())...)
+				latest[string(row.Key)] = ms
 			}
 			return cmds, nil
 		})
