@@ -3,6 +3,7 @@ package temporalstore
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -87,6 +88,9 @@ var hashKinds = map[Kind]runner{
 		return r, err
 	},
 	KindHGet: hashRead(1, func(o *object.Object, c *Command, r *Response) {
+		if o == nil {
+			return
+		}
 		if v, ok := o.Hash[string(c.Args[0])]; ok {
 			r.Value, r.Found = cp(v), true
 		}
@@ -233,7 +237,7 @@ var hashKinds = map[Kind]runner{
 }
 
 // hashRead builds a read kind over a hash that needs n fields in Args; fn
-// gets a nil object for an absent key.
+// gets a nil object for an absent key, as the other collections' do.
 func hashRead(n int, fn func(o *object.Object, c *Command, r *Response)) runner {
 	return func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		if err := needArgs(c, n, 1); err != nil {
@@ -241,9 +245,6 @@ func hashRead(n int, fn func(o *object.Object, c *Command, r *Response)) runner 
 		}
 		var r Response
 		err := readObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) error {
-			if o == nil && n > 0 && c.Kind != KindHMGet {
-				return nil
-			}
 			fn(o, c, &r)
 			return nil
 		})
@@ -255,10 +256,5 @@ func sortedFields(o *object.Object) []string {
 	if o == nil {
 		return nil
 	}
-	fs := make([]string, 0, len(o.Hash))
-	for f := range o.Hash {
-		fs = append(fs, f)
-	}
-	slices.Sort(fs)
-	return fs
+	return slices.Sorted(maps.Keys(o.Hash))
 }

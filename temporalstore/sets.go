@@ -3,6 +3,7 @@ package temporalstore
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 
@@ -204,12 +205,7 @@ func sortedMembers(o *object.Object) []string {
 	if o == nil {
 		return nil
 	}
-	ms := make([]string, 0, len(o.Set))
-	for m := range o.Set {
-		ms = append(ms, m)
-	}
-	slices.Sort(ms)
-	return ms
+	return slices.Sorted(maps.Keys(o.Set))
 }
 
 // sample returns up to n distinct elements of ms, chosen uniformly.
@@ -236,6 +232,7 @@ func toBytes(ss []string) [][]byte {
 // runSetAlgebra is SINTER, SUNION and SDIFF over sets that may sit on
 // several shards; each set is read under its shard's lock.
 func runSetAlgebra(ctx context.Context, e *Engine, c *Command) (Response, error) {
+	// byShard checks the keys and admits the command on every shard read.
 	t, _, err := e.byShard(c, c.Keys)
 	if err != nil {
 		return Response{}, err
@@ -284,5 +281,5 @@ func runSetAlgebra(ctx context.Context, e *Engine, c *Command) (Response, error)
 			out[m] = struct{}{}
 		}
 	}
-	return Response{Values: toBytes(sortedMembers(&object.Object{Set: out}))}, nil
+	return Response{Values: toBytes(slices.Sorted(maps.Keys(out)))}, nil
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore"
 )
 
 func registerConnection() {
@@ -144,10 +146,10 @@ func (c *conn) keyCount() int64 {
 	}
 	ns, table := c.s.opts.Namespace, c.s.opts.Table
 	if ns == "" {
-		ns = "default"
+		ns = temporalstore.DefaultNamespace
 	}
 	if table == "" {
-		table = "default"
+		table = temporalstore.DefaultTable
 	}
 	var n int64
 	for _, s := range st {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 )
@@ -27,11 +28,11 @@ func Append(dst []byte, o *Object) []byte {
 	dst = binary.AppendUvarint(dst, uint64(o.Len()))
 	switch o.Kind {
 	case KindHash:
-		for _, f := range sortedKeys(o.Hash) {
+		for _, f := range slices.Sorted(maps.Keys(o.Hash)) {
 			dst = appendBytes(appendBytes(dst, []byte(f)), o.Hash[f])
 		}
 	case KindSet:
-		for _, m := range sortedKeys(o.Set) {
+		for _, m := range slices.Sorted(maps.Keys(o.Set)) {
 			dst = appendBytes(dst, []byte(m))
 		}
 	case KindZSet:
@@ -46,15 +47,6 @@ func Append(dst []byte, o *Object) []byte {
 		}
 	}
 	return dst
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 func appendBytes(dst, b []byte) []byte {
