@@ -3,10 +3,8 @@ package enginebench
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,16 +13,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
-)
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+	"github.com/temporalstore/temporalstore-go/tools/benchkit"
+)
 
 type etcdPeer struct {
 	e *embed.Etcd
@@ -34,11 +25,7 @@ type etcdPeer struct {
 // startEtcd starts a one-member etcd in this process on loopback ports,
 // with its data in dir, and a client to it.
 func startEtcd(dir string) (*etcdPeer, error) {
-	cp, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	pp, err := freePort()
+	addrs, err := benchkit.FreeAddrs(2)
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +38,8 @@ func startEtcd(dir string) (*etcdPeer, error) {
 	// directory, not into the report.
 	cfg.LogLevel = "error"
 	cfg.LogOutputs = []string{filepath.Join(dir, "etcd.log")}
-	cu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", cp))
-	pu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", pp))
+	cu, _ := url.Parse("http://" + addrs[0])
+	pu, _ := url.Parse("http://" + addrs[1])
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
@@ -88,33 +75,16 @@ func (p *etcdPeer) close() error {
 // redisMemory starts a redis-server without persistence, loads n keys of
 // value bytes, and returns used_memory's growth per key.
 func redisMemory(ctx context.Context, dir string, n, value int) (float64, string, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return 0, "", fmt.Errorf("redis-server is not installed (make deps): %w", err)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, "", err
 	}
-	port, err := freePort()
+	addr, stop, err := benchkit.StartRedis(ctx, dir, "--save", "", "--appendonly", "no")
 	if err != nil {
 		return 0, "", err
 	}
-	cmd := exec.CommandContext(ctx, bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	cmd.Dir = "/"
-	if err := cmd.Start(); err != nil {
-		return 0, "", err
-	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
+	defer stop()
+	c := redis.NewClient(&redis.Options{Addr: addr})
 	defer c.Close()
-	for i := 0; ; i++ {
-		if err := c.Ping(ctx).Err(); err == nil {
-			break
-		} else if i > 500 {
-			return 0, "", fmt.Errorf("redis-server did not answer: %w", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	used := func() (int64, string, error) {
 		info, err := c.Info(ctx, "memory").Result()
 		if err != nil {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
@@ -26,20 +26,13 @@ type etcdCluster struct {
 }
 
 func freeURLs(n int) ([]url.URL, error) {
-	var out []url.URL
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		out = append(out, url.URL{Scheme: "http", Host: l.Addr().String()})
+	addrs, err := benchkit.FreeAddrs(n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]url.URL, n)
+	for i, a := range addrs {
+		out[i] = url.URL{Scheme: "http", Host: a}
 	}
 	return out, nil
 }

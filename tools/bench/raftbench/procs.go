@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -64,29 +63,16 @@ type procsCluster struct {
 	lead   int
 }
 
-func freeAddrs(n int) ([]string, error) {
-	var out []string
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l.Addr().String())
-		l.Close()
-	}
-	return out, nil
-}
-
 func startProcs(ctx context.Context, dir string, concurrency int) (*procsCluster, error) {
 	bin, err := raftKVBinary(filepath.Dir(dir))
 	if err != nil {
 		return nil, err
 	}
-	raftAddrs, err := freeAddrs(3)
+	raftAddrs, err := benchkit.FreeAddrs(3)
 	if err != nil {
 		return nil, err
 	}
-	httpAddrs, err := freeAddrs(3)
+	httpAddrs, err := benchkit.FreeAddrs(3)
 	if err != nil {
 		return nil, err
 	}

@@ -16,8 +16,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
@@ -125,42 +123,16 @@ const (
 	modeDurable = "durable" // redis always vs ours durable
 )
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // startRedis starts redis-server with an append-only file synced per fsync
 // policy, in dir.
 func startRedis(ctx context.Context, dir, fsync string) (int, func(), error) {
-	port, err := freePort()
+	addr, stop, err := benchkit.StartRedis(ctx, dir, "--save", "", "--appendonly", "yes", "--appendfsync", fsync)
 	if err != nil {
 		return 0, nil, err
 	}
-	cmd := exec.CommandContext(ctx, "redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "yes", "--appendfsync", fsync, "--dir", dir)
-	if err := cmd.Start(); err != nil {
-		return 0, nil, err
-	}
-	stop := func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
-	defer c.Close()
-	for i := 0; ; i++ {
-		if err := c.Ping(ctx).Err(); err == nil {
-			return port, stop, nil
-		} else if i > 500 {
-			stop()
-			return 0, nil, fmt.Errorf("redis-server did not answer: %w", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	_, port, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(port)
+	return n, stop, nil
 }
 
 // startOurs serves a fresh engine's table over RESP on a loopback port.

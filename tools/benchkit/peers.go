@@ -1,0 +1,69 @@
+package benchkit
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// FreeAddrs returns n loopback addresses (127.0.0.1:port) whose ports were
+// free when it was called, all distinct: each is held until every one is
+// found.
+func FreeAddrs(n int) ([]string, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	out := make([]string, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		out = append(out, l.Addr().String())
+	}
+	return out, nil
+}
+
+// StartRedis runs redis-server on a free loopback port with its files in
+// dir and extra arguments (persistence options), waits until it answers,
+// and returns its address and a function that stops it.
+func StartRedis(ctx context.Context, dir string, args ...string) (string, func(), error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", nil, fmt.Errorf("redis-server is not installed (make deps): %w", err)
+	}
+	addrs, err := FreeAddrs(1)
+	if err != nil {
+		return "", nil, err
+	}
+	_, port, _ := net.SplitHostPort(addrs[0])
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--port", port, "--bind", "127.0.0.1", "--dir", dir}, args...)...)
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	c := redis.NewClient(&redis.Options{Addr: addrs[0]})
+	defer c.Close()
+	for i := 0; ; i++ {
+		err := c.Ping(ctx).Err()
+		if err == nil {
+			return addrs[0], stop, nil
+		}
+		if i > 500 {
+			stop()
+			return "", nil, fmt.Errorf("redis-server did not answer: %w", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
