@@ -27,26 +27,12 @@ type Item struct {
 // absent.
 func (s *Shard) lookupLocked(key []byte, now int64) (Item, error) {
 	var it Item
-	var str command.Decoded
-	var readErr error
-	e, ok := s.index.Get(hashKey(key), func(e keyindex.Entry) bool {
-		if isObject(e) {
-			return bytes.Equal(s.objs[e.Addr].Key, key)
-		}
-		c, _, err := s.recordAt(e, true)
-		if err != nil {
-			readErr = err
-			return false
-		}
-		if !bytes.Equal(c.Key, key) {
-			return false
-		}
-		str = c
-		return true
-	})
+	m := &keyMatch{s: s, key: key, fill: true}
+	e, ok := s.index.Get(hashKey(key), m.match)
+	str := m.cmd
 	switch {
 	case !ok:
-		return it, readErr
+		return it, m.err
 	case isObject(e):
 		o := s.objs[e.Addr]
 		if o.Expired(now) {

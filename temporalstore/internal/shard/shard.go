@@ -247,28 +247,39 @@ func (s *Shard) applyLocked(index uint64, pos int, share int64, c *command.Comma
 	}
 }
 
-// matcher returns the function that tells whether an index entry is key's:
-// a collection by its key in memory, a string by the record it points at.
-func (s *Shard) matcher(key []byte) func(keyindex.Entry) bool {
-	return s.matcherShare(key, nil)
+// keyMatch tells whether an index entry is key's: a collection by its key
+// in memory, a string by the record it points at, which it keeps (cmd and
+// its recordShare) with the error of a failed read. fill says whether
+// reading a record fills the record cache: only reads that serve a value
+// do.
+type keyMatch struct {
+	s     *Shard
+	key   []byte
+	fill  bool
+	cmd   command.Decoded
+	share int64
+	err   error
 }
 
-// matcherShare is matcher that also stores, in *share, the log bytes of
-// the string entry it matches (see recordShare).
-func (s *Shard) matcherShare(key []byte, share *int64) func(keyindex.Entry) bool {
-	return func(e keyindex.Entry) bool {
-		if isObject(e) {
-			return bytes.Equal(s.objs[e.Addr].Key, key)
-		}
-		c, n, err := s.recordAt(e, false)
-		if err != nil || !bytes.Equal(c.Key, key) {
-			return false
-		}
-		if share != nil {
-			*share = n
-		}
-		return true
+func (m *keyMatch) match(e keyindex.Entry) bool {
+	if isObject(e) {
+		return bytes.Equal(m.s.objs[e.Addr].Key, m.key)
 	}
+	c, n, err := m.s.recordAt(e, m.fill)
+	if err != nil {
+		m.err = err
+		return false
+	}
+	if !bytes.Equal(c.Key, m.key) {
+		return false
+	}
+	m.cmd, m.share = c, n
+	return true
+}
+
+// matcher returns keyMatch's function for key, without filling the cache.
+func (s *Shard) matcher(key []byte) func(keyindex.Entry) bool {
+	return (&keyMatch{s: s, key: key}).match
 }
 
 // recordShare is the log bytes a command of a record of n bytes holding
@@ -278,17 +289,17 @@ func recordShare(n, cmds int) int64 { return int64(n) / int64(max(cmds, 1)) }
 
 // putLocked points key's entry at e, accounting for the entry it replaces.
 func (s *Shard) putLocked(key []byte, e keyindex.Entry) {
-	var share int64
-	if old, ok := s.index.Put(hashKey(key), e, s.matcherShare(key, &share)); ok {
-		s.dropped(old, share)
+	m := &keyMatch{s: s, key: key}
+	if old, ok := s.index.Put(hashKey(key), e, m.match); ok {
+		s.dropped(old, m.share)
 	}
 }
 
 // deleteLocked removes key's entry, if any, accounting for it.
 func (s *Shard) deleteLocked(key []byte) {
-	var share int64
-	if old, ok := s.index.Delete(hashKey(key), s.matcherShare(key, &share)); ok {
-		s.dropped(old, share)
+	m := &keyMatch{s: s, key: key}
+	if old, ok := s.index.Delete(hashKey(key), m.match); ok {
+		s.dropped(old, m.share)
 	}
 }
 
