@@ -207,7 +207,7 @@ func (w *writeback) drainOnce() {
 	}
 	w.inflight = n
 	w.mu.Unlock()
-	defer w.latency.since(time.Now())
+	start := time.Now()
 
 	if len(puts) > 0 {
 		if err := w.ssd.PutBatch(w.ctx, puts); err != nil {
@@ -220,6 +220,9 @@ func (w *writeback) drainOnce() {
 		}
 	}
 
+	// Recorded before inflight drops to zero, so a flush that returns has
+	// every counter of the batch in place.
+	w.latency.since(start)
 	w.mu.Lock()
 	for _, j := range batch {
 		if w.pending[j.block.Key] == j {
