@@ -100,12 +100,16 @@ func (o crashOp) command() Command {
 
 // crashChild writes random ops, printing "intent <op>" before each and
 // "ack <seq>" once it returned, with maintenance (checkpoints, log
-// reclaim, compaction) running all along so that kills land in it too.
+// reclaim, compaction, collection spills) running all along so that kills
+// land in it too.
 func crashChild(dir string, async bool) {
 	ctx := context.Background()
 	e, err := Open(ctx, Options{
 		Dir: dir, MaintenanceInterval: 2 * time.Millisecond, CheckpointRecords: 300,
 		CompactSpaceAmp: 1.2, CompactMinGarbage: 1, CacheBytes: 1 << 20,
+		// Small enough that collections are spilled and loaded again all
+		// along, so that kills land in spills too.
+		CollectionBytes: 2 << 10,
 	})
 	if err != nil {
 		fmt.Println("open:", err)
@@ -222,7 +226,7 @@ func TestCrashRecoversAPrefixOfTheWrites(t *testing.T) {
 		t.Skip("crash test")
 	}
 	rng := rand.New(rand.NewPCG(9, 9))
-	kills := 0
+	kills, spilled := 0, 0
 	for _, mode := range []struct {
 		name   string
 		async  bool
@@ -291,6 +295,11 @@ func TestCrashRecoversAPrefixOfTheWrites(t *testing.T) {
 
 				e, err := Open(t.Context(), Options{Dir: dir, MaintenanceInterval: Disabled})
 				require.NoError(t, err, "round %d: reopen after the kill", round)
+				stats, err := e.Stats()
+				require.NoError(t, err)
+				for _, st := range stats {
+					spilled += st.Spilled
+				}
 				got := readCrashState(t, e)
 				require.NoError(t, e.Close())
 				// Find the prefix of this round's intents the state is.
@@ -321,4 +330,5 @@ func TestCrashRecoversAPrefixOfTheWrites(t *testing.T) {
 		})
 	}
 	require.GreaterOrEqual(t, kills, 100)
+	require.Positive(t, spilled, "kills found collections spilled")
 }

@@ -70,6 +70,13 @@ type Options struct {
 	// no SSD tier.
 	CacheResidentPath  string
 	CacheResidentBytes int64
+	// CollectionBytes is the memory budget of the resident hashes, sets,
+	// sorted sets and lists, shared by every shard. Past it, the
+	// collections least recently used are spilled to their shard's log and
+	// served from there (through the record cache) until written or read
+	// again with room to spare. Default: DefaultCollectionBytes; Disabled:
+	// no limit, every collection stays in memory.
+	CollectionBytes int64
 
 	// MaintenanceInterval is how often a maintenance round runs in the
 	// background (see Maintain). Default: DefaultMaintenanceInterval;
@@ -103,6 +110,7 @@ const Disabled = -1
 // Option defaults.
 const (
 	DefaultCacheBytes          = 64 << 20
+	DefaultCollectionBytes     = 1 << 30
 	DefaultMaintenanceInterval = time.Second
 	DefaultSweepBudget         = 1000
 	DefaultCompactSpaceAmp     = 2.0
@@ -117,6 +125,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.CacheBytes == 0 {
 		o.CacheBytes = DefaultCacheBytes
+	}
+	if o.CollectionBytes == 0 {
+		o.CollectionBytes = DefaultCollectionBytes
 	}
 	if o.MaintenanceInterval == 0 {
 		o.MaintenanceInterval = DefaultMaintenanceInterval
@@ -148,6 +159,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: Options.Dir is required", ErrInvalid)
 	case o.CacheBytes < Disabled:
 		return fmt.Errorf("%w: CacheBytes %d", ErrInvalid, o.CacheBytes)
+	case o.CollectionBytes < Disabled:
+		return fmt.Errorf("%w: CollectionBytes %d", ErrInvalid, o.CollectionBytes)
 	case o.SweepBudget < 0 || o.CompactSegments < 0 || o.CompactSpaceAmp < 0 || o.TenantQPS < 0:
 		return fmt.Errorf("%w: negative maintenance option or limit", ErrInvalid)
 	case o.CompactSpaceAmp != 0 && o.CompactSpaceAmp < 1:
@@ -236,6 +249,8 @@ type Engine struct {
 	tenants tenants
 	// cache is the record cache the shards share (nil when disabled).
 	cache *matrixcache.Cache
+	// collections is the resident collections' memory budget (nil: none).
+	collections *shard.Budget
 	// stopMaint ends the background maintenance loop; maintDone closes
 	// when it has. maintMu serializes maintenance rounds.
 	stopMaint, maintDone chan struct{}
@@ -288,6 +303,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 			return nil, fmt.Errorf("temporalstore: record cache: %w", err)
 		}
 		e.cache = c
+	}
+	if opts.CollectionBytes != Disabled {
+		e.collections = shard.NewBudget(opts.CollectionBytes)
 	}
 	e.tenants = tenants{perSec: opts.TenantQPS, m: map[string]*limiter{}}
 	b, err := os.ReadFile(filepath.Join(opts.Dir, catalogFile))
@@ -377,6 +395,7 @@ func (e *Engine) openTable(namespace, name string, opts TableOptions) (*table, e
 			Now:         e.opts.Now,
 			Stamp:       shard.Stamp{ShardID: uint32(i), RangeLo: opts.RangeLo, RangeHi: opts.RangeHi},
 			Cache:       e.cache,
+			Collections: e.collections,
 			SegmentSize: opts.SegmentBytes,
 			CacheID:     xxhash.Sum64String(fmt.Sprintf("%s/%s/%d", namespace, name, i)),
 		})

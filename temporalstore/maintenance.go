@@ -25,7 +25,10 @@ const (
 	StageExpire = "expire"
 	// StageEvict reports the record cache's evictions since the last
 	// round: the cache evicts as it fills, on every insert, so that its
-	// memory stays within CacheBytes between rounds too.
+	// memory stays within CacheBytes between rounds too. It also spills
+	// collections while their memory is over CollectionBytes (Items then
+	// counts the cache's evictions plus the collections spilled, Bytes
+	// the collections' memory freed).
 	StageEvict = "evict"
 	// StageReclaimMemory shrinks mostly empty index tables and collection
 	// slot tables.
@@ -101,6 +104,19 @@ func (e *Engine) Maintain(ctx context.Context) (Round, error) {
 				ev := e.cache.Stats().DRAM.Evictions
 				rep.Items = ev - e.lastEvictions
 				e.lastEvictions = ev
+			}
+			// Writes spill from their own shard as they pass the budget;
+			// this catches what they leave over it (after an open's
+			// replay, or while other shards hold the memory).
+			for _, s := range shards {
+				b := e.collections
+				if b == nil || b.Used() <= b.Limit() {
+					break
+				}
+				st, err := s.Spill(ctx, b.Used()-b.Limit()+b.Limit()/16)
+				errs = append(errs, err)
+				rep.Items += int64(st.Spilled)
+				rep.Bytes += st.Freed
 			}
 		case StageReclaimMemory:
 			for _, s := range shards {
@@ -198,8 +214,14 @@ type ShardStats struct {
 	Namespace, Table string
 	Shard            int
 	// Keys is the number of keys (expired ones until swept), Collections
-	// how many are hashes, sets, sorted sets or lists.
-	Keys, Collections int
+	// how many are hashes, sets, sorted sets or lists, and Spilled how
+	// many of those are held in the log rather than in memory.
+	Keys, Collections, Spilled int
+	// CollectionBytes is the resident collections' memory (estimated).
+	CollectionBytes int64
+	// Spills counts collections spilled to the log since open; Loads
+	// those made resident again by a write, Promotions by a read.
+	Spills, Loads, Promotions uint64
 	// IndexBytes is the resident index's memory; IndexBytesPerKey is it
 	// over Keys.
 	IndexBytes       int
@@ -235,7 +257,9 @@ func (e *Engine) Stats() ([]ShardStats, error) {
 			st := s.Stats()
 			ss := ShardStats{
 				Namespace: name.namespace, Table: name.name, Shard: i,
-				Keys: st.Keys, Collections: st.Collections,
+				Keys: st.Keys, Collections: st.Collections, Spilled: st.Spilled,
+				CollectionBytes: st.CollectionBytes,
+				Spills:          st.Spills, Loads: st.Loads, Promotions: st.Promotions,
 				IndexBytes: st.IndexBytes,
 				LiveBytes:  st.LiveBytes, LogBytes: st.LogBytes, SpaceAmp: st.SpaceAmp,
 				LogSegments: st.LogSegments,

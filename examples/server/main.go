@@ -39,19 +39,20 @@ func main() {
 
 // config is the parsed flags.
 type config struct {
-	dataDir        string
-	respAddr       string
-	httpAddr       string
-	s3Addr         string
-	tokens         []string
-	readOnlyTokens []string
-	s3Keys         map[string]string
-	tlsCert        string
-	tlsKey         string
-	insecure       bool
-	cacheBytes     int64
-	logLevel       slog.Level
-	logJSON        bool
+	dataDir         string
+	respAddr        string
+	httpAddr        string
+	s3Addr          string
+	tokens          []string
+	readOnlyTokens  []string
+	s3Keys          map[string]string
+	tlsCert         string
+	tlsKey          string
+	insecure        bool
+	cacheBytes      int64
+	collectionBytes int64
+	logLevel        slog.Level
+	logJSON         bool
 }
 
 // flagDef is one flag with the environment variable that also sets it.
@@ -122,6 +123,11 @@ var flags = []flagDef{
 	{"cache-bytes", "TS_CACHE_BYTES", strconv.Itoa(temporalstore.DefaultCacheBytes), "memory budget of the engine's record cache in bytes; -1 turns it off", func(c *config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		c.cacheBytes = n
+		return err
+	}},
+	{"collection-bytes", "TS_COLLECTION_BYTES", strconv.Itoa(temporalstore.DefaultCollectionBytes), "memory budget of resident hashes, sets, sorted sets and lists in bytes; past it the least recently used are served from the log; -1: no limit", func(c *config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		c.collectionBytes = n
 		return err
 	}},
 	{"log-level", "TS_LOG_LEVEL", "info", "log level: debug, info, warn or error", func(c *config, v string) error {
@@ -238,7 +244,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	started := time.Now()
 	e, err := temporalstore.Open(ctx, temporalstore.Options{
-		Dir: filepath.Join(c.dataDir, "engine"), CacheBytes: c.cacheBytes, Logger: log,
+		Dir: filepath.Join(c.dataDir, "engine"), CacheBytes: c.cacheBytes, CollectionBytes: c.collectionBytes, Logger: log,
 	})
 	if err != nil {
 		return err

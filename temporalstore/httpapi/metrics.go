@@ -58,6 +58,11 @@ func cacheDesc(name, help string) *prometheus.Desc {
 var (
 	descKeys         = shardDesc("keys", "Keys in the shard's index (expired ones until swept).")
 	descCollections  = shardDesc("collections", "Hashes, sets, sorted sets and lists in the shard.")
+	descSpilled      = shardDesc("spilled_collections", "Collections of the shard held in its log rather than in memory.")
+	descCollBytes    = shardDesc("collection_bytes", "Estimated memory of the shard's resident collections.")
+	descSpills       = shardDesc("collection_spills_total", "Collections spilled to the log since open.")
+	descLoads        = shardDesc("collection_loads_total", "Spilled collections made resident again by a write since open.")
+	descPromotions   = shardDesc("collection_promotions_total", "Spilled collections made resident again by a read since open.")
 	descIndexBytes   = shardDesc("index_bytes", "Memory of the shard's resident index.")
 	descLiveBytes    = shardDesc("live_bytes", "Log bytes the shard's live strings point at.")
 	descLogBytes     = shardDesc("log_bytes", "Allocated size of the shard's log files.")
@@ -75,7 +80,7 @@ var (
 	descCacheEntries = cacheDesc("entries", "Entries the tier holds.")
 	descCacheBytes   = cacheDesc("bytes", "Bytes the tier holds.")
 	descCacheAllMiss = prometheus.NewDesc("temporalstore_cache_lookup_misses_total", "Record cache lookups no tier answered.", nil, nil)
-	engineShardDescs = []*prometheus.Desc{descKeys, descCollections, descIndexBytes, descLiveBytes, descLogBytes, descSpaceAmp, descSegments, descRecords, descFsyncs, descWritten, descWriteAmp, descStale, descReadOnly}
+	engineShardDescs = []*prometheus.Desc{descKeys, descCollections, descSpilled, descCollBytes, descSpills, descLoads, descPromotions, descIndexBytes, descLiveBytes, descLogBytes, descSpaceAmp, descSegments, descRecords, descFsyncs, descWritten, descWriteAmp, descStale, descReadOnly}
 	engineCacheDescs = []*prometheus.Desc{descCacheHits, descCacheMisses, descCacheEvicts, descCacheEntries, descCacheBytes, descCacheAllMiss}
 )
 
@@ -104,6 +109,11 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 			gauge(descKeys, float64(s.Keys))
 			gauge(descCollections, float64(s.Collections))
+			gauge(descSpilled, float64(s.Spilled))
+			gauge(descCollBytes, float64(s.CollectionBytes))
+			counter(descSpills, float64(s.Spills))
+			counter(descLoads, float64(s.Loads))
+			counter(descPromotions, float64(s.Promotions))
 			gauge(descIndexBytes, float64(s.IndexBytes))
 			gauge(descLiveBytes, float64(s.LiveBytes))
 			gauge(descLogBytes, float64(s.LogBytes))

@@ -101,9 +101,9 @@ func Decode(b []byte) (*Object, []byte, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			o.Hash[string(a)] = clone(v)
+			o.HSet(string(a), clone(v))
 		case KindSet:
-			o.Set[string(a)] = struct{}{}
+			o.SAdd(string(a))
 		case KindZSet:
 			if len(b)-d.off < 8 {
 				return nil, nil, fmt.Errorf("%w: truncated score", ErrImage)

@@ -7,10 +7,15 @@ type List struct {
 	buf  [][]byte
 	head int
 	n    int
+	// bytes is the elements' total length, for Object.Size.
+	bytes int64
 }
 
 // Len is the number of elements.
 func (l *List) Len() int { return l.n }
+
+// Bytes is the elements' total length.
+func (l *List) Bytes() int64 { return l.bytes }
 
 func (l *List) at(i int) int { return (l.head + i) % len(l.buf) }
 
@@ -44,6 +49,7 @@ func (l *List) PushFront(v []byte) {
 	l.head = (l.head - 1 + len(l.buf)) % len(l.buf)
 	l.buf[l.head] = v
 	l.n++
+	l.bytes += int64(len(v))
 }
 
 // PushBack appends v (not copied) at the tail.
@@ -51,6 +57,7 @@ func (l *List) PushBack(v []byte) {
 	l.grow()
 	l.buf[l.at(l.n)] = v
 	l.n++
+	l.bytes += int64(len(v))
 }
 
 // PopFront removes and returns the head, or nil when empty.
@@ -62,6 +69,7 @@ func (l *List) PopFront() []byte {
 	l.buf[l.head] = nil
 	l.head = (l.head + 1) % len(l.buf)
 	l.n--
+	l.bytes -= int64(len(v))
 	l.shrink()
 	return v
 }
@@ -75,6 +83,7 @@ func (l *List) PopBack() []byte {
 	v := l.buf[i]
 	l.buf[i] = nil
 	l.n--
+	l.bytes -= int64(len(v))
 	l.shrink()
 	return v
 }
@@ -83,7 +92,11 @@ func (l *List) PopBack() []byte {
 func (l *List) Index(i int) []byte { return l.buf[l.at(i)] }
 
 // Set replaces element i; i must be in range.
-func (l *List) Set(i int, v []byte) { l.buf[l.at(i)] = v }
+func (l *List) Set(i int, v []byte) {
+	j := l.at(i)
+	l.bytes += int64(len(v) - len(l.buf[j]))
+	l.buf[j] = v
+}
 
 // Trim keeps elements start..stop inclusive (already clamped to the list;
 // start > stop empties it).
@@ -100,7 +113,7 @@ func (l *List) Trim(start, stop int) {
 }
 
 func (l *List) reset(vs [][]byte) {
-	l.buf, l.head, l.n = nil, 0, 0
+	l.buf, l.head, l.n, l.bytes = nil, 0, 0, 0
 	for _, v := range vs {
 		l.PushBack(v)
 	}

@@ -1,6 +1,9 @@
 package object
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // Kind is an object's type.
 type Kind uint8
@@ -38,11 +41,88 @@ type Object struct {
 	// for WATCH. It is not part of the image: a checkpoint's objects
 	// start at the checkpoint's applied index.
 	Ver uint64
+	// Touched is set by every read and write of a resident object and
+	// cleared by the shard's spill clock, which spills the objects it finds
+	// untouched: a second chance, as CLOCK gives.
+	Touched atomic.Bool
 
+	// Hash and Set are read directly; they are written through HSet,
+	// HDel, SAdd and SRem, which keep mapBytes.
 	Hash map[string][]byte
 	Set  map[string]struct{}
 	ZSet *ZSet
 	List *List
+
+	// mapBytes is the field, value and member bytes of a hash or set.
+	mapBytes int64
+}
+
+// Per-element memory beyond the element's bytes, approximate: Go's map
+// entry and string and slice headers for a hash or set; the skip list node,
+// its levels and the score map's entry for a sorted set; the ring slot for
+// a list. objectOverhead is an object's own.
+const (
+	hashOverhead   = 64
+	setOverhead    = 32
+	zsetOverhead   = 112
+	listOverhead   = 32
+	objectOverhead = 128
+)
+
+// Size is the object's approximate memory, kept as it changes: what a
+// shard counts against its collection budget.
+func (o *Object) Size() int64 {
+	n := int64(objectOverhead + len(o.Key))
+	switch o.Kind {
+	case KindHash:
+		n += o.mapBytes + int64(len(o.Hash))*hashOverhead
+	case KindSet:
+		n += o.mapBytes + int64(len(o.Set))*setOverhead
+	case KindZSet:
+		n += 2*o.ZSet.Bytes() + int64(o.ZSet.Len())*zsetOverhead
+	case KindList:
+		n += o.List.Bytes() + int64(o.List.Len())*listOverhead
+	}
+	return n
+}
+
+// HSet sets a hash's field to v (kept, not copied).
+func (o *Object) HSet(f string, v []byte) {
+	if old, ok := o.Hash[f]; ok {
+		o.mapBytes -= int64(len(old))
+	} else {
+		o.mapBytes += int64(len(f))
+	}
+	o.Hash[f] = v
+	o.mapBytes += int64(len(v))
+}
+
+// HDel removes a hash's field and reports whether it was there.
+func (o *Object) HDel(f string) bool {
+	old, ok := o.Hash[f]
+	if ok {
+		delete(o.Hash, f)
+		o.mapBytes -= int64(len(f) + len(old))
+	}
+	return ok
+}
+
+// SAdd adds a set member.
+func (o *Object) SAdd(m string) {
+	if _, ok := o.Set[m]; !ok {
+		o.Set[m] = struct{}{}
+		o.mapBytes += int64(len(m))
+	}
+}
+
+// SRem removes a set member and reports whether it was there.
+func (o *Object) SRem(m string) bool {
+	_, ok := o.Set[m]
+	if ok {
+		delete(o.Set, m)
+		o.mapBytes -= int64(len(m))
+	}
+	return ok
 }
 
 // New returns an empty object of kind k under key (copied).

@@ -13,6 +13,8 @@ type ZSet struct {
 	level  int
 	length int
 	seed   uint64 // level generator state (xorshift64)
+	// bytes is the members' total length, for Object.Size.
+	bytes int64
 }
 
 type zNode struct {
@@ -39,6 +41,9 @@ func NewZSet() *ZSet {
 
 // Len is the number of members.
 func (z *ZSet) Len() int { return z.length }
+
+// Bytes is the members' total length.
+func (z *ZSet) Bytes() int64 { return z.bytes }
 
 // Score returns member's score.
 func (z *ZSet) Score(member string) (float64, bool) {
@@ -79,6 +84,7 @@ func (z *ZSet) Add(member string, score float64) (added, changed bool) {
 	}
 	z.insert(member, score)
 	z.dict[member] = score
+	z.bytes += int64(len(member))
 	return true, false
 }
 
@@ -90,6 +96,7 @@ func (z *ZSet) Remove(member string) bool {
 	}
 	z.remove(member, s)
 	delete(z.dict, member)
+	z.bytes -= int64(len(member))
 	return true
 }
 

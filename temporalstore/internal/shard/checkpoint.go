@@ -27,9 +27,9 @@ import (
 //	| object count uvarint | (slot uvarint, object image)... | CRC32C (uint32)
 //
 // all little endian, the CRC over every byte before it. String values are
-// not in it: they stay in the log records the index points at. Collections
-// are (package object's encoding), under the slots their index entries
-// name.
+// not in it: they stay in the log records the index points at, as do
+// spilled collections. Resident collections are (package object's
+// encoding), under the slots their index entries name.
 
 const (
 	imageMagic  = "TSSHIMG\x00"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
 )
 
 // relocateBatch bounds how many values one compaction record moves, so a
@@ -118,13 +119,20 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 				if err != nil {
 					return nil, err
 				}
-				if !it.Exists {
+				switch {
+				case !it.Exists:
 					cmds = append(cmds, command.Command{Op: OpDelete, Key: k})
 					continue
+				case it.Obj != nil:
+					// A spilled collection: its image moves, version kept.
+					img := object.Append(nil, it.Obj)
+					cmds = append(cmds, imageCommand(it.Obj, img))
+					st.MovedBytes += int64(len(k) + len(img))
+				default:
+					cmds = append(cmds, StringSet(k, it.Value, it.Expiry))
+					st.MovedBytes += int64(len(k) + len(it.Value))
 				}
-				cmds = append(cmds, StringSet(k, it.Value, it.Expiry))
 				st.Moved++
-				st.MovedBytes += int64(len(k) + len(it.Value))
 			}
 			return cmds, nil
 		})
@@ -143,8 +151,13 @@ func (v *View) entry(key []byte) (keyindex.Entry, bool) {
 // Stats is a shard's state, for the surfaces to export.
 type Stats struct {
 	// Keys is the number of index entries (expired ones until swept) and
-	// Collections how many of them are collections.
-	Keys, Collections int
+	// Collections how many of them are collections: Spilled of those are
+	// in the log, the rest resident, taking CollectionBytes of memory.
+	Keys, Collections, Spilled int
+	CollectionBytes            int64
+	// Spills counts collections spilled since open; Loads those made
+	// resident again by a write and Promotions by a read.
+	Spills, Loads, Promotions uint64
 	// IndexBytes is the resident index's memory.
 	IndexBytes int
 	// LiveBytes is the log bytes the strings point at.
@@ -181,8 +194,10 @@ func (s *Shard) Stats() Stats {
 		Applied:      s.applied,
 		PayloadBytes: s.payload,
 	}
-	st.Collections = len(s.objs) - len(s.free)
+	st.Spilled, st.CollectionBytes = s.spill.spilled, s.spill.bytes
+	st.Collections = len(s.objs) - len(s.free) + st.Spilled
 	s.mu.RUnlock()
+	st.Spills, st.Loads, st.Promotions = s.spill.spills.Load(), s.spill.loads.Load(), s.spill.promotions.Load()
 	ls := s.log.Stats()
 	st.LogRecords, st.LogFsyncs, st.LogWritten, st.LogSegments = ls.Records, ls.Fsyncs, ls.Bytes, ls.Segments
 	st.LogBytes = diskBytes(s.dir, func(name string) bool { return strings.HasSuffix(name, ".wal") })

@@ -14,14 +14,14 @@
 // routing range, CRC32C-checked, written to a temporary file, fsynced,
 // renamed, the directory fsynced); Open starts from the newest image that
 // checks out and replays the log after it. A damaged image is skipped for
-// an older one or the whole log (the log is never truncated yet, since it
-// holds the values); an image of an unknown format or another stamp fails
-// the open.
+// an older one, or the whole log while its front has not been reclaimed;
+// an image of an unknown format or another stamp fails the open.
 //
-// This is the first slice of the engine core: strings (Set, Get, Delete)
-// with expiry. The cache between index and log, compaction (after which a
-// damaged image can no longer fall back to the whole log) and the other
-// models build on it (docs/ARCHITECTURE.md).
+// Hashes, sets, sorted sets and lists are native objects (package object)
+// held in memory and logged as their effects; past the budget of
+// Options.Collections, the least recently used are spilled to the log as
+// images and served from there (spill.go). Compaction (compact.go) moves
+// the live values and images out of old segments so that they can go.
 //
 // A Shard is safe for concurrent use. Writers append without the shard's
 // lock, so the log batches concurrent appenders into one write and one

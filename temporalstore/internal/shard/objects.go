@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"time"
 
@@ -21,6 +22,9 @@ type Item struct {
 	Value  []byte
 	Obj    *object.Object
 	Expiry time.Time
+	// spilled is the index entry Obj was decoded from, for a spilled
+	// collection (Addr 0 otherwise): Read makes it resident after.
+	spilled keyindex.Entry
 }
 
 // lookupLocked returns key's state as of now (Unix ms): an expired key is
@@ -33,10 +37,22 @@ func (s *Shard) lookupLocked(key []byte, now int64) (Item, error) {
 	switch {
 	case !ok:
 		return it, m.err
-	case isObject(e):
-		o := s.objs[e.Addr]
+	case isObject(e) || isSpilled(e):
+		var o *object.Object
+		if isSpilled(e) {
+			var err error
+			if o, err = decodeSpilled(&str); err != nil {
+				return it, fmt.Errorf("shard: record %d: %w", e.Addr, err)
+			}
+			it.spilled = e
+		} else {
+			o = s.objs[e.Addr]
+			if !o.Touched.Load() { // no store (and no shared-line write) when set
+				o.Touched.Store(true)
+			}
+		}
 		if o.Expired(now) {
-			return it, nil
+			return Item{}, nil
 		}
 		it.Exists, it.Obj = true, o
 		if o.Expiry != 0 {
@@ -60,10 +76,19 @@ func (s *Shard) lookupLocked(key []byte, now int64) (Item, error) {
 type View struct {
 	s   *Shard
 	now int64
+	// decoded are the spilled collections Get decoded, which Read makes
+	// resident when the budget has room.
+	decoded []Item
 }
 
 // Get returns key's state.
-func (v *View) Get(key []byte) (Item, error) { return v.s.lookupLocked(key, v.now) }
+func (v *View) Get(key []byte) (Item, error) {
+	it, err := v.s.lookupLocked(key, v.now)
+	if it.spilled.Addr != 0 {
+		v.decoded = append(v.decoded, it)
+	}
+	return it, err
+}
 
 // Now is the time the Mutate judges expiry by, and stamps its commands with.
 func (v *View) Now() time.Time { return time.UnixMilli(v.now) }
@@ -79,6 +104,14 @@ type MutateFunc func(v *View) ([]command.Command, error)
 // exclusively: new appends wait, those in flight are applied first. Each
 // command's Time is set to View.Now, so replay judges expiry as fn did.
 func (s *Shard) Mutate(ctx context.Context, fn MutateFunc) error {
+	err := s.mutate(ctx, fn)
+	if err == nil && !s.inTx(ctx) {
+		s.spillIfOver(ctx)
+	}
+	return err
+}
+
+func (s *Shard) mutate(ctx context.Context, fn MutateFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -114,6 +147,8 @@ func (s *Shard) Mutate(ctx context.Context, fn MutateFunc) error {
 
 // allocObject stores o in a free slot and returns the slot.
 func (s *Shard) allocObject(o *object.Object) uint64 {
+	s.objDelta(o.Size())
+	o.Touched.Store(true)
 	if n := len(s.free); n > 0 {
 		i := s.free[n-1]
 		s.free = s.free[:n-1]
@@ -125,6 +160,7 @@ func (s *Shard) allocObject(o *object.Object) uint64 {
 }
 
 func (s *Shard) freeObject(i uint64) {
+	s.objDelta(-s.objs[i].Size())
 	s.objs[i] = nil
 	s.free = append(s.free, uint32(i))
 }
@@ -159,7 +195,7 @@ func creates(op command.Op) bool {
 // another kind, yields nil: the engine checked types before logging, so
 // that only happens for a damaged log, which must not crash replay.
 func (s *Shard) objectAt(key []byte, k object.Kind, at int64, create bool) *object.Object {
-	e, ok := s.index.Get(hashKey(key), s.matcher(key))
+	e, ok := s.residentLocked(key)
 	if ok {
 		if !isObject(e) {
 			c, err := s.commandAt(e)
@@ -198,23 +234,25 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 		return
 	}
 	o.Ver = s.applying
+	o.Touched.Store(true)
+	size := o.Size()
 	a := c.Args
 	switch c.Op {
 	case OpHSet:
 		for i := 0; i+1 < len(a); i += 2 {
-			o.Hash[string(a[i])] = clone(a[i+1])
+			o.HSet(string(a[i]), clone(a[i+1]))
 		}
 	case OpHDel:
 		for _, f := range a {
-			delete(o.Hash, string(f))
+			o.HDel(string(f))
 		}
 	case OpSAdd:
 		for _, m := range a {
-			o.Set[string(m)] = struct{}{}
+			o.SAdd(string(m))
 		}
 	case OpSRem:
 		for _, m := range a {
-			delete(o.Set, string(m))
+			o.SRem(string(m))
 		}
 	case OpZAdd:
 		for i := 0; i+1 < len(a); i += 2 {
@@ -258,6 +296,7 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 			o.List.Insert(string(a[0]) == "b", a[1], clone(a[2]))
 		}
 	}
+	s.objDelta(o.Size() - size)
 	if o.Len() == 0 {
 		// An emptied collection is no key at all, as in Redis.
 		s.deleteLocked(c.Key)
@@ -266,7 +305,7 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 
 func (s *Shard) applyExpireAt(c *command.Command) {
 	h, match := hashKey(c.Key), s.matcher(c.Key)
-	e, ok := s.index.Get(h, match)
+	e, ok := s.residentLocked(c.Key)
 	if !ok || !isObject(e) {
 		return
 	}
@@ -284,7 +323,7 @@ func (s *Shard) applyRename(c *command.Command) {
 		return
 	}
 	h, match := hashKey(c.Key), s.matcher(c.Key)
-	e, ok := s.index.Get(h, match)
+	e, ok := s.residentLocked(c.Key)
 	if !ok || !isObject(e) {
 		return
 	}
@@ -294,6 +333,7 @@ func (s *Shard) applyRename(c *command.Command) {
 	}
 	s.index.Delete(h, match)
 	s.deleteLocked(dst)
+	s.objDelta(int64(len(dst) - len(c.Key)))
 	s.objs[e.Addr].Key = clone(dst)
 	s.objs[e.Addr].Ver = s.applying
 	s.index.Put(hashKey(dst), e, s.matcher(dst))
@@ -346,14 +386,24 @@ func varintArg(a [][]byte, i int) int64 {
 // Read runs fn over the shard's applied state under its read lock. fn must
 // not keep v or the objects it returns.
 func (s *Shard) Read(ctx context.Context, fn func(v *View) error) error {
-	if !s.inTx(ctx) {
-		s.mu.RLock()
-		defer s.mu.RUnlock()
+	if s.inTx(ctx) {
+		if s.closed {
+			return ErrClosed
+		}
+		return fn(&View{s: s, now: s.opts.Now().UnixMilli()})
 	}
+	s.mu.RLock()
 	if s.closed {
+		s.mu.RUnlock()
 		return ErrClosed
 	}
-	return fn(&View{s: s, now: s.opts.Now().UnixMilli()})
+	v := &View{s: s, now: s.opts.Now().UnixMilli()}
+	err := fn(v)
+	s.mu.RUnlock()
+	if len(v.decoded) > 0 {
+		s.promote(v.decoded)
+	}
+	return err
 }
 
 // settleLocked waits, holding the gate exclusively, until every record
@@ -388,6 +438,12 @@ func (s *Shard) Exclusive(ctx context.Context, fn func(ctx context.Context) erro
 	if s.inTx(ctx) {
 		return fn(ctx)
 	}
+	err := s.exclusive(ctx, fn)
+	s.spillIfOver(ctx)
+	return err
+}
+
+func (s *Shard) exclusive(ctx context.Context, fn func(ctx context.Context) error) error {
 	s.gate.Lock()
 	defer s.gate.Unlock()
 	if err := s.settleLocked(); err != nil {
@@ -412,8 +468,8 @@ func (s *Shard) Version(ctx context.Context, key []byte) (uint64, error) {
 		if err != nil || !it.Exists {
 			return err
 		}
-		if isObject(e) {
-			ver = s.objs[e.Addr].Ver
+		if it.Obj != nil {
+			ver = it.Obj.Ver
 		} else {
 			ver = e.Addr
 		}

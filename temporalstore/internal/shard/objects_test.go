@@ -123,32 +123,9 @@ func TestCollectionsSurviveReplayAndCheckpoints(t *testing.T) {
 	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	s := open(t, dir, clk, false)
 	rng := rand.New(rand.NewPCG(5, 6))
-	ops := []command.Op{OpHSet, OpHDel, OpSAdd, OpSRem, OpZAdd, OpZRem, OpLPush, OpRPush, OpLPop, OpRPop, OpLTrim, OpLRem, OpExpireAt, OpSet, OpDelete}
 	run := func(n int) {
 		for range n {
-			op := ops[rng.IntN(len(ops))]
-			k := fmt.Sprintf("%s-%d", opKind(op), rng.IntN(20))
-			m := fmt.Sprint(rng.IntN(10))
-			c := command.Command{Op: op, Key: []byte(k)}
-			switch op {
-			case OpHSet:
-				c.Args = args(m, fmt.Sprint(rng.Int()))
-			case OpZAdd:
-				c.Args = [][]byte{[]byte(m), EncodeScore(float64(rng.IntN(5)))}
-			case OpLPop, OpRPop:
-				c.Args = [][]byte{Uvarint(uint64(rng.IntN(3)))}
-			case OpLTrim:
-				c.Args = [][]byte{Varint(int64(rng.IntN(2))), Varint(int64(rng.IntN(6)))}
-			case OpLRem:
-				c.Args = [][]byte{Varint(int64(rng.IntN(3) - 1)), []byte(m)}
-			case OpExpireAt:
-				c.Expiry = clk.Now().Add(time.Duration(rng.IntN(3000)) * time.Millisecond).UnixMilli()
-			case OpSet:
-				c.Args = args(m)
-			default:
-				c.Args = args(m)
-			}
-			mutate(t, s, c)
+			mutate(t, s, randomOp(rng, clk, 20))
 			clk.Advance(time.Duration(rng.IntN(100)) * time.Millisecond)
 		}
 	}
@@ -229,4 +206,34 @@ func TestSweepDeletesExpiredKeysOnly(t *testing.T) {
 	s = open(t, dir, clk, true)
 	defer s.Close()
 	require.Equal(t, 51, s.Len())
+}
+
+// randomOp is a random command over keys keys of each kind.
+func randomOp(rng *rand.Rand, clk *testclock.Clock, keys int) command.Command {
+	ops := []command.Op{OpHSet, OpHDel, OpSAdd, OpSRem, OpZAdd, OpZRem, OpLPush, OpRPush, OpLPop, OpRPop, OpLTrim, OpLRem, OpExpireAt, OpSet, OpDelete}
+	op := ops[rng.IntN(len(ops))]
+	kind := opKind(op)
+	if kind == 0 { // expiry, SET and DEL land on any kind's keys
+		kind = object.Kind(1 + rng.IntN(4))
+	}
+	k := fmt.Sprintf("%s-%d", kind, rng.IntN(keys))
+	m := fmt.Sprint(rng.IntN(10))
+	c := command.Command{Op: op, Key: []byte(k)}
+	switch op {
+	case OpHSet:
+		c.Args = args(m, fmt.Sprint(rng.Int()))
+	case OpZAdd:
+		c.Args = [][]byte{[]byte(m), EncodeScore(float64(rng.IntN(5)))}
+	case OpLPop, OpRPop:
+		c.Args = [][]byte{Uvarint(uint64(rng.IntN(3)))}
+	case OpLTrim:
+		c.Args = [][]byte{Varint(int64(rng.IntN(2))), Varint(int64(rng.IntN(6)))}
+	case OpLRem:
+		c.Args = [][]byte{Varint(int64(rng.IntN(3) - 1)), []byte(m)}
+	case OpExpireAt:
+		c.Expiry = clk.Now().Add(time.Duration(rng.IntN(3000)) * time.Millisecond).UnixMilli()
+	default:
+		c.Args = args(m)
+	}
+	return c
 }

@@ -33,6 +33,13 @@ const (
 	// OpRename moves the collection at Key to Args[0], replacing what is
 	// there.
 	OpRename command.Op = 4
+	// OpImage spills a collection: Args[0] is its image (package object's
+	// encoding, key and expiry included), Args[1] its version (uvarint);
+	// Expiry is its expiry. The key's index entry then points at this
+	// record, and the collection is decoded from it when read and made
+	// resident again when written. It carries state, not an effect, so
+	// replay puts the key exactly where the spill left it.
+	OpImage command.Op = 5
 	// OpHSet: field, value pairs. OpHDel: fields.
 	OpHSet command.Op = 10
 	OpHDel command.Op = 11
@@ -99,6 +106,11 @@ type Options struct {
 	// (and the operating system's page cache).
 	Cache   *matrixcache.Cache
 	CacheID uint64
+	// Collections, when set, is the memory budget the shard's resident
+	// collections count against (shared with other shards): past it, a
+	// write spills the collections least recently used to the log (see
+	// Spill). Default: nil, collections stay resident.
+	Collections *Budget
 }
 
 // Shard is one shard's log, index and state.
@@ -146,6 +158,8 @@ type Shard struct {
 	liveBytes int64
 	// probe coalesces concurrent Probes.
 	probe probes
+	// spill is the state of collection spilling (spill.go).
+	spill spillState
 }
 
 // Entry metadata: the entry's type in the low 4 bits; metaTTL when the key
@@ -154,12 +168,17 @@ type Shard struct {
 const (
 	metaString   = 1
 	metaObject   = 2
+	metaSpilled  = 3 // a collection whose image is in the log
 	metaTypeMask = 0xf
 	metaTTL      = 0x10
 	metaPosShift = 8
 )
 
+// isObject reports whether e names a resident collection's slot; every
+// other entry (a string, a spilled collection) points at a log record.
 func isObject(e keyindex.Entry) bool { return e.Meta&metaTypeMask == metaObject }
+
+func isSpilled(e keyindex.Entry) bool { return e.Meta&metaTypeMask == metaSpilled }
 
 // Open opens (creating if needed) the shard in dir and replays its log.
 func Open(dir string, opts Options) (*Shard, error) {
@@ -194,6 +213,12 @@ func Open(dir string, opts Options) (*Shard, error) {
 				s.free = append(s.free, uint32(i))
 			} else {
 				o.Ver = st.applied
+				s.objDelta(o.Size())
+			}
+		}
+		for e := range s.index.All() {
+			if isSpilled(e) {
+				s.spill.spilled++
 			}
 		}
 	}
@@ -234,17 +259,26 @@ func (s *Shard) applyLocked(index uint64, pos int, share int64, c *command.Comma
 	s.applying = index
 	switch c.Op {
 	case OpSet:
-		meta := metaString | uint32(pos)<<metaPosShift
-		if c.Expiry != 0 {
-			meta |= metaTTL
-		}
-		s.putLocked(c.Key, keyindex.Entry{Addr: index, Meta: meta})
-		s.liveBytes += share
+		s.pointAtRecord(c, metaString, index, pos, share)
 	case OpDelete:
 		s.deleteLocked(c.Key)
+	case OpImage:
+		s.pointAtRecord(c, metaSpilled, index, pos, share)
+		s.spill.spilled++
 	default:
 		s.applyObjectLocked(c)
 	}
+}
+
+// pointAtRecord points c's key at command pos of the record at index, as
+// an entry of type typ (a string or a spilled collection).
+func (s *Shard) pointAtRecord(c *command.Command, typ uint32, index uint64, pos int, share int64) {
+	meta := typ | uint32(pos)<<metaPosShift
+	if c.Expiry != 0 {
+		meta |= metaTTL
+	}
+	s.putLocked(c.Key, keyindex.Entry{Addr: index, Meta: meta})
+	s.liveBytes += share
 }
 
 // keyMatch tells whether an index entry is key's: a collection by its key
@@ -309,6 +343,9 @@ func (s *Shard) dropped(old keyindex.Entry, share int64) {
 	if isObject(old) {
 		s.freeObject(old.Addr)
 		return
+	}
+	if isSpilled(old) {
+		s.spill.spilled--
 	}
 	s.liveBytes -= share
 }
@@ -627,6 +664,8 @@ func (s *Shard) Close() error {
 	}
 	s.closed = true
 	s.turn.Broadcast() // an Update waiting for appends to apply gives up
+	// The budget is shared with the shards still open.
+	s.objDelta(-s.spill.bytes)
 	err := s.log.Sync(context.Background())
 	return errors.Join(err, s.log.Close())
 }
