@@ -226,8 +226,20 @@ func (s *Server) newConn(nc net.Conn) *conn {
 func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.cancel()
+	var run setRun
+	// A request read while gathering a run of SETs, which ended it: it is
+	// handled next, after the run's replies.
+	var pending [][]byte
+	var pendingErr error
+	havePending := false
 	for !c.quit {
-		args, err := c.r.next()
+		var args [][]byte
+		var err error
+		if havePending {
+			args, err, havePending = pending, pendingErr, false
+		} else {
+			args, err = c.r.next()
+		}
 		if err != nil {
 			if errors.Is(err, ErrProtocol) {
 				c.w.err("ERR Protocol error" + strings.TrimPrefix(err.Error(), ErrProtocol.Error()))
@@ -235,16 +247,32 @@ func (c *conn) serve() {
 			} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.ErrUnexpectedEOF) {
 				c.s.opts.Logger.Debug("resp: read", "remote", c.nc.RemoteAddr().String(), "err", err)
 			}
+			c.w.bw.Flush()
 			return
 		}
 		if len(args) == 0 {
 			continue
 		}
-		c.s.stats.commands.Add(1)
-		c.dispatch(args)
+		if c.plainSet(args) && c.r.br.Buffered() > 0 {
+			// Pipelined plain SETs already buffered are gathered and
+			// written together.
+			run.add(args[1], args[2])
+			for len(run.ends) < maxSetRun && c.r.br.Buffered() > 0 {
+				next, err := c.r.next()
+				if err != nil || !c.plainSet(next) {
+					pending, pendingErr, havePending = next, err, true
+					break
+				}
+				run.add(next[1], next[2])
+			}
+			c.runSets(&run)
+		} else {
+			c.s.stats.commands.Add(1)
+			c.dispatch(args)
+		}
 		// Flush once nothing more is buffered: a pipeline's replies go
 		// out in one write.
-		if c.r.br.Buffered() == 0 || c.quit {
+		if !havePending && (c.r.br.Buffered() == 0 || c.quit) {
 			if err := c.w.bw.Flush(); err != nil {
 				return
 			}

@@ -31,7 +31,7 @@ type Item struct {
 // absent.
 func (s *Shard) lookupLocked(key []byte, now int64) (Item, error) {
 	var it Item
-	m := &keyMatch{s: s, key: key, fill: true}
+	m := &keyMatch{s: s, key: key, fill: fillAlways}
 	e, ok := s.index.Get(hashKey(key), m.match)
 	str := m.cmd
 	switch {

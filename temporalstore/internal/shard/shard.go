@@ -283,17 +283,32 @@ func (s *Shard) pointAtRecord(c *command.Command, typ uint32, index uint64, pos 
 
 // keyMatch tells whether an index entry is key's: a collection by its key
 // in memory, a string by the record it points at, which it keeps (cmd and
-// its recordShare) with the error of a failed read. fill says whether
-// reading a record fills the record cache: only reads that serve a value
-// do.
+// its recordShare) with the error of a failed read. fill says when
+// reading a record fills the record cache.
 type keyMatch struct {
 	s     *Shard
 	key   []byte
-	fill  bool
+	fill  fillMode
 	cmd   command.Decoded
 	share int64
 	err   error
 }
+
+// fillMode says whether a record read on a cache miss fills the cache.
+type fillMode uint8
+
+const (
+	// fillNever: scans, sweeps and compaction, which must not push the
+	// records readers want out of the cache.
+	fillNever fillMode = iota
+	// fillAlways: reads that serve a value.
+	fillAlways
+	// fillBatches: a write replacing a key reads its old record to match
+	// the key; a record of several commands is cached, since the next
+	// writes to its other keys read it too (a pipeline's SETs are one
+	// record), while a record of one command, now dead, is not.
+	fillBatches
+)
 
 func (m *keyMatch) match(e keyindex.Entry) bool {
 	if isObject(e) {
@@ -323,7 +338,7 @@ func recordShare(n, cmds int) int64 { return int64(n) / int64(max(cmds, 1)) }
 
 // putLocked points key's entry at e, accounting for the entry it replaces.
 func (s *Shard) putLocked(key []byte, e keyindex.Entry) {
-	m := &keyMatch{s: s, key: key}
+	m := &keyMatch{s: s, key: key, fill: fillBatches}
 	if old, ok := s.index.Put(hashKey(key), e, m.match); ok {
 		s.dropped(old, m.share)
 	}
@@ -331,7 +346,7 @@ func (s *Shard) putLocked(key []byte, e keyindex.Entry) {
 
 // deleteLocked removes key's entry, if any, accounting for it.
 func (s *Shard) deleteLocked(key []byte) {
-	m := &keyMatch{s: s, key: key}
+	m := &keyMatch{s: s, key: key, fill: fillBatches}
 	if old, ok := s.index.Delete(hashKey(key), m.match); ok {
 		s.dropped(old, m.share)
 	}
@@ -354,7 +369,7 @@ func (s *Shard) dropped(old keyindex.Entry, share int64) {
 // record cache: for scans, sweeps and writes, which must not push the
 // records readers want out of it.
 func (s *Shard) commandAt(e keyindex.Entry) (command.Decoded, error) {
-	c, _, err := s.recordAt(e, false)
+	c, _, err := s.recordAt(e, fillNever)
 	return c, err
 }
 
@@ -366,39 +381,39 @@ func (s *Shard) cacheKey(addr uint64) blockfmt.Key {
 	return blockfmt.Key{Shard: s.opts.CacheID, Record: string(b[:]), Namespace: blockfmt.NamespaceOplog}
 }
 
-// readRecord reads the record at addr through the cache, if any, filling
-// it on a miss when fill is set (reads that serve a value do).
-func (s *Shard) readRecord(addr uint64, fill bool) ([]byte, error) {
+// readRecord reads the record at addr through the cache, if any, and
+// reports whether the cache had it.
+func (s *Shard) readRecord(addr uint64) ([]byte, bool, error) {
 	c := s.opts.Cache
 	if c == nil {
-		return s.log.Read(addr)
+		rec, err := s.log.Read(addr)
+		return rec, false, err
 	}
-	k := s.cacheKey(addr)
 	// The cache's own buffer, not a copy: it is never written again, and
 	// what this package returns from it is read-only to its callers.
-	if v, _, ok, err := c.GetShared(context.Background(), k); err == nil && ok {
-		return v, nil
+	if v, _, ok, err := c.GetShared(context.Background(), s.cacheKey(addr)); err == nil && ok {
+		return v, true, nil
 	}
 	rec, err := s.log.Read(addr)
-	if err == nil && fill {
-		// A cache that cannot take the record costs a later read, not
-		// correctness.
-		_ = c.Put(context.Background(), k, rec, matrixcache.PutOptions{})
-	}
-	return rec, err
+	return rec, false, err
 }
 
 // recordAt is commandAt that also returns the command's recordShare, and
-// fills the cache on a miss when fill is set. Only the entry's command is
+// fills the cache on a miss as fill says. Only the entry's command is
 // decoded, not the rest of its record.
-func (s *Shard) recordAt(e keyindex.Entry, fill bool) (command.Decoded, int64, error) {
-	rec, err := s.readRecord(e.Addr, fill)
+func (s *Shard) recordAt(e keyindex.Entry, fill fillMode) (command.Decoded, int64, error) {
+	rec, hit, err := s.readRecord(e.Addr)
 	if err != nil {
 		return command.Decoded{}, 0, err
 	}
 	c, n, err := command.DecodeOne(rec, int(e.Meta>>metaPosShift))
 	if err != nil {
 		return command.Decoded{}, 0, fmt.Errorf("shard: record %d: %w", e.Addr, err)
+	}
+	if !hit && s.opts.Cache != nil && (fill == fillAlways || fill == fillBatches && n > 1) {
+		// A cache that cannot take the record costs a later read, not
+		// correctness.
+		_ = s.opts.Cache.Put(context.Background(), s.cacheKey(e.Addr), rec, matrixcache.PutOptions{})
 	}
 	return c, recordShare(len(rec), n), nil
 }
@@ -495,6 +510,12 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	// fsync is applied in one pass instead of each waking the others in
 	// turn. A writer whose record is not next waits until a pass applied
 	// it.
+	if len(cmds) > 1 && s.opts.Cache != nil {
+		// A record of several writes (a pipeline's, an MSET's) is cached
+		// as written: one Put serves the reads of all its keys, and the
+		// key matching of the writes that replace them.
+		_ = s.opts.Cache.Put(ctx, s.cacheKey(idx), rec, matrixcache.PutOptions{})
+	}
 	p := &pendingRecord{cmds: cmds, share: recordShare(len(rec), len(cmds))}
 	s.pending[idx] = p
 	s.applyReadyLocked()
@@ -704,4 +725,21 @@ func (s *Shard) Scan(cursor uint64, count int) ([][]byte, uint64, error) {
 		keys = append(keys, c.Key)
 	})
 	return keys, next, err
+}
+
+// SetBatch stores the OpSet commands cmds (StringSet's) as one record,
+// applied in order, with Set's guarantees: it returns once the record is
+// durable (or written, in async mode) and applied.
+func (s *Shard) SetBatch(ctx context.Context, cmds []command.Command) error {
+	now := s.opts.Now().UnixMilli()
+	for i := range cmds {
+		if cmds[i].Op != OpSet || len(cmds[i].Args) != 1 {
+			return fmt.Errorf("shard: SetBatch takes string sets, got op %d", cmds[i].Op)
+		}
+		if len(cmds[i].Key) == 0 {
+			return ErrEmptyKey
+		}
+		cmds[i].Time = now
+	}
+	return s.write(ctx, cmds)
 }

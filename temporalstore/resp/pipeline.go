@@ -1,0 +1,59 @@
+package resp
+
+import (
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// maxSetRun bounds the SETs one pipelined run gathers, and so the replies
+// and copied arguments it holds.
+const maxSetRun = 256
+
+// setRun gathers a pipeline's consecutive plain SETs (SET key value, with
+// no option) so that the engine writes them as one record per shard
+// (Engine.ExecuteBatch) instead of one append each. Replies are the same,
+// in the same order; a command that is not a plain SET ends the run and
+// runs after it, so it sees every write before it.
+type setRun struct {
+	// arena holds the keys and values, copied (the reader reuses its
+	// buffers); ends[i] is where SET i's key and value end in it.
+	arena []byte
+	ends  [][2]int
+	cmds  []ts.Command
+}
+
+// plainSet reports whether args are a SET with no option that this
+// connection may run now, outside a transaction.
+func (c *conn) plainSet(args [][]byte) bool {
+	return len(args) == 3 && is(args[0], "set") && c.tx == nil && c.access == accessWrite && len(args[1]) > 0
+}
+
+func (r *setRun) add(key, value []byte) {
+	r.arena = append(r.arena, key...)
+	k := len(r.arena)
+	r.arena = append(r.arena, value...)
+	r.ends = append(r.ends, [2]int{k, len(r.arena)})
+}
+
+// runSets executes the gathered SETs and writes their replies.
+func (c *conn) runSets(r *setRun) {
+	r.cmds = r.cmds[:0]
+	start := 0
+	for _, e := range r.ends {
+		r.cmds = append(r.cmds, ts.Command{
+			Kind: ts.KindSet, Namespace: c.s.opts.Namespace, Table: c.s.opts.Table,
+			Key: r.arena[start:e[0]:e[0]], Value: r.arena[e[0]:e[1]:e[1]],
+		})
+		start = e[1]
+	}
+	_, errs := c.s.opts.Engine.ExecuteBatch(c.ctx, r.cmds)
+	for _, err := range errs {
+		c.s.stats.commands.Add(1)
+		if err != nil {
+			c.engineError(err)
+		} else {
+			c.w.ok()
+		}
+	}
+	c.last = "set"
+	r.arena, r.ends = r.arena[:0], r.ends[:0]
+}
