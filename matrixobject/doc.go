@@ -47,7 +47,8 @@
 // is replaced or deleted. Appends to one append blob are serialized, and a
 // reader sees the blob's durable prefix. Nothing applies backpressure beyond
 // the disk itself; each call does its own I/O on the caller's goroutine
-// (large bodies are hashed on two helper goroutines while they are written).
+// (large bodies are hashed on two helper goroutines while they are written,
+// and bodies past 8 MiB are flushed by a third while the hashes finish).
 //
 // # Dependencies
 //

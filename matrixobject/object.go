@@ -128,6 +128,8 @@ func (s *Store) finishTemp(f *os.File, m *objectMeta) error {
 // either the previous version or the new one, never a mix, and once
 // PutObject returns the new version is durable. On any error (bad digest,
 // quota, size limit, a failing reader) the previous version is untouched.
+// A *bytes.Reader or *bytes.Buffer body is hashed and written where it lies,
+// without a copy through the store's buffers.
 func (s *Store) PutObject(ctx context.Context, bucket, key string, r io.Reader, o PutOptions) (ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return ObjectInfo{}, err

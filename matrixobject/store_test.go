@@ -205,7 +205,7 @@ func TestPutGetHeadDelete(t *testing.T) {
 	s, dir := openTest(t, Options{Now: clock.Now})
 	ctx := t.Context()
 	require.NoError(t, s.CreateBucket(ctx, "bkt", Quota{}))
-	for _, size := range []int{0, 1, 4096, chunkSize - 1, chunkSize, 3*chunkSize + 17} {
+	for _, size := range []int{0, 1, 4096, chunkSize - 1, chunkSize, 3*chunkSize + 17, flushEvery + writeStep + 17} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			data := randBytes(uint64(size), size)
 			key := fmt.Sprintf("dir/obj-%d", size)
@@ -312,6 +312,9 @@ func TestPutBadInputChangesNothing(t *testing.T) {
 		{"malformed sha256", "bkt", "k", strings.NewReader("x"), PutOptions{ExpectedSHA256: "zz"}, ErrInvalidArgument},
 		{"bad md5", "bkt", "k", strings.NewReader("x"), PutOptions{ExpectedMD5: make([]byte, 16)}, ErrBadDigest},
 		{"too large", "bkt", "k", &errReader{n: 4 << 20, err: io.EOF}, PutOptions{}, ErrTooLarge},
+		{"too large in memory", "bkt", "k", bytes.NewReader(make([]byte, 4<<20)), PutOptions{}, ErrTooLarge},
+		{"quota in memory", "bkt", "k", bytes.NewReader(make([]byte, 2<<20+1)), PutOptions{}, ErrQuotaExceeded},
+		{"bad md5 in memory", "bkt", "k", bytes.NewReader(make([]byte, 2<<20)), PutOptions{ExpectedMD5: make([]byte, 16)}, ErrBadDigest},
 		{"quota", "bkt", "k", &errReader{n: 2<<20 + 1, err: io.EOF}, PutOptions{}, ErrQuotaExceeded},
 		{"reader fails", "bkt", "k", &errReader{n: 2 << 20, err: boom}, PutOptions{}, boom},
 		{"reader fails early", "bkt", "k", &errReader{n: 10, err: boom}, PutOptions{}, boom},

@@ -28,6 +28,10 @@ var options = []option{
 		c.Dir = v
 		return nil
 	}),
+	opt("body", "BENCH_BODY", "kind", "how ours gets each PUT body: bytes (a *bytes.Reader, written in place) or stream (a plain io.Reader, read 1 MiB at a time like an S3 request body) (default bytes)", func(c *Config, v string) error {
+		c.Body = v
+		return nil
+	}),
 	opt("out", "BENCH_OUT", "path", "JSON report path (default <repo root>/bench-results/object.json)", func(c *Config, v string) error {
 		c.Out = v
 		return nil
@@ -45,6 +49,7 @@ Examples:
   cd tools && GOWORK=off go run ./bench object
   BENCH_QUICK=1 GOWORK=off go run ./bench object
   GOWORK=off go run ./bench object --sizes 65536,16777216 --dir /mnt/nvme/tmp
+  GOWORK=off go run ./bench object --sizes 67108864 --body stream
 `)
 }
 

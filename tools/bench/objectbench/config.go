@@ -12,6 +12,16 @@ const (
 	SystemDisk = "disk"
 )
 
+// Body kinds: how ours receives each PUT body.
+const (
+	// BodyBytes hands PutObject a *bytes.Reader, which it hashes and writes
+	// in place (the embedded use).
+	BodyBytes = "bytes"
+	// BodyStream hands PutObject a plain io.Reader, read chunk by chunk as
+	// the S3 handler's request bodies are.
+	BodyStream = "stream"
+)
+
 // Config is one `bench object` run.
 type Config struct {
 	// Sizes are the object sizes in bytes.
@@ -27,6 +37,8 @@ type Config struct {
 	Quick bool
 	// Seed seeds the incompressible object bytes.
 	Seed uint64
+	// Body is BodyBytes (the default) or BodyStream.
+	Body string
 	// Out is the JSON report path; empty means
 	// <repo root>/bench-results/object.json.
 	Out string
@@ -40,6 +52,7 @@ func DefaultConfig(quick bool) Config {
 		Repeats: 5,
 		Dir:     os.TempDir(),
 		Seed:    1,
+		Body:    BodyBytes,
 	}
 	if quick {
 		c.Quick = true
@@ -65,6 +78,8 @@ func (c *Config) Validate() error {
 		return errors.New("sizes must not be empty")
 	case c.Repeats < 1:
 		return errors.New("repeats must be at least 1")
+	case c.Body != BodyBytes && c.Body != BodyStream:
+		return fmt.Errorf("body %q is neither %q nor %q", c.Body, BodyBytes, BodyStream)
 	}
 	for _, s := range c.Sizes {
 		if s < 1 || s > 1<<30 {

@@ -7,7 +7,9 @@
 // all: PUT writes the same bytes to a new file with one write(2) per MiB and
 // one fsync, GET reads the file back. Ours ("ours") is matrixobject.Store
 // through its Go API: PutObject (temporary file, MD5 and SHA-256 of the
-// content, trailer, fsync, rename, directory fsync) and GetObject. For each
+// content, trailer, fsync, rename, directory fsync) and GetObject. Its PUT
+// bodies are *bytes.Reader values (written in place) or, with --body stream,
+// plain io.Readers (read chunk by chunk, as S3 request bodies are). For each
 // size the two alternate (ours, disk, ours, disk, ...) for the configured
 // repeats, each run in a fresh directory writing distinct keys/files.
 //
