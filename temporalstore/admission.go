@@ -37,6 +37,7 @@ var readKinds = map[Kind]bool{
 	KindZRange: true, KindZCount: true, KindZRank: true, KindZRevRank: true,
 	KindZScore: true, KindZMScore: true, KindZCard: true, KindZScan: true,
 	KindLRange: true, KindLLen: true, KindLIndex: true, KindLPos: true,
+	KindFQuery: true, KindFQueryFiltered: true, KindFAgg: true,
 }
 
 // limiter is a token bucket on the engine's clock; nil admits everything.

@@ -27,8 +27,8 @@ func TestExecuteBatchMatchesOneByOne(t *testing.T) {
 	set := func(k, v string) Command { return Command{Kind: KindSet, Key: b(k), Value: b(v)} }
 	cmds := []Command{
 		set("a", "1"), set("b", "2"), set("a", "3"), // a run: a ends as 3
-		{Kind: KindGet, Key: b("a")},                  // sees it
-		set("h", "s"),                                 // a SET replaces a hash
+		{Kind: KindGet, Key: b("a")}, // sees it
+		set("h", "s"),                // a SET replaces a hash
 		{Kind: KindSet, Key: b("c"), Value: b("x"), Cond: IfAbsent},
 		set("", "empty key"), set("d", "4"),
 		{Namespace: "b", Table: "ro", Kind: KindSet, Key: b("ro"), Value: b("refused")},

@@ -61,7 +61,11 @@ func parseCrashOp(s string) (crashOp, bool) {
 
 func randomCrashOp(rng *rand.Rand, seq int) crashOp {
 	o := crashOp{seq: seq}
-	switch rng.IntN(7) {
+	switch rng.IntN(8) {
+	case 7:
+		// A point at a timestamp drawn from a small range, so appends
+		// both insert and overwrite.
+		o.kind, o.key, o.arg = "fappend", fmt.Sprint("f", rng.IntN(2)), fmt.Sprint(rng.IntN(50))
 	case 0, 1:
 		o.kind, o.key = "set", fmt.Sprint("s", rng.IntN(10))
 	case 2:
@@ -94,6 +98,9 @@ func (o crashOp) command() Command {
 		c.Kind, c.Args = KindHSet, [][]byte{[]byte(o.arg), v}
 	case "zadd":
 		c.Kind, c.Args, c.Scores = KindZAdd, [][]byte{[]byte(o.arg)}, []float64{float64(o.seq)}
+	case "fappend":
+		at, _ := strconv.Atoi(o.arg)
+		c.Kind, c.Points = KindFAppend, []Point{{TS: int64(at), Value: v}}
 	}
 	return c
 }
@@ -150,6 +157,21 @@ func (s crashState) apply(o crashOp) {
 		s[o.key] = "string:" + strconv.Itoa(n+1)
 	case "rpush":
 		s[o.key] = strings.TrimPrefix(s[o.key]+","+strconv.Itoa(o.seq), ",")
+	case "fappend":
+		m := map[int]string{}
+		for p := range strings.SplitSeq(s[o.key], ",") {
+			if k, v, ok := strings.Cut(p, "="); ok {
+				at, _ := strconv.Atoi(k)
+				m[at] = v
+			}
+		}
+		at, _ := strconv.Atoi(o.arg)
+		m[at] = strconv.Itoa(o.seq)
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			parts = append(parts, fmt.Sprintf("%d=%s", k, m[k]))
+		}
+		s[o.key] = strings.Join(parts, ",")
 	case "hset", "zadd":
 		m := map[string]string{}
 		for p := range strings.SplitSeq(s[o.key], ",") {
@@ -176,7 +198,7 @@ func readCrashState(t *testing.T, e *Engine) crashState {
 	for i := range 3 {
 		keys = append(keys, fmt.Sprint("c", i), fmt.Sprint("l", i), fmt.Sprint("h", i))
 	}
-	keys = append(keys, "z0", "z1")
+	keys = append(keys, "z0", "z1", "f0", "f1")
 	q := func(c Command) Response {
 		c.Namespace, c.Table = "crash", "t"
 		r, err := e.Execute(t.Context(), c)
@@ -198,6 +220,12 @@ func readCrashState(t *testing.T, e *Engine) crashState {
 			var parts []string
 			for i := 0; i < len(vs); i += 2 {
 				parts = append(parts, string(vs[i])+"="+string(vs[i+1]))
+			}
+			st[k] = strings.Join(parts, ",")
+		case "series":
+			var parts []string
+			for _, p := range q(Command{Kind: KindFQuery, Key: []byte(k), Start: 0, End: 1 << 40}).Points {
+				parts = append(parts, fmt.Sprintf("%d=%s", p.TS, p.Value))
 			}
 			st[k] = strings.Join(parts, ",")
 		case "zset":

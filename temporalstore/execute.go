@@ -161,6 +161,14 @@ type Command struct {
 	EventTime time.Time
 	TSField   string
 	Rows      []Row
+	// Points are a feature write's points (KindFAppend, KindFReplace),
+	// under Policy (KindFAppend). Start and End are a feature window's
+	// bounds, in Unix ms; Filters KindFQueryFiltered's and Aggregator
+	// KindFAgg's.
+	Points     []Point
+	Policy     WritePolicy
+	Filters    []Filter
+	Aggregator string
 }
 
 // Response is what a command returns.
@@ -183,6 +191,8 @@ type Response struct {
 	Scores []float64
 	// Ints is an array of integers (SMISMEMBER, LPOS with a count).
 	Ints []int64
+	// Points are a feature read's points, ascending.
+	Points []Point
 	// Float is a score reply (ZSCORE, ZINCRBY), also formatted in Value.
 	Float float64
 }
@@ -250,7 +260,7 @@ func engineErr(err error) error {
 // kinds maps every single-key kind to its runner.
 var kinds = func() map[Kind]runner {
 	m := map[Kind]runner{}
-	for _, family := range []map[Kind]runner{stringKinds, keyKinds, hashKinds, setKinds, zsetKinds, listKinds, {KindRowWrite: runRowWrite}} {
+	for _, family := range []map[Kind]runner{stringKinds, keyKinds, hashKinds, setKinds, zsetKinds, listKinds, featureKinds, {KindRowWrite: runRowWrite}} {
 		for k, r := range family {
 			m[k] = r
 		}

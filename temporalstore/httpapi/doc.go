@@ -80,10 +80,22 @@
 // each model in its own map, this engine has one keyspace: a hash command
 // on a string key answers wrong_type.
 //
-// The original's feature_*, sequence_*, control_state_* and context_*
-// kinds name models this server does not have yet: they are understood,
-// not run, and answered with code "unsupported" (HTTP 200, so a batch's
-// other commands still run).
+// The original's feature kinds are served with its fields: feature_append
+// {key, points: [{timestamp_ms, value}]}, feature_append_with_policy
+// (+ policy: upsert, insert_if_absent|first|nx,
+// replace_existing|update|xx, block; integer 1 when anything changed),
+// feature_query {key, start_ms, end_ms, count?} and
+// feature_query_filtered (+ filters: [{field, op, value}]) answering
+// feature_points {points: [{timestamp_ms, value}]}, feature_replace {key,
+// start_ms, end_ms, points}, feature_delete {key}, feature_agg_query
+// {key, start_ms, end_ms, aggregator, count?} answering aggregate
+// {value}. A series is a key of its own type here, so a feature command
+// on a string or hash key answers wrong_type.
+//
+// The original's sequence_*, control_state_* and context_* kinds name
+// models this server does not have yet: they are understood, not run, and
+// answered with code "unsupported" (HTTP 200, so a batch's other commands
+// still run).
 //
 // # The engine's kinds
 //
@@ -99,7 +111,8 @@
 //	"(1.5", "-inf", "+inf"), lex_min, lex_max ("-", "+", "[a", "(a"), rev,
 //	limit {offset, count}, with_scores}, dest (name), from_left, to_left,
 //	before, rank, max_len, expire_at_ms, persist, event_time_ms, ts_field,
-//	rows [{key, args, event_time_ms}]
+//	rows [{key, args, event_time_ms}], points [{timestamp_ms, value}],
+//	policy, filters [{field, op, value}], aggregator
 //
 // For example {"kind":"zadd","key":"board","args":["YWxpY2U="],
 // "scores":[12.5]}. A response has the kind tag of its shape:
@@ -118,6 +131,8 @@
 //	scored_members {members, scores?} zrange, zpopmin, zpopmax
 //	integers {integers}            smismember, lpos with count, row_write_batch
 //	scan {cursor, keys|values}     scan, hscan, sscan, zscan
+//	feature_points {points}        fquery, fqueryfiltered
+//	aggregate {value}              fagg
 //
 // Failed commands carry the engine error's text and a code:
 // invalid_argument, unknown_kind, wrong_type, not_integer, not_float,

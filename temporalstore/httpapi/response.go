@@ -38,6 +38,7 @@ var errorCodes = []struct {
 	code string
 }{
 	{ts.ErrInvalid, "invalid_argument"},
+	{ts.ErrSeriesTooLarge, "invalid_argument"},
 	{ts.ErrUnknownKind, "unknown_kind"},
 	{ts.ErrWrongType, "wrong_type"},
 	{ts.ErrNotInteger, "not_integer"},
@@ -311,6 +312,23 @@ func writeResponse(w writer, cl *call, r *ts.Response, ok bool) {
 			w.int(v)
 		}
 		w.end()
+	case shPoints:
+		head(w, "feature_points", 1)
+		w.key("points")
+		w.arrayLen(len(r.Points))
+		for _, p := range r.Points {
+			w.mapLen(2)
+			w.key("timestamp_ms")
+			w.int(p.TS)
+			w.key("value")
+			w.bin(nonNil(p.Value))
+			w.end()
+		}
+		w.end()
+	case shAggregate:
+		head(w, "aggregate", 1)
+		w.key("value")
+		w.int(r.Int)
 	case shScan, shCollScan:
 		head(w, "scan", 2)
 		w.key("cursor")
@@ -351,6 +369,7 @@ type Response struct {
 	Entries  []Entry  `json:"entries" msgpack:"entries"`
 	Scores   []Float  `json:"scores" msgpack:"scores"`
 	Integers []int64  `json:"integers" msgpack:"integers"`
+	Points   []Point  `json:"points" msgpack:"points"`
 }
 
 // RawValue is a response's polymorphic value field, kept undecoded until
@@ -474,6 +493,13 @@ func (wr *Response) Engine(c ts.Command) (ts.Response, error) {
 				r.Int += v
 			}
 		}
+	case shPoints:
+		r.Points = points(wr.Points)
+		if r.Points == nil {
+			r.Points = []ts.Point{}
+		}
+	case shAggregate:
+		err = wr.Value.Decode(&r.Int)
 	case shScan:
 		r.Cursor, r.Keys = wr.Cursor, toBytes(wr.Keys)
 	case shCollScan:

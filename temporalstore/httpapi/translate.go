@@ -33,6 +33,8 @@ const (
 	shCollScan                // scan: cursor and values
 	shOrigCond                // the original's string_set_conditional
 	shOrigExpire              // the original's common_expire
+	shPoints                  // feature_points: points [{timestamp_ms, value}]
+	shAggregate               // aggregate: value
 )
 
 // nativeShapes gives each engine kind its response shape. Kinds whose
@@ -66,6 +68,9 @@ var nativeShapes = map[ts.Kind]shape{
 	ts.KindLMove: shBytes,
 
 	ts.KindRowWrite: shApplied, ts.KindRowWriteBatch: shRowBatch,
+
+	ts.KindFAppend: shInt, ts.KindFReplace: shEmpty, ts.KindFDelete: shInt, ts.KindFQuery: shPoints,
+	ts.KindFQueryFiltered: shPoints, ts.KindFAgg: shAggregate,
 }
 
 // shapeOf is the response shape of engine command c.
@@ -92,9 +97,9 @@ func shapeOf(c *ts.Command) shape {
 }
 
 // unsupportedPrefixes name the original's kinds of models this server
-// does not have yet (feature series, sequences, control state, context):
+// does not have yet (sequences, control state, context):
 // they are answered with the status code "unsupported", never run.
-var unsupportedPrefixes = []string{"feature_", "sequence_", "control_state_", "context_"}
+var unsupportedPrefixes = []string{"sequence_", "control_state_", "context_"}
 
 // errBadRequest marks a command that cannot be understood: an unknown
 // kind, a missing or malformed field. It is answered with HTTP 400.
@@ -253,6 +258,110 @@ var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){
 	"set_add":      origMember(ts.KindSAdd),
 	"set_members":  origKey(ts.KindSMembers, shMembers),
 	"set_remove":   origMember(ts.KindSRem),
+
+	"feature_append": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindFAppend, true, false)
+		return c, shEmpty, err
+	},
+	"feature_append_with_policy": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindFAppend, true, false)
+		if err == nil {
+			err = needField("policy", w.Policy != "")
+		}
+		if err == nil {
+			c.Policy, err = policy(w.Policy)
+		}
+		return c, shInt, err
+	},
+	"feature_query": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindFQuery, false, true)
+		return c, shPoints, err
+	},
+	"feature_query_filtered": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindFQueryFiltered, false, true)
+		if err == nil {
+			err = needField("filters", w.Filters != nil)
+		}
+		if err == nil {
+			c.Filters, err = filters(w.Filters)
+		}
+		return c, shPoints, err
+	},
+	"feature_replace": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindFReplace, true, true)
+		return c, shEmpty, err
+	},
+	"feature_delete": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindFDelete, false, false)
+		return c, shEmpty, err
+	},
+	"feature_agg_query": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindFAgg, false, true)
+		if err == nil {
+			err = needField("aggregator", w.Aggregator != "")
+		}
+		c.Aggregator = w.Aggregator
+		return c, shAggregate, err
+	},
+}
+
+// origFeature translates the fields the original's feature kinds share:
+// key, points (when withPoints), start_ms and end_ms (when withWindow),
+// and the optional count.
+func origFeature(w *Command, k ts.Kind, withPoints, withWindow bool) (ts.Command, error) {
+	c := ts.Command{Kind: k, Key: w.Key}
+	errs := []error{needKey(w)}
+	if withPoints {
+		errs = append(errs, needField("points", w.Points != nil))
+		c.Points = points(w.Points)
+	}
+	if withWindow {
+		errs = append(errs, needField("start_ms", w.StartMs != nil), needField("end_ms", w.EndMs != nil))
+		if w.StartMs != nil && w.EndMs != nil {
+			c.Start, c.End = *w.StartMs, *w.EndMs
+		}
+	}
+	if w.Count != nil {
+		c.Count, c.HasCount = *w.Count, true
+	}
+	return c, errors.Join(errs...)
+}
+
+func points(ps []Point) []ts.Point {
+	if ps == nil {
+		return nil
+	}
+	out := make([]ts.Point, len(ps))
+	for i, p := range ps {
+		out[i] = ts.Point{TS: p.TimestampMs, Value: nonNil(p.Value)}
+	}
+	return out
+}
+
+func policy(s string) (ts.WritePolicy, error) {
+	if s == "" {
+		return ts.PolicyUpsert, nil
+	}
+	p, ok := ts.ParseWritePolicy(s)
+	if !ok {
+		return 0, badf("unknown variant `%s` of policy", s)
+	}
+	return p, nil
+}
+
+func filters(fs []Filter) ([]ts.Filter, error) {
+	if fs == nil {
+		return nil, nil
+	}
+	out := make([]ts.Filter, len(fs))
+	for i, f := range fs {
+		op, ok := ts.ParseFilterOp(f.Op)
+		if !ok {
+			return nil, badf("unknown variant `%s` of filters[%d].op", f.Op, i)
+		}
+		out[i] = ts.Filter{Field: f.Field, Op: op, Value: f.Value}
+	}
+	return out, nil
 }
 
 func origKey(k ts.Kind, sh shape) func(w *Command) (ts.Command, shape, error) {
@@ -329,6 +438,13 @@ func nativeCommand(w *Command) (ts.Command, error) {
 	}
 	if w.Count != nil {
 		c.Count, c.HasCount = *w.Count, true
+	}
+	c.Points, c.Aggregator = points(w.Points), w.Aggregator
+	if c.Policy, err = policy(w.Policy); err != nil {
+		return c, err
+	}
+	if c.Filters, err = filters(w.Filters); err != nil {
+		return c, err
 	}
 	if w.Keys != nil {
 		c.Keys = texts(w.Keys)
@@ -446,6 +562,16 @@ func FromEngine(c ts.Command) Command {
 		v := c.EventTime.UnixMilli()
 		w.EventTimeMs = &v
 	}
+	for _, p := range c.Points {
+		w.Points = append(w.Points, Point{TimestampMs: p.TS, Value: Bytes(nonNil(p.Value))})
+	}
+	if c.Points != nil && w.Points == nil {
+		w.Points = []Point{}
+	}
+	w.Policy, w.Aggregator = policyNames[c.Policy], c.Aggregator
+	for _, f := range c.Filters {
+		w.Filters = append(w.Filters, Filter{Field: f.Field, Op: filterOpNames[f.Op], Value: f.Value})
+	}
 	for _, r := range c.Rows {
 		row := Row{Key: Text(r.Key), EventTimeMs: r.EventTime.UnixMilli()}
 		for _, a := range r.Args {
@@ -489,3 +615,13 @@ func lexText(b ts.LexBound) Text {
 	}
 	return append(Text("["), b.Value...)
 }
+
+// policyNames and filterOpNames are the wire names of the engine's
+// policies and filter operators (upsert, the default, is left out).
+var (
+	policyNames   = map[ts.WritePolicy]string{ts.PolicyInsertIfAbsent: "insert_if_absent", ts.PolicyReplaceExisting: "replace_existing", ts.PolicyBlock: "block"}
+	filterOpNames = map[ts.FilterOp]string{
+		ts.FilterEqual: "equal", ts.FilterNotEqual: "not_equal", ts.FilterGreater: "greater_than",
+		ts.FilterGreaterOrEqual: "greater_or_equal", ts.FilterLess: "less_than", ts.FilterLessOrEqual: "less_or_equal",
+	}
+)

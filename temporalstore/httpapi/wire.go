@@ -80,6 +80,31 @@ type Command struct {
 	EventTimeMs *int64     `json:"event_time_ms,omitempty" msgpack:"event_time_ms,omitempty"`
 	TSField     string     `json:"ts_field,omitempty" msgpack:"ts_field,omitempty"`
 	Rows        []Row      `json:"rows,omitempty" msgpack:"rows,omitempty"`
+
+	// Feature series: points, the write policy, the original's window
+	// (start_ms, end_ms; native kinds use start and end), filters and the
+	// aggregator.
+	Points     []Point  `json:"points,omitempty" msgpack:"points,omitempty"`
+	Policy     string   `json:"policy,omitempty" msgpack:"policy,omitempty"`
+	StartMs    *int64   `json:"start_ms,omitempty" msgpack:"start_ms,omitempty"`
+	EndMs      *int64   `json:"end_ms,omitempty" msgpack:"end_ms,omitempty"`
+	Filters    []Filter `json:"filters,omitempty" msgpack:"filters,omitempty"`
+	Aggregator string   `json:"aggregator,omitempty" msgpack:"aggregator,omitempty"`
+}
+
+// Point is a feature series point.
+type Point struct {
+	TimestampMs int64 `json:"timestamp_ms" msgpack:"timestamp_ms"`
+	Value       Bytes `json:"value" msgpack:"value"`
+}
+
+// Filter is a filtered feature read's condition: field (gid, action_type,
+// duration, author_id), op (equal, not_equal, greater_than,
+// greater_or_equal, less_than, less_or_equal, or = != > >= < <=) and value.
+type Filter struct {
+	Field string `json:"field" msgpack:"field"`
+	Op    string `json:"op" msgpack:"op"`
+	Value uint64 `json:"value" msgpack:"value"`
 }
 
 // ZAddFlags are zadd's options.

@@ -80,6 +80,7 @@ func init() {
 	registerSets()
 	registerZSets()
 	registerLists()
+	registerFeatures()
 	registerTx()
 }
 

@@ -176,6 +176,24 @@ func Steps(at time.Time) []ts.Command {
 			{Key: b("row:1"), Args: bs("clicks", "0"), EventTime: at.Add(-time.Hour)},
 		}},
 		{Kind: ts.KindHGetAll, Key: b("row:1")},
+
+		// Feature series.
+		{Kind: ts.KindFAppend, Key: b("f"), Points: []ts.Point{{TS: 30, Value: b("3")}, {TS: 10, Value: b("1")}, {TS: 20, Value: []byte{}}}},
+		{Kind: ts.KindFAppend, Key: b("f"), Policy: ts.PolicyInsertIfAbsent, Points: []ts.Point{{TS: 10, Value: b("no")}, {TS: 40, Value: b("-4")}}},
+		{Kind: ts.KindFAppend, Key: b("f"), Policy: ts.PolicyReplaceExisting, Points: []ts.Point{{TS: 50, Value: b("no")}}},
+		{Kind: ts.KindFAppend, Key: b("f"), Policy: ts.PolicyBlock, Points: []ts.Point{{TS: 60, Value: b("x")}}},
+		{Kind: ts.KindFAppend, Key: b("s"), Points: []ts.Point{{TS: 1, Value: b("x")}}},
+		{Kind: ts.KindFQuery, Key: b("f"), Start: 0, End: 100},
+		{Kind: ts.KindFQuery, Key: b("f"), Start: 15, End: 100, Count: 2, HasCount: true},
+		{Kind: ts.KindFQuery, Key: b("missing"), Start: 0, End: 100},
+		{Kind: ts.KindFAgg, Key: b("f"), Start: 0, End: 100, Aggregator: "sum"},
+		{Kind: ts.KindFAgg, Key: b("f"), Start: 0, End: 100, Aggregator: "median"},
+		{Kind: ts.KindFAppend, Key: b("r"), Points: []ts.Point{{TS: 1, Value: ts.EncodeRow(1, 2, 3, 4)}, {TS: 2, Value: ts.EncodeRow(5, 2, 7, 8)}}},
+		{Kind: ts.KindFQueryFiltered, Key: b("r"), Start: 0, End: 10, Filters: []ts.Filter{{Field: "gid", Op: ts.FilterGreater, Value: 1}, {Field: "action_type", Op: ts.FilterEqual, Value: 2}}},
+		{Kind: ts.KindFReplace, Key: b("f"), Start: 10, End: 20, Points: []ts.Point{{TS: 90, Value: b("9")}}},
+		{Kind: ts.KindFQuery, Key: b("f"), Start: 0, End: 100},
+		{Kind: ts.KindFDelete, Key: b("r")},
+		{Kind: ts.KindFDelete, Key: b("r")},
 		{Kind: ts.KindScan, Count: 1000},
 	}
 }

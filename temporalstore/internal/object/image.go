@@ -19,7 +19,8 @@ var ErrImage = errors.New("object: malformed image")
 //
 // where bytes are uvarint-length-prefixed, and an element is a field and a
 // value (hash), a member (set), a member and a float64's bits, little
-// endian (sorted set), or a value (list, head first). Hash and set elements
+// endian (sorted set), a value (list, head first), or a timestamp varint
+// and a value (series, oldest first). Hash and set elements
 // are written in sorted order, so an image is a function of the contents.
 func Append(dst []byte, o *Object) []byte {
 	dst = append(dst, byte(o.Kind))
@@ -45,6 +46,11 @@ func Append(dst []byte, o *Object) []byte {
 		for i := range o.List.Len() {
 			dst = appendBytes(dst, o.List.Index(i))
 		}
+	case KindSeries:
+		for i := range o.Series.Len() {
+			ts, v := o.Series.At(i)
+			dst = appendBytes(binary.AppendVarint(dst, ts), v)
+		}
 	}
 	return dst
 }
@@ -63,7 +69,7 @@ func Decode(b []byte) (*Object, []byte, error) {
 	}
 	k := Kind(b[0])
 	d.off = 1
-	if k < KindHash || k > KindList {
+	if k < KindHash || k > KindSeries {
 		return nil, nil, fmt.Errorf("%w: kind %d", ErrImage, b[0])
 	}
 	exp, err := d.varint()
@@ -91,6 +97,23 @@ func Decode(b []byte) (*Object, []byte, error) {
 	o := New(k, key)
 	o.Expiry = exp
 	for range n {
+		if k == KindSeries {
+			ts, err := d.varint()
+			if err != nil {
+				return nil, nil, err
+			}
+			v, err := d.bytes()
+			if err != nil {
+				return nil, nil, err
+			}
+			if l := o.Series.Len(); l > 0 {
+				if last, _ := o.Series.At(l - 1); ts <= last {
+					return nil, nil, fmt.Errorf("%w: series timestamps out of order", ErrImage)
+				}
+			}
+			o.Series.Upsert(ts, clone(v))
+			continue
+		}
 		a, err := d.bytes()
 		if err != nil {
 			return nil, nil, err

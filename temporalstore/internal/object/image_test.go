@@ -18,7 +18,10 @@ func sample() []*Object {
 	l := New(KindList, []byte("l"))
 	l.List.PushBack([]byte("one"))
 	l.List.PushBack([]byte("two"))
-	return []*Object{h, s, z, l}
+	f := New(KindSeries, []byte("f"))
+	f.Series.Upsert(-5, []byte("old"))
+	f.Series.Upsert(1_764_460_800_000, []byte("42"))
+	return []*Object{h, s, z, l, f}
 }
 
 func TestImageRoundTrip(t *testing.T) {

@@ -14,6 +14,8 @@ const (
 	KindSet  Kind = 2
 	KindZSet Kind = 3
 	KindList Kind = 4
+	// KindSeries is a feature series (not a Redis type).
+	KindSeries Kind = 5
 )
 
 // String is the kind's name as Redis's TYPE gives it.
@@ -27,6 +29,8 @@ func (k Kind) String() string {
 		return "zset"
 	case KindList:
 		return "list"
+	case KindSeries:
+		return "series"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -48,10 +52,11 @@ type Object struct {
 
 	// Hash and Set are read directly; they are written through HSet,
 	// HDel, SAdd and SRem, which keep mapBytes.
-	Hash map[string][]byte
-	Set  map[string]struct{}
-	ZSet *ZSet
-	List *List
+	Hash   map[string][]byte
+	Set    map[string]struct{}
+	ZSet   *ZSet
+	List   *List
+	Series *Series
 
 	// mapBytes is the field, value and member bytes of a hash or set.
 	mapBytes int64
@@ -66,6 +71,7 @@ const (
 	setOverhead    = 32
 	zsetOverhead   = 112
 	listOverhead   = 32
+	seriesOverhead = 32
 	objectOverhead = 128
 )
 
@@ -82,6 +88,8 @@ func (o *Object) Size() int64 {
 		n += 2*o.ZSet.Bytes() + int64(o.ZSet.Len())*zsetOverhead
 	case KindList:
 		n += o.List.Bytes() + int64(o.List.Len())*listOverhead
+	case KindSeries:
+		n += o.Series.Bytes() + int64(o.Series.Len())*seriesOverhead
 	}
 	return n
 }
@@ -137,6 +145,8 @@ func New(k Kind, key []byte) *Object {
 		o.ZSet = NewZSet()
 	case KindList:
 		o.List = &List{}
+	case KindSeries:
+		o.Series = &Series{}
 	}
 	return o
 }
@@ -152,6 +162,8 @@ func (o *Object) Len() int {
 		return o.ZSet.Len()
 	case KindList:
 		return o.List.Len()
+	case KindSeries:
+		return o.Series.Len()
 	}
 	return 0
 }

@@ -176,6 +176,8 @@ func opKind(op command.Op) object.Kind {
 		return object.KindZSet
 	case OpLPush, OpRPush, OpLPop, OpRPop, OpLSet, OpLTrim, OpLRem, OpLInsert:
 		return object.KindList
+	case OpFUpsert, OpFReplace:
+		return object.KindSeries
 	}
 	return 0
 }
@@ -183,7 +185,7 @@ func opKind(op command.Op) object.Kind {
 // creates reports whether op makes the collection when it is absent.
 func creates(op command.Op) bool {
 	switch op {
-	case OpHSet, OpSAdd, OpZAdd, OpLPush, OpRPush:
+	case OpHSet, OpSAdd, OpZAdd, OpLPush, OpRPush, OpFUpsert, OpFReplace:
 		return true
 	}
 	return false
@@ -295,6 +297,21 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 		if len(a) == 3 {
 			o.List.Insert(string(a[0]) == "b", a[1], clone(a[2]))
 		}
+	case OpFUpsert, OpFReplace:
+		pairs := 1
+		if c.Op == OpFReplace {
+			if len(a) < 3 {
+				break
+			}
+			o.Series.DeleteRange(varintArg(a, 1), varintArg(a, 2))
+			pairs = 3
+		}
+		for i := pairs; i+1 < len(a); i += 2 {
+			o.Series.Upsert(varintArg(a, i), clone(a[i+1]))
+		}
+		if keep := uvarintArg(a, 0); keep > 0 {
+			o.Series.TrimOldest(int(min(keep, math.MaxInt32)))
+		}
 	}
 	s.objDelta(o.Size() - size)
 	if o.Len() == 0 {
@@ -307,6 +324,12 @@ func (s *Shard) applyExpireAt(c *command.Command) {
 	h, match := hashKey(c.Key), s.matcher(c.Key)
 	e, ok := s.residentLocked(c.Key)
 	if !ok || !isObject(e) {
+		return
+	}
+	if s.objs[e.Addr].Expired(c.Time) {
+		// Gone when the command was made, whether or not swept since:
+		// an expiry does not bring it back.
+		s.deleteLocked(c.Key)
 		return
 	}
 	s.objs[e.Addr].Expiry = c.Expiry
@@ -325,6 +348,10 @@ func (s *Shard) applyRename(c *command.Command) {
 	h, match := hashKey(c.Key), s.matcher(c.Key)
 	e, ok := s.residentLocked(c.Key)
 	if !ok || !isObject(e) {
+		return
+	}
+	if s.objs[e.Addr].Expired(c.Time) {
+		s.deleteLocked(c.Key)
 		return
 	}
 	dst := c.Args[0]

@@ -210,11 +210,11 @@ func TestSweepDeletesExpiredKeysOnly(t *testing.T) {
 
 // randomOp is a random command over keys keys of each kind.
 func randomOp(rng *rand.Rand, clk *testclock.Clock, keys int) command.Command {
-	ops := []command.Op{OpHSet, OpHDel, OpSAdd, OpSRem, OpZAdd, OpZRem, OpLPush, OpRPush, OpLPop, OpRPop, OpLTrim, OpLRem, OpExpireAt, OpSet, OpDelete}
+	ops := []command.Op{OpHSet, OpHDel, OpSAdd, OpSRem, OpZAdd, OpZRem, OpLPush, OpRPush, OpLPop, OpRPop, OpLTrim, OpLRem, OpExpireAt, OpSet, OpDelete, OpFUpsert, OpFReplace}
 	op := ops[rng.IntN(len(ops))]
 	kind := opKind(op)
 	if kind == 0 { // expiry, SET and DEL land on any kind's keys
-		kind = object.Kind(1 + rng.IntN(4))
+		kind = object.Kind(1 + rng.IntN(5))
 	}
 	k := fmt.Sprintf("%s-%d", kind, rng.IntN(keys))
 	m := fmt.Sprint(rng.IntN(10))
@@ -232,6 +232,15 @@ func randomOp(rng *rand.Rand, clk *testclock.Clock, keys int) command.Command {
 		c.Args = [][]byte{Varint(int64(rng.IntN(3) - 1)), []byte(m)}
 	case OpExpireAt:
 		c.Expiry = clk.Now().Add(time.Duration(rng.IntN(3000)) * time.Millisecond).UnixMilli()
+	case OpFUpsert, OpFReplace:
+		c.Args = [][]byte{Uvarint(uint64(rng.IntN(8)))} // 0: no retention
+		if op == OpFReplace {
+			lo := int64(rng.IntN(20))
+			c.Args = append(c.Args, Varint(lo), Varint(lo+int64(rng.IntN(10))))
+		}
+		for range rng.IntN(4) {
+			c.Args = append(c.Args, Varint(int64(rng.IntN(30))), []byte(m))
+		}
 	default:
 		c.Args = args(m)
 	}

@@ -63,6 +63,14 @@ const (
 	OpLTrim   command.Op = 45
 	OpLRem    command.Op = 46
 	OpLInsert command.Op = 47
+	// OpFUpsert and OpFReplace write a feature series. Args[0] is the
+	// retention (uvarint; 0: none): after the write the oldest points are
+	// dropped while more remain. OpFUpsert: then timestamp (varint),
+	// value pairs, upserted in order. OpFReplace: then start, end
+	// (varints) and pairs: the points in [start, end] are removed, then
+	// the pairs upserted.
+	OpFUpsert  command.Op = 50
+	OpFReplace command.Op = 51
 )
 
 // Errors.

@@ -1,0 +1,513 @@
+package temporalstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
+)
+
+// Feature series kinds. A series is one key's points, each a timestamp
+// (Unix ms) and a value, with unique timestamps, kept in ascending order;
+// TYPE names it "series". Windows are Start..End inclusive (Start > End:
+// empty) and read ascending, earliest first.
+const (
+	// KindFAppend upserts Points, in order (the last of a timestamp wins),
+	// under Policy; Response.Int is 1 when anything changed, a retention
+	// trim included. The table's FeatureMaxSize is then applied: the
+	// oldest points go while more remain (FAPPEND, FAPPENDPOLICY).
+	KindFAppend Kind = "fappend"
+	// KindFQuery returns the window's points in Points: the first Count
+	// of them with HasCount, at most the table's FeatureMaxSize (FQUERY).
+	KindFQuery Kind = "fquery"
+	// KindFQueryFiltered is KindFQuery keeping the points whose value,
+	// decoded as protobuf varint fields 1 gid, 2 action_type, 3
+	// duration, 4 author_id, passes every one of Filters. Count limits the
+	// points scanned, before filtering, as in the original; a value
+	// lacking a field or not decoding is dropped (FQUERYFILTER).
+	KindFQueryFiltered Kind = "fqueryfiltered"
+	// KindFReplace removes the points of Start..End, then upserts Points
+	// (which may lie outside the window), then trims (FREPLACE).
+	KindFReplace Kind = "freplace"
+	// KindFDelete removes the series; Response.Int is 1 when there was
+	// one (FDEL).
+	KindFDelete Kind = "fdel"
+	// KindFAgg aggregates the window's values with Aggregator (sum, avg,
+	// min, max, first, last, count) into Response.Int, over the first
+	// Count points with HasCount (FAGG).
+	KindFAgg Kind = "fagg"
+)
+
+// Feature series limits.
+const (
+	// MaxFeatureAppend is the most points a series may hold after an
+	// append or replace, whatever the retention: a write past it is
+	// refused whole (ErrSeriesTooLarge).
+	MaxFeatureAppend = 100_000
+)
+
+// ErrSeriesTooLarge is returned for a feature write that would take the
+// series past MaxFeatureAppend points; nothing is written.
+var ErrSeriesTooLarge = errors.New("temporalstore: feature series size bigger than 100000")
+
+// Point is one point of a feature series.
+type Point struct {
+	// TS is the point's time, in Unix milliseconds (not negative).
+	TS    int64
+	Value []byte
+}
+
+// WritePolicy says which points of a KindFAppend are written.
+type WritePolicy uint8
+
+// Write policies.
+const (
+	// PolicyUpsert writes every point (the default).
+	PolicyUpsert WritePolicy = iota
+	// PolicyInsertIfAbsent writes a point only where its timestamp has
+	// none; within a request the first of a timestamp wins.
+	PolicyInsertIfAbsent
+	// PolicyReplaceExisting writes a point only over an existing one.
+	PolicyReplaceExisting
+	// PolicyBlock refuses the write (ErrInvalid), as the original does.
+	PolicyBlock
+)
+
+// ParseWritePolicy reads a policy by the original's names and aliases:
+// upsert; insert_if_absent, first, nx; replace_existing, update, xx;
+// block. Case does not matter.
+func ParseWritePolicy(s string) (WritePolicy, bool) {
+	switch strings.ToLower(s) {
+	case "upsert":
+		return PolicyUpsert, true
+	case "insert_if_absent", "first", "nx":
+		return PolicyInsertIfAbsent, true
+	case "replace_existing", "update", "xx":
+		return PolicyReplaceExisting, true
+	case "block":
+		return PolicyBlock, true
+	}
+	return 0, false
+}
+
+// FilterOp compares a row field with a filter's value.
+type FilterOp uint8
+
+// Filter operators.
+const (
+	FilterEqual FilterOp = iota
+	FilterNotEqual
+	FilterGreater
+	FilterGreaterOrEqual
+	FilterLess
+	FilterLessOrEqual
+)
+
+// ParseFilterOp reads an operator: = == eq, != <> ne, > gt, >= ge gte,
+// < lt, <= le lte, or the original's names (equal, not_equal,
+// greater_than, greater_or_equal, less_than, less_or_equal).
+func ParseFilterOp(s string) (FilterOp, bool) {
+	switch strings.ToLower(s) {
+	case "=", "==", "eq", "equal":
+		return FilterEqual, true
+	case "!=", "<>", "ne", "not_equal":
+		return FilterNotEqual, true
+	case ">", "gt", "greater_than":
+		return FilterGreater, true
+	case ">=", "ge", "gte", "greater_or_equal":
+		return FilterGreaterOrEqual, true
+	case "<", "lt", "less_than":
+		return FilterLess, true
+	case "<=", "le", "lte", "less_or_equal":
+		return FilterLessOrEqual, true
+	}
+	return 0, false
+}
+
+// Row fields a filter may name, in protobuf field order.
+var rowFields = []string{"gid", "action_type", "duration", "author_id"}
+
+// Filter keeps the rows whose Field compares with Value as Op says.
+type Filter struct {
+	Field string
+	Op    FilterOp
+	Value uint64
+}
+
+func (f Filter) pass(row *[4]uint64) bool {
+	v := row[slicesIndex(rowFields, f.Field)]
+	switch f.Op {
+	case FilterEqual:
+		return v == f.Value
+	case FilterNotEqual:
+		return v != f.Value
+	case FilterGreater:
+		return v > f.Value
+	case FilterGreaterOrEqual:
+		return v >= f.Value
+	case FilterLess:
+		return v < f.Value
+	}
+	return v <= f.Value
+}
+
+func slicesIndex(xs []string, x string) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// decodeRow reads the four row fields of a protobuf-encoded value (varint
+// fields 1..4; other fields skipped). ok is false when one is missing or
+// the bytes do not decode.
+func decodeRow(b []byte) (row [4]uint64, ok bool) {
+	var seen uint8
+	for len(b) > 0 {
+		tag, n := uvarint(b)
+		if n <= 0 {
+			return row, false
+		}
+		b = b[n:]
+		field, wire := tag>>3, tag&7
+		switch wire {
+		case 0: // varint
+			v, n := uvarint(b)
+			if n <= 0 {
+				return row, false
+			}
+			b = b[n:]
+			if field >= 1 && field <= 4 {
+				row[field-1] = v
+				seen |= 1 << (field - 1)
+			}
+		case 1: // 64-bit
+			if len(b) < 8 {
+				return row, false
+			}
+			b = b[8:]
+		case 2: // length-delimited
+			l, n := uvarint(b)
+			if n <= 0 || l > uint64(len(b)-n) {
+				return row, false
+			}
+			b = b[n+int(l):]
+		case 5: // 32-bit
+			if len(b) < 4 {
+				return row, false
+			}
+			b = b[4:]
+		default:
+			return row, false
+		}
+	}
+	return row, seen == 0xf
+}
+
+func uvarint(b []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < len(b) && i < 10; i++ {
+		v |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i] < 0x80 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}
+
+// EncodeRow is a row's protobuf encoding as KindFQueryFiltered reads it:
+// varint fields 1 gid, 2 action_type, 3 duration, 4 author_id.
+func EncodeRow(gid, actionType, duration, authorID uint64) []byte {
+	var b []byte
+	for i, v := range []uint64{gid, actionType, duration, authorID} {
+		b = append(b, byte(i+1)<<3)
+		for v >= 0x80 {
+			b = append(b, byte(v)|0x80)
+			v >>= 7
+		}
+		b = append(b, byte(v))
+	}
+	return b
+}
+
+var featureKinds = map[Kind]runner{
+	KindFAppend:        runFAppend,
+	KindFReplace:       runFReplace,
+	KindFQuery:         featureRead(queryWindow),
+	KindFQueryFiltered: featureRead(queryFiltered),
+	KindFAgg:           featureRead(aggregateWindow),
+	KindFDelete:        runFDelete,
+}
+
+func checkPoints(ps []Point) error {
+	for _, p := range ps {
+		if p.TS < 0 {
+			return fmt.Errorf("%w: timestamp_ms must be an unsigned integer", ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// seriesRoom returns the points o holds, and ErrSeriesTooLarge when c's
+// points would take it past MaxFeatureAppend.
+func seriesRoom(o *object.Object, c *Command) (int, error) {
+	n := 0
+	if o != nil {
+		n = o.Series.Len()
+	}
+	if n+len(c.Points) > MaxFeatureAppend {
+		return n, fmt.Errorf("%w: %q holds %d points and %d more were sent", ErrSeriesTooLarge, c.Key, n, len(c.Points))
+	}
+	return n, nil
+}
+
+// seriesArgs encodes points as OpFUpsert's and OpFReplace's pairs.
+func seriesArgs(args [][]byte, ps []Point) [][]byte {
+	for _, p := range ps {
+		args = append(args, shard.Varint(p.TS), p.Value)
+	}
+	return args
+}
+
+func runFAppend(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if c.Policy == PolicyBlock {
+		return Response{}, fmt.Errorf("%w: Invalid write policy", ErrInvalid)
+	}
+	if c.Policy > PolicyBlock {
+		return Response{}, fmt.Errorf("%w: write policy %d", ErrInvalid, c.Policy)
+	}
+	if err := checkPoints(c.Points); err != nil {
+		return Response{}, err
+	}
+	keep, err := e.featureMaxSize(c)
+	if err != nil {
+		return Response{}, err
+	}
+	var r Response
+	err = writeObj(ctx, s, c.Key, object.KindSeries, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+		n, err := seriesRoom(o, c)
+		if err != nil {
+			return nil, err
+		}
+		var write []Point
+		switch c.Policy {
+		case PolicyUpsert:
+			write = c.Points
+		default:
+			seen := map[int64]bool{}
+			for _, p := range c.Points {
+				var has bool
+				if o != nil {
+					_, has = o.Series.Get(p.TS)
+				}
+				if c.Policy == PolicyInsertIfAbsent {
+					if has || seen[p.TS] {
+						continue
+					}
+					seen[p.TS] = true
+				} else if !has {
+					continue
+				}
+				write = append(write, p)
+			}
+		}
+		// A trim changes the series too: the original counts it.
+		if len(write) == 0 && n <= keep {
+			return nil, nil
+		}
+		r.Int = 1
+		return []command.Command{{Op: shard.OpFUpsert, Key: c.Key, Args: seriesArgs([][]byte{shard.Uvarint(uint64(keep))}, write)}}, nil
+	})
+	return r, err
+}
+
+func runFReplace(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if err := checkPoints(c.Points); err != nil {
+		return Response{}, err
+	}
+	keep, err := e.featureMaxSize(c)
+	if err != nil {
+		return Response{}, err
+	}
+	err = writeObj(ctx, s, c.Key, object.KindSeries, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+		if _, err := seriesRoom(o, c); err != nil {
+			return nil, err
+		}
+		if o == nil && len(c.Points) == 0 {
+			return nil, nil
+		}
+		args := [][]byte{shard.Uvarint(uint64(keep)), shard.Varint(c.Start), shard.Varint(c.End)}
+		return []command.Command{{Op: shard.OpFReplace, Key: c.Key, Args: seriesArgs(args, c.Points)}}, nil
+	})
+	return Response{}, err
+}
+
+func runFDelete(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	var r Response
+	err := writeObj(ctx, s, c.Key, object.KindSeries, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+		if o == nil {
+			return nil, nil
+		}
+		r.Int = 1
+		return []command.Command{{Op: shard.OpDelete, Key: c.Key}}, nil
+	})
+	return r, err
+}
+
+// featureMaxSize is the retention of c's table.
+func (e *Engine) featureMaxSize(c *Command) (int, error) {
+	t, err := e.table(c)
+	if err != nil {
+		return 0, err
+	}
+	return t.opts.FeatureMaxSize, nil
+}
+
+func featureRead(fn func(o *object.Object, c *Command, limit int, r *Response) error) runner {
+	return func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+		if c.HasCount && c.Count < 0 {
+			return Response{}, fmt.Errorf("%w: count must be an unsigned integer", ErrInvalid)
+		}
+		keep, err := e.featureMaxSize(c)
+		if err != nil {
+			return Response{}, err
+		}
+		limit := keep
+		if c.HasCount {
+			limit = min(c.Count, keep)
+		}
+		r := Response{Points: []Point{}}
+		err = readObj(ctx, s, c.Key, object.KindSeries, func(o *object.Object, _ *shard.View) error {
+			return fn(o, c, limit, &r)
+		})
+		if err != nil {
+			return Response{}, err
+		}
+		return r, nil
+	}
+}
+
+// window returns the index range of the first limit points of c's window.
+func window(o *object.Object, c *Command, limit int) (lo, hi int) {
+	if o == nil {
+		return 0, 0
+	}
+	lo, hi = o.Series.Window(c.Start, c.End)
+	return lo, min(hi, lo+limit)
+}
+
+func queryWindow(o *object.Object, c *Command, limit int, r *Response) error {
+	lo, hi := window(o, c, limit)
+	for i := lo; i < hi; i++ {
+		ts, v := o.Series.At(i)
+		r.Points = append(r.Points, Point{TS: ts, Value: cp(v)})
+	}
+	return nil
+}
+
+func queryFiltered(o *object.Object, c *Command, limit int, r *Response) error {
+	for _, f := range c.Filters {
+		if slicesIndex(rowFields, f.Field) < 0 {
+			return fmt.Errorf("%w: unknown filter field %q (gid, action_type, duration, author_id)", ErrInvalid, f.Field)
+		}
+		if f.Op > FilterLessOrEqual {
+			return fmt.Errorf("%w: filter operator %d", ErrInvalid, f.Op)
+		}
+	}
+	lo, hi := window(o, c, limit)
+	for i := lo; i < hi; i++ {
+		ts, v := o.Series.At(i)
+		row, ok := decodeRow(v)
+		if !ok {
+			continue
+		}
+		pass := true
+		for _, f := range c.Filters {
+			if pass = f.pass(&row); !pass {
+				break
+			}
+		}
+		if pass {
+			r.Points = append(r.Points, Point{TS: ts, Value: cp(v)})
+		}
+	}
+	return nil
+}
+
+// Aggregators of KindFAgg.
+var aggregators = map[string]bool{
+	"sum": true, "avg": true, "average": true, "min": true, "max": true,
+	"first": true, "last": true, "count": true, "events": true,
+}
+
+// aggregateWindow follows the original: values are decimal i64 after
+// leading ASCII whitespace; sum, avg (truncating, 0 when none), min and
+// max (0 when none) skip the others; first and last take the window's
+// first and last value (0 when not a number); count (also events, or an
+// empty name) counts every point. An unknown name is an error, where the
+// original silently counted.
+func aggregateWindow(o *object.Object, c *Command, limit int, r *Response) error {
+	agg := strings.ToLower(c.Aggregator)
+	if agg == "" {
+		agg = "count"
+	}
+	if !aggregators[agg] {
+		return fmt.Errorf("%w: unknown aggregator %q (sum, avg, min, max, first, last, count)", ErrInvalid, c.Aggregator)
+	}
+	r.Points = nil
+	lo, hi := window(o, c, limit)
+	if lo == hi {
+		return nil
+	}
+	num := func(i int) (int64, bool) {
+		_, v := o.Series.At(i)
+		n, err := strconv.ParseInt(string(bytes.TrimLeft(v, " \t\n\r\f\v")), 10, 64)
+		return n, err == nil
+	}
+	switch agg {
+	case "count", "events":
+		r.Int = int64(hi - lo)
+	case "first":
+		r.Int, _ = num(lo)
+	case "last":
+		r.Int, _ = num(hi - 1)
+	default:
+		var sum, cnt int64
+		var lo64, hi64 int64
+		for i := lo; i < hi; i++ {
+			n, ok := num(i)
+			if !ok {
+				continue
+			}
+			if cnt == 0 || n < lo64 {
+				lo64 = n
+			}
+			if cnt == 0 || n > hi64 {
+				hi64 = n
+			}
+			sum += n
+			cnt++
+		}
+		switch agg {
+		case "sum":
+			r.Int = sum
+		case "avg", "average":
+			if cnt > 0 {
+				r.Int = sum / cnt
+			}
+		case "min":
+			r.Int = lo64
+		case "max":
+			r.Int = hi64
+		}
+	}
+	return nil
+}

@@ -1,0 +1,286 @@
+package temporalstore
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+)
+
+func pts(kv ...any) []Point {
+	var out []Point
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, Point{TS: int64(kv[i].(int)), Value: []byte(fmt.Sprint(kv[i+1]))})
+	}
+	return out
+}
+
+func render(ps []Point) []string {
+	out := []string{}
+	for _, p := range ps {
+		out = append(out, fmt.Sprintf("%d=%s", p.TS, p.Value))
+	}
+	return out
+}
+
+// The original's feature series semantics, case by case.
+func TestFeatureSeriesSemantics(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	dir := t.TempDir()
+	e := openEngine(t, dir, clk)
+	ctx := t.Context()
+	require.NoError(t, e.CreateTable(ctx, "f", "small", TableOptions{FeatureMaxSize: 5}))
+	q := func(c Command) Response { t.Helper(); return exec(t, e, c) }
+	window := func(key string, start, end int64, count ...int) []string {
+		t.Helper()
+		c := Command{Kind: KindFQuery, Key: b(key), Start: start, End: end}
+		if len(count) > 0 {
+			c.Count, c.HasCount = count[0], true
+		}
+		return render(q(c).Points)
+	}
+
+	// Appends upsert per timestamp; the last of a batch wins; windows are
+	// inclusive and ascending; count takes the first N.
+	q(Command{Kind: KindFAppend, Key: b("f"), Points: pts(30, "c", 10, "a", 20, "b", 10, "A")})
+	require.Equal(t, []string{"10=A", "20=b", "30=c"}, window("f", 0, 100))
+	require.Equal(t, []string{"10=A", "20=b"}, window("f", 10, 20))
+	require.Equal(t, []string{"20=b"}, window("f", 11, 29))
+	require.Equal(t, []string{"10=A"}, window("f", 0, 100, 1))
+	require.Equal(t, []string{}, window("f", 30, 10))
+	require.Equal(t, []string{}, window("absent", 0, 100))
+	require.Equal(t, []byte("series"), q(Command{Kind: KindType, Key: b("f")}).Value)
+
+	// Write policies, with their change flag.
+	r := q(Command{Kind: KindFAppend, Key: b("f"), Policy: PolicyInsertIfAbsent, Points: pts(10, "no", 40, "d", 40, "dup")})
+	require.Equal(t, int64(1), r.Int)
+	require.Equal(t, []string{"10=A", "20=b", "30=c", "40=d"}, window("f", 0, 100))
+	r = q(Command{Kind: KindFAppend, Key: b("f"), Policy: PolicyInsertIfAbsent, Points: pts(10, "no")})
+	require.Equal(t, int64(0), r.Int)
+	r = q(Command{Kind: KindFAppend, Key: b("f"), Policy: PolicyReplaceExisting, Points: pts(20, "B", 50, "no")})
+	require.Equal(t, int64(1), r.Int)
+	require.Equal(t, []string{"10=A", "20=B", "30=c", "40=d"}, window("f", 0, 100))
+	r = q(Command{Kind: KindFAppend, Key: b("f"), Policy: PolicyReplaceExisting, Points: pts(50, "no")})
+	require.Equal(t, int64(0), r.Int)
+	_, err := e.Execute(ctx, Command{Kind: KindFAppend, Key: b("f"), Policy: PolicyBlock, Points: pts(60, "x")})
+	require.ErrorIs(t, err, ErrInvalid)
+	_, err = e.Execute(ctx, Command{Kind: KindFAppend, Key: b("f"), Points: []Point{{TS: -1, Value: b("x")}}})
+	require.ErrorIs(t, err, ErrInvalid)
+
+	// Replace: the window's points go, the new ones (even outside it)
+	// come.
+	q(Command{Kind: KindFReplace, Key: b("f"), Start: 15, End: 35, Points: pts(25, "r", 90, "z")})
+	require.Equal(t, []string{"10=A", "25=r", "40=d", "90=z"}, window("f", 0, 100))
+
+	// Retention: the table keeps 5, trimming the oldest, and a read count
+	// above it is clamped.
+	for i := range 8 {
+		q(Command{Namespace: "f", Table: "small", Kind: KindFAppend, Key: b("s"), Points: pts(i, i)})
+	}
+	r = q(Command{Namespace: "f", Table: "small", Kind: KindFQuery, Key: b("s"), Start: 0, End: 100, Count: 50, HasCount: true})
+	require.Equal(t, []string{"3=3", "4=4", "5=5", "6=6", "7=7"}, render(r.Points))
+
+	// The hard cap refuses a write whole.
+	big := make([]Point, MaxFeatureAppend-3)
+	for i := range big {
+		big[i] = Point{TS: int64(1000 + i), Value: b("1")}
+	}
+	_, err = e.Execute(ctx, Command{Kind: KindFAppend, Key: b("f"), Points: big})
+	require.ErrorIs(t, err, ErrSeriesTooLarge)
+	require.Len(t, window("f", 0, 1<<40), 4)
+
+	// Types: a series is not a string, nor a string a series.
+	_, err = e.Execute(ctx, Command{Kind: KindGet, Key: b("f")})
+	require.ErrorIs(t, err, ErrWrongType)
+	q(Command{Kind: KindSet, Key: b("str"), Value: b("v")})
+	_, err = e.Execute(ctx, Command{Kind: KindFAppend, Key: b("str"), Points: pts(1, 1)})
+	require.ErrorIs(t, err, ErrWrongType)
+	_, err = e.Execute(ctx, Command{Kind: KindFQuery, Key: b("str"), End: 10})
+	require.ErrorIs(t, err, ErrWrongType)
+
+	// A series survives a reopen, with its TTL.
+	require.Equal(t, int64(1), q(Command{Kind: KindExpire, Key: b("f"), TTL: time.Minute}).Int)
+	require.NoError(t, e.Close())
+	e = openEngine(t, dir, clk)
+	defer e.Close()
+	require.Equal(t, []string{"10=A", "25=r", "40=d", "90=z"}, window("f", 0, 100))
+	require.Equal(t, int64(60_000), q(Command{Kind: KindPTTL, Key: b("f")}).Int)
+
+	// Delete.
+	require.Equal(t, int64(1), q(Command{Kind: KindFDelete, Key: b("f")}).Int)
+	require.Equal(t, int64(0), q(Command{Kind: KindFDelete, Key: b("f")}).Int)
+	require.Equal(t, []byte("none"), q(Command{Kind: KindType, Key: b("f")}).Value)
+}
+
+// Aggregators follow the original: decimal values after leading spaces,
+// non-numbers skipped by sum/avg/min/max and counted by count, first and
+// last from the window's ends, 0 for an empty window; an unknown name is
+// an error.
+func TestFeatureAggregates(t *testing.T) {
+	e := openEngine(t, t.TempDir(), testclock.New(time.Unix(1_764_460_800, 0)))
+	defer e.Close()
+	exec(t, e, Command{Kind: KindFAppend, Key: b("a"), Points: pts(1, " 7", 2, "x", 3, "-3", 4, "10", 5, "2")})
+	for _, tc := range []struct {
+		agg        string
+		start, end int64
+		count      int
+		want       int64
+	}{
+		{"sum", 0, 10, 0, 16}, {"SUM", 0, 10, 0, 16}, {"avg", 0, 10, 0, 4}, {"average", 0, 10, 0, 4},
+		{"min", 0, 10, 0, -3}, {"max", 0, 10, 0, 10}, {"first", 0, 10, 0, 7}, {"last", 0, 10, 0, 2},
+		{"count", 0, 10, 0, 5}, {"events", 0, 10, 0, 5}, {"", 0, 10, 0, 5},
+		{"first", 2, 10, 0, 0}, // "x" is not a number
+		{"sum", 0, 10, 2, 7},   // the first two points: 7 and x
+		{"sum", 20, 30, 0, 0}, {"avg", 20, 30, 0, 0}, {"min", 20, 30, 0, 0},
+		{"avg", 2, 3, 0, -3}, {"avg", 3, 4, 0, 3},
+	} {
+		c := Command{Kind: KindFAgg, Key: b("a"), Start: tc.start, End: tc.end, Aggregator: tc.agg}
+		if tc.count > 0 {
+			c.Count, c.HasCount = tc.count, true
+		}
+		require.Equal(t, tc.want, exec(t, e, c).Int, "%+v", tc)
+	}
+	_, err := e.Execute(t.Context(), Command{Kind: KindFAgg, Key: b("a"), End: 10, Aggregator: "median"})
+	require.ErrorIs(t, err, ErrInvalid)
+}
+
+// Filtered reads decode each value as a protobuf row; count limits the
+// points scanned before filtering; rows missing a field are dropped.
+func TestFeatureFilteredReads(t *testing.T) {
+	e := openEngine(t, t.TempDir(), testclock.New(time.Unix(1_764_460_800, 0)))
+	defer e.Close()
+	ps := []Point{
+		{TS: 1, Value: EncodeRow(1, 10, 100, 7)},
+		{TS: 2, Value: EncodeRow(2, 20, 200, 7)},
+		{TS: 3, Value: []byte{0x08, 0x01}}, // gid only
+		{TS: 4, Value: EncodeRow(4, 10, 400, 8)},
+		{TS: 5, Value: []byte{0xff}}, // not protobuf
+	}
+	exec(t, e, Command{Kind: KindFAppend, Key: b("r"), Points: ps})
+	ts := func(c Command) []int64 {
+		c.Kind, c.Key = KindFQueryFiltered, b("r")
+		var out []int64
+		for _, p := range exec(t, e, c).Points {
+			out = append(out, p.TS)
+		}
+		return out
+	}
+	require.Equal(t, []int64{1, 2, 4}, ts(Command{End: 10}))
+	require.Equal(t, []int64{1, 4}, ts(Command{End: 10, Filters: []Filter{{Field: "action_type", Op: FilterEqual, Value: 10}}}))
+	require.Equal(t, []int64{2, 4}, ts(Command{End: 10, Filters: []Filter{{Field: "duration", Op: FilterGreater, Value: 100}}}))
+	require.Equal(t, []int64{4}, ts(Command{End: 10, Filters: []Filter{
+		{Field: "author_id", Op: FilterNotEqual, Value: 7}, {Field: "gid", Op: FilterLessOrEqual, Value: 4},
+	}}))
+	// Count limits the scan: the first point does not match, so none.
+	require.Empty(t, ts(Command{End: 10, Count: 1, HasCount: true, Filters: []Filter{{Field: "gid", Op: FilterGreaterOrEqual, Value: 2}}}))
+	_, err := e.Execute(t.Context(), Command{Kind: KindFQueryFiltered, Key: b("r"), End: 10, Filters: []Filter{{Field: "nope"}}})
+	require.ErrorIs(t, err, ErrInvalid)
+	for _, tc := range []struct {
+		s  string
+		op FilterOp
+	}{{"=", FilterEqual}, {"EQ", FilterEqual}, {"<>", FilterNotEqual}, {"gt", FilterGreater}, {"GTE", FilterGreaterOrEqual}, {"<", FilterLess}, {"le", FilterLessOrEqual}, {"less_or_equal", FilterLessOrEqual}} {
+		op, ok := ParseFilterOp(tc.s)
+		require.True(t, ok, tc.s)
+		require.Equal(t, tc.op, op, tc.s)
+	}
+	_, ok := ParseFilterOp("~")
+	require.False(t, ok)
+}
+
+// Random appends (every policy), replaces, deletes and reads agree with a
+// naive model of the series, across a reopen.
+func TestFeatureSeriesMatchesAModel(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	dir := t.TempDir()
+	e := openEngine(t, dir, clk)
+	ctx := t.Context()
+	const keep = 40
+	require.NoError(t, e.CreateTable(ctx, "m", "t", TableOptions{FeatureMaxSize: keep, Shards: 2}))
+	model := map[string]map[int64]string{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	trim := func(m map[int64]string) {
+		tss := slices.Sorted(maps.Keys(m))
+		for len(tss) > keep {
+			delete(m, tss[0])
+			tss = tss[1:]
+		}
+	}
+	for step := range 3000 {
+		key := fmt.Sprint("k", rng.IntN(4))
+		m := model[key]
+		if m == nil {
+			m = map[int64]string{}
+			model[key] = m
+		}
+		c := Command{Namespace: "m", Table: "t", Key: []byte(key)}
+		var ps []Point
+		for range rng.IntN(6) {
+			ps = append(ps, Point{TS: int64(rng.IntN(100)), Value: []byte(fmt.Sprint(step, "-", rng.IntN(10)))})
+		}
+		switch op := rng.IntN(10); {
+		case op < 5:
+			c.Kind, c.Points, c.Policy = KindFAppend, ps, WritePolicy(rng.IntN(3))
+			seen := map[int64]bool{}
+			for _, p := range ps {
+				_, has := m[p.TS]
+				switch c.Policy {
+				case PolicyInsertIfAbsent:
+					if has || seen[p.TS] {
+						continue
+					}
+					seen[p.TS] = true
+				case PolicyReplaceExisting:
+					if !has {
+						continue
+					}
+				}
+				m[p.TS] = string(p.Value)
+			}
+			trim(m)
+		case op < 7:
+			c.Kind, c.Points = KindFReplace, ps
+			c.Start = int64(rng.IntN(100))
+			c.End = c.Start + int64(rng.IntN(30))
+			for ts := range m {
+				if ts >= c.Start && ts <= c.End {
+					delete(m, ts)
+				}
+			}
+			for _, p := range ps {
+				m[p.TS] = string(p.Value)
+			}
+			trim(m)
+		case op < 8 && step%7 == 0:
+			c.Kind = KindFDelete
+			clear(m)
+		default:
+			c.Kind = KindFQuery
+			c.Start, c.End = int64(rng.IntN(100)), int64(rng.IntN(100))
+			if rng.IntN(2) == 0 {
+				c.Count, c.HasCount = rng.IntN(10), true
+			}
+		}
+		r := exec(t, e, c)
+		if c.Kind != KindFQuery {
+			continue
+		}
+		var want []string
+		for _, ts := range slices.Sorted(maps.Keys(m)) {
+			if ts >= c.Start && ts <= c.End && (!c.HasCount || len(want) < c.Count) {
+				want = append(want, fmt.Sprintf("%d=%s", ts, m[ts]))
+			}
+		}
+		require.Equal(t, append([]string{}, want...), render(r.Points), "step %d: %+v", step, c)
+		if step == 1500 {
+			require.NoError(t, e.Close())
+			e = openEngine(t, dir, clk)
+		}
+	}
+	require.NoError(t, e.Close())
+}

@@ -1,0 +1,102 @@
+package object
+
+import (
+	"slices"
+	"sort"
+)
+
+// Series is a feature series: points with unique timestamps (Unix ms), in
+// ascending order, as parallel arrays. A window read is a binary search
+// and a slice, O(log n + k); an append at the tail is amortized O(1), an
+// insert in the middle O(n); dropping the oldest points is O(1) until the
+// dropped prefix outweighs the rest, when the arrays are compacted.
+type Series struct {
+	ts   []int64
+	vals [][]byte
+	// bytes is the values' total length, for Object.Size.
+	bytes int64
+}
+
+// Len is the number of points.
+func (s *Series) Len() int { return len(s.ts) }
+
+// Bytes is the values' total length.
+func (s *Series) Bytes() int64 { return s.bytes }
+
+// At returns point i (0 is the oldest).
+func (s *Series) At(i int) (int64, []byte) { return s.ts[i], s.vals[i] }
+
+// search returns the index of the first point at or after ts.
+func (s *Series) search(ts int64) int {
+	return sort.Search(len(s.ts), func(i int) bool { return s.ts[i] >= ts })
+}
+
+// Window returns the index range [lo, hi) of the points with start <= ts
+// <= end (empty when start > end).
+func (s *Series) Window(start, end int64) (lo, hi int) {
+	if start > end {
+		return 0, 0
+	}
+	lo = s.search(start)
+	hi = lo + sort.Search(len(s.ts)-lo, func(i int) bool { return s.ts[lo+i] > end })
+	return lo, hi
+}
+
+// Get returns the value at ts.
+func (s *Series) Get(ts int64) ([]byte, bool) {
+	i := s.search(ts)
+	if i < len(s.ts) && s.ts[i] == ts {
+		return s.vals[i], true
+	}
+	return nil, false
+}
+
+// Upsert sets the value at ts (v is kept, not copied) and reports whether
+// the point is new.
+func (s *Series) Upsert(ts int64, v []byte) bool {
+	n := len(s.ts)
+	if n == 0 || ts > s.ts[n-1] {
+		s.ts, s.vals = append(s.ts, ts), append(s.vals, v)
+		s.bytes += int64(len(v))
+		return true
+	}
+	i := s.search(ts)
+	if s.ts[i] == ts {
+		s.bytes += int64(len(v) - len(s.vals[i]))
+		s.vals[i] = v
+		return false
+	}
+	s.ts, s.vals = slices.Insert(s.ts, i, ts), slices.Insert(s.vals, i, v)
+	s.bytes += int64(len(v))
+	return true
+}
+
+// DeleteRange removes the points with start <= ts <= end and returns how
+// many there were.
+func (s *Series) DeleteRange(start, end int64) int {
+	lo, hi := s.Window(start, end)
+	for _, v := range s.vals[lo:hi] {
+		s.bytes -= int64(len(v))
+	}
+	s.ts, s.vals = slices.Delete(s.ts, lo, hi), slices.Delete(s.vals, lo, hi)
+	return hi - lo
+}
+
+// TrimOldest drops the oldest points while more than max remain, and
+// returns how many it dropped.
+func (s *Series) TrimOldest(max int) int {
+	n := len(s.ts) - max
+	if n <= 0 {
+		return 0
+	}
+	for i := range n {
+		s.bytes -= int64(len(s.vals[i]))
+		s.vals[i] = nil
+	}
+	s.ts, s.vals = s.ts[n:], s.vals[n:]
+	if cap(s.ts) > 2*len(s.ts)+64 {
+		// The dropped prefix is still allocated: give it back.
+		s.ts, s.vals = slices.Clone(s.ts), slices.Clone(s.vals)
+	}
+	return n
+}

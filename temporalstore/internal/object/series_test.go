@@ -1,0 +1,92 @@
+package object
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A series agrees with a map from timestamp to value under random
+// upserts, range deletes and trims, and its windows are the map's points
+// in range, ascending; its image round-trips.
+func TestSeriesMatchesAMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	o := New(KindSeries, []byte("f"))
+	s := o.Series
+	model := map[int64]string{}
+	for step := range 5000 {
+		switch r := rng.IntN(20); {
+		case r < 14:
+			ts := int64(rng.IntN(500))
+			if r < 7 {
+				ts = int64(500 + step) // most appends land at the tail
+			}
+			v := fmt.Sprint(step)
+			_, had := model[ts]
+			require.Equal(t, !had, s.Upsert(ts, []byte(v)))
+			model[ts] = v
+		case r < 16:
+			a, b := int64(rng.IntN(600)), int64(rng.IntN(600))
+			n := 0
+			for ts := range model {
+				if ts >= a && ts <= b {
+					delete(model, ts)
+					n++
+				}
+			}
+			require.Equal(t, n, s.DeleteRange(a, b))
+		case r < 17:
+			keep := rng.IntN(len(model) + 1)
+			tss := slices.Sorted(maps.Keys(model))
+			for _, ts := range tss[:len(tss)-keep] {
+				delete(model, ts)
+			}
+			require.Equal(t, len(tss)-keep, s.TrimOldest(keep))
+		default:
+			a, b := int64(rng.IntN(5500)), int64(rng.IntN(5500))
+			lo, hi := s.Window(a, b)
+			var got, want []int64
+			for i := lo; i < hi; i++ {
+				ts, v := s.At(i)
+				require.Equal(t, model[ts], string(v))
+				got = append(got, ts)
+			}
+			for _, ts := range slices.Sorted(maps.Keys(model)) {
+				if ts >= a && ts <= b {
+					want = append(want, ts)
+				}
+			}
+			require.Equal(t, want, got)
+		}
+		require.Equal(t, len(model), s.Len())
+	}
+	var bytes int64
+	for _, v := range model {
+		bytes += int64(len(v))
+	}
+	require.Equal(t, bytes, s.Bytes())
+	if s.Len() > 0 {
+		back, rest, err := Decode(Append(nil, o))
+		require.NoError(t, err)
+		require.Empty(t, rest)
+		require.Equal(t, Append(nil, o), Append(nil, back))
+		require.Equal(t, o.Size(), back.Size())
+	}
+}
+
+// An image whose series timestamps are not strictly ascending is refused.
+func TestSeriesImageOutOfOrderIsRefused(t *testing.T) {
+	// kind 5, no expiry, key "f", 2 points: ts 2 "b", then ts 1 "a"
+	// (timestamps are zigzag varints: 2 → 4, 1 → 2).
+	bad := []byte{5, 0, 1, 'f', 2, 4, 1, 'b', 2, 1, 'a'}
+	ok := []byte{5, 0, 1, 'f', 2, 2, 1, 'a', 4, 1, 'b'}
+	o, _, err := Decode(ok)
+	require.NoError(t, err)
+	require.Equal(t, 2, o.Series.Len())
+	_, _, err = Decode(bad)
+	require.ErrorIs(t, err, ErrImage)
+}

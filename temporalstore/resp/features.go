@@ -1,0 +1,178 @@
+package resp
+
+import (
+	"strconv"
+	"strings"
+
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// The original's feature series verbs: FAPPEND, FAPPENDPOLICY, FQUERY,
+// FQUERYFILTER, FQUERYFILTERSTR, FREPLACE, FDEL and FAGG, with its
+// arities and replies. A window's points are an array of [timestamp,
+// value] pairs, the timestamp an integer.
+func registerFeatures() {
+	register(
+		keyed("fappend", 4, flagWrite, func(c *conn, a [][]byte) {
+			if p, ok := c.point(a[2], a[3]); ok {
+				if _, ok := c.exec(ts.Command{Kind: ts.KindFAppend, Key: a[1], Points: []ts.Point{p}}); ok {
+					c.w.ok()
+				}
+			}
+		}),
+		keyed("fappendpolicy", 5, flagWrite, func(c *conn, a [][]byte) {
+			p, ok := c.point(a[2], a[3])
+			if !ok {
+				return
+			}
+			policy, ok := ts.ParseWritePolicy(string(a[4]))
+			if !ok {
+				c.errorf("ERR unknown write policy '%s' (UPSERT, FIRST|NX|INSERT_IF_ABSENT, UPDATE|XX|REPLACE_EXISTING, BLOCK)", a[4])
+				return
+			}
+			c.intReply(ts.Command{Kind: ts.KindFAppend, Key: a[1], Points: []ts.Point{p}, Policy: policy})
+		}),
+		keyed("fquery", -4, 0, func(c *conn, a [][]byte) {
+			if len(a) > 5 {
+				c.syntaxErr()
+				return
+			}
+			cmd, ok := c.window(ts.Command{Kind: ts.KindFQuery, Key: a[1]}, a[2:])
+			if ok {
+				c.pointsReply(cmd)
+			}
+		}),
+		keyed("fqueryfilter", 8, 0, func(c *conn, a [][]byte) {
+			cmd, ok := c.window(ts.Command{Kind: ts.KindFQueryFiltered, Key: a[1]}, a[2:5])
+			if !ok {
+				return
+			}
+			f, ok := c.filter(string(a[5]), string(a[6]), string(a[7]))
+			if ok {
+				cmd.Filters = []ts.Filter{f}
+				c.pointsReply(cmd)
+			}
+		}),
+		keyed("fqueryfilterstr", -6, 0, func(c *conn, a [][]byte) {
+			cmd, ok := c.window(ts.Command{Kind: ts.KindFQueryFiltered, Key: a[1]}, a[2:5])
+			if !ok {
+				return
+			}
+			for _, s := range a[5:] {
+				fs := strings.Fields(string(s))
+				if len(fs) != 3 {
+					c.errorf("ERR filter '%s' is not \"field op value\"", s)
+					return
+				}
+				f, ok := c.filter(fs[0], fs[1], fs[2])
+				if !ok {
+					return
+				}
+				// A later filter of a field replaces the earlier one, as
+				// in the original's string parser.
+				replaced := false
+				for i := range cmd.Filters {
+					if cmd.Filters[i].Field == f.Field {
+						cmd.Filters[i], replaced = f, true
+					}
+				}
+				if !replaced {
+					cmd.Filters = append(cmd.Filters, f)
+				}
+			}
+			c.pointsReply(cmd)
+		}),
+		keyed("freplace", 6, flagWrite, func(c *conn, a [][]byte) {
+			cmd, ok := c.window(ts.Command{Kind: ts.KindFReplace, Key: a[1]}, a[2:4])
+			if !ok {
+				return
+			}
+			p, ok := c.point(a[4], a[5])
+			if !ok {
+				return
+			}
+			cmd.Points = []ts.Point{p}
+			if _, ok := c.exec(cmd); ok {
+				c.w.ok()
+			}
+		}),
+		keyed("fdel", 2, flagWrite, func(c *conn, a [][]byte) {
+			if _, ok := c.exec(ts.Command{Kind: ts.KindFDelete, Key: a[1]}); ok {
+				c.w.ok()
+			}
+		}),
+		keyed("fagg", -5, 0, func(c *conn, a [][]byte) {
+			if len(a) > 6 {
+				c.syntaxErr()
+				return
+			}
+			args := append([][]byte{a[2], a[3]}, a[5:]...) // start, end, count?
+			cmd, ok := c.window(ts.Command{Kind: ts.KindFAgg, Key: a[1], Aggregator: string(a[4])}, args)
+			if ok {
+				c.intReply(cmd)
+			}
+		}),
+	)
+}
+
+// timestamp parses a timestamp in Unix ms.
+func (c *conn) timestamp(b []byte, name string) (int64, bool) {
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || n < 0 {
+		c.errorf("ERR %s must be an unsigned integer", name)
+		return 0, false
+	}
+	return n, true
+}
+
+func (c *conn) point(tsArg, value []byte) (ts.Point, bool) {
+	n, ok := c.timestamp(tsArg, "timestamp_ms")
+	return ts.Point{TS: n, Value: value}, ok
+}
+
+// window parses start, end and an optional count into cmd.
+func (c *conn) window(cmd ts.Command, a [][]byte) (ts.Command, bool) {
+	var ok bool
+	if cmd.Start, ok = c.timestamp(a[0], "start_ms"); !ok {
+		return cmd, false
+	}
+	if cmd.End, ok = c.timestamp(a[1], "end_ms"); !ok {
+		return cmd, false
+	}
+	if len(a) > 2 {
+		n, ok := c.timestamp(a[2], "count")
+		if !ok {
+			return cmd, false
+		}
+		cmd.Count, cmd.HasCount = int(min(n, 1<<31)), true
+	}
+	return cmd, true
+}
+
+func (c *conn) filter(field, op, value string) (ts.Filter, bool) {
+	o, ok := ts.ParseFilterOp(op)
+	if !ok {
+		c.errorf("ERR unknown filter operator '%s'", op)
+		return ts.Filter{}, false
+	}
+	v, err := strconv.ParseUint(value, 10, 64)
+	if err != nil {
+		c.errorf("ERR filter value must be an unsigned integer")
+		return ts.Filter{}, false
+	}
+	return ts.Filter{Field: strings.ToLower(field), Op: o, Value: v}, true
+}
+
+// pointsReply runs cmd and writes its points as [timestamp, value] pairs.
+func (c *conn) pointsReply(cmd ts.Command) {
+	r, ok := c.exec(cmd)
+	if !ok {
+		return
+	}
+	c.w.array(len(r.Points))
+	for _, p := range r.Points {
+		c.w.array(2)
+		c.w.int(p.TS)
+		c.w.bulk(p.Value)
+	}
+}
