@@ -38,6 +38,7 @@ var readKinds = map[Kind]bool{
 	KindZScore: true, KindZMScore: true, KindZCard: true, KindZScan: true,
 	KindLRange: true, KindLLen: true, KindLIndex: true, KindLPos: true,
 	KindFQuery: true, KindFQueryFiltered: true, KindFAgg: true,
+	KindSeqQuery: true, KindSeqBatchQuery: true,
 }
 
 // limiter is a token bucket on the engine's clock; nil admits everything.

@@ -169,6 +169,10 @@ type Command struct {
 	Policy     WritePolicy
 	Filters    []Filter
 	Aggregator string
+	// SeqRows are KindSeqAdd's rows; SeqQueries KindSeqBatchQuery's
+	// windows (KindSeqQuery uses Key, Start, End, Count and Filters).
+	SeqRows    []SeqRow
+	SeqQueries []SeqQuery
 }
 
 // Response is what a command returns.
@@ -193,6 +197,10 @@ type Response struct {
 	Ints []int64
 	// Points are a feature read's points, ascending.
 	Points []Point
+	// SeqRows are a sequence read's rows, ascending; SeqGroups a batch
+	// query's, one group per query.
+	SeqRows   []SeqRow
+	SeqGroups []SeqGroup
 	// Float is a score reply (ZSCORE, ZINCRBY), also formatted in Value.
 	Float float64
 }
@@ -260,7 +268,7 @@ func engineErr(err error) error {
 // kinds maps every single-key kind to its runner.
 var kinds = func() map[Kind]runner {
 	m := map[Kind]runner{}
-	for _, family := range []map[Kind]runner{stringKinds, keyKinds, hashKinds, setKinds, zsetKinds, listKinds, featureKinds, {KindRowWrite: runRowWrite}} {
+	for _, family := range []map[Kind]runner{stringKinds, keyKinds, hashKinds, setKinds, zsetKinds, listKinds, featureKinds, sequenceKinds, {KindRowWrite: runRowWrite}} {
 		for k, r := range family {
 			m[k] = r
 		}

@@ -413,14 +413,22 @@ func queryWindow(o *object.Object, c *Command, limit int, r *Response) error {
 	return nil
 }
 
-func queryFiltered(o *object.Object, c *Command, limit int, r *Response) error {
-	for _, f := range c.Filters {
+// checkFilters refuses a filter of an unknown field or operator.
+func checkFilters(fs []Filter) error {
+	for _, f := range fs {
 		if slicesIndex(rowFields, f.Field) < 0 {
 			return fmt.Errorf("%w: unknown filter field %q (gid, action_type, duration, author_id)", ErrInvalid, f.Field)
 		}
 		if f.Op > FilterLessOrEqual {
 			return fmt.Errorf("%w: filter operator %d", ErrInvalid, f.Op)
 		}
+	}
+	return nil
+}
+
+func queryFiltered(o *object.Object, c *Command, limit int, r *Response) error {
+	if err := checkFilters(c.Filters); err != nil {
+		return err
 	}
 	lo, hi := window(o, c, limit)
 	for i := lo; i < hi; i++ {

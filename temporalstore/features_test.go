@@ -284,3 +284,49 @@ func TestFeatureSeriesMatchesAModel(t *testing.T) {
 	}
 	require.NoError(t, e.Close())
 }
+
+// Sequences: rows live in the feature series as JSON; a sequence read
+// sees only rows, a filtered feature read only protobuf values; count
+// (required) limits the scan before filtering; a batch query answers one
+// group per query, in order, across shards.
+func TestSequences(t *testing.T) {
+	e := openEngine(t, t.TempDir(), testclock.New(time.Unix(1_764_460_800, 0)))
+	defer e.Close()
+	rows := []SeqRow{
+		{TimestampMs: 1, GID: 1, ActionType: 10, Duration: 100, AuthorID: 7},
+		{TimestampMs: 2, GID: 2, ActionType: 20, Duration: 200, AuthorID: 7},
+		{TimestampMs: 3, GID: 3, ActionType: 10, Duration: 300, AuthorID: 8},
+	}
+	exec(t, e, Command{Kind: KindSeqAdd, Key: b("u1"), SeqRows: rows})
+	exec(t, e, Command{Kind: KindSeqAdd, Key: b("u2"), SeqRows: rows[:1]})
+	exec(t, e, Command{Kind: KindFAppend, Key: b("u1"), Points: []Point{{TS: 4, Value: EncodeRow(4, 10, 1, 1)}, {TS: 5, Value: b(`{"gid":1}`)}}})
+
+	r := exec(t, e, Command{Kind: KindSeqQuery, Key: b("u1"), End: 10, Count: 10})
+	require.Equal(t, rows, r.SeqRows)
+	r = exec(t, e, Command{Kind: KindSeqQuery, Key: b("u1"), End: 10, Count: 10, Filters: []Filter{{Field: "action_type", Op: FilterEqual, Value: 10}}})
+	require.Equal(t, []SeqRow{rows[0], rows[2]}, r.SeqRows)
+	r = exec(t, e, Command{Kind: KindSeqQuery, Key: b("u1"), End: 10, Count: 1, Filters: []Filter{{Field: "gid", Op: FilterGreater, Value: 1}}})
+	require.Equal(t, []SeqRow{}, r.SeqRows)
+	// The protobuf point is the only one a filtered feature read decodes.
+	fr := exec(t, e, Command{Kind: KindFQueryFiltered, Key: b("u1"), End: 10})
+	require.Len(t, fr.Points, 1)
+	require.Equal(t, int64(4), fr.Points[0].TS)
+
+	_, err := e.Execute(t.Context(), Command{Kind: KindSeqQuery, Key: b("u1"), End: 10})
+	require.ErrorIs(t, err, ErrInvalid, "count is required")
+	_, err = e.Execute(t.Context(), Command{Kind: KindSeqAdd, Key: b("u1"), SeqRows: []SeqRow{{TimestampMs: -1}}})
+	require.ErrorIs(t, err, ErrInvalid)
+
+	br := exec(t, e, Command{Kind: KindSeqBatchQuery, SeqQueries: []SeqQuery{
+		{Key: b("u2"), End: 10, Count: 5},
+		{Key: b("u1"), Start: 2, End: 3, Count: 5},
+		{Key: b("nobody"), End: 10, Count: 5},
+	}})
+	require.Equal(t, []SeqGroup{
+		{Key: b("u2"), Rows: rows[:1]},
+		{Key: b("u1"), Rows: rows[1:3]},
+		{Key: b("nobody"), Rows: []SeqRow{}},
+	}, br.SeqGroups)
+	_, err = e.Execute(t.Context(), Command{Kind: KindSeqBatchQuery, SeqQueries: []SeqQuery{{Key: b("u1"), End: 1}}})
+	require.ErrorIs(t, err, ErrInvalid)
+}

@@ -62,6 +62,7 @@ var multiKinds = map[Kind]multiRunner{
 	KindSDiff:      runSetAlgebra,
 
 	KindRowWriteBatch: runRowWriteBatch,
+	KindSeqBatchQuery: runSeqBatchQuery,
 }
 
 // item reads key's state.

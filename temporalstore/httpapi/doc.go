@@ -92,8 +92,14 @@
 // {value}. A series is a key of its own type here, so a feature command
 // on a string or hash key answers wrong_type.
 //
-// The original's sequence_*, control_state_* and context_* kinds name
-// models this server does not have yet: they are understood, not run, and
+// Sequences likewise: sequence_add {key, rows: [{timestamp_ms, gid,
+// action_type, duration, author_id}]}, sequence_query {key, start_ms,
+// end_ms, count (required), filters} answering sequence_rows {rows}, and
+// sequence_batch_query {queries: [{key, start_ms, end_ms, count,
+// filters}]} answering sequence_row_groups {groups: [[key, rows]]}.
+//
+// The original's control_state_* and context_* kinds name models this
+// server does not have yet: they are understood, not run, and
 // answered with code "unsupported" (HTTP 200, so a batch's other commands
 // still run).
 //
@@ -112,7 +118,9 @@
 //	limit {offset, count}, with_scores}, dest (name), from_left, to_left,
 //	before, rank, max_len, expire_at_ms, persist, event_time_ms, ts_field,
 //	rows [{key, args, event_time_ms}], points [{timestamp_ms, value}],
-//	policy, filters [{field, op, value}], aggregator
+//	policy, filters [{field, op, value}], aggregator, seq_rows
+//	[{timestamp_ms, gid, action_type, duration, author_id}], queries
+//	[{key, start_ms, end_ms, count, filters}]
 //
 // For example {"kind":"zadd","key":"board","args":["YWxpY2U="],
 // "scores":[12.5]}. A response has the kind tag of its shape:
@@ -133,6 +141,8 @@
 //	scan {cursor, keys|values}     scan, hscan, sscan, zscan
 //	feature_points {points}        fquery, fqueryfiltered
 //	aggregate {value}              fagg
+//	sequence_rows {rows}           seqquery
+//	sequence_row_groups {groups}   seqbatchquery
 //
 // Failed commands carry the engine error's text and a code:
 // invalid_argument, unknown_kind, wrong_type, not_integer, not_float,

@@ -329,6 +329,21 @@ func writeResponse(w writer, cl *call, r *ts.Response, ok bool) {
 		head(w, "aggregate", 1)
 		w.key("value")
 		w.int(r.Int)
+	case shSeqRows:
+		head(w, "sequence_rows", 1)
+		w.key("rows")
+		writeSeqRows(w, r.SeqRows)
+	case shSeqGroups:
+		head(w, "sequence_row_groups", 1)
+		w.key("groups")
+		w.arrayLen(len(r.SeqGroups))
+		for _, g := range r.SeqGroups {
+			w.arrayLen(2)
+			w.text(nonNil(g.Key))
+			writeSeqRows(w, g.Rows)
+			w.end()
+		}
+		w.end()
 	case shScan, shCollScan:
 		head(w, "scan", 2)
 		w.key("cursor")
@@ -359,17 +374,46 @@ type BatchResponse struct {
 // Response is a command's response as a client decodes it: Kind, and the
 // fields of that kind (see the package doc).
 type Response struct {
-	Kind     string   `json:"kind" msgpack:"kind"`
-	Value    RawValue `json:"value" msgpack:"value"`
-	Applied  bool     `json:"applied" msgpack:"applied"`
-	Cursor   uint64   `json:"cursor" msgpack:"cursor"`
-	Keys     []Bytes  `json:"keys" msgpack:"keys"`
-	Members  []Bytes  `json:"members" msgpack:"members"`
-	Values   []Bytes  `json:"values" msgpack:"values"`
-	Entries  []Entry  `json:"entries" msgpack:"entries"`
-	Scores   []Float  `json:"scores" msgpack:"scores"`
-	Integers []int64  `json:"integers" msgpack:"integers"`
-	Points   []Point  `json:"points" msgpack:"points"`
+	Kind     string     `json:"kind" msgpack:"kind"`
+	Value    RawValue   `json:"value" msgpack:"value"`
+	Applied  bool       `json:"applied" msgpack:"applied"`
+	Cursor   uint64     `json:"cursor" msgpack:"cursor"`
+	Keys     []Bytes    `json:"keys" msgpack:"keys"`
+	Members  []Bytes    `json:"members" msgpack:"members"`
+	Values   []Bytes    `json:"values" msgpack:"values"`
+	Entries  []Entry    `json:"entries" msgpack:"entries"`
+	Scores   []Float    `json:"scores" msgpack:"scores"`
+	Integers []int64    `json:"integers" msgpack:"integers"`
+	Points   []Point    `json:"points" msgpack:"points"`
+	Rows     []SeqRow   `json:"rows" msgpack:"rows"`
+	Groups   []SeqGroup `json:"groups" msgpack:"groups"`
+}
+
+func writeSeqRows(w writer, rows []ts.SeqRow) {
+	w.arrayLen(len(rows))
+	for _, r := range rows {
+		w.mapLen(5)
+		w.key("timestamp_ms")
+		w.int(r.TimestampMs)
+		w.key("gid")
+		w.uint(r.GID)
+		w.key("action_type")
+		w.uint(uint64(r.ActionType))
+		w.key("duration")
+		w.uint(uint64(r.Duration))
+		w.key("author_id")
+		w.uint(r.AuthorID)
+		w.end()
+	}
+	w.end()
+}
+
+func seqRows(rows []SeqRow) []ts.SeqRow {
+	out := make([]ts.SeqRow, len(rows))
+	for i, r := range rows {
+		out[i] = ts.SeqRow(r)
+	}
+	return out
 }
 
 // RawValue is a response's polymorphic value field, kept undecoded until
@@ -500,6 +544,13 @@ func (wr *Response) Engine(c ts.Command) (ts.Response, error) {
 		}
 	case shAggregate:
 		err = wr.Value.Decode(&r.Int)
+	case shSeqRows:
+		r.SeqRows = seqRows(wr.Rows)
+	case shSeqGroups:
+		r.SeqGroups = make([]ts.SeqGroup, len(wr.Groups))
+		for i, g := range wr.Groups {
+			r.SeqGroups[i] = ts.SeqGroup{Key: nonNil(g.Key), Rows: seqRows(g.Rows)}
+		}
 	case shScan:
 		r.Cursor, r.Keys = wr.Cursor, toBytes(wr.Keys)
 	case shCollScan:

@@ -35,6 +35,8 @@ const (
 	shOrigExpire              // the original's common_expire
 	shPoints                  // feature_points: points [{timestamp_ms, value}]
 	shAggregate               // aggregate: value
+	shSeqRows                 // sequence_rows: rows
+	shSeqGroups               // sequence_row_groups: groups [[key, rows]]
 )
 
 // nativeShapes gives each engine kind its response shape. Kinds whose
@@ -71,6 +73,7 @@ var nativeShapes = map[ts.Kind]shape{
 
 	ts.KindFAppend: shInt, ts.KindFReplace: shEmpty, ts.KindFDelete: shInt, ts.KindFQuery: shPoints,
 	ts.KindFQueryFiltered: shPoints, ts.KindFAgg: shAggregate,
+	ts.KindSeqAdd: shEmpty, ts.KindSeqQuery: shSeqRows, ts.KindSeqBatchQuery: shSeqGroups,
 }
 
 // shapeOf is the response shape of engine command c.
@@ -97,9 +100,9 @@ func shapeOf(c *ts.Command) shape {
 }
 
 // unsupportedPrefixes name the original's kinds of models this server
-// does not have yet (sequences, control state, context):
+// does not have yet (control state, context):
 // they are answered with the status code "unsupported", never run.
-var unsupportedPrefixes = []string{"sequence_", "control_state_", "context_"}
+var unsupportedPrefixes = []string{"control_state_", "context_"}
 
 // errBadRequest marks a command that cannot be understood: an unknown
 // kind, a missing or malformed field. It is answered with HTTP 400.
@@ -303,6 +306,53 @@ var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){
 		c.Aggregator = w.Aggregator
 		return c, shAggregate, err
 	},
+	"sequence_add": func(w *Command) (ts.Command, shape, error) {
+		if err := errors.Join(needKey(w), needField("rows", w.Rows != nil)); err != nil {
+			return ts.Command{}, 0, err
+		}
+		c := ts.Command{Kind: ts.KindSeqAdd, Key: w.Key, SeqRows: make([]ts.SeqRow, len(w.Rows))}
+		for i, r := range w.Rows {
+			if r.TimestampMs == nil {
+				return c, 0, badf("rows[%d]: missing field `timestamp_ms`", i)
+			}
+			c.SeqRows[i] = ts.SeqRow{TimestampMs: *r.TimestampMs, GID: r.GID, ActionType: r.ActionType, Duration: r.Duration, AuthorID: r.AuthorID}
+		}
+		return c, shEmpty, nil
+	},
+	"sequence_query": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindSeqQuery, false, true)
+		if err == nil {
+			err = needField("count", w.Count != nil)
+		}
+		if err == nil {
+			c.Filters, err = filters(w.Filters)
+		}
+		return c, shSeqRows, err
+	},
+	"sequence_batch_query": func(w *Command) (ts.Command, shape, error) {
+		if err := needField("queries", w.Queries != nil); err != nil {
+			return ts.Command{}, 0, err
+		}
+		c := ts.Command{Kind: ts.KindSeqBatchQuery}
+		var err error
+		c.SeqQueries, err = seqQueries(w.Queries)
+		return c, shSeqGroups, err
+	},
+}
+
+func seqQueries(qs []SeqQuery) ([]ts.SeqQuery, error) {
+	if qs == nil {
+		return nil, nil
+	}
+	out := make([]ts.SeqQuery, len(qs))
+	for i, q := range qs {
+		fs, err := filters(q.Filters)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ts.SeqQuery{Key: nonNil(q.Key), Start: q.StartMs, End: q.EndMs, Count: q.Count, Filters: fs}
+	}
+	return out, nil
 }
 
 // origFeature translates the fields the original's feature kinds share:
@@ -446,6 +496,12 @@ func nativeCommand(w *Command) (ts.Command, error) {
 	if c.Filters, err = filters(w.Filters); err != nil {
 		return c, err
 	}
+	if c.SeqQueries, err = seqQueries(w.Queries); err != nil {
+		return c, err
+	}
+	for _, r := range w.SeqRows {
+		c.SeqRows = append(c.SeqRows, ts.SeqRow(r))
+	}
 	if w.Keys != nil {
 		c.Keys = texts(w.Keys)
 	}
@@ -569,8 +625,12 @@ func FromEngine(c ts.Command) Command {
 		w.Points = []Point{}
 	}
 	w.Policy, w.Aggregator = policyNames[c.Policy], c.Aggregator
-	for _, f := range c.Filters {
-		w.Filters = append(w.Filters, Filter{Field: f.Field, Op: filterOpNames[f.Op], Value: f.Value})
+	w.Filters = wireFilters(c.Filters)
+	for _, r := range c.SeqRows {
+		w.SeqRows = append(w.SeqRows, SeqRow(r))
+	}
+	for _, q := range c.SeqQueries {
+		w.Queries = append(w.Queries, SeqQuery{Key: Text(nonNil(q.Key)), StartMs: q.Start, EndMs: q.End, Count: q.Count, Filters: wireFilters(q.Filters)})
 	}
 	for _, r := range c.Rows {
 		row := Row{Key: Text(r.Key), EventTimeMs: r.EventTime.UnixMilli()}
@@ -625,3 +685,11 @@ var (
 		ts.FilterGreaterOrEqual: "greater_or_equal", ts.FilterLess: "less_than", ts.FilterLessOrEqual: "less_or_equal",
 	}
 )
+
+func wireFilters(fs []ts.Filter) []Filter {
+	var out []Filter
+	for _, f := range fs {
+		out = append(out, Filter{Field: f.Field, Op: filterOpNames[f.Op], Value: f.Value})
+	}
+	return out
+}

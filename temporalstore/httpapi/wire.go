@@ -90,6 +90,30 @@ type Command struct {
 	EndMs      *int64   `json:"end_ms,omitempty" msgpack:"end_ms,omitempty"`
 	Filters    []Filter `json:"filters,omitempty" msgpack:"filters,omitempty"`
 	Aggregator string   `json:"aggregator,omitempty" msgpack:"aggregator,omitempty"`
+
+	// Sequences: the engine's seqadd takes seq_rows (the original's
+	// sequence_add takes the same rows as "rows"); sequence_batch_query
+	// and seqbatchquery take queries.
+	SeqRows []SeqRow   `json:"seq_rows,omitempty" msgpack:"seq_rows,omitempty"`
+	Queries []SeqQuery `json:"queries,omitempty" msgpack:"queries,omitempty"`
+}
+
+// SeqRow is a sequence's event row.
+type SeqRow struct {
+	TimestampMs int64  `json:"timestamp_ms" msgpack:"timestamp_ms"`
+	GID         uint64 `json:"gid" msgpack:"gid"`
+	ActionType  uint32 `json:"action_type" msgpack:"action_type"`
+	Duration    uint32 `json:"duration" msgpack:"duration"`
+	AuthorID    uint64 `json:"author_id" msgpack:"author_id"`
+}
+
+// SeqQuery is one window of a sequence batch query.
+type SeqQuery struct {
+	Key     Text     `json:"key" msgpack:"key"`
+	StartMs int64    `json:"start_ms" msgpack:"start_ms"`
+	EndMs   int64    `json:"end_ms" msgpack:"end_ms"`
+	Count   int      `json:"count" msgpack:"count"`
+	Filters []Filter `json:"filters,omitempty" msgpack:"filters,omitempty"`
 }
 
 // Point is a feature series point.
@@ -138,11 +162,55 @@ type Limit struct {
 	Count  int64 `json:"count" msgpack:"count"`
 }
 
-// Row is one row of row_write_batch.
+// Row is one row of row_write_batch, or of the original's sequence_add
+// (timestamp_ms, gid, action_type, duration, author_id).
 type Row struct {
-	Key         Text    `json:"key" msgpack:"key"`
-	Args        []Bytes `json:"args" msgpack:"args"`
-	EventTimeMs int64   `json:"event_time_ms" msgpack:"event_time_ms"`
+	Key         Text    `json:"key,omitempty" msgpack:"key,omitempty"`
+	Args        []Bytes `json:"args,omitempty" msgpack:"args,omitempty"`
+	EventTimeMs int64   `json:"event_time_ms,omitempty" msgpack:"event_time_ms,omitempty"`
+
+	TimestampMs *int64 `json:"timestamp_ms,omitempty" msgpack:"timestamp_ms,omitempty"`
+	GID         uint64 `json:"gid,omitempty" msgpack:"gid,omitempty"`
+	ActionType  uint32 `json:"action_type,omitempty" msgpack:"action_type,omitempty"`
+	Duration    uint32 `json:"duration,omitempty" msgpack:"duration,omitempty"`
+	AuthorID    uint64 `json:"author_id,omitempty" msgpack:"author_id,omitempty"`
+}
+
+// SeqGroup is one query's rows in a sequence_row_groups response, on the
+// wire [key, [rows]].
+type SeqGroup struct {
+	Key  Text
+	Rows []SeqRow
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (g *SeqGroup) UnmarshalJSON(d []byte) error {
+	var pair []json.RawMessage
+	if err := json.Unmarshal(d, &pair); err != nil {
+		return err
+	}
+	if len(pair) != 2 {
+		return errors.New("a group is [key, rows]")
+	}
+	if err := g.Key.UnmarshalJSON(pair[0]); err != nil {
+		return err
+	}
+	return json.Unmarshal(pair[1], &g.Rows)
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (g *SeqGroup) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := d.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n != 2 {
+		return errors.New("a group is [key, rows]")
+	}
+	if err := g.Key.DecodeMsgpack(d); err != nil {
+		return err
+	}
+	return d.Decode(&g.Rows)
 }
 
 // ShardID is the original's shard_id: an unsigned integer.

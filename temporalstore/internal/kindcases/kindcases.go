@@ -194,6 +194,15 @@ func Steps(at time.Time) []ts.Command {
 		{Kind: ts.KindFQuery, Key: b("f"), Start: 0, End: 100},
 		{Kind: ts.KindFDelete, Key: b("r")},
 		{Kind: ts.KindFDelete, Key: b("r")},
+
+		// Sequences.
+		{Kind: ts.KindSeqAdd, Key: b("q"), SeqRows: []ts.SeqRow{{TimestampMs: 2, GID: 9, ActionType: 1, Duration: 30, AuthorID: 4}, {TimestampMs: 1, GID: 8, ActionType: 2, Duration: 10, AuthorID: 4}}},
+		{Kind: ts.KindSeqAdd, Key: b("s"), SeqRows: []ts.SeqRow{{TimestampMs: 1}}},
+		{Kind: ts.KindSeqQuery, Key: b("q"), End: 10, Count: 10},
+		{Kind: ts.KindSeqQuery, Key: b("q"), End: 10, Count: 10, Filters: []ts.Filter{{Field: "duration", Op: ts.FilterLess, Value: 20}}},
+		{Kind: ts.KindSeqQuery, Key: b("q"), End: 10},
+		{Kind: ts.KindSeqBatchQuery, SeqQueries: []ts.SeqQuery{{Key: b("q"), Start: 2, End: 2, Count: 1}, {Key: b("nobody"), End: 5, Count: 1}}},
+		{Kind: ts.KindSeqBatchQuery, SeqQueries: []ts.SeqQuery{{Key: b("q"), End: 5}}},
 		{Kind: ts.KindScan, Count: 1000},
 	}
 }
