@@ -39,6 +39,7 @@ var readKinds = map[Kind]bool{
 	KindLRange: true, KindLLen: true, KindLIndex: true, KindLPos: true,
 	KindFQuery: true, KindFQueryFiltered: true, KindFAgg: true,
 	KindSeqQuery: true, KindSeqBatchQuery: true,
+	KindCCount: true, KindCQuery: true, KindCDetail: true, KindCFamilyQuery: true, KindCSelection: true,
 }
 
 // limiter is a token bucket on the engine's clock; nil admits everything.

@@ -61,7 +61,9 @@ func parseCrashOp(s string) (crashOp, bool) {
 
 func randomCrashOp(rng *rand.Rand, seq int) crashOp {
 	o := crashOp{seq: seq}
-	switch rng.IntN(8) {
+	switch rng.IntN(9) {
+	case 8:
+		o.kind, o.key, o.arg = "csincr", fmt.Sprint("cs", rng.IntN(2)), fmt.Sprint(rng.IntN(10)*1000)
 	case 7:
 		// A point at a timestamp drawn from a small range, so appends
 		// both insert and overwrite.
@@ -101,6 +103,9 @@ func (o crashOp) command() Command {
 	case "fappend":
 		at, _ := strconv.Atoi(o.arg)
 		c.Kind, c.Points = KindFAppend, []Point{{TS: int64(at), Value: v}}
+	case "csincr":
+		at, _ := strconv.Atoi(o.arg)
+		c.Kind, c.At, c.Delta, c.RequestID = KindCIncr, int64(at), int64(o.seq%7), ""
 	}
 	return c
 }
@@ -157,6 +162,9 @@ func (s crashState) apply(o crashOp) {
 		s[o.key] = "string:" + strconv.Itoa(n+1)
 	case "rpush":
 		s[o.key] = strings.TrimPrefix(s[o.key]+","+strconv.Itoa(o.seq), ",")
+	case "csincr":
+		n, _ := strconv.Atoi(strings.TrimPrefix(s[o.key], "sum:"))
+		s[o.key] = "sum:" + strconv.Itoa(n+o.seq%7)
 	case "fappend":
 		m := map[int]string{}
 		for p := range strings.SplitSeq(s[o.key], ",") {
@@ -198,7 +206,7 @@ func readCrashState(t *testing.T, e *Engine) crashState {
 	for i := range 3 {
 		keys = append(keys, fmt.Sprint("c", i), fmt.Sprint("l", i), fmt.Sprint("h", i))
 	}
-	keys = append(keys, "z0", "z1", "f0", "f1")
+	keys = append(keys, "z0", "z1", "f0", "f1", "cs0", "cs1")
 	q := func(c Command) Response {
 		c.Namespace, c.Table = "crash", "t"
 		r, err := e.Execute(t.Context(), c)
@@ -222,6 +230,8 @@ func readCrashState(t *testing.T, e *Engine) crashState {
 				parts = append(parts, string(vs[i])+"="+string(vs[i+1]))
 			}
 			st[k] = strings.Join(parts, ",")
+		case "controlstate":
+			st[k] = "sum:" + strconv.FormatInt(q(Command{Kind: KindCCount, Key: []byte(k), Start: 0, End: 1 << 40}).Int, 10)
 		case "series":
 			var parts []string
 			for _, p := range q(Command{Kind: KindFQuery, Key: []byte(k), Start: 0, End: 1 << 40}).Points {

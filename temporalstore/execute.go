@@ -173,6 +173,18 @@ type Command struct {
 	// windows (KindSeqQuery uses Key, Start, End, Count and Filters).
 	SeqRows    []SeqRow
 	SeqQueries []SeqQuery
+	// At is a control state write's time (Unix ms), bucketed by
+	// PrecisionMs (0: the exact time); Family names a family kind's state
+	// (h, cpc, fol); RequestID makes KindCSetAndGet idempotent;
+	// SelectLast is KindCSelect's kind; Limit and Window are KindCTake's
+	// quota. Delta is the amount, Value a change or selection's value.
+	At          int64
+	PrecisionMs int64
+	Family      string
+	RequestID   string
+	SelectLast  bool
+	Limit       int64
+	Window      time.Duration
 }
 
 // Response is what a command returns.
@@ -201,6 +213,8 @@ type Response struct {
 	// query's, one group per query.
 	SeqRows   []SeqRow
 	SeqGroups []SeqGroup
+	// RetryAfter is when a refused KindCTake could succeed.
+	RetryAfter time.Duration
 	// Float is a score reply (ZSCORE, ZINCRBY), also formatted in Value.
 	Float float64
 }
@@ -221,6 +235,13 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	}
 	if len(c.Key) == 0 {
 		return Response{}, fmt.Errorf("%w: empty key", ErrInvalid)
+	}
+	if familyKinds[c.Kind] {
+		f, ok := ParseFamily(c.Family)
+		if !ok {
+			return Response{}, fmt.Errorf("%w: unknown control state family %q (h, cpc, fol)", ErrInvalid, c.Family)
+		}
+		c.Key = FamilyKey(f, c.Key)
 	}
 	if c.TTL < 0 && c.Kind != KindExpire {
 		return Response{}, fmt.Errorf("%w: negative TTL", ErrInvalid)
@@ -268,7 +289,7 @@ func engineErr(err error) error {
 // kinds maps every single-key kind to its runner.
 var kinds = func() map[Kind]runner {
 	m := map[Kind]runner{}
-	for _, family := range []map[Kind]runner{stringKinds, keyKinds, hashKinds, setKinds, zsetKinds, listKinds, featureKinds, sequenceKinds, {KindRowWrite: runRowWrite}} {
+	for _, family := range []map[Kind]runner{stringKinds, keyKinds, hashKinds, setKinds, zsetKinds, listKinds, featureKinds, sequenceKinds, controlKinds, {KindRowWrite: runRowWrite}} {
 		for k, r := range family {
 			m[k] = r
 		}

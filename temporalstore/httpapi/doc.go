@@ -98,8 +98,20 @@
 // sequence_batch_query {queries: [{key, start_ms, end_ms, count,
 // filters}]} answering sequence_row_groups {groups: [[key, rows]]}.
 //
-// The original's control_state_* and context_* kinds name models this
-// server does not have yet: they are understood, not run, and
+// Control state likewise: control_state_increment and
+// control_state_increment_with_options {key, timestamp_ms, amount,
+// precision_ms?, ttl_ms?}, control_state_change_add (+ value),
+// control_state_count, control_state_query (+ aggregator) and
+// control_state_detail {key, start_ms, end_ms, count?} on the raw key;
+// control_state_set, control_state_set_and_get[_with_options] (+ family,
+// start_ms, end_ms, aggregator, uuid) and control_state_family_query on
+// the family's key control_state:<family>:<key>; control_state_selection_set
+// (or _fol_set) {key, value, occur_time_ms, ttl_ms, selection_type|fol_type}
+// and control_state_selection_query (or _fol_query). The engine's cstake
+// answers quota {applied, value, retry_after_ms}.
+//
+// The original's control_state_manager, control_state_debug and context_*
+// kinds name views and models this server does not have yet: they are understood, not run, and
 // answered with code "unsupported" (HTTP 200, so a batch's other commands
 // still run).
 //
@@ -120,7 +132,8 @@
 //	rows [{key, args, event_time_ms}], points [{timestamp_ms, value}],
 //	policy, filters [{field, op, value}], aggregator, seq_rows
 //	[{timestamp_ms, gid, action_type, duration, author_id}], queries
-//	[{key, start_ms, end_ms, count, filters}]
+//	[{key, start_ms, end_ms, count, filters}], at, precision_ms, family,
+//	request_id, select_last, limit, window_ms
 //
 // For example {"kind":"zadd","key":"board","args":["YWxpY2U="],
 // "scores":[12.5]}. A response has the kind tag of its shape:

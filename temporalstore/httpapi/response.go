@@ -329,6 +329,14 @@ func writeResponse(w writer, cl *call, r *ts.Response, ok bool) {
 		head(w, "aggregate", 1)
 		w.key("value")
 		w.int(r.Int)
+	case shQuota:
+		head(w, "quota", 3)
+		w.key("applied")
+		w.boolean(r.Applied)
+		w.key("value")
+		w.int(r.Int)
+		w.key("retry_after_ms")
+		w.int(r.RetryAfter.Milliseconds())
 	case shSeqRows:
 		head(w, "sequence_rows", 1)
 		w.key("rows")
@@ -387,6 +395,8 @@ type Response struct {
 	Points   []Point    `json:"points" msgpack:"points"`
 	Rows     []SeqRow   `json:"rows" msgpack:"rows"`
 	Groups   []SeqGroup `json:"groups" msgpack:"groups"`
+	// RetryAfterMs is a refused quota's wait.
+	RetryAfterMs int64 `json:"retry_after_ms" msgpack:"retry_after_ms"`
 }
 
 func writeSeqRows(w writer, rows []ts.SeqRow) {
@@ -544,6 +554,9 @@ func (wr *Response) Engine(c ts.Command) (ts.Response, error) {
 		}
 	case shAggregate:
 		err = wr.Value.Decode(&r.Int)
+	case shQuota:
+		err = wr.Value.Decode(&r.Int)
+		r.Applied, r.RetryAfter = wr.Applied, ms(wr.RetryAfterMs)
 	case shSeqRows:
 		r.SeqRows = seqRows(wr.Rows)
 	case shSeqGroups:

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,6 +38,7 @@ const (
 	shAggregate               // aggregate: value
 	shSeqRows                 // sequence_rows: rows
 	shSeqGroups               // sequence_row_groups: groups [[key, rows]]
+	shQuota                   // quota: applied, value, retry_after_ms
 )
 
 // nativeShapes gives each engine kind its response shape. Kinds whose
@@ -74,6 +76,10 @@ var nativeShapes = map[ts.Kind]shape{
 	ts.KindFAppend: shInt, ts.KindFReplace: shEmpty, ts.KindFDelete: shInt, ts.KindFQuery: shPoints,
 	ts.KindFQueryFiltered: shPoints, ts.KindFAgg: shAggregate,
 	ts.KindSeqAdd: shEmpty, ts.KindSeqQuery: shSeqRows, ts.KindSeqBatchQuery: shSeqGroups,
+
+	ts.KindCIncr: shEmpty, ts.KindCChange: shEmpty, ts.KindCCount: shInt, ts.KindCQuery: shInt,
+	ts.KindCDetail: shPoints, ts.KindCSetAndGet: shInt, ts.KindCFamilyQuery: shInt,
+	ts.KindCSelect: shEmpty, ts.KindCSelection: shBytes, ts.KindCTake: shQuota,
 }
 
 // shapeOf is the response shape of engine command c.
@@ -99,10 +105,10 @@ func shapeOf(c *ts.Command) shape {
 	return nativeShapes[c.Kind]
 }
 
-// unsupportedPrefixes name the original's kinds of models this server
-// does not have yet (control state, context):
+// unsupportedPrefixes name the original's kinds this server does not have
+// yet (control state's manager and debug views, context):
 // they are answered with the status code "unsupported", never run.
-var unsupportedPrefixes = []string{"control_state_", "context_"}
+var unsupportedPrefixes = []string{"control_state_manager", "control_state_debug", "context_"}
 
 // errBadRequest marks a command that cannot be understood: an unknown
 // kind, a missing or malformed field. It is answered with HTTP 400.
@@ -306,6 +312,44 @@ var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){
 		c.Aggregator = w.Aggregator
 		return c, shAggregate, err
 	},
+	"control_state_increment":              origControl(ts.KindCIncr, shEmpty, false, false),
+	"control_state_increment_with_options": origControl(ts.KindCIncr, shEmpty, false, false),
+	"control_state_change_add": func(w *Command) (ts.Command, shape, error) {
+		c, sh, err := origControl(ts.KindCChange, shEmpty, false, false)(w)
+		if err == nil {
+			err = needField("value", w.Value != nil)
+		}
+		c.Value = nonNil(w.Value)
+		return c, sh, err
+	},
+	"control_state_count": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindCCount, false, true)
+		return c, shInt, err
+	},
+	"control_state_query": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindCQuery, false, true)
+		c.Aggregator = w.Aggregator
+		return c, shInt, err
+	},
+	"control_state_detail": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindCDetail, false, true)
+		return c, shPoints, err
+	},
+	"control_state_set":                      origControl(ts.KindCSetAndGet, shEmpty, true, false),
+	"control_state_set_and_get":              origControl(ts.KindCSetAndGet, shInt, true, true),
+	"control_state_set_and_get_with_options": origControl(ts.KindCSetAndGet, shInt, true, true),
+	"control_state_family_query": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindCFamilyQuery, false, true)
+		if err == nil {
+			err = needField("family", w.Family != "")
+		}
+		c.Family, c.Aggregator = w.Family, w.Aggregator
+		return c, shInt, err
+	},
+	"control_state_selection_set":   origSelect,
+	"control_state_fol_set":         origSelect,
+	"control_state_selection_query": origKey(ts.KindCSelection, shBytes),
+	"control_state_fol_query":       origKey(ts.KindCSelection, shBytes),
 	"sequence_add": func(w *Command) (ts.Command, shape, error) {
 		if err := errors.Join(needKey(w), needField("rows", w.Rows != nil)); err != nil {
 			return ts.Command{}, 0, err
@@ -338,6 +382,61 @@ var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){
 		c.SeqQueries, err = seqQueries(w.Queries)
 		return c, shSeqGroups, err
 	},
+}
+
+// origControl translates the original's control state writes: key,
+// timestamp_ms and amount (family when withFamily; start_ms, end_ms and
+// aggregator when withWindow), and the options precision_ms, ttl_ms and
+// uuid.
+func origControl(k ts.Kind, sh shape, withFamily, withWindow bool) func(w *Command) (ts.Command, shape, error) {
+	return func(w *Command) (ts.Command, shape, error) {
+		c := ts.Command{Kind: k, Key: w.Key, Family: w.Family, RequestID: w.UUID, Aggregator: w.Aggregator}
+		errs := []error{needKey(w), needField("timestamp_ms", w.TimestampMs != nil)}
+		if k != ts.KindCChange {
+			errs = append(errs, needField("amount", w.Amount != nil))
+		}
+		if withFamily {
+			errs = append(errs, needField("family", w.Family != ""))
+		}
+		if withWindow {
+			errs = append(errs, needField("start_ms", w.StartMs != nil), needField("end_ms", w.EndMs != nil))
+			if w.StartMs != nil && w.EndMs != nil {
+				c.Start, c.End = *w.StartMs, *w.EndMs
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return c, sh, err
+		}
+		c.At = *w.TimestampMs
+		if w.Amount != nil {
+			c.Delta = *w.Amount
+		}
+		if w.PrecisionMs != nil {
+			c.PrecisionMs = *w.PrecisionMs
+		}
+		if w.TTLMs != nil {
+			c.TTL = ms(*w.TTLMs)
+		}
+		return c, sh, nil
+	}
+}
+
+func origSelect(w *Command) (ts.Command, shape, error) {
+	if err := errors.Join(needKey(w), needField("value", w.Value != nil), needField("occur_time_ms", w.OccurTimeMs != nil)); err != nil {
+		return ts.Command{}, 0, err
+	}
+	c := ts.Command{Kind: ts.KindCSelect, Key: w.Key, Value: nonNil(w.Value), At: *w.OccurTimeMs}
+	if w.TTLMs != nil {
+		c.TTL = ms(*w.TTLMs)
+	}
+	switch strings.ToLower(cmp.Or(w.SelectionType, w.FolType)) {
+	case "first", "":
+	case "last":
+		c.SelectLast = true
+	default:
+		return c, 0, badf("unknown variant `%s` of selection_type", cmp.Or(w.SelectionType, w.FolType))
+	}
+	return c, shEmpty, nil
 }
 
 func seqQueries(qs []SeqQuery) ([]ts.SeqQuery, error) {
@@ -499,6 +598,11 @@ func nativeCommand(w *Command) (ts.Command, error) {
 	if c.SeqQueries, err = seqQueries(w.Queries); err != nil {
 		return c, err
 	}
+	c.At, c.Family, c.RequestID, c.SelectLast, c.Limit = w.At, w.Family, w.RequestID, w.SelectLast, w.Limit
+	c.Window = ms(w.WindowMs)
+	if w.PrecisionMs != nil {
+		c.PrecisionMs = *w.PrecisionMs
+	}
 	for _, r := range w.SeqRows {
 		c.SeqRows = append(c.SeqRows, ts.SeqRow(r))
 	}
@@ -626,6 +730,12 @@ func FromEngine(c ts.Command) Command {
 	}
 	w.Policy, w.Aggregator = policyNames[c.Policy], c.Aggregator
 	w.Filters = wireFilters(c.Filters)
+	w.At, w.Family, w.RequestID, w.SelectLast, w.Limit = c.At, c.Family, c.RequestID, c.SelectLast, c.Limit
+	w.WindowMs = c.Window.Milliseconds()
+	if c.PrecisionMs != 0 {
+		v := c.PrecisionMs
+		w.PrecisionMs = &v
+	}
 	for _, r := range c.SeqRows {
 		w.SeqRows = append(w.SeqRows, SeqRow(r))
 	}

@@ -96,6 +96,24 @@ type Command struct {
 	// and seqbatchquery take queries.
 	SeqRows []SeqRow   `json:"seq_rows,omitempty" msgpack:"seq_rows,omitempty"`
 	Queries []SeqQuery `json:"queries,omitempty" msgpack:"queries,omitempty"`
+
+	// Control state. The engine's kinds take at, precision_ms, family,
+	// request_id, select_last, limit and window_ms (with delta and value);
+	// the original's take timestamp_ms, amount, uuid, occur_time_ms and
+	// selection_type (or fol_type).
+	At            int64  `json:"at,omitempty" msgpack:"at,omitempty"`
+	PrecisionMs   *int64 `json:"precision_ms,omitempty" msgpack:"precision_ms,omitempty"`
+	Family        string `json:"family,omitempty" msgpack:"family,omitempty"`
+	RequestID     string `json:"request_id,omitempty" msgpack:"request_id,omitempty"`
+	SelectLast    bool   `json:"select_last,omitempty" msgpack:"select_last,omitempty"`
+	Limit         int64  `json:"limit,omitempty" msgpack:"limit,omitempty"`
+	WindowMs      int64  `json:"window_ms,omitempty" msgpack:"window_ms,omitempty"`
+	TimestampMs   *int64 `json:"timestamp_ms,omitempty" msgpack:"timestamp_ms,omitempty"`
+	Amount        *int64 `json:"amount,omitempty" msgpack:"amount,omitempty"`
+	UUID          string `json:"uuid,omitempty" msgpack:"uuid,omitempty"`
+	OccurTimeMs   *int64 `json:"occur_time_ms,omitempty" msgpack:"occur_time_ms,omitempty"`
+	SelectionType string `json:"selection_type,omitempty" msgpack:"selection_type,omitempty"`
+	FolType       string `json:"fol_type,omitempty" msgpack:"fol_type,omitempty"`
 }
 
 // SeqRow is a sequence's event row.

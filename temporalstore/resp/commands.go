@@ -81,6 +81,7 @@ func init() {
 	registerZSets()
 	registerLists()
 	registerFeatures()
+	registerControl()
 	registerTx()
 }
 

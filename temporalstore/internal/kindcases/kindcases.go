@@ -203,6 +203,28 @@ func Steps(at time.Time) []ts.Command {
 		{Kind: ts.KindSeqQuery, Key: b("q"), End: 10},
 		{Kind: ts.KindSeqBatchQuery, SeqQueries: []ts.SeqQuery{{Key: b("q"), Start: 2, End: 2, Count: 1}, {Key: b("nobody"), End: 5, Count: 1}}},
 		{Kind: ts.KindSeqBatchQuery, SeqQueries: []ts.SeqQuery{{Key: b("q"), End: 5}}},
+
+		// Control state.
+		{Kind: ts.KindCIncr, Key: b("cs"), At: 1500, Delta: 2, PrecisionMs: 1000},
+		{Kind: ts.KindCIncr, Key: b("cs"), At: 3000, Delta: 5, TTL: time.Hour},
+		{Kind: ts.KindCIncr, Key: b("s"), At: 1, Delta: 1},
+		{Kind: ts.KindCChange, Key: b("cs"), At: 1500, Value: b("v1"), PrecisionMs: 1000},
+		{Kind: ts.KindCCount, Key: b("cs"), Start: 0, End: 5000},
+		{Kind: ts.KindCQuery, Key: b("cs"), Start: 0, End: 5000, Aggregator: "max"},
+		{Kind: ts.KindCQuery, Key: b("cs"), Start: 0, End: 5000, Aggregator: "change"},
+		{Kind: ts.KindCQuery, Key: b("cs"), Start: 0, End: 5000, Aggregator: "p50"},
+		{Kind: ts.KindCDetail, Key: b("cs"), Start: 0, End: 5000},
+		{Kind: ts.KindCSetAndGet, Family: "h", Key: b("u"), At: 100, Delta: 4, Start: 0, End: 1000, Aggregator: "sum", RequestID: "id-1"},
+		{Kind: ts.KindCSetAndGet, Family: "h", Key: b("u"), At: 100, Delta: 4, Start: 0, End: 1000, Aggregator: "sum", RequestID: "id-1"},
+		{Kind: ts.KindCSetAndGet, Family: "nope", Key: b("u"), At: 100, Delta: 4},
+		{Kind: ts.KindCFamilyQuery, Family: "h", Key: b("u"), Start: 0, End: 1000, Aggregator: "events"},
+		{Kind: ts.KindCSelect, Key: b("sel"), Value: b("late"), At: 20},
+		{Kind: ts.KindCSelect, Key: b("sel"), Value: b("early"), At: 10},
+		{Kind: ts.KindCSelection, Key: b("sel")},
+		{Kind: ts.KindCSelection, Key: b("missing")},
+		{Kind: ts.KindCTake, Key: b("quota"), At: 10_000, Delta: 2, Limit: 2, Window: time.Second},
+		{Kind: ts.KindCTake, Key: b("quota"), At: 10_500, Delta: 1, Limit: 2, Window: time.Second},
+		{Kind: ts.KindCTake, Key: b("quota"), Delta: 1, Limit: 2},
 		{Kind: ts.KindScan, Count: 1000},
 	}
 }

@@ -19,13 +19,18 @@ var ErrImage = errors.New("object: malformed image")
 //
 // where bytes are uvarint-length-prefixed, and an element is a field and a
 // value (hash), a member (set), a member and a float64's bits, little
-// endian (sorted set), a value (list, head first), or a timestamp varint
-// and a value (series, oldest first). Hash and set elements
+// endian (sorted set), a value (list, head first), a timestamp varint
+// and a value (series, oldest first), or a tagged control element (see
+// control.go; the count is of elements). Hash and set elements
 // are written in sorted order, so an image is a function of the contents.
 func Append(dst []byte, o *Object) []byte {
 	dst = append(dst, byte(o.Kind))
 	dst = binary.AppendVarint(dst, o.Expiry)
 	dst = appendBytes(dst, o.Key)
+	if o.Kind == KindControl {
+		dst = binary.AppendUvarint(dst, uint64(o.Control.elements()))
+		return o.Control.appendImage(dst)
+	}
 	dst = binary.AppendUvarint(dst, uint64(o.Len()))
 	switch o.Kind {
 	case KindHash:
@@ -69,7 +74,7 @@ func Decode(b []byte) (*Object, []byte, error) {
 	}
 	k := Kind(b[0])
 	d.off = 1
-	if k < KindHash || k > KindSeries {
+	if k < KindHash || k > KindControl {
 		return nil, nil, fmt.Errorf("%w: kind %d", ErrImage, b[0])
 	}
 	exp, err := d.varint()
@@ -96,6 +101,17 @@ func Decode(b []byte) (*Object, []byte, error) {
 	}
 	o := New(k, key)
 	o.Expiry = exp
+	if k == KindControl {
+		for range n {
+			if err := o.Control.decodeElement(&d); err != nil {
+				return nil, nil, err
+			}
+		}
+		if o.Len() == 0 {
+			return nil, nil, fmt.Errorf("%w: empty control state", ErrImage)
+		}
+		return o, b[d.off:], nil
+	}
 	for range n {
 		if k == KindSeries {
 			ts, err := d.varint()

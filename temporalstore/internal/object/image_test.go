@@ -21,7 +21,12 @@ func sample() []*Object {
 	f := New(KindSeries, []byte("f"))
 	f.Series.Upsert(-5, []byte("old"))
 	f.Series.Upsert(1_764_460_800_000, []byte("42"))
-	return []*Object{h, s, z, l, f}
+	c := New(KindControl, []byte("c"))
+	c.Control.Add(60_000, 3)
+	c.Control.AddChange(60_000, []byte("u"))
+	c.Control.Select([]byte("first"), 5, false)
+	c.Control.Record("id", 300_000, 0)
+	return []*Object{h, s, z, l, f, c}
 }
 
 func TestImageRoundTrip(t *testing.T) {

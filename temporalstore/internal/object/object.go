@@ -16,6 +16,9 @@ const (
 	KindList Kind = 4
 	// KindSeries is a feature series (not a Redis type).
 	KindSeries Kind = 5
+	// KindControl is control state: counters, distinct values, a
+	// selection (not a Redis type).
+	KindControl Kind = 6
 )
 
 // String is the kind's name as Redis's TYPE gives it.
@@ -31,6 +34,8 @@ func (k Kind) String() string {
 		return "list"
 	case KindSeries:
 		return "series"
+	case KindControl:
+		return "controlstate"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -52,11 +57,12 @@ type Object struct {
 
 	// Hash and Set are read directly; they are written through HSet,
 	// HDel, SAdd and SRem, which keep mapBytes.
-	Hash   map[string][]byte
-	Set    map[string]struct{}
-	ZSet   *ZSet
-	List   *List
-	Series *Series
+	Hash    map[string][]byte
+	Set     map[string]struct{}
+	ZSet    *ZSet
+	List    *List
+	Series  *Series
+	Control *Control
 
 	// mapBytes is the field, value and member bytes of a hash or set.
 	mapBytes int64
@@ -72,6 +78,8 @@ const (
 	zsetOverhead   = 112
 	listOverhead   = 32
 	seriesOverhead = 32
+	bucketOverhead = 16
+	changeOverhead = 64
 	objectOverhead = 128
 )
 
@@ -90,6 +98,9 @@ func (o *Object) Size() int64 {
 		n += o.List.Bytes() + int64(o.List.Len())*listOverhead
 	case KindSeries:
 		n += o.Series.Bytes() + int64(o.Series.Len())*seriesOverhead
+	case KindControl:
+		c := o.Control
+		n += c.bytes + int64(c.Buckets())*bucketOverhead + int64(c.elements()-c.Buckets())*changeOverhead
 	}
 	return n
 }
@@ -147,6 +158,8 @@ func New(k Kind, key []byte) *Object {
 		o.List = &List{}
 	case KindSeries:
 		o.Series = &Series{}
+	case KindControl:
+		o.Control = &Control{}
 	}
 	return o
 }
@@ -164,6 +177,8 @@ func (o *Object) Len() int {
 		return o.List.Len()
 	case KindSeries:
 		return o.Series.Len()
+	case KindControl:
+		return o.Control.Len()
 	}
 	return 0
 }

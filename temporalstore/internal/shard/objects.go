@@ -178,6 +178,8 @@ func opKind(op command.Op) object.Kind {
 		return object.KindList
 	case OpFUpsert, OpFReplace:
 		return object.KindSeries
+	case OpCAdd, OpCChange, OpCSelect:
+		return object.KindControl
 	}
 	return 0
 }
@@ -185,7 +187,7 @@ func opKind(op command.Op) object.Kind {
 // creates reports whether op makes the collection when it is absent.
 func creates(op command.Op) bool {
 	switch op {
-	case OpHSet, OpSAdd, OpZAdd, OpLPush, OpRPush, OpFUpsert, OpFReplace:
+	case OpHSet, OpSAdd, OpZAdd, OpLPush, OpRPush, OpFUpsert, OpFReplace, OpCAdd, OpCChange, OpCSelect:
 		return true
 	}
 	return false
@@ -311,6 +313,21 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 		}
 		if keep := uvarintArg(a, 0); keep > 0 {
 			o.Series.TrimOldest(int(min(keep, math.MaxInt32)))
+		}
+	case OpCAdd:
+		if len(a) >= 2 {
+			o.Control.Add(varintArg(a, 0), varintArg(a, 1))
+		}
+		if len(a) == 4 {
+			o.Control.Record(string(a[2]), varintArg(a, 3), c.Time)
+		}
+	case OpCChange:
+		if len(a) == 2 {
+			o.Control.AddChange(varintArg(a, 0), clone(a[1]))
+		}
+	case OpCSelect:
+		if len(a) == 3 {
+			o.Control.Select(clone(a[0]), varintArg(a, 1), string(a[2]) == "l")
 		}
 	}
 	s.objDelta(o.Size() - size)

@@ -210,11 +210,11 @@ func TestSweepDeletesExpiredKeysOnly(t *testing.T) {
 
 // randomOp is a random command over keys keys of each kind.
 func randomOp(rng *rand.Rand, clk *testclock.Clock, keys int) command.Command {
-	ops := []command.Op{OpHSet, OpHDel, OpSAdd, OpSRem, OpZAdd, OpZRem, OpLPush, OpRPush, OpLPop, OpRPop, OpLTrim, OpLRem, OpExpireAt, OpSet, OpDelete, OpFUpsert, OpFReplace}
+	ops := []command.Op{OpHSet, OpHDel, OpSAdd, OpSRem, OpZAdd, OpZRem, OpLPush, OpRPush, OpLPop, OpRPop, OpLTrim, OpLRem, OpExpireAt, OpSet, OpDelete, OpFUpsert, OpFReplace, OpCAdd, OpCChange, OpCSelect}
 	op := ops[rng.IntN(len(ops))]
 	kind := opKind(op)
 	if kind == 0 { // expiry, SET and DEL land on any kind's keys
-		kind = object.Kind(1 + rng.IntN(5))
+		kind = object.Kind(1 + rng.IntN(6))
 	}
 	k := fmt.Sprintf("%s-%d", kind, rng.IntN(keys))
 	m := fmt.Sprint(rng.IntN(10))
@@ -232,6 +232,15 @@ func randomOp(rng *rand.Rand, clk *testclock.Clock, keys int) command.Command {
 		c.Args = [][]byte{Varint(int64(rng.IntN(3) - 1)), []byte(m)}
 	case OpExpireAt:
 		c.Expiry = clk.Now().Add(time.Duration(rng.IntN(3000)) * time.Millisecond).UnixMilli()
+	case OpCAdd:
+		c.Args = [][]byte{Varint(int64(rng.IntN(5) * 1000)), Varint(int64(rng.IntN(9) - 2))}
+		if rng.IntN(2) == 0 {
+			c.Args = append(c.Args, []byte(m), Varint(clk.Now().UnixMilli()+int64(rng.IntN(2000))))
+		}
+	case OpCChange:
+		c.Args = [][]byte{Varint(int64(rng.IntN(5) * 1000)), []byte(m)}
+	case OpCSelect:
+		c.Args = [][]byte{[]byte(m), Varint(int64(rng.IntN(100))), []byte([]string{"f", "l"}[rng.IntN(2)])}
 	case OpFUpsert, OpFReplace:
 		c.Args = [][]byte{Uvarint(uint64(rng.IntN(8)))} // 0: no retention
 		if op == OpFReplace {

@@ -71,6 +71,14 @@ const (
 	// the pairs upserted.
 	OpFUpsert  command.Op = 50
 	OpFReplace command.Op = 51
+	// OpCAdd adds to a control state's counter: bucket (varint), amount
+	// (varint), and optionally a request id and the time until which it
+	// is remembered (varint). OpCChange adds Args[1] to the distinct
+	// values of bucket Args[0]. OpCSelect sets the selection: value,
+	// occurrence (varint), "l" for last or "f" for first.
+	OpCAdd    command.Op = 60
+	OpCChange command.Op = 61
+	OpCSelect command.Op = 62
 )
 
 // Errors.

@@ -1,0 +1,335 @@
+package temporalstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
+)
+
+// Control state kinds: per-key counters in time buckets (a bucket starts
+// at At, or at At rounded down to PrecisionMs), the distinct values added
+// per bucket (exact up to 4096 a bucket, a HyperLogLog sketch beyond), a
+// first/last selection, and windowed reads over them, so that "at most N
+// in the last hour" is one round trip. TYPE names the key "controlstate".
+// A write with a TTL sets the whole key's expiry to now + TTL (sliding).
+const (
+	// KindCIncr adds Delta at At (CONTROLSTATEINCR, ...INCROPT).
+	KindCIncr Kind = "csincr"
+	// KindCChange adds Value to the distinct values at At
+	// (CONTROLSTATECHANGE).
+	KindCChange Kind = "cschange"
+	// KindCCount sums the amounts of Start..End into Int
+	// (CONTROLSTATECOUNT).
+	KindCCount Kind = "cscount"
+	// KindCQuery aggregates Start..End with Aggregator into Int:
+	// sum|count|"" the amounts' sum, events|len the buckets, min, max,
+	// first, last over the buckets' sums, change the distinct values
+	// (CONTROLSTATEQUERY).
+	KindCQuery Kind = "csquery"
+	// KindCDetail returns Start..End's buckets as Points, each sum in
+	// decimal, the first Count with HasCount (CONTROLSTATEDETAIL).
+	KindCDetail Kind = "csdetail"
+	// KindCSetAndGet adds Delta at At to Family's state of Key, then
+	// aggregates Start..End as KindCQuery, in one round trip. With
+	// RequestID, a repeat of the same id within ControlDedupWindow adds
+	// nothing and returns the current aggregate (HSETANDGET[OPT], ...).
+	// Without Start and End it only adds (CONTROLSTATEHSET, ...).
+	KindCSetAndGet Kind = "cssetandget"
+	// KindCFamilyQuery is KindCQuery on Family's state of Key (HQUERY,
+	// CPCQUERY, FOLQUERY, ...).
+	KindCFamilyQuery Kind = "csfamilyquery"
+	// KindCSelect sets Key's selection to Value occurring at At (0: now):
+	// with SelectLast the latest occurrence is kept, else the earliest
+	// (FOLSET, SELECTIONSET).
+	KindCSelect Kind = "csselect"
+	// KindCSelection returns the selection's value (FOLQUERY key,
+	// SELECTIONQUERY key).
+	KindCSelection Kind = "csselection"
+	// KindCTake is a quota: it adds Delta at At (0: now) only if the sum
+	// of Key's last Window (ending at At) stays within Limit. Applied says
+	// whether it did; Int is the window's sum after; RetryAfter, when
+	// refused, is how long until enough of the window has aged out
+	// (QUOTATAKE).
+	KindCTake Kind = "cstake"
+)
+
+// ControlDedupWindow is how long a KindCSetAndGet request id is
+// remembered, as the original's 300,000 ms.
+const ControlDedupWindow = 5 * time.Minute
+
+// FamilyKey is the key a family's control state of key is kept under, as
+// the original names it: control_state:<family>:<key>.
+func FamilyKey(family string, key []byte) []byte {
+	return append([]byte("control_state:"+family+":"), key...)
+}
+
+// ParseFamily reads a family by its names: h (or counter), cpc (or
+// distinct), fol (or selection).
+func ParseFamily(s string) (string, bool) {
+	switch strings.ToLower(s) {
+	case "h", "counter":
+		return "h", true
+	case "cpc", "distinct":
+		return "cpc", true
+	case "fol", "selection":
+		return "fol", true
+	}
+	return "", false
+}
+
+var controlKinds = map[Kind]runner{
+	KindCIncr:   runCIncr,
+	KindCChange: runCChange,
+	KindCCount: controlRead(func(o *object.Object, c *Command, r *Response) error {
+		return controlAgg(o, c.Start, c.End, "sum", 0, 0, r)
+	}),
+	KindCQuery: controlRead(func(o *object.Object, c *Command, r *Response) error {
+		return controlAgg(o, c.Start, c.End, c.Aggregator, 0, 0, r)
+	}),
+	KindCDetail:    controlRead(controlDetail),
+	KindCSelection: controlRead(controlSelection),
+	KindCSetAndGet: runCSetAndGet,
+	KindCFamilyQuery: controlRead(func(o *object.Object, c *Command, r *Response) error {
+		return controlAgg(o, c.Start, c.End, c.Aggregator, 0, 0, r)
+	}),
+	KindCSelect: runCSelect,
+	KindCTake:   runCTake,
+}
+
+// familyKinds address a family's key: Execute routes them by it.
+var familyKinds = map[Kind]bool{KindCSetAndGet: true, KindCFamilyQuery: true}
+
+// bucket is at rounded down to precisionMs (none when 0).
+func bucket(at, precisionMs int64) int64 {
+	if precisionMs > 0 {
+		return at - at%precisionMs
+	}
+	return at
+}
+
+func checkControl(c *Command) error {
+	switch {
+	case c.At < 0:
+		return fmt.Errorf("%w: timestamp_ms must be an unsigned integer", ErrInvalid)
+	case c.PrecisionMs < 0:
+		return fmt.Errorf("%w: precision_ms must be an unsigned integer", ErrInvalid)
+	}
+	return nil
+}
+
+// slide is the OpExpireAt that sets key's expiry to now + ttl.
+func slide(key []byte, now time.Time, ttl time.Duration) command.Command {
+	return command.Command{Op: shard.OpExpireAt, Key: key, Expiry: now.Add(ttl).UnixMilli()}
+}
+
+func controlWrite(ctx context.Context, s *shard.Shard, c *Command, fn func(o *object.Object, v *shard.View) ([]command.Command, error)) error {
+	if err := checkControl(c); err != nil {
+		return err
+	}
+	return writeObj(ctx, s, c.Key, object.KindControl, func(o *object.Object, v *shard.View) ([]command.Command, error) {
+		cmds, err := fn(o, v)
+		if err == nil && len(cmds) > 0 && c.TTL > 0 {
+			cmds = append(cmds, slide(c.Key, v.Now(), c.TTL))
+		}
+		return cmds, err
+	})
+}
+
+func runCIncr(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	return Response{}, controlWrite(ctx, s, c, func(*object.Object, *shard.View) ([]command.Command, error) {
+		return []command.Command{{Op: shard.OpCAdd, Key: c.Key, Args: [][]byte{shard.Varint(bucket(c.At, c.PrecisionMs)), shard.Varint(c.Delta)}}}, nil
+	})
+}
+
+func runCChange(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	return Response{}, controlWrite(ctx, s, c, func(*object.Object, *shard.View) ([]command.Command, error) {
+		return []command.Command{{Op: shard.OpCChange, Key: c.Key, Args: [][]byte{shard.Varint(bucket(c.At, c.PrecisionMs)), c.Value}}}, nil
+	})
+}
+
+func runCSetAndGet(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	var r Response
+	err := controlWrite(ctx, s, c, func(o *object.Object, v *shard.View) ([]command.Command, error) {
+		b := bucket(c.At, c.PrecisionMs)
+		now := v.Now().UnixMilli()
+		dup := c.RequestID != "" && o != nil && o.Control.Seen(c.RequestID, now)
+		delta := c.Delta
+		if dup {
+			delta = 0
+		}
+		if c.Start != 0 || c.End != 0 {
+			if err := controlAgg(o, c.Start, c.End, c.Aggregator, b, delta, &r); err != nil {
+				return nil, err
+			}
+		}
+		if dup {
+			return nil, nil
+		}
+		args := [][]byte{shard.Varint(b), shard.Varint(c.Delta)}
+		if c.RequestID != "" {
+			args = append(args, []byte(c.RequestID), shard.Varint(now+ControlDedupWindow.Milliseconds()))
+		}
+		return []command.Command{{Op: shard.OpCAdd, Key: c.Key, Args: args}}, nil
+	})
+	return r, err
+}
+
+func runCSelect(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+	at := c.At
+	if at == 0 {
+		at = e.opts.Now().UnixMilli()
+	}
+	last := "f"
+	if c.SelectLast {
+		last = "l"
+	}
+	return Response{}, controlWrite(ctx, s, c, func(*object.Object, *shard.View) ([]command.Command, error) {
+		return []command.Command{{Op: shard.OpCSelect, Key: c.Key, Args: [][]byte{c.Value, shard.Varint(at), []byte(last)}}}, nil
+	})
+}
+
+func runCTake(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if c.Window <= 0 || c.Limit < 0 || c.Delta < 0 {
+		return Response{}, fmt.Errorf("%w: a quota needs a positive window, and a limit and amount not negative", ErrInvalid)
+	}
+	var r Response
+	err := controlWrite(ctx, s, c, func(o *object.Object, v *shard.View) ([]command.Command, error) {
+		at := c.At
+		if at == 0 {
+			at = v.Now().UnixMilli()
+		}
+		b := bucket(at, c.PrecisionMs)
+		start := at - c.Window.Milliseconds() + 1
+		var sum int64
+		if o != nil {
+			lo, hi := o.Control.Window(start, at)
+			for i := lo; i < hi; i++ {
+				_, n := o.Control.Bucket(i)
+				sum += n
+			}
+		}
+		if sum+c.Delta > c.Limit {
+			r.Int = sum
+			// The earliest moment enough of the window has aged out.
+			need := sum + c.Delta - c.Limit
+			if o != nil {
+				lo, hi := o.Control.Window(start, at)
+				for i := lo; i < hi && need > 0; i++ {
+					ts, n := o.Control.Bucket(i)
+					need -= n
+					r.RetryAfter = time.Duration(ts+c.Window.Milliseconds()-at) * time.Millisecond
+				}
+			}
+			if need > 0 { // more than the limit itself
+				r.RetryAfter = 0
+			}
+			return nil, nil
+		}
+		r.Applied, r.Int = true, sum+c.Delta
+		return []command.Command{{Op: shard.OpCAdd, Key: c.Key, Args: [][]byte{shard.Varint(b), shard.Varint(c.Delta)}}}, nil
+	})
+	return r, err
+}
+
+func controlRead(fn func(o *object.Object, c *Command, r *Response) error) runner {
+	return func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+		var r Response
+		err := readObj(ctx, s, c.Key, object.KindControl, func(o *object.Object, _ *shard.View) error {
+			return fn(o, c, &r)
+		})
+		if err != nil {
+			return Response{}, err
+		}
+		return r, nil
+	}
+}
+
+// controlAgg aggregates o's start..end into r.Int, as if delta had been
+// added at bucket b (a set-and-get's own increment).
+func controlAgg(o *object.Object, start, end int64, agg string, b, delta int64, r *Response) error {
+	agg = strings.ToLower(agg)
+	switch agg {
+	case "", "sum", "count", "events", "len", "min", "max", "first", "last", "change":
+	default:
+		return fmt.Errorf("%w: unknown aggregator %q (sum, count, events, min, max, first, last, change)", ErrInvalid, agg)
+	}
+	if agg == "change" {
+		if o != nil {
+			r.Int = o.Control.DistinctIn(start, end)
+		}
+		return nil
+	}
+	// The window's bucket sums, with delta folded in.
+	var sums []int64
+	added := delta == 0 || b < start || b > end
+	if o != nil {
+		lo, hi := o.Control.Window(start, end)
+		for i := lo; i < hi; i++ {
+			ts, n := o.Control.Bucket(i)
+			if !added && b < ts {
+				sums, added = append(sums, delta), true
+			}
+			if !added && b == ts {
+				n, added = n+delta, true
+			}
+			sums = append(sums, n)
+		}
+	}
+	if !added {
+		sums = append(sums, delta)
+	}
+	if len(sums) == 0 {
+		return nil
+	}
+	switch agg {
+	case "", "sum", "count":
+		for _, n := range sums {
+			r.Int += n
+		}
+	case "events", "len":
+		r.Int = int64(len(sums))
+	case "min", "max":
+		r.Int = sums[0]
+		for _, n := range sums[1:] {
+			if agg == "min" {
+				r.Int = min(r.Int, n)
+			} else {
+				r.Int = max(r.Int, n)
+			}
+		}
+	case "first":
+		r.Int = sums[0]
+	case "last":
+		r.Int = sums[len(sums)-1]
+	}
+	return nil
+}
+
+func controlDetail(o *object.Object, c *Command, r *Response) error {
+	r.Points = []Point{}
+	if o == nil {
+		return nil
+	}
+	lo, hi := o.Control.Window(c.Start, c.End)
+	if c.HasCount {
+		hi = min(hi, lo+max(c.Count, 0))
+	}
+	for i := lo; i < hi; i++ {
+		ts, n := o.Control.Bucket(i)
+		r.Points = append(r.Points, Point{TS: ts, Value: strconv.AppendInt(nil, n, 10)})
+	}
+	return nil
+}
+
+func controlSelection(o *object.Object, _ *Command, r *Response) error {
+	if o != nil && o.Control.Sel != nil {
+		r.Value, r.Found = cp(o.Control.Sel.Value), true
+	}
+	return nil
+}

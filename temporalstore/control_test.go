@@ -1,0 +1,110 @@
+package temporalstore
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+)
+
+// Control state: buckets, windows and aggregators, distinct values,
+// families and idempotent set-and-get (across a restart), selections and
+// quotas.
+func TestControlState(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	dir := t.TempDir()
+	e := openEngine(t, dir, clk)
+	ctx := t.Context()
+	q := func(c Command) Response { t.Helper(); return exec(t, e, c) }
+	now := clk.Now().UnixMilli()
+
+	// Increments bucket by precision; reads by window.
+	q(Command{Kind: KindCIncr, Key: b("c"), At: 1_500, Delta: 2, PrecisionMs: 1000})
+	q(Command{Kind: KindCIncr, Key: b("c"), At: 1_999, Delta: 3, PrecisionMs: 1000})
+	q(Command{Kind: KindCIncr, Key: b("c"), At: 5_000, Delta: -1})
+	q(Command{Kind: KindCIncr, Key: b("c"), At: 9_000, Delta: 10})
+	require.Equal(t, int64(14), q(Command{Kind: KindCCount, Key: b("c"), Start: 0, End: 10_000}).Int)
+	require.Equal(t, int64(4), q(Command{Kind: KindCCount, Key: b("c"), Start: 1_000, End: 5_000}).Int)
+	for agg, want := range map[string]int64{"sum": 14, "": 14, "count": 14, "events": 3, "len": 3, "min": -1, "max": 10, "first": 5, "last": 10} {
+		require.Equal(t, want, q(Command{Kind: KindCQuery, Key: b("c"), Start: 0, End: 10_000, Aggregator: agg}).Int, agg)
+	}
+	require.Equal(t, int64(0), q(Command{Kind: KindCQuery, Key: b("c"), Start: 20_000, End: 30_000, Aggregator: "max"}).Int)
+	d := q(Command{Kind: KindCDetail, Key: b("c"), Start: 0, End: 10_000, Count: 2, HasCount: true})
+	require.Equal(t, []string{"1000=5", "5000=-1"}, render(d.Points))
+	require.Equal(t, []byte("controlstate"), q(Command{Kind: KindType, Key: b("c")}).Value)
+	_, err := e.Execute(ctx, Command{Kind: KindCQuery, Key: b("c"), End: 10, Aggregator: "p99"})
+	require.ErrorIs(t, err, ErrInvalid)
+	_, err = e.Execute(ctx, Command{Kind: KindCIncr, Key: b("c"), At: -5, Delta: 1})
+	require.ErrorIs(t, err, ErrInvalid)
+	q(Command{Kind: KindSet, Key: b("str"), Value: b("v")})
+	_, err = e.Execute(ctx, Command{Kind: KindCIncr, Key: b("str"), Delta: 1})
+	require.ErrorIs(t, err, ErrWrongType)
+
+	// Distinct values per bucket, counted over a window.
+	for _, v := range []string{"a", "b", "a", "c"} {
+		q(Command{Kind: KindCChange, Key: b("c"), At: 1_200, PrecisionMs: 1000, Value: b(v)})
+	}
+	q(Command{Kind: KindCChange, Key: b("c"), At: 7_000, Value: b("d")})
+	require.Equal(t, int64(3), q(Command{Kind: KindCQuery, Key: b("c"), Start: 0, End: 5_000, Aggregator: "change"}).Int)
+	require.Equal(t, int64(4), q(Command{Kind: KindCQuery, Key: b("c"), Start: 0, End: 10_000, Aggregator: "change"}).Int)
+
+	// A TTL slides with each write.
+	q(Command{Kind: KindCIncr, Key: b("t"), At: now, Delta: 1, TTL: time.Minute})
+	clk.Advance(30 * time.Second)
+	q(Command{Kind: KindCIncr, Key: b("t"), At: now, Delta: 1, TTL: time.Minute})
+	require.Equal(t, int64(60_000), q(Command{Kind: KindPTTL, Key: b("t")}).Int)
+
+	// Families: set-and-get returns the aggregate including its own
+	// increment; a repeated request id adds nothing.
+	sg := func(id string, delta int64) int64 {
+		return q(Command{Kind: KindCSetAndGet, Family: "h", Key: b("u"), At: 2_000, Delta: delta, Start: 0, End: 10_000, Aggregator: "sum", RequestID: id}).Int
+	}
+	require.Equal(t, int64(5), sg("r1", 5))
+	require.Equal(t, int64(8), sg("r2", 3))
+	require.Equal(t, int64(8), sg("r1", 5), "a retried request is not applied twice")
+	require.Equal(t, int64(8), q(Command{Kind: KindCFamilyQuery, Family: "counter", Key: b("u"), Start: 0, End: 10_000}).Int)
+	require.Equal(t, int64(0), q(Command{Kind: KindCCount, Key: b("u"), Start: 0, End: 10_000}).Int, "the raw key is another state")
+	require.Equal(t, []byte("controlstate"), q(Command{Kind: KindType, Key: FamilyKey("h", b("u"))}).Value)
+	_, err = e.Execute(ctx, Command{Kind: KindCSetAndGet, Family: "x", Key: b("u")})
+	require.ErrorIs(t, err, ErrInvalid)
+
+	// Selections: first keeps the earliest, last the latest; 0 is now.
+	q(Command{Kind: KindCSelect, Key: b("sel"), Value: b("b"), At: 20})
+	q(Command{Kind: KindCSelect, Key: b("sel"), Value: b("a"), At: 10})
+	q(Command{Kind: KindCSelect, Key: b("sel"), Value: b("c"), At: 30})
+	require.Equal(t, "a", string(q(Command{Kind: KindCSelection, Key: b("sel")}).Value))
+	q(Command{Kind: KindCSelect, Key: b("last"), Value: b("x"), SelectLast: true})
+	q(Command{Kind: KindCSelect, Key: b("last"), Value: b("y"), At: 1, SelectLast: true})
+	require.Equal(t, "x", string(q(Command{Kind: KindCSelection, Key: b("last")}).Value))
+	require.False(t, q(Command{Kind: KindCSelection, Key: b("nosel")}).Found)
+
+	// Quotas: at most 3 in the last 10 s.
+	take := func(n int64) Response {
+		return q(Command{Kind: KindCTake, Key: b("quota"), Delta: n, Limit: 3, Window: 10 * time.Second, PrecisionMs: 1000})
+	}
+	require.True(t, take(2).Applied)
+	clk.Advance(4 * time.Second)
+	require.True(t, take(1).Applied)
+	r := take(1)
+	require.False(t, r.Applied)
+	require.Equal(t, int64(3), r.Int)
+	require.Greater(t, r.RetryAfter, 5*time.Second)
+	require.LessOrEqual(t, r.RetryAfter, 6*time.Second)
+	clk.Advance(r.RetryAfter)
+	require.True(t, take(1).Applied)
+	_, err = e.Execute(ctx, Command{Kind: KindCTake, Key: b("quota"), Delta: 1, Limit: 3})
+	require.ErrorIs(t, err, ErrInvalid)
+
+	// Everything survives a restart, the idempotency ledger included, and
+	// an id is applied again once its window has passed.
+	require.NoError(t, e.Close())
+	e = openEngine(t, dir, clk)
+	defer e.Close()
+	require.Equal(t, int64(14), q(Command{Kind: KindCCount, Key: b("c"), Start: 0, End: 10_000}).Int)
+	require.Equal(t, int64(8), sg("r1", 5))
+	clk.Advance(ControlDedupWindow + time.Second)
+	require.Equal(t, int64(13), sg("r1", 5))
+	require.Equal(t, "a", string(q(Command{Kind: KindCSelection, Key: b("sel")}).Value))
+}

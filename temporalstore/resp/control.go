@@ -1,0 +1,199 @@
+package resp
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// The original's control state verbs, with its arities and replies, and
+// QUOTATAKE. Family verbs come in the original's spellings: H or COUNTER,
+// CPC or DISTINCT, FOL or SELECTION.
+func registerControl() {
+	families := map[string]string{"h": "h", "counter": "h", "cpc": "cpc", "distinct": "cpc", "fol": "fol", "selection": "fol"}
+	register(
+		keyed("controlstateincr", 4, flagWrite, func(c *conn, a [][]byte) {
+			if cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCIncr, Key: a[1]}, a[2], a[3], nil, nil); ok {
+				c.okReply(cmd)
+			}
+		}),
+		keyed("controlstateincropt", 6, flagWrite, func(c *conn, a [][]byte) {
+			if cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCIncr, Key: a[1]}, a[2], a[3], a[4], a[5]); ok {
+				c.okReply(cmd)
+			}
+		}),
+		keyed("controlstatecount", 4, 0, func(c *conn, a [][]byte) {
+			if cmd, ok := c.window(ts.Command{Kind: ts.KindCCount, Key: a[1]}, a[2:4]); ok {
+				c.intReply(cmd)
+			}
+		}),
+		keyed("controlstatequery", 5, 0, func(c *conn, a [][]byte) {
+			if cmd, ok := c.window(ts.Command{Kind: ts.KindCQuery, Key: a[1], Aggregator: string(a[4])}, a[2:4]); ok {
+				c.intReply(cmd)
+			}
+		}),
+		keyed("controlstatedetail", -4, 0, func(c *conn, a [][]byte) {
+			if len(a) > 5 {
+				c.syntaxErr()
+				return
+			}
+			if cmd, ok := c.window(ts.Command{Kind: ts.KindCDetail, Key: a[1]}, a[2:]); ok {
+				c.pointsReply(cmd)
+			}
+		}),
+		keyed("quotatake", -4, flagWrite, func(c *conn, a [][]byte) {
+			// QUOTATAKE key limit window_ms [amount]: [taken 0|1, sum in
+			// the window, retry after ms].
+			if len(a) > 5 {
+				c.syntaxErr()
+				return
+			}
+			limit, ok := c.timestamp(a[2], "limit")
+			if !ok {
+				return
+			}
+			window, ok := c.timestamp(a[3], "window_ms")
+			if !ok {
+				return
+			}
+			amount := int64(1)
+			if len(a) == 5 {
+				if amount, ok = c.timestamp(a[4], "amount"); !ok {
+					return
+				}
+			}
+			r, ok := c.exec(ts.Command{Kind: ts.KindCTake, Key: a[1], Limit: limit, Window: time.Duration(window) * time.Millisecond, Delta: amount})
+			if !ok {
+				return
+			}
+			c.w.array(3)
+			c.w.int(map[bool]int64{true: 1}[r.Applied])
+			c.w.int(r.Int)
+			c.w.int(r.RetryAfter.Milliseconds())
+		}),
+	)
+	for _, change := range []struct{ name, family string }{{"controlstatechange", ""}, {"hchange", "h"}} {
+		register(keyed(change.name, -4, flagWrite, func(c *conn, a [][]byte) {
+			if len(a) != 4 && len(a) != 6 {
+				c.errorf("ERR wrong number of arguments for '%s' command", change.name)
+				return
+			}
+			key := a[1]
+			if change.family != "" {
+				key = ts.FamilyKey(change.family, key)
+			}
+			var prec, ttl []byte
+			if len(a) == 6 {
+				prec, ttl = a[4], a[5]
+			}
+			if cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCChange, Key: key, Value: a[3]}, a[2], nil, prec, ttl); ok {
+				c.okReply(cmd)
+			}
+		}))
+	}
+	for name, family := range families {
+		upper := strings.ToUpper(name)
+		register(
+			keyed("controlstate"+name+"set", 4, flagWrite, func(c *conn, a [][]byte) {
+				if cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1]}, a[2], a[3], nil, nil); ok {
+					c.okReply(cmd)
+				}
+			}),
+			keyed(name+"setandget", 7, flagWrite, func(c *conn, a [][]byte) {
+				cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1], Aggregator: string(a[6])}, a[2], a[3], nil, nil)
+				if ok {
+					if cmd, ok = c.window(cmd, a[4:6]); ok {
+						c.intReply(cmd)
+					}
+				}
+			}),
+			keyed(name+"setandgetopt", 10, flagWrite, func(c *conn, a [][]byte) {
+				// precision and ttl 0 mean none; an empty uuid no
+				// idempotency.
+				cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1], Aggregator: string(a[6]), RequestID: string(a[9])}, a[2], a[3], a[7], a[8])
+				if ok {
+					if cmd, ok = c.window(cmd, a[4:6]); ok {
+						c.intReply(cmd)
+					}
+				}
+			}),
+			keyed(name+"query", -2, 0, func(c *conn, a [][]byte) {
+				switch {
+				case len(a) == 2 && family == "fol":
+					if r, ok := c.exec(ts.Command{Kind: ts.KindCSelection, Key: a[1]}); ok {
+						c.bulkOrNull(r)
+					}
+				case len(a) == 5:
+					if cmd, ok := c.window(ts.Command{Kind: ts.KindCFamilyQuery, Family: family, Key: a[1], Aggregator: string(a[4])}, a[2:4]); ok {
+						c.intReply(cmd)
+					}
+				default:
+					c.errorf("ERR wrong number of arguments for '%sQUERY' command", upper)
+				}
+			}),
+		)
+		if family == "fol" {
+			register(keyed(name+"set", 6, flagWrite, func(c *conn, a [][]byte) {
+				// FOLSET key value occur_time_ms ttl_ms FIRST|LAST
+				cmd := ts.Command{Kind: ts.KindCSelect, Key: a[1], Value: a[2]}
+				var ok bool
+				if cmd.At, ok = c.timestamp(a[3], "occur_time_ms"); !ok {
+					return
+				}
+				ttl, ok := c.timestamp(a[4], "ttl_ms")
+				if !ok {
+					return
+				}
+				cmd.TTL = time.Duration(ttl) * time.Millisecond
+				switch {
+				case is(a[5], "first"):
+				case is(a[5], "last"):
+					cmd.SelectLast = true
+				default:
+					c.errorf("ERR selection type must be FIRST or LAST")
+					return
+				}
+				c.okReply(cmd)
+			}))
+		}
+	}
+}
+
+// controlWrite parses a control write's timestamp and amount (when given)
+// and its precision and ttl (when given; 0 means none) into cmd.
+func (c *conn) controlWrite(cmd ts.Command, at, amount, precision, ttl []byte) (ts.Command, bool) {
+	var ok bool
+	if cmd.At, ok = c.timestamp(at, "timestamp_ms"); !ok {
+		return cmd, false
+	}
+	if amount != nil {
+		n, err := strconv.ParseInt(string(amount), 10, 64)
+		if err != nil {
+			c.errorf("ERR amount must be an integer")
+			return cmd, false
+		}
+		cmd.Delta = n
+	}
+	if precision != nil {
+		if cmd.PrecisionMs, ok = c.timestamp(precision, "precision_ms"); !ok {
+			return cmd, false
+		}
+	}
+	if ttl != nil {
+		n, ok := c.timestamp(ttl, "ttl_ms")
+		if !ok {
+			return cmd, false
+		}
+		cmd.TTL = time.Duration(n) * time.Millisecond
+	}
+	return cmd, true
+}
+
+// okReply runs cmd and replies +OK.
+func (c *conn) okReply(cmd ts.Command) {
+	if _, ok := c.exec(cmd); ok {
+		c.w.ok()
+	}
+}
