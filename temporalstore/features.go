@@ -1,11 +1,9 @@
 package temporalstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
@@ -475,47 +473,57 @@ func aggregateWindow(o *object.Object, c *Command, limit int, r *Response) error
 	if lo == hi {
 		return nil
 	}
-	num := func(i int) (int64, bool) {
+	num := func(i int) int64 {
 		_, v := o.Series.At(i)
-		n, err := strconv.ParseInt(string(bytes.TrimLeft(v, " \t\n\r\f\v")), 10, 64)
-		return n, err == nil
+		n, _ := object.ParseValue(v)
+		return n
 	}
 	switch agg {
 	case "count", "events":
 		r.Int = int64(hi - lo)
+		return nil
 	case "first":
-		r.Int, _ = num(lo)
+		r.Int = num(lo)
+		return nil
 	case "last":
-		r.Int, _ = num(hi - 1)
-	default:
-		var sum, cnt int64
-		var lo64, hi64 int64
+		r.Int = num(hi - 1)
+		return nil
+	}
+	var a object.Agg
+	if _, whole := o.Series.Window(c.Start, c.End); whole == hi && (hi-lo >= rollupMinPoints || o.Series.HasRollup()) {
+		// The whole window: the rollup ladder answers it, exactly.
+		a = o.Series.Aggregate(c.Start, c.End)
+	} else {
 		for i := lo; i < hi; i++ {
-			n, ok := num(i)
-			if !ok {
-				continue
+			_, v := o.Series.At(i)
+			n, ok := object.ParseValue(v)
+			if ok {
+				a.Sum, a.Numeric = a.Sum+n, a.Numeric+1
+				if a.Numeric == 1 || n < a.Min {
+					a.Min = n
+				}
+				if a.Numeric == 1 || n > a.Max {
+					a.Max = n
+				}
 			}
-			if cnt == 0 || n < lo64 {
-				lo64 = n
-			}
-			if cnt == 0 || n > hi64 {
-				hi64 = n
-			}
-			sum += n
-			cnt++
 		}
-		switch agg {
-		case "sum":
-			r.Int = sum
-		case "avg", "average":
-			if cnt > 0 {
-				r.Int = sum / cnt
-			}
-		case "min":
-			r.Int = lo64
-		case "max":
-			r.Int = hi64
+	}
+	switch agg {
+	case "sum":
+		r.Int = a.Sum
+	case "avg", "average":
+		if a.Numeric > 0 {
+			r.Int = a.Sum / a.Numeric
 		}
+	case "min":
+		r.Int = a.Min
+	case "max":
+		r.Int = a.Max
 	}
 	return nil
 }
+
+// rollupMinPoints is the window, in points, from which an aggregate
+// builds a series' rollup ladder rather than scanning (a series that has
+// one uses it for every whole-window aggregate).
+const rollupMinPoints = 256

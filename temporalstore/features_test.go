@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -329,4 +330,68 @@ func TestSequences(t *testing.T) {
 	}, br.SeqGroups)
 	_, err = e.Execute(t.Context(), Command{Kind: KindSeqBatchQuery, SeqQueries: []SeqQuery{{Key: b("u1"), End: 1}}})
 	require.ErrorIs(t, err, ErrInvalid)
+}
+
+// Aggregates over wide windows (which the rollup ladder answers) equal a
+// naive scan, while the series keeps changing under overwrites, replaces
+// and retention.
+func TestFeatureAggregatesEqualAScan(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	e := openEngine(t, t.TempDir(), clk)
+	defer e.Close()
+	const keep = 3000
+	require.NoError(t, e.CreateTable(t.Context(), "r", "t", TableOptions{FeatureMaxSize: keep}))
+	rng := rand.New(rand.NewPCG(4, 5))
+	model := map[int64]string{}
+	at := int64(0)
+	for step := range 6000 {
+		c := Command{Namespace: "r", Table: "t", Key: b("s")}
+		switch r := rng.IntN(10); {
+		case r < 7:
+			at += int64(rng.IntN(90_000))
+			v := fmt.Sprint(rng.IntN(1000) - 500)
+			c.Kind, c.Points = KindFAppend, []Point{{TS: at, Value: b(v)}}
+			model[at] = v
+			tss := slices.Sorted(maps.Keys(model))
+			for len(tss) > keep {
+				delete(model, tss[0])
+				tss = tss[1:]
+			}
+		case r < 8 && len(model) > 0:
+			tss := slices.Sorted(maps.Keys(model))
+			ts := tss[rng.IntN(len(tss))]
+			c.Kind, c.Points = KindFAppend, []Point{{TS: ts, Value: b("x")}}
+			model[ts] = "x"
+		default:
+			a := int64(rng.IntN(int(at + 1)))
+			c.Kind, c.Start, c.End = KindFAgg, a, a+int64(rng.IntN(200_000_000))
+			c.Aggregator = []string{"sum", "avg", "min", "max", "count"}[rng.IntN(5)]
+			var sum, n, cnt, lo, hi int64
+			for ts, v := range model {
+				if ts < c.Start || ts > c.End {
+					continue
+				}
+				cnt++
+				x, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					continue
+				}
+				if n == 0 || x < lo {
+					lo = x
+				}
+				if n == 0 || x > hi {
+					hi = x
+				}
+				sum += x
+				n++
+			}
+			want := map[string]int64{"sum": sum, "min": lo, "max": hi, "count": cnt, "avg": 0}
+			if n > 0 {
+				want["avg"] = sum / n
+			}
+			require.Equal(t, want[c.Aggregator], exec(t, e, c).Int, "step %d: %s %d..%d", step, c.Aggregator, c.Start, c.End)
+			continue
+		}
+		exec(t, e, c)
+	}
 }

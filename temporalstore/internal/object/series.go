@@ -15,6 +15,9 @@ type Series struct {
 	vals [][]byte
 	// bytes is the values' total length, for Object.Size.
 	bytes int64
+	// roll is the rollup ladder, once an aggregate asked for it.
+	roll   *rollup
+	rollMu rollMu
 }
 
 // Len is the number of points.
@@ -54,6 +57,9 @@ func (s *Series) Get(ts int64) ([]byte, bool) {
 // Upsert sets the value at ts (v is kept, not copied) and reports whether
 // the point is new.
 func (s *Series) Upsert(ts int64, v []byte) bool {
+	if s.roll != nil {
+		s.roll.add(ts, v)
+	}
 	n := len(s.ts)
 	if n == 0 || ts > s.ts[n-1] {
 		s.ts, s.vals = append(s.ts, ts), append(s.vals, v)
@@ -62,6 +68,9 @@ func (s *Series) Upsert(ts int64, v []byte) bool {
 	}
 	i := s.search(ts)
 	if s.ts[i] == ts {
+		if s.roll != nil {
+			s.roll.remove(ts, s.vals[i])
+		}
 		s.bytes += int64(len(v) - len(s.vals[i]))
 		s.vals[i] = v
 		return false
@@ -75,8 +84,11 @@ func (s *Series) Upsert(ts int64, v []byte) bool {
 // many there were.
 func (s *Series) DeleteRange(start, end int64) int {
 	lo, hi := s.Window(start, end)
-	for _, v := range s.vals[lo:hi] {
+	for i, v := range s.vals[lo:hi] {
 		s.bytes -= int64(len(v))
+		if s.roll != nil {
+			s.roll.remove(s.ts[lo+i], v)
+		}
 	}
 	s.ts, s.vals = slices.Delete(s.ts, lo, hi), slices.Delete(s.vals, lo, hi)
 	return hi - lo
@@ -91,6 +103,9 @@ func (s *Series) TrimOldest(max int) int {
 	}
 	for i := range n {
 		s.bytes -= int64(len(s.vals[i]))
+		if s.roll != nil {
+			s.roll.remove(s.ts[i], s.vals[i])
+		}
 		s.vals[i] = nil
 	}
 	s.ts, s.vals = s.ts[n:], s.vals[n:]

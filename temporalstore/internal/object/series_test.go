@@ -90,3 +90,37 @@ func TestSeriesImageOutOfOrderIsRefused(t *testing.T) {
 	_, _, err = Decode(bad)
 	require.ErrorIs(t, err, ErrImage)
 }
+
+// The rollup ladder's aggregates equal a scan of the points, under random
+// appends, overwrites (numeric and not), range deletes and trims, over
+// random windows from milliseconds to days.
+func TestRollupEqualsScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	s := New(KindSeries, []byte("r")).Series
+	next := int64(0)
+	for step := range 20000 {
+		switch r := rng.IntN(100); {
+		case r < 70:
+			next += int64(rng.IntN(5000))
+			v := fmt.Sprint(rng.IntN(2000) - 1000)
+			if rng.IntN(20) == 0 {
+				v = "n/a"
+			}
+			s.Upsert(next, []byte(v))
+		case r < 85 && s.Len() > 0:
+			ts, _ := s.At(rng.IntN(s.Len()))
+			s.Upsert(ts, []byte(fmt.Sprint(rng.IntN(5))))
+		case r < 90:
+			a := int64(rng.IntN(int(next + 1)))
+			s.DeleteRange(a, a+int64(rng.IntN(100_000)))
+		case r < 93:
+			s.TrimOldest(max(s.Len()-rng.IntN(50), 0))
+		default:
+			a := int64(rng.IntN(int(next + 1)))
+			b := a + int64(rng.IntN([]int{10, 5_000, 4_000_000, 200_000_000}[rng.IntN(4)]))
+			require.Equal(t, s.ScanAggregate(a, b), s.Aggregate(a, b), "step %d: %d..%d", step, a, b)
+		}
+	}
+	require.NotNil(t, s.roll)
+	require.Equal(t, s.ScanAggregate(0, next), s.Aggregate(0, next))
+}
