@@ -166,6 +166,10 @@ bench-engine: ## Engine benchmark (index bytes/key, write amplification, durable
 bench-raft: ## Raft benchmark (3 durable voters vs embedded etcd): cd tools && GOWORK=off go run ./bench raft
 	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench raft
 
+.PHONY: bench-series
+bench-series: ## Temporal models vs redis-server (window reads, hourly counts, appends) and rollup vs scan: cd tools && GOWORK=off go run ./bench series
+	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench series
+
 bench-%: ## Any benchmark by name: cd tools && GOWORK=off go run ./bench <name>
 	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench $*
 

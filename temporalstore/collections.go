@@ -30,7 +30,7 @@ func readObj(ctx context.Context, s *shard.Shard, key []byte, k object.Kind, fn 
 
 // writeObj is readObj for a write: fn returns the commands to log.
 func writeObj(ctx context.Context, s *shard.Shard, key []byte, k object.Kind, fn func(o *object.Object, v *shard.View) ([]command.Command, error)) error {
-	return s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+	return s.MutateKey(ctx, key, func(v *shard.View) ([]command.Command, error) {
 		o, err := objOf(v, key, k)
 		if err != nil {
 			return nil, err

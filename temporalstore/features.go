@@ -369,22 +369,22 @@ func (e *Engine) featureMaxSize(c *Command) (int, error) {
 	return t.opts.FeatureMaxSize, nil
 }
 
-func featureRead(fn func(o *object.Object, c *Command, limit int, r *Response) error) runner {
+func featureRead(fn func(o *object.Object, c *Command, opts *TableOptions, limit int, r *Response) error) runner {
 	return func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
 		if c.HasCount && c.Count < 0 {
 			return Response{}, fmt.Errorf("%w: count must be an unsigned integer", ErrInvalid)
 		}
-		keep, err := e.featureMaxSize(c)
+		t, err := e.table(c)
 		if err != nil {
 			return Response{}, err
 		}
-		limit := keep
+		limit := t.opts.FeatureMaxSize
 		if c.HasCount {
-			limit = min(c.Count, keep)
+			limit = min(c.Count, limit)
 		}
 		r := Response{Points: []Point{}}
 		err = readObj(ctx, s, c.Key, object.KindSeries, func(o *object.Object, _ *shard.View) error {
-			return fn(o, c, limit, &r)
+			return fn(o, c, &t.opts, limit, &r)
 		})
 		if err != nil {
 			return Response{}, err
@@ -402,7 +402,7 @@ func window(o *object.Object, c *Command, limit int) (lo, hi int) {
 	return lo, min(hi, lo+limit)
 }
 
-func queryWindow(o *object.Object, c *Command, limit int, r *Response) error {
+func queryWindow(o *object.Object, c *Command, _ *TableOptions, limit int, r *Response) error {
 	lo, hi := window(o, c, limit)
 	for i := lo; i < hi; i++ {
 		ts, v := o.Series.At(i)
@@ -424,7 +424,7 @@ func checkFilters(fs []Filter) error {
 	return nil
 }
 
-func queryFiltered(o *object.Object, c *Command, limit int, r *Response) error {
+func queryFiltered(o *object.Object, c *Command, _ *TableOptions, limit int, r *Response) error {
 	if err := checkFilters(c.Filters); err != nil {
 		return err
 	}
@@ -460,7 +460,7 @@ var aggregators = map[string]bool{
 // first and last value (0 when not a number); count (also events, or an
 // empty name) counts every point. An unknown name is an error, where the
 // original silently counted.
-func aggregateWindow(o *object.Object, c *Command, limit int, r *Response) error {
+func aggregateWindow(o *object.Object, c *Command, opts *TableOptions, limit int, r *Response) error {
 	agg := strings.ToLower(c.Aggregator)
 	if agg == "" {
 		agg = "count"
@@ -490,7 +490,7 @@ func aggregateWindow(o *object.Object, c *Command, limit int, r *Response) error
 		return nil
 	}
 	var a object.Agg
-	if _, whole := o.Series.Window(c.Start, c.End); whole == hi && (hi-lo >= rollupMinPoints || o.Series.HasRollup()) {
+	if _, whole := o.Series.Window(c.Start, c.End); whole == hi && !opts.NoRollup && (hi-lo >= rollupMinPoints || o.Series.HasRollup()) {
 		// The whole window: the rollup ladder answers it, exactly.
 		a = o.Series.Aggregate(c.Start, c.End)
 	} else {

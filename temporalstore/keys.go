@@ -151,7 +151,7 @@ func expiryOf(c *Command, now time.Time) time.Time {
 
 func runExpire(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 	var r Response
-	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+	err := s.MutateKey(ctx, c.Key, func(v *shard.View) ([]command.Command, error) {
 		it, err := v.Get(c.Key)
 		if err != nil || !it.Exists {
 			return nil, err
@@ -168,7 +168,7 @@ func runExpire(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 
 func runPersist(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 	var r Response
-	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+	err := s.MutateKey(ctx, c.Key, func(v *shard.View) ([]command.Command, error) {
 		it, err := v.Get(c.Key)
 		if err != nil || !it.Exists || it.Expiry.IsZero() {
 			return nil, err
@@ -184,7 +184,7 @@ func runGetEx(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Respo
 		return Response{}, fmt.Errorf("%w: PERSIST with an expiry", ErrInvalid)
 	}
 	var r Response
-	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+	err := s.MutateKey(ctx, c.Key, func(v *shard.View) ([]command.Command, error) {
 		it, err := v.Get(c.Key)
 		switch {
 		case err != nil || !it.Exists:
@@ -242,7 +242,7 @@ func runSet(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respons
 		return Response{Applied: true}, s.Set(ctx, c.Key, c.Value, exp)
 	}
 	var r Response
-	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+	err := s.MutateKey(ctx, c.Key, func(v *shard.View) ([]command.Command, error) {
 		it, err := v.Get(c.Key)
 		if err != nil {
 			return nil, err
@@ -267,7 +267,7 @@ func runSet(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respons
 
 func runDelete(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 	var r Response
-	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+	err := s.MutateKey(ctx, c.Key, func(v *shard.View) ([]command.Command, error) {
 		it, err := v.Get(c.Key)
 		if err != nil || !it.Exists {
 			return nil, err

@@ -354,6 +354,10 @@ func (l *Log) AppendBatch(ctx context.Context, data [][]byte) (uint64, error) {
 	return first, l.awaitLocked(l.cur)
 }
 
+// MaxRecordSize is the largest record Append accepts (Options.MaxRecordSize
+// after defaults), for a caller that must know before it appends.
+func (l *Log) MaxRecordSize() int { return l.opts.MaxRecordSize }
+
 func (l *Log) checkSize(data []byte) error {
 	if len(data) > l.opts.MaxRecordSize {
 		return fmt.Errorf("%w: %d bytes, limit %d", ErrRecordTooLarge, len(data), l.opts.MaxRecordSize)

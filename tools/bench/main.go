@@ -13,6 +13,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/tools/bench/objectbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/raftbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/respbench"
+	"github.com/temporalstore/temporalstore-go/tools/bench/seriesbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/walbench"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
@@ -42,6 +43,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return respbench.Command(args[1:], stdout, stderr)
 	case "raft":
 		return raftbench.Command(args[1:], stdout, stderr)
+	case "series":
+		return seriesbench.Command(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown benchmark %q\n\n", args[0])
 	usage(stderr)
@@ -80,6 +83,10 @@ Benchmarks:
   raft  matrixraft vs an embedded etcd cluster, 3 durable members each in
         this process: writes/s, p50/p99 and proposals per fsync of 16 B and
         256 B values at 1, 64 and 256 concurrent clients.
+  series the temporal models against redis-server over go-redis: window reads
+        (FQUERY vs ZRANGEBYSCORE), "count in the last hour" (HSETANDGETOPT vs
+        per-minute INCR/EXPIRE keys summed over MGET), durable appends, and
+        the rollup ladder against a scan over 10,000 points.
 
 Flags of "bench wal" (each also read from the environment variable shown;
 a flag beats its variable, the variable beats the default):
@@ -100,6 +107,8 @@ Examples:
 	fmt.Fprintln(w)
 	respbench.PrintUsage(w)
 	raftbench.PrintUsage(w)
+	fmt.Fprintln(w)
+	seriesbench.PrintUsage(w)
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.

@@ -115,34 +115,32 @@ func (s *Shard) mutate(ctx context.Context, fn MutateFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	tx := s.inTx(ctx)
-	if !tx {
-		s.gate.Lock()
-		defer s.gate.Unlock()
-		if err := s.settleLocked(); err != nil {
-			return err
-		}
-		// Nothing applies while the gate is held, so fn may read under
-		// the read lock while other readers proceed.
-		s.mu.RLock()
-	} else if s.closed || s.failed != nil {
+	if !s.inTx(ctx) {
+		return s.combine(ctx, nil, fn)
+	}
+	if s.closed || s.failed != nil {
 		return cmp.Or(s.failed, ErrClosed)
 	}
 	v := &View{s: s, now: s.opts.Now().UnixMilli()}
 	cmds, err := fn(v)
-	if !tx {
-		s.mu.RUnlock()
-	}
 	if err != nil || len(cmds) == 0 {
 		return err
 	}
+	if err := stamp(cmds, v.now); err != nil {
+		return err
+	}
+	return s.appendApply(ctx, cmds, false)
+}
+
+// stamp checks cmds' keys and sets their time.
+func stamp(cmds []command.Command, now int64) error {
 	for i := range cmds {
 		if len(cmds[i].Key) == 0 {
 			return ErrEmptyKey
 		}
-		cmds[i].Time = v.now
+		cmds[i].Time = now
 	}
-	return s.appendApply(ctx, cmds, false)
+	return nil
 }
 
 // allocObject stores o in a free slot and returns the slot.

@@ -176,6 +176,8 @@ type Shard struct {
 	probe probes
 	// spill is the state of collection spilling (spill.go).
 	spill spillState
+	// comb queues read-modify-writes (combine.go).
+	comb combiner
 }
 
 // Entry metadata: the entry's type in the low 4 bits; metaTTL when the key
@@ -643,7 +645,7 @@ func (s *Shard) Update(ctx context.Context, key []byte, fn UpdateFunc) error {
 	if len(key) == 0 {
 		return ErrEmptyKey
 	}
-	return s.Mutate(ctx, func(v *View) ([]command.Command, error) {
+	return s.MutateKey(ctx, key, func(v *View) ([]command.Command, error) {
 		it, err := v.Get(key)
 		if err != nil {
 			return nil, err

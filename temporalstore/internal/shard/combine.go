@@ -1,0 +1,208 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+)
+
+// Read-modify-writes of one key each (MutateKey) are combined: they queue,
+// and one of them, the leader, takes the append gate for a batch of queued
+// mutations on distinct keys, runs their functions against the applied
+// state, appends all their records in one batch (one write, one fsync),
+// and then applies them in order and acknowledges them: the write path of
+// every other write — log, then apply, then acknowledge — with the group
+// commit that plain writes get. While a batch is being made durable the
+// next queue forms, so under load batches grow with the number of writers.
+//
+// Keys must be distinct within a batch because each function reads the
+// state as applied before the batch: a second mutation of a key waits for
+// the next batch, so it sees the first. A mutation that names no key
+// (Mutate) runs in a batch of its own.
+
+// mutation is one queued Mutate.
+type mutation struct {
+	ctx context.Context
+	key []byte // nil: any keys; runs alone
+	fn  MutateFunc
+	err error
+	// done is closed when the mutation has run; lead when it is to lead
+	// the next batch instead.
+	done, lead chan struct{}
+}
+
+// combiner is a shard's queue of mutations.
+type combiner struct {
+	mu      sync.Mutex
+	queue   []*mutation
+	leading bool
+}
+
+// maxCombine bounds a batch.
+const maxCombine = 512
+
+// MutateKey is Mutate for a function that reads and writes key alone: it
+// is combined with concurrent ones on other keys into one log append (see
+// combine.go).
+func (s *Shard) MutateKey(ctx context.Context, key []byte, fn MutateFunc) error {
+	if len(key) == 0 {
+		return ErrEmptyKey
+	}
+	err := s.mutateKey(ctx, key, fn)
+	if err == nil && !s.inTx(ctx) {
+		s.spillIfOver(ctx)
+	}
+	return err
+}
+
+func (s *Shard) mutateKey(ctx context.Context, key []byte, fn MutateFunc) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.inTx(ctx) {
+		return s.mutate(ctx, fn)
+	}
+	return s.combine(ctx, key, fn)
+}
+
+// combine runs fn through the shard's combiner and returns its result.
+func (s *Shard) combine(ctx context.Context, key []byte, fn MutateFunc) error {
+	m := &mutation{ctx: ctx, key: key, fn: fn, done: make(chan struct{}), lead: make(chan struct{})}
+	c := &s.comb
+	c.mu.Lock()
+	c.queue = append(c.queue, m)
+	if c.leading {
+		c.mu.Unlock()
+		select {
+		case <-m.done:
+			return m.err
+		case <-m.lead:
+			// Handed the lead: m is first in the queue, and stays so,
+			// since only a leader takes from it.
+		}
+		c.mu.Lock()
+	}
+	c.leading = true
+	// A prefix of the queue, from m: unkeyed alone, keyed while distinct.
+	n := 1
+	if m.key != nil {
+		keys := map[string]bool{string(m.key): true}
+		for n < len(c.queue) && n < maxCombine {
+			k := c.queue[n].key
+			if k == nil || keys[string(k)] {
+				break
+			}
+			keys[string(k)] = true
+			n++
+		}
+	}
+	batch := c.queue[:n:n]
+	c.queue = c.queue[n:]
+	c.mu.Unlock()
+
+	s.runMutations(batch)
+
+	c.mu.Lock()
+	if len(c.queue) > 0 {
+		// The next batch has formed meanwhile: its first member leads it.
+		close(c.queue[0].lead)
+	} else {
+		c.leading = false
+	}
+	c.mu.Unlock()
+	return m.err
+}
+
+// runMutations runs a batch under the append gate, as the file comment
+// describes, and closes every mutation's done.
+func (s *Shard) runMutations(batch []*mutation) {
+	defer func() {
+		for _, m := range batch {
+			close(m.done)
+		}
+	}()
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	if err := s.settleLocked(); err != nil {
+		for _, m := range batch {
+			m.err = err
+		}
+		return
+	}
+	type staged struct {
+		m    *mutation
+		cmds []command.Command
+	}
+	var stages []staged
+	var recs [][]byte
+	limit := s.log.MaxRecordSize()
+	// The functions read under the read lock, so readers proceed; nothing
+	// applies while the gate is held.
+	s.mu.RLock()
+	for _, m := range batch {
+		if m.err = m.ctx.Err(); m.err != nil {
+			continue
+		}
+		v := &View{s: s, now: s.opts.Now().UnixMilli()}
+		cmds, err := m.fn(v)
+		if err != nil || len(cmds) == 0 {
+			m.err = err
+			continue
+		}
+		if m.err = stamp(cmds, v.now); m.err != nil {
+			continue
+		}
+		var rec []byte
+		if len(cmds) == 1 {
+			rec = command.Append(nil, &cmds[0])
+		} else {
+			rec = command.AppendBatch(nil, cmds)
+		}
+		if len(rec) > limit {
+			m.err = fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(rec), limit)
+			continue
+		}
+		stages = append(stages, staged{m, cmds})
+		recs = append(recs, rec)
+	}
+	s.mu.RUnlock()
+	if len(recs) == 0 {
+		return
+	}
+	// Written whatever the callers' contexts say now: a record the log
+	// took is applied on replay, so it is applied now too.
+	first, err := s.log.AppendBatch(context.Background(), recs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil && first != s.applied+1 {
+		err = fmt.Errorf("shard: the log put a batch at record %d, after %d", first, s.applied)
+	}
+	if err != nil {
+		err = fmt.Errorf("shard: append: %w", err)
+		if s.failed == nil {
+			s.failed = err
+		}
+		s.turn.Broadcast()
+		for _, st := range stages {
+			st.m.err = err
+		}
+		return
+	}
+	for i, st := range stages {
+		idx := first + uint64(i)
+		share := recordShare(len(recs[i]), len(st.cmds))
+		for pos := range st.cmds {
+			s.applyLocked(idx, pos, share, &st.cmds[pos])
+			s.payload += int64(len(st.cmds[pos].Key))
+			for _, a := range st.cmds[pos].Args {
+				s.payload += int64(len(a))
+			}
+		}
+		s.applied = idx
+	}
+	if s.waiting > 0 {
+		s.turn.Broadcast()
+	}
+}

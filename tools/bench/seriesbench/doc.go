@@ -1,0 +1,20 @@
+// Package seriesbench is `bench series`: the temporal models against
+// redis-server doing the same work the way Redis users do it, over the
+// same client (go-redis), in one run, alternating.
+//
+//   - Window read: 100 points of a 10,000-point feature series (FQUERY)
+//     against ZRANGEBYSCORE ... WITHSCORES on a sorted set of the same
+//     points.
+//   - Count in the last hour: record an event and read the last hour's
+//     count in one round trip — ours HSETANDGET (one command), Redis the
+//     common pattern of per-minute bucket keys: INCR and EXPIRE of this
+//     minute's key and MGET of the last 60, pipelined, summed by the
+//     client.
+//   - Aggregate over 10,000 points: the rollup ladder against a scan of
+//     the points, in process.
+//   - Durable append throughput: FAPPEND of events of 1,024 entities on a
+//     durable table, beside ZADD on a redis-server with appendfsync always.
+//
+// The last line is "series: window_vs_redis_ratio=... counter_vs_redis_ratio=...
+// rollup_speedup_ratio=...".
+package seriesbench

@@ -1,0 +1,465 @@
+package seriesbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
+	"github.com/temporalstore/temporalstore-go/tools/benchkit"
+)
+
+// The data every system holds.
+const (
+	seriesKeys   = 16     // series, spread over the table's shards
+	seriesPoints = 10_000 // points each
+	windowPoints = 100    // points a window read returns
+	stepMs       = 1000   // one point a second
+	counterKeys  = 64     // entities whose events are counted
+	appendKeys   = 1024   // entities whose events are appended
+	baseMs       = 1_764_460_800_000
+)
+
+// run is one measured run of one system on one case.
+type run struct {
+	Case, System string
+	Repeat       int
+	OpsPerSec    float64
+	P50Ms, P99Ms float64
+}
+
+// report is the JSON written at the end.
+type report struct {
+	Conditions benchkit.Host  `json:"conditions"`
+	Config     Config         `json:"config"`
+	Runs       []run          `json:"runs"`
+	Ratios     map[string]any `json:"ratios"`
+	Rollup     rollupResult   `json:"rollup"`
+	Summary    benchkit.Pairs `json:"summary"`
+}
+
+type rollupResult struct {
+	RollupNs, ScanNs benchkit.Summary
+	Speedup          benchkit.Summary
+}
+
+// server is one system as the load sees it: a go-redis client per
+// connection, and the command that does one operation.
+type target struct {
+	addr string
+	op   func(ctx context.Context, c *redis.Client, rng *rand.Rand) error
+}
+
+// Run runs every case and writes the report.
+func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) error {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return fmt.Errorf("redis-server is not installed (make deps): %w", err)
+	}
+	began := time.Now()
+	base, err := os.MkdirTemp(cfg.Dir, "seriesbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(base)
+
+	ours, closeOurs, err := startOurs(ctx, filepath.Join(base, "ours"))
+	if err != nil {
+		return err
+	}
+	defer closeOurs()
+	redisDirs := []string{filepath.Join(base, "redis-everysec"), filepath.Join(base, "redis-always")}
+	for _, d := range redisDirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	redisAddr, stopRedis, err := benchkit.StartRedis(ctx, redisDirs[0], "--save", "", "--appendonly", "yes", "--appendfsync", "everysec")
+	if err != nil {
+		return err
+	}
+	defer stopRedis()
+	redisAlways, stopAlways, err := benchkit.StartRedis(ctx, redisDirs[1], "--save", "", "--appendonly", "yes", "--appendfsync", "always")
+	if err != nil {
+		return err
+	}
+	defer stopAlways()
+
+	log.Info("loading", "series", seriesKeys, "points", seriesPoints)
+	if err := load(ctx, ours.async, redisAddr); err != nil {
+		return err
+	}
+
+	cases := []struct {
+		name    string
+		systems map[string]target
+	}{
+		{"window", map[string]target{
+			"ours":  {ours.async, windowOurs},
+			"redis": {redisAddr, windowRedis},
+		}},
+		{"counter", map[string]target{
+			"ours":  {ours.async, counterOurs},
+			"redis": {redisAddr, counterRedis},
+		}},
+		{"append", map[string]target{
+			"ours":  {ours.durable, appendOurs},
+			"redis": {redisAlways, appendRedis},
+		}},
+	}
+	var runs []run
+	for _, cs := range cases {
+		err := benchkit.Alternate(ctx, cfg.Repeats, []string{"ours", "redis"}, func(ctx context.Context, repeat int, system string) error {
+			r, err := measure(ctx, cfg, cs.systems[system])
+			if err != nil {
+				return err
+			}
+			r.Case, r.System, r.Repeat = cs.name, system, repeat+1
+			log.Info("run", "case", cs.name, "system", system, "repeat", fmt.Sprintf("%d/%d", repeat+1, cfg.Repeats),
+				"ops_per_s", int(r.OpsPerSec), "p99_ms", benchkit.FormatNumber(r.P99Ms, 3))
+			runs = append(runs, r)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", cs.name, err)
+		}
+	}
+
+	log.Info("rollup against scan", "points", seriesPoints)
+	rr, err := rollupVsScan(ctx, filepath.Join(base, "rollup"), cfg.Repeats)
+	if err != nil {
+		return err
+	}
+
+	rep := report{Conditions: benchkit.HostConditions(), Config: cfg, Runs: runs, Rollup: rr, Ratios: map[string]any{}}
+	ratio := func(name string) benchkit.Summary {
+		pick := func(sys string) []float64 {
+			var xs []float64
+			for _, r := range runs {
+				if r.Case == name && r.System == sys {
+					xs = append(xs, r.OpsPerSec)
+				}
+			}
+			return xs
+		}
+		s := benchkit.RatioSpread(pick("ours"), pick("redis"), benchkit.HigherIsBetter)
+		rep.Ratios[name] = s
+		return s
+	}
+	window, counter, appendR := ratio("window"), ratio("counter"), ratio("append")
+	rep.Summary = benchkit.Pairs{
+		benchkit.NewPair("window_vs_redis_ratio", window.Median, 2),
+		benchkit.NewPair("counter_vs_redis_ratio", counter.Median, 2),
+		benchkit.NewPair("rollup_speedup_ratio", rr.Speedup.Median, 1),
+		benchkit.NewPair("durable_append_vs_redis_ratio", appendR.Median, 2),
+		benchkit.NewPair("window_ratio_min", window.Min, 2),
+		benchkit.NewPair("counter_ratio_min", counter.Min, 2),
+	}
+	out := cfg.Out
+	if out == "" {
+		if out, err = benchkit.ResultPath("series"); err != nil {
+			return err
+		}
+	}
+	if err := benchkit.WriteJSON(out, rep); err != nil {
+		return err
+	}
+	printTable(stdout, runs, rep, rr)
+	log.Info("report written", "path", out, "took", time.Since(began).Round(time.Millisecond))
+	fmt.Fprintln(stdout, benchkit.SummaryLine("series", rep.Summary))
+	return nil
+}
+
+// oursAddrs are the RESP addresses of our two tables.
+type oursAddrs struct{ async, durable string }
+
+// startOurs serves an engine over RESP: one listener on an async table
+// (reads, counters) and one on a durable table (appends).
+func startOurs(ctx context.Context, dir string) (oursAddrs, func(), error) {
+	e, err := temporalstore.Open(ctx, temporalstore.Options{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return oursAddrs{}, nil, err
+	}
+	var closers []func()
+	closeAll := func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+		e.Close()
+	}
+	var addrs []string
+	for _, t := range []struct {
+		name  string
+		async bool
+	}{{"async", true}, {"durable", false}} {
+		if err := e.CreateTable(ctx, "bench", t.name, temporalstore.TableOptions{Async: t.async}); err != nil {
+			closeAll()
+			return oursAddrs{}, nil, err
+		}
+		s, err := resp.New(resp.Options{Engine: e, Namespace: "bench", Table: t.name, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			closeAll()
+			return oursAddrs{}, nil, err
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			closeAll()
+			return oursAddrs{}, nil, err
+		}
+		go s.Serve(l)
+		closers = append(closers, func() { s.Close() })
+		addrs = append(addrs, l.Addr().String())
+	}
+	return oursAddrs{async: addrs[0], durable: addrs[1]}, closeAll, nil
+}
+
+func value(i int) string { return strconv.Itoa(i*7919%100_000 + 1) }
+
+// load writes the same points to our series and to Redis's sorted sets
+// (member "<ts>:<value>", score ts), pipelined.
+func load(ctx context.Context, oursAddr, redisAddr string) error {
+	for _, addr := range []string{oursAddr, redisAddr} {
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		for k := range seriesKeys {
+			p := c.Pipeline()
+			for i := range seriesPoints {
+				ts := int64(baseMs + i*stepMs)
+				if addr == oursAddr {
+					p.Do(ctx, "FAPPEND", fmt.Sprint("f:", k), ts, value(i))
+				} else {
+					p.ZAdd(ctx, fmt.Sprint("z:", k), redis.Z{Score: float64(ts), Member: fmt.Sprintf("%d:%s", ts, value(i))})
+				}
+			}
+			if _, err := p.Exec(ctx); err != nil {
+				c.Close()
+				return fmt.Errorf("load %s: %w", addr, err)
+			}
+		}
+		c.Close()
+	}
+	return nil
+}
+
+// windowStart is a random window of windowPoints points.
+func windowStart(rng *rand.Rand) (key int, start, end int64) {
+	i := rng.IntN(seriesPoints - windowPoints)
+	start = int64(baseMs + i*stepMs)
+	return rng.IntN(seriesKeys), start, start + (windowPoints-1)*stepMs
+}
+
+func windowOurs(ctx context.Context, c *redis.Client, rng *rand.Rand) error {
+	k, s, e := windowStart(rng)
+	v, err := c.Do(ctx, "FQUERY", fmt.Sprint("f:", k), s, e).Slice()
+	if err == nil && len(v) != windowPoints {
+		err = fmt.Errorf("FQUERY returned %d points", len(v))
+	}
+	return err
+}
+
+func windowRedis(ctx context.Context, c *redis.Client, rng *rand.Rand) error {
+	k, s, e := windowStart(rng)
+	v, err := c.ZRangeByScoreWithScores(ctx, fmt.Sprint("z:", k), &redis.ZRangeBy{Min: strconv.FormatInt(s, 10), Max: strconv.FormatInt(e, 10)}).Result()
+	if err == nil && len(v) != windowPoints {
+		err = fmt.Errorf("ZRANGEBYSCORE returned %d members", len(v))
+	}
+	return err
+}
+
+// counterOurs records an event and reads the last hour's count in one
+// command (per-minute buckets).
+func counterOurs(ctx context.Context, c *redis.Client, rng *rand.Rand) error {
+	now := time.Now().UnixMilli()
+	_, err := c.Do(ctx, "HSETANDGETOPT", fmt.Sprint("e:", rng.IntN(counterKeys)), now, 1, now-3_599_999, now, "sum", 60_000, 3_600_000, "").Int64()
+	return err
+}
+
+// counterRedis is Redis's common pattern: INCR and EXPIRE this minute's
+// bucket key and MGET the last 60, in one pipelined round trip, summed
+// here.
+func counterRedis(ctx context.Context, c *redis.Client, rng *rand.Rand) error {
+	entity := rng.IntN(counterKeys)
+	minute := time.Now().Unix() / 60
+	keys := make([]string, 60)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("e:%d:%d", entity, minute-int64(i))
+	}
+	p := c.Pipeline()
+	p.Incr(ctx, keys[0])
+	p.Expire(ctx, keys[0], time.Hour)
+	mget := p.MGet(ctx, keys...)
+	if _, err := p.Exec(ctx); err != nil {
+		return err
+	}
+	var sum int64
+	for _, v := range mget.Val() {
+		if s, ok := v.(string); ok {
+			n, _ := strconv.ParseInt(s, 10, 64)
+			sum += n
+		}
+	}
+	if sum < 1 {
+		return errors.New("the count lost this event")
+	}
+	return nil
+}
+
+func appendOurs(ctx context.Context, c *redis.Client, rng *rand.Rand) error {
+	return c.Do(ctx, "FAPPEND", fmt.Sprint("a:", rng.IntN(appendKeys)), time.Now().UnixNano()/1000, "1").Err()
+}
+
+func appendRedis(ctx context.Context, c *redis.Client, rng *rand.Rand) error {
+	ts := time.Now().UnixNano() / 1000
+	return c.ZAdd(ctx, fmt.Sprint("a:", rng.IntN(appendKeys)), redis.Z{Score: float64(ts), Member: fmt.Sprint(ts, ":1")}).Err()
+}
+
+// measure runs t's operation from cfg.Clients connections for Warmup,
+// then for Duration, and returns the measured throughput and latencies.
+func measure(ctx context.Context, cfg Config, t target) (run, error) {
+	var (
+		mu    sync.Mutex
+		lats  []time.Duration
+		first error
+	)
+	stopWarm := time.Now().Add(cfg.Warmup)
+	stop := stopWarm.Add(cfg.Duration)
+	var wg sync.WaitGroup
+	for i := range cfg.Clients {
+		c := redis.NewClient(&redis.Options{Addr: t.addr, PoolSize: 1})
+		rng := rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano())))
+		wg.Go(func() {
+			defer c.Close()
+			var mine []time.Duration
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				if t0.After(stop) {
+					break
+				}
+				if err := t.op(ctx, c, rng); err != nil {
+					mu.Lock()
+					first = cmpErr(first, err)
+					mu.Unlock()
+					return
+				}
+				if t0.After(stopWarm) {
+					mine = append(mine, time.Since(t0))
+				}
+			}
+			mu.Lock()
+			lats = append(lats, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return run{}, first
+	}
+	if err := ctx.Err(); err != nil {
+		return run{}, err
+	}
+	ps := benchkit.DurationPercentiles(lats, 50, 99)
+	return run{
+		OpsPerSec: float64(len(lats)) / cfg.Duration.Seconds(),
+		P50Ms:     float64(ps[0]) / 1e6, P99Ms: float64(ps[1]) / 1e6,
+	}, nil
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// rollupVsScan times an aggregate over a whole 10,000-point series, in
+// process, on a table with the rollup ladder and on one without,
+// alternating.
+func rollupVsScan(ctx context.Context, dir string, repeats int) (rollupResult, error) {
+	e, err := temporalstore.Open(ctx, temporalstore.Options{Dir: dir, Logger: slog.New(slog.DiscardHandler), MaintenanceInterval: temporalstore.Disabled})
+	if err != nil {
+		return rollupResult{}, err
+	}
+	defer e.Close()
+	var pts []temporalstore.Point
+	for i := range seriesPoints {
+		pts = append(pts, temporalstore.Point{TS: int64(baseMs + i*stepMs), Value: []byte(value(i))})
+	}
+	tables := []string{"rollup", "scan"}
+	for _, t := range tables {
+		if err := e.CreateTable(ctx, "agg", t, temporalstore.TableOptions{Async: true, NoRollup: t == "scan"}); err != nil {
+			return rollupResult{}, err
+		}
+		if _, err := e.Execute(ctx, temporalstore.Command{Namespace: "agg", Table: t, Kind: temporalstore.KindFAppend, Key: []byte("s"), Points: pts}); err != nil {
+			return rollupResult{}, err
+		}
+	}
+	agg := func(table string) (time.Duration, int64, error) {
+		c := temporalstore.Command{Namespace: "agg", Table: table, Kind: temporalstore.KindFAgg, Key: []byte("s"),
+			Start: baseMs, End: baseMs + seriesPoints*stepMs, Aggregator: "sum"}
+		const n = 200
+		var sum int64
+		t0 := time.Now()
+		for range n {
+			r, err := e.Execute(ctx, c)
+			if err != nil {
+				return 0, 0, err
+			}
+			sum = r.Int
+		}
+		return time.Since(t0) / n, sum, nil
+	}
+	var rollupNs, scanNs []float64
+	for range repeats {
+		ro, a, err := agg("rollup")
+		if err != nil {
+			return rollupResult{}, err
+		}
+		sc, b, err := agg("scan")
+		if err != nil {
+			return rollupResult{}, err
+		}
+		if a != b {
+			return rollupResult{}, fmt.Errorf("rollup sum %d, scan sum %d", a, b)
+		}
+		rollupNs, scanNs = append(rollupNs, float64(ro.Nanoseconds())), append(scanNs, float64(sc.Nanoseconds()))
+	}
+	return rollupResult{
+		RollupNs: benchkit.Summarize(rollupNs), ScanNs: benchkit.Summarize(scanNs),
+		Speedup: benchkit.RatioSpread(rollupNs, scanNs, benchkit.LowerIsBetter),
+	}, nil
+}
+
+func printTable(w io.Writer, runs []run, rep report, rr rollupResult) {
+	fmt.Fprintln(w, "medians over repeats; ratio = ours/redis ops/s (min..max over repeat pairs)")
+	fmt.Fprintf(w, "%9s %12s %10s %12s %10s %20s\n", "case", "ours ops/s", "p99 ms", "redis ops/s", "p99 ms", "ratio")
+	for _, name := range []string{"window", "counter", "append"} {
+		med := func(sys string, f func(run) float64) float64 {
+			var xs []float64
+			for _, r := range runs {
+				if r.Case == name && r.System == sys {
+					xs = append(xs, f(r))
+				}
+			}
+			return benchkit.Summarize(xs).Median
+		}
+		ops := func(r run) float64 { return r.OpsPerSec }
+		p99 := func(r run) float64 { return r.P99Ms }
+		s := rep.Ratios[name].(benchkit.Summary)
+		fmt.Fprintf(w, "%9s %12.0f %10.2f %12.0f %10.2f %20s\n", name, med("ours", ops), med("ours", p99), med("redis", ops), med("redis", p99),
+			fmt.Sprintf("%.2f (%.2f..%.2f)", s.Median, s.Min, s.Max))
+	}
+	fmt.Fprintf(w, "aggregate over %d points: rollup %.1f µs, scan %.1f µs, speedup %.1f× (%.1f..%.1f)\n",
+		seriesPoints, rr.RollupNs.Median/1e3, rr.ScanNs.Median/1e3, rr.Speedup.Median, rr.Speedup.Min, rr.Speedup.Max)
+}
