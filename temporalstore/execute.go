@@ -169,6 +169,9 @@ type Command struct {
 	Policy     WritePolicy
 	Filters    []Filter
 	Aggregator string
+	// Aggregators are KindFAgg's several aggregators over one read (see
+	// aggregates.go); each result is in Response.Aggregates.
+	Aggregators []string
 	// SeqRows are KindSeqAdd's rows; SeqQueries KindSeqBatchQuery's
 	// windows (KindSeqQuery uses Key, Start, End, Count and Filters).
 	SeqRows    []SeqRow
@@ -209,6 +212,9 @@ type Response struct {
 	Ints []int64
 	// Points are a feature read's points, ascending.
 	Points []Point
+	// Aggregates are KindFAgg's results, one per aggregator asked (with
+	// Aggregators, or an aggregator beyond the original's).
+	Aggregates []Aggregate
 	// SeqRows are a sequence read's rows, ascending; SeqGroups a batch
 	// query's, one group per query.
 	SeqRows   []SeqRow

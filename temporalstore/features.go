@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
@@ -369,7 +370,14 @@ func (e *Engine) featureMaxSize(c *Command) (int, error) {
 	return t.opts.FeatureMaxSize, nil
 }
 
-func featureRead(fn func(o *object.Object, c *Command, opts *TableOptions, limit int, r *Response) error) runner {
+// featureEnv is what a feature read needs besides its command: the
+// table's options and the engine's clock.
+type featureEnv struct {
+	opts *TableOptions
+	now  time.Time
+}
+
+func featureRead(fn func(o *object.Object, c *Command, env featureEnv, limit int, r *Response) error) runner {
 	return func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
 		if c.HasCount && c.Count < 0 {
 			return Response{}, fmt.Errorf("%w: count must be an unsigned integer", ErrInvalid)
@@ -384,7 +392,7 @@ func featureRead(fn func(o *object.Object, c *Command, opts *TableOptions, limit
 		}
 		r := Response{Points: []Point{}}
 		err = readObj(ctx, s, c.Key, object.KindSeries, func(o *object.Object, _ *shard.View) error {
-			return fn(o, c, &t.opts, limit, &r)
+			return fn(o, c, featureEnv{&t.opts, e.opts.Now()}, limit, &r)
 		})
 		if err != nil {
 			return Response{}, err
@@ -402,7 +410,7 @@ func window(o *object.Object, c *Command, limit int) (lo, hi int) {
 	return lo, min(hi, lo+limit)
 }
 
-func queryWindow(o *object.Object, c *Command, _ *TableOptions, limit int, r *Response) error {
+func queryWindow(o *object.Object, c *Command, _ featureEnv, limit int, r *Response) error {
 	lo, hi := window(o, c, limit)
 	for i := lo; i < hi; i++ {
 		ts, v := o.Series.At(i)
@@ -424,7 +432,7 @@ func checkFilters(fs []Filter) error {
 	return nil
 }
 
-func queryFiltered(o *object.Object, c *Command, _ *TableOptions, limit int, r *Response) error {
+func queryFiltered(o *object.Object, c *Command, _ featureEnv, limit int, r *Response) error {
 	if err := checkFilters(c.Filters); err != nil {
 		return err
 	}
@@ -448,6 +456,10 @@ func queryFiltered(o *object.Object, c *Command, _ *TableOptions, limit int, r *
 	return nil
 }
 
+// IsPlainAggregator reports whether name is one of the original's
+// aggregators, whose result is Response.Int alone.
+func IsPlainAggregator(name string) bool { return name == "" || aggregators[strings.ToLower(name)] }
+
 // Aggregators of KindFAgg.
 var aggregators = map[string]bool{
 	"sum": true, "avg": true, "average": true, "min": true, "max": true,
@@ -460,15 +472,42 @@ var aggregators = map[string]bool{
 // first and last value (0 when not a number); count (also events, or an
 // empty name) counts every point. An unknown name is an error, where the
 // original silently counted.
-func aggregateWindow(o *object.Object, c *Command, opts *TableOptions, limit int, r *Response) error {
+func aggregateWindow(o *object.Object, c *Command, env featureEnv, limit int, r *Response) error {
+	r.Points = nil
 	agg := strings.ToLower(c.Aggregator)
 	if agg == "" {
 		agg = "count"
 	}
-	if !aggregators[agg] {
-		return fmt.Errorf("%w: unknown aggregator %q (sum, avg, min, max, first, last, count)", ErrInvalid, c.Aggregator)
+	if len(c.Aggregators) > 0 || !aggregators[agg] {
+		// Several aggregators, or one beyond the original's: one pass.
+		names := c.Aggregators
+		if len(names) == 0 {
+			names = []string{c.Aggregator}
+		}
+		specs := make([]aggSpec, len(names))
+		for i, n := range names {
+			var err error
+			if specs[i], err = parseAgg(n); err != nil {
+				return err
+			}
+		}
+		var lo, hi int
+		if o != nil {
+			lo, hi = window(o, c, limit)
+		}
+		all, err := aggregateAll(o, lo, hi, specs, env.now)
+		if err != nil {
+			return err
+		}
+		r.Aggregates = all
+		if len(c.Aggregators) == 0 {
+			r.Int = all[0].Int
+			if all[0].IsFloat {
+				r.Float, r.Int = all[0].Float, int64(all[0].Float)
+			}
+		}
+		return nil
 	}
-	r.Points = nil
 	lo, hi := window(o, c, limit)
 	if lo == hi {
 		return nil
@@ -490,7 +529,7 @@ func aggregateWindow(o *object.Object, c *Command, opts *TableOptions, limit int
 		return nil
 	}
 	var a object.Agg
-	if _, whole := o.Series.Window(c.Start, c.End); whole == hi && !opts.NoRollup && (hi-lo >= rollupMinPoints || o.Series.HasRollup()) {
+	if _, whole := o.Series.Window(c.Start, c.End); whole == hi && !env.opts.NoRollup && (hi-lo >= rollupMinPoints || o.Series.HasRollup()) {
 		// The whole window: the rollup ladder answers it, exactly.
 		a = o.Series.Aggregate(c.Start, c.End)
 	} else {

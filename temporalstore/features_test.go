@@ -3,6 +3,7 @@ package temporalstore
 import (
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -393,5 +394,53 @@ func TestFeatureAggregatesEqualAScan(t *testing.T) {
 			continue
 		}
 		exec(t, e, c)
+	}
+}
+
+// The aggregators beyond the original's, several in one request over one
+// read: floats, percentiles, distinct, top-k and decay.
+func TestExtendedAggregates(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	e := openEngine(t, t.TempDir(), clk)
+	defer e.Close()
+	now := clk.Now().UnixMilli()
+	var ps []Point
+	for i := 1; i <= 100; i++ {
+		ps = append(ps, Point{TS: now - int64(100-i)*1000, Value: b(fmt.Sprint(i))})
+	}
+	ps = append(ps, Point{TS: now + 1, Value: b("2.5")}, Point{TS: now + 2, Value: b("x")}, Point{TS: now + 3, Value: b("7")})
+	exec(t, e, Command{Kind: KindFAppend, Key: b("a"), Points: ps})
+	r := exec(t, e, Command{Kind: KindFAgg, Key: b("a"), Start: 0, End: now + 10,
+		Aggregators: []string{"sum", "sumf", "avgf", "minf", "maxf", "p50", "P99", "distinct", "top:2", "count", "decay:1000"}})
+	require.Len(t, r.Aggregates, 11)
+	got := map[string]Aggregate{}
+	for _, a := range r.Aggregates {
+		got[a.Name] = a
+	}
+	require.Equal(t, int64(5050+7), got["sum"].Int)
+	require.InDelta(t, 5050+7+2.5, got["sumf"].Float, 1e-9)
+	require.InDelta(t, (5050+7+2.5)/102, got["avgf"].Float, 1e-9)
+	require.Equal(t, 1.0, got["minf"].Float)
+	require.Equal(t, 100.0, got["maxf"].Float)
+	require.InDelta(t, 50, got["p50"].Float, 2)
+	require.InDelta(t, 99, got["P99"].Float, 2)
+	require.Equal(t, int64(102), got["distinct"].Int) // 1..100, 2.5, x; 7 twice
+	require.Equal(t, []TopValue{{Value: b("7"), Count: 2}, {Value: b("1"), Count: 1}}, got["top:2"].Top)
+	require.Equal(t, int64(103), got["count"].Int)
+	// decay: the newest points weigh most; 7 at now+3 and 2.5 at now+1
+	// count about fully, 100 at now fully, 99 a second old half, ...
+	require.InDelta(t, 7*math.Exp2(3.0/1000)+2.5*math.Exp2(1.0/1000)+100+99.0/2+98.0/4, got["decay:1000"].Float, 30)
+
+	// One extended aggregator through Aggregator: Float, Int truncated.
+	r = exec(t, e, Command{Kind: KindFAgg, Key: b("a"), Start: 0, End: now + 10, Aggregator: "maxf"})
+	require.Equal(t, 100.0, r.Float)
+	require.Equal(t, int64(100), r.Int)
+
+	// An empty window, and unknown names.
+	r = exec(t, e, Command{Kind: KindFAgg, Key: b("none"), End: 10, Aggregators: []string{"p90", "top:3", "distinct"}})
+	require.Equal(t, []Aggregate{{Name: "p90", IsFloat: true}, {Name: "top:3", Top: []TopValue{}}, {Name: "distinct"}}, r.Aggregates)
+	for _, bad := range []string{"p101", "top:0", "decay:-1", "decay:x", "median"} {
+		_, err := e.Execute(t.Context(), Command{Kind: KindFAgg, Key: b("a"), End: 10, Aggregators: []string{"sum", bad}})
+		require.ErrorIs(t, err, ErrInvalid, bad)
 	}
 }

@@ -329,6 +329,45 @@ func writeResponse(w writer, cl *call, r *ts.Response, ok bool) {
 		head(w, "aggregate", 1)
 		w.key("value")
 		w.int(r.Int)
+	case shAggregates:
+		head(w, "aggregates", 1)
+		w.key("aggregates")
+		w.arrayLen(len(r.Aggregates))
+		for _, a := range r.Aggregates {
+			switch {
+			case a.Top != nil:
+				w.mapLen(3)
+				w.key("name")
+				w.str(a.Name)
+				w.key("has_top")
+				w.boolean(true)
+				w.key("top")
+				w.arrayLen(len(a.Top))
+				for _, tv := range a.Top {
+					w.mapLen(2)
+					w.key("value")
+					w.bin(nonNil(tv.Value))
+					w.key("count")
+					w.int(tv.Count)
+					w.end()
+				}
+				w.end()
+			case a.IsFloat:
+				w.mapLen(2)
+				w.key("name")
+				w.str(a.Name)
+				w.key("float")
+				w.float(a.Float)
+			default:
+				w.mapLen(2)
+				w.key("name")
+				w.str(a.Name)
+				w.key("int")
+				w.int(a.Int)
+			}
+			w.end()
+		}
+		w.end()
 	case shQuota:
 		head(w, "quota", 3)
 		w.key("applied")
@@ -397,6 +436,8 @@ type Response struct {
 	Groups   []SeqGroup `json:"groups" msgpack:"groups"`
 	// RetryAfterMs is a refused quota's wait.
 	RetryAfterMs int64 `json:"retry_after_ms" msgpack:"retry_after_ms"`
+	// Aggregates are fagg's results with several or extended aggregators.
+	Aggregates []Aggregate `json:"aggregates" msgpack:"aggregates"`
 }
 
 func writeSeqRows(w writer, rows []ts.SeqRow) {
@@ -554,6 +595,29 @@ func (wr *Response) Engine(c ts.Command) (ts.Response, error) {
 		}
 	case shAggregate:
 		err = wr.Value.Decode(&r.Int)
+	case shAggregates:
+		r.Aggregates = make([]ts.Aggregate, len(wr.Aggregates))
+		for i, a := range wr.Aggregates {
+			x := ts.Aggregate{Name: a.Name}
+			switch {
+			case a.HasTop:
+				x.Top = make([]ts.TopValue, len(a.Top))
+				for j, tv := range a.Top {
+					x.Top[j] = ts.TopValue{Value: nonNil(tv.Value), Count: tv.Count}
+				}
+			case a.Float != nil:
+				x.Float, x.IsFloat = float64(*a.Float), true
+			case a.Int != nil:
+				x.Int = *a.Int
+			}
+			r.Aggregates[i] = x
+		}
+		if len(c.Aggregators) == 0 && len(r.Aggregates) == 1 {
+			r.Int = r.Aggregates[0].Int
+			if r.Aggregates[0].IsFloat {
+				r.Float, r.Int = r.Aggregates[0].Float, int64(r.Aggregates[0].Float)
+			}
+		}
 	case shQuota:
 		err = wr.Value.Decode(&r.Int)
 		r.Applied, r.RetryAfter = wr.Applied, ms(wr.RetryAfterMs)

@@ -39,6 +39,7 @@ const (
 	shSeqRows                 // sequence_rows: rows
 	shSeqGroups               // sequence_row_groups: groups [[key, rows]]
 	shQuota                   // quota: applied, value, retry_after_ms
+	shAggregates              // aggregates: [{name, int|float|top}]
 )
 
 // nativeShapes gives each engine kind its response shape. Kinds whose
@@ -100,6 +101,10 @@ func shapeOf(c *ts.Command) shape {
 	case ts.KindZAdd:
 		if c.ZAdd.Incr {
 			return shFloat
+		}
+	case ts.KindFAgg:
+		if len(c.Aggregators) > 0 || !ts.IsPlainAggregator(c.Aggregator) {
+			return shAggregates
 		}
 	}
 	return nativeShapes[c.Kind]
@@ -588,7 +593,7 @@ func nativeCommand(w *Command) (ts.Command, error) {
 	if w.Count != nil {
 		c.Count, c.HasCount = *w.Count, true
 	}
-	c.Points, c.Aggregator = points(w.Points), w.Aggregator
+	c.Points, c.Aggregator, c.Aggregators = points(w.Points), w.Aggregator, w.Aggregators
 	if c.Policy, err = policy(w.Policy); err != nil {
 		return c, err
 	}
@@ -728,7 +733,7 @@ func FromEngine(c ts.Command) Command {
 	if c.Points != nil && w.Points == nil {
 		w.Points = []Point{}
 	}
-	w.Policy, w.Aggregator = policyNames[c.Policy], c.Aggregator
+	w.Policy, w.Aggregator, w.Aggregators = policyNames[c.Policy], c.Aggregator, c.Aggregators
 	w.Filters = wireFilters(c.Filters)
 	w.At, w.Family, w.RequestID, w.SelectLast, w.Limit = c.At, c.Family, c.RequestID, c.SelectLast, c.Limit
 	w.WindowMs = c.Window.Milliseconds()

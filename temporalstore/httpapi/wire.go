@@ -84,12 +84,13 @@ type Command struct {
 	// Feature series: points, the write policy, the original's window
 	// (start_ms, end_ms; native kinds use start and end), filters and the
 	// aggregator.
-	Points     []Point  `json:"points,omitempty" msgpack:"points,omitempty"`
-	Policy     string   `json:"policy,omitempty" msgpack:"policy,omitempty"`
-	StartMs    *int64   `json:"start_ms,omitempty" msgpack:"start_ms,omitempty"`
-	EndMs      *int64   `json:"end_ms,omitempty" msgpack:"end_ms,omitempty"`
-	Filters    []Filter `json:"filters,omitempty" msgpack:"filters,omitempty"`
-	Aggregator string   `json:"aggregator,omitempty" msgpack:"aggregator,omitempty"`
+	Points      []Point  `json:"points,omitempty" msgpack:"points,omitempty"`
+	Policy      string   `json:"policy,omitempty" msgpack:"policy,omitempty"`
+	StartMs     *int64   `json:"start_ms,omitempty" msgpack:"start_ms,omitempty"`
+	EndMs       *int64   `json:"end_ms,omitempty" msgpack:"end_ms,omitempty"`
+	Filters     []Filter `json:"filters,omitempty" msgpack:"filters,omitempty"`
+	Aggregator  string   `json:"aggregator,omitempty" msgpack:"aggregator,omitempty"`
+	Aggregators []string `json:"aggregators,omitempty" msgpack:"aggregators,omitempty"`
 
 	// Sequences: the engine's seqadd takes seq_rows (the original's
 	// sequence_add takes the same rows as "rows"); sequence_batch_query
@@ -665,4 +666,21 @@ func (en Entry) EncodeMsgpack(e *msgpack.Encoder) error {
 		return err
 	}
 	return en.Value.EncodeMsgpack(e)
+}
+
+// Aggregate is one aggregator's result in an aggregates response: int or
+// float, or top's values with their counts.
+type Aggregate struct {
+	Name  string     `json:"name" msgpack:"name"`
+	Int   *int64     `json:"int,omitempty" msgpack:"int,omitempty"`
+	Float *Float     `json:"float,omitempty" msgpack:"float,omitempty"`
+	Top   []TopValue `json:"top,omitempty" msgpack:"top,omitempty"`
+	// HasTop marks a top result, empty or not.
+	HasTop bool `json:"has_top,omitempty" msgpack:"has_top,omitempty"`
+}
+
+// TopValue is a value and its count.
+type TopValue struct {
+	Value Bytes `json:"value" msgpack:"value"`
+	Count int64 `json:"count" msgpack:"count"`
 }

@@ -108,8 +108,33 @@ func registerFeatures() {
 			}
 			args := append([][]byte{a[2], a[3]}, a[5:]...) // start, end, count?
 			cmd, ok := c.window(ts.Command{Kind: ts.KindFAgg, Key: a[1], Aggregator: string(a[4])}, args)
-			if ok {
+			if !ok {
+				return
+			}
+			if ts.IsPlainAggregator(cmd.Aggregator) {
 				c.intReply(cmd)
+				return
+			}
+			if r, ok := c.exec(cmd); ok {
+				c.aggReply(r.Aggregates[0])
+			}
+		}),
+		keyed("faggs", -5, 0, func(c *conn, a [][]byte) {
+			// FAGGS key start end agg [agg ...]: one reply per aggregator.
+			cmd, ok := c.window(ts.Command{Kind: ts.KindFAgg, Key: a[1]}, a[2:4])
+			if !ok {
+				return
+			}
+			for _, x := range a[4:] {
+				cmd.Aggregators = append(cmd.Aggregators, string(x))
+			}
+			r, ok := c.exec(cmd)
+			if !ok {
+				return
+			}
+			c.w.array(len(r.Aggregates))
+			for _, ag := range r.Aggregates {
+				c.aggReply(ag)
 			}
 		}),
 	)
@@ -174,5 +199,23 @@ func (c *conn) pointsReply(cmd ts.Command) {
 		c.w.array(2)
 		c.w.int(p.TS)
 		c.w.bulk(p.Value)
+	}
+}
+
+// aggReply writes one aggregate: an integer, a float as a bulk string, or
+// top:K's [value, count] pairs.
+func (c *conn) aggReply(a ts.Aggregate) {
+	switch {
+	case a.Top != nil:
+		c.w.array(len(a.Top))
+		for _, tv := range a.Top {
+			c.w.array(2)
+			c.w.bulk(tv.Value)
+			c.w.int(tv.Count)
+		}
+	case a.IsFloat:
+		c.w.bulk(strconv.AppendFloat(nil, a.Float, 'f', -1, 64))
+	default:
+		c.w.int(a.Int)
 	}
 }

@@ -42,6 +42,10 @@ func TestFeatureVerbs(t *testing.T) {
 	require.Equal(t, int64(10), must("FAGG", "f", 0, 100, "sum"))
 	require.Equal(t, int64(3), must("FAGG", "f", 0, 100, "count"))
 	require.Equal(t, int64(5), must("FAGG", "f", 0, 100, "max", 1))
+	require.Equal(t, "5", must("FAGG", "f", 0, 100, "maxf"))
+	require.Equal(t, []any{int64(10), "3.3333333333333335", []any{[]any{"2", int64(1)}}, int64(3)},
+		must("FAGGS", "f", 0, 100, "sum", "avgf", "top:1", "distinct"))
+	fail("ERR unknown aggregator", "FAGGS", "f", 0, 100, "sum", "p200")
 	require.Equal(t, "OK", must("FREPLACE", "f", 0, 15, 99, "9"))
 	require.Equal(t, []any{[]any{int64(20), "2"}, []any{int64(30), "3"}, []any{int64(99), "9"}}, must("FQUERY", "f", 0, 100))
 	require.Equal(t, "series", must("TYPE", "f"))
