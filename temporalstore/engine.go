@@ -201,6 +201,11 @@ type TableOptions struct {
 	// FeatureMaxSize bounds the points a feature series keeps, trimmed
 	// oldest first. Default: DefaultFeatureMaxSize.
 	FeatureMaxSize int `json:"feature_max_size,omitempty"`
+	// FeatureMaxAge drops the points of the table's feature series older
+	// than this, at every write of the series, and hides them from reads
+	// until then. A write's Command.MaxAge overrides it for its key.
+	// Default: 0, no age limit.
+	FeatureMaxAge time.Duration `json:"feature_max_age,omitempty"`
 	// NoRollup turns off the rollup ladder of the table's feature series:
 	// every aggregate then scans the window's points. Default: false (the
 	// ladder is on; it answers a 10,000-point aggregate some 50× faster).

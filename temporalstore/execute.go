@@ -169,6 +169,9 @@ type Command struct {
 	Policy     WritePolicy
 	Filters    []Filter
 	Aggregator string
+	// MaxAge is a feature write's age retention for its key (overriding
+	// the table's FeatureMaxAge): points older than now − MaxAge go.
+	MaxAge time.Duration
 	// Aggregators are KindFAgg's several aggregators over one read (see
 	// aggregates.go); each result is in Response.Aggregates.
 	Aggregators []string

@@ -290,8 +290,12 @@ func runFAppend(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Res
 	if err != nil {
 		return Response{}, err
 	}
+	age, err := e.seriesAge(c)
+	if err != nil {
+		return Response{}, err
+	}
 	var r Response
-	err = writeObj(ctx, s, c.Key, object.KindSeries, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+	err = writeObj(ctx, s, c.Key, object.KindSeries, func(o *object.Object, v *shard.View) ([]command.Command, error) {
 		n, err := seriesRoom(o, c)
 		if err != nil {
 			return nil, err
@@ -318,14 +322,46 @@ func runFAppend(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Res
 				write = append(write, p)
 			}
 		}
+		trim, aged := ageTrim(o, c.Key, age, v.Now())
 		// A trim changes the series too: the original counts it.
-		if len(write) == 0 && n <= keep {
+		if len(write) == 0 && n <= keep && !aged {
 			return nil, nil
 		}
 		r.Int = 1
-		return []command.Command{{Op: shard.OpFUpsert, Key: c.Key, Args: seriesArgs([][]byte{shard.Uvarint(uint64(keep))}, write)}}, nil
+		cmds := []command.Command{{Op: shard.OpFUpsert, Key: c.Key, Args: seriesArgs([][]byte{shard.Uvarint(uint64(keep))}, write)}}
+		return append(cmds, trim...), nil
 	})
 	return r, err
+}
+
+// seriesAge is c's age retention: its own MaxAge, else its table's.
+func (e *Engine) seriesAge(c *Command) (time.Duration, error) {
+	if c.MaxAge < 0 {
+		return 0, fmt.Errorf("%w: negative max age", ErrInvalid)
+	}
+	if c.MaxAge > 0 {
+		return c.MaxAge, nil
+	}
+	t, err := e.table(c)
+	if err != nil {
+		return 0, err
+	}
+	return t.opts.FeatureMaxAge, nil
+}
+
+// ageTrim is the command that drops key's points older than now − age,
+// and whether o holds any (the write then changes the series).
+func ageTrim(o *object.Object, key []byte, age time.Duration, now time.Time) ([]command.Command, bool) {
+	if age <= 0 {
+		return nil, false
+	}
+	cut := now.Add(-age).UnixMilli()
+	aged := o != nil && o.Series.Len() > 0
+	if aged {
+		ts, _ := o.Series.At(0)
+		aged = ts < cut
+	}
+	return []command.Command{{Op: shard.OpFTrimBefore, Key: key, Args: [][]byte{shard.Varint(cut)}}}, aged
 }
 
 func runFReplace(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
@@ -336,7 +372,11 @@ func runFReplace(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Re
 	if err != nil {
 		return Response{}, err
 	}
-	err = writeObj(ctx, s, c.Key, object.KindSeries, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+	age, err := e.seriesAge(c)
+	if err != nil {
+		return Response{}, err
+	}
+	err = writeObj(ctx, s, c.Key, object.KindSeries, func(o *object.Object, v *shard.View) ([]command.Command, error) {
 		if _, err := seriesRoom(o, c); err != nil {
 			return nil, err
 		}
@@ -344,7 +384,8 @@ func runFReplace(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Re
 			return nil, nil
 		}
 		args := [][]byte{shard.Uvarint(uint64(keep)), shard.Varint(c.Start), shard.Varint(c.End)}
-		return []command.Command{{Op: shard.OpFReplace, Key: c.Key, Args: seriesArgs(args, c.Points)}}, nil
+		trim, _ := ageTrim(o, c.Key, age, v.Now())
+		return append([]command.Command{{Op: shard.OpFReplace, Key: c.Key, Args: seriesArgs(args, c.Points)}}, trim...), nil
 	})
 	return Response{}, err
 }
@@ -389,6 +430,13 @@ func featureRead(fn func(o *object.Object, c *Command, env featureEnv, limit int
 		limit := t.opts.FeatureMaxSize
 		if c.HasCount {
 			limit = min(c.Count, limit)
+		}
+		if age := t.opts.FeatureMaxAge; age > 0 {
+			// Points past the table's age are gone for reads, swept or
+			// not.
+			cc := *c
+			cc.Start = max(c.Start, e.opts.Now().Add(-age).UnixMilli())
+			c = &cc
 		}
 		r := Response{Points: []Point{}}
 		err = readObj(ctx, s, c.Key, object.KindSeries, func(o *object.Object, _ *shard.View) error {

@@ -444,3 +444,34 @@ func TestExtendedAggregates(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalid, bad)
 	}
 }
+
+// Age retention: a table's FeatureMaxAge hides older points from reads and
+// drops them at the next write; a write's MaxAge applies to its key.
+func TestFeatureAgeRetention(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	dir := t.TempDir()
+	e := openEngine(t, dir, clk)
+	ctx := t.Context()
+	require.NoError(t, e.CreateTable(ctx, "a", "t", TableOptions{FeatureMaxAge: time.Hour}))
+	now := clk.Now().UnixMilli()
+	q := func(c Command) Response { c.Namespace, c.Table = "a", "t"; return exec(t, e, c) }
+	q(Command{Kind: KindFAppend, Key: b("s"), Points: pts(int(now-7_200_000), 1, int(now-1_800_000), 2)})
+	require.Equal(t, []string{fmt.Sprintf("%d=2", now-1_800_000)}, render(q(Command{Kind: KindFQuery, Key: b("s"), End: now}).Points))
+	require.Equal(t, int64(2), q(Command{Kind: KindFAgg, Key: b("s"), End: now, Aggregator: "sum"}).Int)
+	clk.Advance(time.Hour)
+	q(Command{Kind: KindFAppend, Key: b("s"), Points: pts(int(now+10), 3)})
+	require.Equal(t, []string{fmt.Sprintf("%d=3", now+10)}, render(q(Command{Kind: KindFQuery, Key: b("s"), End: now + 100}).Points))
+
+	// Per key, on the default table (no table age): this write's MaxAge.
+	exec(t, e, Command{Kind: KindFAppend, Key: b("k"), Points: pts(int(now-600_000), 1, int(now), 2)})
+	exec(t, e, Command{Kind: KindFAppend, Key: b("k"), Points: pts(int(now+3_600_000), 3), MaxAge: 30 * time.Minute})
+	require.Equal(t, []string{fmt.Sprintf("%d=3", now+3_600_000)}, render(exec(t, e, Command{Kind: KindFQuery, Key: b("k"), End: now + 4_000_000}).Points))
+	_, err := e.Execute(ctx, Command{Kind: KindFAppend, Key: b("k"), Points: pts(1, 1), MaxAge: -time.Second})
+	require.ErrorIs(t, err, ErrInvalid)
+
+	// The drop is in the log: a reopen replays it.
+	require.NoError(t, e.Close())
+	e = openEngine(t, dir, clk)
+	defer e.Close()
+	require.Equal(t, []string{fmt.Sprintf("%d=3", now+3_600_000)}, render(exec(t, e, Command{Kind: KindFQuery, Key: b("k"), End: now + 4_000_000}).Points))
+}

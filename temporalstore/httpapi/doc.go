@@ -133,7 +133,7 @@
 //	policy, filters [{field, op, value}], aggregator, seq_rows
 //	[{timestamp_ms, gid, action_type, duration, author_id}], queries
 //	[{key, start_ms, end_ms, count, filters}], at, precision_ms, family,
-//	request_id, select_last, limit, window_ms
+//	request_id, select_last, limit, window_ms, aggregators, max_age_ms
 //
 // For example {"kind":"zadd","key":"board","args":["YWxpY2U="],
 // "scores":[12.5]}. A response has the kind tag of its shape:
@@ -154,6 +154,7 @@
 //	scan {cursor, keys|values}     scan, hscan, sscan, zscan
 //	feature_points {points}        fquery, fqueryfiltered
 //	aggregate {value}              fagg
+//	aggregates {aggregates: [{name, int|float|top}]}  fagg with aggregators
 //	sequence_rows {rows}           seqquery
 //	sequence_row_groups {groups}   seqbatchquery
 //

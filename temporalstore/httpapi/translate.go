@@ -594,6 +594,7 @@ func nativeCommand(w *Command) (ts.Command, error) {
 		c.Count, c.HasCount = *w.Count, true
 	}
 	c.Points, c.Aggregator, c.Aggregators = points(w.Points), w.Aggregator, w.Aggregators
+	c.MaxAge = ms(w.MaxAgeMs)
 	if c.Policy, err = policy(w.Policy); err != nil {
 		return c, err
 	}
@@ -734,6 +735,7 @@ func FromEngine(c ts.Command) Command {
 		w.Points = []Point{}
 	}
 	w.Policy, w.Aggregator, w.Aggregators = policyNames[c.Policy], c.Aggregator, c.Aggregators
+	w.MaxAgeMs = c.MaxAge.Milliseconds()
 	w.Filters = wireFilters(c.Filters)
 	w.At, w.Family, w.RequestID, w.SelectLast, w.Limit = c.At, c.Family, c.RequestID, c.SelectLast, c.Limit
 	w.WindowMs = c.Window.Milliseconds()

@@ -91,6 +91,7 @@ type Command struct {
 	Filters     []Filter `json:"filters,omitempty" msgpack:"filters,omitempty"`
 	Aggregator  string   `json:"aggregator,omitempty" msgpack:"aggregator,omitempty"`
 	Aggregators []string `json:"aggregators,omitempty" msgpack:"aggregators,omitempty"`
+	MaxAgeMs    int64    `json:"max_age_ms,omitempty" msgpack:"max_age_ms,omitempty"`
 
 	// Sequences: the engine's seqadd takes seq_rows (the original's
 	// sequence_add takes the same rows as "rows"); sequence_batch_query

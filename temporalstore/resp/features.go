@@ -3,6 +3,7 @@ package resp
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 )
@@ -13,11 +14,27 @@ import (
 // value] pairs, the timestamp an integer.
 func registerFeatures() {
 	register(
-		keyed("fappend", 4, flagWrite, func(c *conn, a [][]byte) {
-			if p, ok := c.point(a[2], a[3]); ok {
-				if _, ok := c.exec(ts.Command{Kind: ts.KindFAppend, Key: a[1], Points: []ts.Point{p}}); ok {
-					c.w.ok()
+		keyed("fappend", -4, flagWrite, func(c *conn, a [][]byte) {
+			// FAPPEND key ts value [MAXAGE ms]: MAXAGE drops the key's
+			// points older than now − ms.
+			if len(a) != 4 && (len(a) != 6 || !is(a[4], "maxage")) {
+				c.syntaxErr()
+				return
+			}
+			p, ok := c.point(a[2], a[3])
+			if !ok {
+				return
+			}
+			cmd := ts.Command{Kind: ts.KindFAppend, Key: a[1], Points: []ts.Point{p}}
+			if len(a) == 6 {
+				age, ok := c.timestamp(a[5], "maxage")
+				if !ok {
+					return
 				}
+				cmd.MaxAge = time.Duration(age) * time.Millisecond
+			}
+			if _, ok := c.exec(cmd); ok {
+				c.w.ok()
 			}
 		}),
 		keyed("fappendpolicy", 5, flagWrite, func(c *conn, a [][]byte) {

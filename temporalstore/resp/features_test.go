@@ -2,6 +2,7 @@ package resp
 
 import (
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -30,6 +31,10 @@ func TestFeatureVerbs(t *testing.T) {
 	}
 	require.Equal(t, "OK", must("FAPPEND", "f", 20, "2"))
 	require.Equal(t, "OK", must("FAPPEND", "f", 10, "1"))
+	require.Equal(t, "OK", must("FAPPEND", "old", 1, "1"))
+	require.Equal(t, "OK", must("FAPPEND", "old", time.Now().UnixMilli(), "2", "MAXAGE", 60000))
+	require.Len(t, must("FQUERY", "old", 0, time.Now().UnixMilli()+1000), 1)
+	fail("ERR syntax error", "FAPPEND", "old", 1, "1", "MAXAGE")
 	require.Equal(t, int64(0), must("FAPPENDPOLICY", "f", 10, "x", "FIRST"))
 	require.Equal(t, int64(1), must("FAPPENDPOLICY", "f", 30, "3", "nx"))
 	require.Equal(t, int64(1), must("FAPPENDPOLICY", "f", 10, "5", "XX"))

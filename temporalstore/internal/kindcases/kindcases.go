@@ -183,6 +183,8 @@ func Steps(at time.Time) []ts.Command {
 		{Kind: ts.KindFAppend, Key: b("f"), Policy: ts.PolicyReplaceExisting, Points: []ts.Point{{TS: 50, Value: b("no")}}},
 		{Kind: ts.KindFAppend, Key: b("f"), Policy: ts.PolicyBlock, Points: []ts.Point{{TS: 60, Value: b("x")}}},
 		{Kind: ts.KindFAppend, Key: b("s"), Points: []ts.Point{{TS: 1, Value: b("x")}}},
+		{Kind: ts.KindFAppend, Key: b("aged"), Points: []ts.Point{{TS: 1, Value: b("x")}, {TS: at.UnixMilli(), Value: b("y")}}, MaxAge: time.Minute},
+		{Kind: ts.KindFQuery, Key: b("aged"), Start: 0, End: at.UnixMilli()},
 		{Kind: ts.KindFQuery, Key: b("f"), Start: 0, End: 100},
 		{Kind: ts.KindFQuery, Key: b("f"), Start: 15, End: 100, Count: 2, HasCount: true},
 		{Kind: ts.KindFQuery, Key: b("missing"), Start: 0, End: 100},

@@ -174,7 +174,7 @@ func opKind(op command.Op) object.Kind {
 		return object.KindZSet
 	case OpLPush, OpRPush, OpLPop, OpRPop, OpLSet, OpLTrim, OpLRem, OpLInsert:
 		return object.KindList
-	case OpFUpsert, OpFReplace:
+	case OpFUpsert, OpFReplace, OpFTrimBefore:
 		return object.KindSeries
 	case OpCAdd, OpCChange, OpCSelect:
 		return object.KindControl
@@ -311,6 +311,10 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 		}
 		if keep := uvarintArg(a, 0); keep > 0 {
 			o.Series.TrimOldest(int(min(keep, math.MaxInt32)))
+		}
+	case OpFTrimBefore:
+		if cut := varintArg(a, 0); cut > math.MinInt64 {
+			o.Series.DeleteRange(math.MinInt64, cut-1)
 		}
 	case OpCAdd:
 		if len(a) >= 2 {

@@ -71,6 +71,9 @@ const (
 	// the pairs upserted.
 	OpFUpsert  command.Op = 50
 	OpFReplace command.Op = 51
+	// OpFTrimBefore drops a series' points older than Args[0] (varint,
+	// Unix ms): age retention, decided when the record was made.
+	OpFTrimBefore command.Op = 52
 	// OpCAdd adds to a control state's counter: bucket (varint), amount
 	// (varint), and optionally a request id and the time until which it
 	// is remembered (varint). OpCChange adds Args[1] to the distinct
