@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 		crashChild(dir, os.Getenv(crashAsyncEnv) == "1")
 		return
 	}
+	if dir := os.Getenv(ingestDirEnv); dir != "" {
+		ingestChild(dir)
+		return
+	}
 	os.Exit(m.Run())
 }
 

@@ -28,6 +28,13 @@
 //     probe (its append gate and lock, see temporalstore.Engine.Probe)
 //     within Options.ReadyTimeout, else 503 with code "not_ready" naming
 //     the shards that did not. No token needed.
+//   - POST /ingest: a stream partition's batch, exactly once
+//     (temporalstore.Engine.Ingest): {namespace?, table_name?, source,
+//     partition, records: [{offset, command}]} → {status, results:
+//     [{status: applied|duplicate|dead_lettered, error?}], committed}.
+//     GET /ingest_offset?source=&partition= → {status, next_offset}, where
+//     the source resumes; GET /dead_letters?source= → the refused records
+//     as JSON lines. A read-only token may read these, not ingest.
 //   - GET /metrics: Prometheus text from the handler's own registry:
 //     per-kind command latency histograms and counts by status code,
 //     requests by route and HTTP status, every shard's statistics

@@ -79,6 +79,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.method(w, r, "/health", http.MethodGet, http.MethodPost) {
 			h.sendStatus(w, "/health", http.StatusOK, false, Status{OK: true, Code: CodeOK})
 		}
+	case p == "/ingest":
+		if h.method(w, r, "/ingest", http.MethodPost) {
+			h.ingest(w, r)
+		}
+	case p == "/ingest_offset":
+		if h.method(w, r, "/ingest_offset", http.MethodGet) {
+			h.ingestOffset(w, r)
+		}
+	case p == "/dead_letters":
+		if h.method(w, r, "/dead_letters", http.MethodGet) {
+			h.deadLetters(w, r)
+		}
 	case p == "/ready":
 		if h.method(w, r, "/ready", http.MethodGet, http.MethodPost) {
 			h.ready(w, r)

@@ -151,6 +151,7 @@ func (s *Shard) runMutations(batch []*mutation) {
 			m.err = err
 			continue
 		}
+		cmds = withAlso(m.ctx, cmds)
 		if m.err = stamp(cmds, v.now); m.err != nil {
 			continue
 		}
@@ -205,4 +206,23 @@ func (s *Shard) runMutations(batch []*mutation) {
 	if s.waiting > 0 {
 		s.turn.Broadcast()
 	}
+}
+
+type alsoKey struct{}
+
+// WithAlso returns a context under which every record a write of this
+// shard makes also carries cmds (blind writes, typically a ledger entry),
+// so they land atomically with it. Writes that make no record carry
+// nothing.
+func WithAlso(ctx context.Context, cmds ...command.Command) context.Context {
+	return context.WithValue(ctx, alsoKey{}, cmds)
+}
+
+// withAlso appends ctx's WithAlso commands to cmds.
+func withAlso(ctx context.Context, cmds []command.Command) []command.Command {
+	also, _ := ctx.Value(alsoKey{}).([]command.Command)
+	if len(also) == 0 {
+		return cmds
+	}
+	return append(cmds, also...)
 }

@@ -469,6 +469,13 @@ func (s *Shard) write(ctx context.Context, cmds []command.Command) error {
 }
 
 func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGate bool) error {
+	if also := withAlso(ctx, nil); len(also) > 0 {
+		now := s.opts.Now().UnixMilli()
+		for i := range also {
+			also[i].Time = now
+		}
+		cmds = append(cmds, also...)
+	}
 	var rec []byte
 	if len(cmds) == 1 {
 		rec = command.Append(nil, &cmds[0])
