@@ -3,6 +3,7 @@ package temporalstore
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +58,12 @@ const (
 	// refused, is how long until enough of the window has aged out
 	// (QUOTATAKE).
 	KindCTake Kind = "cstake"
+	// KindCPace paces Key to Limit events a Window, evenly (the generic
+	// cell rate algorithm): an event of cost Delta (0 counts as 1) is
+	// allowed when it keeps to that rate, with bursts of up to Count
+	// events (HasCount; default 1). Applied says whether it was; when
+	// not, RetryAfter is when it would be (PACE).
+	KindCPace Kind = "cspace"
 )
 
 // ControlDedupWindow is how long a KindCSetAndGet request id is
@@ -100,6 +107,7 @@ var controlKinds = map[Kind]runner{
 	}),
 	KindCSelect: runCSelect,
 	KindCTake:   runCTake,
+	KindCPace:   runCPace,
 }
 
 // familyKinds address a family's key: Execute routes them by it.
@@ -332,4 +340,33 @@ func controlSelection(o *object.Object, _ *Command, r *Response) error {
 		r.Value, r.Found = cp(o.Control.Sel.Value), true
 	}
 	return nil
+}
+
+func runCPace(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+	burst := int64(1)
+	if c.HasCount {
+		burst = int64(c.Count)
+	}
+	if c.Window <= 0 || c.Limit <= 0 || c.Delta < 0 || burst < 1 {
+		return Response{}, fmt.Errorf("%w: pacing needs a positive limit, window and burst, and a cost not negative", ErrInvalid)
+	}
+	cost := max(c.Delta, 1)
+	interval := float64(c.Window.Milliseconds()) / float64(c.Limit)
+	var r Response
+	err := controlWrite(ctx, s, c, func(o *object.Object, v *shard.View) ([]command.Command, error) {
+		now := v.Now().UnixMilli()
+		tat := now
+		if o != nil && o.Control.Pace > now {
+			tat = o.Control.Pace
+		}
+		next := tat + int64(math.Ceil(float64(cost)*interval))
+		allowAt := next - int64(math.Ceil(float64(burst)*interval))
+		if now < allowAt {
+			r.RetryAfter = time.Duration(allowAt-now) * time.Millisecond
+			return nil, nil
+		}
+		r.Applied = true
+		return []command.Command{{Op: shard.OpCPace, Key: c.Key, Args: [][]byte{shard.Varint(next)}}}, nil
+	})
+	return r, err
 }

@@ -97,6 +97,26 @@ func TestControlState(t *testing.T) {
 	_, err = e.Execute(ctx, Command{Kind: KindCTake, Key: b("quota"), Delta: 1, Limit: 3})
 	require.ErrorIs(t, err, ErrInvalid)
 
+	// Pacing: 2 a second, evenly, then with a burst of 2.
+	pace := func(key string, burst int) Response {
+		c := Command{Kind: KindCPace, Key: b(key), Limit: 2, Window: time.Second}
+		if burst > 0 {
+			c.Count, c.HasCount = burst, true
+		}
+		return q(c)
+	}
+	require.True(t, pace("p", 0).Applied)
+	r = pace("p", 0)
+	require.False(t, r.Applied)
+	require.Equal(t, 500*time.Millisecond, r.RetryAfter)
+	clk.Advance(500 * time.Millisecond)
+	require.True(t, pace("p", 0).Applied)
+	require.True(t, pace("pb", 2).Applied)
+	require.True(t, pace("pb", 2).Applied)
+	require.False(t, pace("pb", 2).Applied)
+	_, err = e.Execute(ctx, Command{Kind: KindCPace, Key: b("p"), Limit: 0, Window: time.Second})
+	require.ErrorIs(t, err, ErrInvalid)
+
 	// Everything survives a restart, the idempotency ledger included, and
 	// an id is applied again once its window has passed.
 	require.NoError(t, e.Close())

@@ -80,7 +80,7 @@ var nativeShapes = map[ts.Kind]shape{
 
 	ts.KindCIncr: shEmpty, ts.KindCChange: shEmpty, ts.KindCCount: shInt, ts.KindCQuery: shInt,
 	ts.KindCDetail: shPoints, ts.KindCSetAndGet: shInt, ts.KindCFamilyQuery: shInt,
-	ts.KindCSelect: shEmpty, ts.KindCSelection: shBytes, ts.KindCTake: shQuota,
+	ts.KindCSelect: shEmpty, ts.KindCSelection: shBytes, ts.KindCTake: shQuota, ts.KindCPace: shQuota,
 }
 
 // shapeOf is the response shape of engine command c.

@@ -74,6 +74,34 @@ func registerControl() {
 			c.w.int(r.RetryAfter.Milliseconds())
 		}),
 	)
+	register(keyed("pace", -4, flagWrite, func(c *conn, a [][]byte) {
+		// PACE key limit window_ms [burst [cost]]: [allowed 0|1, retry
+		// after ms].
+		if len(a) > 6 {
+			c.syntaxErr()
+			return
+		}
+		var n [4]int64
+		names := []string{"limit", "window_ms", "burst", "cost"}
+		for i, x := range a[2:] {
+			v, ok := c.timestamp(x, names[i])
+			if !ok {
+				return
+			}
+			n[i] = v
+		}
+		cmd := ts.Command{Kind: ts.KindCPace, Key: a[1], Limit: n[0], Window: time.Duration(n[1]) * time.Millisecond, Delta: n[3]}
+		if len(a) >= 5 {
+			cmd.Count, cmd.HasCount = int(min(n[2], 1<<31)), true
+		}
+		r, ok := c.exec(cmd)
+		if !ok {
+			return
+		}
+		c.w.array(2)
+		c.w.int(map[bool]int64{true: 1}[r.Applied])
+		c.w.int(r.RetryAfter.Milliseconds())
+	}))
 	for _, change := range []struct{ name, family string }{{"controlstatechange", ""}, {"hchange", "h"}} {
 		register(keyed(change.name, -4, flagWrite, func(c *conn, a [][]byte) {
 			if len(a) != 4 && len(a) != 6 {

@@ -60,6 +60,11 @@ func TestControlVerbs(t *testing.T) {
 	require.Equal(t, int64(3), r[1])
 	require.Positive(t, r[2])
 
+	require.Equal(t, int64(1), must("PACE", "pc", 1, 60000).([]any)[0])
+	paced := must("PACE", "pc", 1, 60000).([]any)
+	require.Equal(t, int64(0), paced[0])
+	require.Positive(t, paced[1])
+	fail("ERR pacing needs", "PACE", "pc", 0, 1000)
 	fail("ERR timestamp_ms must be an unsigned integer", "CONTROLSTATEINCR", "k", "x", 1)
 	fail("ERR amount must be an integer", "CONTROLSTATEINCR", "k", 1, "x")
 	fail("ERR unknown aggregator", "CONTROLSTATEQUERY", "k", 0, 10, "median")

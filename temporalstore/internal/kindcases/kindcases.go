@@ -230,6 +230,10 @@ func Steps(at time.Time) []ts.Command {
 		{Kind: ts.KindCTake, Key: b("quota"), At: 10_000, Delta: 2, Limit: 2, Window: time.Second},
 		{Kind: ts.KindCTake, Key: b("quota"), At: 10_500, Delta: 1, Limit: 2, Window: time.Second},
 		{Kind: ts.KindCTake, Key: b("quota"), Delta: 1, Limit: 2},
+		{Kind: ts.KindCPace, Key: b("pace"), Limit: 10, Window: time.Second},
+		{Kind: ts.KindCPace, Key: b("pace"), Limit: 10, Window: time.Second},
+		{Kind: ts.KindCPace, Key: b("pace"), Limit: 10, Window: time.Second, Count: 3, HasCount: true},
+		{Kind: ts.KindCPace, Key: b("pace")},
 		{Kind: ts.KindScan, Count: 1000},
 	}
 }

@@ -24,6 +24,9 @@ type Control struct {
 	Sel *Selection
 	// seen maps a request id to when it may be applied again (Unix ms).
 	seen map[string]int64
+	// Pace is a pacer's theoretical arrival time (Unix ms; GCRA), 0 when
+	// the key paces nothing.
+	Pace int64
 	// bytes is the values' and ids' total length, for Object.Size.
 	bytes int64
 }
@@ -42,6 +45,9 @@ type Selection struct {
 func (c *Control) Len() int {
 	n := len(c.ts) + len(c.changes)
 	if c.Sel != nil {
+		n++
+	}
+	if c.Pace != 0 {
 		n++
 	}
 	return n
@@ -147,6 +153,7 @@ const (
 	ctlSketch = 3 // ts varint, registers bytes
 	ctlSelect = 4 // value bytes, occur varint, last byte
 	ctlSeen   = 5 // id bytes, until varint
+	ctlPace   = 6 // theoretical arrival time varint
 )
 
 func errImage(msg string) error { return fmt.Errorf("%w: %s", ErrImage, msg) }
@@ -162,6 +169,9 @@ func (c *Control) elements() int {
 		}
 	}
 	if c.Sel != nil {
+		n++
+	}
+	if c.Pace != 0 {
 		n++
 	}
 	return n
@@ -196,6 +206,9 @@ func (c *Control) appendImage(dst []byte) []byte {
 	for _, id := range slices.Sorted(maps.Keys(c.seen)) {
 		dst = appendBytes(append(dst, ctlSeen), []byte(id))
 		dst = binary.AppendVarint(dst, c.seen[id])
+	}
+	if c.Pace != 0 {
+		dst = binary.AppendVarint(append(dst, ctlPace), c.Pace)
 	}
 	return dst
 }
@@ -271,6 +284,15 @@ func (c *Control) decodeElement(d *decoder) error {
 		}
 		c.seen[string(id)] = until
 		c.bytes += int64(len(id))
+	case ctlPace:
+		tat, err := d.varint()
+		if err != nil {
+			return err
+		}
+		if tat == 0 || c.Pace != 0 {
+			return errImage("bad pace")
+		}
+		c.Pace = tat
 	default:
 		return errImage("unknown control element")
 	}

@@ -49,6 +49,7 @@ func TestControlState(t *testing.T) {
 	c.Select([]byte("e"), 5, true)
 	require.Equal(t, "d", string(c.Sel.Value))
 
+	c.Pace = 12345
 	c.Record("u1", 500, 0)
 	require.True(t, c.Seen("u1", 499))
 	require.False(t, c.Seen("u1", 500))
@@ -62,4 +63,5 @@ func TestControlState(t *testing.T) {
 	require.Equal(t, o.Size(), back.Size())
 	require.Equal(t, c.DistinctIn(0, 5000), back.Control.DistinctIn(0, 5000))
 	require.True(t, back.Control.Seen("u1", 499))
+	require.Equal(t, int64(12345), back.Control.Pace)
 }

@@ -176,7 +176,7 @@ func opKind(op command.Op) object.Kind {
 		return object.KindList
 	case OpFUpsert, OpFReplace, OpFTrimBefore:
 		return object.KindSeries
-	case OpCAdd, OpCChange, OpCSelect:
+	case OpCAdd, OpCChange, OpCSelect, OpCPace:
 		return object.KindControl
 	}
 	return 0
@@ -185,7 +185,7 @@ func opKind(op command.Op) object.Kind {
 // creates reports whether op makes the collection when it is absent.
 func creates(op command.Op) bool {
 	switch op {
-	case OpHSet, OpSAdd, OpZAdd, OpLPush, OpRPush, OpFUpsert, OpFReplace, OpCAdd, OpCChange, OpCSelect:
+	case OpHSet, OpSAdd, OpZAdd, OpLPush, OpRPush, OpFUpsert, OpFReplace, OpCAdd, OpCChange, OpCSelect, OpCPace:
 		return true
 	}
 	return false
@@ -326,6 +326,10 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 	case OpCChange:
 		if len(a) == 2 {
 			o.Control.AddChange(varintArg(a, 0), clone(a[1]))
+		}
+	case OpCPace:
+		if tat := varintArg(a, 0); tat != 0 {
+			o.Control.Pace = tat
 		}
 	case OpCSelect:
 		if len(a) == 3 {

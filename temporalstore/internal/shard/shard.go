@@ -82,6 +82,9 @@ const (
 	OpCAdd    command.Op = 60
 	OpCChange command.Op = 61
 	OpCSelect command.Op = 62
+	// OpCPace sets a pacer's theoretical arrival time to Args[0]
+	// (varint, Unix ms).
+	OpCPace command.Op = 63
 )
 
 // Errors.
