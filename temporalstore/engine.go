@@ -102,6 +102,10 @@ type Options struct {
 	CheckpointRecords uint64
 	// Logger receives the engine's logs. Default: slog.Default().
 	Logger *slog.Logger
+	// DefaultTableOptions are the options of the default table that a
+	// new data directory gets (an existing one keeps its own). Default:
+	// the zero TableOptions, a durable table with the table defaults.
+	DefaultTableOptions TableOptions
 }
 
 // Disabled turns off an option whose zero value means its default.
@@ -342,7 +346,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if len(e.tables) == 0 {
 		// A new data directory gets the default table, so that commands
 		// naming no table work from the start.
-		if err := e.CreateTable(ctx, DefaultNamespace, DefaultTable, TableOptions{}); err != nil {
+		if err := e.CreateTable(ctx, DefaultNamespace, DefaultTable, opts.DefaultTableOptions); err != nil {
 			e.Close()
 			return nil, err
 		}

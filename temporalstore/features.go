@@ -460,9 +460,22 @@ func window(o *object.Object, c *Command, limit int) (lo, hi int) {
 
 func queryWindow(o *object.Object, c *Command, _ featureEnv, limit int, r *Response) error {
 	lo, hi := window(o, c, limit)
+	if lo == hi {
+		return nil
+	}
+	// One allocation for the points and one for all their values.
+	n := 0
+	for i := lo; i < hi; i++ {
+		_, v := o.Series.At(i)
+		n += len(v)
+	}
+	buf := make([]byte, 0, n)
+	r.Points = make([]Point, 0, hi-lo)
 	for i := lo; i < hi; i++ {
 		ts, v := o.Series.At(i)
-		r.Points = append(r.Points, Point{TS: ts, Value: cp(v)})
+		at := len(buf)
+		buf = append(buf, v...)
+		r.Points = append(r.Points, Point{TS: ts, Value: buf[at:len(buf):len(buf)]})
 	}
 	return nil
 }

@@ -51,6 +51,7 @@ type config struct {
 	insecure        bool
 	cacheBytes      int64
 	collectionBytes int64
+	async           bool
 	logLevel        slog.Level
 	logJSON         bool
 }
@@ -123,6 +124,11 @@ var flags = []flagDef{
 	{"cache-bytes", "TS_CACHE_BYTES", strconv.Itoa(temporalstore.DefaultCacheBytes), "memory budget of the engine's record cache in bytes; -1 turns it off", func(c *config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		c.cacheBytes = n
+		return err
+	}},
+	{"async", "TS_ASYNC", "false", "a new data directory's default table commits asynchronously (acknowledged once written to the OS, fsynced every 10 ms) instead of durably (acknowledged after fsync); an existing table keeps its mode", func(c *config, v string) error {
+		b, err := strconv.ParseBool(v)
+		c.async = b
 		return err
 	}},
 	{"collection-bytes", "TS_COLLECTION_BYTES", strconv.Itoa(temporalstore.DefaultCollectionBytes), "memory budget of resident hashes, sets, sorted sets and lists in bytes; past it the least recently used are served from the log; -1: no limit", func(c *config, v string) error {
@@ -245,6 +251,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	started := time.Now()
 	e, err := temporalstore.Open(ctx, temporalstore.Options{
 		Dir: filepath.Join(c.dataDir, "engine"), CacheBytes: c.cacheBytes, CollectionBytes: c.collectionBytes, Logger: log,
+		DefaultTableOptions: temporalstore.TableOptions{Async: c.async},
 	})
 	if err != nil {
 		return err

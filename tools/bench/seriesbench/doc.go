@@ -1,6 +1,8 @@
 // Package seriesbench is `bench series`: the temporal models against
 // redis-server doing the same work the way Redis users do it, over the
-// same client (go-redis), in one run, alternating.
+// same client (go-redis), in one run, alternating. Ours is examples/server
+// built from the repository and run as its own process, as redis-server
+// is.
 //
 //   - Window read: 100 points of a 10,000-point feature series (FQUERY)
 //     against ZRANGEBYSCORE ... WITHSCORES on a sorted set of the same

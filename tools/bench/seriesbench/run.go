@@ -7,11 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -19,7 +17,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore"
-	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
 
@@ -183,47 +180,83 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	return nil
 }
 
-// oursAddrs are the RESP addresses of our two tables.
+// oursAddrs are the RESP addresses of our two servers.
 type oursAddrs struct{ async, durable string }
 
-// startOurs serves an engine over RESP: one listener on an async table
-// (reads, counters) and one on a durable table (appends).
+// startOurs runs examples/server twice, as its own process like
+// redis-server: one whose default table is async (reads, counters), one
+// durable (appends).
 func startOurs(ctx context.Context, dir string) (oursAddrs, func(), error) {
-	e, err := temporalstore.Open(ctx, temporalstore.Options{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
+	bin, err := serverBinary(dir)
 	if err != nil {
 		return oursAddrs{}, nil, err
 	}
-	var closers []func()
-	closeAll := func() {
-		for _, c := range slices.Backward(closers) {
-			c()
+	var stops []func()
+	stopAll := func() {
+		for _, s := range stops {
+			s()
 		}
-		e.Close()
 	}
 	var addrs []string
-	for _, t := range []struct {
-		name  string
-		async bool
-	}{{"async", true}, {"durable", false}} {
-		if err := e.CreateTable(ctx, "bench", t.name, temporalstore.TableOptions{Async: t.async}); err != nil {
-			closeAll()
-			return oursAddrs{}, nil, err
-		}
-		s, err := resp.New(resp.Options{Engine: e, Namespace: "bench", Table: t.name, Logger: slog.New(slog.DiscardHandler)})
+	for _, async := range []bool{true, false} {
+		a, err := benchkit.FreeAddrs(3)
 		if err != nil {
-			closeAll()
+			stopAll()
 			return oursAddrs{}, nil, err
 		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			closeAll()
+		data := filepath.Join(dir, fmt.Sprintf("server-async-%v", async))
+		cmd := exec.CommandContext(ctx, bin, "--data", data, "--resp", a[0], "--http", a[1], "--s3", a[2],
+			"--async="+strconv.FormatBool(async), "--log-level", "warn")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			stopAll()
 			return oursAddrs{}, nil, err
 		}
-		go s.Serve(l)
-		closers = append(closers, func() { s.Close() })
-		addrs = append(addrs, l.Addr().String())
+		stops = append(stops, func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		})
+		c := redis.NewClient(&redis.Options{Addr: a[0]})
+		for i := 0; ; i++ {
+			if err = c.Ping(ctx).Err(); err == nil {
+				break
+			}
+			if i > 500 {
+				c.Close()
+				stopAll()
+				return oursAddrs{}, nil, fmt.Errorf("examples/server did not answer: %w", err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		c.Close()
+		addrs = append(addrs, a[0])
 	}
-	return oursAddrs{async: addrs[0], durable: addrs[1]}, closeAll, nil
+	return oursAddrs{async: addrs[0], durable: addrs[1]}, stopAll, nil
+}
+
+// serverBinary builds examples/server into dir.
+func serverBinary(dir string) (string, error) {
+	root, err := benchkit.RepoRoot(".")
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "ts-server")
+	cmd := exec.Command("go", "build", "-o", out, "./examples/server")
+	cmd.Dir = root
+	// The examples build in the repository's workspace, whatever this
+	// process was started with.
+	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build examples/server: %w\n%s", err, b)
+	}
+	return out, nil
 }
 
 func value(i int) string { return strconv.Itoa(i*7919%100_000 + 1) }
