@@ -27,25 +27,30 @@
 // This module depends on matrixcache, matrixraft and matrixobject, and on no
 // other module of this repository.
 //
-// The engine is being built in the order of docs/ARCHITECTURE.md's engine
-// design. Landed so far:
+// # Data models
 //
-//   - the Engine: tables of shards in a data directory, a catalog, routing
-//     by XXH64, and Execute for Redis's string commands and key TTLs (SET
-//     with NX/XX/GET/EX/KEEPTTL, GET, DEL, GETDEL, INCRBY, INCRBYFLOAT,
-//     APPEND, STRLEN, GETRANGE, SETRANGE, EXISTS, PEXPIRE, PTTL, PERSIST,
-//     TYPE, and SCAN over a table's shards), and admission before a
-//     command reaches its shard: read-only shards, per-tenant QPS, per-table
-//     read and write QPS, and per-shard rate and burst, each refused with
-//     its own error;
-//   - package command, the log's command record;
-//   - internal/keyindex, the resident index (about 18 to 22 bytes a key at
-//     any key count);
-//   - internal/shard, one shard's log, index, apply and checkpoints, with
-//     replay on open and a SIGKILL crash test.
+//   - Redis's: strings, keys and TTLs, hashes, sets, native sorted sets
+//     and native lists, with WRONGTYPE, MULTI-style atomic sections
+//     (Engine.Atomic) and WATCH versions (Engine.KeyVersion).
+//   - Feast rows: hash rows written only when their event time is newer.
+//   - Feature series (features.go): per-key points with unique timestamps,
+//     window and filtered reads, write policies, replace, retention by
+//     count and by age, the original's aggregators and more (floats,
+//     percentiles, distinct, top-k, decay; aggregates.go), answered from a
+//     rollup ladder over wide windows.
+//   - Sequences (sequences.go): event rows in the series, single and batch
+//     window queries.
+//   - Control state (control.go): bucketed counters with windowed reads,
+//     distinct values (exact, then HyperLogLog), families, idempotent
+//     set-and-get, first/last selections, quotas and pacing.
+//   - Stream ingestion (ingest.go): exactly-once batches through a ledger
+//     written with each record, a dead-letter queue and an offset
+//     handshake.
 //
-// Read-modify-write commands hold their shard's append gate exclusively,
-// so they see every write appended before them.
+// Collections past their memory budget (Options.CollectionBytes) are
+// spilled to the log and served from it. Read-modify-writes of distinct
+// keys are combined into one log append (internal/shard's combine.go);
+// runs of plain SETs are one record per shard (ExecuteBatch).
 //
 // # Concurrency
 //

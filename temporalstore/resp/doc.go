@@ -18,6 +18,38 @@
 // success. Keys live in the engine's default table (Options.Namespace and
 // Options.Table choose another); SELECT accepts database 0 only.
 //
+// # Time-aware models
+//
+// The original's verbs, with its arities and replies:
+//
+//	FAPPEND key ts value [MAXAGE ms]     +OK (MAXAGE drops points older
+//	                                     than now - ms)
+//	FAPPENDPOLICY key ts value policy    :1 when anything changed
+//	                                     (UPSERT, FIRST|NX, UPDATE|XX, BLOCK)
+//	FQUERY key start end [count]         [[ts, value], ...], oldest first
+//	FQUERYFILTER key s e count field op val
+//	FQUERYFILTERSTR key s e count "field op val" ...
+//	FREPLACE key s e ts value            +OK
+//	FDEL key                             +OK
+//	FAGG key s e agg [count]             integer (sum, avg, min, max,
+//	                                     first, last, count), or a float
+//	                                     (sumf, avgf, minf, maxf, pNN,
+//	                                     decay:H) or top:K's pairs
+//	FAGGS key s e agg [agg ...]          one reply per aggregator
+//	CONTROLSTATEINCR key ts amount, CONTROLSTATEINCROPT key ts amount
+//	precision ttl, CONTROLSTATECHANGE key ts value [precision ttl],
+//	HCHANGE, CONTROLSTATECOUNT key s e, CONTROLSTATEQUERY key s e agg,
+//	CONTROLSTATEDETAIL key s e [count], CONTROLSTATE{H,COUNTER,CPC,
+//	DISTINCT,FOL,SELECTION}SET key ts amount, {H,COUNTER,CPC,DISTINCT,FOL,
+//	SELECTION}SETANDGET key ts amount s e agg, ...SETANDGETOPT key ts
+//	amount s e agg precision ttl uuid, {H,...}QUERY key s e agg,
+//	FOLSET|SELECTIONSET key value occur ttl FIRST|LAST, FOLQUERY|
+//	SELECTIONQUERY key
+//
+// and two of this server's own: QUOTATAKE key limit window_ms [amount]
+// (taken 0|1, used, retry after ms) and PACE key limit window_ms [burst
+// [cost]] (allowed 0|1, retry after ms).
+//
 // # Transactions
 //
 // MULTI queues commands, EXEC runs them with no other command of their
