@@ -40,6 +40,7 @@ var readKinds = map[Kind]bool{
 	KindFQuery: true, KindFQueryFiltered: true, KindFAgg: true,
 	KindSeqQuery: true, KindSeqBatchQuery: true,
 	KindCCount: true, KindCQuery: true, KindCDetail: true, KindCFamilyQuery: true, KindCSelection: true,
+	KindCManager: true, KindCDebug: true,
 }
 
 // limiter is a token bucket on the engine's clock; nil admits everything.

@@ -105,9 +105,11 @@ var controlKinds = map[Kind]runner{
 	KindCFamilyQuery: controlRead(func(o *object.Object, c *Command, r *Response) error {
 		return controlAgg(o, c.Start, c.End, c.Aggregator, 0, 0, r)
 	}),
-	KindCSelect: runCSelect,
-	KindCTake:   runCTake,
-	KindCPace:   runCPace,
+	KindCSelect:  runCSelect,
+	KindCTake:    runCTake,
+	KindCPace:    runCPace,
+	KindCManager: runCManager,
+	KindCDebug:   controlRead(controlDebug),
 }
 
 // familyKinds address a family's key: Execute routes them by it.
@@ -369,4 +371,163 @@ func runCPace(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respo
 		return []command.Command{{Op: shard.OpCPace, Key: c.Key, Args: [][]byte{shard.Varint(next)}}}, nil
 	})
 	return r, err
+}
+
+// Control state views, the original's manager and debug commands.
+const (
+	// KindCManager reads Family's state of Key (h unless Family is cpc)
+	// as field, value pairs in Values, by the operation in Count:
+	// ManagerQuery the sums
+	// at the timestamps in Args; ManagerFieldList "key_list", the
+	// timestamps of Start..End comma-joined; ManagerFieldCount "size",
+	// their number; ManagerAllData every bucket of Start..End, timestamp →
+	// sum; any other a summary: h_events and h_sum of the counter family,
+	// cpc_events and cpc_sum of the distinct family, and fol_value,
+	// fol_occur_time_ms and fol_type of the key's selection
+	// (CONTROLSTATEMANAGER). Start and End both 0 mean every bucket.
+	KindCManager Kind = "csmanager"
+	// KindCDebug returns Key's raw state over Start..End as field, value
+	// pairs: "<ts>" → the bucket's sum, "change:<ts>" → its distinct
+	// values, and "selection", "selection_occur_time_ms",
+	// "selection_type" (CONTROLSTATEDEBUG).
+	KindCDebug Kind = "csdebug"
+)
+
+// Manager operations, numbered as the original's.
+const (
+	ManagerQuery      = 2
+	ManagerFieldList  = 5
+	ManagerFieldCount = 6
+	ManagerAllData    = 7
+)
+
+// window bounds of a view: both 0 means all.
+func viewRange(c *Command) (int64, int64) {
+	if c.Start == 0 && c.End == 0 {
+		return math.MinInt64, math.MaxInt64
+	}
+	return c.Start, c.End
+}
+
+func runCManager(ctx context.Context, e *Engine, _ *shard.Shard, c *Command) (Response, error) {
+	family := "h"
+	if f, ok := ParseFamily(c.Family); ok && f == "cpc" {
+		family = "cpc"
+	}
+	read := func(f string, fn func(o *object.Object) error) error {
+		fk := c.Key // the selection is the raw key's
+		if f != "" {
+			fk = FamilyKey(f, c.Key)
+		}
+		t, err := e.table(c)
+		if err != nil {
+			return err
+		}
+		return readObj(ctx, t.shards[ShardOf(fk, len(t.shards))], fk, object.KindControl, func(o *object.Object, _ *shard.View) error {
+			return fn(o)
+		})
+	}
+	start, end := viewRange(c)
+	r := Response{Values: [][]byte{}}
+	pair := func(k string, v []byte) { r.Values = append(r.Values, []byte(k), v) }
+	num := func(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
+	var err error
+	switch c.Count {
+	case ManagerQuery:
+		err = read(family, func(o *object.Object) error {
+			for _, a := range c.Args {
+				ts, perr := strconv.ParseInt(string(a), 10, 64)
+				if perr != nil {
+					return fmt.Errorf("%w: field %q is not a timestamp", ErrInvalid, a)
+				}
+				var sum int64
+				if o != nil {
+					if lo, hi := o.Control.Window(ts, ts); lo < hi {
+						_, sum = o.Control.Bucket(lo)
+					}
+				}
+				pair(string(a), num(sum))
+			}
+			return nil
+		})
+	case ManagerFieldList, ManagerFieldCount, ManagerAllData:
+		err = read(family, func(o *object.Object) error {
+			var tss []string
+			var lo, hi int
+			if o != nil {
+				lo, hi = o.Control.Window(start, end)
+			}
+			for i := lo; i < hi; i++ {
+				ts, sum := o.Control.Bucket(i)
+				if c.Count == ManagerAllData {
+					pair(strconv.FormatInt(ts, 10), num(sum))
+				}
+				tss = append(tss, strconv.FormatInt(ts, 10))
+			}
+			switch c.Count {
+			case ManagerFieldList:
+				pair("key_list", []byte(strings.Join(tss, ",")))
+			case ManagerFieldCount:
+				pair("size", num(int64(len(tss))))
+			}
+			return nil
+		})
+	default:
+		for _, f := range []string{"h", "cpc"} {
+			if err = read(f, func(o *object.Object) error {
+				var a Response
+				if err := controlAgg(o, start, end, "events", 0, 0, &a); err != nil {
+					return err
+				}
+				pair(f+"_events", num(a.Int))
+				a = Response{}
+				if err := controlAgg(o, start, end, "sum", 0, 0, &a); err != nil {
+					return err
+				}
+				pair(f+"_sum", num(a.Int))
+				return nil
+			}); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = read("", func(o *object.Object) error {
+				if o == nil || o.Control.Sel == nil {
+					return nil
+				}
+				s := o.Control.Sel
+				pair("fol_value", cp(s.Value))
+				pair("fol_occur_time_ms", num(s.Occur))
+				pair("fol_type", []byte(map[bool]string{false: "first", true: "last"}[s.Last]))
+				return nil
+			})
+		}
+	}
+	if err != nil {
+		return Response{}, err
+	}
+	return r, nil
+}
+
+func controlDebug(o *object.Object, c *Command, r *Response) error {
+	r.Values = [][]byte{}
+	if o == nil {
+		return nil
+	}
+	start, end := viewRange(c)
+	pair := func(k string, v []byte) { r.Values = append(r.Values, []byte(k), v) }
+	lo, hi := o.Control.Window(start, end)
+	for i := lo; i < hi; i++ {
+		ts, sum := o.Control.Bucket(i)
+		pair(strconv.FormatInt(ts, 10), strconv.AppendInt(nil, sum, 10))
+	}
+	for _, ts := range o.Control.ChangeBuckets(start, end) {
+		pair("change:"+strconv.FormatInt(ts, 10), strconv.AppendInt(nil, o.Control.DistinctIn(ts, ts), 10))
+	}
+	if s := o.Control.Sel; s != nil {
+		pair("selection", cp(s.Value))
+		pair("selection_occur_time_ms", strconv.AppendInt(nil, s.Occur, 10))
+		pair("selection_type", []byte(map[bool]string{false: "first", true: "last"}[s.Last]))
+	}
+	return nil
 }

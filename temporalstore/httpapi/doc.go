@@ -117,8 +117,14 @@
 // and control_state_selection_query (or _fol_query). The engine's cstake
 // answers quota {applied, value, retry_after_ms}.
 //
-// The original's control_state_manager, control_state_debug and context_*
-// kinds name views and models this server does not have yet: they are understood, not run, and
+// control_state_manager {key, op_type? (2 query, 5 field list, 6 field
+// count, 7 all data; else a summary), field_list [[ts, ""], ...],
+// start_offset, end_offset (a timestamp range; both 0: all), is_distinct
+// or is_cpc} and control_state_debug {key, start_ms, end_ms} answer
+// hash_entries.
+//
+// The original's context_* kinds name a model this server does not have
+// yet: they are understood, not run, and
 // answered with code "unsupported" (HTTP 200, so a batch's other commands
 // still run).
 //

@@ -28,7 +28,7 @@ func TestBatchPerCommandStatus(t *testing.T) {
 				{"kind":"string_set","key":"k","value":"djE="},
 				{"kind":"hash_get","key":"k","field":"f"},
 				{"kind":"common_expire","key":"missing","ttl_ms":5},
-				{"kind":"control_state_debug","key":"c","start_ms":0,"end_ms":1},
+				{"kind":"context_get_node","tenant_hash":1,"node_hash":2},
 				{"kind":"incr_by","key":"k","delta":1},
 				{"kind":"string_get","key":"k"}]}`
 			raw := []byte(body)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,6 +82,7 @@ var nativeShapes = map[ts.Kind]shape{
 	ts.KindCIncr: shEmpty, ts.KindCChange: shEmpty, ts.KindCCount: shInt, ts.KindCQuery: shInt,
 	ts.KindCDetail: shPoints, ts.KindCSetAndGet: shInt, ts.KindCFamilyQuery: shInt,
 	ts.KindCSelect: shEmpty, ts.KindCSelection: shBytes, ts.KindCTake: shQuota, ts.KindCPace: shQuota,
+	ts.KindCManager: shEntries, ts.KindCDebug: shEntries,
 }
 
 // shapeOf is the response shape of engine command c.
@@ -111,9 +113,9 @@ func shapeOf(c *ts.Command) shape {
 }
 
 // unsupportedPrefixes name the original's kinds this server does not have
-// yet (control state's manager and debug views, context):
+// yet (context):
 // they are answered with the status code "unsupported", never run.
-var unsupportedPrefixes = []string{"control_state_manager", "control_state_debug", "context_"}
+var unsupportedPrefixes = []string{"context_"}
 
 // errBadRequest marks a command that cannot be understood: an unknown
 // kind, a missing or malformed field. It is answered with HTTP 400.
@@ -350,6 +352,38 @@ var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){
 		}
 		c.Family, c.Aggregator = w.Family, w.Aggregator
 		return c, shInt, err
+	},
+	"control_state_manager": func(w *Command) (ts.Command, shape, error) {
+		if err := needKey(w); err != nil {
+			return ts.Command{}, 0, err
+		}
+		c := ts.Command{Kind: ts.KindCManager, Key: w.Key, Start: w.StartOffset, End: w.EndOffset}
+		if w.OpType != nil {
+			c.Count = *w.OpType
+		}
+		if w.IsDistinct || w.IsCPC {
+			c.Family = "cpc"
+		}
+		for i, f := range w.FieldList {
+			if len(f) == 0 {
+				return c, 0, badf("field_list[%d] is empty", i)
+			}
+			switch v := f[0].(type) {
+			case float64:
+				c.Args = append(c.Args, strconv.AppendInt(nil, int64(v), 10))
+			case int64, uint64, int8, int16, int32, uint8, uint16, uint32:
+				c.Args = append(c.Args, fmt.Append(nil, v))
+			case string:
+				c.Args = append(c.Args, []byte(v))
+			default:
+				return c, 0, badf("field_list[%d][0] is not a timestamp", i)
+			}
+		}
+		return c, shEntries, nil
+	},
+	"control_state_debug": func(w *Command) (ts.Command, shape, error) {
+		c, err := origFeature(w, ts.KindCDebug, false, true)
+		return c, shEntries, err
 	},
 	"control_state_selection_set":   origSelect,
 	"control_state_fol_set":         origSelect,

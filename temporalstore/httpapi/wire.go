@@ -116,6 +116,15 @@ type Command struct {
 	OccurTimeMs   *int64 `json:"occur_time_ms,omitempty" msgpack:"occur_time_ms,omitempty"`
 	SelectionType string `json:"selection_type,omitempty" msgpack:"selection_type,omitempty"`
 	FolType       string `json:"fol_type,omitempty" msgpack:"fol_type,omitempty"`
+	// The original's control_state_manager: op_type, field_list [[ts,
+	// ""], ...], start_offset and end_offset (a timestamp range), and
+	// is_distinct (or is_cpc).
+	OpType      *int    `json:"op_type,omitempty" msgpack:"op_type,omitempty"`
+	FieldList   [][]any `json:"field_list,omitempty" msgpack:"field_list,omitempty"`
+	StartOffset int64   `json:"start_offset,omitempty" msgpack:"start_offset,omitempty"`
+	EndOffset   int64   `json:"end_offset,omitempty" msgpack:"end_offset,omitempty"`
+	IsDistinct  bool    `json:"is_distinct,omitempty" msgpack:"is_distinct,omitempty"`
+	IsCPC       bool    `json:"is_cpc,omitempty" msgpack:"is_cpc,omitempty"`
 }
 
 // SeqRow is a sequence's event row.

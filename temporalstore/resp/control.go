@@ -74,6 +74,43 @@ func registerControl() {
 			c.w.int(r.RetryAfter.Milliseconds())
 		}),
 	)
+	register(keyed("controlstatemanager", -2, 0, func(c *conn, a [][]byte) {
+		// CONTROLSTATEMANAGER key [op is_distinct [ts ... | start end]]:
+		// field, value pairs.
+		cmd := ts.Command{Kind: ts.KindCManager, Key: a[1]}
+		if len(a) == 3 {
+			c.syntaxErr()
+			return
+		}
+		if len(a) >= 4 {
+			op, ok := c.timestamp(a[2], "op_type")
+			if !ok {
+				return
+			}
+			cmd.Count = int(min(op, 1<<30))
+			if is(a[3], "1") || is(a[3], "true") {
+				cmd.Family = "cpc"
+			}
+			rest := a[4:]
+			if cmd.Count == ts.ManagerQuery {
+				cmd.Args = rest
+			} else if len(rest) == 2 {
+				var ok bool
+				if cmd, ok = c.window(cmd, rest); !ok {
+					return
+				}
+			} else if len(rest) != 0 {
+				c.syntaxErr()
+				return
+			}
+		}
+		c.valuesReply(cmd)
+	}))
+	register(keyed("controlstatedebug", 4, 0, func(c *conn, a [][]byte) {
+		if cmd, ok := c.window(ts.Command{Kind: ts.KindCDebug, Key: a[1]}, a[2:4]); ok {
+			c.valuesReply(cmd)
+		}
+	}))
 	register(keyed("pace", -4, flagWrite, func(c *conn, a [][]byte) {
 		// PACE key limit window_ms [burst [cost]]: [allowed 0|1, retry
 		// after ms].

@@ -44,7 +44,8 @@
 //	SELECTION}SETANDGET key ts amount s e agg, ...SETANDGETOPT key ts
 //	amount s e agg precision ttl uuid, {H,...}QUERY key s e agg,
 //	FOLSET|SELECTIONSET key value occur ttl FIRST|LAST, FOLQUERY|
-//	SELECTIONQUERY key
+//	SELECTIONQUERY key, CONTROLSTATEMANAGER key [op is_distinct [ts ... |
+//	start end]], CONTROLSTATEDEBUG key s e
 //
 // and two of this server's own: QUOTATAKE key limit window_ms [amount]
 // (taken 0|1, used, retry after ms) and PACE key limit window_ms [burst

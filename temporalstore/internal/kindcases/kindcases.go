@@ -234,6 +234,11 @@ func Steps(at time.Time) []ts.Command {
 		{Kind: ts.KindCPace, Key: b("pace"), Limit: 10, Window: time.Second},
 		{Kind: ts.KindCPace, Key: b("pace"), Limit: 10, Window: time.Second, Count: 3, HasCount: true},
 		{Kind: ts.KindCPace, Key: b("pace")},
+		{Kind: ts.KindCManager, Key: b("u")},
+		{Kind: ts.KindCManager, Key: b("u"), Count: ts.ManagerFieldList},
+		{Kind: ts.KindCManager, Key: b("u"), Count: ts.ManagerQuery, Args: bs("100", "101")},
+		{Kind: ts.KindCManager, Key: b("u"), Count: ts.ManagerQuery, Args: bs("x")},
+		{Kind: ts.KindCDebug, Key: b("cs"), Start: 0, End: 5000},
 		{Kind: ts.KindScan, Count: 1000},
 	}
 }

@@ -107,6 +107,19 @@ func (c *Control) DistinctIn(start, end int64) int64 {
 	return Union(in)
 }
 
+// ChangeBuckets returns the buckets in start..end holding distinct
+// values, ascending.
+func (c *Control) ChangeBuckets(start, end int64) []int64 {
+	var out []int64
+	for ts := range c.changes {
+		if ts >= start && ts <= end {
+			out = append(out, ts)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Seen reports whether id was recorded and may not be applied before
 // until (Unix ms), as of now.
 func (c *Control) Seen(id string, now int64) bool { return c.seen[id] > now }
