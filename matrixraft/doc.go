@@ -14,7 +14,8 @@
 //     result after apply; exactly-once client sessions; backpressure;
 //     batched ReadIndex reads, lease reads and stale reads; ConfChangeV2
 //     membership with learners, promotion and leader transfer; snapshots by
-//     applied-entries delta; Status with metrics; force-new-cluster
+//     applied-entries delta, serialised beside the loop for a
+//     SnapshotCapturer; Status with metrics; force-new-cluster
 //     recovery of a group that lost its quorum (Options.ForceNewCluster);
 //     an optional AsyncStorageWrites mode.
 //   - Host: many raft groups in one process on one shared wal.Log, so one
@@ -41,9 +42,12 @@
 // entries are applied in one Apply batch per run of normal entries; read
 // requests whose index is applied are released; a snapshot is taken when
 // SnapshotEntries have been applied since the last; then Advance. A
-// snapshot's state is captured on the loop, between applies; its file, the
-// file's fsync, its log record and the compaction behind it are written by
-// a goroutine beside the loop (one at a time), so Readys keep flowing.
+// snapshot's state is captured on the loop, between applies, so it is
+// exactly the state at its index; its serialisation, its file, the file's
+// fsync, its log record and the compaction behind it are done by a
+// goroutine beside the loop (one at a time), so Readys keep flowing. The
+// compaction fence holds as before: the log is compacted only behind a
+// snapshot whose file and record are durable.
 //
 // With Options.AsyncStorageWrites raft hands the log writes to the node as
 // messages: a goroutine of their own persists them in order (every append
@@ -51,14 +55,30 @@
 // the responses that promise durability; the loop sends everything else at
 // once and applies committed entries as before.
 //
+// # Snapshots off the loop
+//
+// A StateMachine's Snapshot is called on the loop, so every proposal waits
+// while it writes the whole state: tens of milliseconds for a state of
+// tens of megabytes, taken every SnapshotEntries entries. A state machine
+// that also implements SnapshotCapturer is asked on the loop only for a
+// capture — an immutable view of its state at that moment, cheap to take
+// with a copy-on-write or versioned structure — and the capture's WriteTo
+// writes it beside the loop while Apply goes on. The snapshot's format is
+// whatever the state machine writes, so Restore reads snapshots written
+// either way, and a state machine can adopt SnapshotCapturer without
+// touching the snapshots it already has.
+//
 // # Concurrency
 //
 // A Node's methods are safe for concurrent use. The state machine is called
 // from the node's loop goroutine only, never concurrently with itself, so a
-// snapshot never sees a half-applied batch; reads the application serves
-// from its state machine must synchronize with Apply. Propose blocks until
-// apply, ctx's end or Stop; at most Options.MaxInflightProposals calls wait
-// at once, later ones block (backpressure), and raft drops proposals beyond
+// snapshot never sees a half-applied batch (the one exception is a
+// SnapshotCapturer's capture, written from another goroutine while Apply
+// runs, which is why it must not change with the state); reads the
+// application serves from its state machine must synchronize with Apply.
+// Propose blocks until apply, ctx's end or Stop; at most
+// Options.MaxInflightProposals calls wait at once, later ones block
+// (backpressure), and raft drops proposals beyond
 // MaxUncommittedEntriesSize (ErrProposalDropped). When Propose's ctx ends
 // the outcome is unknown; ProposeSession makes retrying safe. Read batches
 // concurrent callers behind one ReadIndex request, re-sent under a fresh ID

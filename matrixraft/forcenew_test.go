@@ -45,7 +45,7 @@ func TestForceNewCluster(t *testing.T) {
 						break
 					}
 					require.Less(t, attempt, 20, "put %d: %v", i, err)
-					require.True(t, errors.Is(err, ErrNotLeader) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrProposalDropped), "put %d: %v", i, err)
+					require.True(t, errors.Is(err, ErrNotLeader) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrProposalDropped) || errors.Is(err, ErrUnknownOutcome), "put %d: %v", i, err)
 				}
 			}
 			// Node 1 has applied everything before the others vanish.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -22,11 +23,14 @@ func TestMain(m *testing.M) {
 
 // kvSM is the test state machine: put, append and get over string keys.
 // Commands: "p<key>\x00<value>" and "a<key>\x00<value>"; a result is the
-// value after the command.
+// value after the command. Wrapped in capturingKV it is a
+// SnapshotCapturer.
 type kvSM struct {
 	mu      sync.Mutex
 	data    map[string]string
 	applied uint64
+	// shared says a capture holds data: the next write copies it first.
+	shared bool
 }
 
 func newKV() *kvSM { return &kvSM{data: map[string]string{}} }
@@ -39,6 +43,9 @@ func (s *kvSM) Apply(batch []Command) [][]byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([][]byte, len(batch))
+	if s.shared && len(batch) > 0 {
+		s.data, s.shared = maps.Clone(s.data), false
+	}
 	for i, c := range batch {
 		k, v, _ := bytes.Cut(c.Data[1:], []byte{0})
 		switch c.Data[0] {
@@ -65,9 +72,39 @@ func (s *kvSM) Restore(r io.Reader) error {
 		return err
 	}
 	s.mu.Lock()
-	s.data = m
+	s.data, s.shared = m, false
 	s.mu.Unlock()
 	return nil
+}
+
+// capturingKV is kvSM as a SnapshotCapturer: a capture is the map itself,
+// copied on the next write rather than now.
+type capturingKV struct{ *kvSM }
+
+func (s capturingKV) CaptureSnapshot() (io.WriterTo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shared = true
+	return jsonCapture{s.data}, nil
+}
+
+// jsonCapture writes a map as kvSM.Snapshot does.
+type jsonCapture struct{ m map[string]string }
+
+func (c jsonCapture) WriteTo(w io.Writer) (int64, error) {
+	b, err := json.Marshal(c.m)
+	if err != nil {
+		return 0, err
+	}
+	n, err := w.Write(append(b, '\n'))
+	return int64(n), err
+}
+
+// withCapture makes a cluster's state machines SnapshotCapturers.
+func withCapture(o *Options) {
+	if kv, ok := o.StateMachine.(*kvSM); ok {
+		o.StateMachine = capturingKV{kv}
+	}
 }
 
 func (s *kvSM) get(k string) string {

@@ -176,7 +176,12 @@ func (c *cluster) client(ctx context.Context, rec *recorder, id int, ops int, bu
 	}
 }
 
-func (c *cluster) smOf(n *Node) *kvSM { return n.opts.StateMachine.(*kvSM) }
+func (c *cluster) smOf(n *Node) *kvSM {
+	if ckv, ok := n.opts.StateMachine.(capturingKV); ok {
+		return ckv.kvSM
+	}
+	return n.opts.StateMachine.(*kvSM)
+}
 
 // anyLeader returns the current leader without failing when there is none.
 func (c *cluster) anyLeader() *Node {
@@ -360,6 +365,30 @@ func TestLinearizabilityAsync(t *testing.T) {
 				inner(o)
 			}
 			o.AsyncStorageWrites = true
+		}
+		scs = append(scs, sc)
+	}
+	checkLinearizability(t, scs, seeds, ops, 10)
+}
+
+// TestLinearizabilityCapture runs the same scenarios with state machines
+// that are SnapshotCapturers and a snapshot every 25 entries, so snapshots
+// are serialised beside the loop throughout, across restarts, membership
+// changes and snapshots sent to followers.
+func TestLinearizabilityCapture(t *testing.T) {
+	seeds, ops := 2, 25
+	if *soak {
+		seeds, ops = 10, 150
+	}
+	var scs []scenario
+	for _, sc := range scenarios() {
+		inner := sc.opts
+		sc.opts = func(o *Options) {
+			o.SnapshotEntries, o.CatchUpEntries = 25, 5
+			if inner != nil {
+				inner(o)
+			}
+			withCapture(o)
 		}
 		scs = append(scs, sc)
 	}

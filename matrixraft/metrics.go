@@ -133,6 +133,10 @@ type metrics struct {
 	snapshotSaveLatency  latency
 	snapshotApplyLatency latency
 	removedIDs           atomic.Pointer[[]uint64]
+
+	// snapshotCaptureLatency is the part of snapshotSaveLatency spent on
+	// the loop: capturing the state.
+	snapshotCaptureLatency latency
 }
 
 // PeerStatus is the leader's view of one follower.
@@ -197,6 +201,11 @@ type Status struct {
 	ReadLatency          Latency
 	SnapshotSaveLatency  Latency
 	SnapshotApplyLatency Latency
+	// SnapshotCaptureLatency is the part of SnapshotSaveLatency (capture
+	// to durable record and compaction) spent on the Ready loop, which
+	// stalls every proposal meanwhile: capturing the state, which is the
+	// whole Snapshot call unless the state machine is a SnapshotCapturer.
+	SnapshotCaptureLatency Latency
 	// WAL is the log's own statistics, with its fsync histogram.
 	WAL wal.Stats
 }
@@ -236,6 +245,7 @@ func (n *Node) Status() Status {
 		SnapshotApplyLatency: m.snapshotApplyLatency.snapshot(),
 		WAL:                  n.storage.log.Stats(),
 	}
+	s.SnapshotCaptureLatency = m.snapshotCaptureLatency.snapshot()
 	s.HasLeader = s.Leader != 0
 	select {
 	case <-n.donec:

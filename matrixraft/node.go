@@ -1039,8 +1039,9 @@ func (n *Node) applyConfChange(e *pb.Entry) error {
 }
 
 // maybeSnapshot snapshots the state machine once SnapshotEntries entries
-// have been applied since the last snapshot. It runs between applies, on
-// the loop goroutine, so the state cannot change under it.
+// have been applied since the last snapshot. The state is captured here,
+// between applies, so it is exactly the state at the applied index;
+// everything else runs beside the loop.
 func (n *Node) maybeSnapshot() error {
 	applied := n.applied.Load()
 	if applied-n.snapIndex < n.opts.SnapshotEntries {
@@ -1050,18 +1051,23 @@ func (n *Node) maybeSnapshot() error {
 		return nil // the previous one is still being written
 	}
 	t := time.Now()
-	data, err := encodeSnapshotData(n.rep, n.sm)
+	st, err := captureState(n.rep, n.sm)
 	if err != nil {
 		return err
 	}
 	cs := proto.CloneOf(n.confState)
+	n.metrics.snapshotCaptureLatency.observe(time.Since(t))
 	n.snapIndex = applied
 	n.snapBusy = true
-	// Writing the file, its fsync, the log record and the compaction do
-	// not need the loop: they run beside it, so Readys keep flowing
-	// meanwhile. The loop learns the outcome from snapDone.
+	// Serialising a captured state, writing the file, its fsync, the log
+	// record and the compaction do not need the loop: they run beside it,
+	// so Readys keep flowing meanwhile. The loop learns the outcome from
+	// snapDone.
 	go func() {
-		err := n.storage.CreateSnapshot(context.Background(), applied, cs, data, n.opts.CatchUpEntries)
+		data, err := st.encode()
+		if err == nil {
+			err = n.storage.CreateSnapshot(context.Background(), applied, cs, data, n.opts.CatchUpEntries)
+		}
 		if err == nil {
 			n.metrics.snapshotsCreated.Add(1)
 			n.metrics.snapshotSaveLatency.observe(time.Since(t))

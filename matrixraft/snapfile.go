@@ -36,18 +36,25 @@ func parseSnapName(name string) (index, term uint64, ok bool) {
 	return index, term, true
 }
 
-func encodeSnapshotFile(s *pb.Snapshot) ([]byte, error) {
+// snapshotFileHead returns a snapshot file's bytes before its data.
+func snapshotFileHead(s *pb.Snapshot) ([]byte, error) {
 	meta, err := proto.Marshal(s.GetMetadata())
 	if err != nil {
 		return nil, fmt.Errorf("marshal snapshot metadata: %w", err)
 	}
-	data := s.GetData()
-	b := make([]byte, 0, len(snapMagic)+4+len(meta)+8+len(data)+4)
+	b := make([]byte, 0, len(snapMagic)+4+len(meta)+8)
 	b = append(b, snapMagic...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(meta)))
 	b = append(b, meta...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(data)))
-	b = append(b, data...)
+	return binary.LittleEndian.AppendUint64(b, uint64(len(s.GetData()))), nil
+}
+
+func encodeSnapshotFile(s *pb.Snapshot) ([]byte, error) {
+	head, err := snapshotFileHead(s)
+	if err != nil {
+		return nil, err
+	}
+	b := append(head, s.GetData()...)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
 }
 
@@ -78,20 +85,52 @@ func decodeSnapshotFile(b []byte) (*pb.Snapshot, error) {
 	return &pb.Snapshot{Metadata: meta, Data: slices.Clone(p)}, nil
 }
 
+// snapWriteChunk is how much of a snapshot file is written before it is
+// written back to the device.
+const snapWriteChunk = 1 << 20
+
 // writeSnapshotFile makes s durable in dir: it writes a temporary file,
 // fsyncs it, renames it into place and fsyncs the directory.
 func writeSnapshotFile(dir string, s *pb.Snapshot) error {
-	b, err := encodeSnapshotFile(s)
+	head, err := snapshotFileHead(s)
 	if err != nil {
 		return err
 	}
+	// The file is encodeSnapshotFile's bytes, written in pieces: the data
+	// can be tens of megabytes, not worth copying once more.
+	sum := crc32.Update(crc32.Checksum(head, castagnoli), castagnoli, s.GetData())
+	tail := binary.LittleEndian.AppendUint32(nil, sum)
 	name := snapName(s.GetMetadata().GetIndex(), s.GetMetadata().GetTerm())
 	tmp := filepath.Join(dir, name+".tmp")
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("create snapshot: %w", err)
 	}
-	if _, err := f.Write(b); err != nil {
+	// The data goes out in chunks, each written back to the device before
+	// the next: the log shares the disk, and its fdatasyncs would
+	// otherwise queue behind tens of megabytes of snapshot at the final
+	// fsync (measured: a 26 MB file stalled a concurrent fdatasync ~50 ms
+	// written whole, ~20-30 ms in 1 MiB chunks).
+	var off int64
+	write := func(b []byte) error {
+		if _, err := f.Write(b); err != nil {
+			return err
+		}
+		off += int64(len(b))
+		return nil
+	}
+	err = write(head)
+	for data := s.GetData(); err == nil && len(data) > 0; {
+		n := min(len(data), snapWriteChunk)
+		if err = write(data[:n]); err == nil {
+			err = writeBack(f, off-int64(n), int64(n))
+		}
+		data = data[n:]
+	}
+	if err == nil {
+		err = write(tail)
+	}
+	if err != nil {
 		f.Close()
 		return fmt.Errorf("write snapshot: %w", err)
 	}

@@ -20,9 +20,9 @@ type Command struct {
 
 // StateMachine is the replicated state. Apply must be deterministic: every
 // replica applies the same batches and must reach the same state and
-// results. The node calls Apply, Snapshot and Restore from one goroutine,
-// never concurrently with each other; reads the application serves itself
-// must synchronize with Apply.
+// results. The node calls Apply, Snapshot and Restore (and CaptureSnapshot,
+// see SnapshotCapturer) from one goroutine, never concurrently with each
+// other; reads the application serves itself must synchronize with Apply.
 type StateMachine interface {
 	// Apply applies a batch of committed commands in log order and returns
 	// one result per command; a proposer receives its command's result.
@@ -31,6 +31,26 @@ type StateMachine interface {
 	Snapshot(w io.Writer) error
 	// Restore replaces the whole state with one written by Snapshot.
 	Restore(r io.Reader) error
+}
+
+// SnapshotCapturer is an optional interface of a StateMachine: one that
+// can capture its state cheaply keeps Snapshot's serialisation off the
+// node's loop. Without it the node calls Snapshot on the loop, and every
+// proposal waits while the whole state is written; with it the loop only
+// takes the capture, and the capture is written beside the loop while
+// Apply goes on.
+type SnapshotCapturer interface {
+	// CaptureSnapshot returns the state as it is now. The node calls it
+	// on its loop goroutine, between applies, like Snapshot, so it should
+	// cost little (marking a copy-on-write structure shared, pinning a
+	// version). The capture's WriteTo is then called once, from another
+	// goroutine and concurrently with Apply and Restore, and must write
+	// exactly what Snapshot would have written at the time of the
+	// capture: later Apply and Restore calls must leave it unchanged.
+	// WriteTo's writer is an in-memory buffer with a Grow(n int) method;
+	// a capture that knows its size can call it first, so the buffer is
+	// allocated once rather than grown step by step.
+	CaptureSnapshot() (io.WriterTo, error)
 }
 
 // session is a client's exactly-once record: the last sequence applied and
@@ -55,8 +75,48 @@ func newReplicated() replicated {
 
 const snapDataMagic = "MRSM1"
 
-// encodeSnapshotData writes the node's replicated state, then the user's.
-func encodeSnapshotData(rep replicated, sm StateMachine) ([]byte, error) {
+// snapshotState is a snapshot's state as the loop captured it: a copy of
+// the node's replicated state and the user's state, captured or already
+// written. encode turns it into snapshot data, off the loop.
+type snapshotState struct {
+	rep replicated
+	sm  io.WriterTo
+}
+
+// captureState captures the node's replicated state and the user's. It
+// runs on the loop: the maps are copied (a session is replaced on every
+// apply, never changed, so sharing them is safe) and the state machine is
+// captured when it can be, written here when it cannot.
+func captureState(rep replicated, sm StateMachine) (snapshotState, error) {
+	st := snapshotState{rep: replicated{
+		sessions: maps.Clone(rep.sessions),
+		removed:  maps.Clone(rep.removed),
+		addrs:    maps.Clone(rep.addrs),
+	}}
+	if c, ok := sm.(SnapshotCapturer); ok {
+		w, err := c.CaptureSnapshot()
+		if err != nil {
+			return snapshotState{}, fmt.Errorf("state machine capture: %w", err)
+		}
+		if w == nil {
+			// Fail here, on the loop, rather than panic beside it.
+			return snapshotState{}, fmt.Errorf("%w: CaptureSnapshot returned no capture", ErrInvalidOptions)
+		}
+		st.sm = w
+		return st, nil
+	}
+	var b bytes.Buffer
+	if err := sm.Snapshot(&b); err != nil {
+		return snapshotState{}, fmt.Errorf("state machine snapshot: %w", err)
+	}
+	st.sm = &b
+	return st, nil
+}
+
+// encode writes the snapshot data: the node's replicated state, then the
+// user's.
+func (st snapshotState) encode() ([]byte, error) {
+	rep := st.rep
 	var b bytes.Buffer
 	b.WriteString(snapDataMagic)
 	var tmp []byte
@@ -80,9 +140,13 @@ func encodeSnapshotData(rep replicated, sm StateMachine) ([]byte, error) {
 		tmp = append(tmp, s.result...)
 	}
 	var hdr [binary.MaxVarintLen64]byte
-	b.Write(hdr[:binary.PutUvarint(hdr[:], uint64(len(tmp)))])
+	hn := binary.PutUvarint(hdr[:], uint64(len(tmp)))
+	if sb, ok := st.sm.(*bytes.Buffer); ok {
+		b.Grow(hn + len(tmp) + sb.Len()) // one copy of a state written on the loop
+	}
+	b.Write(hdr[:hn])
 	b.Write(tmp)
-	if err := sm.Snapshot(&b); err != nil {
+	if _, err := st.sm.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("state machine snapshot: %w", err)
 	}
 	return b.Bytes(), nil

@@ -81,6 +81,14 @@ type Storage struct {
 	fsyncs    uint64
 	hsDirty   bool // hs is newer than the last one written
 
+	// snapMu orders changes of mem's snapshot with snapData, its data:
+	// mem holds its snapshot without the data because raft's
+	// MemoryStorage copies its whole snapshot on every ApplySnapshot,
+	// CreateSnapshot and Snapshot, tens of megabytes each time. The data
+	// is shared read-only.
+	snapMu   sync.Mutex
+	snapData []byte
+
 	host *Host // set when the log is shared by a Host's groups
 }
 
@@ -185,7 +193,7 @@ func (s *Storage) recover(scan func(visit func(walIndex uint64, rec logRecord) e
 		if err != nil {
 			return err
 		}
-		if err := s.mem.ApplySnapshot(snap); err != nil {
+		if err := s.applyMemSnapshot(snap); err != nil {
 			return err
 		}
 		s.snapIndex, s.snapTerm, s.markerWAL = snapIdx, snapTerm, marker
@@ -228,8 +236,30 @@ func (s *Storage) LastIndex() (uint64, error) { return s.mem.LastIndex() }
 // FirstIndex implements raft.Storage.
 func (s *Storage) FirstIndex() (uint64, error) { return s.mem.FirstIndex() }
 
-// Snapshot implements raft.Storage.
-func (s *Storage) Snapshot() (*pb.Snapshot, error) { return s.mem.Snapshot() }
+// Snapshot implements raft.Storage. The snapshot's Data is shared with
+// the storage and must not be modified.
+func (s *Storage) Snapshot() (*pb.Snapshot, error) {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	snap, err := s.mem.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	snap.Data = s.snapData
+	return snap, nil
+}
+
+// applyMemSnapshot installs a received or recovered snapshot in mem,
+// keeping its data here.
+func (s *Storage) applyMemSnapshot(snap *pb.Snapshot) error {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	if err := s.mem.ApplySnapshot(&pb.Snapshot{Metadata: snap.GetMetadata()}); err != nil {
+		return err
+	}
+	s.snapData = snap.GetData()
+	return nil
+}
 
 // HardState returns the last HardState saved.
 func (s *Storage) HardState() *pb.HardState {
@@ -311,7 +341,7 @@ func (s *Storage) Save(ctx context.Context, hs *pb.HardState, ents []*pb.Entry, 
 	s.mu.Unlock()
 	unlock()
 	if hasSnap {
-		if err := s.mem.ApplySnapshot(snap); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+		if err := s.applyMemSnapshot(snap); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
 			return err
 		}
 	}
@@ -470,7 +500,13 @@ func (s *Storage) CreateSnapshot(ctx context.Context, index uint64, cs *pb.ConfS
 	s.mu.Unlock()
 	unlock()
 	s.wmu.Unlock()
-	if _, err := s.mem.CreateSnapshot(index, cs, data); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+	s.snapMu.Lock()
+	_, err = s.mem.CreateSnapshot(index, cs, nil)
+	if err == nil {
+		s.snapData = data
+	}
+	s.snapMu.Unlock()
+	if err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
 		return err
 	}
 	if index > keep {

@@ -273,3 +273,58 @@ func TestStorageSaveBatch(t *testing.T) {
 	require.Equal(t, hsFrom(a.HardState()), hsFrom(b.HardState()))
 	require.Equal(t, hardState{2, 2, 8}, hsFrom(b.HardState()))
 }
+
+// TestStorageSnapshotData checks the data Snapshot returns, which Storage
+// keeps beside raft's MemoryStorage: always the data of the newest
+// snapshot, whether created here, installed from a leader or recovered,
+// and never an older one's.
+func TestStorageSnapshotData(t *testing.T) {
+	cs := &pb.ConfState{Voters: []uint64{1}}
+	installed := func(index, term uint64, data string) *pb.Snapshot {
+		return &pb.Snapshot{Metadata: &pb.SnapshotMetadata{Index: new(index), Term: new(term), ConfState: cs}, Data: []byte(data)}
+	}
+	tests := []struct {
+		name      string
+		steps     func(t *testing.T, s *Storage)
+		wantIndex uint64
+		wantData  string
+	}{
+		{"none", func(*testing.T, *Storage) {}, 0, ""},
+		{"created", func(t *testing.T, s *Storage) {
+			require.NoError(t, s.CreateSnapshot(t.Context(), 40, cs, []byte("s40"), 5))
+			require.NoError(t, s.CreateSnapshot(t.Context(), 80, cs, []byte("s80"), 5))
+		}, 80, "s80"},
+		{"installed", func(t *testing.T, s *Storage) {
+			require.NoError(t, s.Save(t.Context(), hs(2, 2, 150), nil, installed(150, 2, "s150"), true))
+		}, 150, "s150"},
+		{"created after installed", func(t *testing.T, s *Storage) {
+			require.NoError(t, s.Save(t.Context(), hs(2, 2, 150), nil, installed(150, 2, "s150"), true))
+			require.NoError(t, s.Save(t.Context(), hs(2, 2, 160), ents(151, 160, 2), nil, true))
+			require.NoError(t, s.CreateSnapshot(t.Context(), 155, cs, []byte("s155"), 2))
+		}, 155, "s155"},
+		{"an older creation loses to an install", func(t *testing.T, s *Storage) {
+			require.NoError(t, s.Save(t.Context(), hs(2, 2, 150), nil, installed(150, 2, "s150"), true))
+			require.NoError(t, s.CreateSnapshot(t.Context(), 60, cs, []byte("s60"), 5))
+		}, 150, "s150"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTestStorage(t, dir)
+			require.NoError(t, s.Save(t.Context(), hs(1, 1, 100), ents(1, 100, 1), nil, true))
+			tt.steps(t, s)
+			check := func(s *Storage) {
+				t.Helper()
+				snap, err := s.Snapshot()
+				require.NoError(t, err)
+				require.Equal(t, tt.wantIndex, snap.GetMetadata().GetIndex())
+				require.Equal(t, tt.wantData, string(snap.GetData()))
+			}
+			check(s)
+			require.NoError(t, s.Close())
+			s = openTestStorage(t, dir)
+			defer s.Close()
+			check(s)
+		})
+	}
+}

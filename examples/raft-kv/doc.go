@@ -1,7 +1,9 @@
 // Command raft-kv is a replicated key-value store: one process per member
 // of a matrixraft cluster, raft messages over TCP (package
 // matrixraft/tcptransport), the log and snapshots durable in a data
-// directory, and an HTTP API on each process.
+// directory, and an HTTP API on each process. The store is a
+// matrixraft.SnapshotCapturer, so a snapshot of it is sorted and written
+// beside the node's loop rather than on it.
 //
 // Usage:
 //

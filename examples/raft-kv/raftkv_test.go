@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -55,25 +56,100 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
-func TestStoreSnapshotRoundTrip(t *testing.T) {
-	s := newStore()
-	s.Apply([]matrixraft.Command{
-		{Index: 1, Data: encodePut("a", []byte("1"))},
-		{Index: 2, Data: encodePut("", []byte("empty key"))},
-		{Index: 3, Data: encodePut("bin", []byte{0, 1, 2, 255})},
-		{Index: 4, Data: []byte("garbage")},
-		{Index: 5, Data: encodePut("a", []byte("2"))},
-	})
+// all returns every key and value of the store.
+func (s *store) all() map[string][]byte {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[string][]byte{}
+	for _, sh := range s.shards {
+		maps.Copy(out, sh.data)
+	}
+	return out
+}
+
+// snapshotOf writes s's snapshot by Snapshot or through a capture.
+func snapshotOf(t *testing.T, s *store, capture bool) []byte {
 	var buf bytes.Buffer
-	require.NoError(t, s.Snapshot(&buf))
-	r := newStore()
-	require.NoError(t, r.Restore(bytes.NewReader(buf.Bytes())))
-	require.Equal(t, s.data, r.data)
-	require.Equal(t, map[string][]byte{"a": []byte("2"), "": []byte("empty key"), "bin": {0, 1, 2, 255}}, r.data)
-	var again bytes.Buffer
-	require.NoError(t, r.Snapshot(&again))
-	require.Equal(t, buf.Bytes(), again.Bytes(), "equal states give equal snapshots")
-	require.Error(t, newStore().Restore(bytes.NewReader(buf.Bytes()[:buf.Len()-1])))
+	if capture {
+		c, err := s.CaptureSnapshot()
+		require.NoError(t, err)
+		_, err = c.WriteTo(&buf)
+		require.NoError(t, err)
+	} else {
+		require.NoError(t, s.Snapshot(&buf))
+	}
+	return buf.Bytes()
+}
+
+func TestStoreSnapshotRoundTrip(t *testing.T) {
+	for _, capture := range []bool{false, true} {
+		t.Run(fmt.Sprintf("capture=%v", capture), func(t *testing.T) {
+			s := newStore()
+			s.Apply([]matrixraft.Command{
+				{Index: 1, Data: encodePut("a", []byte("1"))},
+				{Index: 2, Data: encodePut("", []byte("empty key"))},
+				{Index: 3, Data: encodePut("bin", []byte{0, 1, 2, 255})},
+				{Index: 4, Data: []byte("garbage")},
+				{Index: 5, Data: encodePut("a", []byte("2"))},
+			})
+			snap := snapshotOf(t, s, capture)
+			r := newStore()
+			require.NoError(t, r.Restore(bytes.NewReader(snap)))
+			require.Equal(t, s.all(), r.all())
+			require.Equal(t, map[string][]byte{"a": []byte("2"), "": []byte("empty key"), "bin": {0, 1, 2, 255}}, r.all())
+			require.Equal(t, snap, snapshotOf(t, r, !capture), "equal states give equal snapshots, either way")
+			require.Error(t, newStore().Restore(bytes.NewReader(snap[:len(snap)-1])))
+		})
+	}
+}
+
+// TestStoreCaptureIgnoresLaterWrites takes a capture, changes the store
+// (and restores it) before writing the capture, and requires the capture
+// to hold the state of its moment while the store moved on.
+func TestStoreCaptureIgnoresLaterWrites(t *testing.T) {
+	tests := []struct {
+		name  string
+		after func(t *testing.T, s *store)
+	}{
+		{"overwrites and new keys", func(t *testing.T, s *store) {
+			var cmds []matrixraft.Command
+			for i := range 2000 {
+				cmds = append(cmds, matrixraft.Command{Index: uint64(1000 + i), Data: encodePut(fmt.Sprintf("k%d", i%700), []byte(fmt.Sprint("new", i)))})
+			}
+			s.Apply(cmds)
+		}},
+		{"a second capture, then writes", func(t *testing.T, s *store) {
+			_, err := s.CaptureSnapshot()
+			require.NoError(t, err)
+			s.Apply([]matrixraft.Command{{Index: 2000, Data: encodePut("k1", []byte("x"))}})
+		}},
+		{"restore", func(t *testing.T, s *store) {
+			other := newStore()
+			other.Apply([]matrixraft.Command{{Index: 1, Data: encodePut("z", []byte("26"))}})
+			require.NoError(t, s.Restore(bytes.NewReader(snapshotOf(t, other, false))))
+			s.Apply([]matrixraft.Command{{Index: 2, Data: encodePut("k1", []byte("y"))}})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore()
+			var cmds []matrixraft.Command
+			for i := range 500 {
+				cmds = append(cmds, matrixraft.Command{Index: uint64(i + 1), Data: encodePut(fmt.Sprintf("k%d", i), []byte(fmt.Sprint("v", i)))})
+			}
+			s.Apply(cmds)
+			want := s.all()
+			wantSnap := snapshotOf(t, s, false)
+			c, err := s.CaptureSnapshot()
+			require.NoError(t, err)
+			tt.after(t, s)
+			require.NotEqual(t, want, s.all())
+			var buf bytes.Buffer
+			_, err = c.WriteTo(&buf)
+			require.NoError(t, err)
+			require.Equal(t, wantSnap, buf.Bytes())
+		})
+	}
 }
 
 // proc is one raft-kv process of the test cluster.

@@ -100,6 +100,7 @@ var latencies = []latencyField{
 	{"ready_duration_seconds", "Time to handle one Ready batch, from receipt to Advance.", func(s *matrixraft.Status) matrixraft.Latency { return s.ReadyLatency }},
 	{"save_duration_seconds", "Time to persist one Ready batch (write and fsync).", func(s *matrixraft.Status) matrixraft.Latency { return s.SaveLatency }},
 	{"snapshot_save_duration_seconds", "Time to take and persist a snapshot.", func(s *matrixraft.Status) matrixraft.Latency { return s.SnapshotSaveLatency }},
+	{"snapshot_capture_duration_seconds", "Time the Ready loop spent capturing a snapshot's state (part of snapshot_save_duration_seconds).", func(s *matrixraft.Status) matrixraft.Latency { return s.SnapshotCaptureLatency }},
 	{"snapshot_apply_duration_seconds", "Time to restore a received snapshot into the state machine.", func(s *matrixraft.Status) matrixraft.Latency { return s.SnapshotApplyLatency }},
 	{"read_index_duration_seconds", "Time for a linearizable read to be confirmed and applied locally.", func(s *matrixraft.Status) matrixraft.Latency { return s.ReadLatency }},
 }

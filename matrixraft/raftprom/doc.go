@@ -31,7 +31,8 @@
 //   - ready_batches_total, ready_entries_total and ready_batch_entries (a
 //     histogram of the entries persisted per Ready): the batching factor.
 //   - ready_duration_seconds, save_duration_seconds,
-//     snapshot_save_duration_seconds, snapshot_apply_duration_seconds,
+//     snapshot_save_duration_seconds, snapshot_capture_duration_seconds
+//     (the loop's share of a snapshot), snapshot_apply_duration_seconds,
 //     snapshots_created_total, snapshots_installed_total.
 //   - read_index_duration_seconds, read_index_failures_total,
 //     read_index_retries_total.

@@ -13,7 +13,10 @@
 // Ours: three matrixraft.Nodes with the default options (100 ms tick,
 // PreVote, CheckQuorum, durable wal.SyncAlways log per node, snapshot
 // every 10,000 entries), a map state machine, writes proposed on the
-// leader with Node.Propose, which returns after apply. Messages move over
+// leader with Node.Propose, which returns after apply. The map is split
+// into shards copied on their first write after a snapshot capture, so it
+// is a matrixraft.SnapshotCapturer: the node's loop only takes the capture
+// and the 26 MB of a full state are serialised beside it. Messages move over
 // a transport chosen by Config.Transport: "mem" (the default) is
 // matrixraft.MemNetwork, which copies every message in memory; "tcp" is
 // matrixraft/tcptransport on loopback, every node on a port of its own, so
