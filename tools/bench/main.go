@@ -19,6 +19,9 @@ import (
 )
 
 func main() {
+	// A process the raft benchmark started as an etcd member serves as
+	// one and does not return.
+	raftbench.MaybeRunEtcdMember()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -18,6 +18,11 @@ import (
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
 
+func TestMain(m *testing.M) {
+	MaybeRunEtcdMember()
+	os.Exit(m.Run())
+}
+
 func TestSummaryPairsPickTheHeadline(t *testing.T) {
 	ratio := func(med, lo, hi float64) *benchkit.Summary { return &benchkit.Summary{Min: lo, Median: med, Max: hi} }
 	sys := func(w, p50 float64) *systemSummary {
@@ -47,7 +52,7 @@ func TestSummaryPairsPickTheHeadline(t *testing.T) {
 // moment, durable on the real disk, and checks the report's shape and that
 // the figures are measured ones.
 func TestRunShort(t *testing.T) {
-	systems := []string{SystemOurs, SystemOursProcs, SystemEtcd}
+	systems := []string{SystemOurs, SystemOursProcs, SystemEtcd, SystemEtcdProcs}
 	if testing.Short() {
 		systems = []string{SystemOurs}
 	}

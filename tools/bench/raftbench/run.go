@@ -160,6 +160,8 @@ func runOnce(ctx context.Context, cfg Config, system string, cl cell) (runResult
 		c, err = startProcs(ctx, dir, cl.Concurrency)
 	case SystemEtcd:
 		c, err = startEtcd(ctx, dir, cl.Concurrency)
+	case SystemEtcdProcs:
+		c, err = startEtcdProcs(ctx, dir, cl.Concurrency)
 	}
 	if err != nil {
 		return runResult{}, err
@@ -359,6 +361,13 @@ func summaryPairs(rep *report) benchkit.Pairs {
 			benchkit.NewPair(fmt.Sprintf("procs_p99_c%d_vs_etcd_ratio", top.Concurrency), p99(top, SystemEtcd)/p99(top, SystemOursProcs), 2),
 			benchkit.NewPair("procs_single_client_p50_ms", sys(single, SystemOursProcs, func(s *systemSummary) float64 { return s.P50Ms.Median }), 3),
 		)
+		if top.Systems[SystemEtcdProcs] != nil {
+			// Like for like: three processes each.
+			ps = append(ps,
+				benchkit.NewPair(fmt.Sprintf("procs_writes_c%d_vs_etcd_procs_ratio", top.Concurrency), w(top, SystemOursProcs)/w(top, SystemEtcdProcs), 2),
+				benchkit.NewPair(fmt.Sprintf("procs_p99_c%d_vs_etcd_procs_ratio", top.Concurrency), p99(top, SystemEtcdProcs)/p99(top, SystemOursProcs), 2),
+			)
+		}
 	}
 	return ps
 }
