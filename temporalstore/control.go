@@ -96,20 +96,21 @@ var controlKinds = map[Kind]runner{
 	KindCCount: controlRead(func(o *object.Object, c *Command, r *Response) error {
 		return controlAgg(o, c.Start, c.End, "sum", 0, 0, r)
 	}),
-	KindCQuery: controlRead(func(o *object.Object, c *Command, r *Response) error {
-		return controlAgg(o, c.Start, c.End, c.Aggregator, 0, 0, r)
-	}),
-	KindCDetail:    controlRead(controlDetail),
-	KindCSelection: controlRead(controlSelection),
-	KindCSetAndGet: runCSetAndGet,
-	KindCFamilyQuery: controlRead(func(o *object.Object, c *Command, r *Response) error {
-		return controlAgg(o, c.Start, c.End, c.Aggregator, 0, 0, r)
-	}),
-	KindCSelect:  runCSelect,
-	KindCTake:    runCTake,
-	KindCPace:    runCPace,
-	KindCManager: runCManager,
-	KindCDebug:   controlRead(controlDebug),
+	KindCQuery:       controlRead(controlQuery),
+	KindCDetail:      controlRead(controlDetail),
+	KindCSelection:   controlRead(controlSelection),
+	KindCSetAndGet:   runCSetAndGet,
+	KindCFamilyQuery: controlRead(controlQuery),
+	KindCSelect:      runCSelect,
+	KindCTake:        runCTake,
+	KindCPace:        runCPace,
+	KindCManager:     runCManager,
+	KindCDebug:       controlRead(controlDebug),
+}
+
+// controlQuery aggregates c's window with c's aggregator.
+func controlQuery(o *object.Object, c *Command, r *Response) error {
+	return controlAgg(o, c.Start, c.End, c.Aggregator, 0, 0, r)
 }
 
 // familyKinds address a family's key: Execute routes them by it.

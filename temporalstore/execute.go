@@ -245,13 +245,11 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	if len(c.Key) == 0 {
 		return Response{}, fmt.Errorf("%w: empty key", ErrInvalid)
 	}
-	if familyKinds[c.Kind] {
-		f, ok := ParseFamily(c.Family)
-		if !ok {
-			return Response{}, fmt.Errorf("%w: unknown control state family %q (h, cpc, fol)", ErrInvalid, c.Family)
-		}
-		c.Key = FamilyKey(f, c.Key)
+	key, err := storedKey(&c)
+	if err != nil {
+		return Response{}, err
 	}
+	c.Key = key
 	if c.TTL < 0 && c.Kind != KindExpire {
 		return Response{}, fmt.Errorf("%w: negative TTL", ErrInvalid)
 	}
@@ -280,6 +278,19 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	}
 	r, err := run(ctx, e, t.shards[i], &c)
 	return r, engineErr(err)
+}
+
+// storedKey is the key c's state is kept under, which routes it: a family
+// kind's family key, else c.Key.
+func storedKey(c *Command) ([]byte, error) {
+	if !familyKinds[c.Kind] {
+		return c.Key, nil
+	}
+	f, ok := ParseFamily(c.Family)
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown control state family %q (h, cpc, fol)", ErrInvalid, c.Family)
+	}
+	return FamilyKey(f, c.Key), nil
 }
 
 // engineErr gives a shard's errors the engine's names.

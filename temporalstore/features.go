@@ -1,9 +1,11 @@
 package temporalstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,7 +142,7 @@ type Filter struct {
 }
 
 func (f Filter) pass(row *[4]uint64) bool {
-	v := row[slicesIndex(rowFields, f.Field)]
+	v := row[slices.Index(rowFields, f.Field)]
 	switch f.Op {
 	case FilterEqual:
 		return v == f.Value
@@ -156,13 +158,14 @@ func (f Filter) pass(row *[4]uint64) bool {
 	return v <= f.Value
 }
 
-func slicesIndex(xs []string, x string) int {
-	for i, y := range xs {
-		if y == x {
-			return i
+// passes reports whether row passes every filter.
+func passes(fs []Filter, row *[4]uint64) bool {
+	for _, f := range fs {
+		if !f.pass(row) {
+			return false
 		}
 	}
-	return -1
+	return true
 }
 
 // decodeRow reads the four row fields of a protobuf-encoded value (varint
@@ -286,11 +289,7 @@ func runFAppend(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Res
 	if err := checkPoints(c.Points); err != nil {
 		return Response{}, err
 	}
-	keep, err := e.featureMaxSize(c)
-	if err != nil {
-		return Response{}, err
-	}
-	age, err := e.seriesAge(c)
+	keep, age, err := e.retention(c)
 	if err != nil {
 		return Response{}, err
 	}
@@ -334,19 +333,17 @@ func runFAppend(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Res
 	return r, err
 }
 
-// seriesAge is c's age retention: its own MaxAge, else its table's.
-func (e *Engine) seriesAge(c *Command) (time.Duration, error) {
+// retention is what a write of c keeps: its table's FeatureMaxSize, and
+// its age limit (c's own MaxAge, else its table's FeatureMaxAge).
+func (e *Engine) retention(c *Command) (keep int, age time.Duration, err error) {
 	if c.MaxAge < 0 {
-		return 0, fmt.Errorf("%w: negative max age", ErrInvalid)
-	}
-	if c.MaxAge > 0 {
-		return c.MaxAge, nil
+		return 0, 0, fmt.Errorf("%w: negative max age", ErrInvalid)
 	}
 	t, err := e.table(c)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return t.opts.FeatureMaxAge, nil
+	return t.opts.FeatureMaxSize, cmp.Or(c.MaxAge, t.opts.FeatureMaxAge), nil
 }
 
 // ageTrim is the command that drops key's points older than now − age,
@@ -368,11 +365,7 @@ func runFReplace(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Re
 	if err := checkPoints(c.Points); err != nil {
 		return Response{}, err
 	}
-	keep, err := e.featureMaxSize(c)
-	if err != nil {
-		return Response{}, err
-	}
-	age, err := e.seriesAge(c)
+	keep, age, err := e.retention(c)
 	if err != nil {
 		return Response{}, err
 	}
@@ -400,15 +393,6 @@ func runFDelete(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Res
 		return []command.Command{{Op: shard.OpDelete, Key: c.Key}}, nil
 	})
 	return r, err
-}
-
-// featureMaxSize is the retention of c's table.
-func (e *Engine) featureMaxSize(c *Command) (int, error) {
-	t, err := e.table(c)
-	if err != nil {
-		return 0, err
-	}
-	return t.opts.FeatureMaxSize, nil
 }
 
 // featureEnv is what a feature read needs besides its command: the
@@ -483,7 +467,7 @@ func queryWindow(o *object.Object, c *Command, _ featureEnv, limit int, r *Respo
 // checkFilters refuses a filter of an unknown field or operator.
 func checkFilters(fs []Filter) error {
 	for _, f := range fs {
-		if slicesIndex(rowFields, f.Field) < 0 {
+		if slices.Index(rowFields, f.Field) < 0 {
 			return fmt.Errorf("%w: unknown filter field %q (gid, action_type, duration, author_id)", ErrInvalid, f.Field)
 		}
 		if f.Op > FilterLessOrEqual {
@@ -504,13 +488,7 @@ func queryFiltered(o *object.Object, c *Command, _ featureEnv, limit int, r *Res
 		if !ok {
 			continue
 		}
-		pass := true
-		for _, f := range c.Filters {
-			if pass = f.pass(&row); !pass {
-				break
-			}
-		}
-		if pass {
+		if passes(c.Filters, &row) {
 			r.Points = append(r.Points, Point{TS: ts, Value: cp(v)})
 		}
 	}
@@ -594,19 +572,7 @@ func aggregateWindow(o *object.Object, c *Command, env featureEnv, limit int, r 
 		// The whole window: the rollup ladder answers it, exactly.
 		a = o.Series.Aggregate(c.Start, c.End)
 	} else {
-		for i := lo; i < hi; i++ {
-			_, v := o.Series.At(i)
-			n, ok := object.ParseValue(v)
-			if ok {
-				a.Sum, a.Numeric = a.Sum+n, a.Numeric+1
-				if a.Numeric == 1 || n < a.Min {
-					a.Min = n
-				}
-				if a.Numeric == 1 || n > a.Max {
-					a.Max = n
-				}
-			}
-		}
+		a = o.Series.ScanPoints(lo, hi)
 	}
 	switch agg {
 	case "sum":

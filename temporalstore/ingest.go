@@ -178,13 +178,9 @@ func (e *Engine) recordLedger(b *IngestBatch, c *Command) (*shard.Shard, []byte,
 	if len(c.Key) == 0 {
 		return nil, nil, fmt.Errorf("%w: empty key", ErrInvalid)
 	}
-	key := c.Key
-	if familyKinds[c.Kind] {
-		f, ok := ParseFamily(c.Family)
-		if !ok {
-			return nil, nil, fmt.Errorf("%w: unknown control state family %q", ErrInvalid, c.Family)
-		}
-		key = FamilyKey(f, key)
+	key, err := storedKey(c)
+	if err != nil {
+		return nil, nil, err
 	}
 	t, err := e.table(c)
 	if err != nil {

@@ -89,7 +89,7 @@ func runSeqQuery(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Re
 	if err := checkSeqQuery(c.Count, c.Filters); err != nil {
 		return Response{}, err
 	}
-	keep, err := e.featureMaxSize(c)
+	keep, _, err := e.retention(c)
 	if err != nil {
 		return Response{}, err
 	}
@@ -112,14 +112,7 @@ func seqRows(ctx context.Context, s *shard.Shard, key []byte, start, end int64, 
 			if !ok {
 				continue // not a row: a feature value
 			}
-			f := row.fields()
-			pass := true
-			for _, flt := range filters {
-				if pass = flt.pass(&f); !pass {
-					break
-				}
-			}
-			if pass {
+			if f := row.fields(); passes(filters, &f) {
 				rows = append(rows, row)
 			}
 		}

@@ -202,6 +202,17 @@ func (s *Series) ScanAggregate(start, end int64) Agg {
 
 func (s *Series) scan(start, end int64, a *Agg) {
 	lo, hi := s.Window(start, end)
+	s.scanPoints(lo, hi, a)
+}
+
+// ScanPoints aggregates points lo..hi-1 (indexes) by reading each.
+func (s *Series) ScanPoints(lo, hi int) Agg {
+	var a Agg
+	s.scanPoints(lo, hi, &a)
+	return a
+}
+
+func (s *Series) scanPoints(lo, hi int, a *Agg) {
 	for i := lo; i < hi; i++ {
 		n, ok := ParseValue(s.vals[i])
 		a.addValue(n, ok)

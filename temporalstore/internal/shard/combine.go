@@ -155,12 +155,7 @@ func (s *Shard) runMutations(batch []*mutation) {
 		if m.err = stamp(cmds, v.now); m.err != nil {
 			continue
 		}
-		var rec []byte
-		if len(cmds) == 1 {
-			rec = command.Append(nil, &cmds[0])
-		} else {
-			rec = command.AppendBatch(nil, cmds)
-		}
+		rec := encodeRecord(cmds)
 		if len(rec) > limit {
 			m.err = fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(rec), limit)
 			continue
@@ -192,16 +187,7 @@ func (s *Shard) runMutations(batch []*mutation) {
 		return
 	}
 	for i, st := range stages {
-		idx := first + uint64(i)
-		share := recordShare(len(recs[i]), len(st.cmds))
-		for pos := range st.cmds {
-			s.applyLocked(idx, pos, share, &st.cmds[pos])
-			s.payload += int64(len(st.cmds[pos].Key))
-			for _, a := range st.cmds[pos].Args {
-				s.payload += int64(len(a))
-			}
-		}
-		s.applied = idx
+		s.applyRecordLocked(first+uint64(i), recordShare(len(recs[i]), len(st.cmds)), st.cmds)
 	}
 	if s.waiting > 0 {
 		s.turn.Broadcast()

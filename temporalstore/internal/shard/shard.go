@@ -479,12 +479,7 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 		}
 		cmds = append(cmds, also...)
 	}
-	var rec []byte
-	if len(cmds) == 1 {
-		rec = command.Append(nil, &cmds[0])
-	} else {
-		rec = command.AppendBatch(nil, cmds)
-	}
+	rec := encodeRecord(cmds)
 	tx := s.inTx(ctx)
 	if !tx {
 		s.mu.RLock()
@@ -572,6 +567,27 @@ type pendingRecord struct {
 	applied bool
 }
 
+// applyRecordLocked applies the commands of the record at idx, counts
+// their payload, and makes idx the applied index.
+func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Command) {
+	for pos := range cmds {
+		s.applyLocked(idx, pos, share, &cmds[pos])
+		s.payload += int64(len(cmds[pos].Key))
+		for _, a := range cmds[pos].Args {
+			s.payload += int64(len(a))
+		}
+	}
+	s.applied = idx
+}
+
+// encodeRecord is cmds as one log record.
+func encodeRecord(cmds []command.Command) []byte {
+	if len(cmds) == 1 {
+		return command.Append(nil, &cmds[0])
+	}
+	return command.AppendBatch(nil, cmds)
+}
+
 // applyReadyLocked applies the pending records that come next in log
 // order, and wakes the writers waiting if it applied any.
 func (s *Shard) applyReadyLocked() {
@@ -583,14 +599,7 @@ func (s *Shard) applyReadyLocked() {
 			break
 		}
 		delete(s.pending, idx)
-		for pos := range p.cmds {
-			s.applyLocked(idx, pos, p.share, &p.cmds[pos])
-			s.payload += int64(len(p.cmds[pos].Key))
-			for _, a := range p.cmds[pos].Args {
-				s.payload += int64(len(a))
-			}
-		}
-		s.applied = idx
+		s.applyRecordLocked(idx, p.share, p.cmds)
 		p.applied = true
 		n++
 	}
