@@ -334,11 +334,15 @@ func writeResponse(w writer, cl *call, r *ts.Response, ok bool) {
 		w.key("aggregates")
 		w.arrayLen(len(r.Aggregates))
 		for _, a := range r.Aggregates {
+			fields := 2
+			if a.Top != nil {
+				fields = 3 // name, has_top, top
+			}
+			w.mapLen(fields)
+			w.key("name")
+			w.str(a.Name)
 			switch {
 			case a.Top != nil:
-				w.mapLen(3)
-				w.key("name")
-				w.str(a.Name)
 				w.key("has_top")
 				w.boolean(true)
 				w.key("top")
@@ -353,15 +357,9 @@ func writeResponse(w writer, cl *call, r *ts.Response, ok bool) {
 				}
 				w.end()
 			case a.IsFloat:
-				w.mapLen(2)
-				w.key("name")
-				w.str(a.Name)
 				w.key("float")
 				w.float(a.Float)
 			default:
-				w.mapLen(2)
-				w.key("name")
-				w.str(a.Name)
 				w.key("int")
 				w.int(a.Int)
 			}

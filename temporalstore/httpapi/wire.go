@@ -214,32 +214,45 @@ type SeqGroup struct {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (g *SeqGroup) UnmarshalJSON(d []byte) error {
+	return jsonPair(d, "a group is [key, rows]", g.Key.UnmarshalJSON,
+		func(b []byte) error { return json.Unmarshal(b, &g.Rows) })
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (g *SeqGroup) DecodeMsgpack(d *msgpack.Decoder) error {
+	return msgpackPair(d, "a group is [key, rows]", g.Key.DecodeMsgpack,
+		func(d *msgpack.Decoder) error { return d.Decode(&g.Rows) })
+}
+
+// jsonPair decodes a two-element JSON array, each element with its own
+// decoder; what is the error for any other shape.
+func jsonPair(d []byte, what string, first, second func([]byte) error) error {
 	var pair []json.RawMessage
 	if err := json.Unmarshal(d, &pair); err != nil {
 		return err
 	}
 	if len(pair) != 2 {
-		return errors.New("a group is [key, rows]")
+		return errors.New(what)
 	}
-	if err := g.Key.UnmarshalJSON(pair[0]); err != nil {
+	if err := first(pair[0]); err != nil {
 		return err
 	}
-	return json.Unmarshal(pair[1], &g.Rows)
+	return second(pair[1])
 }
 
-// DecodeMsgpack implements msgpack.CustomDecoder.
-func (g *SeqGroup) DecodeMsgpack(d *msgpack.Decoder) error {
+// msgpackPair is jsonPair for MessagePack.
+func msgpackPair(d *msgpack.Decoder, what string, first, second func(*msgpack.Decoder) error) error {
 	n, err := d.DecodeArrayLen()
 	if err != nil {
 		return err
 	}
 	if n != 2 {
-		return errors.New("a group is [key, rows]")
+		return errors.New(what)
 	}
-	if err := g.Key.DecodeMsgpack(d); err != nil {
+	if err := first(d); err != nil {
 		return err
 	}
-	return d.Decode(&g.Rows)
+	return second(d)
 }
 
 // ShardID is the original's shard_id: an unsigned integer.
@@ -627,17 +640,7 @@ type Entry struct {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (en *Entry) UnmarshalJSON(d []byte) error {
-	var pair []json.RawMessage
-	if err := json.Unmarshal(d, &pair); err != nil {
-		return err
-	}
-	if len(pair) != 2 {
-		return errors.New("an entry is [field, value]")
-	}
-	if err := en.Field.UnmarshalJSON(pair[0]); err != nil {
-		return err
-	}
-	return en.Value.UnmarshalJSON(pair[1])
+	return jsonPair(d, "an entry is [field, value]", en.Field.UnmarshalJSON, en.Value.UnmarshalJSON)
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -654,17 +657,7 @@ func (en Entry) MarshalJSON() ([]byte, error) {
 
 // DecodeMsgpack implements msgpack.CustomDecoder.
 func (en *Entry) DecodeMsgpack(d *msgpack.Decoder) error {
-	n, err := d.DecodeArrayLen()
-	if err != nil {
-		return err
-	}
-	if n != 2 {
-		return errors.New("an entry is [field, value]")
-	}
-	if err := en.Field.DecodeMsgpack(d); err != nil {
-		return err
-	}
-	return en.Value.DecodeMsgpack(d)
+	return msgpackPair(d, "an entry is [field, value]", en.Field.DecodeMsgpack, en.Value.DecodeMsgpack)
 }
 
 // EncodeMsgpack implements msgpack.CustomEncoder.
