@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -66,4 +68,23 @@ func StartRedis(ctx context.Context, dir string, args ...string) (string, func()
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// BuildExample builds the repository's example pkg (such as
+// "./examples/server") into dir/name and returns the binary's path. The
+// examples build in the repository's workspace, whatever this process was
+// started with.
+func BuildExample(dir, pkg, name string) (string, error) {
+	root, err := RepoRoot(".")
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %w\n%s", pkg, err, b)
+	}
+	return out, nil
 }

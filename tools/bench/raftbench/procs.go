@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -34,22 +33,7 @@ var procsBinary = struct {
 
 func raftKVBinary(dir string) (string, error) {
 	procsBinary.once.Do(func() {
-		root, err := benchkit.RepoRoot(".")
-		if err != nil {
-			procsBinary.err = err
-			return
-		}
-		out := filepath.Join(dir, "raftbench-raft-kv")
-		cmd := exec.Command("go", "build", "-o", out, "./examples/raft-kv")
-		cmd.Dir = root
-		// The examples build in the repository's workspace, whatever
-		// this process was started with.
-		cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
-		if b, err := cmd.CombinedOutput(); err != nil {
-			procsBinary.err = fmt.Errorf("build examples/raft-kv: %w\n%s", err, b)
-			return
-		}
-		procsBinary.path = out
+		procsBinary.path, procsBinary.err = benchkit.BuildExample(dir, "./examples/raft-kv", "raftbench-raft-kv")
 	})
 	return procsBinary.path, procsBinary.err
 }

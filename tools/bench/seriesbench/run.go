@@ -187,7 +187,7 @@ type oursAddrs struct{ async, durable string }
 // redis-server: one whose default table is async (reads, counters), one
 // durable (appends).
 func startOurs(ctx context.Context, dir string) (oursAddrs, func(), error) {
-	bin, err := serverBinary(dir)
+	bin, err := benchkit.BuildExample(dir, "./examples/server", "ts-server")
 	if err != nil {
 		return oursAddrs{}, nil, err
 	}
@@ -239,24 +239,6 @@ func startOurs(ctx context.Context, dir string) (oursAddrs, func(), error) {
 		addrs = append(addrs, a[0])
 	}
 	return oursAddrs{async: addrs[0], durable: addrs[1]}, stopAll, nil
-}
-
-// serverBinary builds examples/server into dir.
-func serverBinary(dir string) (string, error) {
-	root, err := benchkit.RepoRoot(".")
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, "ts-server")
-	cmd := exec.Command("go", "build", "-o", out, "./examples/server")
-	cmd.Dir = root
-	// The examples build in the repository's workspace, whatever this
-	// process was started with.
-	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build examples/server: %w\n%s", err, b)
-	}
-	return out, nil
 }
 
 func value(i int) string { return strconv.Itoa(i*7919%100_000 + 1) }
