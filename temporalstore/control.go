@@ -218,8 +218,9 @@ func runCTake(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respo
 		b := bucket(at, c.PrecisionMs)
 		start := at - c.Window.Milliseconds() + 1
 		var sum int64
+		var lo, hi int
 		if o != nil {
-			lo, hi := o.Control.Window(start, at)
+			lo, hi = o.Control.Window(start, at)
 			for i := lo; i < hi; i++ {
 				_, n := o.Control.Bucket(i)
 				sum += n
@@ -230,7 +231,6 @@ func runCTake(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respo
 			// The earliest moment enough of the window has aged out.
 			need := sum + c.Delta - c.Limit
 			if o != nil {
-				lo, hi := o.Control.Window(start, at)
 				for i := lo; i < hi && need > 0; i++ {
 					ts, n := o.Control.Bucket(i)
 					need -= n

@@ -158,18 +158,22 @@ func (e *Engine) Ingest(ctx context.Context, b IngestBatch) (IngestResult, error
 		}
 		res.Statuses[i], res.Errors[i] = st, err
 	}
-	if n := len(b.Records); n > 0 {
+	next, err := e.IngestOffset(ctx, b.Namespace, b.Table, b.Source, b.Partition)
+	if err != nil {
+		return res, err
+	}
+	res.Committed = next - 1
+	// A replayed older batch leaves the committed offset where it is.
+	if n := len(b.Records); n > 0 && b.Records[n-1].Offset > res.Committed {
 		last := b.Records[n-1].Offset
 		c := home
 		c.Kind, c.Key, c.Value = KindSet, committedKey(b.Source, b.Partition), strconv.AppendInt(nil, last, 10)
 		if _, err := e.Execute(ctx, c); err != nil {
 			return res, fmt.Errorf("commit offset %d: %w", last, err)
 		}
+		res.Committed = last
 	}
-	var err error
-	res.Committed, err = e.IngestOffset(ctx, b.Namespace, b.Table, b.Source, b.Partition)
-	res.Committed--
-	return res, err
+	return res, nil
 }
 
 // recordLedger is where a record's ledger entry lives: its table's shard

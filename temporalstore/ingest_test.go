@@ -65,6 +65,11 @@ func TestIngestExactlyOnceWithDeadLetters(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []IngestStatus{IngestDuplicate, IngestApplied}, res.Statuses)
 	require.Equal(t, "106 1 1 2", state())
+	require.Equal(t, int64(18), res.Committed)
+	// Replaying the first batch again does not move the resume point back.
+	res, err = e.Ingest(ctx, batch)
+	require.NoError(t, err)
+	require.Equal(t, int64(18), res.Committed)
 
 	// Another partition has its own ledger.
 	res, err = e.Ingest(ctx, IngestBatch{Source: "clicks", Partition: 4, Records: []IngestRecord{
