@@ -12,6 +12,7 @@ require (
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
+	github.com/temporalstore/temporalstore-go/examples v0.0.0
 	github.com/temporalstore/temporalstore-go/matrixcache v0.0.0
 	github.com/temporalstore/temporalstore-go/matrixraft v0.0.0
 	go.etcd.io/bbolt v1.5.0
@@ -107,3 +108,5 @@ replace (
 replace github.com/temporalstore/temporalstore-go/matrixobject => ../matrixobject
 
 replace github.com/temporalstore/temporalstore-go/temporalstore => ../temporalstore
+
+replace github.com/temporalstore/temporalstore-go/examples => ../examples

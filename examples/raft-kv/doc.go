@@ -28,6 +28,15 @@
 // member: a linearizable read on a follower asks the leader for the commit
 // index and waits until the follower has applied it.
 //
+// # Binary protocol
+//
+// With --kv, each process also serves puts and gets in the binary
+// protocol of package kvwire: length-prefixed frames, many requests in
+// flight on one connection, answered in any order, with the same
+// semantics as the HTTP API (a put answers once applied on the leader; a
+// follower answers "not leader" with the leader's raft ID instead of
+// redirecting). kvwire.Dial is its Go client.
+//
 // # Flags
 //
 //	--id                this node's raft ID (required)
@@ -35,6 +44,7 @@
 //	                    bootstraps a new cluster, ignored on restart
 //	--http              this node's HTTP address (required)
 //	--http-peers        ID=host:port of every member's HTTP address, for redirects
+//	--kv                this node's kvwire address (default off)
 //	--data              the node's data directory (required)
 //	--tick              raft tick (default 100ms)
 //	--election-ticks    election timeout in ticks (default 10)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -19,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/temporalstore/temporalstore-go/examples/raft-kv/kvwire"
 	"github.com/temporalstore/temporalstore-go/matrixraft"
 	"github.com/temporalstore/temporalstore-go/matrixraft/tcptransport"
 )
@@ -41,6 +43,7 @@ type config struct {
 	peers           []matrixraft.Peer
 	httpAddr        string
 	httpPeers       map[uint64]string
+	kvAddr          string
 	dataDir         string
 	tick            time.Duration
 	electionTicks   int
@@ -85,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&peers, "peers", "", "every member's raft address, this node's included, as ID=host:port,...; this node listens on its own entry. Used to bootstrap a new cluster; a restart takes the membership from --data (required)")
 	fs.StringVar(&c.httpAddr, "http", "", "address of this node's HTTP API, host:port (required)")
 	fs.StringVar(&httpPeers, "http-peers", "", "every member's HTTP address as ID=host:port,...; when set, a write sent to a follower is redirected (307) to the leader's HTTP address; without it the follower answers 503 naming the leader's ID")
+	fs.StringVar(&c.kvAddr, "kv", "", "address of this node's binary protocol (package kvwire: many requests in flight per connection), host:port; off when empty")
 	fs.StringVar(&c.dataDir, "data", "", "directory of this node's raft log and snapshots, created if missing; restart with the same directory to resume (required)")
 	fs.DurationVar(&c.tick, "tick", matrixraft.DefaultTickInterval, "raft tick; heartbeats go every tick")
 	fs.IntVar(&c.electionTicks, "election-ticks", matrixraft.DefaultElectionTick, "ticks without a leader before a follower campaigns (randomized up to twice this)")
@@ -105,6 +109,9 @@ cluster, raft over TCP, an HTTP API per process.
   GET /kv/{key}          linearizable read (ReadIndex), on any member
   GET /kv/{key}?stale=1  this member's local value, possibly behind
   GET /status            this node's raft status and transport counters, JSON
+
+With --kv, the same puts and gets are served in the binary protocol of
+package kvwire, many requests in flight on one connection.
 
 Logs go to stderr (log/slog).
 
@@ -197,8 +204,24 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		Handler:           newAPI(node, tr, st, c, log),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
-	log.Info("raft-kv started", "raft", raftAddr, "http", ln.Addr().String(), "data", c.dataDir)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
+	kvAddr := ""
+	if c.kvAddr != "" {
+		kvLn, err := net.Listen("tcp", c.kvAddr)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		kvAddr = kvLn.Addr().String()
+		kv := kvwire.NewServer(newWireHandler(node, st, c), kvwire.ServerOptions{Logger: log})
+		defer kv.Close()
+		go func() {
+			if err := kv.Serve(kvLn); !errors.Is(err, kvwire.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	log.Info("raft-kv started", "raft", raftAddr, "http", ln.Addr().String(), "kv", kvAddr, "data", c.dataDir)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case <-ctx.Done():
@@ -309,5 +332,50 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		a.log.Warn("request failed", "path", r.URL.Path, "err", err)
 		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+// newWireHandler serves kvwire requests as the HTTP API serves PUT and
+// GET, with the same timeouts and the same meaning of each failure.
+func newWireHandler(node *matrixraft.Node, st *store, cfg config) kvwire.Handler {
+	return func(ctx context.Context, req kvwire.Request) (kvwire.Status, []byte) {
+		ctx, cancel := context.WithTimeout(ctx, cfg.requestTimeout)
+		defer cancel()
+		if req.Op == kvwire.OpPut {
+			if len(req.Value) > maxValueSize {
+				return kvwire.StatusBadRequest, []byte("value over 512 KiB")
+			}
+			if _, err := node.Propose(ctx, encodePut(req.Key, req.Value)); err != nil {
+				return wireStatus(node, err)
+			}
+			return kvwire.StatusOK, nil
+		}
+		mode := matrixraft.ReadLinearizable
+		if req.Op == kvwire.OpStaleGet {
+			mode = matrixraft.ReadStale
+		}
+		if err := node.Read(ctx, mode); err != nil {
+			return wireStatus(node, err)
+		}
+		v, ok := st.get(req.Key)
+		if !ok {
+			return kvwire.StatusNotFound, nil
+		}
+		return kvwire.StatusOK, v
+	}
+}
+
+// wireStatus is fail's mapping for kvwire.
+func wireStatus(node *matrixraft.Node, err error) (kvwire.Status, []byte) {
+	var nl *matrixraft.NotLeaderError
+	switch {
+	case errors.As(err, &nl):
+		return kvwire.StatusNotLeader, binary.AppendUvarint(nil, nl.Leader)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return kvwire.StatusUnknown, nil
+	case errors.Is(err, matrixraft.ErrProposalDropped), errors.Is(err, matrixraft.ErrStopped):
+		return kvwire.StatusUnavailable, []byte(err.Error())
+	default:
+		return kvwire.StatusError, []byte(err.Error())
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/examples/raft-kv/kvwire"
 
 	"github.com/temporalstore/temporalstore-go/matrixraft"
 )
@@ -156,6 +159,7 @@ func TestStoreCaptureIgnoresLaterWrites(t *testing.T) {
 type proc struct {
 	id    uint64
 	http  string
+	kv    string
 	args  []string
 	log   string
 	cmd   *exec.Cmd
@@ -297,7 +301,7 @@ func TestKillLeaderFailover(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 
-	addrs := freeAddrs(t, 6)
+	addrs := freeAddrs(t, 9)
 	var peers, httpPeers []string
 	for i := range 3 {
 		peers = append(peers, fmt.Sprintf("%d=%s", i+1, addrs[i]))
@@ -305,9 +309,9 @@ func TestKillLeaderFailover(t *testing.T) {
 	}
 	for i := range 3 {
 		id := uint64(i + 1)
-		p := &proc{id: id, http: addrs[3+i], log: filepath.Join(dir, fmt.Sprintf("node%d.log", id)), args: []string{
+		p := &proc{id: id, http: addrs[3+i], kv: addrs[6+i], log: filepath.Join(dir, fmt.Sprintf("node%d.log", id)), args: []string{
 			"--id", fmt.Sprint(id), "--peers", strings.Join(peers, ","), "--http", addrs[3+i],
-			"--http-peers", strings.Join(httpPeers, ","), "--data", filepath.Join(dir, fmt.Sprintf("data%d", id)),
+			"--http-peers", strings.Join(httpPeers, ","), "--kv", addrs[6+i], "--data", filepath.Join(dir, fmt.Sprintf("data%d", id)),
 			"--tick", "50ms", "--snapshot-entries", "50", "--catchup-entries", "10", "--request-timeout", "2s", "--log-level", "debug",
 		}}
 		c.procs[id] = p
@@ -408,6 +412,35 @@ func TestKillLeaderFailover(t *testing.T) {
 	v, err := c.get(lead, "after", false)
 	require.NoError(t, err)
 	require.Equal(t, "restart", v)
+
+	// The binary protocol serves the same store: writes on the leader,
+	// reads anywhere, and "not leader" with the leader's ID elsewhere.
+	ctx := context.Background()
+	lead = c.leader(0)
+	for _, p := range c.procs {
+		kc, err := kvwire.Dial(ctx, p.kv)
+		require.NoError(t, err)
+		got, err := kc.Get(ctx, "k00000")
+		require.NoError(t, err)
+		require.Equal(t, "v00000", string(got))
+		_, err = kc.Get(ctx, "never-written")
+		require.ErrorIs(t, err, kvwire.ErrNotFound)
+		key := fmt.Sprintf("wire-%d", p.id)
+		err = kc.Put(ctx, key, []byte("w"))
+		if p != lead {
+			var nl *kvwire.NotLeaderError
+			require.ErrorAs(t, err, &nl)
+			require.Equal(t, lead.id, nl.Leader)
+			_, err = kc.Get(ctx, key)
+			require.ErrorIs(t, err, kvwire.ErrNotFound, "a refused put changed nothing")
+		} else {
+			require.NoError(t, err)
+			v, err := c.get(p, key, false)
+			require.NoError(t, err)
+			require.Equal(t, "w", v)
+		}
+		require.NoError(t, kc.Close())
+	}
 }
 
 func tail(s string, n int) string {

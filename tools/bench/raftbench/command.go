@@ -43,7 +43,7 @@ var options = []option{
 		c.Concurrency = xs
 		return err
 	}),
-	opt("systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order, of ours, ours-async (AsyncStorageWrites), ours-procs (three examples/raft-kv processes over TCP, written through HTTP), etcd, etcd-procs (three etcd member processes) (default ours,etcd; ratios are ours/etcd; ours-procs adds procs_* ratios, against etcd-procs too when it runs)", func(c *Config, v string) error {
+	opt("systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order, of ours, ours-async (AsyncStorageWrites), ours-procs (three examples/raft-kv processes over TCP, written through their binary protocol, kvwire), ours-procs-http (the same, written through HTTP), etcd, etcd-procs (three etcd member processes) (default ours,etcd; ratios are ours/etcd; ours-procs adds procs_* ratios, against etcd-procs too when it runs)", func(c *Config, v string) error {
 		c.Systems = benchkit.SplitList(v)
 		return nil
 	}),

@@ -18,7 +18,7 @@ const (
 )
 
 // AllSystems lists every system, in run order.
-var AllSystems = []string{SystemOurs, SystemOursAsync, SystemOursProcs, SystemEtcd, SystemEtcdProcs}
+var AllSystems = []string{SystemOurs, SystemOursAsync, SystemOursProcs, SystemOursProcsHTTP, SystemEtcd, SystemEtcdProcs}
 
 // defaultSystems are the systems of a run unless Systems says otherwise.
 var defaultSystems = []string{SystemOurs, SystemEtcd}

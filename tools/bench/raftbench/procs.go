@@ -16,13 +16,20 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/temporalstore/temporalstore-go/examples/raft-kv/kvwire"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
 
 // SystemOursProcs is ours as three processes of examples/raft-kv over
-// tcptransport on loopback, written through their HTTP API. It runs only
+// tcptransport on loopback, written through their binary protocol
+// (kvwire), one connection per clientsPerConn clients as etcd's clients
+// share gRPC connections. SystemOursProcsHTTP is the same processes
+// written through their HTTP API, one request per write. They run only
 // when asked for (Systems).
-const SystemOursProcs = "ours-procs"
+const (
+	SystemOursProcs     = "ours-procs"
+	SystemOursProcsHTTP = "ours-procs-http"
+)
 
 // procsBinary builds examples/raft-kv once per run.
 var procsBinary = struct {
@@ -42,12 +49,16 @@ func raftKVBinary(dir string) (string, error) {
 type procsCluster struct {
 	cmds   []*exec.Cmd
 	http   []string
+	kv     []string
 	client *http.Client
 	mu     sync.Mutex
 	lead   int
+	// wire holds the kvwire connections to the leader (nil: write over
+	// HTTP), client i using wire[i/clientsPerConn].
+	wire []*kvwire.Client
 }
 
-func startProcs(ctx context.Context, dir string, concurrency int) (*procsCluster, error) {
+func startProcs(ctx context.Context, dir string, concurrency int, overHTTP bool) (*procsCluster, error) {
 	bin, err := raftKVBinary(filepath.Dir(dir))
 	if err != nil {
 		return nil, err
@@ -60,19 +71,23 @@ func startProcs(ctx context.Context, dir string, concurrency int) (*procsCluster
 	if err != nil {
 		return nil, err
 	}
+	kvAddrs, err := benchkit.FreeAddrs(3)
+	if err != nil {
+		return nil, err
+	}
 	var peers, httpPeers []string
 	for i := range 3 {
 		peers = append(peers, fmt.Sprintf("%d=%s", i+1, raftAddrs[i]))
 		httpPeers = append(httpPeers, fmt.Sprintf("%d=%s", i+1, httpAddrs[i]))
 	}
-	c := &procsCluster{http: httpAddrs, client: &http.Client{
+	c := &procsCluster{http: httpAddrs, kv: kvAddrs, client: &http.Client{
 		Transport: &http.Transport{MaxIdleConns: concurrency + 8, MaxIdleConnsPerHost: concurrency + 8},
 		// A write sent to a follower is redirected: follow it.
 		Timeout: 30 * time.Second,
 	}}
 	for i := range 3 {
 		cmd := exec.Command(bin, "--id", fmt.Sprint(i+1), "--peers", strings.Join(peers, ","),
-			"--http", httpAddrs[i], "--http-peers", strings.Join(httpPeers, ","),
+			"--http", httpAddrs[i], "--http-peers", strings.Join(httpPeers, ","), "--kv", kvAddrs[i],
 			"--data", filepath.Join(dir, fmt.Sprint(i+1)), "--log-level", "warn")
 		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 		if err := cmd.Start(); err != nil {
@@ -85,6 +100,12 @@ func startProcs(ctx context.Context, dir string, concurrency int) (*procsCluster
 	for {
 		if l, err := c.findLeader(ctx); err == nil {
 			c.lead = l
+			if !overHTTP {
+				if err := c.dialWire(ctx, l, (concurrency+clientsPerConn-1)/clientsPerConn); err != nil {
+					c.Close()
+					return nil, err
+				}
+			}
 			return c, nil
 		}
 		if time.Now().After(deadline) {
@@ -122,12 +143,47 @@ func (c *procsCluster) findLeader(ctx context.Context) (int, error) {
 	return 0, errors.New("no leader")
 }
 
-// Put writes through the leader's HTTP API (PUT /kv/{key}, 204 once
-// applied on the leader).
-func (c *procsCluster) Put(ctx context.Context, _ int, key, value []byte) error {
+// dialWire replaces the kvwire connections with n to member lead.
+func (c *procsCluster) dialWire(ctx context.Context, lead, n int) error {
+	wire := make([]*kvwire.Client, n)
+	for i := range wire {
+		kc, err := kvwire.Dial(ctx, c.kv[lead])
+		if err != nil {
+			for _, kc := range wire[:i] {
+				kc.Close()
+			}
+			return err
+		}
+		wire[i] = kc
+	}
 	c.mu.Lock()
-	lead := c.lead
+	old := c.wire
+	c.wire = wire
 	c.mu.Unlock()
+	for _, kc := range old {
+		kc.Close()
+	}
+	return nil
+}
+
+// Put writes through the leader: over kvwire (an answer once applied on
+// the leader), or its HTTP API (PUT /kv/{key}, 204 once applied).
+func (c *procsCluster) Put(ctx context.Context, client int, key, value []byte) error {
+	c.mu.Lock()
+	lead, wire := c.lead, c.wire
+	c.mu.Unlock()
+	if wire != nil {
+		err := wire[client/clientsPerConn].Put(ctx, string(key), value)
+		if err != nil && ctx.Err() == nil {
+			if l, lerr := c.findLeader(ctx); lerr == nil && l != lead {
+				c.mu.Lock()
+				c.lead = l
+				c.mu.Unlock()
+				_ = c.dialWire(ctx, l, len(wire))
+			}
+		}
+		return err
+	}
 	u := "http://" + c.http[lead] + "/kv/" + url.PathEscape(string(key))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(value))
 	if err != nil {
@@ -180,6 +236,11 @@ func (c *procsCluster) Close() error {
 			<-done
 		}
 	}
+	c.mu.Lock()
+	for _, kc := range c.wire {
+		kc.Close()
+	}
+	c.mu.Unlock()
 	c.client.CloseIdleConnections()
 	return err
 }

@@ -156,8 +156,8 @@ func runOnce(ctx context.Context, cfg Config, system string, cl cell) (runResult
 	switch system {
 	case SystemOurs, SystemOursAsync:
 		c, err = startOurs(ctx, dir, cfg.Transport, system == SystemOursAsync)
-	case SystemOursProcs:
-		c, err = startProcs(ctx, dir, cl.Concurrency)
+	case SystemOursProcs, SystemOursProcsHTTP:
+		c, err = startProcs(ctx, dir, cl.Concurrency, system == SystemOursProcsHTTP)
 	case SystemEtcd:
 		c, err = startEtcd(ctx, dir, cl.Concurrency)
 	case SystemEtcdProcs:
