@@ -174,13 +174,13 @@ func (s *Shard) runMutations(batch []*mutation) {
 	defer s.mu.Unlock()
 	if err == nil && first != s.applied+1 {
 		err = fmt.Errorf("shard: the log put a batch at record %d, after %d", first, s.applied)
+		first = s.applied + 1 // the record nothing will apply
 	}
 	if err != nil {
+		// As for a plain write (appendApply): records the log may hold
+		// are not applied, and nothing after them waits for them.
 		err = fmt.Errorf("shard: append: %w", err)
-		if s.failed == nil {
-			s.failed = err
-		}
-		s.turn.Broadcast()
+		s.failLocked(err, first)
 		for _, st := range stages {
 			st.m.err = err
 		}

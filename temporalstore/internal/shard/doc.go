@@ -27,4 +27,10 @@
 // lock, so the log batches concurrent appenders into one write and one
 // fsync, and then apply their records in log order under the lock; reads
 // share a read lock.
+//
+// A write's context bounds its wait for the append gate (held exclusively
+// by read-modify-writes, Exclusive and Freeze): when it ends first, the
+// write returns its error and nothing is written. Once the log has taken
+// the record, the write is applied whatever the context says, since
+// replay would apply it: memory always holds what recovery rebuilds.
 package shard

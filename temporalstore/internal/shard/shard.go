@@ -152,10 +152,13 @@ type Shard struct {
 	applied uint64
 	turn    *sync.Cond
 	// gate is held shared by appends and exclusively by Update, so that a
-	// read-modify-write sees every append before it.
-	gate sync.RWMutex
-	// failed is the log's permanent failure, once an append met it.
+	// read-modify-write sees every append before it (gate.go).
+	gate appendGate
+	// failed is the log's permanent failure, once an append met it. lost
+	// is the lowest index the log gave a record that is never applied
+	// here (its append failed after taking it); 0 when none is.
 	failed error
+	lost   uint64
 	// objs holds the collections; an object's index entry has its slot as
 	// Addr. free lists the empty slots.
 	objs []*object.Object
@@ -184,6 +187,9 @@ type Shard struct {
 	spill spillState
 	// comb queues read-modify-writes (combine.go).
 	comb combiner
+	// afterAppend, when set (by tests), is called by a plain write once
+	// the log has given its record an index, before it is applied.
+	afterAppend func(idx uint64)
 }
 
 // Entry metadata: the entry's type in the low 4 bits; metaTTL when the key
@@ -466,7 +472,8 @@ func (s *Shard) Delete(ctx context.Context, key []byte) error {
 // write appends cmds as one record and applies it. The append runs
 // outside the shard's lock, so that the log batches concurrent writers into
 // one write and one fsync; records are then applied in log order, each
-// writer waiting for the records before its own.
+// writer waiting for the records before its own. ctx bounds the wait for
+// the append gate, not the append: see the package documentation.
 func (s *Shard) write(ctx context.Context, cmds []command.Command) error {
 	return s.appendApply(ctx, cmds, true)
 }
@@ -494,35 +501,47 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	// Inside Exclusive the gate and the lock are held already: this
 	// goroutine's writes are the only ones.
 	shareGate = shareGate && !tx
+	var held *gateGroup
 	if shareGate {
-		s.gate.RLock()
+		var err error
+		if held, err = s.gate.lockShared(ctx); err != nil {
+			return err
+		}
 	}
-	idx, err := s.log.Append(ctx, rec)
+	// ctx is honoured up to here and not passed to the log: once the log
+	// gives the record an index it writes it whatever the caller does, and
+	// replay applies it, so this writer must apply it too (and the writers
+	// after it wait for that), however long the log takes.
+	err := ctx.Err()
+	var idx uint64
+	if err == nil {
+		idx, err = s.log.Append(context.Background(), rec)
+	}
 	if shareGate {
-		s.gate.RUnlock()
+		s.gate.unlockShared(held)
+	}
+	if s.afterAppend != nil {
+		s.afterAppend(idx)
 	}
 	if err != nil {
 		switch {
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return err
 		case errors.Is(err, wal.ErrClosed):
 			return ErrClosed
 		case errors.Is(err, wal.ErrRecordTooLarge):
 			return fmt.Errorf("%w: %w", ErrTooLarge, err)
 		}
+		// The log refuses further writes (a failed write or fsync). A
+		// record it gave an index to may or may not be in it: it is not
+		// applied, and the writers after it stop waiting for it.
 		err = fmt.Errorf("shard: append: %w", err)
-		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-			// The log refuses further writes (a failed write or fsync):
-			// records it wrote may never be applied, so an Update waiting
-			// for them must stop waiting.
-			if !tx {
-				s.mu.Lock()
-			}
-			if s.failed == nil {
-				s.failed = err
-			}
-			s.turn.Broadcast()
-			if !tx {
-				s.mu.Unlock()
-			}
+		if !tx {
+			s.mu.Lock()
+		}
+		s.failLocked(err, idx)
+		if !tx {
+			s.mu.Unlock()
 		}
 		return err
 	}
@@ -545,19 +564,36 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	p := &pendingRecord{cmds: cmds, share: recordShare(len(rec), len(cmds))}
 	s.pending[idx] = p
 	s.applyReadyLocked()
-	for !p.applied && s.failed == nil && !s.closed {
+	// A failure of the log after this record does not end the wait: the
+	// log writes nothing after a failed write, so every record before this
+	// one is in the log too and its writer applies it.
+	for !p.applied && !s.closed && (s.lost == 0 || s.lost > idx) {
 		s.waiting++
 		s.turn.Wait()
 		s.waiting--
 	}
 	if !p.applied {
 		delete(s.pending, idx)
-		if s.failed != nil {
-			return s.failed
+		if s.closed {
+			return ErrClosed
 		}
-		return ErrClosed
+		return s.failed
 	}
 	return nil
+}
+
+// failLocked records the log's permanent failure err, met by an append
+// that the log gave index idx (0: none), and wakes the writers waiting:
+// those whose records come after idx stop waiting, since the record at
+// idx is never applied, and so does a read-modify-write settling.
+func (s *Shard) failLocked(err error, idx uint64) {
+	if s.failed == nil {
+		s.failed = err
+	}
+	if idx != 0 && (s.lost == 0 || idx < s.lost) {
+		s.lost = idx
+	}
+	s.turn.Broadcast()
 }
 
 // pendingRecord is a record appended to the log and not yet applied.
