@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache"
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 )
 
@@ -51,4 +52,59 @@ func TestReadsThroughTheCache(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	check()
+}
+
+// A record stays in the cache while a key points at it and leaves it once
+// none does: overwritten keys do not crowd out live records.
+func TestDeadRecordsLeaveTheCache(t *testing.T) {
+	ctx := t.Context()
+	c, err := matrixcache.New(ctx, matrixcache.Options{
+		DRAMCapacityBytes: 64 << 20, SSDCapacityBytes: matrixcache.Disabled, ResidentCapacityBytes: matrixcache.Disabled,
+	})
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := Open(t.TempDir(), Options{Now: testclock.New(time.Unix(1_764_460_800, 0)).Now, Cache: c, CacheID: 3})
+	require.NoError(t, err)
+	defer s.Close()
+	entries := func() int64 { return c.Stats().DRAM.Entries }
+
+	// One record of four sets, two of them to the same key: three keys
+	// point at it.
+	batch := func(kv ...string) []command.Command {
+		var cmds []command.Command
+		for i := 0; i < len(kv); i += 2 {
+			cmds = append(cmds, command.Command{Op: OpSet, Key: []byte(kv[i]), Args: [][]byte{[]byte(kv[i+1])}})
+		}
+		return cmds
+	}
+	require.NoError(t, s.SetBatch(ctx, batch("a", "1", "b", "1", "a", "2", "c", "1")))
+	batchAt := s.log.LastIndex()
+	cached := func(idx uint64) bool {
+		_, _, ok, err := c.Peek(ctx, s.cacheKey(idx))
+		require.NoError(t, err)
+		return ok
+	}
+	require.True(t, cached(batchAt))
+	for i, k := range []string{"a", "b", "c"} {
+		require.True(t, cached(batchAt), "the batch record stays while %d of its keys point at it", 3-i)
+		require.NoError(t, s.Set(ctx, []byte(k), []byte("single"), time.Time{}))
+	}
+	require.False(t, cached(batchAt), "no key points at the batch record any more")
+	require.Equal(t, int64(3), entries(), "the three single records are cached")
+	aAt := s.log.LastIndex() - 2
+	require.True(t, cached(aAt))
+	require.NoError(t, s.Set(ctx, []byte("a"), []byte("again"), time.Time{}))
+	require.False(t, cached(aAt), "an overwritten single record leaves")
+	require.NoError(t, s.Delete(ctx, []byte("b")))
+	require.Equal(t, int64(2), entries(), "and a deleted key's record too; a delete is not cached")
+	for k, want := range map[string]string{"a": "again", "c": "single"} {
+		got, ok, err := s.Get([]byte(k))
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, want, string(got))
+	}
+	_, ok, err := s.Get([]byte("b"))
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Empty(t, s.recordRefs)
 }

@@ -181,6 +181,14 @@ type Shard struct {
 	// liveBytes is the log bytes the index's strings point at (their
 	// records' shares): what compaction must keep.
 	liveBytes int64
+	// recordRefs counts the index entries pointing at each record that
+	// more than one entry points at (a record absent from it has one),
+	// and lastPointed is the record the latest entry was pointed at: a
+	// record nothing points at any more leaves the record cache at once
+	// instead of crowding out live ones until evicted. Only a hint for
+	// the cache: a count that is off costs a cache miss, nothing else.
+	recordRefs  map[uint64]int32
+	lastPointed uint64
 	// probe coalesces concurrent Probes.
 	probe probes
 	// spill is the state of collection spilling (spill.go).
@@ -223,7 +231,7 @@ func Open(dir string, opts Options) (*Shard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shard: open log: %w", err)
 	}
-	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0), pending: map[uint64]*pendingRecord{}}
+	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0), pending: map[uint64]*pendingRecord{}, recordRefs: map[uint64]int32{}}
 	s.turn = sync.NewCond(&s.mu)
 	st, err := s.loadImage()
 	if err != nil {
@@ -307,6 +315,12 @@ func (s *Shard) pointAtRecord(c *command.Command, typ uint32, index uint64, pos 
 	if c.Expiry != 0 {
 		meta |= metaTTL
 	}
+	// Counted before the put, which may drop an entry of this same
+	// record (a batch writing one key twice).
+	if index == s.lastPointed {
+		s.recordRefs[index] = max(s.recordRefs[index], 1) + 1
+	}
+	s.lastPointed = index
 	s.putLocked(c.Key, keyindex.Entry{Addr: index, Meta: meta})
 	s.liveBytes += share
 }
@@ -361,6 +375,16 @@ func (s *Shard) matcher(key []byte) func(keyindex.Entry) bool {
 	return (&keyMatch{s: s, key: key}).match
 }
 
+// setsKeys reports whether cmds point a key at their record.
+func setsKeys(cmds []command.Command) bool {
+	for i := range cmds {
+		if cmds[i].Op == OpSet || cmds[i].Op == OpImage {
+			return true
+		}
+	}
+	return false
+}
+
 // recordShare is the log bytes a command of a record of n bytes holding
 // cmds commands accounts for: the live-bytes count adds it when a string
 // points at the record and takes it away when the string goes.
@@ -393,6 +417,23 @@ func (s *Shard) dropped(old keyindex.Entry, share int64) {
 		s.spill.spilled--
 	}
 	s.liveBytes -= share
+	s.releaseRecordLocked(old.Addr)
+}
+
+// releaseRecordLocked notes that one entry less points at the record at
+// addr, and drops the record from the cache once none does.
+func (s *Shard) releaseRecordLocked(addr uint64) {
+	if n, ok := s.recordRefs[addr]; ok {
+		if n > 2 {
+			s.recordRefs[addr] = n - 1
+		} else {
+			delete(s.recordRefs, addr)
+		}
+		return
+	}
+	if s.opts.Cache != nil {
+		_, _ = s.opts.Cache.Delete(context.Background(), s.cacheKey(addr))
+	}
 }
 
 // commandAt reads the command an entry points at, without filling the
@@ -555,10 +596,12 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	// fsync is applied in one pass instead of each waking the others in
 	// turn. A writer whose record is not next waits until a pass applied
 	// it.
-	if len(cmds) > 1 && s.opts.Cache != nil {
-		// A record of several writes (a pipeline's, an MSET's) is cached
-		// as written: one Put serves the reads of all its keys, and the
-		// key matching of the writes that replace them.
+	if s.opts.Cache != nil && setsKeys(cmds) {
+		// A record that strings point at is cached as written: the
+		// reads of its keys and the key matching of the writes that
+		// replace them find it there (a pipeline's SETs are one record,
+		// read by all of them). It leaves the cache once no key points
+		// at it (releaseRecordLocked).
 		_ = s.opts.Cache.Put(ctx, s.cacheKey(idx), rec, matrixcache.PutOptions{})
 	}
 	p := &pendingRecord{cmds: cmds, share: recordShare(len(rec), len(cmds))}
