@@ -3,7 +3,9 @@ package seriesbench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
@@ -22,6 +24,9 @@ type Config struct {
 	Dir string
 	// Out is the JSON report's path.
 	Out string
+	// Cases are the client cases to run (window, counter, append); empty:
+	// all. The rollup comparison always runs.
+	Cases []string
 }
 
 // DefaultConfig is the configuration when nothing is set.
@@ -53,6 +58,15 @@ var options = []option{
 		n, err := strconv.Atoi(v)
 		c.Repeats = n
 		return err
+	}),
+	opt("cases", "BENCH_CASES", "list", "client cases to run, of window, counter, append (default all; the rollup comparison always runs)", func(c *Config, v string) error {
+		c.Cases = strings.Split(v, ",")
+		for _, name := range c.Cases {
+			if !slices.Contains(caseNames, name) {
+				return fmt.Errorf("unknown case %q (want %s)", name, strings.Join(caseNames, ", "))
+			}
+		}
+		return nil
 	}),
 	opt("dir", "BENCH_DIR", "path", "base directory for both servers' data (default $TMPDIR or /tmp)", func(c *Config, v string) error {
 		c.Dir = v

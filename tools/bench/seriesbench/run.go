@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -60,6 +61,9 @@ type target struct {
 	addr string
 	op   func(ctx context.Context, c *redis.Client, rng *rand.Rand) error
 }
+
+// caseNames are the client cases, in the order they run.
+var caseNames = []string{"window", "counter", "append"}
 
 // Run runs every case and writes the report.
 func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) error {
@@ -119,6 +123,9 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	var runs []run
 	for _, cs := range cases {
+		if len(cfg.Cases) > 0 && !slices.Contains(cfg.Cases, cs.name) {
+			continue
+		}
 		err := benchkit.Alternate(ctx, cfg.Repeats, []string{"ours", "redis"}, func(ctx context.Context, repeat int, system string) error {
 			r, err := measure(ctx, cfg, cs.systems[system])
 			if err != nil {
