@@ -62,6 +62,10 @@ type flagDef struct {
 	set                   func(c *config, v string) error
 }
 
+// boolean reports whether the flag is a switch: given alone it means
+// true, and --name=false turns it off.
+func (f flagDef) boolean() bool { return f.def == "false" || f.def == "true" }
+
 func list(v string) []string {
 	var out []string
 	for _, s := range strings.Split(v, ",") {
@@ -175,10 +179,15 @@ func parse(args []string, stdout io.Writer, getenv func(string) string) (config,
 	fs.SetOutput(io.Discard)
 	given := map[string]string{}
 	for _, f := range flags {
-		fs.Func(f.name, f.usage, func(v string) error {
+		record := func(v string) error {
 			given[f.name] = v
 			return nil
-		})
+		}
+		if f.boolean() {
+			fs.BoolFunc(f.name, f.usage, record)
+		} else {
+			fs.Func(f.name, f.usage, record)
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

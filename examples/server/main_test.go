@@ -120,6 +120,31 @@ func TestFlagsEnvAndRefusals(t *testing.T) {
 	}
 	_, err = parse([]string{"--log-format", "xml"}, io.Discard, os.Getenv)
 	require.Error(t, err)
+
+	// Switches stand alone, take =false, and leave the next flag alone.
+	for _, tc := range []struct {
+		args           []string
+		env            string
+		async, insecur bool
+	}{
+		{args: []string{"--async", "--s3", ""}, async: true},
+		{args: []string{"--async", "--insecure"}, async: true, insecur: true},
+		{args: []string{"--async=false"}, env: "true"},
+		{args: nil, env: "true", async: true},
+		{args: []string{"-async"}, async: true},
+	} {
+		c, err := parse(tc.args, io.Discard, func(k string) string {
+			if k == "TS_ASYNC" {
+				return tc.env
+			}
+			return ""
+		})
+		require.NoError(t, err, "%q", tc.args)
+		require.Equal(t, tc.async, c.async, "%q", tc.args)
+		require.Equal(t, tc.insecur, c.insecure, "%q", tc.args)
+	}
+	_, err = parse([]string{"--async=maybe"}, io.Discard, os.Getenv)
+	require.Error(t, err)
 	_, err = parse([]string{"--tls-cert", "x.pem"}, io.Discard, os.Getenv)
 	require.ErrorContains(t, err, "go together")
 
