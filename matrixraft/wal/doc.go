@@ -37,9 +37,10 @@
 //
 //	[0:4] CRC32C (Castagnoli) of bytes [4:9] and the stored payload
 //	[4:8] stored payload length, little endian
-//	[8]   type: 1 = plain record, 2 = zstd-compressed record
+//	[8]   type: 1 = plain record, 2 = zstd-compressed, 3 = S2-compressed
 //
-// A record is stored zstd-compressed when that makes it smaller. A zero
+// A record is stored compressed (zstd, or S2 with CompressionFast) when
+// that makes it smaller. A zero
 // envelope marks the end of the data. Segments are created under a temporary
 // name, written, preallocated and synced, then renamed into place; the
 // directory is synced after every create and delete. A segment is synced

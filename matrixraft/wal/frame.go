@@ -15,6 +15,7 @@ const (
 	// Frame types. Zero is never written, so a zero envelope ends the data.
 	typeRecord     byte = 1
 	typeRecordZstd byte = 2
+	typeRecordS2   byte = 3
 
 	// formatVersion is the segment format this build writes and reads.
 	formatVersion = 1
@@ -71,7 +72,7 @@ func decodeFrame(b []byte, maxStored int) (typ byte, payload []byte, n int, err 
 		}
 		return 0, nil, 0, errFrameType
 	}
-	if typ != typeRecord && typ != typeRecordZstd {
+	if !knownType(typ) {
 		return 0, nil, 0, errFrameType
 	}
 	if uint64(length) > uint64(maxStored) {
@@ -183,7 +184,7 @@ func tornTail(data []byte, off int, maxStored int) bool {
 		return false
 	}
 	for p := off + 1; p+frameHeaderSize <= end; p++ {
-		if t := data[p+8]; t != typeRecord && t != typeRecordZstd {
+		if !knownType(data[p+8]) {
 			continue
 		}
 		if _, _, _, err := decodeFrame(data[p:end], maxStored); err == nil {
@@ -206,4 +207,9 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// knownType reports whether typ is a record frame's type.
+func knownType(typ byte) bool {
+	return typ == typeRecord || typ == typeRecordZstd || typ == typeRecordS2
 }

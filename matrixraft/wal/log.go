@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -370,12 +371,22 @@ func (l *Log) checkSize(data []byte) error {
 func (l *Log) prepare(fr *frame, data []byte) {
 	fr.payload = data
 	typ := typeRecord
-	if l.enc != nil && len(data) >= l.opts.CompressMinSize && l.shouldTryCompress() {
+	compress := l.enc != nil || l.opts.Compression == CompressionFast
+	if compress && len(data) >= l.opts.CompressMinSize && l.shouldTryCompress() {
 		scratch := l.bufs.Get().(*[]byte)
-		out := l.enc.EncodeAll(data, (*scratch)[:0])
+		var out []byte
+		ctyp := typeRecordZstd
+		if l.enc != nil {
+			out = l.enc.EncodeAll(data, (*scratch)[:0])
+		} else {
+			if n := s2.MaxEncodedLen(len(data)); cap(*scratch) < n {
+				*scratch = make([]byte, 0, n)
+			}
+			out, ctyp = s2.Encode((*scratch)[:cap(*scratch)], data), typeRecordS2
+		}
 		*scratch = out
 		if len(out) < len(data) {
-			fr.payload, typ, fr.scratch = out, typeRecordZstd, scratch
+			fr.payload, typ, fr.scratch = out, ctyp, scratch
 		} else {
 			l.bufs.Put(scratch)
 		}
@@ -918,8 +929,25 @@ func (l *Log) decodeRecord(s *segment, off int64, buf, dst []byte) (rec []byte, 
 	if err != nil {
 		return nil, false, &CorruptionError{Segment: s.name, Offset: off, Reason: err.Error()}
 	}
-	if typ == typeRecord {
+	switch typ {
+	case typeRecord:
 		return payload, false, nil
+	case typeRecordS2:
+		n, err := s2.DecodedLen(payload)
+		if err == nil && n > max(l.opts.MaxRecordSize, maxDecodedFloor) {
+			err = fmt.Errorf("record of %d bytes", n)
+		}
+		if err != nil {
+			return nil, false, &CorruptionError{Segment: s.name, Offset: off, Reason: "s2: " + err.Error()}
+		}
+		if cap(dst) < n {
+			dst = make([]byte, n)
+		}
+		out, err := s2.Decode(dst[:cap(dst)], payload)
+		if err != nil {
+			return nil, false, &CorruptionError{Segment: s.name, Offset: off, Reason: "s2: " + err.Error()}
+		}
+		return out, true, nil
 	}
 	out, err := l.dec.DecodeAll(payload, dst[:0])
 	if err != nil {

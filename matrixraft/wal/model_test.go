@@ -31,7 +31,7 @@ func TestRandomOpsMatchModel(t *testing.T) {
 			opts := Options{
 				SegmentSize:     int64(600 + r.IntN(6000)),
 				Sync:            []SyncPolicy{SyncAlways, SyncInterval, SyncNever}[r.IntN(3)],
-				Compression:     []Compression{CompressionDefault, CompressionNone}[r.IntN(2)],
+				Compression:     []Compression{CompressionDefault, CompressionNone, CompressionFast}[r.IntN(3)],
 				CompressMinSize: 1 + r.IntN(200),
 				FirstIndex:      1 + r.Uint64N(1000),
 				NoPreallocate:   r.IntN(2) == 0,

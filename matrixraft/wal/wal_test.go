@@ -76,30 +76,47 @@ func TestAppendReadReopen(t *testing.T) {
 		{"incompressible", payload(2, 10000, false)},
 		{"zeros at threshold", make([]byte, DefaultCompressMinSize)},
 	}
-	dir := t.TempDir()
-	l := openT(t, dir, Options{})
-	ctx := t.Context()
-	for i, c := range cases {
-		idx, err := l.Append(ctx, c.data)
-		require.NoError(t, err, c.name)
-		require.Equal(t, uint64(i+1), idx, c.name)
+	for _, tc := range []struct {
+		name          string
+		write, reopen Compression
+	}{
+		{"zstd", CompressionDefault, CompressionDefault},
+		{"s2", CompressionFast, CompressionFast},
+		// A log's records stay readable whatever the options of a reopen.
+		{"zstd then s2", CompressionDefault, CompressionFast},
+		{"s2 then none", CompressionFast, CompressionNone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := openT(t, dir, Options{Compression: tc.write})
+			ctx := t.Context()
+			for i, c := range cases {
+				idx, err := l.Append(ctx, c.data)
+				require.NoError(t, err, c.name)
+				require.Equal(t, uint64(i+1), idx, c.name)
+			}
+			check := func(l *Log) {
+				require.Equal(t, uint64(1), l.FirstIndex())
+				require.Equal(t, uint64(len(cases)), l.LastIndex())
+				for i, c := range cases {
+					got, err := l.Read(uint64(i + 1))
+					require.NoError(t, err, c.name)
+					require.Equal(t, len(c.data), len(got), c.name)
+					require.True(t, bytes.Equal(c.data, got), c.name)
+				}
+				all := readAll(t, l)
+				for i, c := range cases {
+					require.True(t, bytes.Equal(c.data, all[uint64(i+1)]), "iterator: %s", c.name)
+				}
+			}
+			check(l)
+			st := l.Stats()
+			require.Less(t, st.Bytes, uint64(10000+10000), "the compressible record must be stored compressed")
+			require.NoError(t, l.Close())
+			l2 := openT(t, dir, Options{Compression: tc.reopen})
+			check(l2)
+		})
 	}
-	check := func(l *Log) {
-		require.Equal(t, uint64(1), l.FirstIndex())
-		require.Equal(t, uint64(len(cases)), l.LastIndex())
-		for i, c := range cases {
-			got, err := l.Read(uint64(i + 1))
-			require.NoError(t, err, c.name)
-			require.Equal(t, len(c.data), len(got), c.name)
-			require.True(t, bytes.Equal(c.data, got), c.name)
-		}
-	}
-	check(l)
-	st := l.Stats()
-	require.Less(t, st.Bytes, uint64(10000+10000), "the compressible record must be stored compressed")
-	require.NoError(t, l.Close())
-	l2 := openT(t, dir, Options{})
-	check(l2)
 }
 
 func TestCompressionBacksOffOnIncompressibleData(t *testing.T) {
