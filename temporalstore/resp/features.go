@@ -213,9 +213,7 @@ func (c *conn) pointsReply(cmd ts.Command) {
 	}
 	c.w.array(len(r.Points))
 	for _, p := range r.Points {
-		c.w.array(2)
-		c.w.int(p.TS)
-		c.w.bulk(p.Value)
+		c.w.pair(p.TS, p.Value)
 	}
 }
 

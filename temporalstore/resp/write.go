@@ -15,7 +15,34 @@ type writer struct {
 	fnum  [32]byte // a double's digits, apart from num, which header uses
 }
 
+// room returns the buffer's free space, empty, with at least n bytes of
+// capacity, flushing first when less is free: a reply's pieces appended to
+// it and written back are copied once, by no call per piece. It returns
+// nil when n exceeds the whole buffer (or a flush failed); the caller then
+// writes piece by piece.
+func (w *writer) room(n int) []byte {
+	if w.bw.Available() < n {
+		if n > w.bw.Size() || w.bw.Flush() != nil {
+			return nil
+		}
+	}
+	return w.bw.AvailableBuffer()
+}
+
+// maxHeader is the longest header: a prefix, 20 digits and a sign, CRLF.
+const maxHeader = 24
+
+func appendHeader(b []byte, prefix byte, n int64) []byte {
+	b = append(b, prefix)
+	b = strconv.AppendInt(b, n, 10)
+	return append(b, '\r', '\n')
+}
+
 func (w *writer) header(prefix byte, n int64) {
+	if b := w.room(maxHeader); b != nil {
+		w.bw.Write(appendHeader(b, prefix, n))
+		return
+	}
 	w.bw.WriteByte(prefix)
 	w.bw.Write(strconv.AppendInt(w.num[:0], n, 10))
 	w.bw.WriteString("\r\n")
@@ -45,9 +72,31 @@ func (w *writer) err(msg string) {
 func (w *writer) int(n int64) { w.header(':', n) }
 
 func (w *writer) bulk(b []byte) {
+	if r := w.room(maxHeader + len(b) + 2); r != nil {
+		r = appendHeader(r, '$', int64(len(b)))
+		r = append(r, b...)
+		w.bw.Write(append(r, '\r', '\n'))
+		return
+	}
 	w.header('$', int64(len(b)))
 	w.bw.Write(b)
 	w.bw.WriteString("\r\n")
+}
+
+// pair writes a [timestamp, value] pair: an array of an integer and a
+// bulk string.
+func (w *writer) pair(ts int64, v []byte) {
+	if r := w.room(2*maxHeader + 4 + len(v) + 2); r != nil {
+		r = append(r, "*2\r\n"...)
+		r = appendHeader(r, ':', ts)
+		r = appendHeader(r, '$', int64(len(v)))
+		r = append(r, v...)
+		w.bw.Write(append(r, '\r', '\n'))
+		return
+	}
+	w.array(2)
+	w.int(ts)
+	w.bulk(v)
 }
 
 func (w *writer) bulkString(s string) {
