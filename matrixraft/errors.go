@@ -40,8 +40,8 @@ var (
 	ErrCorrupt = errors.New("matrixraft: corrupt data")
 	// ErrNoSnapshot is returned when the snapshot a log names is missing.
 	ErrNoSnapshot = errors.New("matrixraft: snapshot file missing")
-	// ErrFrameTooLarge is returned by the TCP transport for a frame over its
-	// size limit.
+	// ErrFrameTooLarge is wrapped by a transport's error for a frame over
+	// its size limit (tcptransport.ErrFrameTooLarge).
 	ErrFrameTooLarge = errors.New("matrixraft: frame too large")
 	// ErrGroupInUse is returned by Host.Storage and Host.StartNode for a
 	// group that is already open on the host.

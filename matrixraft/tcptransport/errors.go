@@ -1,6 +1,11 @@
 package tcptransport
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/temporalstore/temporalstore-go/matrixraft"
+)
 
 // Sentinel errors. Match them with errors.Is.
 var (
@@ -12,8 +17,10 @@ var (
 	ErrStarted = errors.New("tcptransport: already started")
 	// ErrFrameTooLarge is returned for a frame whose payload is over
 	// Options.MaxMessageSize; the connection carrying it is dropped. On the
-	// sending side such a message is dropped and counted.
-	ErrFrameTooLarge = errors.New("tcptransport: frame too large")
+	// sending side such a message is dropped and counted. It wraps
+	// matrixraft.ErrFrameTooLarge, so code that sees only the Transport
+	// interface can match it.
+	ErrFrameTooLarge = fmt.Errorf("tcptransport: %w", matrixraft.ErrFrameTooLarge)
 	// ErrSnapshotTooLarge is returned for a snapshot stream announcing more
 	// than Options.MaxSnapshotSize bytes.
 	ErrSnapshotTooLarge = errors.New("tcptransport: snapshot too large")

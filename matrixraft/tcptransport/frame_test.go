@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/matrixraft"
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -71,6 +73,9 @@ func TestFrameDecodeErrors(t *testing.T) {
 			fr := frameReader{r: bytes.NewReader(tc.data), maxSize: tc.limit}
 			_, _, err := fr.next()
 			require.ErrorIs(t, err, tc.want)
+			if tc.want == ErrFrameTooLarge {
+				require.ErrorIs(t, err, matrixraft.ErrFrameTooLarge, "matched through the Transport interface's package too")
+			}
 			require.Less(t, cap(fr.buf), 1<<20, "a rejected length must not be allocated")
 		})
 	}
