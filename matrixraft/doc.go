@@ -23,7 +23,9 @@
 //     moment. Records carry their group's ID; the log is read once on open
 //     and split by group; compaction has one fence over all groups (a
 //     segment goes only once every group's durable snapshot covers its
-//     records there).
+//     records there). A quiet group does not hold the log back: past
+//     HostOptions.MaxPinnedBytes its state is written again at the log's
+//     head, or its node is asked for a snapshot.
 //   - Transport, an interface, and MemNetwork, an in-memory implementation
 //     with fault hooks (drop, delay, partition, pause) for tests.
 //   - Package tcptransport: the Transport over TCP, optionally TLS.

@@ -18,6 +18,10 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 )
 
+// DefaultMaxPinnedBytes is the default HostOptions.MaxPinnedBytes: one
+// segment of the wal package's default size.
+const DefaultMaxPinnedBytes = 64 << 20
+
 // HostOptions configures a Host.
 type HostOptions struct {
 	// WAL configures the shared log under <dir>/log. The default is a
@@ -26,6 +30,15 @@ type HostOptions struct {
 	// MaxRecordBytes bounds the entries of one group written in one log
 	// record. Default: 4 MiB.
 	MaxRecordBytes int
+	// MaxPinnedBytes bounds how much of the shared log one group may keep
+	// from compaction: the written bytes of the sealed segments from the
+	// one holding the oldest record the group needs. A compaction that
+	// finds a group past it writes the group's HardState and snapshot
+	// record again at the log's head when its snapshot covers all its
+	// entries, and otherwise asks the group's node for a snapshot (see
+	// Host). math.MaxInt64 turns this off. Default: DefaultMaxPinnedBytes
+	// (64 MiB).
+	MaxPinnedBytes int64
 	// Logger receives lifecycle events. Default: discards them.
 	Logger *slog.Logger
 }
@@ -33,6 +46,9 @@ type HostOptions struct {
 func (o HostOptions) withDefaults() HostOptions {
 	if o.MaxRecordBytes == 0 {
 		o.MaxRecordBytes = 4 << 20
+	}
+	if o.MaxPinnedBytes == 0 {
+		o.MaxPinnedBytes = DefaultMaxPinnedBytes
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -42,8 +58,11 @@ func (o HostOptions) withDefaults() HostOptions {
 
 // Validate reports whether the options (after defaults) are usable.
 func (o HostOptions) Validate() error {
-	if o.MaxRecordBytes < 0 {
+	switch {
+	case o.MaxRecordBytes < 0:
 		return fmt.Errorf("%w: negative MaxRecordBytes", ErrInvalidOptions)
+	case o.MaxPinnedBytes < 0:
+		return fmt.Errorf("%w: negative MaxPinnedBytes", ErrInvalidOptions)
 	}
 	return nil
 }
@@ -55,12 +74,32 @@ func (o HostOptions) Validate() error {
 // Every log record carries its group's ID. OpenHost reads the log once and
 // recovers every group found in it; StartNode (or Storage) hands a group's
 // storage to one node at a time. A group's snapshots live in
-// <dir>/groups/<id>/snap. Compaction is per group with one shared fence: a
-// log segment is dropped only once no group needs any record in it — every
-// group's durable snapshot covers its entries there and its newest record
-// is later. A group that stops taking snapshots therefore holds the log's
-// front back until it takes one; that includes a group that is closed but
-// not deleted.
+// <dir>/groups/<id>/snap.
+//
+// Compaction is per group with one shared fence: a log segment is dropped
+// only once no group needs any record in it — its newest HardState, its
+// newest snapshot record, and its entries that its durable snapshot does
+// not cover. It runs whenever a group takes or installs a snapshot. A
+// quiet group would hold the log's front back at its last records for
+// ever, so a compaction that finds a group needing records more than
+// HostOptions.MaxPinnedBytes behind the head moves it out of the way:
+//
+//   - A group whose snapshot covers all its entries (or that has only a
+//     HardState) gets that state written again at the log's head as one
+//     new record, a copy of what recovery reads from its old ones: the
+//     newest record wins on recovery, so its old records may go. Open,
+//     running or handed back, the group is moved the same way; one that is
+//     writing at that moment is left for the next compaction.
+//   - A group with entries its snapshot does not cover is asked for a
+//     snapshot now, before Options.SnapshotEntries, if its node runs on
+//     this Host (StartNode). The node takes it as any other snapshot, and
+//     the compaction behind that snapshot moves the fence.
+//
+// What can still hold the front back: a group with entries its snapshot
+// does not cover and no node here to take one (one opened only through
+// Storage, or handed back with such entries), entries not yet applied
+// (no snapshot covers them), and a log whose groups all write without any
+// of them snapshotting, since compaction runs after snapshots.
 //
 // A Host is safe for concurrent use. Stop its nodes before Close.
 type Host struct {
@@ -249,24 +288,128 @@ func (h *Host) StartNode(opts Options) (*Node, error) {
 // Stats returns the shared log's statistics: its fsyncs serve every group.
 func (h *Host) Stats() wal.Stats { return h.log.Stats() }
 
-// compact drops the log segments no group needs any more.
+// compact drops the log segments no group needs any more, after moving
+// the groups that hold more than MaxPinnedBytes of the log back out of the
+// way (see Host).
 func (h *Host) compact(ctx context.Context) error {
 	h.compactMu.Lock()
 	defer h.compactMu.Unlock()
-	h.appendMu.Lock()
-	h.mu.Lock()
-	fence := uint64(math.MaxUint64)
-	for _, s := range h.groups {
-		s.mu.Lock()
-		fence = min(fence, s.fenceLocked())
-		s.mu.Unlock()
+	limit := pinLimit(h.log.Segments(), h.opts.MaxPinnedBytes)
+	fence, covered := h.fence(limit)
+	if len(covered) > 0 {
+		moved, err := h.rehome(ctx, covered)
+		if err != nil {
+			return err
+		}
+		if moved > 0 {
+			fence, _ = h.fence(0)
+		}
 	}
-	h.mu.Unlock()
-	h.appendMu.Unlock()
 	if fence == math.MaxUint64 {
 		return nil
 	}
+	if h.opts.WAL.Sync == wal.SyncInterval {
+		// The records standing for those about to go (a snapshot record,
+		// a re-homed state) may not be on stable storage yet.
+		if err := h.log.Sync(ctx); err != nil {
+			return err
+		}
+	}
 	return h.log.TruncateFront(ctx, fence)
+}
+
+// fence returns the lowest log index any group still needs. Of the groups
+// that need a record below limit, it returns those whose snapshot covers
+// all their entries, to be re-homed, and asks the others' nodes for a
+// snapshot.
+func (h *Host) fence(limit uint64) (uint64, []*Storage) {
+	// Exclusive: no group is between a log write and its bookkeeping.
+	h.appendMu.Lock()
+	defer h.appendMu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fence := uint64(math.MaxUint64)
+	var covered []*Storage
+	for _, s := range h.groups {
+		s.mu.Lock()
+		f := s.fenceLocked()
+		fence = min(fence, f)
+		if f < limit {
+			if len(s.spans) == 0 {
+				covered = append(covered, s)
+			} else {
+				s.requestSnapshotLocked()
+			}
+		}
+		s.mu.Unlock()
+	}
+	return fence, covered
+}
+
+// pinLimit returns the lowest log index a group may need without holding
+// more than maxPinned bytes of sealed segments: the segment holding a
+// group's oldest needed record and every later one but the last (which
+// is never dropped) are what the group keeps.
+func pinLimit(segs []wal.SegmentInfo, maxPinned int64) uint64 {
+	if len(segs) == 0 {
+		return 0
+	}
+	limit := segs[len(segs)-1].First
+	var held int64
+	for i := len(segs) - 2; i >= 0; i-- {
+		held += segs[i].Bytes
+		if held > maxPinned {
+			break
+		}
+		limit = segs[i].First
+	}
+	return limit
+}
+
+// rehome writes the recovery state of each group in groups again at the
+// log's head, all in one batch, so that their older records are needed no
+// more. It returns how many groups it moved.
+func (h *Host) rehome(ctx context.Context, groups []*Storage) (int, error) {
+	var (
+		moved []*Storage
+		recs  [][]byte
+		hss   []hardState
+	)
+	defer func() {
+		for _, s := range moved {
+			s.wmu.Unlock()
+		}
+	}()
+	for _, s := range groups {
+		// Never wait for a group's writer: it may be compacting itself
+		// (Save holds wmu through its compaction) and waiting here for
+		// this compaction. A group writing now moves its fence anyway.
+		if !s.wmu.TryLock() {
+			continue
+		}
+		rec, cur, ok := s.rehomeRecord()
+		if !ok {
+			s.wmu.Unlock()
+			continue
+		}
+		moved = append(moved, s)
+		recs = append(recs, rec)
+		hss = append(hss, cur)
+	}
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	h.appendMu.RLock()
+	defer h.appendMu.RUnlock()
+	first, err := h.log.AppendBatch(ctx, recs)
+	if err != nil {
+		return 0, err
+	}
+	for i, s := range moved {
+		s.rehomed(first+uint64(i), hss[i])
+	}
+	h.opts.Logger.Debug("matrixraft: groups re-homed at the log's head", "groups", len(moved), "at", first)
+	return len(moved), nil
 }
 
 // Close closes the shared log. Nodes still running on it fail their next

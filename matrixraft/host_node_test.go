@@ -2,7 +2,9 @@ package matrixraft
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -177,5 +179,135 @@ func TestHostGroups(t *testing.T) {
 	check()
 	for _, g := range c.groups {
 		require.NoError(t, c.propose(ctx, g, "after", "restart"))
+	}
+}
+
+// TestHostQuietGroupsReleaseTheLog runs three single-voter groups on one
+// host: one keeps writing and snapshotting, one writes a few entries (far
+// fewer than its SnapshotEntries) and goes quiet, one goes quiet once its
+// snapshot covers all its entries. The shared log's front must keep moving
+// past the quiet groups' records — the first is asked for a snapshot, the
+// second re-homed — and after the host is abandoned under running nodes
+// every group restarts with all it committed. Both Ready loops take the
+// request.
+func TestHostQuietGroupsReleaseTheLog(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		async bool
+	}{
+		{"Ready loop", false},
+		{"AsyncStorageWrites", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) { testHostQuietGroupsReleaseTheLog(t, tt.async) })
+	}
+}
+
+func testHostQuietGroupsReleaseTheLog(t *testing.T, async bool) {
+	groups := []struct {
+		name            string
+		group           uint64
+		snapshotEntries uint64
+		puts            int // before the busy group writes
+	}{
+		{"busy", 1, 20, 0},
+		// Applied entries 1 and 2 are the bootstrap membership change and
+		// the leader's empty entry.
+		{"quiet, entries after its snapshot", 2, DefaultSnapshotEntries, 5},
+		{"quiet, covered by its snapshot", 3, 5, 3},
+	}
+	dir := t.TempDir()
+	opts := HostOptions{WAL: testWAL, MaxPinnedBytes: testWAL.SegmentSize}
+	want := map[uint64]map[string]string{}
+	start := func(h *Host) (map[uint64]*Node, map[uint64]*kvSM) {
+		nodes, sms := map[uint64]*Node{}, map[uint64]*kvSM{}
+		for _, g := range groups {
+			sm := newKV()
+			n, err := h.StartNode(Options{
+				ID: 1, Peers: []Peer{{ID: 1, Addr: "n1"}}, StateMachine: sm,
+				Transport: NewMemNetwork(g.group).Transport(1), TickInterval: 2 * time.Millisecond,
+				SnapshotEntries: g.snapshotEntries, CatchUpEntries: 5, AsyncStorageWrites: async,
+				Storage: StorageOptions{Group: g.group},
+			})
+			require.NoError(t, err)
+			t.Cleanup(n.Stop)
+			require.NoError(t, n.Campaign(t.Context()))
+			require.Eventually(t, func() bool { return n.Status().IsLeader }, 10*time.Second, time.Millisecond, g.name)
+			nodes[g.group], sms[g.group] = n, sm
+		}
+		return nodes, sms
+	}
+	put := func(n *Node, g uint64, k, v string) {
+		_, err := n.Propose(t.Context(), kvCmd('p', k, v))
+		require.NoError(t, err)
+		if want[g] == nil {
+			want[g] = map[string]string{}
+		}
+		want[g][k] = v
+	}
+
+	h, err := OpenHost(dir, opts)
+	require.NoError(t, err)
+	nodes, _ := start(h)
+	for _, g := range groups {
+		for i := range g.puts {
+			put(nodes[g.group], g.group, fmt.Sprintf("k%d", i), fmt.Sprintf("g%d-%d", g.group, i))
+		}
+	}
+	require.Eventually(t, func() bool { return nodes[3].Status().SnapshotIndex == 5 }, 10*time.Second, time.Millisecond)
+	require.Zero(t, nodes[2].Status().SnapshotIndex)
+
+	// The busy group writes incompressible values, filling a testWAL
+	// segment every ~30 entries (150 fill 5); it snapshots every 20, so it
+	// holds about a segment back itself, two if a snapshot lags.
+	r := rand.New(rand.NewPCG(7, 8))
+	value := func() string {
+		b := make([]byte, 1800)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	for round := range 2 {
+		quietLast := h.log.LastIndex()
+		for i := range 150 {
+			put(nodes[1], 1, fmt.Sprintf("k%d", i%10), value())
+		}
+		// Compaction runs after the busy group's snapshots: the quiet
+		// groups' records must be gone from the front (the asked-for
+		// snapshot is taken beside the busy group's writes, so wait for
+		// the compaction after it).
+		require.Eventually(t, func() bool {
+			st := h.Stats()
+			return st.FirstIndex > quietLast && st.Segments <= 5
+		}, 10*time.Second, time.Millisecond, "round %d: log %+v, quiet groups' last record %d", round, h.Stats(), quietLast)
+	}
+	require.Positive(t, nodes[2].Status().SnapshotsForced, "the quiet group with entries was asked for a snapshot")
+	require.Positive(t, nodes[3].Status().Rehomes, "the covered quiet group was re-homed")
+	require.Zero(t, nodes[3].Status().SnapshotsForced, "a covered group is re-homed, never asked")
+
+	// Abandon the host under its running nodes, as a crash would: nothing
+	// more reaches the log, not even the flush on Stop.
+	require.NoError(t, h.Close())
+	for _, n := range nodes {
+		n.Stop()
+	}
+
+	h, err = OpenHost(dir, opts)
+	require.NoError(t, err)
+	defer h.Close()
+	require.Equal(t, []uint64{1, 2, 3}, h.Groups())
+	nodes, sms := start(h)
+	for _, g := range groups {
+		n := nodes[g.group]
+		require.NoError(t, n.Read(t.Context(), ReadLinearizable), g.name)
+		require.Equal(t, want[g.group], sms[g.group].snapshotData(), g.name)
+		require.Positive(t, n.Status().SnapshotIndex, g.name)
+	}
+	// The restarted groups go on.
+	for _, g := range groups {
+		put(nodes[g.group], g.group, "after", "restart")
+	}
+	for _, n := range nodes {
+		n.Stop()
 	}
 }

@@ -124,6 +124,7 @@ type metrics struct {
 	msgsRecv             atomic.Uint64
 	snapshotsCreated     atomic.Uint64
 	snapshotsInstalled   atomic.Uint64
+	snapshotsForced      atomic.Uint64
 	snapshotSendFailures atomic.Uint64
 	unreachable          atomic.Uint64
 	readySizes           sizes
@@ -188,6 +189,14 @@ type Status struct {
 	MessagesReceived   uint64
 	SnapshotsCreated   uint64
 	SnapshotsInstalled uint64
+	// SnapshotsForced counts the snapshots of SnapshotsCreated taken
+	// before SnapshotEntries because the Host asked: the group held its
+	// shared log back.
+	SnapshotsForced uint64
+	// Rehomes counts how often the Host wrote this group's HardState and
+	// snapshot record again at the head of its shared log, so that the
+	// group's older records could be dropped.
+	Rehomes uint64
 	// SnapshotSendFailures counts snapshots the transport failed to deliver.
 	SnapshotSendFailures uint64
 	// Unreachable counts the transport's reports that a message could not
@@ -235,6 +244,8 @@ func (n *Node) Status() Status {
 		MessagesReceived:     m.msgsRecv.Load(),
 		SnapshotsCreated:     m.snapshotsCreated.Load(),
 		SnapshotsInstalled:   m.snapshotsInstalled.Load(),
+		SnapshotsForced:      m.snapshotsForced.Load(),
+		Rehomes:              n.storage.Rehomes(),
 		SnapshotSendFailures: m.snapshotSendFailures.Load(),
 		Unreachable:          m.unreachable.Load(),
 		ReadySizes:           m.readySizes.snapshot(),

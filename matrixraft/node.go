@@ -81,6 +81,9 @@ type Node struct {
 
 	snapDone chan error // a background snapshot write finished
 	sendMu   sync.Mutex // one Transport.Send at a time
+	// snapReq carries a Host's requests for a snapshot before
+	// SnapshotEntries: the group holds the shared log back.
+	snapReq chan struct{}
 
 	// AsyncStorageWrites only: the append goroutine's queue, its snapshot
 	// restores for the loop, its failure, and its end.
@@ -92,6 +95,7 @@ type Node struct {
 
 	// Owned by the loop goroutine.
 	snapBusy  bool // a snapshot is being written in the background
+	snapAsked bool // a Host asked for a snapshot: take one without waiting for SnapshotEntries
 	rep       replicated
 	confState *pb.ConfState
 	snapIndex uint64
@@ -148,6 +152,7 @@ func startNode(opts Options, st *Storage) (*Node, error) {
 		hbSent:     map[uint64]time.Time{},
 		rtt:        map[uint64]time.Duration{},
 		snapDone:   make(chan error, 1),
+		snapReq:    make(chan struct{}, 1),
 		restorec:   make(chan *restoreReq),
 		appendErr:  make(chan error, 1),
 		appendDone: make(chan struct{}),
@@ -227,6 +232,7 @@ func startNode(opts Options, st *Storage) (*Node, error) {
 	if n.appendq != nil {
 		go n.appendLoop()
 	}
+	st.setSnapshotRequests(n.snapReq)
 	go n.run()
 	return n, nil
 }
@@ -640,6 +646,14 @@ func (n *Node) run() {
 				n.fail(err)
 				return
 			}
+		case <-n.snapReq:
+			// Between Readys the applied state is whole, as at the end
+			// of one: the snapshot is taken as maybeSnapshot always does.
+			n.snapAsked = true
+			if err := n.maybeSnapshot(); err != nil {
+				n.fail(err)
+				return
+			}
 		case <-n.stopc:
 			return
 		}
@@ -659,6 +673,7 @@ func (n *Node) shutdown() {
 			n.fail(err)
 		}
 	}
+	n.storage.setSnapshotRequests(nil)
 	if n.Err() == nil {
 		if err := n.storage.Flush(context.Background()); err != nil {
 			n.opts.Logger.Error("matrixraft: flush on stop", "id", n.id, "err", err)
@@ -1039,17 +1054,21 @@ func (n *Node) applyConfChange(e *pb.Entry) error {
 }
 
 // maybeSnapshot snapshots the state machine once SnapshotEntries entries
-// have been applied since the last snapshot. The state is captured here,
-// between applies, so it is exactly the state at the applied index;
+// have been applied since the last snapshot, or sooner when a Host asked
+// for one and anything has been applied since. The state is captured
+// here, between applies, so it is exactly the state at the applied index;
 // everything else runs beside the loop.
 func (n *Node) maybeSnapshot() error {
 	applied := n.applied.Load()
-	if applied-n.snapIndex < n.opts.SnapshotEntries {
+	due := applied-n.snapIndex >= n.opts.SnapshotEntries
+	forced := !due && n.snapAsked && applied > n.snapIndex
+	if !due && !forced {
 		return nil
 	}
 	if n.snapBusy {
 		return nil // the previous one is still being written
 	}
+	n.snapAsked = false
 	t := time.Now()
 	st, err := captureState(n.rep, n.sm)
 	if err != nil {
@@ -1070,6 +1089,9 @@ func (n *Node) maybeSnapshot() error {
 		}
 		if err == nil {
 			n.metrics.snapshotsCreated.Add(1)
+			if forced {
+				n.metrics.snapshotsForced.Add(1)
+			}
 			n.metrics.snapshotSaveLatency.observe(time.Since(t))
 		} else {
 			err = fmt.Errorf("create snapshot: %w", err)

@@ -80,6 +80,10 @@ type Storage struct {
 	lastWAL   uint64 // log index of this group's newest record; 0 when none
 	fsyncs    uint64
 	hsDirty   bool // hs is newer than the last one written
+	rehomes   uint64
+	// snapReq, set while a node runs on a Host's group, takes the Host's
+	// requests for a snapshot.
+	snapReq chan<- struct{}
 
 	// snapMu orders changes of mem's snapshot with snapData, its data:
 	// mem holds its snapshot without the data because raft's
@@ -280,6 +284,14 @@ func (s *Storage) Fsyncs() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.fsyncs
+}
+
+// Rehomes returns how often a Host wrote this group's recovery state again
+// at the head of its shared log, so that older records could be dropped.
+func (s *Storage) Rehomes() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rehomes
 }
 
 // Save persists one Ready in the order raft requires: a snapshot's file
@@ -559,6 +571,64 @@ func (s *Storage) fenceLocked() uint64 {
 		fence = min(fence, s.spans[0].walIndex)
 	}
 	return fence
+}
+
+// rehomeRecord returns the one record that carries this group's whole
+// recovery state, when its durable snapshot covers every entry it wrote:
+// its snapshot record, which holds the HardState too, or with no snapshot
+// a HardState record. Recovery reads the newest of either, so the copy
+// written later stands for the originals. ok is false when the group has
+// entries to keep or no records. Called with wmu held, so that no write
+// of the group comes between this record and its bookkeeping.
+func (s *Storage) rehomeRecord() (rec []byte, cur hardState, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fenceLocked() // forget the spans the snapshot covers
+	if s.lastWAL == 0 || len(s.spans) > 0 {
+		return nil, hardState{}, false
+	}
+	cur = s.hs
+	if s.snapIndex > 0 {
+		// Not marked installed: every entry before it is covered anyway,
+		// and an installed record it copies is dropped only with all the
+		// records before it.
+		return encodeSnapshotMarker(nil, s.opts.Group, false, s.snapIndex, s.snapTerm, cur), cur, true
+	}
+	rec, err := encodeState(nil, s.opts.Group, &cur, nil)
+	return rec, cur, err == nil // without entries there is nothing to fail
+}
+
+// rehomed notes that the record of rehomeRecord, holding cur, is durable
+// at walIndex w. Called with wmu held.
+func (s *Storage) rehomed(w uint64, cur hardState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastWAL = max(s.lastWAL, w)
+	if s.snapIndex > 0 {
+		s.markerWAL = w
+	}
+	s.hsDirty = s.hs != cur
+	s.rehomes++
+}
+
+// setSnapshotRequests hands the storage the channel of the node running
+// on it (nil when it stops).
+func (s *Storage) setSnapshotRequests(c chan<- struct{}) {
+	s.mu.Lock()
+	s.snapReq = c
+	s.mu.Unlock()
+}
+
+// requestSnapshotLocked asks the node running on this storage, if any,
+// for a snapshot; it never blocks. Called with mu held.
+func (s *Storage) requestSnapshotLocked() {
+	if s.snapReq == nil {
+		return
+	}
+	select {
+	case s.snapReq <- struct{}{}:
+	default: // a request is already pending
+	}
 }
 
 // appending marks a write to a Host's shared log as in flight, so that a

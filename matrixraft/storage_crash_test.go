@@ -30,21 +30,30 @@ const (
 
 var crashStorageOptions = StorageOptions{WAL: wal.Options{SegmentSize: 64 << 10, Sync: wal.SyncAlways}}
 
-var crashHostOptions = HostOptions{WAL: wal.Options{SegmentSize: 64 << 10, Sync: wal.SyncAlways}}
+// crashHostOptions seals a segment every few dozen Saves and re-homes a
+// group as soon as it holds a sealed segment back, so that re-homing and
+// the truncation behind it are killed too.
+var crashHostOptions = HostOptions{WAL: wal.Options{SegmentSize: 16 << 10, Sync: wal.SyncAlways}, MaxPinnedBytes: 1}
 
 // crashSave saves Readys to s the way a node does — appends, conflicting
 // overwrites under a new term, local snapshots that compact the log — and
 // emits "ack <group> <from> <last> <term> <commit>" after each durable
-// Save, for 20 s or until the process is killed. A failure prints
-// "<what>-error ..." and exits.
-func crashSave(t *testing.T, s *Storage, group uint64, emit func(string)) {
+// Save, for 20 s or until the process is killed. With quietAfter > 0 it
+// stops after that many Saves, commits everything, snapshots it and stays
+// quiet, emitting "rehomes <group> <n>" as its host re-homes it. A
+// failure prints "<what>-error ..." and exits.
+func crashSave(t *testing.T, s *Storage, group uint64, quietAfter int, emit func(string)) {
 	hsNow, _, _ := s.InitialState()
 	term := hsNow.GetTerm() + 1
 	last, _ := s.LastIndex()
 	committed := max(hsNow.GetCommit(), s.SnapshotIndex())
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), group))
 	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	for saves := 0; time.Now().Before(deadline); saves++ {
+		if quietAfter > 0 && saves == quietAfter {
+			crashQuiet(t, s, group, term, last, deadline, emit)
+			return
+		}
 		from := last + 1
 		if r.IntN(10) == 0 && last > 3 {
 			// A new leader overwrites an uncommitted suffix.
@@ -75,6 +84,30 @@ func crashSave(t *testing.T, s *Storage, group uint64, emit func(string)) {
 	}
 }
 
+// crashQuiet commits every entry up to last, snapshots them all and waits
+// for deadline, reporting the re-homes of the group.
+func crashQuiet(t *testing.T, s *Storage, group, term, last uint64, deadline time.Time, emit func(string)) {
+	if err := s.Save(t.Context(), hs(term, 1, last), nil, nil, true); err != nil {
+		fmt.Printf("save-error %v\n", err)
+		os.Exit(4)
+	}
+	emit(fmt.Sprintf("ack %d %d %d %d %d\n", group, last+1, last, term, last))
+	if last > s.SnapshotIndex() {
+		if err := s.CreateSnapshot(t.Context(), last, &pb.ConfState{Voters: []uint64{1}}, fmt.Appendf(nil, "snap%d@%d", group, last), 5); err != nil {
+			fmt.Printf("snapshot-error %v\n", err)
+			os.Exit(5)
+		}
+	}
+	var seen uint64
+	for time.Now().Before(deadline) {
+		if n := s.Rehomes(); n != seen {
+			seen = n
+			emit(fmt.Sprintf("rehomes %d %d\n", group, n))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // crashTruth is what the parent knows of one group across rounds.
 type crashTruth struct {
 	acked     map[uint64]uint64 // index -> term
@@ -82,8 +115,9 @@ type crashTruth struct {
 }
 
 // runCrashChild starts the test binary as child, SIGKILLs it after a
-// random delay, and feeds its acknowledgements into truth.
-func runCrashChild(t *testing.T, r *rand.Rand, round int, child, env, dir string, truth map[uint64]*crashTruth) {
+// random delay, and feeds its acknowledgements into truth. It returns the
+// re-homes the child reported.
+func runCrashChild(t *testing.T, r *rand.Rand, round int, child, env, dir string, truth map[uint64]*crashTruth) (rehomes uint64) {
 	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.count=1")
 	cmd.Env = append(os.Environ(), env+"="+dir)
 	stdout, err := cmd.StdoutPipe()
@@ -96,6 +130,12 @@ func runCrashChild(t *testing.T, r *rand.Rand, round int, child, env, dir string
 		f := strings.Fields(sc.Text())
 		if len(f) >= 1 && strings.HasSuffix(f[0], "-error") {
 			t.Fatalf("round %d: child failed: %s", round, sc.Text())
+		}
+		if len(f) == 3 && f[0] == "rehomes" {
+			if n, err := strconv.ParseUint(f[2], 10, 64); err == nil {
+				rehomes = max(rehomes, n)
+			}
+			continue
 		}
 		if len(f) != 6 || f[0] != "ack" {
 			continue
@@ -126,6 +166,7 @@ func runCrashChild(t *testing.T, r *rand.Rand, round int, child, env, dir string
 		tr.commitMax = max(tr.commitMax, commit)
 	}
 	require.Error(t, cmd.Wait(), "round %d: the child must die by SIGKILL", round)
+	return rehomes
 }
 
 // checkCrashRecovery checks a reopened storage against what was
@@ -176,7 +217,7 @@ func TestStorageCrashChild(t *testing.T) {
 		os.Exit(3)
 	}
 	w := bufio.NewWriter(os.Stdout)
-	crashSave(t, s, 1, func(line string) {
+	crashSave(t, s, 1, 0, func(line string) {
 		w.WriteString(line)
 		w.Flush()
 	})
@@ -203,7 +244,8 @@ func TestStorageCrashRecovery(t *testing.T) {
 }
 
 // TestHostCrashChild is the child of TestHostCrashRecovery: one goroutine
-// per group saves to the host's shared log at once.
+// per group saves to the host's shared log at once; the last group goes
+// quiet after a few Saves, so that the others' compactions re-home it.
 func TestHostCrashChild(t *testing.T) {
 	dir := os.Getenv(hostCrashEnv)
 	if dir == "" {
@@ -223,8 +265,12 @@ func TestHostCrashChild(t *testing.T) {
 			fmt.Printf("open-error %v\n", err)
 			os.Exit(3)
 		}
+		quietAfter := 0
+		if g == hostCrashGroups {
+			quietAfter = 10
+		}
 		wg.Go(func() {
-			crashSave(t, s, g, func(line string) {
+			crashSave(t, s, g, quietAfter, func(line string) {
 				mu.Lock()
 				w.WriteString(line)
 				w.Flush()
@@ -239,7 +285,7 @@ func TestHostCrashChild(t *testing.T) {
 // TestHostCrashRecovery SIGKILLs a child whose groups all save to one
 // shared log, and checks after each kill that every group reopens with
 // everything it acknowledged, whatever the other groups' snapshots
-// compacted.
+// compacted and re-homed.
 func TestHostCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -250,8 +296,9 @@ func TestHostCrashRecovery(t *testing.T) {
 		truth[g] = &crashTruth{acked: map[uint64]uint64{}}
 	}
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
+	var rehomes uint64
 	for round := range *storageCrashRounds {
-		runCrashChild(t, r, round, "TestHostCrashChild", hostCrashEnv, dir, truth)
+		rehomes += runCrashChild(t, r, round, "TestHostCrashChild", hostCrashEnv, dir, truth)
 		h, err := OpenHost(dir, crashHostOptions)
 		require.NoError(t, err, "round %d", round)
 		for g := uint64(1); g <= hostCrashGroups; g++ {
@@ -262,4 +309,5 @@ func TestHostCrashRecovery(t *testing.T) {
 		}
 		require.NoError(t, h.Close())
 	}
+	t.Logf("the quiet group was re-homed %d times", rehomes)
 }

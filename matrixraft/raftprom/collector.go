@@ -94,6 +94,8 @@ var fields = []field{
 	{"snapshot_send_failures_total", "Snapshots the transport failed to deliver.", prometheus.CounterValue, func(s *matrixraft.Status) float64 { return float64(s.SnapshotSendFailures) }},
 	{"snapshots_created_total", "Snapshots this node took of its state machine.", prometheus.CounterValue, func(s *matrixraft.Status) float64 { return float64(s.SnapshotsCreated) }},
 	{"snapshots_installed_total", "Snapshots received from a leader and restored.", prometheus.CounterValue, func(s *matrixraft.Status) float64 { return float64(s.SnapshotsInstalled) }},
+	{"snapshots_forced_total", "Snapshots taken before the entries threshold because the group held a Host's shared log back.", prometheus.CounterValue, func(s *matrixraft.Status) float64 { return float64(s.SnapshotsForced) }},
+	{"wal_rehomes_total", "Times a Host wrote this group's state again at the head of its shared log so older records could be dropped.", prometheus.CounterValue, func(s *matrixraft.Status) float64 { return float64(s.Rehomes) }},
 }
 
 var latencies = []latencyField{

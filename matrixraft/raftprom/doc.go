@@ -33,7 +33,10 @@
 //   - ready_duration_seconds, save_duration_seconds,
 //     snapshot_save_duration_seconds, snapshot_capture_duration_seconds
 //     (the loop's share of a snapshot), snapshot_apply_duration_seconds,
-//     snapshots_created_total, snapshots_installed_total.
+//     snapshots_created_total, snapshots_installed_total,
+//     snapshots_forced_total (taken early because the group held a Host's
+//     shared log back) and wal_rehomes_total (the Host wrote the group's
+//     state again at the log's head for the same reason).
 //   - read_index_duration_seconds, read_index_failures_total,
 //     read_index_retries_total.
 //   - peer_match_index{peer} and peer_lag_entries{peer}: the leader's view
