@@ -40,11 +40,10 @@ type Command struct {
 	Args   [][]byte
 }
 
-// Decoded is a decoded command with the offset in the record of each of its
-// arguments' bytes.
+// Decoded is a decoded command. Its key and arguments alias the record's
+// bytes, which the caller must keep unchanged while it uses them.
 type Decoded struct {
 	Command
-	ArgOffsets []int
 }
 
 // Append appends c as a one-command record to dst.
@@ -152,17 +151,17 @@ func (d *decoder) varint() (int64, error) {
 
 // bytes returns the next length-prefixed bytes (aliasing the record) and
 // their offset.
-func (d *decoder) bytes() ([]byte, int, error) {
+func (d *decoder) bytes() ([]byte, error) {
 	n, err := d.uvarint()
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if n > uint64(len(d.b)-d.off) {
-		return nil, 0, fmt.Errorf("%w: %d bytes wanted at offset %d, %d left", ErrMalformed, n, d.off, len(d.b)-d.off)
+		return nil, fmt.Errorf("%w: %d bytes wanted at offset %d, %d left", ErrMalformed, n, d.off, len(d.b)-d.off)
 	}
 	at := d.off
 	d.off += int(n)
-	return d.b[at:d.off:d.off], at, nil
+	return d.b[at:d.off:d.off], nil
 }
 
 func (d *decoder) command() (Decoded, error) {
@@ -184,7 +183,7 @@ func (d *decoder) command() (Decoded, error) {
 	if c.Expiry, err = d.varint(); err != nil {
 		return c, err
 	}
-	if c.Key, _, err = d.bytes(); err != nil {
+	if c.Key, err = d.bytes(); err != nil {
 		return c, err
 	}
 	n, err := d.uvarint()
@@ -197,10 +196,9 @@ func (d *decoder) command() (Decoded, error) {
 	}
 	if n > 0 {
 		c.Args = make([][]byte, n)
-		c.ArgOffsets = make([]int, n)
 	}
 	for i := range c.Args {
-		if c.Args[i], c.ArgOffsets[i], err = d.bytes(); err != nil {
+		if c.Args[i], err = d.bytes(); err != nil {
 			return c, err
 		}
 	}
@@ -266,7 +264,7 @@ func (d *decoder) skipCommand() error {
 	if _, err := d.varint(); err != nil { // expiry
 		return err
 	}
-	if _, _, err := d.bytes(); err != nil { // key
+	if _, err := d.bytes(); err != nil { // key
 		return err
 	}
 	n, err := d.uvarint()
@@ -277,7 +275,7 @@ func (d *decoder) skipCommand() error {
 		return fmt.Errorf("%w: %d arguments in %d bytes", ErrMalformed, n, len(d.b)-d.off)
 	}
 	for range n {
-		if _, _, err := d.bytes(); err != nil {
+		if _, err := d.bytes(); err != nil {
 			return err
 		}
 	}
