@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
@@ -235,17 +236,30 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
 	}
+	// The runners take a pointer, which would move every command to the
+	// heap; a pooled copy serves instead (they keep no pointer to it).
+	pc := commandPool.Get().(*Command)
+	*pc = c
+	r, err := e.execute(ctx, pc)
+	*pc = Command{} // keeps none of the caller's bytes alive
+	commandPool.Put(pc)
+	return r, err
+}
+
+var commandPool = sync.Pool{New: func() any { return new(Command) }}
+
+func (e *Engine) execute(ctx context.Context, c *Command) (Response, error) {
 	if c.Kind == KindScan {
-		return e.scan(ctx, &c)
+		return e.scan(ctx, c)
 	}
 	if run, ok := multiKinds[c.Kind]; ok {
-		r, err := run(ctx, e, &c)
+		r, err := run(ctx, e, c)
 		return r, engineErr(err)
 	}
 	if len(c.Key) == 0 {
 		return Response{}, fmt.Errorf("%w: empty key", ErrInvalid)
 	}
-	key, err := storedKey(&c)
+	key, err := storedKey(c)
 	if err != nil {
 		return Response{}, err
 	}
@@ -260,7 +274,7 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	if !ok {
 		return Response{}, fmt.Errorf("%w: %q", ErrUnknownKind, c.Kind)
 	}
-	t, i, err := e.route(&c)
+	t, i, err := e.route(c)
 	if err != nil {
 		return Response{}, err
 	}
@@ -270,13 +284,13 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 		}
 		return Response{}, ErrCrossShard
 	}
-	if err := e.admit(t, i, &c); err != nil {
+	if err := e.admit(t, i, c); err != nil {
 		return Response{}, err
 	}
 	if t.opts.DefaultTTL > 0 && c.TTL == 0 && !c.KeepTTL && (c.Kind == KindSet || c.Kind == KindRowWrite) {
 		c.TTL = t.opts.DefaultTTL
 	}
-	r, err := run(ctx, e, t.shards[i], &c)
+	r, err := run(ctx, e, t.shards[i], c)
 	return r, engineErr(err)
 }
 
