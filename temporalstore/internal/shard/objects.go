@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
@@ -447,14 +448,22 @@ func (s *Shard) Read(ctx context.Context, fn func(v *View) error) error {
 		s.mu.RUnlock()
 		return ErrClosed
 	}
-	v := &View{s: s, now: s.opts.Now().UnixMilli()}
+	// fn keeps no v, so views are reused rather than allocated per read.
+	v := viewPool.Get().(*View)
+	v.s, v.now = s, s.opts.Now().UnixMilli()
 	err := fn(v)
 	s.mu.RUnlock()
 	if len(v.decoded) > 0 {
 		s.promote(v.decoded)
+		clear(v.decoded)
+		v.decoded = v.decoded[:0]
 	}
+	v.s = nil
+	viewPool.Put(v)
 	return err
 }
+
+var viewPool = sync.Pool{New: func() any { return new(View) }}
 
 // settleLocked waits, holding the gate exclusively, until every record
 // appended is applied, and returns with s.mu unlocked. It fails when the
