@@ -19,10 +19,39 @@ import (
 // clientsPerConn is how many clients share one gRPC connection to etcd.
 const clientsPerConn = 16
 
+// etcdClients are the benchmark's clientv3 connections to one member,
+// client i writing through connection i/clientsPerConn.
+type etcdClients []*clientv3.Client
+
+// dialEtcd opens the connections concurrency clients share at endpoint.
+func dialEtcd(endpoint string, concurrency int) (etcdClients, error) {
+	var cs etcdClients
+	for range (concurrency + clientsPerConn - 1) / clientsPerConn {
+		cl, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			cs.close()
+			return nil, err
+		}
+		cs = append(cs, cl)
+	}
+	return cs, nil
+}
+
+func (cs etcdClients) Put(ctx context.Context, client int, key, value []byte) error {
+	_, err := cs[client/clientsPerConn].Put(ctx, string(key), string(value))
+	return err
+}
+
+func (cs etcdClients) close() {
+	for _, cl := range cs {
+		cl.Close()
+	}
+}
+
 // etcdCluster is three embedded etcd members on loopback TCP.
 type etcdCluster struct {
 	members []*embed.Etcd
-	clients []*clientv3.Client
+	etcdClients
 }
 
 func freeURLs(n int) ([]url.URL, error) {
@@ -96,21 +125,11 @@ func startEtcd(ctx context.Context, dir string, concurrency int) (*etcdCluster, 
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	ep := lead.Clients[0].Addr().String()
-	for range (concurrency + clientsPerConn - 1) / clientsPerConn {
-		cl, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
-		if err != nil {
-			c.Close()
-			return nil, err
-		}
-		c.clients = append(c.clients, cl)
+	if c.etcdClients, err = dialEtcd(lead.Clients[0].Addr().String(), concurrency); err != nil {
+		c.Close()
+		return nil, err
 	}
 	return c, nil
-}
-
-func (c *etcdCluster) Put(ctx context.Context, client int, key, value []byte) error {
-	_, err := c.clients[client/clientsPerConn].Put(ctx, string(key), string(value))
-	return err
 }
 
 // Fsyncs reads etcd's WAL fsync histogram. Its metrics are registered on
@@ -134,9 +153,7 @@ func (c *etcdCluster) Fsyncs() (uint64, error) {
 }
 
 func (c *etcdCluster) Close() error {
-	for _, cl := range c.clients {
-		cl.Close()
-	}
+	c.etcdClients.close()
 	for _, e := range c.members {
 		e.Close()
 	}

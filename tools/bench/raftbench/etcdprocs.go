@@ -74,8 +74,8 @@ func MaybeRunEtcdMember() {
 
 // etcdProcs is three etcd member processes.
 type etcdProcs struct {
-	cmds    []*exec.Cmd
-	clients []*clientv3.Client
+	cmds []*exec.Cmd
+	etcdClients
 	metrics []string
 }
 
@@ -146,20 +146,11 @@ func startEtcdProcs(ctx context.Context, dir string, concurrency int) (*etcdProc
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	for range (concurrency + clientsPerConn - 1) / clientsPerConn {
-		cl, err := clientv3.New(clientv3.Config{Endpoints: []string{lead}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
-		if err != nil {
-			c.Close()
-			return nil, err
-		}
-		c.clients = append(c.clients, cl)
+	if c.etcdClients, err = dialEtcd(lead, concurrency); err != nil {
+		c.Close()
+		return nil, err
 	}
 	return c, nil
-}
-
-func (c *etcdProcs) Put(ctx context.Context, client int, key, value []byte) error {
-	_, err := c.clients[client/clientsPerConn].Put(ctx, string(key), string(value))
-	return err
 }
 
 // Fsyncs sums the members' WAL fsync counts, scraped from their /metrics.
@@ -191,9 +182,7 @@ func (c *etcdProcs) Fsyncs() (uint64, error) {
 }
 
 func (c *etcdProcs) Close() error {
-	for _, cl := range c.clients {
-		cl.Close()
-	}
+	c.etcdClients.close()
 	for _, cmd := range c.cmds {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
