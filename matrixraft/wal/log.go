@@ -30,9 +30,13 @@ type Log struct {
 	dir  string
 	opts Options
 	lock *os.File
-	enc  *zstd.Encoder // nil when compression is off
+	enc  *zstd.Encoder // CompressionDefault's
 	dec  *zstd.Decoder
-	bufs sync.Pool // *[]byte scratch for compression
+	// compress encodes a record into dst's capacity as a frame of type
+	// compressed; nil when compression is off.
+	compress   func(dst, src []byte) []byte
+	compressed byte
+	bufs       sync.Pool // *[]byte scratch for compression
 
 	compressMisses atomic.Uint32 // attempts in a row that saved under 1/16
 	compressProbe  atomic.Uint32
@@ -143,6 +147,10 @@ func Open(dir string, opts Options) (*Log, error) {
 			lock.Close()
 			return nil, fmt.Errorf("wal: zstd encoder: %w", err)
 		}
+		l.compress, l.compressed = func(dst, src []byte) []byte { return l.enc.EncodeAll(src, dst[:0]) }, typeRecordZstd
+	}
+	if opts.Compression == CompressionFast {
+		l.compress, l.compressed = s2Encode, typeRecordS2
 	}
 	if err := l.load(); err != nil {
 		l.closeFiles()
@@ -371,22 +379,12 @@ func (l *Log) checkSize(data []byte) error {
 func (l *Log) prepare(fr *frame, data []byte) {
 	fr.payload = data
 	typ := typeRecord
-	compress := l.enc != nil || l.opts.Compression == CompressionFast
-	if compress && len(data) >= l.opts.CompressMinSize && l.shouldTryCompress() {
+	if l.compress != nil && len(data) >= l.opts.CompressMinSize && l.shouldTryCompress() {
 		scratch := l.bufs.Get().(*[]byte)
-		var out []byte
-		ctyp := typeRecordZstd
-		if l.enc != nil {
-			out = l.enc.EncodeAll(data, (*scratch)[:0])
-		} else {
-			if n := s2.MaxEncodedLen(len(data)); cap(*scratch) < n {
-				*scratch = make([]byte, 0, n)
-			}
-			out, ctyp = s2.Encode((*scratch)[:cap(*scratch)], data), typeRecordS2
-		}
+		out := l.compress(*scratch, data)
 		*scratch = out
 		if len(out) < len(data) {
-			fr.payload, typ, fr.scratch = out, ctyp, scratch
+			fr.payload, typ, fr.scratch = out, l.compressed, scratch
 		} else {
 			l.bufs.Put(scratch)
 		}
@@ -397,6 +395,15 @@ func (l *Log) prepare(fr *frame, data []byte) {
 		}
 	}
 	putFrameHeader(fr.hdr[:], typ, fr.payload)
+}
+
+// s2Encode is CompressionFast's encoder: S2 needs room for its worst case
+// up front.
+func s2Encode(dst, src []byte) []byte {
+	if n := s2.MaxEncodedLen(len(src)); cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	return s2.Encode(dst[:cap(dst)], src)
 }
 
 // Compression is skipped for records that will not shrink: after
