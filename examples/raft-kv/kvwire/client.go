@@ -217,7 +217,7 @@ func (c *Client) writeLoop() {
 func (c *Client) readLoop() {
 	br := bufio.NewReaderSize(c.conn, 64<<10)
 	for {
-		body, err := readFrame(br, nil)
+		body, err := readFrame(br)
 		if err != nil {
 			c.fail(fmt.Errorf("kvwire: read: %w", err))
 			return

@@ -130,9 +130,9 @@ func DecodeResponse(body []byte) (Response, error) {
 	return r, nil
 }
 
-// readFrame reads one frame's body into buf (grown as needed) and returns
-// it.
-func readFrame(r io.Reader, buf []byte) ([]byte, error) {
+// readFrame reads one frame's body into a buffer of its own, which the
+// caller may keep.
+func readFrame(r io.Reader) ([]byte, error) {
 	var h [headerLen]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
 		return nil, err
@@ -141,10 +141,7 @@ func readFrame(r io.Reader, buf []byte) ([]byte, error) {
 	if n > MaxFrame {
 		return nil, fmt.Errorf("%w: %d bytes", ErrFrameTooLarge, n)
 	}
-	if cap(buf) < int(n) {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
+	buf := make([]byte, n)
 	if _, err := io.ReadFull(r, buf); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF

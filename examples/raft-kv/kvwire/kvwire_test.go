@@ -221,7 +221,7 @@ func TestServerAnswersMalformedAndGoesOn(t *testing.T) {
 	require.NoError(t, err)
 	got := map[uint64]Status{}
 	for range 2 {
-		body, err := readFrame(conn, nil)
+		body, err := readFrame(conn)
 		require.NoError(t, err)
 		r, err := DecodeResponse(body)
 		require.NoError(t, err)
@@ -234,7 +234,7 @@ func TestServerAnswersMalformedAndGoesOn(t *testing.T) {
 	_, err = conn.Write(binary.BigEndian.AppendUint32(nil, MaxFrame+1))
 	require.NoError(t, err)
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
-	_, err = readFrame(conn, nil)
+	_, err = readFrame(conn)
 	require.Error(t, err)
 	var ne net.Error
 	require.False(t, errors.As(err, &ne) && ne.Timeout(), "the server kept the connection open")

@@ -126,17 +126,16 @@ func (s *Server) serveConn(conn net.Conn) {
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		if err := writeResponses(conn, out); err != nil && !isClosedConn(err) {
+		if err := writeResponses(conn, out); err != nil && !errors.Is(err, net.ErrClosed) {
 			s.opts.Logger.Debug("kvwire: write", "remote", conn.RemoteAddr().String(), "err", err)
 		}
 	}()
 	var handlers sync.WaitGroup
 	br := bufio.NewReaderSize(conn, 64<<10)
 	for {
-		// A fresh buffer per frame: the handler may keep the value.
-		body, err := readFrame(br, nil)
+		body, err := readFrame(br) // the handler may keep the value
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !isClosedConn(err) {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				s.opts.Logger.Debug("kvwire: read", "remote", conn.RemoteAddr().String(), "err", err)
 			}
 			break
@@ -185,8 +184,4 @@ func writeResponses(w io.Writer, out <-chan Response) error {
 		}
 	}
 	return werr
-}
-
-func isClosedConn(err error) bool {
-	return errors.Is(err, net.ErrClosed)
 }
