@@ -200,8 +200,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	a := &api{node: node, tr: tr, st: st, cfg: c, log: log}
 	srv := &http.Server{
-		Handler:           newAPI(node, tr, st, c, log),
+		Handler:           a.routes(),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
 	errc := make(chan error, 2)
@@ -213,7 +214,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 		kvAddr = kvLn.Addr().String()
-		kv := kvwire.NewServer(newWireHandler(node, st, c), kvwire.ServerOptions{Logger: log})
+		kv := kvwire.NewServer(a.serveWire, kvwire.ServerOptions{Logger: log})
 		defer kv.Close()
 		go func() {
 			if err := kv.Serve(kvLn); !errors.Is(err, kvwire.ErrServerClosed) {
@@ -237,7 +238,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	return err
 }
 
-// api serves the HTTP interface of one node.
+// api serves one node's HTTP interface and its kvwire requests.
 type api struct {
 	node *matrixraft.Node
 	tr   *tcptransport.Transport
@@ -249,8 +250,8 @@ type api struct {
 // maxValueSize bounds a PUT body: well under raft's message size.
 const maxValueSize = 512 << 10
 
-func newAPI(node *matrixraft.Node, tr *tcptransport.Transport, st *store, cfg config, log *slog.Logger) http.Handler {
-	a := &api{node: node, tr: tr, st: st, cfg: cfg, log: log}
+// routes is the HTTP interface.
+func (a *api) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /kv/{key}", a.put)
 	mux.HandleFunc("GET /kv/{key}", a.get)
@@ -265,14 +266,31 @@ func (a *api) put(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.requestTimeout)
-	defer cancel()
-	_, err = a.node.Propose(ctx, encodePut(key, value))
-	if err != nil {
+	if err := a.write(r.Context(), key, value); err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// write puts key = value through raft and returns once it is applied
+// here, or fails after the request timeout.
+func (a *api) write(ctx context.Context, key string, value []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.requestTimeout)
+	defer cancel()
+	_, err := a.node.Propose(ctx, encodePut(key, value))
+	return err
+}
+
+// read returns key's value once a read in mode may see it.
+func (a *api) read(ctx context.Context, key string, mode matrixraft.ReadMode) ([]byte, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.requestTimeout)
+	defer cancel()
+	if err := a.node.Read(ctx, mode); err != nil {
+		return nil, false, err
+	}
+	v, ok := a.st.get(key)
+	return v, ok, nil
 }
 
 func (a *api) get(w http.ResponseWriter, r *http.Request) {
@@ -280,13 +298,11 @@ func (a *api) get(w http.ResponseWriter, r *http.Request) {
 	if s := r.URL.Query().Get("stale"); s == "1" || s == "true" {
 		mode = matrixraft.ReadStale
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.requestTimeout)
-	defer cancel()
-	if err := a.node.Read(ctx, mode); err != nil {
+	v, ok, err := a.read(r.Context(), r.PathValue("key"), mode)
+	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	v, ok := a.st.get(r.PathValue("key"))
 	if !ok {
 		http.Error(w, "no such key", http.StatusNotFound)
 		return
@@ -335,38 +351,34 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// newWireHandler serves kvwire requests as the HTTP API serves PUT and
-// GET, with the same timeouts and the same meaning of each failure.
-func newWireHandler(node *matrixraft.Node, st *store, cfg config) kvwire.Handler {
-	return func(ctx context.Context, req kvwire.Request) (kvwire.Status, []byte) {
-		ctx, cancel := context.WithTimeout(ctx, cfg.requestTimeout)
-		defer cancel()
-		if req.Op == kvwire.OpPut {
-			if len(req.Value) > maxValueSize {
-				return kvwire.StatusBadRequest, []byte("value over 512 KiB")
-			}
-			if _, err := node.Propose(ctx, encodePut(req.Key, req.Value)); err != nil {
-				return wireStatus(node, err)
-			}
-			return kvwire.StatusOK, nil
+// serveWire is the kvwire handler: PUT and GET's meaning, with the same
+// timeouts and failures.
+func (a *api) serveWire(ctx context.Context, req kvwire.Request) (kvwire.Status, []byte) {
+	if req.Op == kvwire.OpPut {
+		if len(req.Value) > maxValueSize {
+			return kvwire.StatusBadRequest, []byte("value over 512 KiB")
 		}
-		mode := matrixraft.ReadLinearizable
-		if req.Op == kvwire.OpStaleGet {
-			mode = matrixraft.ReadStale
+		if err := a.write(ctx, req.Key, req.Value); err != nil {
+			return wireStatus(err)
 		}
-		if err := node.Read(ctx, mode); err != nil {
-			return wireStatus(node, err)
-		}
-		v, ok := st.get(req.Key)
-		if !ok {
-			return kvwire.StatusNotFound, nil
-		}
-		return kvwire.StatusOK, v
+		return kvwire.StatusOK, nil
 	}
+	mode := matrixraft.ReadLinearizable
+	if req.Op == kvwire.OpStaleGet {
+		mode = matrixraft.ReadStale
+	}
+	v, ok, err := a.read(ctx, req.Key, mode)
+	switch {
+	case err != nil:
+		return wireStatus(err)
+	case !ok:
+		return kvwire.StatusNotFound, nil
+	}
+	return kvwire.StatusOK, v
 }
 
 // wireStatus is fail's mapping for kvwire.
-func wireStatus(node *matrixraft.Node, err error) (kvwire.Status, []byte) {
+func wireStatus(err error) (kvwire.Status, []byte) {
 	var nl *matrixraft.NotLeaderError
 	switch {
 	case errors.As(err, &nl):
