@@ -100,10 +100,6 @@ type Node struct {
 	confState *pb.ConfState
 	snapIndex uint64
 	isLeader  bool
-	// termStart is the index of this leader's first entry of its term,
-	// 0 when not leading: a linearizable read waits for it to be applied
-	// (see afterApply).
-	termStart uint64
 	ticks     uint64
 	pending   []*readReq
 	inflight  *readBatch
@@ -749,16 +745,6 @@ func (n *Node) observe(rd raft.Ready) {
 	if rd.HardState != nil {
 		n.term.Store(rd.HardState.GetTerm())
 	}
-	if !n.isLeader {
-		n.termStart = 0
-	} else if n.termStart == 0 {
-		for _, e := range rd.Entries {
-			if e.GetTerm() == n.term.Load() {
-				n.termStart = e.GetIndex()
-				break
-			}
-		}
-	}
 }
 
 func (n *Node) handleReady(rd raft.Ready) error {
@@ -826,13 +812,7 @@ func (n *Node) handleReady(rd raft.Ready) error {
 func (n *Node) afterApply(rd raft.Ready) {
 	for _, rs := range rd.ReadStates {
 		if b := n.inflight; b != nil && len(rs.RequestCtx) == 8 && binary.BigEndian.Uint64(rs.RequestCtx) == b.id {
-			// A sole voter's raft answers a read with its commit index
-			// at once, before it has committed an entry of its own term,
-			// so after a restart that index can precede entries the
-			// last term applied and acknowledged. Waiting for the term's
-			// first entry covers them, as a leader of several voters
-			// does before it answers.
-			n.waits = append(n.waits, appliedWait{index: max(rs.Index, n.termStart), reqs: b.reqs})
+			n.waits = append(n.waits, appliedWait{index: rs.Index, reqs: b.reqs})
 			n.inflight = nil
 		}
 	}
