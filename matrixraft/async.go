@@ -222,6 +222,9 @@ func (n *Node) handleReadyAsync(rd raft.Ready) error {
 			_ = n.rn.Step(context.Background(), r)
 		}
 	}
+	// raft takes the step on its own goroutine, so a conf change may
+	// still race it; a replaced one is answered ErrProposalDropped.
+	n.advanced.Store(n.applied.Load())
 	n.afterApply(rd)
 	if err := n.maybeSnapshot(); err != nil {
 		return err

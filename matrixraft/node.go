@@ -79,6 +79,19 @@ type Node struct {
 	lmu        sync.Mutex
 	leaderWake chan struct{} // closed and replaced on every leader change
 
+	// Membership changes go one at a time per node (confMu). raft's leader
+	// silently replaces a conf change with an empty entry while an earlier
+	// one may be unapplied, so a change is proposed only once raft has
+	// been told of an applied index at confBarrier (this leader's first
+	// entry, the last conf change appended; 0 when not leading); advanced
+	// is that told index. confQueue (under wmu) holds, in order, the
+	// requests of this node's conf changes raft has taken but not yet
+	// appended, so a replaced one is answered ErrProposalDropped.
+	confMu      sync.Mutex
+	confBarrier atomic.Uint64
+	advanced    atomic.Uint64
+	confQueue   []uint64
+
 	snapDone chan error // a background snapshot write finished
 	sendMu   sync.Mutex // one Transport.Send at a time
 	// snapReq carries a Host's requests for a snapshot before
@@ -100,6 +113,10 @@ type Node struct {
 	confState *pb.ConfState
 	snapIndex uint64
 	isLeader  bool
+	// termStart is the index of this leader's first entry of its term,
+	// 0 when not leading: a linearizable read waits for it to be applied
+	// (see afterApply).
+	termStart uint64
 	ticks     uint64
 	pending   []*readReq
 	inflight  *readBatch
@@ -562,17 +579,28 @@ func (n *Node) changeMembership(ctx context.Context, typ pb.ConfChangeType, id u
 	if typ != pb.ConfChangeRemoveNode && n.isRemovedID(id) {
 		return fmt.Errorf("%w: %d", ErrIDReused, id)
 	}
-	if lead := n.leader.Load(); lead != n.id {
-		return &NotLeaderError{Leader: lead}
+	n.confMu.Lock()
+	defer n.confMu.Unlock()
+	if err := n.awaitConfTurn(ctx); err != nil {
+		return err
+	}
+	// Everything before this leader's term is applied now, a removal
+	// included.
+	if typ != pb.ConfChangeRemoveNode && n.isRemovedID(id) {
+		return fmt.Errorf("%w: %d", ErrIDReused, id)
 	}
 	req := n.nextReq.Add(1)
 	ch := n.register(req)
 	defer n.unregister(req)
+	n.wmu.Lock()
+	n.confQueue = append(n.confQueue, req)
+	n.wmu.Unlock()
 	cc := &pb.ConfChangeV2{
 		Changes: []*pb.ConfChangeSingle{{Type: new(typ), NodeId: new(id)}},
 		Context: encodeCCContext(n.id, req, addr),
 	}
 	if err := n.rn.ProposeConfChange(ctx, cc); err != nil {
+		n.confTaken(req)
 		if errors.Is(err, raft.ErrProposalDropped) {
 			return ErrProposalDropped
 		}
@@ -586,6 +614,109 @@ func (n *Node) changeMembership(ctx context.Context, typ pb.ConfChangeType, id u
 	case <-n.donec:
 		return n.stoppedErr()
 	}
+}
+
+// awaitConfTurn waits until raft's leader here would take a conf change
+// rather than replace it: it has been told of an applied index at
+// confBarrier. Conf changes are rare, so it polls.
+func (n *Node) awaitConfTurn(ctx context.Context) error {
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		if lead := n.leader.Load(); lead != n.id {
+			return &NotLeaderError{Leader: lead}
+		}
+		if b := n.confBarrier.Load(); b != 0 && n.advanced.Load() >= b {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.donec:
+			return n.stoppedErr()
+		case <-t.C:
+		}
+	}
+}
+
+// confTaken removes req from confQueue: its entry was appended, or raft
+// refused it outright.
+func (n *Node) confTaken(req uint64) {
+	n.wmu.Lock()
+	defer n.wmu.Unlock()
+	if i := slices.Index(n.confQueue, req); i >= 0 {
+		n.confQueue = slices.Delete(n.confQueue, i, i+1)
+	}
+}
+
+// confDropped answers the oldest queued conf change: raft appended an
+// empty entry in its place.
+func (n *Node) confDropped() {
+	n.wmu.Lock()
+	if len(n.confQueue) == 0 {
+		n.wmu.Unlock()
+		return
+	}
+	req := n.confQueue[0]
+	n.confQueue = n.confQueue[1:]
+	n.wmu.Unlock()
+	n.deliver(req, result{err: ErrProposalDropped})
+}
+
+// observeOwnEntries tracks a leader's entries of its own term: its first
+// one, its conf changes and the empty entries raft put in place of conf
+// changes it refused.
+func (n *Node) observeOwnEntries(ents []*pb.Entry) {
+	term := n.term.Load()
+	for _, e := range ents {
+		if e.GetTerm() != term {
+			continue
+		}
+		if n.termStart == 0 {
+			n.termStart = e.GetIndex()
+			n.raiseConfBarrier(e.GetIndex())
+		}
+		switch e.GetType() {
+		case pb.EntryConfChange, pb.EntryConfChangeV2:
+			n.raiseConfBarrier(e.GetIndex())
+			if origin, req := confChangeOrigin(e); origin == n.id {
+				n.confTaken(req)
+			}
+		case pb.EntryNormal:
+			// Every proposal carries an envelope; raft's own empty entry
+			// opens the term.
+			if len(e.GetData()) == 0 && e.GetIndex() != n.termStart {
+				n.confDropped()
+			}
+		}
+	}
+}
+
+func (n *Node) raiseConfBarrier(index uint64) {
+	if index > n.confBarrier.Load() {
+		n.confBarrier.Store(index) // only the loop writes it
+	}
+}
+
+// confChangeOrigin returns the node and request that proposed a conf
+// change entry, zeros when it is not one of ours.
+func confChangeOrigin(e *pb.Entry) (origin, req uint64) {
+	var ctx []byte
+	if e.GetType() == pb.EntryConfChange {
+		var v1 pb.ConfChange
+		if proto.Unmarshal(e.GetData(), &v1) != nil {
+			return 0, 0
+		}
+		ctx = v1.GetContext()
+	} else {
+		var v2 pb.ConfChangeV2
+		if proto.Unmarshal(e.GetData(), &v2) != nil {
+			return 0, 0
+		}
+		ctx = v2.GetContext()
+	}
+	origin, req, _ = decodeCCContext(ctx)
+	return origin, req
 }
 
 // removedIDs is read outside the loop under a copy-on-write snapshot.
@@ -625,6 +756,7 @@ func (n *Node) run() {
 					return
 				}
 				n.rn.Advance()
+				n.advanced.Store(n.applied.Load())
 			}
 			if n.failUpTo != 0 {
 				n.failWaiters(n.failUpTo, ErrUnknownOutcome)
@@ -733,6 +865,9 @@ func (n *Node) observe(rd raft.Ready) {
 			// Proposals waiting now may be lost with the old leader's
 			// term; they are answered once this Ready is applied.
 			n.failUpTo = n.nextReq.Load()
+			n.wmu.Lock()
+			n.confQueue = nil
+			n.wmu.Unlock()
 			n.lmu.Lock()
 			close(n.leaderWake)
 			n.leaderWake = make(chan struct{})
@@ -745,6 +880,12 @@ func (n *Node) observe(rd raft.Ready) {
 	if rd.HardState != nil {
 		n.term.Store(rd.HardState.GetTerm())
 	}
+	if !n.isLeader {
+		n.termStart = 0
+		n.confBarrier.Store(0)
+		return
+	}
+	n.observeOwnEntries(rd.Entries)
 }
 
 func (n *Node) handleReady(rd raft.Ready) error {
@@ -812,7 +953,13 @@ func (n *Node) handleReady(rd raft.Ready) error {
 func (n *Node) afterApply(rd raft.Ready) {
 	for _, rs := range rd.ReadStates {
 		if b := n.inflight; b != nil && len(rs.RequestCtx) == 8 && binary.BigEndian.Uint64(rs.RequestCtx) == b.id {
-			n.waits = append(n.waits, appliedWait{index: rs.Index, reqs: b.reqs})
+			// A sole voter's raft answers a read with its commit index
+			// at once, before it has committed an entry of its own term,
+			// so after a restart that index can precede entries the
+			// last term applied and acknowledged. Waiting for the term's
+			// first entry covers them, as a leader of several voters
+			// does before it answers.
+			n.waits = append(n.waits, appliedWait{index: max(rs.Index, n.termStart), reqs: b.reqs})
 			n.inflight = nil
 		}
 	}
