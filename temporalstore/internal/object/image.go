@@ -127,7 +127,7 @@ func Decode(b []byte) (*Object, []byte, error) {
 					return nil, nil, fmt.Errorf("%w: series timestamps out of order", ErrImage)
 				}
 			}
-			o.Series.Upsert(ts, clone(v))
+			o.Series.Upsert(ts, v)
 			continue
 		}
 		a, err := d.bytes()

@@ -124,3 +124,26 @@ func TestRollupEqualsScan(t *testing.T) {
 	require.NotNil(t, s.roll)
 	require.Equal(t, s.ScanAggregate(0, next), s.Aggregate(0, next))
 }
+
+// Upsert copies its value: the caller's buffer can be reused at once, and
+// a value read back cannot be grown over its neighbour's bytes.
+func TestSeriesUpsertCopies(t *testing.T) {
+	s := New(KindSeries, []byte("f")).Series
+	buf := []byte("aaaa")
+	s.Upsert(1, buf)
+	copy(buf, "bbbb")
+	s.Upsert(2, buf)
+	big := make([]byte, slabMaxValue+1)
+	s.Upsert(3, big)
+	big[0] = 'x'
+	_, v1 := s.At(0)
+	_, v2 := s.At(1)
+	_, v3 := s.At(2)
+	require.Equal(t, "aaaa", string(v1))
+	require.Equal(t, "bbbb", string(v2))
+	require.Zero(t, v3[0])
+	_ = append(v1, "zz"...)
+	_, v2 = s.At(1)
+	require.Equal(t, "bbbb", string(v2))
+	require.Equal(t, int64(8+slabMaxValue+1), s.Bytes())
+}

@@ -308,7 +308,7 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 			pairs = 3
 		}
 		for i := pairs; i+1 < len(a); i += 2 {
-			o.Series.Upsert(varintArg(a, i), clone(a[i+1]))
+			o.Series.Upsert(varintArg(a, i), a[i+1])
 		}
 		if keep := uvarintArg(a, 0); keep > 0 {
 			o.Series.TrimOldest(int(min(keep, math.MaxInt32)))
