@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,19 +28,45 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// server is a running server process and the log it has written so far.
+type server struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	done chan struct{} // closed once stderr is read to its end
+}
+
+func (s *server) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// stop sends SIGTERM and waits for the process, after its last log line
+// is read: Wait closes the pipe, and lines not yet read would be lost.
+func (s *server) stop() error {
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	<-s.done
+	return s.cmd.Wait()
+}
+
 // startServer runs the built binary and waits for its "ready" log line.
-func startServer(t *testing.T, bin string, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	cmd := exec.Command(bin, args...)
-	stderr, err := cmd.StderrPipe()
+func startServer(t *testing.T, bin string, args ...string) *server {
+	s := &server{cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	stderr, err := s.cmd.StderrPipe()
 	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	var log bytes.Buffer
+	require.NoError(t, s.cmd.Start())
 	ready := make(chan struct{})
 	go func() {
+		defer close(s.done)
 		sc := bufio.NewScanner(stderr)
 		once := false
 		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
+			s.mu.Lock()
+			s.buf.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
 			if !once && strings.Contains(sc.Text(), "msg=ready") {
 				once = true
 				close(ready)
@@ -49,10 +76,10 @@ func startServer(t *testing.T, bin string, args ...string) (*exec.Cmd, *bytes.Bu
 	select {
 	case <-ready:
 	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("server did not become ready:\n%s", log.String())
+		s.cmd.Process.Kill()
+		t.Fatalf("server did not become ready:\n%s", s.log())
 	}
-	return cmd, &log
+	return s
 }
 
 // The server starts on a data directory, serves RESP, stops cleanly on
@@ -64,10 +91,10 @@ func TestServeStopRestart(t *testing.T) {
 	data := t.TempDir()
 	respAddr, httpAddr, s3Addr := freeAddr(t), freeAddr(t), freeAddr(t)
 	args := []string{"--data", data, "--resp", respAddr, "--http", httpAddr, "--s3", s3Addr}
-	cmd, log := startServer(t, bin, args...)
-	require.Contains(t, log.String(), "surface=resp addr="+respAddr)
-	require.Contains(t, log.String(), "surface=http addr="+httpAddr)
-	require.Contains(t, log.String(), "surface=s3 addr="+s3Addr)
+	srv := startServer(t, bin, args...)
+	require.Contains(t, srv.log(), "surface=resp addr="+respAddr)
+	require.Contains(t, srv.log(), "surface=http addr="+httpAddr)
+	require.Contains(t, srv.log(), "surface=s3 addr="+s3Addr)
 	ctx := t.Context()
 	c := redis.NewClient(&redis.Options{Addr: respAddr})
 	defer c.Close()
@@ -86,20 +113,16 @@ func TestServeStopRestart(t *testing.T) {
 	require.NoError(t, err)
 	ready.Body.Close()
 	require.Equal(t, 200, ready.StatusCode)
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, cmd.Wait(), log.String())
-	require.Contains(t, log.String(), "msg=stopped")
+	require.NoError(t, srv.stop(), srv.log())
+	require.Contains(t, srv.log(), "msg=stopped")
 	images, _ := filepath.Glob(filepath.Join(data, "engine", "*", "*", "*", "checkpoint-*.img"))
 	require.NotEmpty(t, images, "shutdown checkpoints every shard")
 
-	cmd, log = startServer(t, bin, args...)
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	}()
+	srv = startServer(t, bin, args...)
+	defer func() { _ = srv.stop() }()
 	c2 := redis.NewClient(&redis.Options{Addr: respAddr})
 	defer c2.Close()
-	require.Equal(t, "hello", c2.Get(ctx, "greeting").Val(), log.String())
+	require.Equal(t, "hello", c2.Get(ctx, "greeting").Val(), srv.log())
 	require.Equal(t, []string{"a", "b"}, c2.LRange(ctx, "queue", 0, -1).Val())
 }
 
