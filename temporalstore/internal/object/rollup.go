@@ -19,6 +19,18 @@ import (
 // Rollup widths, in ms, coarsest first.
 var rollWidths = [...]int64{86_400_000, 3_600_000, 60_000, 1_000}
 
+// The 1 s level is kept only where it saves work: for a series of fewer
+// than fineMinPerSec points a second a 1 s cell holds about one point, and
+// its map entry costs more than twice the point (106 B against 40 B at one
+// point a second); the window's edges are then scanned from the points,
+// at most a minute's worth each. A series whose edge scans read more than
+// fineEscalate points in one aggregate gets the 1 s level from then on.
+const (
+	fineMinPerSec = 4
+	fineEscalate  = 2048
+	fineLevel     = len(rollWidths) - 1
+)
+
 // ParseValue reads a point's value as the aggregators do: a decimal i64
 // after leading ASCII whitespace.
 func ParseValue(v []byte) (int64, bool) {
@@ -71,6 +83,7 @@ type cell struct {
 }
 
 type rollup struct {
+	// levels[fineLevel] is nil when the 1 s level is not kept.
 	levels [len(rollWidths)]map[int64]cell
 	points int64
 }
@@ -89,18 +102,31 @@ func floorCell(ts, w int64) int64 {
 // hold the shard's write lock and touch it alone.
 type rollMu = sync.Mutex
 
-func newRollup() *rollup {
+func newRollup(fine bool) *rollup {
 	r := &rollup{}
 	for i := range r.levels {
-		r.levels[i] = map[int64]cell{}
+		if i != fineLevel || fine {
+			r.levels[i] = map[int64]cell{}
+		}
 	}
 	return r
+}
+
+// finest is the width of the finest level kept.
+func (r *rollup) finest() int64 {
+	if r.levels[fineLevel] == nil {
+		return rollWidths[fineLevel-1]
+	}
+	return rollWidths[fineLevel]
 }
 
 // add counts the point (ts, v) in every level.
 func (r *rollup) add(ts int64, v []byte) {
 	n, ok := ParseValue(v)
 	for i, w := range rollWidths {
+		if r.levels[i] == nil {
+			continue
+		}
 		start := floorCell(ts, w)
 		c := r.levels[i][start]
 		c.addValue(n, ok)
@@ -113,6 +139,9 @@ func (r *rollup) add(ts int64, v []byte) {
 func (r *rollup) remove(ts int64, v []byte) {
 	n, ok := ParseValue(v)
 	for i, w := range rollWidths {
+		if r.levels[i] == nil {
+			continue
+		}
 		start := floorCell(ts, w)
 		c, ok2 := r.levels[i][start]
 		if !ok2 {
@@ -151,23 +180,28 @@ func (s *Series) Aggregate(start, end int64) Agg {
 	defer s.rollMu.Unlock()
 	if s.roll == nil || s.roll.points != int64(len(s.ts)) {
 		// First use, or found inconsistent with the points: rebuild.
-		s.roll = newRollup()
+		s.roll = newRollup(s.rollFine || s.dense())
 		for i := range s.ts {
 			s.roll.add(s.ts[i], s.vals[i])
 		}
 	}
+	finest := s.roll.finest()
+	scanned := 0
 	for p := start; p <= end; {
 		lvl, w := -1, int64(1)
 		for i, cw := range rollWidths {
-			if floorCell(p, cw) == p && p+cw-1 <= end {
+			if s.roll.levels[i] != nil && floorCell(p, cw) == p && p+cw-1 <= end {
 				lvl, w = i, cw
 				break
 			}
 		}
 		if lvl < 0 {
-			// An unaligned edge: scan its points up to the next second.
-			stop := min(end, floorCell(p, 1000)+999)
-			s.scan(p, stop, &a)
+			// An unaligned edge: scan its points up to the next cell of
+			// the finest level.
+			stop := min(end, floorCell(p, finest)+finest-1)
+			lo, hi := s.Window(p, stop)
+			s.scanPoints(lo, hi, &a)
+			scanned += hi - lo
 			p = stop + 1
 			continue
 		}
@@ -182,7 +216,23 @@ func (s *Series) Aggregate(start, end int64) Agg {
 		}
 		p += w
 	}
+	if scanned > fineEscalate && s.roll.levels[fineLevel] == nil {
+		// Denser here than on average: keep the 1 s level from now on.
+		s.rollFine = true
+		s.roll = nil
+	}
 	return a
+}
+
+// dense reports whether the series averages at least fineMinPerSec points
+// a second over its span.
+func (s *Series) dense() bool {
+	n := int64(len(s.ts))
+	if n < 2 {
+		return false
+	}
+	span := s.ts[n-1] - s.ts[0]
+	return n*1000 >= fineMinPerSec*(span+1000)
 }
 
 // HasRollup reports whether the series keeps a rollup ladder.

@@ -20,9 +20,11 @@ type Series struct {
 	// instead of one scattered allocation per point. A chunk is freed
 	// once no value in it is left.
 	slab []byte
-	// roll is the rollup ladder, once an aggregate asked for it.
-	roll   *rollup
-	rollMu rollMu
+	// roll is the rollup ladder, once an aggregate asked for it; rollFine
+	// says it keeps its 1 s level whatever the series' density.
+	roll     *rollup
+	rollFine bool
+	rollMu   rollMu
 }
 
 // Len is the number of points.

@@ -95,34 +95,77 @@ func TestSeriesImageOutOfOrderIsRefused(t *testing.T) {
 // appends, overwrites (numeric and not), range deletes and trims, over
 // random windows from milliseconds to days.
 func TestRollupEqualsScan(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 9))
-	s := New(KindSeries, []byte("r")).Series
-	next := int64(0)
-	for step := range 20000 {
-		switch r := rng.IntN(100); {
-		case r < 70:
-			next += int64(rng.IntN(5000))
-			v := fmt.Sprint(rng.IntN(2000) - 1000)
-			if rng.IntN(20) == 0 {
-				v = "n/a"
+	// Sparse series keep no 1 s level; dense ones may.
+	for _, tc := range []struct {
+		name    string
+		maxStep int
+	}{{"sparse", 5000}, {"dense", 100}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(8, 9))
+			s := New(KindSeries, []byte("r")).Series
+			next := int64(0)
+			for step := range 20000 {
+				switch r := rng.IntN(100); {
+				case r < 70:
+					next += int64(rng.IntN(tc.maxStep))
+					v := fmt.Sprint(rng.IntN(2000) - 1000)
+					if rng.IntN(20) == 0 {
+						v = "n/a"
+					}
+					s.Upsert(next, []byte(v))
+				case r < 85 && s.Len() > 0:
+					ts, _ := s.At(rng.IntN(s.Len()))
+					s.Upsert(ts, []byte(fmt.Sprint(rng.IntN(5))))
+				case r < 90:
+					a := int64(rng.IntN(int(next + 1)))
+					s.DeleteRange(a, a+int64(rng.IntN(100_000)))
+				case r < 93:
+					s.TrimOldest(max(s.Len()-rng.IntN(50), 0))
+				default:
+					a := int64(rng.IntN(int(next + 1)))
+					b := a + int64(rng.IntN([]int{10, 5_000, 4_000_000, 200_000_000}[rng.IntN(4)]))
+					require.Equal(t, s.ScanAggregate(a, b), s.Aggregate(a, b), "step %d: %d..%d", step, a, b)
+				}
 			}
-			s.Upsert(next, []byte(v))
-		case r < 85 && s.Len() > 0:
-			ts, _ := s.At(rng.IntN(s.Len()))
-			s.Upsert(ts, []byte(fmt.Sprint(rng.IntN(5))))
-		case r < 90:
-			a := int64(rng.IntN(int(next + 1)))
-			s.DeleteRange(a, a+int64(rng.IntN(100_000)))
-		case r < 93:
-			s.TrimOldest(max(s.Len()-rng.IntN(50), 0))
-		default:
-			a := int64(rng.IntN(int(next + 1)))
-			b := a + int64(rng.IntN([]int{10, 5_000, 4_000_000, 200_000_000}[rng.IntN(4)]))
-			require.Equal(t, s.ScanAggregate(a, b), s.Aggregate(a, b), "step %d: %d..%d", step, a, b)
-		}
+			require.Equal(t, s.ScanAggregate(0, next), s.Aggregate(0, next))
+		})
 	}
-	require.NotNil(t, s.roll)
-	require.Equal(t, s.ScanAggregate(0, next), s.Aggregate(0, next))
+}
+
+// The 1 s level is kept for a series of at least fineMinPerSec points a
+// second, and not below.
+func TestRollupFineLevelByDensity(t *testing.T) {
+	for _, tc := range []struct {
+		stepMs int64
+		fine   bool
+	}{{1000, false}, {300, false}, {200, true}, {10, true}} {
+		s := New(KindSeries, []byte("d")).Series
+		for i := range int64(3000) {
+			s.Upsert(i*tc.stepMs, []byte("1"))
+		}
+		end := 2999 * tc.stepMs
+		require.Equal(t, s.ScanAggregate(3, end-3), s.Aggregate(3, end-3))
+		require.Equal(t, tc.fine, s.roll.levels[fineLevel] != nil, "step %d ms", tc.stepMs)
+	}
+}
+
+// A sparse series whose window edges turn out dense (a burst) gets the
+// 1 s level, and its aggregates stay equal to a scan throughout.
+func TestRollupFineLevelOnABurst(t *testing.T) {
+	s := New(KindSeries, []byte("b")).Series
+	for i := range 2000 { // one point a minute: sparse
+		s.Upsert(int64(i)*60_000, []byte(fmt.Sprint(i%7)))
+	}
+	burst := int64(1000*60_000 + 1)
+	for i := range 5000 { // 5000 points within 50 s
+		s.Upsert(burst+int64(i)*10, []byte(fmt.Sprint(i%11)))
+	}
+	end := burst + 50_000
+	require.Equal(t, s.ScanAggregate(0, end), s.Aggregate(0, end))
+	require.Nil(t, s.roll, "dropped, to be rebuilt with the 1 s level")
+	require.Equal(t, s.ScanAggregate(0, end), s.Aggregate(0, end))
+	require.NotNil(t, s.roll.levels[fineLevel])
+	require.Equal(t, s.ScanAggregate(burst+5, end-7), s.Aggregate(burst+5, end-7))
 }
 
 // Upsert copies its value: the caller's buffer can be reused at once, and
