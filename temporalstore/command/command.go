@@ -210,43 +210,80 @@ func (d *decoder) command() (Decoded, error) {
 // the commands before pos without building them, so a read of one key of
 // a large batch costs that key's command, not the batch's.
 func DecodeOne(rec []byte, pos int) (Decoded, int, error) {
+	d, n, err := seek(rec, pos)
+	if err != nil {
+		return Decoded{}, 0, err
+	}
+	c, err := d.command()
+	if err == nil && rec[1] == kindCommand && d.off != len(rec) {
+		err = fmt.Errorf("%w: %d bytes after the command", ErrMalformed, len(rec)-d.off)
+	}
+	return c, n, err
+}
+
+// KeyAt is DecodeOne for the key alone: it returns the key of command
+// pos of rec (a slice of rec) and the record's command count, and
+// allocates nothing. It checks the command only as far as its key.
+func KeyAt(rec []byte, pos int) ([]byte, int, error) {
+	d, n, err := seek(rec, pos)
+	if err != nil {
+		return nil, 0, err
+	}
+	op, err := d.uvarint()
+	if err != nil {
+		return nil, 0, err
+	}
+	if op > 0xffff {
+		return nil, 0, fmt.Errorf("%w: op %d", ErrMalformed, op)
+	}
+	if _, err := d.uvarint(); err != nil { // flags
+		return nil, 0, err
+	}
+	if _, err := d.varint(); err != nil { // time
+		return nil, 0, err
+	}
+	if _, err := d.varint(); err != nil { // expiry
+		return nil, 0, err
+	}
+	key, err := d.bytes()
+	return key, n, err
+}
+
+// seek returns a decoder at the start of command pos of rec, and the
+// record's command count.
+func seek(rec []byte, pos int) (decoder, int, error) {
 	if len(rec) < 2 {
-		return Decoded{}, 0, fmt.Errorf("%w: %d bytes", ErrMalformed, len(rec))
+		return decoder{}, 0, fmt.Errorf("%w: %d bytes", ErrMalformed, len(rec))
 	}
 	if rec[0] != Version {
-		return Decoded{}, 0, fmt.Errorf("%w: version %d (this build reads %d)", ErrVersion, rec[0], Version)
+		return decoder{}, 0, fmt.Errorf("%w: version %d (this build reads %d)", ErrVersion, rec[0], Version)
 	}
 	d := decoder{b: rec, off: 2}
 	switch rec[1] {
 	case kindCommand:
 		if pos != 0 {
-			return Decoded{}, 0, fmt.Errorf("%w: no command %d in a one-command record", ErrMalformed, pos)
+			return decoder{}, 0, fmt.Errorf("%w: no command %d in a one-command record", ErrMalformed, pos)
 		}
-		c, err := d.command()
-		if err == nil && d.off != len(rec) {
-			err = fmt.Errorf("%w: %d bytes after the command", ErrMalformed, len(rec)-d.off)
-		}
-		return c, 1, err
+		return d, 1, nil
 	case kindBatch:
 		n, err := d.uvarint()
 		if err != nil {
-			return Decoded{}, 0, err
+			return decoder{}, 0, err
 		}
 		if n > uint64(len(rec)-d.off)/7 {
-			return Decoded{}, 0, fmt.Errorf("%w: batch of %d commands in %d bytes", ErrMalformed, n, len(rec))
+			return decoder{}, 0, fmt.Errorf("%w: batch of %d commands in %d bytes", ErrMalformed, n, len(rec))
 		}
 		if pos < 0 || uint64(pos) >= n {
-			return Decoded{}, 0, fmt.Errorf("%w: no command %d in a batch of %d", ErrMalformed, pos, n)
+			return decoder{}, 0, fmt.Errorf("%w: no command %d in a batch of %d", ErrMalformed, pos, n)
 		}
 		for range pos {
 			if err := d.skipCommand(); err != nil {
-				return Decoded{}, 0, err
+				return decoder{}, 0, err
 			}
 		}
-		c, err := d.command()
-		return c, int(n), err
+		return d, int(n), nil
 	default:
-		return Decoded{}, 0, fmt.Errorf("%w: record kind %d", ErrMalformed, rec[1])
+		return decoder{}, 0, fmt.Errorf("%w: record kind %d", ErrMalformed, rec[1])
 	}
 }
 

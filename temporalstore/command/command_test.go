@@ -139,9 +139,32 @@ func FuzzDecode(f *testing.F) {
 			require.NoError(t, err)
 			require.Equal(t, len(got), n)
 			equalCommands(t, cs[i:i+1], []Decoded{one})
+			key, n, err := KeyAt(rec, i)
+			require.NoError(t, err)
+			require.Equal(t, len(got), n)
+			require.Equal(t, string(cs[i].Key), string(key))
 		}
 		_, _, err = DecodeOne(rec, len(got))
 		require.ErrorIs(t, err, ErrMalformed)
+		_, _, err = KeyAt(rec, len(got))
+		require.ErrorIs(t, err, ErrMalformed)
+	})
+}
+
+// KeyAt never panics on any record and position.
+func FuzzKeyAt(f *testing.F) {
+	f.Add(AppendBatch(nil, samples), 1)
+	f.Add(Append(nil, &samples[0]), 0)
+	f.Add([]byte{Version, kindBatch, 2}, 1)
+	f.Fuzz(func(t *testing.T, rec []byte, pos int) {
+		key, _, err := KeyAt(rec, pos)
+		if err != nil {
+			return
+		}
+		// Accepted: the key lies inside the record.
+		if len(key) > 0 {
+			require.True(t, len(key) <= len(rec))
+		}
 	})
 }
 
@@ -152,6 +175,11 @@ func TestDecodeOne(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, len(samples), n)
 		equalCommands(t, samples[i:i+1], []Decoded{c})
+		key, n, err := KeyAt(rec, i)
+		require.NoError(t, err)
+		require.Equal(t, len(samples), n)
+		require.Equal(t, string(samples[i].Key), string(key))
+		require.Zero(t, testing.AllocsPerRun(10, func() { _, _, _ = KeyAt(rec, i) }))
 	}
 	one := Append(nil, &samples[0])
 	c, n, err := DecodeOne(one, 0)

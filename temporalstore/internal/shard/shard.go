@@ -332,12 +332,15 @@ func (s *Shard) pointAtRecord(c *command.Command, typ uint32, index uint64, pos 
 // its recordShare) with the error of a failed read. fill says when
 // reading a record fills the record cache.
 type keyMatch struct {
-	s     *Shard
-	key   []byte
-	fill  fillMode
-	cmd   command.Decoded
-	share int64
-	err   error
+	s    *Shard
+	key  []byte
+	fill fillMode
+	// keyOnly: the caller needs the match and share, not cmd, so only
+	// the key is decoded (no allocation).
+	keyOnly bool
+	cmd     command.Decoded
+	share   int64
+	err     error
 }
 
 // fillMode says whether a record read on a cache miss fills the cache.
@@ -359,6 +362,18 @@ const (
 func (m *keyMatch) match(e keyindex.Entry) bool {
 	if isObject(e) {
 		return bytes.Equal(m.s.objs[e.Addr].Key, m.key)
+	}
+	if m.keyOnly {
+		key, n, err := m.s.keyAt(e, m.fill)
+		if err != nil {
+			m.err = err
+			return false
+		}
+		if !bytes.Equal(key, m.key) {
+			return false
+		}
+		m.share = n
+		return true
 	}
 	c, n, err := m.s.recordAt(e, m.fill)
 	if err != nil {
@@ -394,7 +409,7 @@ func recordShare(n, cmds int) int64 { return int64(n) / int64(max(cmds, 1)) }
 
 // putLocked points key's entry at e, accounting for the entry it replaces.
 func (s *Shard) putLocked(key []byte, e keyindex.Entry) {
-	m := &keyMatch{s: s, key: key, fill: fillBatches}
+	m := &keyMatch{s: s, key: key, fill: fillBatches, keyOnly: true}
 	if old, ok := s.index.Put(hashKey(key), e, m.match); ok {
 		s.dropped(old, m.share)
 	}
@@ -402,7 +417,7 @@ func (s *Shard) putLocked(key []byte, e keyindex.Entry) {
 
 // deleteLocked removes key's entry, if any, accounting for it.
 func (s *Shard) deleteLocked(key []byte) {
-	m := &keyMatch{s: s, key: key, fill: fillBatches}
+	m := &keyMatch{s: s, key: key, fill: fillBatches, keyOnly: true}
 	if old, ok := s.index.Delete(hashKey(key), m.match); ok {
 		s.dropped(old, m.share)
 	}
@@ -483,12 +498,32 @@ func (s *Shard) recordAt(e keyindex.Entry, fill fillMode) (command.Decoded, int6
 	if err != nil {
 		return command.Decoded{}, 0, fmt.Errorf("shard: record %d: %w", e.Addr, err)
 	}
+	s.fillOnMiss(e, rec, hit, fill, n)
+	return c, recordShare(len(rec), n), nil
+}
+
+// keyAt is recordAt for the command's key alone.
+func (s *Shard) keyAt(e keyindex.Entry, fill fillMode) ([]byte, int64, error) {
+	rec, hit, err := s.readRecord(e.Addr)
+	if err != nil {
+		return nil, 0, err
+	}
+	key, n, err := command.KeyAt(rec, int(e.Meta>>metaPosShift))
+	if err != nil {
+		return nil, 0, fmt.Errorf("shard: record %d: %w", e.Addr, err)
+	}
+	s.fillOnMiss(e, rec, hit, fill, n)
+	return key, recordShare(len(rec), n), nil
+}
+
+// fillOnMiss caches a record of n commands read from the log, as fill
+// says.
+func (s *Shard) fillOnMiss(e keyindex.Entry, rec []byte, hit bool, fill fillMode, n int) {
 	if !hit && s.opts.Cache != nil && (fill == fillAlways || fill == fillBatches && n > 1) {
 		// A cache that cannot take the record costs a later read, not
 		// correctness.
 		_ = s.opts.Cache.Put(context.Background(), s.cacheKey(e.Addr), rec, matrixcache.PutOptions{})
 	}
-	return c, recordShare(len(rec), n), nil
 }
 
 // Set stores value under key, expiring at expiry (zero: never). It returns
