@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -31,6 +32,9 @@ type Config struct {
 	Dir       string
 	Quick     bool
 	Out       string
+	// Procs, when above 0, is the GOMAXPROCS our server runs with (it runs
+	// in this process); 0 leaves Go's default, one per CPU.
+	Procs int
 }
 
 // DefaultConfig returns the full run, or with quick the reduced one.
@@ -65,6 +69,14 @@ var options = []option{
 	opt("out", "BENCH_OUT", "path", "JSON report path (default <repo root>/bench-results/resp.json)", func(c *Config, v string) error {
 		c.Out = v
 		return nil
+	}),
+	opt("procs", "BENCH_PROCS", "n", "GOMAXPROCS of our server (default: one per CPU); 1 confines it to one core's worth of threads, as Redis's main thread", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil && n < 0 {
+			err = fmt.Errorf("procs %d: not negative", n)
+		}
+		c.Procs = n
+		return err
 	}),
 }
 
@@ -198,6 +210,10 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		}
 	}
 	began := time.Now()
+	if cfg.Procs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
+		log.Info("our server's GOMAXPROCS", "procs", cfg.Procs)
+	}
 	out := cfg.Out
 	if out == "" {
 		p, err := benchkit.ResultPath("resp")
@@ -269,18 +285,19 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		stopRedis()
 	}
 	rep.Conditions = map[string]any{
-		"host":        benchkit.HostConditions(),
-		"filesystem":  benchkit.Filesystem(cfg.Dir),
-		"quick":       cfg.Quick,
-		"clients":     cfg.Clients,
-		"requests":    cfg.Requests,
-		"repeats":     cfg.Repeats,
-		"keyspace":    "redis-benchmark -r 100000",
-		"redis":       "redis-server (Debian) --appendonly yes --appendfsync everysec (async mode) or always (durable mode), --save ''",
-		"ours":        "temporalstore/resp over an engine table of 4 shards, async (synced every 10 ms) or durable (fsync before the reply), in the benchmark's process",
-		"client":      "redis-benchmark from the same package, one process per run",
-		"wall_time":   time.Since(began).Round(time.Millisecond).String(),
-		"ours_commit": benchkit.ModuleVersion("github.com/temporalstore/temporalstore-go/temporalstore"),
+		"host":           benchkit.HostConditions(),
+		"filesystem":     benchkit.Filesystem(cfg.Dir),
+		"quick":          cfg.Quick,
+		"clients":        cfg.Clients,
+		"requests":       cfg.Requests,
+		"repeats":        cfg.Repeats,
+		"our_gomaxprocs": runtime.GOMAXPROCS(0),
+		"keyspace":       "redis-benchmark -r 100000",
+		"redis":          "redis-server (Debian) --appendonly yes --appendfsync everysec (async mode) or always (durable mode), --save ''",
+		"ours":           "temporalstore/resp over an engine table of 4 shards, async (synced every 10 ms) or durable (fsync before the reply), in the benchmark's process",
+		"client":         "redis-benchmark from the same package, one process per run",
+		"wall_time":      time.Since(began).Round(time.Millisecond).String(),
+		"ours_commit":    benchkit.ModuleVersion("github.com/temporalstore/temporalstore-go/temporalstore"),
 	}
 	rep.Summary = summary(rep)
 	if err := benchkit.WriteJSON(out, rep); err != nil {
