@@ -19,8 +19,10 @@ import (
 //
 // Keys must be distinct within a batch because each function reads the
 // state as applied before the batch: a second mutation of a key waits for
-// the next batch, so it sees the first. A mutation that names no key
-// (Mutate) runs in a batch of its own.
+// the next batch, so it sees the first, while mutations of other keys
+// queued behind it still join this one (they were concurrent with it, so
+// either order is theirs). A mutation that names no key (Mutate) runs in
+// a batch of its own, and nothing queued after it passes it.
 
 // mutation is one queued Mutate.
 type mutation struct {
@@ -85,21 +87,8 @@ func (s *Shard) combine(ctx context.Context, key []byte, fn MutateFunc) error {
 		c.mu.Lock()
 	}
 	c.leading = true
-	// A prefix of the queue, from m: unkeyed alone, keyed while distinct.
-	n := 1
-	if m.key != nil {
-		keys := map[string]bool{string(m.key): true}
-		for n < len(c.queue) && n < maxCombine {
-			k := c.queue[n].key
-			if k == nil || keys[string(k)] {
-				break
-			}
-			keys[string(k)] = true
-			n++
-		}
-	}
-	batch := c.queue[:n:n]
-	c.queue = c.queue[n:]
+	batch, rest := takeBatch(c.queue)
+	c.queue = rest
 	c.mu.Unlock()
 
 	s.runMutations(batch)
@@ -113,6 +102,33 @@ func (s *Shard) combine(ctx context.Context, key []byte, fn MutateFunc) error {
 	}
 	c.mu.Unlock()
 	return m.err
+}
+
+// takeBatch splits a queue into the batch its first mutation leads and
+// what stays queued, in order: an unkeyed mutation alone; keyed ones on
+// distinct keys, up to the next unkeyed one, which nothing may pass. A
+// second mutation of a key stays queued for the next batch, and so do the
+// later ones of that key.
+func takeBatch(queue []*mutation) (batch, rest []*mutation) {
+	if queue[0].key == nil {
+		return queue[:1:1], queue[1:]
+	}
+	keys := map[string]bool{string(queue[0].key): true}
+	batch = []*mutation{queue[0]}
+	i := 1
+	for ; i < len(queue) && len(batch) < maxCombine; i++ {
+		q := queue[i]
+		if q.key == nil {
+			break
+		}
+		if k := string(q.key); keys[k] {
+			rest = append(rest, q)
+		} else {
+			keys[k] = true
+			batch = append(batch, q)
+		}
+	}
+	return batch, append(rest, queue[i:]...)
 }
 
 // runMutations runs a batch under the append gate, as the file comment

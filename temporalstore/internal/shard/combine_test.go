@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,4 +75,54 @@ func TestCombinedMutationsShareFsyncs(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, v, string(got))
 	}
+}
+
+// A batch takes the first mutation and every later one on a key not yet
+// taken, up to the first unkeyed one; the rest stay queued in order.
+func TestTakeBatch(t *testing.T) {
+	mk := func(spec string) []*mutation {
+		var q []*mutation
+		for _, k := range strings.Fields(spec) {
+			m := &mutation{}
+			if k != "*" {
+				m.key = []byte(k)
+			}
+			q = append(q, m)
+		}
+		return q
+	}
+	names := func(ms []*mutation) string {
+		var out []string
+		for _, m := range ms {
+			if m.key == nil {
+				out = append(out, "*")
+			} else {
+				out = append(out, string(m.key))
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct{ queue, batch, rest string }{
+		{"a", "a", ""},
+		{"a b c", "a b c", ""},
+		{"a a b", "a b", "a"},
+		{"a b a c b d", "a b c d", "a b"},
+		{"a b * c", "a b", "* c"},
+		{"a a * b", "a", "a * b"},
+		{"* a b", "*", "a b"},
+	} {
+		batch, rest := takeBatch(mk(tc.queue))
+		require.Equal(t, tc.batch, names(batch), tc.queue)
+		require.Equal(t, tc.rest, names(rest), tc.queue)
+	}
+	// maxCombine bounds a batch; what does not fit stays, in order.
+	var q []*mutation
+	for i := range maxCombine + 3 {
+		q = append(q, &mutation{key: fmt.Appendf(nil, "k%d", i)})
+	}
+	q = append(q[:1], append([]*mutation{{key: []byte("k0")}}, q[1:]...)...)
+	batch, rest := takeBatch(q)
+	require.Len(t, batch, maxCombine)
+	require.Equal(t, "k0", string(rest[0].key))
+	require.Len(t, rest, 4)
 }
