@@ -1,9 +1,11 @@
 package shard
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 )
@@ -17,12 +19,17 @@ import (
 // commit that plain writes get. While a batch is being made durable the
 // next queue forms, so under load batches grow with the number of writers.
 //
-// Keys must be distinct within a batch because each function reads the
-// state as applied before the batch: a second mutation of a key waits for
-// the next batch, so it sees the first, while mutations of other keys
-// queued behind it still join this one (they were concurrent with it, so
-// either order is theirs). A mutation that names no key (Mutate) runs in
-// a batch of its own, and nothing queued after it passes it.
+// Each function reads the state as applied before the batch, except for
+// string keys that earlier mutations of the batch set or deleted: a view
+// of the batch shows those as they will be (pending), so a hot counter's
+// increments share one append too, and nobody else sees them before they
+// are durable and applied. A repeated key whose earlier mutation did
+// anything else (a collection op, another key) is deferred: it goes back
+// to the head of the queue, in order, and leads or joins the next batch,
+// where it sees the first applied. Mutations of other keys queued behind
+// it still join this batch (they were concurrent with it, so either order
+// is theirs). A mutation that names no key (Mutate) runs in a batch of
+// its own, and nothing queued after it passes it.
 
 // mutation is one queued Mutate.
 type mutation struct {
@@ -30,6 +37,8 @@ type mutation struct {
 	key []byte // nil: any keys; runs alone
 	fn  MutateFunc
 	err error
+	// deferred: its batch left it for the next (runMutations).
+	deferred bool
 	// done is closed when the mutation has run; lead when it is to lead
 	// the next batch instead.
 	done, lead chan struct{}
@@ -91,9 +100,12 @@ func (s *Shard) combine(ctx context.Context, key []byte, fn MutateFunc) error {
 	c.queue = rest
 	c.mu.Unlock()
 
-	s.runMutations(batch)
+	deferred := s.runMutations(batch)
 
 	c.mu.Lock()
+	if len(deferred) > 0 {
+		c.queue = append(deferred, c.queue...)
+	}
 	if len(c.queue) > 0 {
 		// The next batch has formed meanwhile: its first member leads it.
 		close(c.queue[0].lead)
@@ -105,38 +117,55 @@ func (s *Shard) combine(ctx context.Context, key []byte, fn MutateFunc) error {
 }
 
 // takeBatch splits a queue into the batch its first mutation leads and
-// what stays queued, in order: an unkeyed mutation alone; keyed ones on
-// distinct keys, up to the next unkeyed one, which nothing may pass. A
-// second mutation of a key stays queued for the next batch, and so do the
-// later ones of that key.
+// what stays queued, in order: an unkeyed mutation alone; keyed ones up to
+// the next unkeyed one, which nothing may pass, and at most maxCombine.
 func takeBatch(queue []*mutation) (batch, rest []*mutation) {
 	if queue[0].key == nil {
 		return queue[:1:1], queue[1:]
 	}
-	keys := map[string]bool{string(queue[0].key): true}
-	batch = []*mutation{queue[0]}
-	i := 1
-	for ; i < len(queue) && len(batch) < maxCombine; i++ {
-		q := queue[i]
-		if q.key == nil {
-			break
+	n := 1
+	for n < len(queue) && n < maxCombine && queue[n].key != nil {
+		n++
+	}
+	return queue[:n:n], queue[n:]
+}
+
+// stringEffect returns the state key is left in by cmds when they only set
+// or delete key as a string; false when they do anything else.
+func stringEffect(key []byte, cmds []command.Command) (Item, bool) {
+	var it Item
+	for i := range cmds {
+		c := &cmds[i]
+		if !bytes.Equal(c.Key, key) {
+			return Item{}, false
 		}
-		if k := string(q.key); keys[k] {
-			rest = append(rest, q)
-		} else {
-			keys[k] = true
-			batch = append(batch, q)
+		switch {
+		case c.Op == OpSet && len(c.Args) == 1:
+			it = Item{Exists: true, Value: c.Args[0]}
+			if c.Expiry != 0 {
+				it.Expiry = time.UnixMilli(c.Expiry)
+			}
+		case c.Op == OpDelete:
+			it = Item{}
+		default:
+			return Item{}, false
 		}
 	}
-	return batch, append(rest, queue[i:]...)
+	return it, true
 }
 
 // runMutations runs a batch under the append gate, as the file comment
-// describes, and closes every mutation's done.
-func (s *Shard) runMutations(batch []*mutation) {
+// describes, and closes the done of every mutation it ran; it returns, in
+// order, those it deferred to the next batch.
+func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
+	for _, m := range batch {
+		m.deferred = false // a mutation deferred before runs or is deferred again
+	}
 	defer func() {
 		for _, m := range batch {
-			close(m.done)
+			if !m.deferred {
+				close(m.done)
+			}
 		}
 	}()
 	s.gate.Lock()
@@ -145,7 +174,7 @@ func (s *Shard) runMutations(batch []*mutation) {
 		for _, m := range batch {
 			m.err = err
 		}
-		return
+		return nil
 	}
 	type staged struct {
 		m    *mutation
@@ -156,12 +185,22 @@ func (s *Shard) runMutations(batch []*mutation) {
 	limit := s.log.MaxRecordSize()
 	// The functions read under the read lock, so readers proceed; nothing
 	// applies while the gate is held.
+	var (
+		blocked map[string]bool // keys whose later mutations are deferred
+		pending map[string]Item
+	)
 	s.mu.RLock()
 	for _, m := range batch {
+		k := string(m.key)
+		m.deferred = blocked[k]
+		if m.deferred {
+			deferred = append(deferred, m)
+			continue
+		}
 		if m.err = m.ctx.Err(); m.err != nil {
 			continue
 		}
-		v := &View{s: s, now: s.opts.Now().UnixMilli()}
+		v := &View{s: s, now: s.opts.Now().UnixMilli(), pending: pending}
 		cmds, err := m.fn(v)
 		if err != nil || len(cmds) == 0 {
 			m.err = err
@@ -178,10 +217,21 @@ func (s *Shard) runMutations(batch []*mutation) {
 		}
 		stages = append(stages, staged{m, cmds})
 		recs = append(recs, rec)
+		if m.key == nil {
+			continue
+		}
+		if blocked == nil {
+			blocked, pending = map[string]bool{}, map[string]Item{}
+		}
+		if it, ok := stringEffect(m.key, cmds); ok {
+			pending[k] = it
+		} else {
+			blocked[k] = true
+		}
 	}
 	s.mu.RUnlock()
 	if len(recs) == 0 {
-		return
+		return deferred
 	}
 	// Written whatever the callers' contexts say now: a record the log
 	// took is applied on replay, so it is applied now too.
@@ -200,7 +250,7 @@ func (s *Shard) runMutations(batch []*mutation) {
 		for _, st := range stages {
 			st.m.err = err
 		}
-		return
+		return deferred
 	}
 	for i, st := range stages {
 		s.applyRecordLocked(first+uint64(i), recordShare(len(recs[i]), len(st.cmds)), st.cmds)
@@ -208,6 +258,7 @@ func (s *Shard) runMutations(batch []*mutation) {
 	if s.waiting > 0 {
 		s.turn.Broadcast()
 	}
+	return deferred
 }
 
 type alsoKey struct{}

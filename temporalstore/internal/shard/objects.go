@@ -80,10 +80,19 @@ type View struct {
 	// decoded are the spilled collections Get decoded, which Read makes
 	// resident when the budget has room.
 	decoded []Item
+	// pending, in a combined batch, is the state of the string keys that
+	// earlier mutations of the batch set or deleted, not yet applied.
+	pending map[string]Item
 }
 
 // Get returns key's state.
 func (v *View) Get(key []byte) (Item, error) {
+	if it, ok := v.pending[string(key)]; ok {
+		if !it.Expiry.IsZero() && it.Expiry.UnixMilli() <= v.now {
+			return Item{}, nil
+		}
+		return it, nil
+	}
 	it, err := v.s.lookupLocked(key, v.now)
 	if it.spilled.Addr != 0 {
 		v.decoded = append(v.decoded, it)
