@@ -141,7 +141,10 @@ func stringEffect(key []byte, cmds []command.Command) (Item, bool) {
 		}
 		switch {
 		case c.Op == OpSet && len(c.Args) == 1:
-			it = Item{Exists: true, Value: c.Args[0]}
+			// Clipped, so a later function appending to the value it
+			// reads cannot write into this command's argument.
+			v := c.Args[0]
+			it = Item{Exists: true, Value: v[:len(v):len(v)]}
 			if c.Expiry != 0 {
 				it.Expiry = time.UnixMilli(c.Expiry)
 			}

@@ -234,3 +234,24 @@ func TestBatchPendingState(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "7", string(v))
 }
+
+// stringEffect follows sets and deletes of one key, refuses anything else,
+// and hands out a value nobody can append into.
+func TestStringEffect(t *testing.T) {
+	k := []byte("k")
+	set := func(v string, exp int64) command.Command {
+		return command.Command{Op: OpSet, Key: k, Args: [][]byte{append(make([]byte, 0, 64), v...)}, Expiry: exp}
+	}
+	it, ok := stringEffect(k, []command.Command{set("a", 0), set("b", 1_764_460_800_000)})
+	require.True(t, ok)
+	require.Equal(t, "b", string(it.Value))
+	require.Equal(t, int64(1_764_460_800_000), it.Expiry.UnixMilli())
+	require.Equal(t, len(it.Value), cap(it.Value))
+	it, ok = stringEffect(k, []command.Command{set("a", 0), {Op: OpDelete, Key: k}})
+	require.True(t, ok)
+	require.False(t, it.Exists)
+	_, ok = stringEffect(k, []command.Command{set("a", 0), {Op: OpSet, Key: []byte("other"), Args: [][]byte{nil}}})
+	require.False(t, ok, "another key")
+	_, ok = stringEffect(k, []command.Command{{Op: OpHSet, Key: k, Args: [][]byte{[]byte("f"), []byte("v")}}})
+	require.False(t, ok, "a collection op")
+}
