@@ -199,9 +199,7 @@ func (s *Series) Aggregate(start, end int64) Agg {
 			// An unaligned edge: scan its points up to the next cell of
 			// the finest level.
 			stop := min(end, floorCell(p, finest)+finest-1)
-			lo, hi := s.Window(p, stop)
-			s.scanPoints(lo, hi, &a)
-			scanned += hi - lo
+			scanned += s.scan(p, stop, &a)
 			p = stop + 1
 			continue
 		}
@@ -250,9 +248,12 @@ func (s *Series) ScanAggregate(start, end int64) Agg {
 	return a
 }
 
-func (s *Series) scan(start, end int64, a *Agg) {
+// scan aggregates the points of start..end into a and returns how many it
+// read.
+func (s *Series) scan(start, end int64, a *Agg) int {
 	lo, hi := s.Window(start, end)
 	s.scanPoints(lo, hi, a)
+	return hi - lo
 }
 
 // ScanPoints aggregates points lo..hi-1 (indexes) by reading each.

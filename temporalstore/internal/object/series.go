@@ -72,7 +72,7 @@ const (
 // its capacity clipped so that nothing can append over its neighbour.
 func (s *Series) keep(v []byte) []byte {
 	if len(v) > slabMaxValue {
-		return append([]byte(nil), v...)
+		return clone(v)
 	}
 	if cap(s.slab)-len(s.slab) < len(v) {
 		s.slab = make([]byte, 0, slabChunk)
