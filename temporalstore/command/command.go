@@ -166,33 +166,12 @@ func (d *decoder) bytes() ([]byte, error) {
 
 func (d *decoder) command() (Decoded, error) {
 	var c Decoded
-	op, err := d.uvarint()
+	if err := d.head(&c.Command); err != nil {
+		return c, err
+	}
+	n, err := d.argCount()
 	if err != nil {
 		return c, err
-	}
-	if op > 0xffff {
-		return c, fmt.Errorf("%w: op %d", ErrMalformed, op)
-	}
-	c.Op = Op(op)
-	if c.Flags, err = d.uvarint(); err != nil {
-		return c, err
-	}
-	if c.Time, err = d.varint(); err != nil {
-		return c, err
-	}
-	if c.Expiry, err = d.varint(); err != nil {
-		return c, err
-	}
-	if c.Key, err = d.bytes(); err != nil {
-		return c, err
-	}
-	n, err := d.uvarint()
-	if err != nil {
-		return c, err
-	}
-	// Every argument takes at least its length byte.
-	if n > uint64(len(d.b)-d.off) {
-		return c, fmt.Errorf("%w: %d arguments in %d bytes", ErrMalformed, n, len(d.b)-d.off)
 	}
 	if n > 0 {
 		c.Args = make([][]byte, n)
@@ -203,6 +182,39 @@ func (d *decoder) command() (Decoded, error) {
 		}
 	}
 	return c, nil
+}
+
+// head decodes a command's fields up to and including its key into c.
+func (d *decoder) head(c *Command) error {
+	op, err := d.uvarint()
+	if err != nil {
+		return err
+	}
+	if op > 0xffff {
+		return fmt.Errorf("%w: op %d", ErrMalformed, op)
+	}
+	c.Op = Op(op)
+	if c.Flags, err = d.uvarint(); err != nil {
+		return err
+	}
+	if c.Time, err = d.varint(); err != nil {
+		return err
+	}
+	if c.Expiry, err = d.varint(); err != nil {
+		return err
+	}
+	c.Key, err = d.bytes()
+	return err
+}
+
+// argCount reads a command's argument count, refusing more than the bytes
+// left could hold (every argument takes at least its length byte).
+func (d *decoder) argCount() (uint64, error) {
+	n, err := d.uvarint()
+	if err == nil && n > uint64(len(d.b)-d.off) {
+		err = fmt.Errorf("%w: %d arguments in %d bytes", ErrMalformed, n, len(d.b)-d.off)
+	}
+	return n, err
 }
 
 // DecodeOne decodes command pos of a record (0 for a one-command record)
@@ -229,24 +241,11 @@ func KeyAt(rec []byte, pos int) ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	op, err := d.uvarint()
-	if err != nil {
+	var c Command
+	if err := d.head(&c); err != nil {
 		return nil, 0, err
 	}
-	if op > 0xffff {
-		return nil, 0, fmt.Errorf("%w: op %d", ErrMalformed, op)
-	}
-	if _, err := d.uvarint(); err != nil { // flags
-		return nil, 0, err
-	}
-	if _, err := d.varint(); err != nil { // time
-		return nil, 0, err
-	}
-	if _, err := d.varint(); err != nil { // expiry
-		return nil, 0, err
-	}
-	key, err := d.bytes()
-	return key, n, err
+	return c.Key, n, nil
 }
 
 // seek returns a decoder at the start of command pos of rec, and the
@@ -289,27 +288,13 @@ func seek(rec []byte, pos int) (decoder, int, error) {
 
 // skipCommand moves past one command without building it.
 func (d *decoder) skipCommand() error {
-	if _, err := d.uvarint(); err != nil { // op
+	var c Command
+	if err := d.head(&c); err != nil {
 		return err
 	}
-	if _, err := d.uvarint(); err != nil { // flags
-		return err
-	}
-	if _, err := d.varint(); err != nil { // time
-		return err
-	}
-	if _, err := d.varint(); err != nil { // expiry
-		return err
-	}
-	if _, err := d.bytes(); err != nil { // key
-		return err
-	}
-	n, err := d.uvarint()
+	n, err := d.argCount()
 	if err != nil {
 		return err
-	}
-	if n > uint64(len(d.b)-d.off) {
-		return fmt.Errorf("%w: %d arguments in %d bytes", ErrMalformed, n, len(d.b)-d.off)
 	}
 	for range n {
 		if _, err := d.bytes(); err != nil {
