@@ -12,11 +12,11 @@ import (
 
 // Read-modify-writes of one key each (MutateKey) are combined: they queue,
 // and one of them, the leader, takes the append gate for a batch of queued
-// mutations on distinct keys, runs their functions against the applied
-// state, appends all their records in one batch (one write, one fsync),
-// and then applies them in order and acknowledges them: the write path of
-// every other write — log, then apply, then acknowledge — with the group
-// commit that plain writes get. While a batch is being made durable the
+// mutations, runs their functions against the applied state, appends all
+// their records in one batch (one write, one fsync), and then applies them
+// in order and acknowledges them: the write path of every other write —
+// log, then apply, then acknowledge — with the group commit that plain
+// writes get. While a batch is being made durable the
 // next queue forms, so under load batches grow with the number of writers.
 //
 // Each function reads the state as applied before the batch, except for
@@ -37,8 +37,6 @@ type mutation struct {
 	key []byte // nil: any keys; runs alone
 	fn  MutateFunc
 	err error
-	// deferred: its batch left it for the next (runMutations).
-	deferred bool
 	// done is closed when the mutation has run; lead when it is to lead
 	// the next batch instead.
 	done, lead chan struct{}
@@ -161,14 +159,15 @@ func stringEffect(key []byte, cmds []command.Command) (Item, bool) {
 // describes, and closes the done of every mutation it ran; it returns, in
 // order, those it deferred to the next batch.
 func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
-	for _, m := range batch {
-		m.deferred = false // a mutation deferred before runs or is deferred again
-	}
 	defer func() {
+		// deferred is a subsequence of batch, in its order.
+		d := deferred
 		for _, m := range batch {
-			if !m.deferred {
-				close(m.done)
+			if len(d) > 0 && d[0] == m {
+				d = d[1:]
+				continue
 			}
+			close(m.done)
 		}
 	}()
 	s.gate.Lock()
@@ -195,8 +194,7 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	s.mu.RLock()
 	for _, m := range batch {
 		k := string(m.key)
-		m.deferred = blocked[k]
-		if m.deferred {
+		if blocked[k] {
 			deferred = append(deferred, m)
 			continue
 		}

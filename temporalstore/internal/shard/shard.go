@@ -328,9 +328,10 @@ func (s *Shard) pointAtRecord(c *command.Command, typ uint32, index uint64, pos 
 }
 
 // keyMatch tells whether an index entry is key's: a collection by its key
-// in memory, a string by the record it points at, which it keeps (cmd and
-// its recordShare) with the error of a failed read. fill says when
-// reading a record fills the record cache.
+// in memory, a string by the record it points at. cmd and share are the
+// last record entry's command and recordShare (so the matching one's once
+// a lookup found key), err a failed read's error. fill says when reading a
+// record fills the record cache.
 type keyMatch struct {
 	s    *Shard
 	key  []byte
@@ -363,28 +364,19 @@ func (m *keyMatch) match(e keyindex.Entry) bool {
 	if isObject(e) {
 		return bytes.Equal(m.s.objs[e.Addr].Key, m.key)
 	}
+	var key []byte
+	var err error
 	if m.keyOnly {
-		key, n, err := m.s.keyAt(e, m.fill)
-		if err != nil {
-			m.err = err
-			return false
-		}
-		if !bytes.Equal(key, m.key) {
-			return false
-		}
-		m.share = n
-		return true
+		key, m.share, err = decodeEntry(m.s, e, m.fill, command.KeyAt)
+	} else {
+		m.cmd, m.share, err = m.s.recordAt(e, m.fill)
+		key = m.cmd.Key
 	}
-	c, n, err := m.s.recordAt(e, m.fill)
 	if err != nil {
 		m.err = err
 		return false
 	}
-	if !bytes.Equal(c.Key, m.key) {
-		return false
-	}
-	m.cmd, m.share = c, n
-	return true
+	return bytes.Equal(key, m.key)
 }
 
 // matcher returns keyMatch's function for key, without filling the cache.
@@ -490,40 +482,30 @@ func (s *Shard) readRecord(addr uint64) ([]byte, bool, error) {
 // fills the cache on a miss as fill says. Only the entry's command is
 // decoded, not the rest of its record.
 func (s *Shard) recordAt(e keyindex.Entry, fill fillMode) (command.Decoded, int64, error) {
-	rec, hit, err := s.readRecord(e.Addr)
-	if err != nil {
-		return command.Decoded{}, 0, err
-	}
-	c, n, err := command.DecodeOne(rec, int(e.Meta>>metaPosShift))
-	if err != nil {
-		return command.Decoded{}, 0, fmt.Errorf("shard: record %d: %w", e.Addr, err)
-	}
-	s.fillOnMiss(e, rec, hit, fill, n)
-	return c, recordShare(len(rec), n), nil
+	return decodeEntry(s, e, fill, command.DecodeOne)
 }
 
-// keyAt is recordAt for the command's key alone.
-func (s *Shard) keyAt(e keyindex.Entry, fill fillMode) ([]byte, int64, error) {
+// decodeEntry reads the record e points at and decodes the entry's
+// command in it with decode (command.DecodeOne, or command.KeyAt for the
+// key alone), returning the command's recordShare too. A record read from
+// the log fills the cache as fill says: always, or for a record of
+// several commands.
+func decodeEntry[T any](s *Shard, e keyindex.Entry, fill fillMode, decode func([]byte, int) (T, int, error)) (T, int64, error) {
+	var zero T
 	rec, hit, err := s.readRecord(e.Addr)
 	if err != nil {
-		return nil, 0, err
+		return zero, 0, err
 	}
-	key, n, err := command.KeyAt(rec, int(e.Meta>>metaPosShift))
+	v, n, err := decode(rec, int(e.Meta>>metaPosShift))
 	if err != nil {
-		return nil, 0, fmt.Errorf("shard: record %d: %w", e.Addr, err)
+		return zero, 0, fmt.Errorf("shard: record %d: %w", e.Addr, err)
 	}
-	s.fillOnMiss(e, rec, hit, fill, n)
-	return key, recordShare(len(rec), n), nil
-}
-
-// fillOnMiss caches a record of n commands read from the log, as fill
-// says.
-func (s *Shard) fillOnMiss(e keyindex.Entry, rec []byte, hit bool, fill fillMode, n int) {
 	if !hit && s.opts.Cache != nil && (fill == fillAlways || fill == fillBatches && n > 1) {
 		// A cache that cannot take the record costs a later read, not
 		// correctness.
 		_ = s.opts.Cache.Put(context.Background(), s.cacheKey(e.Addr), rec, matrixcache.PutOptions{})
 	}
+	return v, recordShare(len(rec), n), nil
 }
 
 // Set stores value under key, expiring at expiry (zero: never). It returns
