@@ -701,22 +701,28 @@ func (n *Node) raiseConfBarrier(index uint64) {
 // confChangeOrigin returns the node and request that proposed a conf
 // change entry, zeros when it is not one of ours.
 func confChangeOrigin(e *pb.Entry) (origin, req uint64) {
-	var ctx []byte
+	cc, err := decodeConfChange(e)
+	if err != nil {
+		return 0, 0
+	}
+	origin, req, _ = decodeCCContext(cc.AsV2().GetContext())
+	return origin, req
+}
+
+// decodeConfChange decodes a conf change entry of either version.
+func decodeConfChange(e *pb.Entry) (pb.ConfChangeI, error) {
 	if e.GetType() == pb.EntryConfChange {
 		var v1 pb.ConfChange
-		if proto.Unmarshal(e.GetData(), &v1) != nil {
-			return 0, 0
+		if err := proto.Unmarshal(e.GetData(), &v1); err != nil {
+			return nil, fmt.Errorf("%w: conf change %d: %v", ErrCorrupt, e.GetIndex(), err)
 		}
-		ctx = v1.GetContext()
-	} else {
-		var v2 pb.ConfChangeV2
-		if proto.Unmarshal(e.GetData(), &v2) != nil {
-			return 0, 0
-		}
-		ctx = v2.GetContext()
+		return &v1, nil
 	}
-	origin, req, _ = decodeCCContext(ctx)
-	return origin, req
+	var v2 pb.ConfChangeV2
+	if err := proto.Unmarshal(e.GetData(), &v2); err != nil {
+		return nil, fmt.Errorf("%w: conf change %d: %v", ErrCorrupt, e.GetIndex(), err)
+	}
+	return &v2, nil
 }
 
 // removedIDs is read outside the loop under a copy-on-write snapshot.
@@ -1147,19 +1153,9 @@ func (n *Node) evictSessions() {
 }
 
 func (n *Node) applyConfChange(e *pb.Entry) error {
-	var cc pb.ConfChangeI
-	if e.GetType() == pb.EntryConfChange {
-		var v1 pb.ConfChange
-		if err := proto.Unmarshal(e.GetData(), &v1); err != nil {
-			return fmt.Errorf("%w: conf change %d: %v", ErrCorrupt, e.GetIndex(), err)
-		}
-		cc = &v1
-	} else {
-		var v2 pb.ConfChangeV2
-		if err := proto.Unmarshal(e.GetData(), &v2); err != nil {
-			return fmt.Errorf("%w: conf change %d: %v", ErrCorrupt, e.GetIndex(), err)
-		}
-		cc = &v2
+	cc, err := decodeConfChange(e)
+	if err != nil {
+		return err
 	}
 	v2 := cc.AsV2()
 	origin, req, addr := decodeCCContext(v2.GetContext())
