@@ -200,3 +200,28 @@ func (d *decoder) bytes() ([]byte, error) {
 	d.off += int(n)
 	return d.b[at:d.off], nil
 }
+
+// Clone returns a copy of o that shares nothing with it that either
+// could change: a series copies its point arrays and shares its values'
+// bytes (stored values are never written; see Series.clone), any other
+// kind goes through its image. An object with no elements has no image
+// and is refused.
+func (o *Object) Clone() (*Object, error) {
+	if o.Kind == KindSeries {
+		return &Object{Key: clone(o.Key), Kind: o.Kind, Expiry: o.Expiry, Ver: o.Ver, Series: o.Series.clone()}, nil
+	}
+	c, _, err := Decode(Append(nil, o))
+	if err != nil {
+		return nil, err
+	}
+	c.Ver = o.Ver
+	return c, nil
+}
+
+// CloneBytes is about how many bytes Clone copies.
+func (o *Object) CloneBytes() int64 {
+	if o.Kind == KindSeries {
+		return int64(o.Series.Len()) * seriesOverhead
+	}
+	return o.Size()
+}

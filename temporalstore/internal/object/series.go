@@ -82,6 +82,14 @@ func (s *Series) keep(v []byte) []byte {
 	return s.slab[at:len(s.slab):len(s.slab)]
 }
 
+// clone returns a copy of s with its own point arrays, sharing the values'
+// bytes: a stored value is clipped and never written again, and the copy's
+// new values go to a slab of its own. Its rollup is built again if an
+// aggregate asks for it.
+func (s *Series) clone() *Series {
+	return &Series{ts: slices.Clone(s.ts), vals: slices.Clone(s.vals), bytes: s.bytes, rollFine: s.rollFine}
+}
+
 // Upsert sets the value at ts (v is copied) and reports whether the point
 // is new.
 func (s *Series) Upsert(ts int64, v []byte) bool {

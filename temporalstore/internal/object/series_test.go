@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -189,4 +190,42 @@ func TestSeriesUpsertCopies(t *testing.T) {
 	_, v2 = s.At(1)
 	require.Equal(t, "bbbb", string(v2))
 	require.Equal(t, int64(8+slabMaxValue+1), s.Bytes())
+}
+
+// A clone and its original change independently: points added, replaced,
+// trimmed or deleted on one are not seen by the other, and values both
+// append after the clone was made do not overwrite each other (the clone
+// has a slab of its own).
+func TestObjectCloneIndependent(t *testing.T) {
+	for _, k := range []Kind{KindSeries, KindHash, KindControl} {
+		t.Run(k.String(), func(t *testing.T) {
+			o := New(k, []byte("k"))
+			fill := func(o *Object, from, to int, v string) {
+				for i := from; i < to; i++ {
+					switch k {
+					case KindSeries:
+						o.Series.Upsert(int64(i), []byte(v))
+					case KindHash:
+						o.HSet(strconv.Itoa(i), []byte(v))
+					case KindControl:
+						o.Control.Add(int64(i)*1000, 1)
+					}
+				}
+			}
+			fill(o, 0, 100, "a")
+			before := Append(nil, o)
+			c, err := o.Clone()
+			require.NoError(t, err)
+			require.Equal(t, before, Append(nil, c))
+			fill(c, 50, 150, "b")
+			require.Equal(t, before, Append(nil, o), "the original is untouched by the clone's writes")
+			cloned := Append(nil, c)
+			fill(o, 100, 200, "c")
+			if k == KindSeries {
+				o.Series.TrimOldest(20)
+				o.Series.DeleteRange(120, 130)
+			}
+			require.Equal(t, cloned, Append(nil, c), "the clone is untouched by the original's writes")
+		})
+	}
 }

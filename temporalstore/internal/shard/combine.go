@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
 )
 
 // Read-modify-writes of one key each (MutateKey) are combined: they queue,
@@ -20,16 +22,20 @@ import (
 // next queue forms, so under load batches grow with the number of writers.
 //
 // Each function reads the state as applied before the batch, except for
-// string keys that earlier mutations of the batch set or deleted: a view
-// of the batch shows those as they will be (pending), so a hot counter's
-// increments share one append too, and nobody else sees them before they
-// are durable and applied. A repeated key whose earlier mutation did
-// anything else (a collection op, another key) is deferred: it goes back
-// to the head of the queue, in order, and leads or joins the next batch,
-// where it sees the first applied. Mutations of other keys queued behind
-// it still join this batch (they were concurrent with it, so either order
-// is theirs). A mutation that names no key (Mutate) runs in a batch of
-// its own, and nothing queued after it passes it.
+// keys that earlier mutations of the batch changed: a view of the batch
+// shows those as they will be (pending) — a string as set or deleted, a
+// collection as a copy with the earlier commands applied by fold, which
+// shares applyOp with the apply — so the updates of a hot counter or a hot
+// collection share one append too, and nobody else sees them before they
+// are durable and applied. The copy is made only when a key repeats. A
+// repeated key whose earlier mutation did something fold does not follow
+// (wrote another key, renamed) or whose collection is over foldLimit is
+// deferred: it goes back to the head of the queue, in order, and leads or
+// joins the next batch, where it sees the first applied. Mutations of
+// other keys queued behind it still join this batch (they were concurrent
+// with it, so either order is theirs). A mutation that names no key
+// (Mutate) runs in a batch of its own, and nothing queued after it passes
+// it.
 
 // mutation is one queued Mutate.
 type mutation struct {
@@ -128,31 +134,116 @@ func takeBatch(queue []*mutation) (batch, rest []*mutation) {
 	return queue[:n:n], queue[n:]
 }
 
-// stringEffect returns the state key is left in by cmds when they only set
-// or delete key as a string; false when they do anything else.
-func stringEffect(key []byte, cmds []command.Command) (Item, bool) {
-	var it Item
+// foldLimit bounds the collections a batch copies (Object.CloneBytes) to
+// show a repeated key its earlier mutations' effect: a bigger one is
+// deferred instead. Deferring costs a durable shard's repeated key an
+// fsync, far more than copying a megabyte; an async shard's, a write, so
+// it copies small collections only.
+func (s *Shard) foldLimit() int64 {
+	if s.opts.Durable {
+		return 1 << 20
+	}
+	return 64 << 10
+}
+
+// batchKey is what a batch knows of one key its mutations named: the
+// commands of the mutations so far, until a second one needs the key's
+// state; then that state as those commands leave it (pending), or blocked
+// when it cannot be followed.
+type batchKey struct {
+	cmds    []command.Command
+	folded  bool
+	blocked bool
+}
+
+// foldable reports whether cmds only change key (no other key, nothing
+// fold cannot follow).
+func foldable(key []byte, cmds []command.Command) bool {
 	for i := range cmds {
-		c := &cmds[i]
-		if !bytes.Equal(c.Key, key) {
+		switch c := &cmds[i]; {
+		case !bytes.Equal(c.Key, key), c.Op == OpRename, c.Op == OpImage, c.Op == OpSet && len(c.Args) != 1:
+			return false
+		}
+	}
+	return true
+}
+
+// pendingOf returns key's state as the applied state (the shard's, read
+// lock held) left by cmds, foldable ones of key: what the batch's next
+// mutation of key must see. A collection is copied first; one over
+// foldLimit, or one that cannot be copied, yields false.
+func (s *Shard) pendingOf(key []byte, cmds []command.Command) (Item, bool) {
+	it, err := s.lookupLocked(key, cmds[0].Time)
+	if err != nil {
+		return Item{}, false
+	}
+	it.spilled = keyindex.Entry{} // the copy below is the batch's, never made resident
+	if it.Obj != nil {
+		if it.Obj.CloneBytes() > s.foldLimit() {
 			return Item{}, false
 		}
-		switch {
-		case c.Op == OpSet && len(c.Args) == 1:
-			// Clipped, so a later function appending to the value it
-			// reads cannot write into this command's argument.
-			v := c.Args[0]
-			it = Item{Exists: true, Value: v[:len(v):len(v)]}
-			if c.Expiry != 0 {
-				it.Expiry = time.UnixMilli(c.Expiry)
-			}
-		case c.Op == OpDelete:
-			it = Item{}
-		default:
+		if it.Obj, err = it.Obj.Clone(); err != nil {
+			return Item{}, false
+		}
+	}
+	for i := range cmds {
+		if !fold(&it, key, &cmds[i]) {
 			return Item{}, false
 		}
 	}
 	return it, true
+}
+
+// fold applies c, a command of key, to it, key's pending state, as
+// applyLocked will apply it to the shard; it.Obj is the batch's own copy,
+// changed in place. False: c is one fold does not follow.
+func fold(it *Item, key []byte, c *command.Command) bool {
+	switch c.Op {
+	case OpSet:
+		// Clipped, so a later function appending to the value it reads
+		// cannot write into this command's argument.
+		v := c.Args[0]
+		*it = Item{Exists: true, Value: v[:len(v):len(v)]}
+		if c.Expiry != 0 {
+			it.Expiry = time.UnixMilli(c.Expiry)
+		}
+		return true
+	case OpDelete:
+		*it = Item{}
+		return true
+	case OpRename, OpImage:
+		return false
+	}
+	// A collection op or an expiry, as applyObjectLocked and objectAt
+	// take them: an expired key gives way first.
+	if it.Exists && !it.Expiry.IsZero() && it.Expiry.UnixMilli() <= c.Time {
+		*it = Item{}
+	}
+	if c.Op == OpExpireAt {
+		if it.Obj != nil { // strings and absent keys are left alone
+			it.Obj.Expiry = c.Expiry
+			it.Expiry = time.Time{}
+			if c.Expiry != 0 {
+				it.Expiry = time.UnixMilli(c.Expiry)
+			}
+		}
+		return true
+	}
+	k := opKind(c.Op)
+	switch {
+	case it.Exists && (it.Obj == nil || it.Obj.Kind != k):
+		return true // a string or another kind: apply does nothing
+	case !it.Exists:
+		if !creates(c.Op) || k == 0 {
+			return true
+		}
+		*it = Item{Exists: true, Obj: object.New(k, key)}
+	}
+	applyOp(it.Obj, c)
+	if it.Obj.Len() == 0 {
+		*it = Item{}
+	}
+	return true
 }
 
 // runMutations runs a batch under the append gate, as the file comment
@@ -188,13 +279,22 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	// The functions read under the read lock, so readers proceed; nothing
 	// applies while the gate is held.
 	var (
-		blocked map[string]bool // keys whose later mutations are deferred
+		keys    map[string]*batchKey
 		pending map[string]Item
 	)
 	s.mu.RLock()
 	for _, m := range batch {
 		k := string(m.key)
-		if blocked[k] {
+		bk := keys[k]
+		if bk != nil && !bk.folded && !bk.blocked {
+			// A repeated key: it sees the batch's earlier mutations.
+			it, ok := s.pendingOf(m.key, bk.cmds)
+			bk.folded, bk.blocked, bk.cmds = ok, !ok, nil
+			if ok {
+				pending[k] = it
+			}
+		}
+		if bk != nil && bk.blocked {
 			deferred = append(deferred, m)
 			continue
 		}
@@ -221,13 +321,23 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		if m.key == nil {
 			continue
 		}
-		if blocked == nil {
-			blocked, pending = map[string]bool{}, map[string]Item{}
+		if keys == nil {
+			keys, pending = map[string]*batchKey{}, map[string]Item{}
 		}
-		if it, ok := stringEffect(m.key, cmds); ok {
+		switch {
+		case !foldable(m.key, cmds):
+			keys[k] = &batchKey{blocked: true}
+		case bk == nil:
+			keys[k] = &batchKey{cmds: cmds}
+		default: // folded: the pending state moves on
+			it := pending[k]
+			for i := range cmds {
+				if !fold(&it, m.key, &cmds[i]) {
+					bk.blocked = true
+					break
+				}
+			}
 			pending[k] = it
-		} else {
-			blocked[k] = true
 		}
 	}
 	s.mu.RUnlock()

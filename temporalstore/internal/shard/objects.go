@@ -248,6 +248,18 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 	o.Ver = s.applying
 	o.Touched.Store(true)
 	size := o.Size()
+	applyOp(o, c)
+	s.objDelta(o.Size() - size)
+	if o.Len() == 0 {
+		// An emptied collection is no key at all, as in Redis.
+		s.deleteLocked(c.Key)
+	}
+}
+
+// applyOp applies collection op c to o, of c's kind. It is the whole
+// effect on the object: the shard's apply and a combined batch's pending
+// view (fold) both use it, so the view cannot drift from the apply.
+func applyOp(o *object.Object, c *command.Command) {
 	a := c.Args
 	switch c.Op {
 	case OpHSet:
@@ -345,11 +357,6 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 		if len(a) == 3 {
 			o.Control.Select(clone(a[0]), varintArg(a, 1), string(a[2]) == "l")
 		}
-	}
-	s.objDelta(o.Size() - size)
-	if o.Len() == 0 {
-		// An emptied collection is no key at all, as in Redis.
-		s.deleteLocked(c.Key)
 	}
 }
 
