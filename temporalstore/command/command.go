@@ -44,7 +44,43 @@ type Command struct {
 // bytes, which the caller must keep unchanged while it uses them.
 type Decoded struct {
 	Command
+	// Offset is where the command starts in a batch record (0 in a
+	// one-command record): Loc{Offset: Offset} finds it again without
+	// skipping the commands before it.
+	Offset int
 }
+
+// Loc locates a command in a record: by its position (Offset 0), or, in a
+// batch record, by the offset of its first byte, which costs nothing
+// however many commands come before it.
+type Loc struct {
+	Pos, Offset int
+}
+
+// BatchOffset is where the first command of a batch record of n commands
+// starts; Size(c) added to a command's offset gives the next one's.
+func BatchOffset(n int) int { return 2 + uvarintLen(uint64(n)) }
+
+// Size is the length of c's encoding inside a record.
+func Size(c *Command) int {
+	n := uvarintLen(uint64(c.Op)) + uvarintLen(c.Flags) + varintLen(c.Time) + varintLen(c.Expiry) +
+		uvarintLen(uint64(len(c.Key))) + len(c.Key) + uvarintLen(uint64(len(c.Args)))
+	for _, a := range c.Args {
+		n += uvarintLen(uint64(len(a))) + len(a)
+	}
+	return n
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// varintLen is the length of binary.AppendVarint's zig-zag encoding.
+func varintLen(v int64) int { return uvarintLen(uint64(v<<1) ^ uint64(v>>63)) }
 
 // Append appends c as a one-command record to dst.
 func Append(dst []byte, c *Command) []byte {
@@ -111,7 +147,9 @@ func Decode(rec []byte) ([]Decoded, error) {
 		}
 		out := make([]Decoded, 0, n)
 		for range n {
+			at := d.off
 			c, err := d.command()
+			c.Offset = at
 			if err != nil {
 				return nil, err
 			}
@@ -217,27 +255,32 @@ func (d *decoder) argCount() (uint64, error) {
 	return n, err
 }
 
-// DecodeOne decodes command pos of a record (0 for a one-command record)
-// and returns it with the record's command count. Unlike Decode it skips
-// the commands before pos without building them, so a read of one key of
-// a large batch costs that key's command, not the batch's.
-func DecodeOne(rec []byte, pos int) (Decoded, int, error) {
-	d, n, err := seek(rec, pos)
+// DecodeOne decodes the command at l in a record (position 0 for a
+// one-command record) and returns it with the record's command count.
+// Unlike Decode it builds no other command: located by position it skips
+// the ones before, located by offset it goes straight to it, so a read of
+// one key of a large batch costs that key's command, not the batch's.
+func DecodeOne(rec []byte, l Loc) (Decoded, int, error) {
+	d, n, err := seek(rec, l)
 	if err != nil {
 		return Decoded{}, 0, err
 	}
+	at := d.off
 	c, err := d.command()
+	if rec[1] == kindBatch {
+		c.Offset = at
+	}
 	if err == nil && rec[1] == kindCommand && d.off != len(rec) {
 		err = fmt.Errorf("%w: %d bytes after the command", ErrMalformed, len(rec)-d.off)
 	}
 	return c, n, err
 }
 
-// KeyAt is DecodeOne for the key alone: it returns the key of command
-// pos of rec (a slice of rec) and the record's command count, and
+// KeyAt is DecodeOne for the key alone: it returns the key of the
+// command at l in rec (a slice of rec) and the record's command count, and
 // allocates nothing. It checks the command only as far as its key.
-func KeyAt(rec []byte, pos int) ([]byte, int, error) {
-	d, n, err := seek(rec, pos)
+func KeyAt(rec []byte, l Loc) ([]byte, int, error) {
+	d, n, err := seek(rec, l)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -248,9 +291,10 @@ func KeyAt(rec []byte, pos int) ([]byte, int, error) {
 	return c.Key, n, nil
 }
 
-// seek returns a decoder at the start of command pos of rec, and the
-// record's command count.
-func seek(rec []byte, pos int) (decoder, int, error) {
+// seek returns a decoder at the start of the command at l in rec, and the
+// record's command count. An offset is checked to lie in the batch's
+// commands; what starts there is checked by decoding it.
+func seek(rec []byte, l Loc) (decoder, int, error) {
 	if len(rec) < 2 {
 		return decoder{}, 0, fmt.Errorf("%w: %d bytes", ErrMalformed, len(rec))
 	}
@@ -260,8 +304,8 @@ func seek(rec []byte, pos int) (decoder, int, error) {
 	d := decoder{b: rec, off: 2}
 	switch rec[1] {
 	case kindCommand:
-		if pos != 0 {
-			return decoder{}, 0, fmt.Errorf("%w: no command %d in a one-command record", ErrMalformed, pos)
+		if l.Pos != 0 || l.Offset != 0 {
+			return decoder{}, 0, fmt.Errorf("%w: no command at %+v in a one-command record", ErrMalformed, l)
 		}
 		return d, 1, nil
 	case kindBatch:
@@ -272,10 +316,17 @@ func seek(rec []byte, pos int) (decoder, int, error) {
 		if n > uint64(len(rec)-d.off)/7 {
 			return decoder{}, 0, fmt.Errorf("%w: batch of %d commands in %d bytes", ErrMalformed, n, len(rec))
 		}
-		if pos < 0 || uint64(pos) >= n {
-			return decoder{}, 0, fmt.Errorf("%w: no command %d in a batch of %d", ErrMalformed, pos, n)
+		if l.Offset != 0 {
+			if l.Offset < d.off || l.Offset >= len(rec) {
+				return decoder{}, 0, fmt.Errorf("%w: no command at offset %d of a %d-byte batch", ErrMalformed, l.Offset, len(rec))
+			}
+			d.off = l.Offset
+			return d, int(n), nil
 		}
-		for range pos {
+		if l.Pos < 0 || uint64(l.Pos) >= n {
+			return decoder{}, 0, fmt.Errorf("%w: no command %d in a batch of %d", ErrMalformed, l.Pos, n)
+		}
+		for range l.Pos {
 			if err := d.skipCommand(); err != nil {
 				return decoder{}, 0, err
 			}

@@ -133,31 +133,40 @@ func FuzzDecode(f *testing.F) {
 		back, err := Decode(again)
 		require.NoError(t, err)
 		equalCommands(t, cs, back)
-		// DecodeOne agrees with Decode on every position.
-		for i := range got {
-			one, n, err := DecodeOne(rec, i)
-			require.NoError(t, err)
-			require.Equal(t, len(got), n)
-			equalCommands(t, cs[i:i+1], []Decoded{one})
-			key, n, err := KeyAt(rec, i)
-			require.NoError(t, err)
-			require.Equal(t, len(got), n)
-			require.Equal(t, string(cs[i].Key), string(key))
+		for i := range cs {
+			require.Equal(t, len(Append(nil, &cs[i]))-2, Size(&cs[i]))
 		}
-		_, _, err = DecodeOne(rec, len(got))
+		// DecodeOne agrees with Decode on every position and offset.
+		for i := range got {
+			for _, l := range []Loc{{Pos: i}, {Offset: got[i].Offset}} {
+				one, n, err := DecodeOne(rec, l)
+				require.NoError(t, err)
+				require.Equal(t, len(got), n)
+				equalCommands(t, cs[i:i+1], []Decoded{one})
+				require.Equal(t, got[i].Offset, one.Offset)
+				key, n, err := KeyAt(rec, l)
+				require.NoError(t, err)
+				require.Equal(t, len(got), n)
+				require.Equal(t, string(cs[i].Key), string(key))
+			}
+		}
+		_, _, err = DecodeOne(rec, Loc{Pos: len(got)})
 		require.ErrorIs(t, err, ErrMalformed)
-		_, _, err = KeyAt(rec, len(got))
+		_, _, err = KeyAt(rec, Loc{Pos: len(got)})
+		require.ErrorIs(t, err, ErrMalformed)
+		_, _, err = KeyAt(rec, Loc{Offset: len(rec)})
 		require.ErrorIs(t, err, ErrMalformed)
 	})
 }
 
-// KeyAt never panics on any record and position.
+// KeyAt never panics on any record, position and offset.
 func FuzzKeyAt(f *testing.F) {
-	f.Add(AppendBatch(nil, samples), 1)
-	f.Add(Append(nil, &samples[0]), 0)
-	f.Add([]byte{Version, kindBatch, 2}, 1)
-	f.Fuzz(func(t *testing.T, rec []byte, pos int) {
-		key, _, err := KeyAt(rec, pos)
+	f.Add(AppendBatch(nil, samples), 1, 0)
+	f.Add(AppendBatch(nil, samples), 0, 9)
+	f.Add(Append(nil, &samples[0]), 0, 0)
+	f.Add([]byte{Version, kindBatch, 2}, 1, 0)
+	f.Fuzz(func(t *testing.T, rec []byte, pos, off int) {
+		key, _, err := KeyAt(rec, Loc{Pos: pos, Offset: off})
 		if err != nil {
 			return
 		}
@@ -168,26 +177,37 @@ func FuzzKeyAt(f *testing.F) {
 	})
 }
 
+// DecodeOne and KeyAt find every command of a batch by position and by
+// the offset BatchOffset and Size compute, without allocating for a key.
 func TestDecodeOne(t *testing.T) {
 	rec := AppendBatch(nil, samples)
+	off := BatchOffset(len(samples))
 	for i := range samples {
-		c, n, err := DecodeOne(rec, i)
-		require.NoError(t, err)
-		require.Equal(t, len(samples), n)
-		equalCommands(t, samples[i:i+1], []Decoded{c})
-		key, n, err := KeyAt(rec, i)
-		require.NoError(t, err)
-		require.Equal(t, len(samples), n)
-		require.Equal(t, string(samples[i].Key), string(key))
-		require.Zero(t, testing.AllocsPerRun(10, func() { _, _, _ = KeyAt(rec, i) }))
+		for _, l := range []Loc{{Pos: i}, {Offset: off}} {
+			c, n, err := DecodeOne(rec, l)
+			require.NoError(t, err)
+			require.Equal(t, len(samples), n)
+			equalCommands(t, samples[i:i+1], []Decoded{c})
+			require.Equal(t, off, c.Offset)
+			key, n, err := KeyAt(rec, l)
+			require.NoError(t, err)
+			require.Equal(t, len(samples), n)
+			require.Equal(t, string(samples[i].Key), string(key))
+			require.Zero(t, testing.AllocsPerRun(10, func() { _, _, _ = KeyAt(rec, l) }))
+		}
+		require.Equal(t, len(Append(nil, &samples[i]))-2, Size(&samples[i]))
+		off += Size(&samples[i])
 	}
+	require.Equal(t, len(rec), off, "the sizes add up to the record")
 	one := Append(nil, &samples[0])
-	c, n, err := DecodeOne(one, 0)
+	_, _, err := DecodeOne(one, Loc{Offset: 2})
+	require.ErrorIs(t, err, ErrMalformed, "no offsets in a one-command record")
+	c, n, err := DecodeOne(one, Loc{})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	equalCommands(t, samples[:1], []Decoded{c})
 	for _, bad := range [][]byte{nil, {9, kindCommand}, {Version, 7}, rec[:len(rec)/2]} {
-		_, _, err := DecodeOne(bad, len(samples)-1)
+		_, _, err := DecodeOne(bad, Loc{Pos: len(samples) - 1})
 		require.Error(t, err)
 	}
 }

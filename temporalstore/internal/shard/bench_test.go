@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/temporalstore/temporalstore-go/matrixcache"
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 )
 
 // writeAmplification sets n keys of 16 bytes with incompressible values of
@@ -66,5 +69,41 @@ func BenchmarkSetDurable(b *testing.B) {
 			st := s.LogStats()
 			b.ReportMetric(st.RecordsPerFsync, "records/fsync")
 		})
+	}
+}
+
+// Reads of the keys of one large batch record (an MSET of 1,000 keys): the
+// cost of finding a key's command should not grow with its place in the
+// batch.
+func BenchmarkGetFromLargeBatch(b *testing.B) {
+	c, err := matrixcache.New(b.Context(), matrixcache.Options{
+		DRAMCapacityBytes: 16 << 20, SSDCapacityBytes: matrixcache.Disabled, ResidentCapacityBytes: matrixcache.Disabled,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	s, err := Open(b.TempDir(), Options{Now: clk.Now, Cache: c, CacheID: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const n = 1000
+	cmds := make([]command.Command, n)
+	keys := make([][]byte, n)
+	for i := range cmds {
+		keys[i] = fmt.Appendf(nil, "key:%d", i)
+		cmds[i] = StringSet(keys[i], []byte("value-of-sixteen"), time.Time{})
+	}
+	if err := s.SetBatch(b.Context(), cmds); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		if _, ok, err := s.Get(keys[i%n]); err != nil || !ok {
+			b.Fatal(ok, err)
+		}
+		i++
 	}
 }

@@ -202,15 +202,28 @@ type Shard struct {
 
 // Entry metadata: the entry's type in the low 4 bits; metaTTL when the key
 // has an expiry (so an expiry sweep reads only those); and, for a string,
-// the position of its command inside a batch record from bit 8.
+// where its command lies in its record from bit 8: the offset of its first
+// byte when metaOffset is set (a batch's command, found without skipping
+// the ones before it), else its position (a one-command record, or an
+// offset too large for 24 bits).
 const (
 	metaString   = 1
 	metaObject   = 2
 	metaSpilled  = 3 // a collection whose image is in the log
 	metaTypeMask = 0xf
 	metaTTL      = 0x10
+	metaOffset   = 0x20
 	metaPosShift = 8
+	metaPosMax   = 1<<(32-metaPosShift) - 1
 )
+
+// loc is where e's command lies in its record.
+func loc(e keyindex.Entry) command.Loc {
+	if e.Meta&metaOffset != 0 {
+		return command.Loc{Offset: int(e.Meta >> metaPosShift)}
+	}
+	return command.Loc{Pos: int(e.Meta >> metaPosShift)}
+}
 
 // isObject reports whether e names a resident collection's slot; every
 // other entry (a string, a spilled collection) points at a log record.
@@ -283,7 +296,7 @@ func (s *Shard) replay(from uint64) error {
 		}
 		share := recordShare(len(it.Value()), len(cmds))
 		for pos := range cmds {
-			s.applyLocked(it.Index(), pos, share, &cmds[pos].Command)
+			s.applyLocked(it.Index(), command.Loc{Pos: pos, Offset: cmds[pos].Offset}, share, &cmds[pos].Command)
 		}
 		s.replayed++
 	}
@@ -293,27 +306,31 @@ func (s *Shard) replay(from uint64) error {
 	return nil
 }
 
-// applyLocked applies command pos of the record at index. A string's entry
-// points at the record; a collection op changes the object in memory.
-func (s *Shard) applyLocked(index uint64, pos int, share int64, c *command.Command) {
+// applyLocked applies the command at l of the record at index (l holds
+// both its position and, in a batch, its offset). A string's entry points
+// at the record; a collection op changes the object in memory.
+func (s *Shard) applyLocked(index uint64, l command.Loc, share int64, c *command.Command) {
 	s.applying = index
 	switch c.Op {
 	case OpSet:
-		s.pointAtRecord(c, metaString, index, pos, share)
+		s.pointAtRecord(c, metaString, index, l, share)
 	case OpDelete:
 		s.deleteLocked(c.Key)
 	case OpImage:
-		s.pointAtRecord(c, metaSpilled, index, pos, share)
+		s.pointAtRecord(c, metaSpilled, index, l, share)
 		s.spill.spilled++
 	default:
 		s.applyObjectLocked(c)
 	}
 }
 
-// pointAtRecord points c's key at command pos of the record at index, as
-// an entry of type typ (a string or a spilled collection).
-func (s *Shard) pointAtRecord(c *command.Command, typ uint32, index uint64, pos int, share int64) {
-	meta := typ | uint32(pos)<<metaPosShift
+// pointAtRecord points c's key at the command at l of the record at index,
+// as an entry of type typ (a string or a spilled collection).
+func (s *Shard) pointAtRecord(c *command.Command, typ uint32, index uint64, l command.Loc, share int64) {
+	meta := typ | uint32(l.Pos)<<metaPosShift
+	if l.Offset > 0 && l.Offset <= metaPosMax {
+		meta = typ | metaOffset | uint32(l.Offset)<<metaPosShift
+	}
 	if c.Expiry != 0 {
 		meta |= metaTTL
 	}
@@ -490,13 +507,13 @@ func (s *Shard) recordAt(e keyindex.Entry, fill fillMode) (command.Decoded, int6
 // key alone), returning the command's recordShare too. A record read from
 // the log fills the cache as fill says: always, or for a record of
 // several commands.
-func decodeEntry[T any](s *Shard, e keyindex.Entry, fill fillMode, decode func([]byte, int) (T, int, error)) (T, int64, error) {
+func decodeEntry[T any](s *Shard, e keyindex.Entry, fill fillMode, decode func([]byte, command.Loc) (T, int, error)) (T, int64, error) {
 	var zero T
 	rec, hit, err := s.readRecord(e.Addr)
 	if err != nil {
 		return zero, 0, err
 	}
-	v, n, err := decode(rec, int(e.Meta>>metaPosShift))
+	v, n, err := decode(rec, loc(e))
 	if err != nil {
 		return zero, 0, fmt.Errorf("shard: record %d: %w", e.Addr, err)
 	}
@@ -668,8 +685,15 @@ type pendingRecord struct {
 // applyRecordLocked applies the commands of the record at idx, counts
 // their payload, and makes idx the applied index.
 func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Command) {
+	off := 0 // a one-command record's command has no offset
+	if len(cmds) > 1 {
+		off = command.BatchOffset(len(cmds)) // encodeRecord's layout
+	}
 	for pos := range cmds {
-		s.applyLocked(idx, pos, share, &cmds[pos])
+		s.applyLocked(idx, command.Loc{Pos: pos, Offset: off}, share, &cmds[pos])
+		if off > 0 {
+			off += command.Size(&cmds[pos])
+		}
 		s.payload += int64(len(cmds[pos].Key))
 		for _, a := range cmds[pos].Args {
 			s.payload += int64(len(a))

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 )
 
@@ -295,4 +297,51 @@ func TestUpdateLosesNoIncrement(t *testing.T) {
 	defer s.Close()
 	v, _, _ = s.Get([]byte("counter"))
 	require.Equal(t, "150", string(v))
+}
+
+// The keys of a batch record point at their commands by offset — written
+// live and replayed alike — and every one reads back; a one-command
+// record's key points at it by position.
+func TestBatchEntriesByOffset(t *testing.T) {
+	dir := t.TempDir()
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	s := open(t, dir, clk, false)
+	ctx := t.Context()
+	var cmds []command.Command
+	for i := range 40 {
+		cmds = append(cmds, StringSet(fmt.Appendf(nil, "k%d", i), bytes.Repeat([]byte{'v'}, i*7), time.Time{}))
+	}
+	require.NoError(t, s.SetBatch(ctx, cmds))
+	require.NoError(t, s.Set(ctx, []byte("single"), []byte("s"), time.Time{}))
+	metas := func(s *Shard) map[string]uint32 {
+		m := map[string]uint32{}
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		for i := range 40 {
+			k := fmt.Appendf(nil, "k%d", i)
+			e, ok := s.index.Get(hashKey(k), s.matcher(k))
+			require.True(t, ok)
+			require.NotZero(t, e.Meta&metaOffset, "key %s", k)
+			m[string(k)] = e.Meta
+		}
+		e, ok := s.index.Get(hashKey([]byte("single")), s.matcher([]byte("single")))
+		require.True(t, ok)
+		require.Zero(t, e.Meta&metaOffset)
+		return m
+	}
+	check := func(s *Shard) {
+		for i := range 40 {
+			v, ok, err := s.Get(fmt.Appendf(nil, "k%d", i))
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, bytes.Repeat([]byte{'v'}, i*7), v)
+		}
+	}
+	live := metas(s)
+	check(s)
+	require.NoError(t, s.Close())
+	s = open(t, dir, clk, false)
+	defer s.Close()
+	require.Equal(t, live, metas(s), "replay locates each command where the write did")
+	check(s)
 }
