@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 		crashChild(dir, os.Getenv(crashAsyncEnv) == "1")
 		return
 	}
+	if dir := os.Getenv(crashHotDirEnv); dir != "" {
+		crashHotChild(dir)
+		return
+	}
 	if dir := os.Getenv(ingestDirEnv); dir != "" {
 		ingestChild(dir)
 		return
@@ -150,6 +154,27 @@ func crashChild(dir string, async bool) {
 		fmt.Fprintln(w, "ack", seq)
 		w.Flush()
 	}
+}
+
+// startChild runs this test binary as a crash test's child with env added
+// to the environment, and returns it with its stdout's lines; the channel
+// closes when the child's stdout does.
+func startChild(t *testing.T, env ...string) (*osexec.Cmd, <-chan string) {
+	t.Helper()
+	cmd := osexec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return cmd, lines
 }
 
 // crashState is every key's contents rendered as a string.
@@ -280,25 +305,13 @@ func TestCrashRecoversAPrefixOfTheWrites(t *testing.T) {
 			seq := 1
 			lostTail := 0
 			for round := range mode.rounds {
-				cmd := osexec.Command(os.Args[0], "-test.run=^$")
 				async := "0"
 				if mode.async {
 					async = "1"
 				}
-				cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashAsyncEnv+"="+async, crashSeedEnv+"="+strconv.Itoa(seq))
-				out, err := cmd.StdoutPipe()
-				require.NoError(t, err)
-				require.NoError(t, cmd.Start())
+				cmd, lines := startChild(t, crashDirEnv+"="+dir, crashAsyncEnv+"="+async, crashSeedEnv+"="+strconv.Itoa(seq))
 				var intents []crashOp
 				acked := 0
-				sc := bufio.NewScanner(out)
-				lines := make(chan string)
-				go func() {
-					defer close(lines)
-					for sc.Scan() {
-						lines <- sc.Text()
-					}
-				}()
 				// The kill comes at a random moment after the child's
 				// first acknowledged write, not during its start.
 				var deadline <-chan time.Time

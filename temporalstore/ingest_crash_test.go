@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	osexec "os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,19 +66,7 @@ func TestIngestCrashIsExactlyOnce(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(3, 3))
 	for round := range 25 {
-		cmd := osexec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), ingestDirEnv+"="+dir)
-		out, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		sc := bufio.NewScanner(out)
-		lines := make(chan string)
-		go func() {
-			defer close(lines)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-		}()
+		cmd, lines := startChild(t, ingestDirEnv+"="+dir)
 		// The kill comes at a random moment after the first batch, so
 		// that it lands inside batches.
 		var deadline <-chan time.Time
