@@ -18,7 +18,12 @@ import (
 
 // The hot-key crash test's child: an engine process whose writers all
 // write the same three keys until killed.
-const crashHotDirEnv = "TEMPORALSTORE_CRASH_HOT_DIR"
+// crashHotBudgetEnv, when set, is the child's CollectionBytes: small, so
+// that the hot collections are spilled and loaded again all along.
+const (
+	crashHotDirEnv    = "TEMPORALSTORE_CRASH_HOT_DIR"
+	crashHotBudgetEnv = "TEMPORALSTORE_CRASH_HOT_BUDGET"
+)
 
 // hotWriters is how many goroutines of the child write at once: enough
 // that each batch holds several writes of one key, which the batch folds
@@ -48,7 +53,8 @@ var hotKinds = []string{"cs", "h", "f"}
 // at the seed and never repeat.
 func crashHotChild(dir string) {
 	ctx := context.Background()
-	e, err := Open(ctx, Options{Dir: dir, MaintenanceInterval: 5 * time.Millisecond, CheckpointRecords: 500})
+	budget, _ := strconv.ParseInt(os.Getenv(crashHotBudgetEnv), 10, 64)
+	e, err := Open(ctx, Options{Dir: dir, MaintenanceInterval: 5 * time.Millisecond, CheckpointRecords: 500, CollectionBytes: budget})
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(2)
@@ -93,14 +99,26 @@ func TestCrashHotKeysKeepAcknowledgedWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test")
 	}
+	for _, mode := range []struct {
+		name   string
+		budget int64
+	}{{"resident", 0}, {"spilling", 2 << 10}} {
+		t.Run(mode.name, func(t *testing.T) { crashHotRounds(t, mode.budget) })
+	}
+}
+
+// crashHotRounds runs the hot-key crash test's eight kills, the child's
+// collections under budget (0: the default).
+func crashHotRounds(t *testing.T, budget int64) {
 	rng := rand.New(rand.NewPCG(5, 8))
 	dir := t.TempDir()
+	spilled := 0
 	var ackedIncrs, triedIncrs int64
 	acked := map[string]map[int]bool{"h": {}, "f": {}}
 	tried := map[string]map[int]bool{"h": {}, "f": {}}
 	seed := 1
 	for round := range 8 {
-		cmd, lines := startChild(t, crashHotDirEnv+"="+dir, crashSeedEnv+"="+strconv.Itoa(seed))
+		cmd, lines := startChild(t, crashHotDirEnv+"="+dir, crashSeedEnv+"="+strconv.Itoa(seed), crashHotBudgetEnv+"="+strconv.FormatInt(budget, 10))
 		maxID, acks := seed, 0
 		var killAt <-chan time.Time
 		for line := range lines {
@@ -137,13 +155,20 @@ func TestCrashHotKeysKeepAcknowledgedWrites(t *testing.T) {
 		_ = cmd.Wait()
 		seed = maxID + 1
 
-		e, err := Open(t.Context(), Options{Dir: dir, MaintenanceInterval: Disabled})
+		e, err := Open(t.Context(), Options{Dir: dir, MaintenanceInterval: Disabled, CollectionBytes: budget})
 		require.NoError(t, err, "round %d: reopen after the kill", round)
 		q := func(c Command) Response {
 			c.Namespace, c.Table = "crash", "hot"
 			r, err := e.Execute(t.Context(), c)
 			require.NoError(t, err)
 			return r
+		}
+		if budget > 0 {
+			stats, err := e.Stats()
+			require.NoError(t, err)
+			for _, st := range stats {
+				spilled += st.Spilled
+			}
 		}
 		sum := q(Command{Kind: KindCCount, Key: []byte("hot-cs"), Start: 0, End: 1 << 40}).Int
 		require.GreaterOrEqual(t, sum, ackedIncrs, "round %d: acknowledged increments lost", round)
@@ -168,5 +193,8 @@ func TestCrashHotKeysKeepAcknowledgedWrites(t *testing.T) {
 			}
 		}
 		t.Logf("round %d: %d increments acknowledged, %d kept; %d hash fields, %d series points", round, ackedIncrs, sum, len(have["h"]), len(have["f"]))
+	}
+	if budget > 0 {
+		require.Positive(t, spilled, "the hot collections were spilled")
 	}
 }
