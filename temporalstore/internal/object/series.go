@@ -87,7 +87,10 @@ func (s *Series) keep(v []byte) []byte {
 // new values go to a slab of its own. Its rollup is built again if an
 // aggregate asks for it.
 func (s *Series) clone() *Series {
-	return &Series{ts: slices.Clone(s.ts), vals: slices.Clone(s.vals), bytes: s.bytes, rollFine: s.rollFine}
+	s.rollMu.Lock() // readers set rollFine
+	fine := s.rollFine
+	s.rollMu.Unlock()
+	return &Series{ts: slices.Clone(s.ts), vals: slices.Clone(s.vals), bytes: s.bytes, rollFine: fine}
 }
 
 // Upsert sets the value at ts (v is copied) and reports whether the point
