@@ -38,18 +38,33 @@ func FreeAddrs(n int) ([]string, error) {
 // dir and extra arguments (persistence options), waits until it answers,
 // and returns its address and a function that stops it.
 func StartRedis(ctx context.Context, dir string, args ...string) (string, func(), error) {
+	r, err := StartRedisProcess(ctx, dir, args...)
+	return r.Addr, r.Stop, err
+}
+
+// RedisProcess is a redis-server StartRedisProcess started.
+type RedisProcess struct {
+	Addr string
+	// PID is its process, for ProcessCPU.
+	PID  int
+	Stop func()
+}
+
+// StartRedisProcess is StartRedis that also returns the server's process
+// ID.
+func StartRedisProcess(ctx context.Context, dir string, args ...string) (RedisProcess, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		return "", nil, fmt.Errorf("redis-server is not installed (make deps): %w", err)
+		return RedisProcess{}, fmt.Errorf("redis-server is not installed (make deps): %w", err)
 	}
 	addrs, err := FreeAddrs(1)
 	if err != nil {
-		return "", nil, err
+		return RedisProcess{}, err
 	}
 	_, port, _ := net.SplitHostPort(addrs[0])
 	cmd := exec.CommandContext(ctx, bin, append([]string{"--port", port, "--bind", "127.0.0.1", "--dir", dir}, args...)...)
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return RedisProcess{}, err
 	}
 	stop := func() {
 		_ = cmd.Process.Kill()
@@ -60,11 +75,11 @@ func StartRedis(ctx context.Context, dir string, args ...string) (string, func()
 	for i := 0; ; i++ {
 		err := c.Ping(ctx).Err()
 		if err == nil {
-			return addrs[0], stop, nil
+			return RedisProcess{Addr: addrs[0], PID: cmd.Process.Pid, Stop: stop}, nil
 		}
 		if i > 500 {
 			stop()
-			return "", nil, fmt.Errorf("redis-server did not answer: %w", err)
+			return RedisProcess{}, fmt.Errorf("redis-server did not answer: %w", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

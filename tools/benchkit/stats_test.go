@@ -3,6 +3,7 @@ package benchkit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -127,4 +128,28 @@ func TestFlagLists(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, EnvBool(" 1"))
 	require.False(t, EnvBool("maybe"))
+}
+
+// parseProcStat reads utime+stime past a command name holding spaces and
+// parentheses, and refuses a short or malformed line; ProcessCPU of this
+// process grows while it spins.
+func TestProcessCPU(t *testing.T) {
+	line := "4242 (ts server) (x)) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 125 0 0 20 0 9 0 12345 0 0"
+	d, err := parseProcStat(line)
+	require.NoError(t, err)
+	require.Equal(t, 3750*time.Millisecond, d)
+	for _, bad := range []string{"", "4242 (x S 1", "4242 (x) S 1 2 3", "4242 (x) S 1 4242 4242 0 -1 4194560 100 0 0 0 2x0 125"} {
+		_, err := parseProcStat(bad)
+		require.Error(t, err, bad)
+	}
+	before, err := ProcessCPU(os.Getpid())
+	if errors.Is(err, ErrNoProcCPU) {
+		t.Skip(err)
+	}
+	require.NoError(t, err)
+	for stop := time.Now().Add(60 * time.Millisecond); time.Now().Before(stop); {
+	}
+	after, err := ProcessCPU(os.Getpid())
+	require.NoError(t, err)
+	require.Greater(t, after, before)
 }

@@ -17,6 +17,12 @@
 //   - Durable append throughput: FAPPEND of events of 1,024 entities on a
 //     durable table, beside ZADD on a redis-server with appendfsync always.
 //
+// Each run also records each server's CPU time per operation (all its
+// threads, from /proc), since the load generator shares the machine's
+// cores: where they are few, the client's own cost per reply is in both
+// systems' throughput, and the server CPU ratio shows what the servers
+// alone spend.
+//
 // The last line is "series: window_vs_redis_ratio=... counter_vs_redis_ratio=...
-// rollup_speedup_ratio=...".
+// rollup_speedup_ratio=... window_server_cpu_ratio=..." and more.
 package seriesbench

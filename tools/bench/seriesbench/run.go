@@ -38,6 +38,12 @@ type run struct {
 	Repeat       int
 	OpsPerSec    float64
 	P50Ms, P99Ms float64
+	// ServerCPUUsPerOp is the server process's CPU time (all threads,
+	// user and system, from /proc) per operation over the measured
+	// window: the cost the server itself pays, whatever the load
+	// generator's, which shares this machine's cores. 0 where /proc has
+	// no per-process times.
+	ServerCPUUsPerOp float64 `json:"server_cpu_us_per_op"`
 }
 
 // report is the JSON written at the end.
@@ -59,6 +65,7 @@ type rollupResult struct {
 // connection, and the command that does one operation.
 type target struct {
 	addr string
+	pid  int // the server's process, for its CPU time
 	op   func(ctx context.Context, c *redis.Client, rng *rand.Rand) error
 }
 
@@ -88,19 +95,19 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 			return err
 		}
 	}
-	redisAddr, stopRedis, err := benchkit.StartRedis(ctx, redisDirs[0], "--save", "", "--appendonly", "yes", "--appendfsync", "everysec")
+	redisEverysec, err := benchkit.StartRedisProcess(ctx, redisDirs[0], "--save", "", "--appendonly", "yes", "--appendfsync", "everysec")
 	if err != nil {
 		return err
 	}
-	defer stopRedis()
-	redisAlways, stopAlways, err := benchkit.StartRedis(ctx, redisDirs[1], "--save", "", "--appendonly", "yes", "--appendfsync", "always")
+	defer redisEverysec.Stop()
+	redisAlways, err := benchkit.StartRedisProcess(ctx, redisDirs[1], "--save", "", "--appendonly", "yes", "--appendfsync", "always")
 	if err != nil {
 		return err
 	}
-	defer stopAlways()
+	defer redisAlways.Stop()
 
 	log.Info("loading", "series", seriesKeys, "points", seriesPoints)
-	if err := load(ctx, ours.async, redisAddr); err != nil {
+	if err := load(ctx, ours.async.addr, redisEverysec.Addr); err != nil {
 		return err
 	}
 
@@ -109,16 +116,16 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		systems map[string]target
 	}{
 		{"window", map[string]target{
-			"ours":  {ours.async, windowOurs},
-			"redis": {redisAddr, windowRedis},
+			"ours":  {ours.async.addr, ours.async.pid, windowOurs},
+			"redis": {redisEverysec.Addr, redisEverysec.PID, windowRedis},
 		}},
 		{"counter", map[string]target{
-			"ours":  {ours.async, counterOurs},
-			"redis": {redisAddr, counterRedis},
+			"ours":  {ours.async.addr, ours.async.pid, counterOurs},
+			"redis": {redisEverysec.Addr, redisEverysec.PID, counterRedis},
 		}},
 		{"append", map[string]target{
-			"ours":  {ours.durable, appendOurs},
-			"redis": {redisAlways, appendRedis},
+			"ours":  {ours.durable.addr, ours.durable.pid, appendOurs},
+			"redis": {redisAlways.Addr, redisAlways.PID, appendRedis},
 		}},
 	}
 	var runs []run
@@ -149,18 +156,27 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 
 	rep := report{Conditions: benchkit.HostConditions(), Config: cfg, Runs: runs, Rollup: rr, Ratios: map[string]any{}}
-	ratio := func(name string) benchkit.Summary {
-		pick := func(sys string) []float64 {
-			var xs []float64
-			for _, r := range runs {
-				if r.Case == name && r.System == sys {
-					xs = append(xs, r.OpsPerSec)
-				}
+	pick := func(name, sys string, f func(run) float64) []float64 {
+		var xs []float64
+		for _, r := range runs {
+			if r.Case == name && r.System == sys {
+				xs = append(xs, f(r))
 			}
-			return xs
 		}
-		s := benchkit.RatioSpread(pick("ours"), pick("redis"), benchkit.HigherIsBetter)
+		return xs
+	}
+	ops := func(r run) float64 { return r.OpsPerSec }
+	cpu := func(r run) float64 { return r.ServerCPUUsPerOp }
+	ratio := func(name string) benchkit.Summary {
+		s := benchkit.RatioSpread(pick(name, "ours", ops), pick(name, "redis", ops), benchkit.HigherIsBetter)
 		rep.Ratios[name] = s
+		return s
+	}
+	// Redis's server CPU per operation over ours: above 1, our server
+	// spends less on the same work.
+	cpuRatio := func(name string) benchkit.Summary {
+		s := benchkit.RatioSpread(pick(name, "ours", cpu), pick(name, "redis", cpu), benchkit.LowerIsBetter)
+		rep.Ratios[name+"_server_cpu"] = s
 		return s
 	}
 	window, counter, appendR := ratio("window"), ratio("counter"), ratio("append")
@@ -171,6 +187,9 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		benchkit.NewPair("durable_append_vs_redis_ratio", appendR.Median, 2),
 		benchkit.NewPair("window_ratio_min", window.Min, 2),
 		benchkit.NewPair("counter_ratio_min", counter.Min, 2),
+		benchkit.NewPair("window_server_cpu_ratio", cpuRatio("window").Median, 2),
+		benchkit.NewPair("counter_server_cpu_ratio", cpuRatio("counter").Median, 2),
+		benchkit.NewPair("append_server_cpu_ratio", cpuRatio("append").Median, 2),
 	}
 	out := cfg.Out
 	if out == "" {
@@ -187,8 +206,13 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	return nil
 }
 
-// oursAddrs are the RESP addresses of our two servers.
-type oursAddrs struct{ async, durable string }
+// oursAddrs are our two servers: RESP address and process.
+type oursAddrs struct{ async, durable oursServer }
+
+type oursServer struct {
+	addr string
+	pid  int
+}
 
 // startOurs runs examples/server twice, as its own process like
 // redis-server: one whose default table is async (reads, counters), one
@@ -204,7 +228,7 @@ func startOurs(ctx context.Context, dir string) (oursAddrs, func(), error) {
 			s()
 		}
 	}
-	var addrs []string
+	var servers []oursServer
 	for _, async := range []bool{true, false} {
 		a, err := benchkit.FreeAddrs(3)
 		if err != nil {
@@ -243,9 +267,9 @@ func startOurs(ctx context.Context, dir string) (oursAddrs, func(), error) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		c.Close()
-		addrs = append(addrs, a[0])
+		servers = append(servers, oursServer{a[0], cmd.Process.Pid})
 	}
-	return oursAddrs{async: addrs[0], durable: addrs[1]}, stopAll, nil
+	return oursAddrs{async: servers[0], durable: servers[1]}, stopAll, nil
 }
 
 func value(i int) string { return strconv.Itoa(i*7919%100_000 + 1) }
@@ -357,6 +381,18 @@ func measure(ctx context.Context, cfg Config, t target) (run, error) {
 	)
 	stopWarm := time.Now().Add(cfg.Warmup)
 	stop := stopWarm.Add(cfg.Duration)
+	var cpu [2]time.Duration
+	var cpuErr error
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for i, at := range []time.Time{stopWarm, stop} {
+			time.Sleep(time.Until(at))
+			if cpu[i], cpuErr = benchkit.ProcessCPU(t.pid); cpuErr != nil {
+				return
+			}
+		}
+	}()
 	var wg sync.WaitGroup
 	for i := range cfg.Clients {
 		c := redis.NewClient(&redis.Options{Addr: t.addr, PoolSize: 1})
@@ -385,6 +421,7 @@ func measure(ctx context.Context, cfg Config, t target) (run, error) {
 		})
 	}
 	wg.Wait()
+	<-sampled
 	if first != nil {
 		return run{}, first
 	}
@@ -392,10 +429,14 @@ func measure(ctx context.Context, cfg Config, t target) (run, error) {
 		return run{}, err
 	}
 	ps := benchkit.DurationPercentiles(lats, 50, 99)
-	return run{
+	r := run{
 		OpsPerSec: float64(len(lats)) / cfg.Duration.Seconds(),
 		P50Ms:     float64(ps[0]) / 1e6, P99Ms: float64(ps[1]) / 1e6,
-	}, nil
+	}
+	if cpuErr == nil && len(lats) > 0 {
+		r.ServerCPUUsPerOp = float64((cpu[1] - cpu[0]).Microseconds()) / float64(len(lats))
+	}
+	return r, nil
 }
 
 func cmpErr(a, b error) error {
@@ -464,8 +505,8 @@ func rollupVsScan(ctx context.Context, dir string, repeats int) (rollupResult, e
 }
 
 func printTable(w io.Writer, runs []run, rep report, rr rollupResult) {
-	fmt.Fprintln(w, "medians over repeats; ratio = ours/redis ops/s (min..max over repeat pairs)")
-	fmt.Fprintf(w, "%9s %12s %10s %12s %10s %20s\n", "case", "ours ops/s", "p99 ms", "redis ops/s", "p99 ms", "ratio")
+	fmt.Fprintln(w, "medians over repeats; ratio = ours/redis ops/s, server cpu ratio = redis/ours server CPU µs per op (min..max over repeat pairs)")
+	fmt.Fprintf(w, "%9s %12s %10s %10s %12s %10s %10s %20s %20s\n", "case", "ours ops/s", "p99 ms", "cpu µs/op", "redis ops/s", "p99 ms", "cpu µs/op", "ratio", "server cpu ratio")
 	for _, name := range []string{"window", "counter", "append"} {
 		med := func(sys string, f func(run) float64) float64 {
 			var xs []float64
@@ -478,9 +519,14 @@ func printTable(w io.Writer, runs []run, rep report, rr rollupResult) {
 		}
 		ops := func(r run) float64 { return r.OpsPerSec }
 		p99 := func(r run) float64 { return r.P99Ms }
-		s := rep.Ratios[name].(benchkit.Summary)
-		fmt.Fprintf(w, "%9s %12.0f %10.2f %12.0f %10.2f %20s\n", name, med("ours", ops), med("ours", p99), med("redis", ops), med("redis", p99),
-			fmt.Sprintf("%.2f (%.2f..%.2f)", s.Median, s.Min, s.Max))
+		cpu := func(r run) float64 { return r.ServerCPUUsPerOp }
+		spread := func(key string) string {
+			s := rep.Ratios[key].(benchkit.Summary)
+			return fmt.Sprintf("%.2f (%.2f..%.2f)", s.Median, s.Min, s.Max)
+		}
+		fmt.Fprintf(w, "%9s %12.0f %10.2f %10.1f %12.0f %10.2f %10.1f %20s %20s\n", name,
+			med("ours", ops), med("ours", p99), med("ours", cpu), med("redis", ops), med("redis", p99), med("redis", cpu),
+			spread(name), spread(name+"_server_cpu"))
 	}
 	fmt.Fprintf(w, "aggregate over %d points: rollup %.1f µs, scan %.1f µs, speedup %.1f× (%.1f..%.1f)\n",
 		seriesPoints, rr.RollupNs.Median/1e3, rr.ScanNs.Median/1e3, rr.Speedup.Median, rr.Speedup.Min, rr.Speedup.Max)

@@ -27,6 +27,7 @@ func TestRunSmoke(t *testing.T) {
 	require.NoError(t, Run(t.Context(), cfg, &stdout, benchkit.NewProgress(io.Discard)))
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	require.Regexp(t, regexp.MustCompile(`^series: window_vs_redis_ratio=[0-9.]+ counter_vs_redis_ratio=[0-9.]+ rollup_speedup_ratio=[0-9.]+ `), lines[len(lines)-1])
+	require.Contains(t, lines[len(lines)-1], " window_server_cpu_ratio=")
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
 	var rep struct {
@@ -36,6 +37,7 @@ func TestRunSmoke(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range rep.Runs {
 		require.Positive(t, r.OpsPerSec, "%s %s", r.Case, r.System)
+		require.GreaterOrEqual(t, r.ServerCPUUsPerOp, 0.0, "%s %s", r.Case, r.System)
 		seen[r.Case+"/"+r.System] = true
 	}
 	require.Len(t, seen, 6)
