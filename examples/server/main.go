@@ -52,6 +52,7 @@ type config struct {
 	cacheBytes      int64
 	collectionBytes int64
 	async           bool
+	shards          int
 	logLevel        slog.Level
 	logJSON         bool
 }
@@ -133,6 +134,14 @@ var flags = []flagDef{
 	{"async", "TS_ASYNC", "false", "a new data directory's default table commits asynchronously (acknowledged once written to the OS, fsynced every 10 ms) instead of durably (acknowledged after fsync); an existing table keeps its mode", func(c *config, v string) error {
 		b, err := strconv.ParseBool(v)
 		c.async = b
+		return err
+	}},
+	{"shards", "TS_SHARDS", strconv.Itoa(temporalstore.DefaultShards), "shard count of a new data directory's default table: each shard has its own log and lock, and concurrent writes to one shard share its appends and fsyncs; an existing table keeps its count", func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil && (n < 1 || n > 1024) {
+			err = fmt.Errorf("must be 1 to 1024, got %d", n)
+		}
+		c.shards = n
 		return err
 	}},
 	{"collection-bytes", "TS_COLLECTION_BYTES", strconv.Itoa(temporalstore.DefaultCollectionBytes), "memory budget of resident hashes, sets, sorted sets and lists in bytes; past it the least recently used are served from the log; -1: no limit", func(c *config, v string) error {
@@ -260,7 +269,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	started := time.Now()
 	e, err := temporalstore.Open(ctx, temporalstore.Options{
 		Dir: filepath.Join(c.dataDir, "engine"), CacheBytes: c.cacheBytes, CollectionBytes: c.collectionBytes, Logger: log,
-		DefaultTableOptions: temporalstore.TableOptions{Async: c.async},
+		DefaultTableOptions: temporalstore.TableOptions{Async: c.async, Shards: c.shards},
 	})
 	if err != nil {
 		return err

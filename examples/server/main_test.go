@@ -90,7 +90,7 @@ func TestServeStopRestart(t *testing.T) {
 	require.NoError(t, err, string(out))
 	data := t.TempDir()
 	respAddr, httpAddr, s3Addr := freeAddr(t), freeAddr(t), freeAddr(t)
-	args := []string{"--data", data, "--resp", respAddr, "--http", httpAddr, "--s3", s3Addr}
+	args := []string{"--data", data, "--resp", respAddr, "--http", httpAddr, "--s3", s3Addr, "--shards", "2"}
 	srv := startServer(t, bin, args...)
 	require.Contains(t, srv.log(), "surface=resp addr="+respAddr)
 	require.Contains(t, srv.log(), "surface=http addr="+httpAddr)
@@ -117,13 +117,19 @@ func TestServeStopRestart(t *testing.T) {
 	require.Contains(t, srv.log(), "msg=stopped")
 	images, _ := filepath.Glob(filepath.Join(data, "engine", "*", "*", "*", "checkpoint-*.img"))
 	require.NotEmpty(t, images, "shutdown checkpoints every shard")
+	shards, _ := filepath.Glob(filepath.Join(data, "engine", "default", "default", "*", "checkpoint-*.img"))
+	require.Len(t, shards, 2, "--shards 2: the default table has two shards, each checkpointed")
 
+	// Restarted with another --shards: the table keeps its count.
+	args = append(args, "--shards", "3")
 	srv = startServer(t, bin, args...)
 	defer func() { _ = srv.stop() }()
 	c2 := redis.NewClient(&redis.Options{Addr: respAddr})
 	defer c2.Close()
 	require.Equal(t, "hello", c2.Get(ctx, "greeting").Val(), srv.log())
 	require.Equal(t, []string{"a", "b"}, c2.LRange(ctx, "queue", 0, -1).Val())
+	dirs, _ := filepath.Glob(filepath.Join(data, "engine", "default", "default", "shard-*"))
+	require.Len(t, dirs, 2, "an existing table keeps its shard count")
 }
 
 func TestFlagsEnvAndRefusals(t *testing.T) {
@@ -168,6 +174,16 @@ func TestFlagsEnvAndRefusals(t *testing.T) {
 	}
 	_, err = parse([]string{"--async=maybe"}, io.Discard, os.Getenv)
 	require.Error(t, err)
+	c, err = parse(nil, io.Discard, func(k string) string { return map[string]string{"TS_SHARDS": "2"}[k] })
+	require.NoError(t, err)
+	require.Equal(t, 2, c.shards)
+	c, err = parse(nil, io.Discard, func(string) string { return "" })
+	require.NoError(t, err)
+	require.Equal(t, 4, c.shards, "the engine's default")
+	for _, bad := range []string{"0", "-1", "1025", "two"} {
+		_, err = parse([]string{"--shards", bad}, io.Discard, os.Getenv)
+		require.Error(t, err, bad)
+	}
 	_, err = parse([]string{"--tls-cert", "x.pem"}, io.Discard, os.Getenv)
 	require.ErrorContains(t, err, "go together")
 
