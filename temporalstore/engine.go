@@ -61,8 +61,12 @@ type Options struct {
 
 	// CacheBytes is the memory budget of the record cache in front of the
 	// shards' logs (a matrixcache DRAM tier shared by every shard).
-	// Default: DefaultCacheBytes; Disabled turns it off (reads then go to
-	// the log files and the operating system's page cache).
+	// Besides it, each shard holds its newest string records, up to
+	// RecentShardBytes or CacheBytes/16 if less, until no key points at
+	// them or newer ones push them into the cache: the writes and reads
+	// of fresh keys find them without the cache's work. Default:
+	// DefaultCacheBytes; Disabled turns both off (reads then go to the
+	// log files and the operating system's page cache).
 	CacheBytes int64
 	// CacheResidentPath, when set, adds matrixcache's file-backed resident
 	// tier there, CacheResidentBytes large (default: the cache's own
@@ -114,6 +118,7 @@ const Disabled = -1
 // Option defaults.
 const (
 	DefaultCacheBytes          = 64 << 20
+	RecentShardBytes           = 2 << 20
 	DefaultCollectionBytes     = 1 << 30
 	DefaultMaintenanceInterval = time.Second
 	DefaultSweepBudget         = 1000
@@ -395,6 +400,15 @@ func (e *Engine) CreateTable(ctx context.Context, namespace, name string, opts T
 	return nil
 }
 
+// recentBytes is each shard's budget for its newest string records: none
+// without a record cache.
+func (e *Engine) recentBytes() int64 {
+	if e.cache == nil {
+		return 0
+	}
+	return min(RecentShardBytes, e.opts.CacheBytes/16)
+}
+
 func (e *Engine) openTable(namespace, name string, opts TableOptions) (*table, error) {
 	t := &table{opts: opts, adm: newTableAdmission(opts)}
 	for i := range opts.Shards {
@@ -411,6 +425,7 @@ func (e *Engine) openTable(namespace, name string, opts TableOptions) (*table, e
 			Collections: e.collections,
 			SegmentSize: opts.SegmentBytes,
 			CacheID:     xxhash.Sum64String(fmt.Sprintf("%s/%s/%d", namespace, name, i)),
+			RecentBytes: e.recentBytes(),
 		})
 		if err != nil {
 			t.close()

@@ -219,6 +219,9 @@ type ShardStats struct {
 	Keys, Collections, Spilled int
 	// CollectionBytes is the resident collections' memory (estimated).
 	CollectionBytes int64
+	// RecentBytes is the memory of the newest string records the shard
+	// holds besides the record cache (Options.CacheBytes).
+	RecentBytes int64
 	// Spills counts collections spilled to the log since open; Loads
 	// those made resident again by a write, Promotions by a read.
 	Spills, Loads, Promotions uint64
@@ -258,8 +261,8 @@ func (e *Engine) Stats() ([]ShardStats, error) {
 			ss := ShardStats{
 				Namespace: name.namespace, Table: name.name, Shard: i,
 				Keys: st.Keys, Collections: st.Collections, Spilled: st.Spilled,
-				CollectionBytes: st.CollectionBytes,
-				Spills:          st.Spills, Loads: st.Loads, Promotions: st.Promotions,
+				CollectionBytes: st.CollectionBytes, RecentBytes: st.RecentBytes,
+				Spills: st.Spills, Loads: st.Loads, Promotions: st.Promotions,
 				IndexBytes: st.IndexBytes,
 				LiveBytes:  st.LiveBytes, LogBytes: st.LogBytes, SpaceAmp: st.SpaceAmp,
 				LogSegments: st.LogSegments,

@@ -60,6 +60,7 @@ var (
 	descCollections  = shardDesc("collections", "Hashes, sets, sorted sets and lists in the shard.")
 	descSpilled      = shardDesc("spilled_collections", "Collections of the shard held in its log rather than in memory.")
 	descCollBytes    = shardDesc("collection_bytes", "Estimated memory of the shard's resident collections.")
+	descRecentBytes  = shardDesc("recent_record_bytes", "Memory of the newest string records the shard holds besides the record cache.")
 	descSpills       = shardDesc("collection_spills_total", "Collections spilled to the log since open.")
 	descLoads        = shardDesc("collection_loads_total", "Spilled collections made resident again by a write since open.")
 	descPromotions   = shardDesc("collection_promotions_total", "Spilled collections made resident again by a read since open.")
@@ -80,7 +81,7 @@ var (
 	descCacheEntries = cacheDesc("entries", "Entries the tier holds.")
 	descCacheBytes   = cacheDesc("bytes", "Bytes the tier holds.")
 	descCacheAllMiss = prometheus.NewDesc("temporalstore_cache_lookup_misses_total", "Record cache lookups no tier answered.", nil, nil)
-	engineShardDescs = []*prometheus.Desc{descKeys, descCollections, descSpilled, descCollBytes, descSpills, descLoads, descPromotions, descIndexBytes, descLiveBytes, descLogBytes, descSpaceAmp, descSegments, descRecords, descFsyncs, descWritten, descWriteAmp, descStale, descReadOnly}
+	engineShardDescs = []*prometheus.Desc{descKeys, descCollections, descSpilled, descCollBytes, descRecentBytes, descSpills, descLoads, descPromotions, descIndexBytes, descLiveBytes, descLogBytes, descSpaceAmp, descSegments, descRecords, descFsyncs, descWritten, descWriteAmp, descStale, descReadOnly}
 	engineCacheDescs = []*prometheus.Desc{descCacheHits, descCacheMisses, descCacheEvicts, descCacheEntries, descCacheBytes, descCacheAllMiss}
 )
 
@@ -111,6 +112,7 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descCollections, float64(s.Collections))
 			gauge(descSpilled, float64(s.Spilled))
 			gauge(descCollBytes, float64(s.CollectionBytes))
+			gauge(descRecentBytes, float64(s.RecentBytes))
 			counter(descSpills, float64(s.Spills))
 			counter(descLoads, float64(s.Loads))
 			counter(descPromotions, float64(s.Promotions))

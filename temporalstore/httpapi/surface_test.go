@@ -256,12 +256,14 @@ func TestMetrics(t *testing.T) {
 	require.Equal(t, 5.0, metric(`temporalstore_http_command_duration_seconds_bucket\{kind="set",le="\+Inf"\}`))
 	require.Equal(t, 1.0, metric(`temporalstore_http_commands_total\{code="wrong_type",kind="hash_get"\}`))
 	require.Equal(t, 5.0, metric(`temporalstore_http_requests_total\{route="/execute",status="200"\}`))
-	keys := 0.0
+	keys, recent := 0.0, 0.0
 	for i := range ts.DefaultShards {
 		keys += metric(`temporalstore_shard_keys\{namespace="default",shard="` + strconv.Itoa(i) + `",table="default"\}`)
 		metric(`temporalstore_shard_log_records_total\{namespace="default",shard="` + strconv.Itoa(i) + `",table="default"\}`)
+		recent += metric(`temporalstore_shard_recent_record_bytes\{namespace="default",shard="` + strconv.Itoa(i) + `",table="default"\}`)
 	}
 	require.Equal(t, 5.0, keys)
+	require.Positive(t, recent, "the sets' records are held as written")
 	metric(`temporalstore_cache_entries\{tier="dram"\}`)
 	metric(`temporalstore_cache_lookup_misses_total`)
 	metric(`go_goroutines`)

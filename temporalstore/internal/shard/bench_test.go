@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/temporalstore/temporalstore-go/matrixcache"
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 )
@@ -76,13 +75,7 @@ func BenchmarkSetDurable(b *testing.B) {
 // cost of finding a key's command should not grow with its place in the
 // batch.
 func BenchmarkGetFromLargeBatch(b *testing.B) {
-	c, err := matrixcache.New(b.Context(), matrixcache.Options{
-		DRAMCapacityBytes: 16 << 20, SSDCapacityBytes: matrixcache.Disabled, ResidentCapacityBytes: matrixcache.Disabled,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := newDRAMCache(b, 16<<20)
 	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	s, err := Open(b.TempDir(), Options{Now: clk.Now, Cache: c, CacheID: 1})
 	if err != nil {

@@ -17,11 +17,7 @@ import (
 // holds is the same either way, across a reopen too.
 func TestReadsThroughTheCache(t *testing.T) {
 	ctx := t.Context()
-	c, err := matrixcache.New(ctx, matrixcache.Options{
-		DRAMCapacityBytes: 256 << 10, SSDCapacityBytes: matrixcache.Disabled, ResidentCapacityBytes: matrixcache.Disabled,
-	})
-	require.NoError(t, err)
-	defer c.Close()
+	c := newDRAMCache(t, 256<<10)
 	dir := t.TempDir()
 	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	opts := Options{Durable: true, Now: clk.Now, Cache: c, CacheID: 7}
@@ -58,11 +54,7 @@ func TestReadsThroughTheCache(t *testing.T) {
 // none does: overwritten keys do not crowd out live records.
 func TestDeadRecordsLeaveTheCache(t *testing.T) {
 	ctx := t.Context()
-	c, err := matrixcache.New(ctx, matrixcache.Options{
-		DRAMCapacityBytes: 64 << 20, SSDCapacityBytes: matrixcache.Disabled, ResidentCapacityBytes: matrixcache.Disabled,
-	})
-	require.NoError(t, err)
-	defer c.Close()
+	c := newDRAMCache(t, 64<<20)
 	s, err := Open(t.TempDir(), Options{Now: testclock.New(time.Unix(1_764_460_800, 0)).Now, Cache: c, CacheID: 3})
 	require.NoError(t, err)
 	defer s.Close()
@@ -107,4 +99,16 @@ func TestDeadRecordsLeaveTheCache(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok)
 	require.Empty(t, s.recordRefs)
+}
+
+// newDRAMCache is a record cache of one DRAM tier of capacity bytes,
+// closed when tb ends.
+func newDRAMCache(tb testing.TB, capacity int64) *matrixcache.Cache {
+	tb.Helper()
+	c, err := matrixcache.New(tb.Context(), matrixcache.Options{
+		DRAMCapacityBytes: capacity, SSDCapacityBytes: matrixcache.Disabled, ResidentCapacityBytes: matrixcache.Disabled,
+	})
+	require.NoError(tb, err)
+	tb.Cleanup(func() { c.Close() })
+	return c
 }

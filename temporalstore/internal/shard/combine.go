@@ -364,6 +364,9 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		return deferred
 	}
 	for i, st := range stages {
+		if s.recent != nil && setsKeys(st.cmds) {
+			s.recent.add(first+uint64(i), recs[i], s.cacheRecord)
+		}
 		s.applyRecordLocked(first+uint64(i), recordShare(len(recs[i]), len(st.cmds)), st.cmds)
 	}
 	if s.waiting > 0 {

@@ -160,6 +160,10 @@ type Stats struct {
 	Spills, Loads, Promotions uint64
 	// IndexBytes is the resident index's memory.
 	IndexBytes int
+	// RecentBytes and RecentRecords are the newest string records held
+	// in memory (Options.RecentBytes).
+	RecentBytes   int64
+	RecentRecords int
 	// LiveBytes is the log bytes the strings point at.
 	LiveBytes int64
 	// LogBytes is the space the log's segment files take on disk, in whole
@@ -198,6 +202,9 @@ func (s *Shard) Stats() Stats {
 	st.Collections = len(s.objs) - len(s.free) + st.Spilled
 	s.mu.RUnlock()
 	st.Spills, st.Loads, st.Promotions = s.spill.spills.Load(), s.spill.loads.Load(), s.spill.promotions.Load()
+	if s.recent != nil {
+		st.RecentBytes, st.RecentRecords = s.recent.size()
+	}
 	ls := s.log.Stats()
 	st.LogRecords, st.LogFsyncs, st.LogWritten, st.LogSegments = ls.Records, ls.Fsyncs, ls.Bytes, ls.Segments
 	st.LogBytes = diskBytes(s.dir, func(name string) bool { return strings.HasSuffix(name, ".wal") })

@@ -128,6 +128,11 @@ type Options struct {
 	// (and the operating system's page cache).
 	Cache   *matrixcache.Cache
 	CacheID uint64
+	// RecentBytes bounds the newest string records the shard holds in
+	// memory from their write until no key points at them (recent.go),
+	// in front of Cache, which takes those pushed out while still
+	// pointed at. Default: 0, none: records go to Cache as written.
+	RecentBytes int64
 	// Collections, when set, is the memory budget the shard's resident
 	// collections count against (shared with other shards): past it, a
 	// write spills the collections least recently used to the log (see
@@ -189,6 +194,9 @@ type Shard struct {
 	// the cache: a count that is off costs a cache miss, nothing else.
 	recordRefs  map[uint64]int32
 	lastPointed uint64
+	// recent holds the newest string records (nil when
+	// Options.RecentBytes is 0).
+	recent *recentRecords
 	// probe coalesces concurrent Probes.
 	probe probes
 	// spill is the state of collection spilling (spill.go).
@@ -248,6 +256,9 @@ func Open(dir string, opts Options) (*Shard, error) {
 	}
 	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0), pending: map[uint64]*pendingRecord{}, recordRefs: map[uint64]int32{}}
 	s.turn = sync.NewCond(&s.mu)
+	if opts.RecentBytes > 0 {
+		s.recent = newRecentRecords(opts.RecentBytes)
+	}
 	st, err := s.loadImage()
 	if err != nil {
 		l.Close()
@@ -457,6 +468,9 @@ func (s *Shard) releaseRecordLocked(addr uint64) {
 		}
 		return
 	}
+	if s.recent != nil && s.recent.drop(addr) {
+		return
+	}
 	if s.opts.Cache != nil {
 		_, _ = s.opts.Cache.Delete(context.Background(), s.cacheKey(addr))
 	}
@@ -481,6 +495,11 @@ func (s *Shard) cacheKey(addr uint64) blockfmt.Key {
 // readRecord reads the record at addr through the cache, if any, and
 // reports whether the cache had it.
 func (s *Shard) readRecord(addr uint64) ([]byte, bool, error) {
+	if s.recent != nil {
+		if rec, ok := s.recent.get(addr); ok {
+			return rec, true, nil
+		}
+	}
 	c := s.opts.Cache
 	if c == nil {
 		rec, err := s.log.Read(addr)
@@ -632,13 +651,13 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	// fsync is applied in one pass instead of each waking the others in
 	// turn. A writer whose record is not next waits until a pass applied
 	// it.
-	if s.opts.Cache != nil && setsKeys(cmds) {
-		// A record that strings point at is cached as written: the
+	if setsKeys(cmds) {
+		// A record that strings point at is kept as written: the
 		// reads of its keys and the key matching of the writes that
-		// replace them find it there (a pipeline's SETs are one record,
-		// read by all of them). It leaves the cache once no key points
-		// at it (releaseRecordLocked).
-		_ = s.opts.Cache.Put(ctx, s.cacheKey(idx), rec, matrixcache.PutOptions{})
+		// replace them find it (a pipeline's SETs are one record,
+		// read by all of them). It is let go once no key points at it
+		// (releaseRecordLocked).
+		s.keepWrittenLocked(idx, rec)
 	}
 	p := &pendingRecord{cmds: cmds, share: recordShare(len(rec), len(cmds))}
 	s.pending[idx] = p
@@ -700,6 +719,25 @@ func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Comman
 		}
 	}
 	s.applied = idx
+}
+
+// keepWrittenLocked keeps rec, a record strings point at, just written at
+// idx: among the recent records when the shard has them, else in the
+// record cache.
+func (s *Shard) keepWrittenLocked(idx uint64, rec []byte) {
+	if s.recent != nil {
+		s.recent.add(idx, rec, s.cacheRecord)
+		return
+	}
+	s.cacheRecord(idx, rec)
+}
+
+// cacheRecord puts the record at idx in the record cache, if any. A cache
+// that cannot take it costs a later read, not correctness.
+func (s *Shard) cacheRecord(idx uint64, rec []byte) {
+	if s.opts.Cache != nil {
+		_ = s.opts.Cache.Put(context.Background(), s.cacheKey(idx), rec, matrixcache.PutOptions{})
+	}
 }
 
 // encodeRecord is cmds as one log record.

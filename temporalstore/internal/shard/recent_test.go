@@ -1,0 +1,140 @@
+package shard
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+)
+
+// The buffer holds records up to its limit, pushes the oldest still held
+// out to its caller, keeps a record that alone is over the limit, forgets
+// dropped ones, and keeps its order list near the records it holds.
+func TestRecentRecords(t *testing.T) {
+	r := newRecentRecords(100)
+	var out []uint64
+	push := func(idx uint64, _ []byte) { out = append(out, idx) }
+	rec := func(n int) []byte { return bytes.Repeat([]byte{'r'}, n) }
+	for idx := uint64(1); idx <= 4; idx++ {
+		r.add(idx, rec(30), push)
+	}
+	require.Equal(t, []uint64{1}, out, "the oldest goes once over 100 bytes")
+	_, ok := r.get(1)
+	require.False(t, ok)
+	got, ok := r.get(4)
+	require.True(t, ok)
+	require.Len(t, got, 30)
+
+	require.True(t, r.drop(2))
+	require.False(t, r.drop(2), "dropped once")
+	r.add(5, rec(30), push)
+	require.Equal(t, []uint64{1}, out, "dropped ones free their room")
+	r.add(6, rec(500), push)
+	require.Equal(t, []uint64{1, 3, 4, 5}, out, "a record over the limit alone pushes out every other")
+	got, ok = r.get(6)
+	require.True(t, ok, "and stays")
+	require.Len(t, got, 500)
+	b, n := r.size()
+	require.Equal(t, int64(500), b)
+	require.Equal(t, 1, n)
+	r.add(7, rec(30), push)
+	require.Equal(t, []uint64{1, 3, 4, 5, 6}, out, "and goes when the next comes")
+
+	// Records dropped as fast as they come never fill it, and the order
+	// list stays bounded.
+	r = newRecentRecords(1 << 20)
+	for idx := uint64(1); idx <= 100_000; idx++ {
+		r.add(idx, rec(8), push)
+		require.True(t, r.drop(idx))
+	}
+	require.LessOrEqual(t, len(r.order)-r.head, 4*len(r.recs)+65)
+	require.LessOrEqual(t, cap(r.order), 1024)
+}
+
+// Readers outside the shard's lock (compaction) read while writers add and
+// drop: run under -race.
+func TestRecentRecordsConcurrent(t *testing.T) {
+	r := newRecentRecords(1 << 10)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for idx := uint64(1); idx <= 20_000; idx++ {
+			r.add(idx, []byte{byte(idx)}, func(uint64, []byte) {})
+			if idx%3 == 0 {
+				r.drop(idx - 1)
+			}
+		}
+	})
+	for range 2 {
+		wg.Go(func() {
+			for idx := uint64(1); idx <= 20_000; idx++ {
+				if rec, ok := r.get(idx); ok {
+					require.Equal(t, []byte{byte(idx)}, rec)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// Through a shard with a record cache: fresh keys are read from the recent
+// records, keys whose records were pushed out from the cache (or the log),
+// and every value reads back, before and after a reopen; an overwritten
+// key's old record leaves the buffer.
+func TestRecentRecordsServeReads(t *testing.T) {
+	ctx := t.Context()
+	c := newDRAMCache(t, 1<<20)
+	dir := t.TempDir()
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	opts := Options{Now: clk.Now, Cache: c, CacheID: 9, RecentBytes: 4 << 10}
+	s, err := Open(dir, opts)
+	require.NoError(t, err)
+	val := func(i, gen int) []byte {
+		return fmt.Appendf(nil, "value-%d-%d-%s", i, gen, bytes.Repeat([]byte{'x'}, 100))
+	}
+	const keys = 500
+	for gen := range 2 {
+		for i := 0; i < keys; i += 10 { // pipelines of 10 and single sets
+			var cmds []command.Command
+			for j := i; j < i+10; j++ {
+				cmds = append(cmds, StringSet(fmt.Appendf(nil, "k%d", j), val(j, gen), time.Time{}))
+			}
+			if i%20 == 0 {
+				require.NoError(t, s.SetBatch(ctx, cmds))
+				continue
+			}
+			for _, cmd := range cmds {
+				require.NoError(t, s.Set(ctx, cmd.Key, cmd.Args[0], time.Time{}))
+			}
+		}
+	}
+	b, n := s.recent.size()
+	require.LessOrEqual(t, b, int64(4<<10)+2<<10, "held to its limit, give or take the newest record")
+	require.Positive(t, n)
+	check := func(s *Shard) {
+		for i := range keys {
+			v, ok, err := s.Get(fmt.Appendf(nil, "k%d", i))
+			require.NoError(t, err)
+			require.True(t, ok, "k%d", i)
+			require.Equal(t, val(i, 1), v, "k%d", i)
+		}
+	}
+	check(s)
+	// Overwriting a key of a one-command record still held lets it go.
+	last := s.applied
+	_, held := s.recent.get(last)
+	require.True(t, held)
+	require.NoError(t, s.Set(ctx, []byte(fmt.Sprintf("k%d", keys-1)), val(keys-1, 1), time.Time{}))
+	_, held = s.recent.get(last)
+	require.False(t, held, "a record no key points at leaves")
+	require.NoError(t, s.Close())
+	s, err = Open(dir, opts)
+	require.NoError(t, err)
+	defer s.Close()
+	check(s)
+}
