@@ -62,9 +62,10 @@ type Options struct {
 	// CacheBytes is the memory budget of the record cache in front of the
 	// shards' logs (a matrixcache DRAM tier shared by every shard).
 	// Besides it, each shard holds its newest string records, up to
-	// RecentShardBytes or CacheBytes/16 if less, until no key points at
-	// them or newer ones push them into the cache: the writes and reads
-	// of fresh keys find them without the cache's work. Default:
+	// RecentShardBytes or CacheBytes/16 if less (and CacheBytes/4 for all
+	// shards together), until no key points at them or newer ones push
+	// them into the cache: the writes and reads of fresh keys find them
+	// without the cache's work. Default:
 	// DefaultCacheBytes; Disabled turns both off (reads then go to the
 	// log files and the operating system's page cache).
 	CacheBytes int64
@@ -267,6 +268,9 @@ type Engine struct {
 	tenants tenants
 	// cache is the record cache the shards share (nil when disabled).
 	cache *matrixcache.Cache
+	// recent bounds the shards' recent records together (nil without a
+	// cache).
+	recent *shard.RecentPool
 	// collections is the resident collections' memory budget (nil: none).
 	collections *shard.Budget
 	// stopMaint ends the background maintenance loop; maintDone closes
@@ -321,6 +325,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 			return nil, fmt.Errorf("temporalstore: record cache: %w", err)
 		}
 		e.cache = c
+		e.recent = shard.NewRecentPool(opts.CacheBytes / 4)
 	}
 	if opts.CollectionBytes != Disabled {
 		e.collections = shard.NewBudget(opts.CollectionBytes)
@@ -426,6 +431,7 @@ func (e *Engine) openTable(namespace, name string, opts TableOptions) (*table, e
 			SegmentSize: opts.SegmentBytes,
 			CacheID:     xxhash.Sum64String(fmt.Sprintf("%s/%s/%d", namespace, name, i)),
 			RecentBytes: e.recentBytes(),
+			RecentPool:  e.recent,
 		})
 		if err != nil {
 			t.close()

@@ -1,6 +1,9 @@
 package shard
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // recentRecords is a shard's newest string records (the records keys
 // point at), kept in memory from their write until no key points at them
@@ -18,10 +21,40 @@ type recentRecords struct {
 	order        []uint64
 	head         int
 	bytes, limit int64
+	pool         *RecentPool
 }
 
-func newRecentRecords(limit int64) *recentRecords {
-	return &recentRecords{recs: map[uint64][]byte{}, limit: limit}
+// RecentPool bounds the recent records of many shards together (an
+// engine's): a shard adding a record while the pool is over its limit
+// pushes out its own older ones, whatever its own limit. So the shards
+// hold at most the pool's limit between them, plus each one's newest
+// record.
+type RecentPool struct {
+	used  atomic.Int64
+	limit int64
+}
+
+// NewRecentPool returns a pool of limit bytes.
+func NewRecentPool(limit int64) *RecentPool { return &RecentPool{limit: limit} }
+
+// Used is the bytes the pool's shards hold.
+func (p *RecentPool) Used() int64 { return p.used.Load() }
+
+func newRecentRecords(limit int64, pool *RecentPool) *recentRecords {
+	return &recentRecords{recs: map[uint64][]byte{}, limit: limit, pool: pool}
+}
+
+// grow counts n more bytes held (n < 0: fewer).
+func (r *recentRecords) grow(n int64) {
+	r.bytes += n
+	if r.pool != nil {
+		r.pool.used.Add(n)
+	}
+}
+
+// overLocked reports whether r must push out records.
+func (r *recentRecords) overLocked() bool {
+	return r.bytes > r.limit || r.pool != nil && r.pool.used.Load() > r.pool.limit
 }
 
 // get returns the record at idx, if held.
@@ -43,19 +76,19 @@ func (r *recentRecords) add(idx uint64, rec []byte, out func(idx uint64, rec []b
 	var outs []pushed
 	r.mu.Lock()
 	if old, ok := r.recs[idx]; ok {
-		r.bytes -= int64(len(old))
+		r.grow(-int64(len(old)))
 	}
 	r.recs[idx] = rec
-	r.bytes += int64(len(rec))
+	r.grow(int64(len(rec)))
 	r.order = append(r.order, idx)
 	// The record just added stays (it is the last in order), even alone
 	// over the limit: its writer's keys are about to point at it.
-	for r.bytes > r.limit && r.head < len(r.order)-1 {
+	for r.overLocked() && r.head < len(r.order)-1 {
 		i := r.order[r.head]
 		r.head++
 		if old, ok := r.recs[i]; ok {
 			delete(r.recs, i)
-			r.bytes -= int64(len(old))
+			r.grow(-int64(len(old)))
 			outs = append(outs, pushed{i, old})
 		}
 	}
@@ -73,10 +106,18 @@ func (r *recentRecords) drop(idx uint64) bool {
 	rec, ok := r.recs[idx]
 	if ok {
 		delete(r.recs, idx)
-		r.bytes -= int64(len(rec))
+		r.grow(-int64(len(rec)))
 		r.compactLocked()
 	}
 	return ok
+}
+
+// clear lets every record go, giving their bytes back to the pool.
+func (r *recentRecords) clear() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.grow(-r.bytes)
+	r.recs, r.order, r.head = map[uint64][]byte{}, nil, 0
 }
 
 // compactLocked keeps order's length near the records held: the popped

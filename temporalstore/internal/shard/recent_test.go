@@ -17,7 +17,7 @@ import (
 // out to its caller, keeps a record that alone is over the limit, forgets
 // dropped ones, and keeps its order list near the records it holds.
 func TestRecentRecords(t *testing.T) {
-	r := newRecentRecords(100)
+	r := newRecentRecords(100, nil)
 	var out []uint64
 	push := func(idx uint64, _ []byte) { out = append(out, idx) }
 	rec := func(n int) []byte { return bytes.Repeat([]byte{'r'}, n) }
@@ -48,7 +48,7 @@ func TestRecentRecords(t *testing.T) {
 
 	// Records dropped as fast as they come never fill it, and the order
 	// list stays bounded.
-	r = newRecentRecords(1 << 20)
+	r = newRecentRecords(1<<20, nil)
 	for idx := uint64(1); idx <= 100_000; idx++ {
 		r.add(idx, rec(8), push)
 		require.True(t, r.drop(idx))
@@ -57,10 +57,32 @@ func TestRecentRecords(t *testing.T) {
 	require.LessOrEqual(t, cap(r.order), 1024)
 }
 
+// Buffers sharing a pool hold no more than its limit between them (plus
+// each one's newest record): a buffer adding while the pool is full pushes
+// out its own records, and a cleared one gives its bytes back.
+func TestRecentPool(t *testing.T) {
+	pool := NewRecentPool(1000)
+	a, b := newRecentRecords(800, pool), newRecentRecords(800, pool)
+	none := func(uint64, []byte) {}
+	for idx := uint64(1); idx <= 8; idx++ {
+		a.add(idx, make([]byte, 100), none)
+	}
+	require.Equal(t, int64(800), pool.Used())
+	var out []uint64
+	for idx := uint64(1); idx <= 5; idx++ {
+		b.add(idx, make([]byte, 100), func(i uint64, _ []byte) { out = append(out, i) })
+	}
+	require.LessOrEqual(t, pool.Used(), int64(1000+100))
+	require.Equal(t, []uint64{1, 2, 3}, out, "b pushes out its own once the pool is over")
+	a.clear()
+	bb, _ := b.size()
+	require.Equal(t, bb, pool.Used(), "a's bytes are given back")
+}
+
 // Readers outside the shard's lock (compaction) read while writers add and
 // drop: run under -race.
 func TestRecentRecordsConcurrent(t *testing.T) {
-	r := newRecentRecords(1 << 10)
+	r := newRecentRecords(1<<10, nil)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for idx := uint64(1); idx <= 20_000; idx++ {

@@ -133,6 +133,9 @@ type Options struct {
 	// in front of Cache, which takes those pushed out while still
 	// pointed at. Default: 0, none: records go to Cache as written.
 	RecentBytes int64
+	// RecentPool, when set, also bounds the recent records of every
+	// shard sharing it. Default: nil, each shard bounded alone.
+	RecentPool *RecentPool
 	// Collections, when set, is the memory budget the shard's resident
 	// collections count against (shared with other shards): past it, a
 	// write spills the collections least recently used to the log (see
@@ -257,7 +260,7 @@ func Open(dir string, opts Options) (*Shard, error) {
 	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0), pending: map[uint64]*pendingRecord{}, recordRefs: map[uint64]int32{}}
 	s.turn = sync.NewCond(&s.mu)
 	if opts.RecentBytes > 0 {
-		s.recent = newRecentRecords(opts.RecentBytes)
+		s.recent = newRecentRecords(opts.RecentBytes, opts.RecentPool)
 	}
 	st, err := s.loadImage()
 	if err != nil {
@@ -885,8 +888,11 @@ func (s *Shard) Close() error {
 	}
 	s.closed = true
 	s.turn.Broadcast() // an Update waiting for appends to apply gives up
-	// The budget is shared with the shards still open.
+	// The budgets are shared with the shards still open.
 	s.objDelta(-s.spill.bytes)
+	if s.recent != nil {
+		s.recent.clear()
+	}
 	err := s.log.Sync(context.Background())
 	return errors.Join(err, s.log.Close())
 }
