@@ -865,7 +865,11 @@ func (n *Node) issueRead() {
 func (n *Node) observe(rd raft.Ready) {
 	if rd.SoftState != nil {
 		n.isLeader = rd.RaftState == raft.StateLeader
-		n.metrics.isLeader.Store(n.isLeader)
+		// failUpTo is fixed before isLeader is published: a caller that
+		// sees the node lead proposes after it, so its proposal, which
+		// the new term takes, is not among those answered
+		// ErrUnknownOutcome.
+		defer n.metrics.isLeader.Store(n.isLeader)
 		if old := n.leader.Swap(rd.Lead); old != rd.Lead {
 			n.metrics.leaderChanges.Add(1)
 			// Proposals waiting now may be lost with the old leader's

@@ -394,13 +394,18 @@ func TestSnapshotCaptureFailureStopsTheNode(t *testing.T) {
 			defer n.Stop()
 			require.NoError(t, n.Campaign(t.Context()))
 			require.Eventually(t, func() bool { return n.Status().IsLeader }, 10*time.Second, time.Millisecond)
+			var perr error
 			for i := 0; ; i++ {
-				if _, err := n.Propose(t.Context(), kvCmd('p', "k", fmt.Sprint(i))); err != nil {
+				if _, perr = n.Propose(t.Context(), kvCmd('p', "k", fmt.Sprint(i))); perr != nil {
 					break
 				}
 				require.Less(t, i, 1000, "the node never failed")
 			}
-			<-n.Done()
+			select {
+			case <-n.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("a proposal failed (%v) but the node runs on", perr)
+			}
 			require.ErrorIs(t, n.Err(), tt.want)
 			require.Zero(t, n.Status().SnapshotsCreated)
 		})
