@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
@@ -203,10 +202,7 @@ func fold(it *Item, key []byte, c *command.Command) bool {
 		// Clipped, so a later function appending to the value it reads
 		// cannot write into this command's argument.
 		v := c.Args[0]
-		*it = Item{Exists: true, Value: v[:len(v):len(v)]}
-		if c.Expiry != 0 {
-			it.Expiry = time.UnixMilli(c.Expiry)
-		}
+		*it = Item{Exists: true, Value: v[:len(v):len(v)], Expiry: expiryTime(c.Expiry)}
 		return true
 	case OpDelete:
 		*it = Item{}
@@ -221,11 +217,7 @@ func fold(it *Item, key []byte, c *command.Command) bool {
 	}
 	if c.Op == OpExpireAt {
 		if it.Obj != nil { // strings and absent keys are left alone
-			it.Obj.Expiry = c.Expiry
-			it.Expiry = time.Time{}
-			if c.Expiry != 0 {
-				it.Expiry = time.UnixMilli(c.Expiry)
-			}
+			it.Obj.Expiry, it.Expiry = c.Expiry, expiryTime(c.Expiry)
 		}
 		return true
 	}
@@ -364,8 +356,8 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		return deferred
 	}
 	for i, st := range stages {
-		if s.recent != nil && setsKeys(st.cmds) {
-			s.recent.add(first+uint64(i), recs[i], s.cacheRecord)
+		if setsKeys(st.cmds) {
+			s.keepWrittenLocked(first+uint64(i), recs[i])
 		}
 		s.applyRecordLocked(first+uint64(i), recordShare(len(recs[i]), len(st.cmds)), st.cmds)
 	}

@@ -55,20 +55,23 @@ func (s *Shard) lookupLocked(key []byte, now int64) (Item, error) {
 		if o.Expired(now) {
 			return Item{}, nil
 		}
-		it.Exists, it.Obj = true, o
-		if o.Expiry != 0 {
-			it.Expiry = time.UnixMilli(o.Expiry)
-		}
+		it.Exists, it.Obj, it.Expiry = true, o, expiryTime(o.Expiry)
 	default:
 		if str.Expiry != 0 && str.Expiry <= now {
 			return it, nil
 		}
-		it.Exists, it.Value = true, str.Args[0]
-		if str.Expiry != 0 {
-			it.Expiry = time.UnixMilli(str.Expiry)
-		}
+		it.Exists, it.Value, it.Expiry = true, str.Args[0], expiryTime(str.Expiry)
 	}
 	return it, nil
+}
+
+// expiryTime is an expiry in Unix ms as Item.Expiry holds it: zero for
+// none.
+func expiryTime(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
 }
 
 // View is a Mutate function's read access to the shard: every write

@@ -75,10 +75,7 @@ func (r *recentRecords) add(idx uint64, rec []byte, out func(idx uint64, rec []b
 	}
 	var outs []pushed
 	r.mu.Lock()
-	if old, ok := r.recs[idx]; ok {
-		r.grow(-int64(len(old)))
-	}
-	r.recs[idx] = rec
+	r.recs[idx] = rec // log indexes are never reused
 	r.grow(int64(len(rec)))
 	r.order = append(r.order, idx)
 	// The record just added stays (it is the last in order), even alone
@@ -124,9 +121,8 @@ func (r *recentRecords) clear() {
 // prefix goes once it is half of it, and dropped indexes once they
 // outnumber the held ones four to one.
 func (r *recentRecords) compactLocked() {
-	live := len(r.order) - r.head
-	switch {
-	case live > 4*len(r.recs)+64:
+	switch queued := len(r.order) - r.head; {
+	case queued > 4*len(r.recs)+64:
 		kept := r.order[:0]
 		for _, i := range r.order[r.head:] {
 			if _, ok := r.recs[i]; ok {

@@ -539,10 +539,8 @@ func decodeEntry[T any](s *Shard, e keyindex.Entry, fill fillMode, decode func([
 	if err != nil {
 		return zero, 0, fmt.Errorf("shard: record %d: %w", e.Addr, err)
 	}
-	if !hit && s.opts.Cache != nil && (fill == fillAlways || fill == fillBatches && n > 1) {
-		// A cache that cannot take the record costs a later read, not
-		// correctness.
-		_ = s.opts.Cache.Put(context.Background(), s.cacheKey(e.Addr), rec, matrixcache.PutOptions{})
+	if !hit && (fill == fillAlways || fill == fillBatches && n > 1) {
+		s.cacheRecord(e.Addr, rec)
 	}
 	return v, recordShare(len(rec), n), nil
 }

@@ -156,26 +156,17 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 
 	rep := report{Conditions: benchkit.HostConditions(), Config: cfg, Runs: runs, Rollup: rr, Ratios: map[string]any{}}
-	pick := func(name, sys string, f func(run) float64) []float64 {
-		var xs []float64
-		for _, r := range runs {
-			if r.Case == name && r.System == sys {
-				xs = append(xs, f(r))
-			}
-		}
-		return xs
-	}
 	ops := func(r run) float64 { return r.OpsPerSec }
 	cpu := func(r run) float64 { return r.ServerCPUUsPerOp }
 	ratio := func(name string) benchkit.Summary {
-		s := benchkit.RatioSpread(pick(name, "ours", ops), pick(name, "redis", ops), benchkit.HigherIsBetter)
+		s := benchkit.RatioSpread(field(runs, name, "ours", ops), field(runs, name, "redis", ops), benchkit.HigherIsBetter)
 		rep.Ratios[name] = s
 		return s
 	}
 	// Redis's server CPU per operation over ours: above 1, our server
 	// spends less on the same work.
 	cpuRatio := func(name string) benchkit.Summary {
-		s := benchkit.RatioSpread(pick(name, "ours", cpu), pick(name, "redis", cpu), benchkit.LowerIsBetter)
+		s := benchkit.RatioSpread(field(runs, name, "ours", cpu), field(runs, name, "redis", cpu), benchkit.LowerIsBetter)
 		rep.Ratios[name+"_server_cpu"] = s
 		return s
 	}
@@ -504,18 +495,23 @@ func rollupVsScan(ctx context.Context, dir string, repeats int) (rollupResult, e
 	}, nil
 }
 
+// field is f of the runs of case name by system sys, in run order.
+func field(runs []run, name, sys string, f func(run) float64) []float64 {
+	var xs []float64
+	for _, r := range runs {
+		if r.Case == name && r.System == sys {
+			xs = append(xs, f(r))
+		}
+	}
+	return xs
+}
+
 func printTable(w io.Writer, runs []run, rep report, rr rollupResult) {
 	fmt.Fprintln(w, "medians over repeats; ratio = ours/redis ops/s, server cpu ratio = redis/ours server CPU µs per op (min..max over repeat pairs)")
 	fmt.Fprintf(w, "%9s %12s %10s %10s %12s %10s %10s %20s %20s\n", "case", "ours ops/s", "p99 ms", "cpu µs/op", "redis ops/s", "p99 ms", "cpu µs/op", "ratio", "server cpu ratio")
 	for _, name := range []string{"window", "counter", "append"} {
 		med := func(sys string, f func(run) float64) float64 {
-			var xs []float64
-			for _, r := range runs {
-				if r.Case == name && r.System == sys {
-					xs = append(xs, f(r))
-				}
-			}
-			return benchkit.Summarize(xs).Median
+			return benchkit.Summarize(field(runs, name, sys, f)).Median
 		}
 		ops := func(r run) float64 { return r.OpsPerSec }
 		p99 := func(r run) float64 { return r.P99Ms }
