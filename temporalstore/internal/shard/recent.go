@@ -14,15 +14,23 @@ import (
 // out while keys still point at it moves to the record cache. Safe for
 // concurrent use: compaction reads records outside the shard's lock.
 type recentRecords struct {
-	mu   sync.RWMutex
-	recs map[uint64][]byte
-	// order is the indexes in the order added, from head on; dropped
-	// ones stay until popped or compacted away.
-	order        []uint64
+	mu sync.RWMutex
+	// recs[i-head] is the record at log index base+i (nil: not held), for
+	// base+head up to the newest added: a read is an index, not a hash
+	// lookup, and the oldest are pushed out from the front. Log indexes
+	// only grow, so the span is contiguous; each slot in it counts
+	// slotBytes against the limit, so gaps (indexes of other records)
+	// cannot grow it unbounded.
+	recs         [][]byte
+	base         uint64
 	head         int
+	held         int
 	bytes, limit int64
 	pool         *RecentPool
 }
+
+// slotBytes is what a slot of the span costs besides its record.
+const slotBytes = 24
 
 // RecentPool bounds the recent records of many shards together (an
 // engine's): a shard adding a record while the pool is over its limit
@@ -41,7 +49,7 @@ func NewRecentPool(limit int64) *RecentPool { return &RecentPool{limit: limit} }
 func (p *RecentPool) Used() int64 { return p.used.Load() }
 
 func newRecentRecords(limit int64, pool *RecentPool) *recentRecords {
-	return &recentRecords{recs: map[uint64][]byte{}, limit: limit, pool: pool}
+	return &recentRecords{limit: limit, pool: pool}
 }
 
 // grow counts n more bytes held (n < 0: fewer).
@@ -60,14 +68,25 @@ func (r *recentRecords) overLocked() bool {
 // get returns the record at idx, if held.
 func (r *recentRecords) get(idx uint64) ([]byte, bool) {
 	r.mu.RLock()
-	rec, ok := r.recs[idx]
+	rec, ok := r.getLocked(idx)
 	r.mu.RUnlock()
 	return rec, ok
 }
 
+func (r *recentRecords) getLocked(idx uint64) ([]byte, bool) {
+	i := idx - r.base // wraps for idx < base: then out of range
+	if i < uint64(r.head) || i >= uint64(len(r.recs)) {
+		return nil, false
+	}
+	rec := r.recs[i]
+	return rec, rec != nil
+}
+
 // add holds rec, the record at idx, and pushes out the oldest records
 // while over the limit, handing those still held to out (the caller moves
-// them to the record cache), outside r's lock.
+// them to the record cache), outside r's lock. Writers add in about log
+// order, not exactly: an index inside the span fills its empty slot, one
+// before it goes straight to out.
 func (r *recentRecords) add(idx uint64, rec []byte, out func(idx uint64, rec []byte)) {
 	type pushed struct {
 		idx uint64
@@ -75,18 +94,51 @@ func (r *recentRecords) add(idx uint64, rec []byte, out func(idx uint64, rec []b
 	}
 	var outs []pushed
 	r.mu.Lock()
-	r.recs[idx] = rec // log indexes are never reused
-	r.grow(int64(len(rec)))
-	r.order = append(r.order, idx)
-	// The record just added stays (it is the last in order), even alone
-	// over the limit: its writer's keys are about to point at it.
-	for r.overLocked() && r.head < len(r.order)-1 {
-		i := r.order[r.head]
-		r.head++
-		if old, ok := r.recs[i]; ok {
-			delete(r.recs, i)
+	end := r.base + uint64(len(r.recs))
+	switch {
+	case r.head == len(r.recs):
+		// Empty: the span starts at idx.
+		r.recs, r.base, r.head = r.recs[:0], idx, 0
+		r.recs = append(r.recs, rec)
+		r.grow(int64(len(rec)) + slotBytes)
+	case idx < r.base+uint64(r.head):
+		outs = append(outs, pushed{idx, rec})
+	case idx < end:
+		if old := r.recs[idx-r.base]; old != nil { // kept twice: replaced
+			r.held--
 			r.grow(-int64(len(old)))
-			outs = append(outs, pushed{i, old})
+		}
+		r.recs[idx-r.base] = rec
+		r.grow(int64(len(rec)))
+	case idx-end > uint64(r.limit/slotBytes):
+		// A gap (records strings do not point at) wider than the
+		// limit: everything held goes, and the span starts at idx.
+		for i := r.head; i < len(r.recs); i++ {
+			if old := r.recs[i]; old != nil {
+				outs = append(outs, pushed{r.base + uint64(i), old})
+			}
+		}
+		r.grow(-r.bytes)
+		r.held = 0
+		r.recs, r.base, r.head = append(r.recs[:0], rec), idx, 0
+		r.grow(int64(len(rec)) + slotBytes)
+	default:
+		gap := idx - end
+		for range gap {
+			r.recs = append(r.recs, nil)
+		}
+		r.recs = append(r.recs, rec)
+		r.grow(int64(len(rec)) + int64(gap+1)*slotBytes)
+	}
+	if len(outs) == 0 || outs[len(outs)-1].idx != idx {
+		r.held++
+	}
+	// The newest record stays, even alone over the limit: its writer's
+	// keys are about to point at it.
+	for r.overLocked() && r.head < len(r.recs)-1 {
+		at := r.base + uint64(r.head)
+		if old := r.popLocked(); old != nil {
+			outs = append(outs, pushed{at, old})
 		}
 	}
 	r.compactLocked()
@@ -96,17 +148,38 @@ func (r *recentRecords) add(idx uint64, rec []byte, out func(idx uint64, rec []b
 	}
 }
 
+// popLocked lets the oldest slot go and returns its record (nil if none).
+func (r *recentRecords) popLocked() []byte {
+	old := r.recs[r.head]
+	r.recs[r.head] = nil
+	r.head++
+	n := int64(slotBytes)
+	if old != nil {
+		r.held--
+		n += int64(len(old))
+	}
+	r.grow(-n)
+	return old
+}
+
 // drop forgets the record at idx and reports whether it was held.
 func (r *recentRecords) drop(idx uint64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rec, ok := r.recs[idx]
-	if ok {
-		delete(r.recs, idx)
-		r.grow(-int64(len(rec)))
-		r.compactLocked()
+	rec, ok := r.getLocked(idx)
+	if !ok {
+		return false
 	}
-	return ok
+	r.recs[idx-r.base] = nil
+	r.held--
+	r.grow(-int64(len(rec)))
+	// Empty slots at the front are of no use.
+	for r.head < len(r.recs) && r.recs[r.head] == nil {
+		r.head++
+		r.grow(-slotBytes)
+	}
+	r.compactLocked()
+	return true
 }
 
 // clear lets every record go, giving their bytes back to the pool.
@@ -114,24 +187,17 @@ func (r *recentRecords) clear() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.grow(-r.bytes)
-	r.recs, r.order, r.head = map[uint64][]byte{}, nil, 0
+	r.recs, r.base, r.head, r.held = nil, 0, 0, 0
 }
 
-// compactLocked keeps order's length near the records held: the popped
-// prefix goes once it is half of it, and dropped indexes once they
-// outnumber the held ones four to one.
+// compactLocked moves the span to the front of recs once the slots let go
+// are half of them, so recs stays near the span's length.
 func (r *recentRecords) compactLocked() {
-	switch queued := len(r.order) - r.head; {
-	case queued > 4*len(r.recs)+64:
-		kept := r.order[:0]
-		for _, i := range r.order[r.head:] {
-			if _, ok := r.recs[i]; ok {
-				kept = append(kept, i)
-			}
-		}
-		r.order, r.head = kept, 0
-	case r.head > 0 && r.head >= len(r.order)/2:
-		r.order = append(r.order[:0], r.order[r.head:]...)
+	if r.head > 0 && r.head >= len(r.recs)/2 {
+		n := copy(r.recs, r.recs[r.head:])
+		clear(r.recs[n:])
+		r.recs = r.recs[:n]
+		r.base += uint64(r.head)
 		r.head = 0
 	}
 }
@@ -140,5 +206,5 @@ func (r *recentRecords) compactLocked() {
 func (r *recentRecords) size() (int64, int) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.bytes, len(r.recs)
+	return r.bytes, r.held
 }

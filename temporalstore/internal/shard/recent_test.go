@@ -13,27 +13,30 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 )
 
-// The buffer holds records up to its limit, pushes the oldest still held
-// out to its caller, keeps a record that alone is over the limit, forgets
-// dropped ones, and keeps its order list near the records it holds.
+// The buffer holds records up to its limit (each costing its bytes and
+// its slot's), pushes the oldest still held out to its caller, keeps a
+// record that alone is over the limit, forgets dropped ones, and keeps its
+// span near the records it holds.
 func TestRecentRecords(t *testing.T) {
-	r := newRecentRecords(100, nil)
+	r := newRecentRecords(150, nil)
 	var out []uint64
 	push := func(idx uint64, _ []byte) { out = append(out, idx) }
 	rec := func(n int) []byte { return bytes.Repeat([]byte{'r'}, n) }
 	for idx := uint64(1); idx <= 4; idx++ {
-		r.add(idx, rec(30), push)
+		r.add(idx, rec(50-slotBytes), push)
 	}
-	require.Equal(t, []uint64{1}, out, "the oldest goes once over 100 bytes")
+	require.Equal(t, []uint64{1}, out, "the oldest goes once over 150 bytes")
 	_, ok := r.get(1)
 	require.False(t, ok)
 	got, ok := r.get(4)
 	require.True(t, ok)
-	require.Len(t, got, 30)
+	require.Len(t, got, 50-slotBytes)
+	_, ok = r.get(5)
+	require.False(t, ok, "not yet added")
 
 	require.True(t, r.drop(2))
 	require.False(t, r.drop(2), "dropped once")
-	r.add(5, rec(30), push)
+	r.add(5, rec(50-slotBytes), push)
 	require.Equal(t, []uint64{1}, out, "dropped ones free their room")
 	r.add(6, rec(500), push)
 	require.Equal(t, []uint64{1, 3, 4, 5}, out, "a record over the limit alone pushes out every other")
@@ -41,20 +44,65 @@ func TestRecentRecords(t *testing.T) {
 	require.True(t, ok, "and stays")
 	require.Len(t, got, 500)
 	b, n := r.size()
-	require.Equal(t, int64(500), b)
+	require.Equal(t, int64(500+slotBytes), b)
 	require.Equal(t, 1, n)
-	r.add(7, rec(30), push)
+	r.add(7, rec(50-slotBytes), push)
 	require.Equal(t, []uint64{1, 3, 4, 5, 6}, out, "and goes when the next comes")
 
-	// Records dropped as fast as they come never fill it, and the order
-	// list stays bounded.
+	// A gap of indexes (records strings do not point at) costs its
+	// slots, and one wider than the limit starts the span afresh.
+	r.add(9, rec(50-slotBytes), push)
+	b, n = r.size()
+	require.Equal(t, int64(50+slotBytes+50), b, "7, the empty slot of 8, and 9")
+	require.Equal(t, 2, n)
+	r.add(1000, rec(50-slotBytes), push)
+	require.Equal(t, []uint64{1, 3, 4, 5, 6, 7, 9}, out)
+	b, n = r.size()
+	require.Equal(t, int64(50), b)
+	require.Equal(t, 1, n)
+
+	// Records dropped as fast as they come never fill it, and the span
+	// stays bounded.
 	r = newRecentRecords(1<<20, nil)
 	for idx := uint64(1); idx <= 100_000; idx++ {
 		r.add(idx, rec(8), push)
 		require.True(t, r.drop(idx))
 	}
-	require.LessOrEqual(t, len(r.order)-r.head, 4*len(r.recs)+65)
-	require.LessOrEqual(t, cap(r.order), 1024)
+	require.Equal(t, len(r.recs), r.head)
+	require.LessOrEqual(t, cap(r.recs), 1024)
+	b, n = r.size()
+	require.Zero(t, b)
+	require.Zero(t, n)
+}
+
+// Writers add in about log order: an index inside the span fills its
+// slot, one before the span goes straight out, and the accounting holds.
+func TestRecentRecordsOutOfOrder(t *testing.T) {
+	r := newRecentRecords(1000, nil)
+	var out []uint64
+	push := func(idx uint64, _ []byte) { out = append(out, idx) }
+	r.add(10, []byte("ten"), push)
+	r.add(13, []byte("thirteen"), push)
+	r.add(11, []byte("eleven"), push)
+	for idx, want := range map[uint64]string{10: "ten", 11: "eleven", 13: "thirteen"} {
+		got, ok := r.get(idx)
+		require.True(t, ok, idx)
+		require.Equal(t, want, string(got))
+	}
+	_, ok := r.get(12)
+	require.False(t, ok)
+	b, n := r.size()
+	require.Equal(t, int64(3+6+8+4*slotBytes), b)
+	require.Equal(t, 3, n)
+	r.add(9, []byte("nine"), push)
+	require.Equal(t, []uint64{9}, out, "before the span: straight out")
+	r.add(12, []byte("twelve"), push)
+	for _, idx := range []uint64{10, 11, 12, 13} {
+		require.True(t, r.drop(idx))
+	}
+	b, n = r.size()
+	require.Zero(t, b)
+	require.Zero(t, n)
 }
 
 // Buffers sharing a pool hold no more than its limit between them (plus
@@ -65,12 +113,12 @@ func TestRecentPool(t *testing.T) {
 	a, b := newRecentRecords(800, pool), newRecentRecords(800, pool)
 	none := func(uint64, []byte) {}
 	for idx := uint64(1); idx <= 8; idx++ {
-		a.add(idx, make([]byte, 100), none)
+		a.add(idx, make([]byte, 100-slotBytes), none)
 	}
 	require.Equal(t, int64(800), pool.Used())
 	var out []uint64
 	for idx := uint64(1); idx <= 5; idx++ {
-		b.add(idx, make([]byte, 100), func(i uint64, _ []byte) { out = append(out, i) })
+		b.add(idx, make([]byte, 100-slotBytes), func(i uint64, _ []byte) { out = append(out, i) })
 	}
 	require.LessOrEqual(t, pool.Used(), int64(1000+100))
 	require.Equal(t, []uint64{1, 2, 3}, out, "b pushes out its own once the pool is over")
