@@ -107,7 +107,11 @@ func (t *tenants) allow(name string, now time.Time) bool {
 // admit applies c's admission checks, in order: read-only mode, tenant,
 // table QPS, shard rate.
 func (e *Engine) admit(t *table, shard int, c *Command) error {
-	write := !readKinds[c.Kind]
+	return e.admitKind(t, shard, !readKinds[c.Kind], c.Tenant)
+}
+
+// admitKind is admit for a write or a read of tenant.
+func (e *Engine) admitKind(t *table, shard int, write bool, tenant string) error {
 	sa := &t.adm.shards[shard]
 	if write && sa.readOnly.Load() {
 		return fmt.Errorf("%w: shard %d", ErrReadOnly, shard)
@@ -116,8 +120,8 @@ func (e *Engine) admit(t *table, shard int, c *Command) error {
 		return nil // no limits: no clock read on the command's path
 	}
 	now := e.opts.Now()
-	if !e.tenants.allow(c.Tenant, now) {
-		return fmt.Errorf("%w: %q", ErrTenantQPS, c.Tenant)
+	if !e.tenants.allow(tenant, now) {
+		return fmt.Errorf("%w: %q", ErrTenantQPS, tenant)
 	}
 	if write && !t.adm.write.allow(now) {
 		return ErrWriteQPS

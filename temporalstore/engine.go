@@ -519,7 +519,11 @@ func (e *Engine) route(c *Command) (*table, int, error) {
 
 // table returns the table c addresses.
 func (e *Engine) table(c *Command) (*table, error) {
-	ns, name := c.Namespace, c.Table
+	return e.tableNamed(c.Namespace, c.Table)
+}
+
+// tableNamed returns the table (ns, name), "" naming the defaults.
+func (e *Engine) tableNamed(ns, name string) (*table, error) {
 	if ns == "" {
 		ns = DefaultNamespace
 	}

@@ -1,6 +1,7 @@
 package temporalstore
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -22,7 +23,69 @@ func get(t *testing.T, e *Engine, c Command) (string, bool) {
 	c.Kind = KindGet
 	r, err := e.Execute(t.Context(), c)
 	require.NoError(t, err)
+	// AppendGet, GET's own path, agrees, and appends after what dst holds.
+	v, found, err := e.AppendGet(t.Context(), c.Namespace, c.Table, c.Key, []byte("dst:"))
+	require.NoError(t, err)
+	require.Equal(t, r.Found, found)
+	require.Equal(t, "dst:"+string(r.Value), string(v))
 	return string(r.Value), r.Found
+}
+
+// AppendGet reads strings in place, and refuses what GET refuses: the
+// same errors as Execute, and nothing appended.
+func TestAppendGet(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	e := openEngine(t, t.TempDir(), clk)
+	defer e.Close()
+	ctx := t.Context()
+	for _, c := range []Command{
+		{Kind: KindSet, Key: []byte("s"), Value: []byte("value")},
+		{Kind: KindSet, Key: []byte("empty"), Value: []byte{}},
+		{Kind: KindSet, Key: []byte("ttl"), Value: []byte("brief"), TTL: time.Minute},
+		{Kind: KindHSet, Key: []byte("h"), Args: [][]byte{[]byte("f"), []byte("v")}},
+		{Kind: KindHSet, Key: []byte("hx"), Args: [][]byte{[]byte("f"), []byte("v")}},
+		{Kind: KindExpire, Key: []byte("hx"), TTL: time.Minute},
+	} {
+		_, err := e.Execute(ctx, c)
+		require.NoError(t, err)
+	}
+	cases := []struct {
+		name, ns, table, key string
+		advance              time.Duration
+		want                 string
+		found                bool
+		err                  error
+	}{
+		{name: "string", key: "s", want: "value", found: true},
+		{name: "empty string", key: "empty", want: "", found: true},
+		{name: "absent", key: "nope"},
+		{name: "live ttl", key: "ttl", want: "brief", found: true},
+		{name: "collection", key: "h", err: ErrWrongType},
+		{name: "empty key", key: "", err: ErrInvalid},
+		{name: "no table", ns: "x", table: "y", key: "s", err: ErrNoTable},
+		{name: "expired string", key: "ttl", advance: 2 * time.Minute},
+		{name: "expired collection", key: "hx"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clk.Advance(tc.advance)
+			v, found, err := e.AppendGet(ctx, tc.ns, tc.table, []byte(tc.key), []byte("dst"))
+			require.ErrorIs(t, err, tc.err)
+			require.Equal(t, tc.found, found)
+			require.Equal(t, "dst"+tc.want, string(v))
+			r, err := e.Execute(ctx, Command{Kind: KindGet, Namespace: tc.ns, Table: tc.table, Key: []byte(tc.key)})
+			require.ErrorIs(t, err, tc.err)
+			require.Equal(t, tc.found, r.Found)
+			require.Equal(t, tc.want, string(r.Value))
+		})
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, _, err := e.AppendGet(canceled, "", "", []byte("s"), nil)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, e.Close())
+	_, _, err = e.AppendGet(ctx, "", "", []byte("s"), nil)
+	require.ErrorIs(t, err, ErrClosed)
 }
 
 // Writes and reads through Execute, in the default table and a created

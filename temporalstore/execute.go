@@ -331,22 +331,48 @@ var kinds = func() map[Kind]runner {
 	return m
 }()
 
+// AppendGet is Execute of a KindGet of key in the table (namespace, name;
+// "" names the defaults) that appends the value to dst rather than
+// returning a copy of its own: a GET's path with neither a Command nor a
+// Response to build, and no allocation when dst has room. found is false
+// for an absent or expired key; a collection gets ErrWrongType.
+func (e *Engine) AppendGet(ctx context.Context, namespace, name string, key, dst []byte) (out []byte, found bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return dst, false, err
+	}
+	if len(key) == 0 {
+		return dst, false, fmt.Errorf("%w: empty key", ErrInvalid)
+	}
+	t, err := e.tableNamed(namespace, name)
+	if err != nil {
+		return dst, false, err
+	}
+	i := ShardOf(key, len(t.shards))
+	if err := e.admitKind(t, i, false, ""); err != nil {
+		return dst, false, err
+	}
+	out, found, coll, err := t.shards[i].AppendString(ctx, dst, key)
+	switch {
+	case err != nil:
+		return dst, false, engineErr(err)
+	case coll:
+		return dst, false, ErrWrongType
+	}
+	return out, found, nil
+}
+
 // getString reads a string value; ErrWrongType for a collection.
 func getString(ctx context.Context, s *shard.Shard, key []byte) ([]byte, bool, error) {
-	var v []byte
-	var found bool
-	err := s.Read(ctx, func(view *shard.View) error {
-		it, err := view.Get(key)
-		switch {
-		case err != nil || !it.Exists:
-			return err
-		case it.Obj != nil:
-			return ErrWrongType
-		}
-		v, found = cp(it.Value), true
-		return nil
-	})
-	return v, found, err
+	v, found, coll, err := s.AppendString(ctx, nil, key)
+	switch {
+	case err != nil:
+		return nil, false, err
+	case coll:
+		return nil, false, ErrWrongType
+	case found && v == nil:
+		v = []byte{} // an empty string, not an absent one
+	}
+	return v, found, nil
 }
 
 type runner func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error)

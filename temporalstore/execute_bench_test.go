@@ -6,9 +6,18 @@ import (
 )
 
 // BenchmarkExecuteGet is a GET of a string written by a pipelined batch,
-// through Execute on an async table: the engine's own cost per read, with
-// its allocations.
+// through Execute and through AppendGet (RESP's path) on an async table:
+// the engine's own cost per read, with its allocations, over keys that
+// stay in the processor's caches and over keys that do not.
 func BenchmarkExecuteGet(b *testing.B) {
+	for _, keys := range []int{1024, 100_000} {
+		for _, appendGet := range []bool{false, true} {
+			b.Run(fmt.Sprint("keys=", keys, "/append=", appendGet), func(b *testing.B) { benchExecuteGet(b, keys, appendGet) })
+		}
+	}
+}
+
+func benchExecuteGet(b *testing.B, keys int, appendGet bool) {
 	ctx := b.Context()
 	e, err := Open(ctx, Options{Dir: b.TempDir()})
 	if err != nil {
@@ -18,7 +27,6 @@ func BenchmarkExecuteGet(b *testing.B) {
 	if err := e.CreateTable(ctx, "n", "t", TableOptions{Async: true}); err != nil {
 		b.Fatal(err)
 	}
-	const keys = 1024
 	var batch []Command
 	for i := range keys {
 		batch = append(batch, Command{Kind: KindSet, Namespace: "n", Table: "t", Key: fmt.Appendf(nil, "k%d", i), Value: []byte("0123456789abcdef")})
@@ -31,8 +39,18 @@ func BenchmarkExecuteGet(b *testing.B) {
 	}
 	b.ReportAllocs()
 	i := 0
+	var dst []byte
 	for b.Loop() {
-		r, err := e.Execute(ctx, Command{Kind: KindGet, Namespace: "n", Table: "t", Key: batchKey(i % keys)})
+		if appendGet {
+			var found bool
+			dst, found, err = e.AppendGet(ctx, "n", "t", batchKey((i*7919)%keys), dst[:0])
+			if err != nil || !found || len(dst) != 16 {
+				b.Fatalf("GET: %v, %d bytes", err, len(dst))
+			}
+			i++
+			continue
+		}
+		r, err := e.Execute(ctx, Command{Kind: KindGet, Namespace: "n", Table: "t", Key: batchKey((i * 7919) % keys)})
 		if err != nil || len(r.Value) != 16 {
 			b.Fatalf("GET: %v, %d bytes", err, len(r.Value))
 		}
@@ -42,7 +60,7 @@ func BenchmarkExecuteGet(b *testing.B) {
 }
 
 var benchKeys = func() [][]byte {
-	k := make([][]byte, 1024)
+	k := make([][]byte, 100_000)
 	for i := range k {
 		k[i] = fmt.Appendf(nil, "k%d", i)
 	}

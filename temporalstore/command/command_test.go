@@ -148,6 +148,7 @@ func FuzzDecode(f *testing.F) {
 				require.NoError(t, err)
 				require.Equal(t, len(got), n)
 				require.Equal(t, string(cs[i].Key), string(key))
+				requireStringAt(t, rec, l, &cs[i], len(got))
 			}
 		}
 		_, _, err = DecodeOne(rec, Loc{Pos: len(got)})
@@ -159,6 +160,26 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// requireStringAt checks StringAt against the command c at l in rec, a
+// record of n commands.
+func requireStringAt(t *testing.T, rec []byte, l Loc, c *Command, n int) {
+	t.Helper()
+	v, got, err := StringAt(rec, l)
+	require.NoError(t, err)
+	if l.Offset == 0 {
+		require.Equal(t, n, got)
+	} else {
+		require.Zero(t, got, "located by offset, the header is not read")
+	}
+	require.Equal(t, string(c.Key), string(v.Key))
+	require.Equal(t, c.Expiry, v.Expiry)
+	if len(c.Args) == 0 {
+		require.Nil(t, v.Arg)
+	} else {
+		require.Equal(t, string(c.Args[0]), string(v.Arg))
+	}
+}
+
 // KeyAt never panics on any record, position and offset.
 func FuzzKeyAt(f *testing.F) {
 	f.Add(AppendBatch(nil, samples), 1, 0)
@@ -166,6 +187,9 @@ func FuzzKeyAt(f *testing.F) {
 	f.Add(Append(nil, &samples[0]), 0, 0)
 	f.Add([]byte{Version, kindBatch, 2}, 1, 0)
 	f.Fuzz(func(t *testing.T, rec []byte, pos, off int) {
+		if v, _, err := StringAt(rec, Loc{Pos: pos, Offset: off}); err == nil {
+			require.True(t, len(v.Key)+len(v.Arg) <= len(rec))
+		}
 		key, _, err := KeyAt(rec, Loc{Pos: pos, Offset: off})
 		if err != nil {
 			return
@@ -194,6 +218,8 @@ func TestDecodeOne(t *testing.T) {
 			require.Equal(t, len(samples), n)
 			require.Equal(t, string(samples[i].Key), string(key))
 			require.Zero(t, testing.AllocsPerRun(10, func() { _, _, _ = KeyAt(rec, l) }))
+			requireStringAt(t, rec, l, &samples[i], len(samples))
+			require.Zero(t, testing.AllocsPerRun(10, func() { _, _, _ = StringAt(rec, l) }))
 		}
 		require.Equal(t, len(Append(nil, &samples[i]))-2, Size(&samples[i]))
 		off += Size(&samples[i])

@@ -209,6 +209,8 @@ type conn struct {
 	last   string // the last command's name, for CLIENT LIST
 	tx     *txState
 	watch  []watched
+	// scratch is a buffer commands read values into before replying.
+	scratch []byte
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {

@@ -14,11 +14,7 @@ func keyed(name string, arity int, flags cmdFlags, run func(c *conn, args [][]by
 
 func registerStrings() {
 	register(
-		keyed("get", 2, 0, func(c *conn, a [][]byte) {
-			if r, ok := c.exec(ts.Command{Kind: ts.KindGet, Key: a[1]}); ok {
-				c.bulkOrNull(r)
-			}
-		}),
+		keyed("get", 2, 0, cmdGet),
 		keyed("set", -3, flagWrite, cmdSet),
 		keyed("setnx", 3, flagWrite, func(c *conn, a [][]byte) {
 			if r, ok := c.exec(ts.Command{Kind: ts.KindSet, Key: a[1], Value: a[2], Cond: ts.IfAbsent}); ok {
@@ -121,6 +117,27 @@ func b2i(b bool) int64 {
 	}
 	return 0
 }
+
+// cmdGet reads into the connection's scratch buffer, which the reply is
+// copied from at once: no allocation per GET.
+func cmdGet(c *conn, a [][]byte) {
+	v, found, err := c.s.opts.Engine.AppendGet(c.ctx, c.s.opts.Namespace, c.s.opts.Table, a[1], c.scratch[:0])
+	if cap(v) <= maxScratch {
+		c.scratch = v[:0]
+	}
+	switch {
+	case err != nil:
+		c.engineError(err)
+	case !found:
+		c.w.null()
+	default:
+		c.w.bulk(v)
+	}
+}
+
+// maxScratch bounds the scratch buffer a connection keeps between
+// commands; a larger value's buffer is let go.
+const maxScratch = 64 << 10
 
 func (c *conn) bulkOrNull(r ts.Response) {
 	if !r.Found {

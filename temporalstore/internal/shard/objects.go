@@ -484,6 +484,57 @@ func (s *Shard) Read(ctx context.Context, fn func(v *View) error) error {
 
 var viewPool = sync.Pool{New: func() any { return new(View) }}
 
+// AppendString appends key's string value to dst, as a Read's View.Get
+// finds it, and reports whether the key holds a string (found) or a
+// collection (coll, dst unchanged). An absent or expired key is neither.
+// It is the path of a plain GET: it decodes the value alone, in place, and
+// reads the clock only for a key with an expiry.
+func (s *Shard) AppendString(ctx context.Context, dst, key []byte) (out []byte, found, coll bool, err error) {
+	if s.inTx(ctx) {
+		return s.appendStringView(ctx, dst, key)
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return dst, false, false, ErrClosed
+	}
+	m := keyMatch{s: s, key: key, fill: fillAlways, valueOnly: true}
+	e, ok := s.index.Get(hashKey(key), m.match)
+	switch {
+	case !ok:
+		s.mu.RUnlock()
+		return dst, false, false, m.err
+	case isObject(e) || isSpilled(e):
+		// A collection's expiry, recency and spilled state are the
+		// general path's.
+		s.mu.RUnlock()
+		return s.appendStringView(ctx, dst, key)
+	case m.val.Expiry != 0 && m.val.Expiry <= s.opts.Now().UnixMilli():
+		s.mu.RUnlock()
+		return dst, false, false, nil
+	}
+	dst = append(dst, m.val.Arg...)
+	s.mu.RUnlock()
+	return dst, true, false, nil
+}
+
+// appendStringView is AppendString through Read and View.Get.
+func (s *Shard) appendStringView(ctx context.Context, dst, key []byte) (out []byte, found, coll bool, err error) {
+	err = s.Read(ctx, func(v *View) error {
+		it, err := v.Get(key)
+		switch {
+		case err != nil || !it.Exists:
+			return err
+		case it.Obj != nil:
+			coll = true
+		default:
+			dst, found = append(dst, it.Value...), true
+		}
+		return nil
+	})
+	return dst, found, coll, err
+}
+
 // settleLocked waits, holding the gate exclusively, until every record
 // appended is applied, and returns with s.mu unlocked. It fails when the
 // shard is closed or its log failed.

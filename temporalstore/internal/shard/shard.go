@@ -370,9 +370,13 @@ type keyMatch struct {
 	// keyOnly: the caller needs the match and share, not cmd, so only
 	// the key is decoded (no allocation).
 	keyOnly bool
-	cmd     command.Decoded
-	share   int64
-	err     error
+	// valueOnly: the caller reads a string, so only its key, expiry and
+	// value are decoded, into val (no allocation).
+	valueOnly bool
+	cmd       command.Decoded
+	val       command.Value
+	share     int64
+	err       error
 }
 
 // fillMode says whether a record read on a cache miss fills the cache.
@@ -397,9 +401,13 @@ func (m *keyMatch) match(e keyindex.Entry) bool {
 	}
 	var key []byte
 	var err error
-	if m.keyOnly {
+	switch {
+	case m.keyOnly:
 		key, m.share, err = decodeEntry(m.s, e, m.fill, command.KeyAt)
-	} else {
+	case m.valueOnly:
+		m.val, m.share, err = decodeEntry(m.s, e, m.fill, command.StringAt)
+		key = m.val.Key
+	default:
 		m.cmd, m.share, err = m.s.recordAt(e, m.fill)
 		key = m.cmd.Key
 	}
