@@ -62,7 +62,7 @@ type Options struct {
 	// CacheBytes is the memory budget of the record cache in front of the
 	// shards' logs (a matrixcache DRAM tier shared by every shard).
 	// Besides it, each shard holds its newest string records, up to
-	// RecentShardBytes or CacheBytes/16 if less (and CacheBytes/4 for all
+	// RecentShardBytes or CacheBytes/4 if less (and CacheBytes/4 for all
 	// shards together), until no key points at them or newer ones push
 	// them into the cache: the writes and reads of fresh keys find them
 	// without the cache's work. Default:
@@ -119,7 +119,7 @@ const Disabled = -1
 // Option defaults.
 const (
 	DefaultCacheBytes          = 64 << 20
-	RecentShardBytes           = 2 << 20
+	RecentShardBytes           = 16 << 20
 	DefaultCollectionBytes     = 1 << 30
 	DefaultMaintenanceInterval = time.Second
 	DefaultSweepBudget         = 1000
@@ -411,7 +411,7 @@ func (e *Engine) recentBytes() int64 {
 	if e.cache == nil {
 		return 0
 	}
-	return min(RecentShardBytes, e.opts.CacheBytes/16)
+	return min(RecentShardBytes, e.opts.CacheBytes/4)
 }
 
 func (e *Engine) openTable(namespace, name string, opts TableOptions) (*table, error) {
