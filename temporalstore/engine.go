@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -262,9 +264,13 @@ func (o TableOptions) Validate() error {
 type Engine struct {
 	opts Options
 
-	mu      sync.RWMutex
-	tables  map[tableName]*table
-	closed  bool
+	mu     sync.RWMutex
+	tables map[tableName]*table
+	closed bool
+	// view is a copy of tables, replaced whenever tables changes and nil
+	// once closed: a command finds its table without taking mu, whose
+	// reader count every command on every core would otherwise write.
+	view    atomic.Pointer[map[tableName]*table]
 	tenants tenants
 	// cache is the record cache the shards share (nil when disabled).
 	cache *matrixcache.Cache
@@ -353,6 +359,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 			e.tables[tableName{c.Namespace, c.Table}] = t
 		}
 	}
+	e.publishLocked()
 	if len(e.tables) == 0 {
 		// A new data directory gets the default table, so that commands
 		// naming no table work from the start.
@@ -402,6 +409,7 @@ func (e *Engine) CreateTable(ctx context.Context, namespace, name string, opts T
 		t.close()
 		return err
 	}
+	e.publishLocked()
 	return nil
 }
 
@@ -522,6 +530,12 @@ func (e *Engine) table(c *Command) (*table, error) {
 	return e.tableNamed(c.Namespace, c.Table)
 }
 
+// publishLocked makes the tables as they are now the commands' view.
+func (e *Engine) publishLocked() {
+	view := maps.Clone(e.tables)
+	e.view.Store(&view)
+}
+
 // tableNamed returns the table (ns, name), "" naming the defaults.
 func (e *Engine) tableNamed(ns, name string) (*table, error) {
 	if ns == "" {
@@ -530,12 +544,11 @@ func (e *Engine) tableNamed(ns, name string) (*table, error) {
 	if name == "" {
 		name = DefaultTable
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
+	view := e.view.Load()
+	if view == nil {
 		return nil, ErrClosed
 	}
-	t, ok := e.tables[tableName{ns, name}]
+	t, ok := (*view)[tableName{ns, name}]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s/%s", ErrNoTable, ns, name)
 	}
@@ -551,6 +564,7 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
+	e.view.Store(nil)
 	e.mu.Unlock()
 	if e.stopMaint != nil {
 		close(e.stopMaint)

@@ -252,26 +252,28 @@ func (e *Engine) execute(ctx context.Context, c *Command) (Response, error) {
 	if c.Kind == KindScan {
 		return e.scan(ctx, c)
 	}
-	if run, ok := multiKinds[c.Kind]; ok {
-		r, err := run(ctx, e, c)
+	info := kindInfos[c.Kind]
+	if info.multi != nil {
+		r, err := info.multi(ctx, e, c)
 		return r, engineErr(err)
 	}
 	if len(c.Key) == 0 {
 		return Response{}, fmt.Errorf("%w: empty key", ErrInvalid)
 	}
-	key, err := storedKey(c)
-	if err != nil {
-		return Response{}, err
+	if info.family {
+		key, err := storedKey(c)
+		if err != nil {
+			return Response{}, err
+		}
+		c.Key = key
 	}
-	c.Key = key
 	if c.TTL < 0 && c.Kind != KindExpire {
 		return Response{}, fmt.Errorf("%w: negative TTL", ErrInvalid)
 	}
 	if c.KeepTTL && c.TTL != 0 {
 		return Response{}, fmt.Errorf("%w: KEEPTTL with a TTL", ErrInvalid)
 	}
-	run, ok := kinds[c.Kind]
-	if !ok {
+	if info.run == nil {
 		return Response{}, fmt.Errorf("%w: %q", ErrUnknownKind, c.Kind)
 	}
 	t, i, err := e.route(c)
@@ -284,15 +286,45 @@ func (e *Engine) execute(ctx context.Context, c *Command) (Response, error) {
 		}
 		return Response{}, ErrCrossShard
 	}
-	if err := e.admit(t, i, c); err != nil {
+	if err := e.admitKind(t, i, !info.read, c.Tenant); err != nil {
 		return Response{}, err
 	}
 	if t.opts.DefaultTTL > 0 && c.TTL == 0 && !c.KeepTTL && (c.Kind == KindSet || c.Kind == KindRowWrite) {
 		c.TTL = t.opts.DefaultTTL
 	}
-	r, err := run(ctx, e, t.shards[i], c)
+	r, err := info.run(ctx, e, t.shards[i], c)
 	return r, engineErr(err)
 }
+
+// kindInfo is what execute needs to know of a kind, found by one lookup.
+type kindInfo struct {
+	run    runner      // a single-key kind's runner
+	multi  multiRunner // a kind over several keys
+	family bool        // kept under its family key (familyKinds)
+	read   bool        // writes nothing (readKinds)
+}
+
+var kindInfos = func() map[Kind]kindInfo {
+	m := map[Kind]kindInfo{}
+	set := func(k Kind, f func(*kindInfo)) {
+		i := m[k]
+		f(&i)
+		m[k] = i
+	}
+	for k, run := range kinds {
+		set(k, func(i *kindInfo) { i.run = run })
+	}
+	for k, run := range multiKinds {
+		set(k, func(i *kindInfo) { i.multi = run })
+	}
+	for k := range familyKinds {
+		set(k, func(i *kindInfo) { i.family = true })
+	}
+	for k := range readKinds {
+		set(k, func(i *kindInfo) { i.read = true })
+	}
+	return m
+}()
 
 // storedKey is the key c's state is kept under, which routes it: a family
 // kind's family key, else c.Key.
