@@ -31,6 +31,9 @@ type reader struct {
 	maxBulk int
 	args    [][]byte
 	arena   []byte
+	// general turns buffered parsing off: the fuzz test compares the two
+	// paths.
+	general bool
 }
 
 func newReader(r io.Reader, maxBulk int) *reader {
@@ -81,6 +84,11 @@ func (r *reader) next() ([][]byte, error) {
 }
 
 func (r *reader) multibulk() ([][]byte, error) {
+	if !r.general {
+		if args, ok := r.buffered(); ok {
+			return args, nil
+		}
+	}
 	head, err := r.line(64)
 	if err != nil {
 		return nil, unexpectedEOF(err)
@@ -129,6 +137,58 @@ func (r *reader) multibulk() ([][]byte, error) {
 		off += l
 	}
 	return r.args, nil
+}
+
+// buffered parses a multibulk request that is wholly in the read buffer
+// where it lies, without copying its arguments: a pipeline's requests
+// usually are. Anything else (a request cut by the buffer's end, a long
+// length, a malformed one) is left to multibulk's general path, which
+// reports the errors, so the two cannot disagree on what a request is.
+func (r *reader) buffered() ([][]byte, bool) {
+	buf, _ := r.br.Peek(r.br.Buffered())
+	n, pos, ok := bufferedLen(buf, 1, '*')
+	if !ok || n <= 0 || n > maxBufferedArgs {
+		return nil, false
+	}
+	r.args = r.args[:0]
+	for range n {
+		l, at, ok := bufferedLen(buf, pos+1, '$')
+		if !ok || l > r.maxBulk || l > len(buf)-at-2 || buf[at+l] != '\r' || buf[at+l+1] != '\n' {
+			return nil, false
+		}
+		r.args = append(r.args, buf[at:at+l:at+l])
+		pos = at + l + 2
+	}
+	_, _ = r.br.Discard(pos) // within what Peek returned: cannot fail
+	return r.args, true
+}
+
+// maxBufferedArgs bounds the requests buffered parses; longer ones take
+// the general path.
+const maxBufferedArgs = 1024
+
+// bufferedLen reads the line "<mark><digits>\r\n" of buf at pos-1 (pos
+// is after the mark) and returns the number and where the next line
+// starts. Only plain decimal numbers of up to 9 digits are accepted.
+func bufferedLen(buf []byte, pos int, mark byte) (int, int, bool) {
+	if pos > len(buf) || buf[pos-1] != mark {
+		return 0, 0, false
+	}
+	n, i := 0, pos
+	for ; i < len(buf) && i-pos < 10; i++ {
+		c := buf[i]
+		if c == '\r' {
+			break
+		}
+		if c < '0' || c > '9' {
+			return 0, 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if i == pos || i-pos > 9 || i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' {
+		return 0, 0, false
+	}
+	return n, i + 2, true
 }
 
 func growBy(b []byte, n int) []byte {

@@ -451,10 +451,19 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"))
 	f.Add([]byte("SET a \"b c\" 'd'\r\nPING\r\n"))
 	f.Add([]byte("*1\r\n$0\r\n\r\n"))
+	f.Add([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nvv\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"))
+	f.Add([]byte("*2\r\n$3\r\nGET\r\n$+1\r\nk\r\n*1\r\n$4\r\nPING\n\r\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// The in-place parse of buffered requests and the general one
+		// agree on every request and error.
 		r := newReader(strings.NewReader(string(b)), 1<<20)
+		g := newReader(strings.NewReader(string(b)), 1<<20)
+		g.general = true
 		for range 100 {
 			args, err := r.next()
+			want, wantErr := g.next()
+			require.Equal(t, wantErr, err)
+			require.Equal(t, want, args)
 			if err != nil {
 				return
 			}
