@@ -80,3 +80,35 @@ func TestCollectionsLargerThanTheBudgetAreServed(t *testing.T) {
 	defer e.Close()
 	check(e)
 }
+
+// A series' rollup ladder, built by a read, counts against the collection
+// budget from the series' next write, and leaves the count exactly when
+// the series goes.
+func TestRollupCountsAgainstTheCollectionBudget(t *testing.T) {
+	e, err := Open(t.Context(), Options{Dir: t.TempDir(), MaintenanceInterval: Disabled})
+	require.NoError(t, err)
+	defer e.Close()
+	base := e.collections.Used()
+	// 5 points a second over 1,600 s: dense enough to keep the 1 s level.
+	const n = 8000
+	points := make([]Point, n)
+	for i := range points {
+		points[i] = Point{TS: int64(i) * 200, Value: []byte("1")}
+	}
+	exec(t, e, Command{Kind: KindFAppend, Key: []byte("f"), Points: points})
+	before := e.collections.Used()
+	r := exec(t, e, Command{Kind: KindFAgg, Key: []byte("f"), Start: 0, End: n * 200, Aggregator: "sum"})
+	require.Equal(t, int64(n), r.Int)
+	require.Equal(t, before, e.collections.Used(), "a read counts nothing")
+	exec(t, e, Command{Kind: KindFAppend, Key: []byte("f"), Points: []Point{{TS: n * 200, Value: []byte("1")}}})
+	// 1,600 cells of 1 s, 27 of 1 min, one of 1 h and of 1 d.
+	require.GreaterOrEqual(t, e.collections.Used()-before, int64(1600*72))
+	exec(t, e, Command{Kind: KindFDelete, Key: []byte("f")})
+	require.Equal(t, base, e.collections.Used(), "all that was counted is freed")
+	// A series whose rollup a read built goes before any write counted
+	// it: no more is freed than was counted.
+	exec(t, e, Command{Kind: KindFAppend, Key: []byte("g"), Points: points})
+	exec(t, e, Command{Kind: KindFAgg, Key: []byte("g"), Start: 0, End: n * 200, Aggregator: "sum"})
+	exec(t, e, Command{Kind: KindFDelete, Key: []byte("g")})
+	require.Equal(t, base, e.collections.Used())
+}

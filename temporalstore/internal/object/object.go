@@ -66,6 +66,13 @@ type Object struct {
 
 	// mapBytes is the field, value and member bytes of a hash or set.
 	mapBytes int64
+
+	// Accounted is the Size a memory budget last counted for the object.
+	// Its holder moves the count by Size - Accounted at each change, so
+	// what the object grew between changes (a rollup ladder a read built)
+	// is counted at its next one, and taking Accounted away frees exactly
+	// what was counted.
+	Accounted int64
 }
 
 // Per-element memory beyond the element's bytes, approximate: Go's map
@@ -81,6 +88,9 @@ const (
 	bucketOverhead = 16
 	changeOverhead = 64
 	objectOverhead = 128
+	// rollCellBytes is a rollup cell: its map entry (key and Agg) and
+	// the map's share of control bytes and slack.
+	rollCellBytes = 72
 )
 
 // Size is the object's approximate memory, kept as it changes: what a
@@ -97,7 +107,7 @@ func (o *Object) Size() int64 {
 	case KindList:
 		n += o.List.Bytes() + int64(o.List.Len())*listOverhead
 	case KindSeries:
-		n += o.Series.Bytes() + int64(o.Series.Len())*seriesOverhead
+		n += o.Series.Bytes() + int64(o.Series.Len())*seriesOverhead + o.Series.RollupBytes()
 	case KindControl:
 		c := o.Control
 		n += c.bytes + int64(c.Buckets())*bucketOverhead + int64(c.elements()-c.Buckets())*changeOverhead

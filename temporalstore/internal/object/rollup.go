@@ -233,6 +233,20 @@ func (s *Series) dense() bool {
 	return n*1000 >= fineMinPerSec*(span+1000)
 }
 
+// RollupBytes is the rollup ladder's approximate memory (0 without one).
+func (s *Series) RollupBytes() int64 {
+	s.rollMu.Lock()
+	defer s.rollMu.Unlock()
+	if s.roll == nil {
+		return 0
+	}
+	n := 0
+	for _, l := range s.roll.levels {
+		n += len(l)
+	}
+	return int64(n) * rollCellBytes
+}
+
 // HasRollup reports whether the series keeps a rollup ladder.
 func (s *Series) HasRollup() bool {
 	s.rollMu.Lock()

@@ -150,6 +150,23 @@ func TestRollupFineLevelByDensity(t *testing.T) {
 	}
 }
 
+// A series' Size counts its rollup ladder's cells once an aggregate built
+// it, and the cells written after.
+func TestSizeCountsTheRollup(t *testing.T) {
+	o := New(KindSeries, []byte("d"))
+	for i := range int64(3000) {
+		o.Series.Upsert(i*200, []byte("1"))
+	}
+	bare := o.Size()
+	require.Zero(t, o.Series.RollupBytes())
+	o.Series.Aggregate(0, 3000*200)
+	cells := 600 + 10 + 1 + 1 // 1 s, 1 min, 1 h and 1 d
+	require.Equal(t, int64(cells*rollCellBytes), o.Series.RollupBytes())
+	require.Equal(t, bare+int64(cells*rollCellBytes), o.Size())
+	o.Series.Upsert(3000*200+5000, []byte("1")) // a new second's and minute's cells
+	require.Equal(t, int64((cells+2)*rollCellBytes), o.Series.RollupBytes())
+}
+
 // A sparse series whose window edges turn out dense (a burst) gets the
 // 1 s level, and its aggregates stay equal to a scan throughout.
 func TestRollupFineLevelOnABurst(t *testing.T) {

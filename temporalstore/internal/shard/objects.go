@@ -158,7 +158,8 @@ func stamp(cmds []command.Command, now int64) error {
 
 // allocObject stores o in a free slot and returns the slot.
 func (s *Shard) allocObject(o *object.Object) uint64 {
-	s.objDelta(o.Size())
+	o.Accounted = 0
+	s.recount(o)
 	o.Touched.Store(true)
 	if n := len(s.free); n > 0 {
 		i := s.free[n-1]
@@ -171,7 +172,7 @@ func (s *Shard) allocObject(o *object.Object) uint64 {
 }
 
 func (s *Shard) freeObject(i uint64) {
-	s.objDelta(-s.objs[i].Size())
+	s.objDelta(-s.objs[i].Accounted)
 	s.objs[i] = nil
 	s.free = append(s.free, uint32(i))
 }
@@ -250,9 +251,8 @@ func (s *Shard) applyObjectLocked(c *command.Command) {
 	}
 	o.Ver = s.applying
 	o.Touched.Store(true)
-	size := o.Size()
 	applyOp(o, c)
-	s.objDelta(o.Size() - size)
+	s.recount(o)
 	if o.Len() == 0 {
 		// An emptied collection is no key at all, as in Redis.
 		s.deleteLocked(c.Key)
@@ -403,8 +403,8 @@ func (s *Shard) applyRename(c *command.Command) {
 	}
 	s.index.Delete(h, match)
 	s.deleteLocked(dst)
-	s.objDelta(int64(len(dst) - len(c.Key)))
 	s.objs[e.Addr].Key = clone(dst)
+	s.recount(s.objs[e.Addr])
 	s.objs[e.Addr].Ver = s.applying
 	s.index.Put(hashKey(dst), e, s.matcher(dst))
 }

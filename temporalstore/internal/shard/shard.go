@@ -280,7 +280,8 @@ func Open(dir string, opts Options) (*Shard, error) {
 				s.free = append(s.free, uint32(i))
 			} else {
 				o.Ver = st.applied
-				s.objDelta(o.Size())
+				o.Accounted = 0
+				s.recount(o)
 			}
 		}
 		for e := range s.index.All() {

@@ -77,6 +77,14 @@ type spillState struct {
 	spills, loads, promotions atomic.Uint64
 }
 
+// recount counts o's memory as it is now against the collections' budget,
+// in place of what was counted for it before.
+func (s *Shard) recount(o *object.Object) {
+	n := o.Size()
+	s.objDelta(n - o.Accounted)
+	o.Accounted = n
+}
+
 // objDelta adds d to the resident collections' memory.
 func (s *Shard) objDelta(d int64) {
 	s.spill.bytes += d
@@ -196,7 +204,7 @@ func (s *Shard) spillLocked(ctx context.Context, want int64) (SpillStats, error)
 					recBytes += len(img)
 					batch.Spilled++
 				}
-				batch.Freed += o.Size()
+				batch.Freed += o.Accounted
 			}
 			return cmds, nil
 		})
