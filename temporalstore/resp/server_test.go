@@ -476,8 +476,9 @@ func FuzzReader(f *testing.F) {
 
 var _ = context.Background
 
-// Pipelines with runs of plain SETs (which the server writes together)
-// among other commands, SETs over collections and bad SETs give redis's
+// Pipelines with runs of plain SETs (which the server writes together) and
+// of GETs (which it reads together) among other commands, SETs over
+// collections, GETs of collections and bad SETs and GETs give redis's
 // replies, in order, command by command.
 func TestPipelinedSetRunsMatchRedis(t *testing.T) {
 	addr, e := start(t, Options{})
@@ -489,21 +490,8 @@ func TestPipelinedSetRunsMatchRedis(t *testing.T) {
 	require.NoError(t, theirs.FlushAll(ctx).Err())
 	rng := rand.New(rand.NewPCG(21, 22))
 	fams := []string{"s", "h", "e", "z", "l", "k"}
-	for round := range 150 {
-		var cmds [][]any
-		for range 1 + rng.IntN(40) {
-			switch rng.IntN(10) {
-			case 0, 1, 2, 3, 4, 5:
-				// Plain SETs, also over the other families' keys (a SET
-				// replaces a collection).
-				k := fams[rng.IntN(len(fams))] + strconv.Itoa(rng.IntN(3))
-				cmds = append(cmds, []any{"SET", k, strconv.Itoa(rng.IntN(100))})
-			case 6:
-				cmds = append(cmds, []any{"SET", "s1"}) // wrong arity
-			default:
-				cmds = append(cmds, genArgs(rng))
-			}
-		}
+	compare := func(round int, cmds [][]any) {
+		t.Helper()
 		run := func(c *redis.Client) []redis.Cmder {
 			pipe := c.Pipeline()
 			for _, a := range cmds {
@@ -526,6 +514,36 @@ func TestPipelinedSetRunsMatchRedis(t *testing.T) {
 			require.Equal(t, errors.Is(werr, redis.Nil), errors.Is(gerr, redis.Nil), "%s: redis %v, ours %v", where, werr, gerr)
 			require.Equal(t, normalize(cmds[i], wv), normalize(cmds[i], gv), where)
 		}
+	}
+	// A run of GETs over a collection, an absent key, an empty string and
+	// a key set earlier in the same pipeline.
+	compare(-1, [][]any{
+		{"HSET", "h9", "f", "v"}, {"SET", "s9", ""}, {"SET", "s8", "eight"},
+		{"GET", "h9"}, {"GET", "absent"}, {"GET", "s9"}, {"GET", "s8"}, {"GET", "h9"},
+		{"SET", "s8", "again"}, {"GET", "s8"}, {"GET", "s8", "x"}, {"GET", "s9"},
+	})
+	for round := range 150 {
+		var cmds [][]any
+		for range 1 + rng.IntN(40) {
+			k := fams[rng.IntN(len(fams))] + strconv.Itoa(rng.IntN(3))
+			switch rng.IntN(14) {
+			case 0, 1, 2, 3, 4, 5:
+				// Plain SETs, also over the other families' keys (a SET
+				// replaces a collection).
+				cmds = append(cmds, []any{"SET", k, strconv.Itoa(rng.IntN(100))})
+			case 6:
+				cmds = append(cmds, []any{"SET", "s1"}) // wrong arity
+			case 10, 11, 12:
+				// GETs, read together in runs: of strings, absent keys
+				// and collections (WRONGTYPE).
+				cmds = append(cmds, []any{"GET", k})
+			case 13:
+				cmds = append(cmds, []any{"GET", k, "extra"}) // wrong arity
+			default:
+				cmds = append(cmds, genArgs(rng))
+			}
+		}
+		compare(round, cmds)
 	}
 	// A run is written together: 200 pipelined SETs take one record per
 	// shard (4), not 200.
