@@ -1,6 +1,7 @@
 package temporalstore
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -40,13 +41,18 @@ func TestExecuteBatchMatchesOneByOne(t *testing.T) {
 	rs, errs := e.ExecuteBatch(ctx, cmds)
 	require.Len(t, rs, len(cmds))
 	require.Len(t, errs, len(cmds))
-	for i, want := range []error{nil, nil, nil, nil, nil, nil, ErrInvalid, nil, ErrReadOnly, ErrInvalid, nil, ErrNoTable, nil} {
-		if want == nil {
-			require.NoError(t, errs[i], "command %d", i)
-		} else {
-			require.ErrorIs(t, errs[i], want, "command %d", i)
+	wantErrs := []error{nil, nil, nil, nil, nil, nil, ErrInvalid, nil, ErrReadOnly, ErrInvalid, nil, ErrNoTable, nil}
+	checkErrs := func(errs []error) {
+		t.Helper()
+		for i, want := range wantErrs {
+			if want == nil {
+				require.NoError(t, errs[i], "command %d", i)
+			} else {
+				require.ErrorIs(t, errs[i], want, "command %d", i)
+			}
 		}
 	}
+	checkErrs(errs)
 	require.Equal(t, "3", string(rs[3].Value))
 	require.True(t, rs[5].Applied)
 	require.Equal(t, "string", string(rs[12].Value))
@@ -61,6 +67,15 @@ func TestExecuteBatchMatchesOneByOne(t *testing.T) {
 	require.False(t, ok)
 	pttl := exec(t, e, Command{Namespace: "b", Table: "ttl", Kind: KindPTTL, Key: b("t")})
 	require.Equal(t, time.Minute.Milliseconds(), pttl.Int)
+
+	// ExecuteBatchErrors gives the same errors, after those errs held.
+	kept := errors.New("kept")
+	again := e.ExecuteBatchErrors(ctx, cmds, []error{kept})
+	require.Len(t, again, len(cmds)+1)
+	require.Equal(t, kept, again[0])
+	checkErrs(again[1:])
+	got, _ := get(t, e, Command{Key: b("a")})
+	require.Equal(t, "3", got)
 
 	// One record per shard for a run of SETs, and every one survives a
 	// reopen.

@@ -10,7 +10,7 @@ const maxSetRun = 256
 
 // setRun gathers a pipeline's consecutive plain SETs (SET key value, with
 // no option) so that the engine writes them as one record per shard
-// (Engine.ExecuteBatch) instead of one append each. Replies are the same,
+// (Engine.ExecuteBatchErrors) instead of one append each. Replies are the same,
 // in the same order; a command that is not a plain SET ends the run and
 // runs after it, so it sees every write before it.
 type setRun struct {
@@ -19,6 +19,7 @@ type setRun struct {
 	arena []byte
 	ends  [][2]int
 	cmds  []ts.Command
+	errs  []error
 }
 
 // plainSet reports whether args are a SET with no option that this
@@ -45,8 +46,8 @@ func (c *conn) runSets(r *setRun) {
 		})
 		start = e[1]
 	}
-	_, errs := c.s.opts.Engine.ExecuteBatch(c.ctx, r.cmds)
-	for _, err := range errs {
+	r.errs = c.s.opts.Engine.ExecuteBatchErrors(c.ctx, r.cmds, r.errs[:0])
+	for _, err := range r.errs {
 		c.s.stats.commands.Add(1)
 		if err != nil {
 			c.engineError(err)
@@ -55,5 +56,6 @@ func (c *conn) runSets(r *setRun) {
 		}
 	}
 	c.last = "set"
+	clear(r.errs) // keeps no error alive
 	r.arena, r.ends = r.arena[:0], r.ends[:0]
 }
