@@ -752,10 +752,20 @@ func (s *Shard) cacheRecord(idx uint64, rec []byte) {
 
 // encodeRecord is cmds as one log record.
 func encodeRecord(cmds []command.Command) []byte {
-	if len(cmds) == 1 {
-		return command.Append(nil, &cmds[0])
+	// Sized first: appending into a growing buffer reallocated it a
+	// dozen times for a pipeline's record.
+	n := 2 // a one-command record's version and kind
+	if len(cmds) > 1 {
+		n = command.BatchOffset(len(cmds))
 	}
-	return command.AppendBatch(nil, cmds)
+	for i := range cmds {
+		n += command.Size(&cmds[i])
+	}
+	buf := make([]byte, 0, n)
+	if len(cmds) == 1 {
+		return command.Append(buf, &cmds[0])
+	}
+	return command.AppendBatch(buf, cmds)
 }
 
 // applyReadyLocked applies the pending records that come next in log
