@@ -193,14 +193,26 @@ func (r *recentRecords) clear() {
 // compactLocked moves the span to the front of recs once the slots let go
 // are half of them, so recs stays near the span's length.
 func (r *recentRecords) compactLocked() {
-	if r.head > 0 && r.head >= len(r.recs)/2 {
-		n := copy(r.recs, r.recs[r.head:])
+	if r.head == 0 || r.head < len(r.recs)/2 {
+		return
+	}
+	live := r.recs[r.head:]
+	if cap(r.recs) > 4*len(live)+minRecentSlots {
+		// The span shrank well below what recs once held: a smaller
+		// array, so that a past burst's slots are not kept for good.
+		r.recs = append(make([][]byte, 0, 2*len(live)+minRecentSlots), live...)
+	} else {
+		n := copy(r.recs, live)
 		clear(r.recs[n:])
 		r.recs = r.recs[:n]
-		r.base += uint64(r.head)
-		r.head = 0
 	}
+	r.base += uint64(r.head)
+	r.head = 0
 }
+
+// minRecentSlots is the span array's capacity below which it is never
+// reallocated smaller.
+const minRecentSlots = 1024
 
 // size is the bytes and number of records held.
 func (r *recentRecords) size() (int64, int) {

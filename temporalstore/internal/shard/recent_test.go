@@ -70,9 +70,27 @@ func TestRecentRecords(t *testing.T) {
 	}
 	require.Equal(t, len(r.recs), r.head)
 	require.LessOrEqual(t, cap(r.recs), 1024)
+
 	b, n = r.size()
 	require.Zero(t, b)
 	require.Zero(t, n)
+
+	// A burst that held many records at once gives its array back once
+	// they have gone.
+	r = newRecentRecords(1<<30, nil)
+	for idx := uint64(1); idx <= 200_000; idx++ {
+		r.add(idx, rec(8), push)
+	}
+	require.GreaterOrEqual(t, cap(r.recs), 200_000)
+	for idx := uint64(1); idx <= 199_990; idx++ {
+		require.True(t, r.drop(idx))
+	}
+	require.LessOrEqual(t, cap(r.recs), 4*10+2*minRecentSlots)
+	for idx := uint64(199_991); idx <= 200_000; idx++ {
+		got, ok := r.get(idx)
+		require.True(t, ok, idx)
+		require.Len(t, got, 8)
+	}
 }
 
 // Writers add in about log order: an index inside the span fills its
