@@ -1,8 +1,10 @@
 package temporalstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -276,4 +278,49 @@ func TestBucketOfIsInTheRange(t *testing.T) {
 		require.LessOrEqual(t, bkt, uint32(163))
 	}
 	require.Equal(t, BucketOf([]byte("{u}a"), 0, 1023), BucketOf([]byte("{u}b"), 0, 1023))
+}
+
+// Reads through AppendGet while writers overwrite the same keys (records
+// coming and going from the recent buffer and the record cache) always
+// see a value that key was given, whole: run under -race.
+func TestAppendGetDuringOverwrites(t *testing.T) {
+	// A small cache: the recent buffer holds 16 KiB, so most records are
+	// pushed out to the cache, and many out of it, while being read.
+	e, err := Open(t.Context(), Options{Dir: t.TempDir(), CacheBytes: 64 << 10})
+	require.NoError(t, err)
+	defer e.Close()
+	ctx := t.Context()
+	const keys, rounds = 64, 300
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Go(func() {
+			batch := make([]Command, 0, 16)
+			for r := range rounds {
+				for k := w; k < keys; k += 2 {
+					batch = append(batch, Command{Kind: KindSet, Key: fmt.Appendf(nil, "k%d", k), Value: fmt.Appendf(nil, "k%d=%d", k, r)})
+					if len(batch) == cap(batch) {
+						_, errs := e.ExecuteBatch(ctx, batch)
+						require.NoError(t, errs[0])
+						batch = batch[:0]
+					}
+				}
+			}
+		})
+	}
+	for range 2 {
+		wg.Go(func() {
+			var dst []byte
+			for i := range rounds * keys {
+				k := fmt.Appendf(nil, "k%d", i%keys)
+				var found bool
+				var err error
+				dst, found, err = e.AppendGet(ctx, "", "", k, dst[:0])
+				require.NoError(t, err)
+				if found {
+					require.True(t, bytes.HasPrefix(dst, append(k, '=')), "%q holds %q", k, dst)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
