@@ -55,6 +55,11 @@ type Decoded struct {
 // however many commands come before it.
 type Loc struct {
 	Pos, Offset int
+	// Count, when the caller knows it, is the record's command count:
+	// a command located by offset is then read without touching the
+	// record's header (a memory line fewer), and Count is what the
+	// decoders return for it.
+	Count int
 }
 
 // BatchOffset is where the first command of a batch record of n commands
@@ -291,7 +296,7 @@ type Value struct {
 // and first argument (nil for none) of the command at l in rec, with the
 // record's command count, and allocates nothing. Located by offset, it
 // goes straight there without reading the record's header (a memory line
-// fewer to touch), and returns a count of 0.
+// fewer to touch), and returns l.Count as the count (0 when unset).
 func StringAt(rec []byte, l Loc) (Value, int, error) {
 	var d decoder
 	var n int
@@ -299,7 +304,7 @@ func StringAt(rec []byte, l Loc) (Value, int, error) {
 		if l.Offset < minBatchHeader || l.Offset >= len(rec) {
 			return Value{}, 0, fmt.Errorf("%w: no command at offset %d of a %d-byte record", ErrMalformed, l.Offset, len(rec))
 		}
-		d = decoder{b: rec, off: l.Offset}
+		d, n = decoder{b: rec, off: l.Offset}, l.Count
 	} else {
 		var err error
 		if d, n, err = seek(rec, l); err != nil {
@@ -335,8 +340,15 @@ func KeyAt(rec []byte, l Loc) ([]byte, int, error) {
 
 // seek returns a decoder at the start of the command at l in rec, and the
 // record's command count. An offset is checked to lie in the batch's
-// commands; what starts there is checked by decoding it.
+// commands; what starts there is checked by decoding it. With l.Count set,
+// an offset is taken without reading the header, and so is the count.
 func seek(rec []byte, l Loc) (decoder, int, error) {
+	if l.Offset != 0 && l.Count > 0 {
+		if l.Offset < minBatchHeader || l.Offset >= len(rec) {
+			return decoder{}, 0, fmt.Errorf("%w: no command at offset %d of a %d-byte record", ErrMalformed, l.Offset, len(rec))
+		}
+		return decoder{b: rec, off: l.Offset}, l.Count, nil
+	}
 	if len(rec) < 2 {
 		return decoder{}, 0, fmt.Errorf("%w: %d bytes", ErrMalformed, len(rec))
 	}

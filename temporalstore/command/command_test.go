@@ -138,7 +138,11 @@ func FuzzDecode(f *testing.F) {
 		}
 		// DecodeOne agrees with Decode on every position and offset.
 		for i := range got {
-			for _, l := range []Loc{{Pos: i}, {Offset: got[i].Offset}} {
+			locs := []Loc{{Pos: i}, {Offset: got[i].Offset}}
+			if got[i].Offset != 0 {
+				locs = append(locs, Loc{Offset: got[i].Offset, Count: len(got)})
+			}
+			for _, l := range locs {
 				one, n, err := DecodeOne(rec, l)
 				require.NoError(t, err)
 				require.Equal(t, len(got), n)
@@ -169,7 +173,7 @@ func requireStringAt(t *testing.T, rec []byte, l Loc, c *Command, n int) {
 	if l.Offset == 0 {
 		require.Equal(t, n, got)
 	} else {
-		require.Zero(t, got, "located by offset, the header is not read")
+		require.Equal(t, l.Count, got, "located by offset, the header is not read")
 	}
 	require.Equal(t, string(c.Key), string(v.Key))
 	require.Equal(t, c.Expiry, v.Expiry)
@@ -182,15 +186,18 @@ func requireStringAt(t *testing.T, rec []byte, l Loc, c *Command, n int) {
 
 // KeyAt never panics on any record, position and offset.
 func FuzzKeyAt(f *testing.F) {
-	f.Add(AppendBatch(nil, samples), 1, 0)
-	f.Add(AppendBatch(nil, samples), 0, 9)
-	f.Add(Append(nil, &samples[0]), 0, 0)
-	f.Add([]byte{Version, kindBatch, 2}, 1, 0)
-	f.Fuzz(func(t *testing.T, rec []byte, pos, off int) {
-		if v, _, err := StringAt(rec, Loc{Pos: pos, Offset: off}); err == nil {
+	f.Add(AppendBatch(nil, samples), 1, 0, 0)
+	f.Add(AppendBatch(nil, samples), 0, 9, 0)
+	f.Add(AppendBatch(nil, samples), 0, 9, 3)
+	f.Add(Append(nil, &samples[0]), 0, 0, 0)
+	f.Add([]byte{Version, kindBatch, 2}, 1, 0, 0)
+	f.Fuzz(func(t *testing.T, rec []byte, pos, off, count int) {
+		l := Loc{Pos: pos, Offset: off, Count: count}
+		if v, _, err := StringAt(rec, l); err == nil {
 			require.True(t, len(v.Key)+len(v.Arg) <= len(rec))
 		}
-		key, _, err := KeyAt(rec, Loc{Pos: pos, Offset: off})
+		_, _, _ = DecodeOne(rec, l) // decoded or refused, never a panic
+		key, _, err := KeyAt(rec, l)
 		if err != nil {
 			return
 		}

@@ -357,7 +357,7 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	}
 	for i, st := range stages {
 		if setsKeys(st.cmds) {
-			s.keepWrittenLocked(first+uint64(i), recs[i])
+			s.keepWrittenLocked(first+uint64(i), recs[i], len(st.cmds))
 		}
 		s.applyRecordLocked(first+uint64(i), recordShare(len(recs[i]), len(st.cmds)), st.cmds)
 	}

@@ -3,6 +3,7 @@ package shard
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // recentRecords is a shard's newest string records (the records keys
@@ -21,7 +22,7 @@ type recentRecords struct {
 	// only grow, so the span is contiguous; each slot in it counts
 	// slotBytes against the limit, so gaps (indexes of other records)
 	// cannot grow it unbounded.
-	recs         [][]byte
+	recs         []recentSlot
 	base         uint64
 	head         int
 	held         int
@@ -29,8 +30,15 @@ type recentRecords struct {
 	pool         *RecentPool
 }
 
+// recentSlot is a record of the span and its command count (which lets a
+// command located by offset be read without the record's header).
+type recentSlot struct {
+	rec  []byte
+	cmds int
+}
+
 // slotBytes is what a slot of the span costs besides its record.
-const slotBytes = 24
+const slotBytes = int(unsafe.Sizeof(recentSlot{}))
 
 // RecentPool bounds the recent records of many shards together (an
 // engine's): a shard adding a record while the pool is over its limit
@@ -65,21 +73,21 @@ func (r *recentRecords) overLocked() bool {
 	return r.bytes > r.limit || r.pool != nil && r.pool.used.Load() > r.pool.limit
 }
 
-// get returns the record at idx, if held.
-func (r *recentRecords) get(idx uint64) ([]byte, bool) {
+// get returns the record at idx and its command count, if held.
+func (r *recentRecords) get(idx uint64) ([]byte, int, bool) {
 	r.mu.RLock()
-	rec, ok := r.getLocked(idx)
+	slot, ok := r.getLocked(idx)
 	r.mu.RUnlock()
-	return rec, ok
+	return slot.rec, slot.cmds, ok
 }
 
-func (r *recentRecords) getLocked(idx uint64) ([]byte, bool) {
+func (r *recentRecords) getLocked(idx uint64) (recentSlot, bool) {
 	i := idx - r.base // wraps for idx < base: then out of range
 	if i < uint64(r.head) || i >= uint64(len(r.recs)) {
-		return nil, false
+		return recentSlot{}, false
 	}
-	rec := r.recs[i]
-	return rec, rec != nil
+	slot := r.recs[i]
+	return slot, slot.rec != nil
 }
 
 // add holds rec, the record at idx, and pushes out the oldest records
@@ -87,7 +95,7 @@ func (r *recentRecords) getLocked(idx uint64) ([]byte, bool) {
 // them to the record cache), outside r's lock. Writers add in about log
 // order, not exactly: an index inside the span fills its empty slot, one
 // before it goes straight to out.
-func (r *recentRecords) add(idx uint64, rec []byte, out func(idx uint64, rec []byte)) {
+func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint64, rec []byte)) {
 	type pushed struct {
 		idx uint64
 		rec []byte
@@ -99,36 +107,36 @@ func (r *recentRecords) add(idx uint64, rec []byte, out func(idx uint64, rec []b
 	case r.head == len(r.recs):
 		// Empty: the span starts at idx.
 		r.recs, r.base, r.head = r.recs[:0], idx, 0
-		r.recs = append(r.recs, rec)
-		r.grow(int64(len(rec)) + slotBytes)
+		r.recs = append(r.recs, recentSlot{rec, cmds})
+		r.grow(int64(len(rec) + slotBytes))
 	case idx < r.base+uint64(r.head):
 		outs = append(outs, pushed{idx, rec})
 	case idx < end:
-		if old := r.recs[idx-r.base]; old != nil { // kept twice: replaced
+		if old := r.recs[idx-r.base].rec; old != nil { // kept twice: replaced
 			r.held--
 			r.grow(-int64(len(old)))
 		}
-		r.recs[idx-r.base] = rec
+		r.recs[idx-r.base] = recentSlot{rec, cmds}
 		r.grow(int64(len(rec)))
-	case idx-end > uint64(r.limit/slotBytes):
+	case idx-end > uint64(r.limit/int64(slotBytes)):
 		// A gap (records strings do not point at) wider than the
 		// limit: everything held goes, and the span starts at idx.
 		for i := r.head; i < len(r.recs); i++ {
-			if old := r.recs[i]; old != nil {
+			if old := r.recs[i].rec; old != nil {
 				outs = append(outs, pushed{r.base + uint64(i), old})
 			}
 		}
 		r.grow(-r.bytes)
 		r.held = 0
-		r.recs, r.base, r.head = append(r.recs[:0], rec), idx, 0
-		r.grow(int64(len(rec)) + slotBytes)
+		r.recs, r.base, r.head = append(r.recs[:0], recentSlot{rec, cmds}), idx, 0
+		r.grow(int64(len(rec) + slotBytes))
 	default:
 		gap := idx - end
 		for range gap {
-			r.recs = append(r.recs, nil)
+			r.recs = append(r.recs, recentSlot{})
 		}
-		r.recs = append(r.recs, rec)
-		r.grow(int64(len(rec)) + int64(gap+1)*slotBytes)
+		r.recs = append(r.recs, recentSlot{rec, cmds})
+		r.grow(int64(len(rec)) + int64(gap+1)*int64(slotBytes))
 	}
 	if len(outs) == 0 || outs[len(outs)-1].idx != idx {
 		r.held++
@@ -150,8 +158,8 @@ func (r *recentRecords) add(idx uint64, rec []byte, out func(idx uint64, rec []b
 
 // popLocked lets the oldest slot go and returns its record (nil if none).
 func (r *recentRecords) popLocked() []byte {
-	old := r.recs[r.head]
-	r.recs[r.head] = nil
+	old := r.recs[r.head].rec
+	r.recs[r.head] = recentSlot{}
 	r.head++
 	n := int64(slotBytes)
 	if old != nil {
@@ -166,17 +174,18 @@ func (r *recentRecords) popLocked() []byte {
 func (r *recentRecords) drop(idx uint64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rec, ok := r.getLocked(idx)
+	slot, ok := r.getLocked(idx)
 	if !ok {
 		return false
 	}
-	r.recs[idx-r.base] = nil
+	rec := slot.rec
+	r.recs[idx-r.base] = recentSlot{}
 	r.held--
 	r.grow(-int64(len(rec)))
 	// Empty slots at the front are of no use.
-	for r.head < len(r.recs) && r.recs[r.head] == nil {
+	for r.head < len(r.recs) && r.recs[r.head].rec == nil {
 		r.head++
-		r.grow(-slotBytes)
+		r.grow(-int64(slotBytes))
 	}
 	r.compactLocked()
 	return true
@@ -200,7 +209,7 @@ func (r *recentRecords) compactLocked() {
 	if cap(r.recs) > 4*len(live)+minRecentSlots {
 		// The span shrank well below what recs once held: a smaller
 		// array, so that a past burst's slots are not kept for good.
-		r.recs = append(make([][]byte, 0, 2*len(live)+minRecentSlots), live...)
+		r.recs = append(make([]recentSlot, 0, 2*len(live)+minRecentSlots), live...)
 	} else {
 		n := copy(r.recs, live)
 		clear(r.recs[n:])

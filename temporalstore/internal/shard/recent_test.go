@@ -23,39 +23,39 @@ func TestRecentRecords(t *testing.T) {
 	push := func(idx uint64, _ []byte) { out = append(out, idx) }
 	rec := func(n int) []byte { return bytes.Repeat([]byte{'r'}, n) }
 	for idx := uint64(1); idx <= 4; idx++ {
-		r.add(idx, rec(50-slotBytes), push)
+		r.add(idx, rec(50-slotBytes), 1, push)
 	}
 	require.Equal(t, []uint64{1}, out, "the oldest goes once over 150 bytes")
-	_, ok := r.get(1)
+	_, _, ok := r.get(1)
 	require.False(t, ok)
-	got, ok := r.get(4)
+	got, _, ok := r.get(4)
 	require.True(t, ok)
 	require.Len(t, got, 50-slotBytes)
-	_, ok = r.get(5)
+	_, _, ok = r.get(5)
 	require.False(t, ok, "not yet added")
 
 	require.True(t, r.drop(2))
 	require.False(t, r.drop(2), "dropped once")
-	r.add(5, rec(50-slotBytes), push)
+	r.add(5, rec(50-slotBytes), 1, push)
 	require.Equal(t, []uint64{1}, out, "dropped ones free their room")
-	r.add(6, rec(500), push)
+	r.add(6, rec(500), 1, push)
 	require.Equal(t, []uint64{1, 3, 4, 5}, out, "a record over the limit alone pushes out every other")
-	got, ok = r.get(6)
+	got, _, ok = r.get(6)
 	require.True(t, ok, "and stays")
 	require.Len(t, got, 500)
 	b, n := r.size()
 	require.Equal(t, int64(500+slotBytes), b)
 	require.Equal(t, 1, n)
-	r.add(7, rec(50-slotBytes), push)
+	r.add(7, rec(50-slotBytes), 1, push)
 	require.Equal(t, []uint64{1, 3, 4, 5, 6}, out, "and goes when the next comes")
 
 	// A gap of indexes (records strings do not point at) costs its
 	// slots, and one wider than the limit starts the span afresh.
-	r.add(9, rec(50-slotBytes), push)
+	r.add(9, rec(50-slotBytes), 1, push)
 	b, n = r.size()
 	require.Equal(t, int64(50+slotBytes+50), b, "7, the empty slot of 8, and 9")
 	require.Equal(t, 2, n)
-	r.add(1000, rec(50-slotBytes), push)
+	r.add(1000, rec(50-slotBytes), 1, push)
 	require.Equal(t, []uint64{1, 3, 4, 5, 6, 7, 9}, out)
 	b, n = r.size()
 	require.Equal(t, int64(50), b)
@@ -65,7 +65,7 @@ func TestRecentRecords(t *testing.T) {
 	// stays bounded.
 	r = newRecentRecords(1<<20, nil)
 	for idx := uint64(1); idx <= 100_000; idx++ {
-		r.add(idx, rec(8), push)
+		r.add(idx, rec(8), 1, push)
 		require.True(t, r.drop(idx))
 	}
 	require.Equal(t, len(r.recs), r.head)
@@ -79,7 +79,7 @@ func TestRecentRecords(t *testing.T) {
 	// they have gone.
 	r = newRecentRecords(1<<30, nil)
 	for idx := uint64(1); idx <= 200_000; idx++ {
-		r.add(idx, rec(8), push)
+		r.add(idx, rec(8), 1, push)
 	}
 	require.GreaterOrEqual(t, cap(r.recs), 200_000)
 	for idx := uint64(1); idx <= 199_990; idx++ {
@@ -87,7 +87,7 @@ func TestRecentRecords(t *testing.T) {
 	}
 	require.LessOrEqual(t, cap(r.recs), 4*10+2*minRecentSlots)
 	for idx := uint64(199_991); idx <= 200_000; idx++ {
-		got, ok := r.get(idx)
+		got, _, ok := r.get(idx)
 		require.True(t, ok, idx)
 		require.Len(t, got, 8)
 	}
@@ -99,22 +99,24 @@ func TestRecentRecordsOutOfOrder(t *testing.T) {
 	r := newRecentRecords(1000, nil)
 	var out []uint64
 	push := func(idx uint64, _ []byte) { out = append(out, idx) }
-	r.add(10, []byte("ten"), push)
-	r.add(13, []byte("thirteen"), push)
-	r.add(11, []byte("eleven"), push)
+	r.add(10, []byte("ten"), 1, push)
+	r.add(13, []byte("thirteen"), 7, push)
+	r.add(11, []byte("eleven"), 1, push)
 	for idx, want := range map[uint64]string{10: "ten", 11: "eleven", 13: "thirteen"} {
-		got, ok := r.get(idx)
+		got, _, ok := r.get(idx)
 		require.True(t, ok, idx)
 		require.Equal(t, want, string(got))
 	}
-	_, ok := r.get(12)
+	_, cmds, _ := r.get(13)
+	require.Equal(t, 7, cmds, "a record's command count is kept with it")
+	_, _, ok := r.get(12)
 	require.False(t, ok)
 	b, n := r.size()
 	require.Equal(t, int64(3+6+8+4*slotBytes), b)
 	require.Equal(t, 3, n)
-	r.add(9, []byte("nine"), push)
+	r.add(9, []byte("nine"), 1, push)
 	require.Equal(t, []uint64{9}, out, "before the span: straight out")
-	r.add(12, []byte("twelve"), push)
+	r.add(12, []byte("twelve"), 1, push)
 	for _, idx := range []uint64{10, 11, 12, 13} {
 		require.True(t, r.drop(idx))
 	}
@@ -131,12 +133,12 @@ func TestRecentPool(t *testing.T) {
 	a, b := newRecentRecords(800, pool), newRecentRecords(800, pool)
 	none := func(uint64, []byte) {}
 	for idx := uint64(1); idx <= 8; idx++ {
-		a.add(idx, make([]byte, 100-slotBytes), none)
+		a.add(idx, make([]byte, 100-slotBytes), 1, none)
 	}
 	require.Equal(t, int64(800), pool.Used())
 	var out []uint64
 	for idx := uint64(1); idx <= 5; idx++ {
-		b.add(idx, make([]byte, 100-slotBytes), func(i uint64, _ []byte) { out = append(out, i) })
+		b.add(idx, make([]byte, 100-slotBytes), 1, func(i uint64, _ []byte) { out = append(out, i) })
 	}
 	require.LessOrEqual(t, pool.Used(), int64(1000+100))
 	require.Equal(t, []uint64{1, 2, 3}, out, "b pushes out its own once the pool is over")
@@ -152,7 +154,7 @@ func TestRecentRecordsConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for idx := uint64(1); idx <= 20_000; idx++ {
-			r.add(idx, []byte{byte(idx)}, func(uint64, []byte) {})
+			r.add(idx, []byte{byte(idx)}, 1, func(uint64, []byte) {})
 			if idx%3 == 0 {
 				r.drop(idx - 1)
 			}
@@ -161,7 +163,7 @@ func TestRecentRecordsConcurrent(t *testing.T) {
 	for range 2 {
 		wg.Go(func() {
 			for idx := uint64(1); idx <= 20_000; idx++ {
-				if rec, ok := r.get(idx); ok {
+				if rec, _, ok := r.get(idx); ok {
 					require.Equal(t, []byte{byte(idx)}, rec)
 				}
 			}
@@ -215,10 +217,10 @@ func TestRecentRecordsServeReads(t *testing.T) {
 	check(s)
 	// Overwriting a key of a one-command record still held lets it go.
 	last := s.applied
-	_, held := s.recent.get(last)
+	_, _, held := s.recent.get(last)
 	require.True(t, held)
 	require.NoError(t, s.Set(ctx, []byte(fmt.Sprintf("k%d", keys-1)), val(keys-1, 1), time.Time{}))
-	_, held = s.recent.get(last)
+	_, _, held = s.recent.get(last)
 	require.False(t, held, "a record no key points at leaves")
 	require.NoError(t, s.Close())
 	s, err = Open(dir, opts)

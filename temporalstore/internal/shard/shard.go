@@ -195,8 +195,13 @@ type Shard struct {
 	// record nothing points at any more leaves the record cache at once
 	// instead of crowding out live ones until evicted. Only a hint for
 	// the cache: a count that is off costs a cache miss, nothing else.
+	// lastRefs is the entries pointed at lastPointed beyond its first
+	// that recordRefs does not hold yet: a pipeline's record takes one
+	// map update when the next record is pointed at (or one of its own
+	// entries goes), not one per command.
 	recordRefs  map[uint64]int32
 	lastPointed uint64
+	lastRefs    int32
 	// recent holds the newest string records (nil when
 	// Options.RecentBytes is 0).
 	recent *recentRecords
@@ -352,9 +357,11 @@ func (s *Shard) pointAtRecord(c *command.Command, typ uint32, index uint64, l co
 	// Counted before the put, which may drop an entry of this same
 	// record (a batch writing one key twice).
 	if index == s.lastPointed {
-		s.recordRefs[index] = max(s.recordRefs[index], 1) + 1
+		s.lastRefs++
+	} else {
+		s.flushRefsLocked()
+		s.lastPointed = index
 	}
-	s.lastPointed = index
 	s.putLocked(c.Key, keyindex.Entry{Addr: index, Meta: meta})
 	s.liveBytes += share
 }
@@ -472,6 +479,9 @@ func (s *Shard) dropped(old keyindex.Entry, share int64) {
 // releaseRecordLocked notes that one entry less points at the record at
 // addr, and drops the record from the cache once none does.
 func (s *Shard) releaseRecordLocked(addr uint64) {
+	if addr == s.lastPointed {
+		s.flushRefsLocked()
+	}
 	if n, ok := s.recordRefs[addr]; ok {
 		if n > 2 {
 			s.recordRefs[addr] = n - 1
@@ -485,6 +495,15 @@ func (s *Shard) releaseRecordLocked(addr uint64) {
 	}
 	if s.opts.Cache != nil {
 		_, _ = s.opts.Cache.Delete(context.Background(), s.cacheKey(addr))
+	}
+}
+
+// flushRefsLocked adds the entries pointed at lastPointed that recordRefs
+// does not count yet.
+func (s *Shard) flushRefsLocked() {
+	if s.lastRefs > 0 {
+		s.recordRefs[s.lastPointed] = max(s.recordRefs[s.lastPointed], 1) + s.lastRefs
+		s.lastRefs = 0
 	}
 }
 
@@ -504,26 +523,27 @@ func (s *Shard) cacheKey(addr uint64) blockfmt.Key {
 	return blockfmt.Key{Shard: s.opts.CacheID, Record: string(b[:]), Namespace: blockfmt.NamespaceOplog}
 }
 
-// readRecord reads the record at addr through the cache, if any, and
-// reports whether the cache had it.
-func (s *Shard) readRecord(addr uint64) ([]byte, bool, error) {
+// readRecord reads the record at addr through the recent records and the
+// cache, if any, and reports whether either had it, and the record's
+// command count when the recent records know it (0 otherwise).
+func (s *Shard) readRecord(addr uint64) (rec []byte, cmds int, hit bool, err error) {
 	if s.recent != nil {
-		if rec, ok := s.recent.get(addr); ok {
-			return rec, true, nil
+		if rec, cmds, ok := s.recent.get(addr); ok {
+			return rec, cmds, true, nil
 		}
 	}
 	c := s.opts.Cache
 	if c == nil {
 		rec, err := s.log.Read(addr)
-		return rec, false, err
+		return rec, 0, false, err
 	}
 	// The cache's own buffer, not a copy: it is never written again, and
 	// what this package returns from it is read-only to its callers.
 	if v, _, ok, err := c.GetShared(context.Background(), s.cacheKey(addr)); err == nil && ok {
-		return v, true, nil
+		return v, 0, true, nil
 	}
-	rec, err := s.log.Read(addr)
-	return rec, false, err
+	rec, err = s.log.Read(addr)
+	return rec, 0, false, err
 }
 
 // recordAt is commandAt that also returns the command's recordShare, and
@@ -540,11 +560,13 @@ func (s *Shard) recordAt(e keyindex.Entry, fill fillMode) (command.Decoded, int6
 // several commands.
 func decodeEntry[T any](s *Shard, e keyindex.Entry, fill fillMode, decode func([]byte, command.Loc) (T, int, error)) (T, int64, error) {
 	var zero T
-	rec, hit, err := s.readRecord(e.Addr)
+	rec, cmds, hit, err := s.readRecord(e.Addr)
 	if err != nil {
 		return zero, 0, err
 	}
-	v, n, err := decode(rec, loc(e))
+	l := loc(e)
+	l.Count = cmds // known for a recent record: its header is not read
+	v, n, err := decode(rec, l)
 	if err != nil {
 		return zero, 0, fmt.Errorf("shard: record %d: %w", e.Addr, err)
 	}
@@ -667,7 +689,7 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 		// replace them find it (a pipeline's SETs are one record,
 		// read by all of them). It is let go once no key points at it
 		// (releaseRecordLocked).
-		s.keepWrittenLocked(idx, rec)
+		s.keepWrittenLocked(idx, rec, len(cmds))
 	}
 	p := &pendingRecord{cmds: cmds, share: recordShare(len(rec), len(cmds))}
 	s.pending[idx] = p
@@ -734,9 +756,9 @@ func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Comman
 // keepWrittenLocked keeps rec, a record strings point at, just written at
 // idx: among the recent records when the shard has them, else in the
 // record cache.
-func (s *Shard) keepWrittenLocked(idx uint64, rec []byte) {
+func (s *Shard) keepWrittenLocked(idx uint64, rec []byte, cmds int) {
 	if s.recent != nil {
-		s.recent.add(idx, rec, s.cacheRecord)
+		s.recent.add(idx, rec, cmds, s.cacheRecord)
 		return
 	}
 	s.cacheRecord(idx, rec)
