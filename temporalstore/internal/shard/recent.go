@@ -35,6 +35,10 @@ type recentRecords struct {
 type recentSlot struct {
 	rec  []byte
 	cmds int
+	// refs counts the index entries pointing at the record when more
+	// than one does (0 or 1: one), as the shard's recordRefs does for
+	// records not held here.
+	refs int32
 }
 
 // slotBytes is what a slot of the span costs besides its record.
@@ -91,14 +95,15 @@ func (r *recentRecords) getLocked(idx uint64) (recentSlot, bool) {
 }
 
 // add holds rec, the record at idx, and pushes out the oldest records
-// while over the limit, handing those still held to out (the caller moves
-// them to the record cache), outside r's lock. Writers add in about log
+// while over the limit, handing those still held to out with their entry
+// counts (the caller moves them to the record cache), outside r's lock. Writers add in about log
 // order, not exactly: an index inside the span fills its empty slot, one
 // before it goes straight to out.
-func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint64, rec []byte)) {
+func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint64, rec []byte, refs int32)) {
 	type pushed struct {
-		idx uint64
-		rec []byte
+		idx  uint64
+		rec  []byte
+		refs int32
 	}
 	var outs []pushed
 	r.mu.Lock()
@@ -107,35 +112,36 @@ func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint6
 	case r.head == len(r.recs):
 		// Empty: the span starts at idx.
 		r.recs, r.base, r.head = r.recs[:0], idx, 0
-		r.recs = append(r.recs, recentSlot{rec, cmds})
+		r.recs = append(r.recs, recentSlot{rec: rec, cmds: cmds})
 		r.grow(int64(len(rec) + slotBytes))
 	case idx < r.base+uint64(r.head):
-		outs = append(outs, pushed{idx, rec})
+		outs = append(outs, pushed{idx: idx, rec: rec})
 	case idx < end:
-		if old := r.recs[idx-r.base].rec; old != nil { // kept twice: replaced
+		old := r.recs[idx-r.base]
+		if old.rec != nil { // kept twice: replaced, its count kept
 			r.held--
-			r.grow(-int64(len(old)))
+			r.grow(-int64(len(old.rec)))
 		}
-		r.recs[idx-r.base] = recentSlot{rec, cmds}
+		r.recs[idx-r.base] = recentSlot{rec: rec, cmds: cmds, refs: old.refs}
 		r.grow(int64(len(rec)))
 	case idx-end > uint64(r.limit/int64(slotBytes)):
 		// A gap (records strings do not point at) wider than the
 		// limit: everything held goes, and the span starts at idx.
 		for i := r.head; i < len(r.recs); i++ {
-			if old := r.recs[i].rec; old != nil {
-				outs = append(outs, pushed{r.base + uint64(i), old})
+			if old := r.recs[i]; old.rec != nil {
+				outs = append(outs, pushed{r.base + uint64(i), old.rec, old.refs})
 			}
 		}
 		r.grow(-r.bytes)
 		r.held = 0
-		r.recs, r.base, r.head = append(r.recs[:0], recentSlot{rec, cmds}), idx, 0
+		r.recs, r.base, r.head = append(r.recs[:0], recentSlot{rec: rec, cmds: cmds}), idx, 0
 		r.grow(int64(len(rec) + slotBytes))
 	default:
 		gap := idx - end
 		for range gap {
 			r.recs = append(r.recs, recentSlot{})
 		}
-		r.recs = append(r.recs, recentSlot{rec, cmds})
+		r.recs = append(r.recs, recentSlot{rec: rec, cmds: cmds})
 		r.grow(int64(len(rec)) + int64(gap+1)*int64(slotBytes))
 	}
 	if len(outs) == 0 || outs[len(outs)-1].idx != idx {
@@ -145,35 +151,69 @@ func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint6
 	// keys are about to point at it.
 	for r.overLocked() && r.head < len(r.recs)-1 {
 		at := r.base + uint64(r.head)
-		if old := r.popLocked(); old != nil {
-			outs = append(outs, pushed{at, old})
+		if old := r.popLocked(); old.rec != nil {
+			outs = append(outs, pushed{at, old.rec, old.refs})
 		}
 	}
 	r.compactLocked()
 	r.mu.Unlock()
 	for _, p := range outs {
-		out(p.idx, p.rec)
+		out(p.idx, p.rec, p.refs)
 	}
 }
 
-// popLocked lets the oldest slot go and returns its record (nil if none).
-func (r *recentRecords) popLocked() []byte {
-	old := r.recs[r.head].rec
+// popLocked lets the oldest slot go and returns it (its rec nil if it held
+// none).
+func (r *recentRecords) popLocked() recentSlot {
+	old := r.recs[r.head]
 	r.recs[r.head] = recentSlot{}
 	r.head++
 	n := int64(slotBytes)
-	if old != nil {
+	if old.rec != nil {
 		r.held--
-		n += int64(len(old))
+		n += int64(len(old.rec))
 	}
 	r.grow(-n)
 	return old
+}
+
+// addRefs counts n more entries pointing at the record at idx (beyond its
+// first) and reports whether it is held here; if not, nothing is counted.
+func (r *recentRecords) addRefs(idx uint64, n int32) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.getLocked(idx); !ok {
+		return false
+	}
+	slot := &r.recs[idx-r.base]
+	slot.refs = max(slot.refs, 1) + n
+	return true
+}
+
+// release notes that one entry less points at the record at idx, and lets
+// the record go once none does. It reports whether the record is held.
+func (r *recentRecords) release(idx uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.getLocked(idx); !ok {
+		return false
+	}
+	if slot := &r.recs[idx-r.base]; slot.refs > 1 {
+		slot.refs--
+		return true
+	}
+	r.dropLocked(idx)
+	return true
 }
 
 // drop forgets the record at idx and reports whether it was held.
 func (r *recentRecords) drop(idx uint64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.dropLocked(idx)
+}
+
+func (r *recentRecords) dropLocked(idx uint64) bool {
 	slot, ok := r.getLocked(idx)
 	if !ok {
 		return false

@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ import (
 func TestRecentRecords(t *testing.T) {
 	r := newRecentRecords(150, nil)
 	var out []uint64
-	push := func(idx uint64, _ []byte) { out = append(out, idx) }
+	push := func(idx uint64, _ []byte, _ int32) { out = append(out, idx) }
 	rec := func(n int) []byte { return bytes.Repeat([]byte{'r'}, n) }
 	for idx := uint64(1); idx <= 4; idx++ {
 		r.add(idx, rec(50-slotBytes), 1, push)
@@ -98,7 +99,7 @@ func TestRecentRecords(t *testing.T) {
 func TestRecentRecordsOutOfOrder(t *testing.T) {
 	r := newRecentRecords(1000, nil)
 	var out []uint64
-	push := func(idx uint64, _ []byte) { out = append(out, idx) }
+	push := func(idx uint64, _ []byte, _ int32) { out = append(out, idx) }
 	r.add(10, []byte("ten"), 1, push)
 	r.add(13, []byte("thirteen"), 7, push)
 	r.add(11, []byte("eleven"), 1, push)
@@ -131,14 +132,14 @@ func TestRecentRecordsOutOfOrder(t *testing.T) {
 func TestRecentPool(t *testing.T) {
 	pool := NewRecentPool(1000)
 	a, b := newRecentRecords(800, pool), newRecentRecords(800, pool)
-	none := func(uint64, []byte) {}
+	none := func(uint64, []byte, int32) {}
 	for idx := uint64(1); idx <= 8; idx++ {
 		a.add(idx, make([]byte, 100-slotBytes), 1, none)
 	}
 	require.Equal(t, int64(800), pool.Used())
 	var out []uint64
 	for idx := uint64(1); idx <= 5; idx++ {
-		b.add(idx, make([]byte, 100-slotBytes), 1, func(i uint64, _ []byte) { out = append(out, i) })
+		b.add(idx, make([]byte, 100-slotBytes), 1, func(i uint64, _ []byte, _ int32) { out = append(out, i) })
 	}
 	require.LessOrEqual(t, pool.Used(), int64(1000+100))
 	require.Equal(t, []uint64{1, 2, 3}, out, "b pushes out its own once the pool is over")
@@ -154,7 +155,7 @@ func TestRecentRecordsConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for idx := uint64(1); idx <= 20_000; idx++ {
-			r.add(idx, []byte{byte(idx)}, 1, func(uint64, []byte) {})
+			r.add(idx, []byte{byte(idx)}, 1, func(uint64, []byte, int32) {})
 			if idx%3 == 0 {
 				r.drop(idx - 1)
 			}
@@ -227,4 +228,62 @@ func TestRecentRecordsServeReads(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	check(s)
+}
+
+// A recent record counts the keys that point at it in its slot: it stays
+// while any does and goes with the last; pushed out to the record cache,
+// its count goes to recordRefs and the cache keeps it until the last key
+// goes.
+func TestRecentRecordsCountTheirEntries(t *testing.T) {
+	ctx := t.Context()
+	c := newDRAMCache(t, 64<<20)
+	s, err := Open(t.TempDir(), Options{Now: testclock.New(time.Unix(1_764_460_800, 0)).Now, Cache: c, CacheID: 5, RecentBytes: 1 << 20})
+	require.NoError(t, err)
+	defer s.Close()
+	batch := func(kv ...string) []command.Command {
+		var cmds []command.Command
+		for i := 0; i < len(kv); i += 2 {
+			cmds = append(cmds, StringSet([]byte(kv[i]), []byte(kv[i+1]), time.Time{}))
+		}
+		return cmds
+	}
+	cached := func(idx uint64) bool {
+		_, _, ok, err := c.Peek(ctx, s.cacheKey(idx))
+		require.NoError(t, err)
+		return ok
+	}
+	held := func(idx uint64) bool {
+		_, _, ok := s.recent.get(idx)
+		return ok
+	}
+	// Four sets, two to the same key: three keys point at the record.
+	require.NoError(t, s.SetBatch(ctx, batch("a", "1", "b", "1", "a", "2", "c", "1")))
+	at := s.log.LastIndex()
+	require.True(t, held(at))
+	for i, k := range []string{"a", "b", "c"} {
+		require.True(t, held(at), "held while %d of its keys point at it", 3-i)
+		require.NoError(t, s.Set(ctx, []byte(k), []byte("single"), time.Time{}))
+	}
+	require.False(t, held(at), "no key points at it any more")
+	require.False(t, cached(at))
+	require.Empty(t, s.recordRefs, "the count lived in the slot")
+
+	// Pushed out while three keys point at it: the cache keeps it until
+	// the last one goes.
+	require.NoError(t, s.SetBatch(ctx, batch("x", "1", "y", "1", "z", "1")))
+	at = s.log.LastIndex()
+	for i := range 64 { // newer records push it out of the 1 MiB
+		require.NoError(t, s.SetBatch(ctx, batch(fmt.Sprint("fill", i), strings.Repeat("v", 32<<10), fmt.Sprint("fill", i, "b"), "v")))
+	}
+	require.False(t, held(at))
+	require.True(t, cached(at))
+	require.Equal(t, int32(3), s.recordRefs[at])
+	for _, k := range []string{"x", "y"} {
+		require.NoError(t, s.Delete(ctx, []byte(k)))
+		require.True(t, cached(at), "kept while a key points at it")
+	}
+	require.NoError(t, s.Delete(ctx, []byte("z")))
+	require.False(t, cached(at), "gone with the last")
+	_, ok := s.recordRefs[at]
+	require.False(t, ok)
 }

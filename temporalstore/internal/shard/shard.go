@@ -482,15 +482,17 @@ func (s *Shard) releaseRecordLocked(addr uint64) {
 	if addr == s.lastPointed {
 		s.flushRefsLocked()
 	}
+	// A recent record counts its entries itself (in the slot a read of
+	// it touches anyway); recordRefs holds the others'.
+	if s.recent != nil && s.recent.release(addr) {
+		return
+	}
 	if n, ok := s.recordRefs[addr]; ok {
 		if n > 2 {
 			s.recordRefs[addr] = n - 1
 		} else {
 			delete(s.recordRefs, addr)
 		}
-		return
-	}
-	if s.recent != nil && s.recent.drop(addr) {
 		return
 	}
 	if s.opts.Cache != nil {
@@ -502,7 +504,9 @@ func (s *Shard) releaseRecordLocked(addr uint64) {
 // does not count yet.
 func (s *Shard) flushRefsLocked() {
 	if s.lastRefs > 0 {
-		s.recordRefs[s.lastPointed] = max(s.recordRefs[s.lastPointed], 1) + s.lastRefs
+		if s.recent == nil || !s.recent.addRefs(s.lastPointed, s.lastRefs) {
+			s.recordRefs[s.lastPointed] = max(s.recordRefs[s.lastPointed], 1) + s.lastRefs
+		}
 		s.lastRefs = 0
 	}
 }
@@ -758,8 +762,18 @@ func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Comman
 // record cache.
 func (s *Shard) keepWrittenLocked(idx uint64, rec []byte, cmds int) {
 	if s.recent != nil {
-		s.recent.add(idx, rec, cmds, s.cacheRecord)
+		s.recent.add(idx, rec, cmds, s.pushedOutLocked)
 		return
+	}
+	s.cacheRecord(idx, rec)
+}
+
+// pushedOutLocked takes a record the recent records let go while keys
+// still point at it: its entry count moves to recordRefs, the record to
+// the record cache.
+func (s *Shard) pushedOutLocked(idx uint64, rec []byte, refs int32) {
+	if refs > 1 {
+		s.recordRefs[idx] = refs
 	}
 	s.cacheRecord(idx, rec)
 }
