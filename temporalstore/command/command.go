@@ -300,16 +300,15 @@ type Value struct {
 func StringAt(rec []byte, l Loc) (Value, int, error) {
 	var d decoder
 	var n int
+	var err error
 	if l.Offset != 0 {
-		if l.Offset < minBatchHeader || l.Offset >= len(rec) {
-			return Value{}, 0, fmt.Errorf("%w: no command at offset %d of a %d-byte record", ErrMalformed, l.Offset, len(rec))
-		}
-		d, n = decoder{b: rec, off: l.Offset}, l.Count
+		d, err = atOffset(rec, l.Offset)
+		n = l.Count
 	} else {
-		var err error
-		if d, n, err = seek(rec, l); err != nil {
-			return Value{}, 0, err
-		}
+		d, n, err = seek(rec, l)
+	}
+	if err != nil {
+		return Value{}, 0, err
 	}
 	var c Command
 	if err := d.head(&c); err != nil {
@@ -338,16 +337,24 @@ func KeyAt(rec []byte, l Loc) ([]byte, int, error) {
 	return c.Key, n, nil
 }
 
+// atOffset is a decoder at the command at off in a batch record, found
+// without reading the record's header; what starts there is checked by
+// decoding it.
+func atOffset(rec []byte, off int) (decoder, error) {
+	if off < minBatchHeader || off >= len(rec) {
+		return decoder{}, fmt.Errorf("%w: no command at offset %d of a %d-byte record", ErrMalformed, off, len(rec))
+	}
+	return decoder{b: rec, off: off}, nil
+}
+
 // seek returns a decoder at the start of the command at l in rec, and the
 // record's command count. An offset is checked to lie in the batch's
 // commands; what starts there is checked by decoding it. With l.Count set,
 // an offset is taken without reading the header, and so is the count.
 func seek(rec []byte, l Loc) (decoder, int, error) {
 	if l.Offset != 0 && l.Count > 0 {
-		if l.Offset < minBatchHeader || l.Offset >= len(rec) {
-			return decoder{}, 0, fmt.Errorf("%w: no command at offset %d of a %d-byte record", ErrMalformed, l.Offset, len(rec))
-		}
-		return decoder{b: rec, off: l.Offset}, l.Count, nil
+		d, err := atOffset(rec, l.Offset)
+		return d, l.Count, err
 	}
 	if len(rec) < 2 {
 		return decoder{}, 0, fmt.Errorf("%w: %d bytes", ErrMalformed, len(rec))
