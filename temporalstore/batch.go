@@ -79,6 +79,7 @@ func (e *Engine) setRun(ctx context.Context, cmds []Command, rs []Response, errs
 		idx      []int
 	}
 	var groups []group
+	n := 0 // the commands accepted
 	// of[i] is command i's group, -1 when it was refused.
 	var ofBuf [256]int
 	of := ofBuf[:0]
@@ -114,10 +115,7 @@ func (e *Engine) setRun(ctx context.Context, cmds []Command, rs []Response, errs
 		}
 		groups[g].n++
 		of[i] = g
-	}
-	n := 0
-	for g := range groups {
-		n += groups[g].n
+		n++
 	}
 	sets := make([]command.Command, n)
 	values := make([][]byte, n)

@@ -383,7 +383,13 @@ func (e *Engine) AppendGet(ctx context.Context, namespace, name string, key, dst
 	if err := e.admitKind(t, i, false, ""); err != nil {
 		return dst, false, err
 	}
-	out, found, coll, err := t.shards[i].AppendString(ctx, dst, key)
+	return appendString(ctx, t.shards[i], dst, key)
+}
+
+// appendString appends key's string value in s to dst; ErrWrongType for a
+// collection.
+func appendString(ctx context.Context, s *shard.Shard, dst, key []byte) ([]byte, bool, error) {
+	out, found, coll, err := s.AppendString(ctx, dst, key)
 	switch {
 	case err != nil:
 		return dst, false, engineErr(err)
@@ -395,16 +401,11 @@ func (e *Engine) AppendGet(ctx context.Context, namespace, name string, key, dst
 
 // getString reads a string value; ErrWrongType for a collection.
 func getString(ctx context.Context, s *shard.Shard, key []byte) ([]byte, bool, error) {
-	v, found, coll, err := s.AppendString(ctx, nil, key)
-	switch {
-	case err != nil:
-		return nil, false, err
-	case coll:
-		return nil, false, ErrWrongType
-	case found && v == nil:
+	v, found, err := appendString(ctx, s, nil, key)
+	if found && v == nil {
 		v = []byte{} // an empty string, not an absent one
 	}
-	return v, found, nil
+	return v, found, err
 }
 
 type runner func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error)

@@ -500,22 +500,21 @@ func (s *Shard) AppendString(ctx context.Context, dst, key []byte) (out []byte, 
 	}
 	m := keyMatch{s: s, key: key, fill: fillAlways, valueOnly: true}
 	e, ok := s.index.Get(hashKey(key), m.match)
+	// A collection's expiry, recency and spilled state are the general
+	// path's.
+	coll = ok && (isObject(e) || isSpilled(e))
+	found = ok && !coll && (m.val.Expiry == 0 || m.val.Expiry > s.opts.Now().UnixMilli())
+	if found {
+		dst = append(dst, m.val.Arg...)
+	}
+	s.mu.RUnlock()
 	switch {
 	case !ok:
-		s.mu.RUnlock()
 		return dst, false, false, m.err
-	case isObject(e) || isSpilled(e):
-		// A collection's expiry, recency and spilled state are the
-		// general path's.
-		s.mu.RUnlock()
+	case coll:
 		return s.appendStringView(ctx, dst, key)
-	case m.val.Expiry != 0 && m.val.Expiry <= s.opts.Now().UnixMilli():
-		s.mu.RUnlock()
-		return dst, false, false, nil
 	}
-	dst = append(dst, m.val.Arg...)
-	s.mu.RUnlock()
-	return dst, true, false, nil
+	return dst, found, false, nil
 }
 
 // appendStringView is AppendString through Read and View.Get.
