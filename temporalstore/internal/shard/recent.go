@@ -96,9 +96,9 @@ func (r *recentRecords) getLocked(idx uint64) (recentSlot, bool) {
 
 // add holds rec, the record at idx, and pushes out the oldest records
 // while over the limit, handing those still held to out with their entry
-// counts (the caller moves them to the record cache), outside r's lock. Writers add in about log
-// order, not exactly: an index inside the span fills its empty slot, one
-// before it goes straight to out.
+// counts (the caller moves them to the record cache), outside r's lock.
+// Writers add in about log order, not exactly: an index inside the span
+// fills its empty slot, one before it goes straight to out.
 func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint64, rec []byte, refs int32)) {
 	type pushed struct {
 		idx  uint64
@@ -108,15 +108,13 @@ func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint6
 	var outs []pushed
 	r.mu.Lock()
 	end := r.base + uint64(len(r.recs))
-	switch {
-	case r.head == len(r.recs):
-		// Empty: the span starts at idx.
-		r.recs, r.base, r.head = r.recs[:0], idx, 0
-		r.recs = append(r.recs, recentSlot{rec: rec, cmds: cmds})
-		r.grow(int64(len(rec) + slotBytes))
-	case idx < r.base+uint64(r.head):
-		outs = append(outs, pushed{idx: idx, rec: rec})
-	case idx < end:
+	switch empty := r.head == len(r.recs); {
+	case !empty && idx < r.base+uint64(r.head):
+		// Before the span: straight out, not held.
+		r.mu.Unlock()
+		out(idx, rec, 0)
+		return
+	case !empty && idx < end:
 		old := r.recs[idx-r.base]
 		if old.rec != nil { // kept twice: replaced, its count kept
 			r.held--
@@ -124,9 +122,10 @@ func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint6
 		}
 		r.recs[idx-r.base] = recentSlot{rec: rec, cmds: cmds, refs: old.refs}
 		r.grow(int64(len(rec)))
-	case idx-end > uint64(r.limit/int64(slotBytes)):
-		// A gap (records strings do not point at) wider than the
-		// limit: everything held goes, and the span starts at idx.
+	case empty || idx-end > uint64(r.limit/int64(slotBytes)):
+		// Empty, or past a gap (records strings do not point at) wider
+		// than the limit: whatever is held goes, and the span starts
+		// at idx.
 		for i := r.head; i < len(r.recs); i++ {
 			if old := r.recs[i]; old.rec != nil {
 				outs = append(outs, pushed{r.base + uint64(i), old.rec, old.refs})
@@ -144,9 +143,7 @@ func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint6
 		r.recs = append(r.recs, recentSlot{rec: rec, cmds: cmds})
 		r.grow(int64(len(rec)) + int64(gap+1)*int64(slotBytes))
 	}
-	if len(outs) == 0 || outs[len(outs)-1].idx != idx {
-		r.held++
-	}
+	r.held++
 	// The newest record stays, even alone over the limit: its writer's
 	// keys are about to point at it.
 	for r.overLocked() && r.head < len(r.recs)-1 {
@@ -206,13 +203,7 @@ func (r *recentRecords) release(idx uint64) bool {
 	return true
 }
 
-// drop forgets the record at idx and reports whether it was held.
-func (r *recentRecords) drop(idx uint64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.dropLocked(idx)
-}
-
+// dropLocked forgets the record at idx and reports whether it was held.
 func (r *recentRecords) dropLocked(idx uint64) bool {
 	slot, ok := r.getLocked(idx)
 	if !ok {

@@ -35,8 +35,8 @@ func TestRecentRecords(t *testing.T) {
 	_, _, ok = r.get(5)
 	require.False(t, ok, "not yet added")
 
-	require.True(t, r.drop(2))
-	require.False(t, r.drop(2), "dropped once")
+	require.True(t, r.release(2))
+	require.False(t, r.release(2), "released once")
 	r.add(5, rec(50-slotBytes), 1, push)
 	require.Equal(t, []uint64{1}, out, "dropped ones free their room")
 	r.add(6, rec(500), 1, push)
@@ -67,7 +67,7 @@ func TestRecentRecords(t *testing.T) {
 	r = newRecentRecords(1<<20, nil)
 	for idx := uint64(1); idx <= 100_000; idx++ {
 		r.add(idx, rec(8), 1, push)
-		require.True(t, r.drop(idx))
+		require.True(t, r.release(idx))
 	}
 	require.Equal(t, len(r.recs), r.head)
 	require.LessOrEqual(t, cap(r.recs), 1024)
@@ -84,7 +84,7 @@ func TestRecentRecords(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, cap(r.recs), 200_000)
 	for idx := uint64(1); idx <= 199_990; idx++ {
-		require.True(t, r.drop(idx))
+		require.True(t, r.release(idx))
 	}
 	require.LessOrEqual(t, cap(r.recs), 4*10+2*minRecentSlots)
 	for idx := uint64(199_991); idx <= 200_000; idx++ {
@@ -119,7 +119,7 @@ func TestRecentRecordsOutOfOrder(t *testing.T) {
 	require.Equal(t, []uint64{9}, out, "before the span: straight out")
 	r.add(12, []byte("twelve"), 1, push)
 	for _, idx := range []uint64{10, 11, 12, 13} {
-		require.True(t, r.drop(idx))
+		require.True(t, r.release(idx))
 	}
 	b, n = r.size()
 	require.Zero(t, b)
@@ -157,7 +157,7 @@ func TestRecentRecordsConcurrent(t *testing.T) {
 		for idx := uint64(1); idx <= 20_000; idx++ {
 			r.add(idx, []byte{byte(idx)}, 1, func(uint64, []byte, int32) {})
 			if idx%3 == 0 {
-				r.drop(idx - 1)
+				r.release(idx - 1)
 			}
 		}
 	})

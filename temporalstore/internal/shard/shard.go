@@ -285,7 +285,6 @@ func Open(dir string, opts Options) (*Shard, error) {
 				s.free = append(s.free, uint32(i))
 			} else {
 				o.Ver = st.applied
-				o.Accounted = 0
 				s.recount(o)
 			}
 		}
