@@ -146,13 +146,13 @@ func (r *reader) multibulk() ([][]byte, error) {
 // reports the errors, so the two cannot disagree on what a request is.
 func (r *reader) buffered() ([][]byte, bool) {
 	buf, _ := r.br.Peek(r.br.Buffered())
-	n, pos, ok := bufferedLen(buf, 1, '*')
+	n, pos, ok := bufferedLen(buf, 0, '*')
 	if !ok || n <= 0 || n > maxBufferedArgs {
 		return nil, false
 	}
 	r.args = r.args[:0]
 	for range n {
-		l, at, ok := bufferedLen(buf, pos+1, '$')
+		l, at, ok := bufferedLen(buf, pos, '$')
 		if !ok || l > r.maxBulk || l > len(buf)-at-2 || buf[at+l] != '\r' || buf[at+l+1] != '\n' {
 			return nil, false
 		}
@@ -167,25 +167,21 @@ func (r *reader) buffered() ([][]byte, bool) {
 // the general path.
 const maxBufferedArgs = 1024
 
-// bufferedLen reads the line "<mark><digits>\r\n" of buf at pos-1 (pos
-// is after the mark) and returns the number and where the next line
-// starts. Only plain decimal numbers of up to 9 digits are accepted.
-func bufferedLen(buf []byte, pos int, mark byte) (int, int, bool) {
-	if pos > len(buf) || buf[pos-1] != mark {
+// bufferedLen reads the line "<mark><digits>\r\n" that starts at at in
+// buf and returns the number and where the next line starts. Only plain
+// decimal numbers of up to 9 digits are accepted.
+func bufferedLen(buf []byte, at int, mark byte) (int, int, bool) {
+	if at >= len(buf) || buf[at] != mark {
 		return 0, 0, false
 	}
-	n, i := 0, pos
-	for ; i < len(buf) && i-pos < 10; i++ {
-		c := buf[i]
-		if c == '\r' {
-			break
-		}
-		if c < '0' || c > '9' {
+	n, i := 0, at+1
+	for ; i < len(buf) && '0' <= buf[i] && buf[i] <= '9'; i++ {
+		if i-at > 9 {
 			return 0, 0, false
 		}
-		n = n*10 + int(c-'0')
+		n = n*10 + int(buf[i]-'0')
 	}
-	if i == pos || i-pos > 9 || i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' {
+	if i == at+1 || i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' {
 		return 0, 0, false
 	}
 	return n, i + 2, true
