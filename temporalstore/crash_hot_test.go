@@ -73,6 +73,24 @@ func crashHotChild(dir string) {
 		w.Flush()
 		mu.Unlock()
 	}
+	if budget > 0 {
+		// "spills <n>": the collections spilled so far, for the parent
+		// to see that the writes ran over the budget (at its reopen the
+		// hot collections are usually resident again, written since).
+		go func() {
+			for range time.Tick(10 * time.Millisecond) {
+				stats, err := e.Stats()
+				if err != nil {
+					continue
+				}
+				var n uint64
+				for _, st := range stats {
+					n += st.Spills
+				}
+				say("spills %d", n)
+			}
+		}()
+	}
 	for g := range hotWriters {
 		go func() {
 			for i := 0; ; i++ {
@@ -119,10 +137,16 @@ func crashHotRounds(t *testing.T, budget int64) {
 	seed := 1
 	for round := range 8 {
 		cmd, lines := startChild(t, crashHotDirEnv+"="+dir, crashSeedEnv+"="+strconv.Itoa(seed), crashHotBudgetEnv+"="+strconv.FormatInt(budget, 10))
-		maxID, acks := seed, 0
+		maxID, acks, roundSpills := seed, 0, 0
 		var killAt <-chan time.Time
 		for line := range lines {
 			f := strings.Fields(line)
+			if len(f) == 2 && f[0] == "spills" {
+				n, err := strconv.Atoi(f[1])
+				require.NoError(t, err, line)
+				roundSpills = max(roundSpills, n)
+				continue
+			}
 			require.Len(t, f, 3, "round %d: child says %q", round, line)
 			id, err := strconv.Atoi(f[2])
 			require.NoError(t, err, line)
@@ -154,6 +178,7 @@ func crashHotRounds(t *testing.T, budget int64) {
 		}
 		_ = cmd.Wait()
 		seed = maxID + 1
+		spilled += roundSpills
 
 		e, err := Open(t.Context(), Options{Dir: dir, MaintenanceInterval: Disabled, CollectionBytes: budget})
 		require.NoError(t, err, "round %d: reopen after the kill", round)
@@ -192,7 +217,7 @@ func crashHotRounds(t *testing.T, budget int64) {
 				require.True(t, tried[k][id], "round %d: %s write %d nobody made", round, k, id)
 			}
 		}
-		t.Logf("round %d: %d increments acknowledged, %d kept; %d hash fields, %d series points", round, ackedIncrs, sum, len(have["h"]), len(have["f"]))
+		t.Logf("round %d: %d increments acknowledged, %d kept; %d hash fields, %d series points; %d spills", round, ackedIncrs, sum, len(have["h"]), len(have["f"]), roundSpills)
 	}
 	if budget > 0 {
 		require.Positive(t, spilled, "the hot collections were spilled")
