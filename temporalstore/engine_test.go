@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -177,6 +180,78 @@ func TestShardOfIsStable(t *testing.T) {
 // INCRBY and APPEND follow Redis: a missing key counts from 0 or the empty
 // string, a non-integer or an overflow is refused and changes nothing, and
 // the key's TTL is kept.
+func TestSuggestedShards(t *testing.T) {
+	for _, tc := range []struct{ procs, shards int }{
+		{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 2}, {7, 2}, {8, DefaultShards}, {64, DefaultShards},
+	} {
+		require.Equal(t, tc.shards, SuggestedShards(tc.procs), "%d processors", tc.procs)
+		require.Zero(t, DefaultShards%tc.shards, "a divisor of DefaultShards")
+	}
+}
+
+// A table's key groups, not its shard count, decide which keys a two-key
+// command or a transaction may take: one shard with four groups refuses what
+// four shards refuse, and the groups survive a reopen. A catalog written
+// before key groups existed opens with one group a shard.
+func TestKeyGroups(t *testing.T) {
+	dir := t.TempDir()
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	e := openEngine(t, dir, clk)
+	ctx := t.Context()
+	for _, bad := range []TableOptions{{Shards: 4, KeyGroups: 6}, {KeyGroups: 2}, {Shards: 1, KeyGroups: -1}, {Shards: 1, KeyGroups: 5000}} {
+		require.ErrorIs(t, e.CreateTable(ctx, "ads", "bad", bad), ErrInvalid, "%+v", bad)
+	}
+	require.NoError(t, e.CreateTable(ctx, "ads", "one", TableOptions{Shards: 1, KeyGroups: 4}))
+	require.NoError(t, e.CreateTable(ctx, "ads", "plain", TableOptions{Shards: 1}))
+	// Two keys in different groups of four.
+	a, b := []byte("a"), []byte("b")
+	for i := 0; ShardOf(a, 4) == ShardOf(b, 4); i++ {
+		b = fmt.Appendf(nil, "b%d", i)
+	}
+	check := func(e *Engine) {
+		g, err := e.KeyGroup("ads", "one", b)
+		require.NoError(t, err)
+		require.Equal(t, ShardOf(b, 4), g)
+		_, err = e.Execute(ctx, Command{Namespace: "ads", Table: "one", Kind: KindSet, Key: a, Value: []byte("v")})
+		require.NoError(t, err)
+		_, err = e.Execute(ctx, Command{Namespace: "ads", Table: "one", Kind: KindRename, Key: a, Dest: b})
+		require.ErrorIs(t, err, ErrCrossShard)
+		v, ok := get(t, e, Command{Namespace: "ads", Table: "one", Key: a})
+		require.True(t, ok, "a refused rename changes nothing")
+		require.Equal(t, "v", v)
+		_, err = e.Execute(ctx, Command{Namespace: "ads", Table: "one", Kind: KindRename, Key: a, Dest: []byte("{a}b")})
+		require.NoError(t, err, "a common hash tag shares a group")
+		// Without groups of its own a one-shard table takes any pair.
+		_, err = e.Execute(ctx, Command{Namespace: "ads", Table: "plain", Kind: KindSet, Key: a, Value: []byte("v")})
+		require.NoError(t, err)
+		_, err = e.Execute(ctx, Command{Namespace: "ads", Table: "plain", Kind: KindRename, Key: a, Dest: b})
+		require.NoError(t, err)
+		_, err = e.Execute(ctx, Command{Namespace: "ads", Table: "plain", Kind: KindRename, Key: b, Dest: a})
+		require.NoError(t, err)
+	}
+	check(e)
+	require.NoError(t, e.Close())
+	e = openEngine(t, dir, clk)
+	check(e)
+	require.NoError(t, e.Close())
+
+	// The same catalog without the field: each table has a group a shard.
+	name := filepath.Join(dir, catalogFile)
+	raw, err := os.ReadFile(name)
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"key_groups": 4`)
+	old := regexp.MustCompile(`,?\s*"key_groups": [0-9]+`).ReplaceAll(raw, nil)
+	require.NotContains(t, string(old), "key_groups")
+	require.NoError(t, os.WriteFile(name, old, 0o644))
+	e = openEngine(t, dir, clk)
+	defer e.Close()
+	_, err = e.Execute(ctx, Command{Namespace: "ads", Table: "one", Kind: KindRename, Key: []byte("{a}b"), Dest: b})
+	require.NoError(t, err)
+	g, err := e.KeyGroup("ads", "one", b)
+	require.NoError(t, err)
+	require.Zero(t, g)
+}
+
 func TestIncrByAndAppend(t *testing.T) {
 	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	e := openEngine(t, t.TempDir(), clk)

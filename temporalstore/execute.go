@@ -280,7 +280,7 @@ func (e *Engine) execute(ctx context.Context, c *Command) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	if c.Dest != nil && (len(c.Dest) == 0 || ShardOf(c.Dest, len(t.shards)) != i) {
+	if c.Dest != nil && (len(c.Dest) == 0 || ShardOf(c.Dest, t.opts.KeyGroups) != ShardOf(c.Key, t.opts.KeyGroups)) {
 		if len(c.Dest) == 0 {
 			return Response{}, fmt.Errorf("%w: empty destination key", ErrInvalid)
 		}

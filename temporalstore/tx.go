@@ -11,7 +11,7 @@ import (
 // reader sees their effects before fn returns (Redis's MULTI/EXEC). Each
 // write is still its own log record: a crash may keep a prefix of them.
 // Commands on other shards inside fn are not isolated; the caller keeps
-// fn to one shard (ShardOf, hash tags).
+// fn to one shard (KeyGroup, hash tags).
 func (e *Engine) Atomic(ctx context.Context, namespace, name string, key []byte, fn func(ctx context.Context) error) error {
 	c := Command{Namespace: namespace, Table: name, Key: key}
 	if len(key) == 0 {
@@ -46,4 +46,14 @@ func (e *Engine) ShardIndex(namespace, name string, key []byte) (int, error) {
 		return 0, err
 	}
 	return ShardOf(key, len(t.shards)), nil
+}
+
+// KeyGroup is the key group of key in table namespace/name
+// (TableOptions.KeyGroups): the keys of a transaction must share one.
+func (e *Engine) KeyGroup(namespace, name string, key []byte) (int, error) {
+	t, err := e.table(&Command{Namespace: namespace, Table: name})
+	if err != nil {
+		return 0, err
+	}
+	return ShardOf(key, t.opts.KeyGroups), nil
 }

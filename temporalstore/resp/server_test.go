@@ -295,6 +295,54 @@ func genArgs(rng *rand.Rand) []any {
 	}
 }
 
+// A transaction takes keys of one key group, not merely of one shard: a
+// one-shard table with four groups refuses what a four-shard table refuses,
+// as the server's default table does on a small machine.
+func TestTransactionsFollowKeyGroups(t *testing.T) {
+	e, err := temporalstore.Open(t.Context(), temporalstore.Options{Dir: t.TempDir(), MaintenanceInterval: temporalstore.Disabled})
+	require.NoError(t, err)
+	require.NoError(t, e.CreateTable(t.Context(), "app", "one", temporalstore.TableOptions{Shards: 1, KeyGroups: 4}))
+	s, err := New(Options{Engine: e, Namespace: "app", Table: "one"})
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = s.Serve(l) }()
+	t.Cleanup(func() {
+		require.NoError(t, s.Close())
+		require.NoError(t, e.Close())
+	})
+	ctx := t.Context()
+	c := client(t, l.Addr().String(), 2)
+	_, err = c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range 20 {
+			p.Set(ctx, fmt.Sprint("spread", i), "v", 0)
+		}
+		return nil
+	})
+	require.ErrorContains(t, err, "CROSSSLOT")
+	require.Zero(t, c.Exists(ctx, "spread0", "spread1", "spread2").Val(), "a refused transaction runs nothing")
+	// A watched key counts too.
+	err = c.Watch(ctx, func(tx *redis.Tx) error {
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for i := range 20 {
+				p.Set(ctx, fmt.Sprint("{w}", i), "v", 0)
+			}
+			return nil
+		})
+		return err
+	}, "spread0", "spread1", "spread2", "spread3", "spread4")
+	require.ErrorContains(t, err, "CROSSSLOT")
+	cmds, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range 20 {
+			p.Set(ctx, fmt.Sprint("{tag}", i), "v", 0)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Len(t, cmds, 20)
+	require.Equal(t, "v", c.Get(ctx, "{tag}19").Val())
+}
+
 func TestPipelineTransactionsAndRESP3(t *testing.T) {
 	addr, _ := start(t, Options{})
 	ctx := t.Context()

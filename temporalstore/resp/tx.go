@@ -93,20 +93,21 @@ func cmdExec(c *conn, _ [][]byte) {
 		c.errorf("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
-	// Every key, watched ones included, must be on one shard.
+	// Every key, watched ones included, must be in one key group (so on
+	// one shard).
 	var first []byte
-	shard := -1
+	group := -1
 	check := func(k []byte) bool {
-		i, err := c.s.opts.Engine.ShardIndex(c.s.opts.Namespace, c.s.opts.Table, k)
+		i, err := c.s.opts.Engine.KeyGroup(c.s.opts.Namespace, c.s.opts.Table, k)
 		if err != nil {
 			c.engineError(err)
 			return false
 		}
-		if shard >= 0 && i != shard {
+		if group >= 0 && i != group {
 			c.errorf("CROSSSLOT Keys in request don't hash to the same shard (give them a common {hash tag})")
 			return false
 		}
-		shard, first = i, k
+		group, first = i, k
 		return true
 	}
 	for _, w := range watch {
