@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -136,7 +137,7 @@ var flags = []flagDef{
 		c.async = b
 		return err
 	}},
-	{"shards", "TS_SHARDS", strconv.Itoa(temporalstore.DefaultShards), "shard count of a new data directory's default table: each shard has its own log and lock, and concurrent writes to one shard share its appends and fsyncs; an existing table keeps its count", func(c *config, v string) error {
+	{"shards", "TS_SHARDS", strconv.Itoa(temporalstore.SuggestedShards(runtime.GOMAXPROCS(0))), "shard count of a new data directory's default table; the default follows the processors: 1 below 4, 2 below 8, then 4. Each shard has its own log and lock: concurrent writes to one shard share its appends and fsyncs, so on few cores fewer shards write faster, and more shards spread the work over more cores. Which keys may share a MULTI or a two-key command does not depend on it: keys must share one of 4 groups (hash of the key or its {hash tag}), or of --shards groups when that is not a divisor of 4. An existing table keeps its count", func(c *config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err == nil && (n < 1 || n > 1024) {
 			err = fmt.Errorf("must be 1 to 1024, got %d", n)
@@ -269,7 +270,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	started := time.Now()
 	e, err := temporalstore.Open(ctx, temporalstore.Options{
 		Dir: filepath.Join(c.dataDir, "engine"), CacheBytes: c.cacheBytes, CollectionBytes: c.collectionBytes, Logger: log,
-		DefaultTableOptions: temporalstore.TableOptions{Async: c.async, Shards: c.shards},
+		DefaultTableOptions: defaultTable(c),
 	})
 	if err != nil {
 		return err
@@ -390,4 +391,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("stopped")
 	return err
+}
+
+// defaultTable is the options of a new data directory's default table. Its
+// keys fall in DefaultShards groups whenever the shard count divides that,
+// so that which keys a transaction may take is the same on every machine,
+// whatever shard count the machine's processors chose.
+func defaultTable(c config) temporalstore.TableOptions {
+	o := temporalstore.TableOptions{Async: c.async, Shards: c.shards, KeyGroups: c.shards}
+	if temporalstore.DefaultShards%c.shards == 0 {
+		o.KeyGroups = temporalstore.DefaultShards
+	}
+	return o
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"github.com/temporalstore/temporalstore-go/temporalstore"
 )
 
 func freeAddr(t *testing.T) string {
@@ -119,6 +121,9 @@ func TestServeStopRestart(t *testing.T) {
 	require.NotEmpty(t, images, "shutdown checkpoints every shard")
 	shards, _ := filepath.Glob(filepath.Join(data, "engine", "default", "default", "*", "checkpoint-*.img"))
 	require.Len(t, shards, 2, "--shards 2: the default table has two shards, each checkpointed")
+	catalog, err := os.ReadFile(filepath.Join(data, "engine", "catalog.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(catalog), `"key_groups": 4`, "which keys share a transaction does not follow --shards")
 
 	// Restarted with another --shards: the table keeps its count.
 	args = append(args, "--shards", "3")
@@ -179,7 +184,13 @@ func TestFlagsEnvAndRefusals(t *testing.T) {
 	require.Equal(t, 2, c.shards)
 	c, err = parse(nil, io.Discard, func(string) string { return "" })
 	require.NoError(t, err)
-	require.Equal(t, 4, c.shards, "the engine's default")
+	require.Equal(t, temporalstore.SuggestedShards(runtime.GOMAXPROCS(0)), c.shards, "the processors choose")
+	for _, tc := range []struct{ shards, groups int }{{1, 4}, {2, 4}, {4, 4}, {3, 3}, {8, 8}} {
+		c.shards = tc.shards
+		o := defaultTable(c)
+		require.Equal(t, tc.groups, o.KeyGroups, "--shards %d", tc.shards)
+		require.NoError(t, o.Validate())
+	}
 	for _, bad := range []string{"0", "-1", "1025", "two"} {
 		_, err = parse([]string{"--shards", bad}, io.Discard, os.Getenv)
 		require.Error(t, err, bad)

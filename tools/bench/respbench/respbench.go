@@ -147,13 +147,14 @@ func startRedis(ctx context.Context, dir, fsync string) (int, func(), error) {
 	return n, stop, nil
 }
 
-// startOurs serves a fresh engine's table over RESP on a loopback port.
+// startOurs serves a fresh engine's table over RESP on a loopback port,
+// with the shard count the server gives its default table on this machine.
 func startOurs(ctx context.Context, dir string, async bool) (int, func(), error) {
 	e, err := temporalstore.Open(ctx, temporalstore.Options{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := e.CreateTable(ctx, "bench", "t", temporalstore.TableOptions{Async: async}); err != nil {
+	if err := e.CreateTable(ctx, "bench", "t", temporalstore.TableOptions{Async: async, Shards: ourShards(), KeyGroups: temporalstore.DefaultShards}); err != nil {
 		e.Close()
 		return 0, nil, err
 	}
@@ -294,7 +295,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		"our_gomaxprocs": runtime.GOMAXPROCS(0),
 		"keyspace":       "redis-benchmark -r 100000",
 		"redis":          "redis-server (Debian) --appendonly yes --appendfsync everysec (async mode) or always (durable mode), --save ''",
-		"ours":           "temporalstore/resp over an engine table of 4 shards, async (synced every 10 ms) or durable (fsync before the reply), in the benchmark's process",
+		"ours":           fmt.Sprintf("temporalstore/resp over an engine table of %d shards (the server's default here: temporalstore.SuggestedShards(GOMAXPROCS)), async (synced every 10 ms) or durable (fsync before the reply), in the benchmark's process", ourShards()),
 		"client":         "redis-benchmark from the same package, one process per run",
 		"wall_time":      time.Since(began).Round(time.Millisecond).String(),
 		"ours_commit":    benchkit.ModuleVersion("github.com/temporalstore/temporalstore-go/temporalstore"),
@@ -350,3 +351,7 @@ func printTable(w io.Writer, r *report) {
 	}
 	tw.Flush()
 }
+
+// ourShards is the shard count examples/server gives a new default table
+// on this machine.
+func ourShards() int { return temporalstore.SuggestedShards(runtime.GOMAXPROCS(0)) }
