@@ -3,6 +3,7 @@ package temporalstore
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // BenchmarkExecuteGet is a GET of a string written by a pipelined batch,
@@ -68,3 +69,32 @@ var benchKeys = func() [][]byte {
 }()
 
 func batchKey(i int) []byte { return benchKeys[i] }
+
+// BenchmarkExecuteCounter is HSETANDGETOPT as a rate limiter sends it: add
+// one event now and sum the last hour, in minute buckets with an hour's
+// sliding TTL, over 64 entities of an async table.
+func BenchmarkExecuteCounter(b *testing.B) {
+	ctx := b.Context()
+	e, err := Open(ctx, Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.CreateTable(ctx, "n", "t", TableOptions{Async: true}); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now().UnixMilli()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		r, err := e.Execute(ctx, Command{
+			Kind: KindCSetAndGet, Family: "h", Namespace: "n", Table: "t", Key: benchKeys[i%64],
+			At: now, Delta: 1, Start: now - 3_599_999, End: now, Aggregator: "sum",
+			PrecisionMs: 60_000, TTL: time.Hour,
+		})
+		if err != nil || r.Int < 1 {
+			b.Fatalf("HSETANDGETOPT: %v, sum %d", err, r.Int)
+		}
+		i++
+	}
+}
