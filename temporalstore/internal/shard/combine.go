@@ -43,7 +43,8 @@ type mutation struct {
 	fn  MutateFunc
 	err error
 	// done is closed when the mutation has run; lead when it is to lead
-	// the next batch instead.
+	// the next batch instead. Both are nil for a mutation that led its own
+	// batch at once, which waits for neither.
 	done, lead chan struct{}
 }
 
@@ -83,11 +84,14 @@ func (s *Shard) mutateKey(ctx context.Context, key []byte, fn MutateFunc) error 
 
 // combine runs fn through the shard's combiner and returns its result.
 func (s *Shard) combine(ctx context.Context, key []byte, fn MutateFunc) error {
-	m := &mutation{ctx: ctx, key: key, fn: fn, done: make(chan struct{}), lead: make(chan struct{})}
+	m := &mutation{ctx: ctx, key: key, fn: fn}
 	c := &s.comb
 	c.mu.Lock()
 	c.queue = append(c.queue, m)
 	if c.leading {
+		// Only a waiter needs to be told; a deferred mutation was one, so
+		// whatever heads the queue when a lead is handed on has these.
+		m.done, m.lead = make(chan struct{}), make(chan struct{})
 		c.mu.Unlock()
 		select {
 		case <-m.done:
@@ -250,7 +254,9 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 				d = d[1:]
 				continue
 			}
-			close(m.done)
+			if m.done != nil {
+				close(m.done)
+			}
 		}
 	}()
 	s.gate.Lock()
@@ -274,16 +280,18 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		keys    map[string]*batchKey
 		pending map[string]Item
 	)
+	// One view serves the batch's functions in turn (a function must not
+	// keep it).
+	v := &View{s: s}
 	s.mu.RLock()
-	for _, m := range batch {
-		k := string(m.key)
-		bk := keys[k]
+	for i, m := range batch {
+		bk := keys[string(m.key)]
 		if bk != nil && !bk.folded && !bk.blocked {
 			// A repeated key: it sees the batch's earlier mutations.
 			it, ok := s.pendingOf(m.key, bk.cmds)
 			bk.folded, bk.blocked, bk.cmds = ok, !ok, nil
 			if ok {
-				pending[k] = it
+				pending[string(m.key)] = it
 			}
 		}
 		if bk != nil && bk.blocked {
@@ -293,7 +301,7 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		if m.err = m.ctx.Err(); m.err != nil {
 			continue
 		}
-		v := &View{s: s, now: s.opts.Now().UnixMilli(), pending: pending}
+		*v = View{s: s, now: s.opts.Now().UnixMilli(), pending: pending}
 		cmds, err := m.fn(v)
 		if err != nil || len(cmds) == 0 {
 			m.err = err
@@ -310,9 +318,11 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		}
 		stages = append(stages, staged{m, cmds})
 		recs = append(recs, rec)
-		if m.key == nil {
+		if m.key == nil || i == len(batch)-1 {
+			// No later mutation of the batch reads what this one left.
 			continue
 		}
+		k := string(m.key)
 		if keys == nil {
 			keys, pending = map[string]*batchKey{}, map[string]Item{}
 		}
