@@ -233,6 +233,12 @@ func TestKeyGroups(t *testing.T) {
 	require.NoError(t, e.Close())
 	e = openEngine(t, dir, clk)
 	check(e)
+	o, err := e.TableOptions("ads", "one")
+	require.NoError(t, err)
+	require.Equal(t, 1, o.Shards)
+	require.Equal(t, 4, o.KeyGroups)
+	_, err = e.TableOptions("ads", "missing")
+	require.ErrorIs(t, err, ErrNoTable)
 	require.NoError(t, e.Close())
 
 	// The same catalog without the field: each table has a group a shard.

@@ -57,3 +57,13 @@ func (e *Engine) KeyGroup(namespace, name string, key []byte) (int, error) {
 	}
 	return ShardOf(key, t.opts.KeyGroups), nil
 }
+
+// TableOptions returns the options table namespace/name was created with,
+// its defaults filled in.
+func (e *Engine) TableOptions(namespace, name string) (TableOptions, error) {
+	t, err := e.table(&Command{Namespace: namespace, Table: name})
+	if err != nil {
+		return TableOptions{}, err
+	}
+	return t.opts, nil
+}

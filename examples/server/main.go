@@ -276,6 +276,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log.Info("engine open", "dir", filepath.Join(c.dataDir, "engine"), "took", time.Since(started).Round(time.Millisecond))
+	// The default table keeps the options it was created with, which
+	// need not be this run's flags.
+	if o, err := e.TableOptions(temporalstore.DefaultNamespace, temporalstore.DefaultTable); err == nil {
+		log.Info("default table", "shards", o.Shards, "key_groups", o.KeyGroups, "async", o.Async)
+	}
 	var closers []func() error
 	errc := make(chan error, 4)
 	listen := func(addr string) (net.Listener, error) {

@@ -124,6 +124,7 @@ func TestServeStopRestart(t *testing.T) {
 	catalog, err := os.ReadFile(filepath.Join(data, "engine", "catalog.json"))
 	require.NoError(t, err)
 	require.Contains(t, string(catalog), `"key_groups": 4`, "which keys share a transaction does not follow --shards")
+	require.Contains(t, srv.log(), "msg=\"default table\" shards=2 key_groups=4 async=false")
 
 	// Restarted with another --shards: the table keeps its count.
 	args = append(args, "--shards", "3")
@@ -135,6 +136,7 @@ func TestServeStopRestart(t *testing.T) {
 	require.Equal(t, []string{"a", "b"}, c2.LRange(ctx, "queue", 0, -1).Val())
 	dirs, _ := filepath.Glob(filepath.Join(data, "engine", "default", "default", "shard-*"))
 	require.Len(t, dirs, 2, "an existing table keeps its shard count")
+	require.Contains(t, srv.log(), "shards=2 key_groups=4", "and logs the count it kept")
 }
 
 func TestFlagsEnvAndRefusals(t *testing.T) {
