@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"runtime"
@@ -184,17 +185,20 @@ func cmdInfo(c *conn, args [][]byte) {
 	runtime.ReadMemStats(&ms)
 	host, _ := os.Hostname()
 	up := time.Since(c.s.started)
-	section("server",
-		"redis_version:"+c.s.opts.Version,
+	section("server", append([]string{
+		"redis_version:" + c.s.opts.Version,
 		"server_name:temporalstore",
 		"redis_mode:standalone",
-		"os:"+runtime.GOOS+" "+runtime.GOARCH,
+		"os:" + runtime.GOOS + " " + runtime.GOARCH,
 		"arch_bits:64",
-		"go_version:"+runtime.Version(),
-		"process_id:"+strconv.Itoa(os.Getpid()),
-		"hostname:"+host,
-		"uptime_in_seconds:"+strconv.FormatInt(int64(up.Seconds()), 10),
-		"uptime_in_days:"+strconv.FormatInt(int64(up.Hours()/24), 10))
+		"go_version:" + runtime.Version(),
+		"process_id:" + strconv.Itoa(os.Getpid()),
+		"hostname:" + host,
+		"uptime_in_seconds:" + strconv.FormatInt(int64(up.Seconds()), 10),
+		"uptime_in_days:" + strconv.FormatInt(int64(up.Hours()/24), 10)},
+		// Beyond Redis's fields: the table this server serves, and the
+		// key groups a MULTI or two-key command must keep to.
+		tableInfo(c.s.opts.Engine, c.s.opts.Namespace, c.s.opts.Table)...)...)
 	section("clients", "connected_clients:"+strconv.Itoa(c.s.Clients()))
 	section("memory",
 		"used_memory:"+strconv.FormatUint(ms.HeapAlloc, 10),
@@ -369,5 +373,23 @@ func cmdConfig(c *conn, args [][]byte) {
 	c.w.mapHeader(len(pairs) / 2)
 	for _, p := range pairs {
 		c.w.bulkString(p)
+	}
+}
+
+// tableInfo is INFO server's lines on the served table, or its error.
+func tableInfo(e *temporalstore.Engine, namespace, table string) []string {
+	o, err := e.TableOptions(namespace, table)
+	if err != nil {
+		return []string{"table_error:" + err.Error()}
+	}
+	commit := "durable"
+	if o.Async {
+		commit = "async"
+	}
+	return []string{
+		"table:" + cmp.Or(namespace, temporalstore.DefaultNamespace) + "/" + cmp.Or(table, temporalstore.DefaultTable),
+		"table_shards:" + strconv.Itoa(o.Shards),
+		"table_key_groups:" + strconv.Itoa(o.KeyGroups),
+		"table_commit:" + commit,
 	}
 }

@@ -341,6 +341,11 @@ func TestTransactionsFollowKeyGroups(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, cmds, 20)
 	require.Equal(t, "v", c.Get(ctx, "{tag}19").Val())
+	info, err := c.Info(ctx, "server").Result()
+	require.NoError(t, err)
+	for _, l := range []string{"table:app/one", "table_shards:1", "table_key_groups:4", "table_commit:durable"} {
+		require.Contains(t, info, l+"\r\n")
+	}
 }
 
 func TestPipelineTransactionsAndRESP3(t *testing.T) {
@@ -418,6 +423,9 @@ func TestPipelineTransactionsAndRESP3(t *testing.T) {
 	info, err := c.Info(ctx, "keyspace").Result()
 	require.NoError(t, err)
 	require.Contains(t, info, "db0:keys=")
+	info, err = c.Info(ctx, "server").Result()
+	require.NoError(t, err)
+	require.Contains(t, info, "table:default/default\r\ntable_shards:4\r\ntable_key_groups:4\r\ntable_commit:durable\r\n")
 }
 
 func TestAuthAndReadOnly(t *testing.T) {
