@@ -74,6 +74,16 @@ func SuggestedShards(procs int) int {
 	return DefaultShards
 }
 
+// PortableKeyGroups is a KeyGroups for a table of shards shards under which
+// the same keys may share a transaction as on a default table of
+// DefaultShards: DefaultShards when shards divides it, shards otherwise.
+func PortableKeyGroups(shards int) int {
+	if DefaultShards%shards == 0 {
+		return DefaultShards
+	}
+	return shards
+}
+
 // Options configures an Engine.
 type Options struct {
 	// Dir is the data directory. Required.
@@ -281,13 +291,14 @@ func (o TableOptions) withDefaults() TableOptions {
 
 // Validate reports options a table cannot take.
 func (o TableOptions) Validate() error {
+	shards := cmp.Or(o.Shards, DefaultShards)
 	switch {
 	case o.Shards < 0 || o.Shards > 4096:
 		return fmt.Errorf("%w: shard count %d (1..4096)", ErrInvalid, o.Shards)
 	case o.KeyGroups < 0 || o.KeyGroups > 4096:
 		return fmt.Errorf("%w: key group count %d (1..4096)", ErrInvalid, o.KeyGroups)
-	case o.KeyGroups > 0 && o.KeyGroups%cmp.Or(o.Shards, DefaultShards) != 0:
-		return fmt.Errorf("%w: key group count %d is not a multiple of the shard count %d", ErrInvalid, o.KeyGroups, cmp.Or(o.Shards, DefaultShards))
+	case o.KeyGroups > 0 && o.KeyGroups%shards != 0:
+		return fmt.Errorf("%w: key group count %d is not a multiple of the shard count %d", ErrInvalid, o.KeyGroups, shards)
 	case o.RangeLo > o.RangeHi:
 		return fmt.Errorf("%w: routing range %d..%d", ErrInvalid, o.RangeLo, o.RangeHi)
 	case o.ReadQPS < 0 || o.WriteQPS < 0 || o.ShardRate < 0 || o.ShardBurst < 0:

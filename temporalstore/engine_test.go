@@ -186,7 +186,10 @@ func TestSuggestedShards(t *testing.T) {
 	} {
 		require.Equal(t, tc.shards, SuggestedShards(tc.procs), "%d processors", tc.procs)
 		require.Zero(t, DefaultShards%tc.shards, "a divisor of DefaultShards")
+		require.Equal(t, DefaultShards, PortableKeyGroups(tc.shards), "a default table's groups")
 	}
+	require.Equal(t, 3, PortableKeyGroups(3))
+	require.Equal(t, 8, PortableKeyGroups(8))
 }
 
 // A table's key groups, not its shard count, decide which keys a two-key

@@ -18,16 +18,23 @@ func BenchmarkExecuteGet(b *testing.B) {
 	}
 }
 
-func benchExecuteGet(b *testing.B, keys int, appendGet bool) {
-	ctx := b.Context()
-	e, err := Open(ctx, Options{Dir: b.TempDir()})
+// benchEngine opens an engine with an async table n/t, closed with b.
+func benchEngine(b *testing.B) *Engine {
+	e, err := Open(b.Context(), Options{Dir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer e.Close()
-	if err := e.CreateTable(ctx, "n", "t", TableOptions{Async: true}); err != nil {
+	b.Cleanup(func() { e.Close() })
+	if err := e.CreateTable(b.Context(), "n", "t", TableOptions{Async: true}); err != nil {
 		b.Fatal(err)
 	}
+	return e
+}
+
+func benchExecuteGet(b *testing.B, keys int, appendGet bool) {
+	ctx := b.Context()
+	e := benchEngine(b)
+	var err error
 	var batch []Command
 	for i := range keys {
 		batch = append(batch, Command{Kind: KindSet, Namespace: "n", Table: "t", Key: fmt.Appendf(nil, "k%d", i), Value: []byte("0123456789abcdef")})
@@ -75,14 +82,7 @@ func batchKey(i int) []byte { return benchKeys[i] }
 // sliding TTL, over 64 entities of an async table.
 func BenchmarkExecuteCounter(b *testing.B) {
 	ctx := b.Context()
-	e, err := Open(ctx, Options{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
-	if err := e.CreateTable(ctx, "n", "t", TableOptions{Async: true}); err != nil {
-		b.Fatal(err)
-	}
+	e := benchEngine(b)
 	now := time.Now().UnixMilli()
 	b.ReportAllocs()
 	i := 0

@@ -39,29 +39,20 @@ func (e *Engine) KeyVersion(ctx context.Context, namespace, name string, key []b
 	return t.shards[i].Version(ctx, key)
 }
 
-// ShardIndex is the shard of key in table namespace/name.
-func (e *Engine) ShardIndex(namespace, name string, key []byte) (int, error) {
-	t, err := e.table(&Command{Namespace: namespace, Table: name})
-	if err != nil {
-		return 0, err
-	}
-	return ShardOf(key, len(t.shards)), nil
-}
-
 // KeyGroup is the key group of key in table namespace/name
 // (TableOptions.KeyGroups): the keys of a transaction must share one.
 func (e *Engine) KeyGroup(namespace, name string, key []byte) (int, error) {
-	t, err := e.table(&Command{Namespace: namespace, Table: name})
+	o, err := e.TableOptions(namespace, name)
 	if err != nil {
 		return 0, err
 	}
-	return ShardOf(key, t.opts.KeyGroups), nil
+	return ShardOf(key, o.KeyGroups), nil
 }
 
 // TableOptions returns the options table namespace/name was created with,
 // its defaults filled in.
 func (e *Engine) TableOptions(namespace, name string) (TableOptions, error) {
-	t, err := e.table(&Command{Namespace: namespace, Table: name})
+	t, err := e.tableNamed(namespace, name)
 	if err != nil {
 		return TableOptions{}, err
 	}

@@ -398,14 +398,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// defaultTable is the options of a new data directory's default table. Its
-// keys fall in DefaultShards groups whenever the shard count divides that,
-// so that which keys a transaction may take is the same on every machine,
-// whatever shard count the machine's processors chose.
+// defaultTable is the options of a new data directory's default table: its
+// key groups keep which keys a transaction may take the same on every
+// machine, whatever shard count the machine's processors chose.
 func defaultTable(c config) temporalstore.TableOptions {
-	o := temporalstore.TableOptions{Async: c.async, Shards: c.shards, KeyGroups: c.shards}
-	if temporalstore.DefaultShards%c.shards == 0 {
-		o.KeyGroups = temporalstore.DefaultShards
-	}
-	return o
+	return temporalstore.TableOptions{Async: c.async, Shards: c.shards, KeyGroups: temporalstore.PortableKeyGroups(c.shards)}
 }

@@ -282,7 +282,7 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	)
 	// One view serves the batch's functions in turn (a function must not
 	// keep it).
-	v := &View{s: s}
+	v := new(View)
 	s.mu.RLock()
 	for i, m := range batch {
 		bk := keys[string(m.key)]

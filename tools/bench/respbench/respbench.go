@@ -154,7 +154,7 @@ func startOurs(ctx context.Context, dir string, async bool) (int, func(), error)
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := e.CreateTable(ctx, "bench", "t", temporalstore.TableOptions{Async: async, Shards: ourShards(), KeyGroups: temporalstore.DefaultShards}); err != nil {
+	if err := e.CreateTable(ctx, "bench", "t", temporalstore.TableOptions{Async: async, Shards: ourShards(), KeyGroups: temporalstore.PortableKeyGroups(ourShards())}); err != nil {
 		e.Close()
 		return 0, nil, err
 	}
