@@ -10,6 +10,13 @@
 // HELLO 2 switches back. A malformed request gets "-ERR Protocol error"
 // and the connection is closed, as Redis does.
 //
+// On Linux a plain TCP or Unix connection is read and written with raw
+// system calls on its non-blocking socket (rawio_linux.go): the Go
+// scheduler's bookkeeping around a blocking system call, and the thread
+// handoffs it triggers when a loopback write runs long, cost a GET at
+// pipeline 1 about a quarter of its throughput. TLS connections use the
+// standard path.
+//
 // # Commands
 //
 // Every key-value kind of the engine is served under its Redis name with

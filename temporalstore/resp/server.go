@@ -215,8 +215,9 @@ type conn struct {
 
 func (s *Server) newConn(nc net.Conn) *conn {
 	c := &conn{s: s, nc: nc, id: s.nextID.Add(1), since: time.Now()}
-	c.r = newReader(nc, s.opts.MaxBulk)
-	c.w.bw = bufio.NewWriterSize(nc, 16<<10)
+	rd, wr := rawIO(nc)
+	c.r = newReader(rd, s.opts.MaxBulk)
+	c.w.bw = bufio.NewWriterSize(wr, 16<<10)
 	c.access = accessWrite
 	if s.authRequired() {
 		c.access = accessNone
