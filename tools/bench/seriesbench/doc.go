@@ -21,7 +21,9 @@
 // threads, from /proc), since the load generator shares the machine's
 // cores: where they are few, the client's own cost per reply is in both
 // systems' throughput, and the server CPU ratio shows what the servers
-// alone spend.
+// alone spend. The load generator's own CPU time per operation is
+// recorded beside it (client µs): on two cores, a case whose replies cost
+// the client more than the server cannot show the servers' full ratio.
 //
 // The last line is "series: window_vs_redis_ratio=... counter_vs_redis_ratio=...
 // rollup_speedup_ratio=... window_server_cpu_ratio=..." and more.

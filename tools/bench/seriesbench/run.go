@@ -44,6 +44,10 @@ type run struct {
 	// generator's, which shares this machine's cores. 0 where /proc has
 	// no per-process times.
 	ServerCPUUsPerOp float64 `json:"server_cpu_us_per_op"`
+	// ClientCPUUsPerOp is this process's CPU time per operation over the
+	// same window: what the go-redis load generator spends building
+	// commands and decoding replies, on the same two cores.
+	ClientCPUUsPerOp float64 `json:"client_cpu_us_per_op"`
 }
 
 // report is the JSON written at the end.
@@ -372,7 +376,7 @@ func measure(ctx context.Context, cfg Config, t target) (run, error) {
 	)
 	stopWarm := time.Now().Add(cfg.Warmup)
 	stop := stopWarm.Add(cfg.Duration)
-	var cpu [2]time.Duration
+	var cpu, self [2]time.Duration
 	var cpuErr error
 	sampled := make(chan struct{})
 	go func() {
@@ -380,6 +384,9 @@ func measure(ctx context.Context, cfg Config, t target) (run, error) {
 		for i, at := range []time.Time{stopWarm, stop} {
 			time.Sleep(time.Until(at))
 			if cpu[i], cpuErr = benchkit.ProcessCPU(t.pid); cpuErr != nil {
+				return
+			}
+			if self[i], cpuErr = benchkit.ProcessCPU(os.Getpid()); cpuErr != nil {
 				return
 			}
 		}
@@ -426,6 +433,7 @@ func measure(ctx context.Context, cfg Config, t target) (run, error) {
 	}
 	if cpuErr == nil && len(lats) > 0 {
 		r.ServerCPUUsPerOp = float64((cpu[1] - cpu[0]).Microseconds()) / float64(len(lats))
+		r.ClientCPUUsPerOp = float64((self[1] - self[0]).Microseconds()) / float64(len(lats))
 	}
 	return r, nil
 }
@@ -508,7 +516,7 @@ func field(runs []run, name, sys string, f func(run) float64) []float64 {
 
 func printTable(w io.Writer, runs []run, rep report, rr rollupResult) {
 	fmt.Fprintln(w, "medians over repeats; ratio = ours/redis ops/s, server cpu ratio = redis/ours server CPU µs per op (min..max over repeat pairs)")
-	fmt.Fprintf(w, "%9s %12s %10s %10s %12s %10s %10s %20s %20s\n", "case", "ours ops/s", "p99 ms", "cpu µs/op", "redis ops/s", "p99 ms", "cpu µs/op", "ratio", "server cpu ratio")
+	fmt.Fprintf(w, "%9s %12s %10s %10s %10s %12s %10s %10s %10s %20s %20s\n", "case", "ours ops/s", "p99 ms", "cpu µs/op", "client µs", "redis ops/s", "p99 ms", "cpu µs/op", "client µs", "ratio", "server cpu ratio")
 	for _, name := range []string{"window", "counter", "append"} {
 		med := func(sys string, f func(run) float64) float64 {
 			return benchkit.Summarize(field(runs, name, sys, f)).Median
@@ -516,12 +524,13 @@ func printTable(w io.Writer, runs []run, rep report, rr rollupResult) {
 		ops := func(r run) float64 { return r.OpsPerSec }
 		p99 := func(r run) float64 { return r.P99Ms }
 		cpu := func(r run) float64 { return r.ServerCPUUsPerOp }
+		client := func(r run) float64 { return r.ClientCPUUsPerOp }
 		spread := func(key string) string {
 			s := rep.Ratios[key].(benchkit.Summary)
 			return fmt.Sprintf("%.2f (%.2f..%.2f)", s.Median, s.Min, s.Max)
 		}
-		fmt.Fprintf(w, "%9s %12.0f %10.2f %10.1f %12.0f %10.2f %10.1f %20s %20s\n", name,
-			med("ours", ops), med("ours", p99), med("ours", cpu), med("redis", ops), med("redis", p99), med("redis", cpu),
+		fmt.Fprintf(w, "%9s %12.0f %10.2f %10.1f %10.1f %12.0f %10.2f %10.1f %10.1f %20s %20s\n", name,
+			med("ours", ops), med("ours", p99), med("ours", cpu), med("ours", client), med("redis", ops), med("redis", p99), med("redis", cpu), med("redis", client),
 			spread(name), spread(name+"_server_cpu"))
 	}
 	fmt.Fprintf(w, "aggregate over %d points: rollup %.1f µs, scan %.1f µs, speedup %.1f× (%.1f..%.1f)\n",
