@@ -86,16 +86,45 @@ type Log struct {
 
 // batch is one group commit: the records queued between two flushes. Its
 // waiters sleep on done; wake hands leadership of the next flush to one of
-// them, so a finished flush wakes a single goroutine rather than all.
+// them, so a finished flush wakes a single goroutine rather than all. Both
+// channels are made when first needed (under Log.mu): a batch whose only
+// appender leads it, as every batch of a lone writer is, makes neither.
 type batch struct {
-	done  chan struct{} // closed once written (and synced, if the flush synced)
-	wake  chan struct{} // capacity 1: "no flush is running; lead one"
-	taken bool          // a leader is writing it; under Log.mu
-	err   error         // set before done is closed
+	done     chan struct{} // closed once written (and synced, if the flush synced)
+	wake     chan struct{} // capacity 1: "no flush is running; lead one"
+	taken    bool          // a leader is writing it; under Log.mu
+	finished bool          // written or failed, err set; under Log.mu
+	err      error         // set before finished
 }
 
-func newBatch() *batch {
-	return &batch{done: make(chan struct{}), wake: make(chan struct{}, 1)}
+func newBatch() *batch { return &batch{} }
+
+// doneChan is b's done channel, made (closed already if b is finished)
+// when first asked for. Under Log.mu.
+func (b *batch) doneChan() chan struct{} {
+	if b.done == nil {
+		b.done = make(chan struct{})
+		if b.finished {
+			close(b.done)
+		}
+	}
+	return b.done
+}
+
+// wakeChan is b's wake channel, made when first asked for. Under Log.mu.
+func (b *batch) wakeChan() chan struct{} {
+	if b.wake == nil {
+		b.wake = make(chan struct{}, 1)
+	}
+	return b.wake
+}
+
+// finishLocked records the outcome of b's flush and wakes its waiters.
+func (b *batch) finishLocked(err error) {
+	b.err, b.finished = err, true
+	if b.done != nil {
+		close(b.done)
+	}
 }
 
 // chunk is a run of encoded frames bound for one segment.
@@ -482,9 +511,14 @@ func (l *Log) needSync(force bool) bool {
 // called with mu held and returns with it released.
 func (l *Log) awaitLocked(b *batch) error {
 	for {
-		if b.taken {
+		if b.finished {
 			l.mu.Unlock()
-			<-b.done
+			return b.err
+		}
+		if b.taken {
+			done := b.doneChan()
+			l.mu.Unlock()
+			<-done
 			return b.err
 		}
 		if !l.flushing {
@@ -492,11 +526,12 @@ func (l *Log) awaitLocked(b *batch) error {
 			l.leadLocked(l.needSync(false))
 			continue
 		}
+		done, wake := b.doneChan(), b.wakeChan()
 		l.mu.Unlock()
 		select {
-		case <-b.done:
+		case <-done:
 			return b.err
-		case <-b.wake:
+		case <-wake:
 		}
 		l.mu.Lock()
 	}
@@ -566,8 +601,7 @@ func (l *Log) leadLocked(doSync bool) {
 	}
 	clear(chunks)
 	l.spare = chunks[:0]
-	b.err = l.err
-	close(b.done)
+	b.finishLocked(l.err)
 	l.releaseLocked()
 }
 
@@ -577,7 +611,7 @@ func (l *Log) releaseLocked() {
 	l.flushing, l.inflight = false, nil
 	if len(l.pend) > 0 {
 		select {
-		case l.cur.wake <- struct{}{}:
+		case l.cur.wakeChan() <- struct{}{}:
 		default:
 		}
 	}
@@ -587,9 +621,9 @@ func (l *Log) releaseLocked() {
 // and returns with mu held.
 func (l *Log) awaitFlushLocked() {
 	for l.flushing {
-		b := l.inflight
+		done := l.inflight.doneChan()
 		l.mu.Unlock()
-		<-b.done
+		<-done
 		l.mu.Lock()
 	}
 }
