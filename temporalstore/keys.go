@@ -232,15 +232,20 @@ func runRename(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 	return Response{Applied: err == nil}, err
 }
 
-func runSet(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
-	var exp time.Time
+// setDeadline is when a SET with c's TTL expires (zero: never).
+func setDeadline(e *Engine, c *Command) time.Time {
 	if c.TTL > 0 {
-		exp = e.opts.Now().Add(c.TTL)
+		return e.opts.Now().Add(c.TTL)
 	}
+	return time.Time{}
+}
+
+func runSet(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
 	if c.Cond == Always && !c.ReturnOld && !c.KeepTTL {
 		// The common SET needs no read: a plain append.
-		return Response{Applied: true}, s.Set(ctx, c.Key, c.Value, exp)
+		return Response{Applied: true}, s.Set(ctx, c.Key, c.Value, setDeadline(e, c))
 	}
+	exp := setDeadline(e, c) // apart: the closure below moves it to the heap
 	var r Response
 	err := s.MutateKey(ctx, c.Key, func(v *shard.View) ([]command.Command, error) {
 		it, err := v.Get(c.Key)

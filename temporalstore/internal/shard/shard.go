@@ -585,11 +585,18 @@ func (s *Shard) Set(ctx context.Context, key, value []byte, expiry time.Time) er
 	if len(key) == 0 {
 		return ErrEmptyKey
 	}
-	c := command.Command{Op: OpSet, Time: s.opts.Now().UnixMilli(), Key: key, Args: [][]byte{value}}
+	// The command and its argument list are one allocation: the record
+	// pending apply holds them until it is applied.
+	w := &struct {
+		cmds [1]command.Command
+		args [1][]byte
+	}{}
+	w.args[0] = value
+	w.cmds[0] = command.Command{Op: OpSet, Time: s.opts.Now().UnixMilli(), Key: key, Args: w.args[:]}
 	if !expiry.IsZero() {
-		c.Expiry = expiry.UnixMilli()
+		w.cmds[0].Expiry = expiry.UnixMilli()
 	}
-	return s.write(ctx, []command.Command{c})
+	return s.write(ctx, w.cmds[:])
 }
 
 // Delete removes key. It reports no error when key is absent.
