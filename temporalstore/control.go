@@ -165,7 +165,9 @@ func runCChange(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Res
 }
 
 func runCSetAndGet(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-	var r Response
+	// The closure outlives the call (the shard's combiner queues it), so
+	// what it captures is on the heap: the aggregate, not a whole Response.
+	var agg int64
 	err := controlWrite(ctx, s, c, func(o *object.Object, v *shard.View) ([]command.Command, error) {
 		b := bucket(c.At, c.PrecisionMs)
 		now := v.Now().UnixMilli()
@@ -175,9 +177,11 @@ func runCSetAndGet(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (
 			delta = 0
 		}
 		if c.Start != 0 || c.End != 0 {
+			var r Response
 			if err := controlAgg(o, c.Start, c.End, c.Aggregator, b, delta, &r); err != nil {
 				return nil, err
 			}
+			agg = r.Int
 		}
 		if dup {
 			return nil, nil
@@ -186,9 +190,12 @@ func runCSetAndGet(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (
 		if c.RequestID != "" {
 			args = append(args, []byte(c.RequestID), shard.Varint(now+ControlDedupWindow.Milliseconds()))
 		}
-		return []command.Command{{Op: shard.OpCAdd, Key: c.Key, Args: args}}, nil
+		// Room for the sliding TTL controlWrite appends.
+		cmds := make([]command.Command, 1, 2)
+		cmds[0] = command.Command{Op: shard.OpCAdd, Key: c.Key, Args: args}
+		return cmds, nil
 	})
-	return r, err
+	return Response{Int: agg}, err
 }
 
 func runCSelect(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
@@ -276,8 +283,10 @@ func controlAgg(o *object.Object, start, end int64, agg string, b, delta int64, 
 		}
 		return nil
 	}
-	// The window's bucket sums, with delta folded in.
-	var sums []int64
+	// The window's bucket sums, with delta folded in: on the stack for an
+	// hour of minute buckets.
+	var buf [64]int64
+	sums := buf[:0]
 	added := delta == 0 || b < start || b > end
 	if o != nil {
 		lo, hi := o.Control.Window(start, end)
