@@ -154,7 +154,7 @@ const Disabled = -1
 // Option defaults.
 const (
 	DefaultCacheBytes          = 64 << 20
-	RecentShardBytes           = 16 << 20
+	RecentShardBytes           = 256 << 20
 	DefaultCollectionBytes     = 1 << 30
 	DefaultMaintenanceInterval = time.Second
 	DefaultSweepBudget         = 1000
