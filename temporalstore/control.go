@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,7 +95,9 @@ var controlKinds = map[Kind]runner{
 	KindCIncr:   runCIncr,
 	KindCChange: runCChange,
 	KindCCount: controlRead(func(o *object.Object, c *Command, r *Response) error {
-		return controlAgg(o, c.Start, c.End, "sum", 0, 0, r)
+		var err error
+		r.Int, err = controlAgg(o, c.Start, c.End, "sum", 0, 0)
+		return err
 	}),
 	KindCQuery:       controlRead(controlQuery),
 	KindCDetail:      controlRead(controlDetail),
@@ -110,7 +113,9 @@ var controlKinds = map[Kind]runner{
 
 // controlQuery aggregates c's window with c's aggregator.
 func controlQuery(o *object.Object, c *Command, r *Response) error {
-	return controlAgg(o, c.Start, c.End, c.Aggregator, 0, 0, r)
+	var err error
+	r.Int, err = controlAgg(o, c.Start, c.End, c.Aggregator, 0, 0)
+	return err
 }
 
 // familyKinds address a family's key: Execute routes them by it.
@@ -177,11 +182,10 @@ func runCSetAndGet(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (
 			delta = 0
 		}
 		if c.Start != 0 || c.End != 0 {
-			var r Response
-			if err := controlAgg(o, c.Start, c.End, c.Aggregator, b, delta, &r); err != nil {
+			var err error
+			if agg, err = controlAgg(o, c.Start, c.End, c.Aggregator, b, delta); err != nil {
 				return nil, err
 			}
-			agg = r.Int
 		}
 		if dup {
 			return nil, nil
@@ -268,20 +272,20 @@ func controlRead(fn func(o *object.Object, c *Command, r *Response) error) runne
 	}
 }
 
-// controlAgg aggregates o's start..end into r.Int, as if delta had been
-// added at bucket b (a set-and-get's own increment).
-func controlAgg(o *object.Object, start, end int64, agg string, b, delta int64, r *Response) error {
+// controlAgg aggregates o's start..end, as if delta had been added at
+// bucket b (a set-and-get's own increment).
+func controlAgg(o *object.Object, start, end int64, agg string, b, delta int64) (int64, error) {
 	agg = strings.ToLower(agg)
 	switch agg {
 	case "", "sum", "count", "events", "len", "min", "max", "first", "last", "change":
 	default:
-		return fmt.Errorf("%w: unknown aggregator %q (sum, count, events, min, max, first, last, change)", ErrInvalid, agg)
+		return 0, fmt.Errorf("%w: unknown aggregator %q (sum, count, events, min, max, first, last, change)", ErrInvalid, agg)
 	}
 	if agg == "change" {
-		if o != nil {
-			r.Int = o.Control.DistinctIn(start, end)
+		if o == nil {
+			return 0, nil
 		}
-		return nil
+		return o.Control.DistinctIn(start, end), nil
 	}
 	// The window's bucket sums, with delta folded in: on the stack for an
 	// hour of minute buckets.
@@ -305,30 +309,25 @@ func controlAgg(o *object.Object, start, end int64, agg string, b, delta int64, 
 		sums = append(sums, delta)
 	}
 	if len(sums) == 0 {
-		return nil
+		return 0, nil
 	}
 	switch agg {
-	case "", "sum", "count":
-		for _, n := range sums {
-			r.Int += n
-		}
 	case "events", "len":
-		r.Int = int64(len(sums))
-	case "min", "max":
-		r.Int = sums[0]
-		for _, n := range sums[1:] {
-			if agg == "min" {
-				r.Int = min(r.Int, n)
-			} else {
-				r.Int = max(r.Int, n)
-			}
-		}
+		return int64(len(sums)), nil
+	case "min":
+		return slices.Min(sums), nil
+	case "max":
+		return slices.Max(sums), nil
 	case "first":
-		r.Int = sums[0]
+		return sums[0], nil
 	case "last":
-		r.Int = sums[len(sums)-1]
+		return sums[len(sums)-1], nil
 	}
-	return nil
+	var sum int64 // "", "sum", "count"
+	for _, n := range sums {
+		sum += n
+	}
+	return sum, nil
 }
 
 func controlDetail(o *object.Object, c *Command, r *Response) error {
@@ -485,16 +484,13 @@ func runCManager(ctx context.Context, e *Engine, _ *shard.Shard, c *Command) (Re
 	default:
 		for _, f := range []string{"h", "cpc"} {
 			if err = read(f, func(o *object.Object) error {
-				var a Response
-				if err := controlAgg(o, start, end, "events", 0, 0, &a); err != nil {
-					return err
+				for _, agg := range []string{"events", "sum"} {
+					n, err := controlAgg(o, start, end, agg, 0, 0)
+					if err != nil {
+						return err
+					}
+					pair(f+"_"+agg, num(n))
 				}
-				pair(f+"_events", num(a.Int))
-				a = Response{}
-				if err := controlAgg(o, start, end, "sum", 0, 0, &a); err != nil {
-					return err
-				}
-				pair(f+"_sum", num(a.Int))
 				return nil
 			}); err != nil {
 				break
