@@ -28,18 +28,37 @@ const rawChunk = 256 << 10
 // connection is read by one goroutine and written by one at a time), and
 // the callback RawConn runs, bound once so that a call allocates nothing.
 type rawOp struct {
-	rc    syscall.RawConn
+	// run is the RawConn's Read or Write: it calls fn until fn returns
+	// true, waiting for the socket between calls.
+	run   func(fn func(fd uintptr) bool) error
 	trap  uintptr
+	op    string // "read" or "write", for errors
+	net   string // the connection's network ("tcp", "unix"), for errors
 	buf   []byte
 	n     int
 	errno syscall.Errno
 	fn    func(fd uintptr) bool
 }
 
-func newRawOp(rc syscall.RawConn, trap uintptr) *rawOp {
-	o := &rawOp{rc: rc, trap: trap}
+func newRawOp(run func(func(uintptr) bool) error, trap uintptr, op, network string) *rawOp {
+	o := &rawOp{run: run, trap: trap, op: op, net: network}
 	o.fn = o.call
 	return o
+}
+
+// do runs the system call on p through RawConn and returns its count, or
+// the error net.Conn would return.
+func (o *rawOp) do(p []byte) (int, error) {
+	o.buf = p
+	err := o.run(o.fn)
+	o.buf = nil
+	switch {
+	case err != nil:
+		return 0, err
+	case o.errno != 0:
+		return 0, &net.OpError{Op: o.op, Net: o.net, Err: os.NewSyscallError(o.op, o.errno)}
+	}
+	return o.n, nil
 }
 
 // call makes the system call; false (would block) has RawConn wait for
@@ -78,40 +97,30 @@ func rawIO(nc net.Conn) (io.Reader, io.Writer) {
 	if err != nil {
 		return nc, nc
 	}
-	return rawReader{newRawOp(rc, syscall.SYS_READ)}, rawWriter{newRawOp(rc, syscall.SYS_WRITE)}
+	network := nc.LocalAddr().Network()
+	return rawReader{newRawOp(rc.Read, syscall.SYS_READ, "read", network)},
+		rawWriter{newRawOp(rc.Write, syscall.SYS_WRITE, "write", network)}
 }
 
 func (r rawReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	r.buf = p
-	err := r.rc.Read(r.fn)
-	r.buf = nil
-	switch {
-	case err != nil:
-		return 0, err
-	case r.errno != 0:
-		return 0, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", r.errno)}
-	case r.n == 0:
+	n, err := r.do(p)
+	if err == nil && n == 0 {
 		return 0, io.EOF
 	}
-	return r.n, nil
+	return n, err
 }
 
 func (w rawWriter) Write(p []byte) (int, error) {
 	total := 0
 	for total < len(p) {
-		w.buf = p[total:min(len(p), total+rawChunk)]
-		err := w.rc.Write(w.fn)
-		w.buf = nil
+		n, err := w.do(p[total:min(len(p), total+rawChunk)])
 		if err != nil {
 			return total, err
 		}
-		if w.errno != 0 {
-			return total, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", w.errno)}
-		}
-		total += w.n
+		total += n
 	}
 	return total, nil
 }
