@@ -100,3 +100,49 @@ func BenchmarkGetFromLargeBatch(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkCompactUnderWrites runs a compaction round that moves 20,000
+// live values while a writer keeps setting other keys, and reports the
+// longest of those writes: what a compaction costs the requests it
+// overlaps.
+func BenchmarkCompactUnderWrites(b *testing.B) {
+	const live = 20000
+	v := make([]byte, 100)
+	for b.Loop() {
+		b.StopTimer()
+		s, err := Open(b.TempDir(), Options{SegmentSize: 1 << 20, RecentBytes: 1 << 20})
+		require.NoError(b, err)
+		for i := range live {
+			require.NoError(b, s.Set(b.Context(), fmt.Appendf(nil, "live-%08d", i), v, time.Time{}))
+		}
+		for i := range 4 * live { // garbage after them
+			require.NoError(b, s.Set(b.Context(), fmt.Appendf(nil, "hot-%04d", i%1000), v, time.Time{}))
+		}
+		var stop atomic.Bool
+		var longest atomic.Int64
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; !stop.Load(); i++ {
+				t0 := time.Now()
+				if err := s.Set(b.Context(), fmt.Appendf(nil, "hot-%04d", i%1000), v, time.Time{}); err != nil {
+					b.Error(err)
+					return
+				}
+				if d := time.Since(t0).Nanoseconds(); d > longest.Load() {
+					longest.Store(d)
+				}
+			}
+		}()
+		b.StartTimer()
+		st, err := s.Compact(b.Context(), 100)
+		b.StopTimer()
+		stop.Store(true)
+		<-done
+		require.NoError(b, err)
+		require.GreaterOrEqual(b, st.Moved, live)
+		b.ReportMetric(float64(longest.Load())/1e3, "longest-set-µs")
+		require.NoError(b, s.Close())
+		b.StartTimer()
+	}
+}

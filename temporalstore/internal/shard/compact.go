@@ -13,8 +13,10 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
 )
 
-// relocateBatch bounds how many values one compaction record moves, so a
-// round holds the shard's append gate for one bounded write at a time.
+// relocateBatch bounds how many values Compact reads at a time, and one
+// compaction record moves (it also stays within half the log's record
+// limit), so a round holds the shard's append gate for one bounded write
+// at a time.
 const relocateBatch = 256
 
 // ReclaimStats is what ReclaimLog or Compact did.
@@ -82,9 +84,9 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 		return st, nil
 	}
 	cut := segs[min(maxSegments, len(segs)-1)].First
-	// The entries are copied under the lock; their records, which never
-	// change, are read after it, so that writers and readers are not held
-	// up by a disk read per live value.
+	// The entries are copied under the lock, and their records, which
+	// never change, are read after it, a batch at a time: a writer or
+	// reader is held up by the moves, never by a disk read.
 	var old []keyindex.Entry
 	s.mu.RLock()
 	if s.closed {
@@ -97,50 +99,105 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 		}
 	}
 	s.mu.RUnlock()
-	keys := make([][]byte, 0, len(old))
-	for _, e := range old {
-		c, err := s.commandAt(e)
+	for len(old) > 0 {
+		batch := old[:min(relocateBatch, len(old))]
+		old = old[len(batch):]
+		moves, err := s.readMoves(batch)
 		if err != nil {
 			return st, err
 		}
-		keys = append(keys, clone(c.Key))
-	}
-	for len(keys) > 0 {
-		batch := keys[:min(relocateBatch, len(keys))]
-		keys = keys[len(batch):]
-		err := s.Mutate(ctx, func(v *View) ([]command.Command, error) {
-			var cmds []command.Command
-			for _, k := range batch {
-				e, ok := v.entry(k)
-				if !ok || isObject(e) || e.Addr >= cut {
-					continue // rewritten or deleted since
-				}
-				it, err := v.Get(k)
-				if err != nil {
-					return nil, err
-				}
-				switch {
-				case !it.Exists:
-					cmds = append(cmds, command.Command{Op: OpDelete, Key: k})
-					continue
-				case it.Obj != nil:
-					// A spilled collection: its image moves, version kept.
-					img := object.Append(nil, it.Obj)
-					cmds = append(cmds, imageCommand(it.Obj, img))
-					st.MovedBytes += int64(len(k) + len(img))
-				default:
-					cmds = append(cmds, StringSet(k, it.Value, it.Expiry))
-					st.MovedBytes += int64(len(k) + len(it.Value))
-				}
-				st.Moved++
+		if s.beforeRelocate != nil {
+			s.beforeRelocate()
+		}
+		// One record per part, each well within the log's record limit
+		// (a value alone fits: it was written as a record of its own).
+		for len(moves) > 0 {
+			n, size := 0, 0
+			for n < len(moves) && (n == 0 || size+moves[n].size <= s.log.MaxRecordSize()/2) {
+				size += moves[n].size
+				n++
 			}
-			return cmds, nil
-		})
-		if err != nil {
-			return st, err
+			part := moves[:n]
+			moves = moves[n:]
+			err := s.Mutate(ctx, func(v *View) ([]command.Command, error) {
+				return v.relocate(part, &st)
+			})
+			if err != nil {
+				return st, err
+			}
 		}
 	}
 	return s.dropBefore(ctx, cut, st)
+}
+
+// move is a value Compact read from an old segment outside the shard's
+// lock: its key, the index entry that pointed at it, and for a string its
+// value and expiry.
+type move struct {
+	key    []byte
+	entry  keyindex.Entry
+	value  []byte
+	expiry int64
+	// size is the bytes the move's command takes, about.
+	size int
+}
+
+// readMoves reads the commands the entries point at.
+func (s *Shard) readMoves(entries []keyindex.Entry) ([]move, error) {
+	moves := make([]move, 0, len(entries))
+	for _, e := range entries {
+		c, err := s.commandAt(e)
+		if err != nil {
+			return nil, err
+		}
+		m := move{key: clone(c.Key), entry: e, size: len(c.Key) + 32}
+		for _, a := range c.Args {
+			m.size += len(a) + 8
+		}
+		if !isSpilled(e) {
+			m.value, m.expiry = clone(c.Args[0]), c.Expiry
+		}
+		moves = append(moves, m)
+	}
+	return moves, nil
+}
+
+// relocate returns the commands that rewrite the moves at the log's head.
+// A key whose index entry is no longer the one read was rewritten or
+// deleted since, and has nothing left to move. The entry is found by its
+// address, which no other key's entry shares, so confirming it reads no
+// record: the shard's lock is held here.
+func (v *View) relocate(moves []move, st *ReclaimStats) ([]command.Command, error) {
+	var cmds []command.Command
+	for i := range moves {
+		m := &moves[i]
+		if _, ok := v.s.index.Get(hashKey(m.key), func(e keyindex.Entry) bool { return e == m.entry }); !ok {
+			continue
+		}
+		switch {
+		case isSpilled(m.entry):
+			// A spilled collection: its image moves, version kept.
+			it, err := v.Get(m.key)
+			if err != nil {
+				return nil, err
+			}
+			if !it.Exists {
+				cmds = append(cmds, command.Command{Op: OpDelete, Key: m.key})
+				continue
+			}
+			img := object.Append(nil, it.Obj)
+			cmds = append(cmds, imageCommand(it.Obj, img))
+			st.MovedBytes += int64(len(m.key) + len(img))
+		case m.expiry != 0 && m.expiry <= v.now:
+			cmds = append(cmds, command.Command{Op: OpDelete, Key: m.key})
+			continue
+		default:
+			cmds = append(cmds, StringSet(m.key, m.value, expiryTime(m.expiry)))
+			st.MovedBytes += int64(len(m.key) + len(m.value))
+		}
+		st.Moved++
+	}
+	return cmds, nil
 }
 
 // entry returns key's index entry.

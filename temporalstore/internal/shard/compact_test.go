@@ -77,9 +77,8 @@ func TestCompactReclaimsOverwrittenValues(t *testing.T) {
 // Once the log's front is reclaimed, the checkpoint is the only way back:
 // an open without a usable one fails rather than start with data missing.
 func TestReclaimedLogNeedsItsCheckpoint(t *testing.T) {
-	dir := t.TempDir()
-	clk := testclock.New(time.Unix(1_764_460_800, 0))
-	opts := Options{Now: clk.Now, SegmentSize: 16 << 10}
+	dir, clk, opts := t.TempDir(), testclock.New(time.Unix(1_764_460_800, 0)), smallSegments()
+	opts.Now = clk.Now
 	s, err := Open(dir, opts)
 	require.NoError(t, err)
 	for round := range 5 {
@@ -106,3 +105,71 @@ func noise(n int) string {
 	}
 	return string(b)
 }
+
+// Compact reads the values it moves before it takes the shard's lock, so
+// writes can land in between: a key overwritten or deleted there keeps its
+// new state, and a value that expired there is deleted, not moved. The
+// values it moves outgrow one record of the small segments, so the moves
+// are split across records.
+func TestCompactKeepsWritesMadeWhileItReads(t *testing.T) {
+	dir, clk, opts := t.TempDir(), testclock.New(time.Unix(1_764_460_800, 0)), smallSegments()
+	opts.Now = clk.Now
+	s, err := Open(dir, opts)
+	require.NoError(t, err)
+	ctx := t.Context()
+	for i := range 100 {
+		exp := time.Time{}
+		if i == 2 {
+			exp = clk.Now().Add(time.Minute)
+		}
+		require.NoError(t, s.Set(ctx, fmt.Appendf(nil, "k%d", i), fmt.Appendf(nil, "v%d-%s", i, noise(200)), exp))
+	}
+	for round := range 5 { // garbage, so the first segments are worth compacting
+		for i := range 50 {
+			require.NoError(t, s.Set(ctx, fmt.Appendf(nil, "f%d", i), fmt.Appendf(nil, "%d%s", round, noise(300)), time.Time{}))
+		}
+	}
+	calls := 0
+	s.beforeRelocate = func() {
+		calls++
+		if calls > 1 {
+			return
+		}
+		require.NoError(t, s.Set(ctx, []byte("k0"), []byte("new"), time.Time{}))
+		require.NoError(t, s.Delete(ctx, []byte("k1")))
+		clk.Advance(2 * time.Minute)
+	}
+	st, err := s.Compact(ctx, 100)
+	require.NoError(t, err)
+	require.Positive(t, calls)
+	require.Positive(t, st.Segments)
+	require.Positive(t, st.Moved)
+
+	check := func(s *Shard) {
+		t.Helper()
+		v, ok, err := s.Get([]byte("k0"))
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, "new", string(v))
+		for _, k := range []string{"k1", "k2"} {
+			_, ok, err := s.Get([]byte(k))
+			require.NoError(t, err)
+			require.False(t, ok, k)
+		}
+		for i := 3; i < 100; i++ {
+			v, ok, err := s.Get(fmt.Appendf(nil, "k%d", i))
+			require.NoError(t, err)
+			require.True(t, ok, i)
+			require.Equal(t, fmt.Sprintf("v%d-", i), string(v[:len(fmt.Sprintf("v%d-", i))]))
+		}
+	}
+	check(s)
+	require.NoError(t, s.Close())
+	s, err = Open(dir, opts)
+	require.NoError(t, err)
+	defer s.Close()
+	check(s)
+}
+
+// smallSegments are the options of a shard whose log rolls every 16 KiB.
+func smallSegments() Options { return Options{SegmentSize: 16 << 10} }

@@ -214,6 +214,9 @@ type Shard struct {
 	// afterAppend, when set (by tests), is called by a plain write once
 	// the log has given its record an index, before it is applied.
 	afterAppend func(idx uint64)
+	// beforeRelocate, when set (by tests), is called by Compact between
+	// reading a batch of values and moving them.
+	beforeRelocate func()
 }
 
 // Entry metadata: the entry's type in the low 4 bits; metaTTL when the key
