@@ -726,54 +726,71 @@ func (l *Log) syncLoop() {
 			return
 		case <-t.C:
 		}
-		l.mu.Lock()
-		if l.closed || l.err != nil || l.synced >= l.written {
-			l.mu.Unlock()
-			continue
-		}
-		// Every record up to written is in seg or in a segment before it,
-		// and a roll syncs the segment it seals.
-		target, seg, epoch := l.written, l.writtenSeg, l.epoch
-		l.mu.Unlock()
-
-		var err error
-		l.syncMu.Lock()
-		if !seg.closed { // closed by a truncation: sealed (so synced) or gone
-			err = l.syncSegment(seg)
-		}
-		l.syncMu.Unlock()
-
-		l.mu.Lock()
-		if err != nil && l.err == nil {
-			l.err = fmt.Errorf("wal: sync failed; the log refuses further writes: %w", err)
-			l.opts.Logger.Error("wal: sync failed", "err", err)
-		}
-		if err == nil && l.epoch == epoch && target > l.synced {
-			l.synced = target
-		}
-		l.mu.Unlock()
+		_ = l.syncWritten()
 	}
 }
 
+// syncWritten fdatasyncs the records written so far without taking the
+// flusher's role, so appends keep being written during the sync. It
+// returns the log's error, if any, after it.
+func (l *Log) syncWritten() error {
+	l.mu.Lock()
+	if err := l.usableLocked(); err != nil || l.synced >= l.written {
+		l.mu.Unlock()
+		return err
+	}
+	// Every record up to written is in seg or in a segment before it,
+	// and a roll syncs the segment it seals.
+	target, seg, epoch := l.written, l.writtenSeg, l.epoch
+	l.mu.Unlock()
+
+	var err error
+	l.syncMu.Lock()
+	if !seg.closed { // closed by a truncation: sealed (so synced) or gone
+		err = l.syncSegment(seg)
+	}
+	l.syncMu.Unlock()
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil && l.err == nil {
+		l.err = fmt.Errorf("wal: sync failed; the log refuses further writes: %w", err)
+		l.opts.Logger.Error("wal: sync failed", "err", err)
+	}
+	if err == nil && l.epoch == epoch && target > l.synced {
+		l.synced = target
+	}
+	return l.usableLocked()
+}
+
 // Sync writes everything queued and fdatasyncs it, whatever the policy
-// (except SyncNever, where it only writes).
+// (except SyncNever, where it only writes). Under SyncInterval the fdatasync
+// runs as the interval syncer's does, beside the appends that keep coming,
+// so a checkpoint's Sync does not hold up writers for a disk flush.
 func (l *Log) Sync(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if err := l.usableLocked(); err != nil {
+		l.mu.Unlock()
 		return err
 	}
 	// Whatever is running may not sync (SyncInterval), so after it finishes
 	// lead a flush that does.
 	l.awaitFlushLocked()
 	if err := l.usableLocked(); err != nil {
+		l.mu.Unlock()
 		return err
 	}
-	l.leadLocked(l.needSync(true))
-	return l.err
+	interval := l.opts.Sync == SyncInterval
+	l.leadLocked(l.needSync(true) && !interval)
+	err := l.err
+	l.mu.Unlock()
+	if err != nil || !interval {
+		return err
+	}
+	return l.syncWritten()
 }
 
 // quiesceLocked writes and syncs everything queued, then takes ownership of
@@ -826,22 +843,23 @@ func (l *Log) TruncateFront(ctx context.Context, index uint64) error {
 		return fmt.Errorf("%w: TruncateFront(%d) past the next index %d", ErrInvalidIndex, index, next)
 	}
 	l.segMu.Lock()
-	defer l.segMu.Unlock()
 	if l.segs == nil {
+		l.segMu.Unlock()
 		return ErrClosed
 	}
 	n := 0
 	for n < len(l.segs)-1 && l.segs[n+1].first <= index {
 		n++
 	}
-	if n == 0 {
-		return nil
-	}
-	err = l.dropSegments(l.segs[:n], "")
+	dropped := slices.Clone(l.segs[:n])
 	clear(l.segs[:n])
 	l.segs = l.segs[n:]
 	l.first.Store(l.segs[0].first)
-	return err
+	l.segMu.Unlock()
+	// The files are closed and removed after segMu is let go, so that a
+	// flush publishing offsets, and the appends waiting on it, do not wait
+	// for the unlinks and the directory sync. No reader can reach them.
+	return l.dropSegments(dropped, "")
 }
 
 // TruncateBack discards every record after index, so that index becomes the
