@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -66,6 +65,15 @@ type PutOptions struct {
 // Lower-tier writes of one DRAM shard are made under that shard's lock
 // (unless Options.WriteBack queues the SSD ones), so a shard's writes are
 // serialised on them; DRAM hits never wait for them.
+//
+// A DRAM hit takes no lock and tells the replacement policy through a
+// per-shard read buffer. While one goroutine reads a shard, every hit
+// reaches the policy (hits of a hot entry again within an epoch
+// deduplicated). While several read it at once, the policy is told of a
+// sample, as Caffeine's and otter's lossy read buffers do, so that reading
+// cores do not spend most of a hit on the policy's bookkeeping; hit and
+// miss counters stay exact either way (Stats.DRAMHitsToPolicy counts what
+// the policy saw).
 type Cache struct {
 	// What every DRAM hit reads, and nothing writes after New (closed once,
 	// the callbacks when set): kept off the lines that writers change.
@@ -953,17 +961,20 @@ func (c *Cache) read(ctx context.Context, key blockfmt.Key, promote bool) ([]byt
 	h := hashKey(key)
 	s := c.shardFor(h)
 	var start time.Time
+	var st *readStripe
 	timed := false
 	if promote {
-		// A random draw samples one call in sampleMask+1 for latency,
-		// without touching memory another core writes.
-		if timed = uint64(rand.Uint32())&c.sampleMask == 0; timed {
+		// The goroutine's read ring counts its hits; a call finding the
+		// count at a multiple of sampleMask+1 is timed, which samples one
+		// hit in that many from a line this core writes anyway.
+		st = &s.reads.stripes[stackStripe()]
+		if timed = st.hits.Load()&c.sampleMask == 0; timed {
 			start = time.Now()
 		}
 	}
 	if e := c.loadLive(s, h, key); e != nil {
 		if promote {
-			c.recordHit(s, h, e)
+			c.recordHit(s, st, h, e)
 			if timed {
 				c.st.getLatency.since(start)
 			}
@@ -1320,7 +1331,7 @@ func (c *Cache) getBatched(ctx context.Context, key blockfmt.Key, memo map[block
 	h := hashKey(key)
 	s := c.shardFor(h)
 	if e := c.loadLive(s, h, key); e != nil {
-		c.recordHit(s, h, e)
+		c.recordHit(s, &s.reads.stripes[stackStripe()], h, e)
 		return e.value(), TierDRAM, true, nil
 	}
 	if err := c.enter(); err != nil {

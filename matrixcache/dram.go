@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 	"github.com/temporalstore/temporalstore-go/matrixcache/policy"
 )
@@ -26,7 +24,7 @@ import (
 // full and the shard's lock is busy is dropped (records are hints to the
 // policy; the hit counters stay exact). Powers of two.
 const (
-	readStripesLog2 = 2
+	readStripesLog2 = 3
 	readStripes     = 1 << readStripesLog2
 	stripeLen       = 16
 )
@@ -45,7 +43,11 @@ type readStripe struct {
 	// hash, so it costs a lookup, never a wrong hit.
 	hashes [stripeLen]atomic.Uint64
 	slots  [stripeLen]atomic.Int32
-	_      [40]byte
+	// shared is set when a hit's reservation found another one made
+	// between its look at head and its own: two goroutines write this
+	// ring, which a drain takes as concurrent reads (see shard.sampled).
+	shared atomic.Bool
+	_      [36]byte
 }
 
 type readBuffer struct {
@@ -62,15 +64,26 @@ func (b *readBuffer) hits() int64 {
 }
 
 type shard struct {
-	// Written by lock-free readers.
-	reads readBuffer
 	// Read by every lock-free hit, and written seldom, so they share a
-	// line with nothing that writers or the lock touch: m (set once) and
+	// line with nothing that writers or the lock touch: m (set once),
 	// epoch, which advances every 1<<ringEpochLog2 hits of any one ring
-	// (see recordHit).
+	// (see recordHit), and sampled, which drains set when it changes.
+	// First, so that the nil check of a shard pointer loads this line,
+	// which the hit reads anyway, and not a ring another core writes.
 	m     *index
 	epoch atomic.Uint32
-	_     [52]byte
+	// sampled is set while goroutines read the shard at once (the last
+	// drain found records in more than one ring). The policy is then told
+	// of a sample of the lock-free hits, as Caffeine's and otter's lossy
+	// read buffers do: a full ring is drained by one hit in
+	// sampledDrainHits of its goroutine and the records of the others are
+	// dropped, so the hit path mostly skips the policy's work, about 65 ns
+	// a record. A reader alone has every record drained (hot entries
+	// deduplicated by epoch), so a single-goroutine replay stays exact.
+	sampled atomic.Bool
+	_       [48]byte
+	// Written by lock-free readers.
+	reads readBuffer
 	// hits counts the DRAM hits of the locked read path.
 	hits   atomic.Int64
 	putSeq atomic.Uint64
@@ -78,6 +91,8 @@ type shard struct {
 	mu       sync.Mutex
 	pol      policy.Policy
 	capacity int64
+	// recorded counts the lock-free hits drained to the policy.
+	recorded int64
 	victims  []uint64
 	// names interns keys' namespaces and selectors (see keyNames).
 	names map[keyNames]*keyNames
@@ -259,9 +274,12 @@ func (c *Cache) loadLive(s *shard, h uint64, key blockfmt.Key) *entry {
 // shard's, not the ring's, so goroutines hitting one hot entry agree on it
 // and do not rewrite its line in turn. The hit that fills its ring drains
 // the buffer; the drain then needs the policy's node only.
-func (c *Cache) recordHit(s *shard, h uint64, e *entry) {
-	st := &s.reads.stripes[stackStripe()]
-	if st.hits.Add(1)&(1<<ringEpochLog2-1) == 0 {
+func (c *Cache) recordHit(s *shard, st *readStripe, h uint64, e *entry) {
+	n := st.hits.Add(1)
+	sampled := s.sampled.Load()
+	// Sampling, epochs are longer: a hot entry's line is rewritten (and
+	// taken from the other cores' caches) once per epoch it is hit in.
+	if epochMask := uint64(1<<ringEpochLog2 - 1); n&epochMask == 0 && (!sampled || n&(1<<sampledEpochLog2-1) == 0) {
 		s.epoch.Add(1)
 	}
 	epoch := s.epoch.Load() << epochShift
@@ -278,24 +296,62 @@ func (c *Cache) recordHit(s *shard, h uint64, e *entry) {
 		if hot+1 == uint32(c.tiering.DRAMHotnessThreshold) {
 			c.st.hotnessPromotions.Add(1)
 		}
-		if seen {
+		if !seen {
+			break
+		}
+		// Deduplicated. While sampling, this may still be the ring's hit
+		// that drains.
+		if !sampled || n&(sampledDrainHits-1) != 0 {
 			return
 		}
-		break
+		c.drainShard(s)
+		return
 	}
-	w := st.head.Add(1) - 1
-	if used := w - st.tail.Load(); used < stripeLen {
-		st.hashes[w%stripeLen].Store(h)
-		st.slots[w%stripeLen].Store(e.slot)
-		if used != stripeLen-1 {
-			return
+	// A full ring is not written again before a drain: under sampling it
+	// stays full between drains, and its hits then cost two loads.
+	if seen := st.head.Load(); seen-st.tail.Load() < stripeLen {
+		w := st.head.Add(1) - 1
+		if w != seen && !st.shared.Load() {
+			st.shared.Store(true)
+		}
+		if used := w - st.tail.Load(); used < stripeLen {
+			st.hashes[w%stripeLen].Store(h)
+			st.slots[w%stripeLen].Store(e.slot)
+			if used != stripeLen-1 && !sampled {
+				return
+			}
 		}
 	}
+	// Alone, the hit that fills the ring drains (or the next, if the lock
+	// was busy); sampling, one hit in sampledDrainHits of the ring.
+	if sampled && n&(sampledDrainHits-1) != 0 {
+		return
+	}
+	c.drainShard(s)
+}
+
+// drainShard drains s's read buffer unless its lock is busy, and decides
+// whether s samples: records in two rings or more, or a ring two
+// goroutines wrote, mean goroutines reading at once; records in one ring,
+// a reader alone. Only hits' drains decide: one by Stats says nothing of
+// who reads.
+func (c *Cache) drainShard(s *shard) {
 	if s.mu.TryLock() {
-		c.drainLocked(s)
+		active, shared := c.drainLocked(s)
+		if sampled := active > 1 || shared; sampled != s.sampled.Load() {
+			s.sampled.Store(sampled)
+		}
 		s.mu.Unlock()
 	}
 }
+
+// sampledDrainHits is how many hits of a ring, in a sampling shard, come
+// to one drain: at most readStripes*stripeLen records reach the policy per
+// that many hits of each ring (a power of two).
+const sampledDrainHits = 1024
+
+// sampledEpochLog2 is ringEpochLog2 in a sampling shard.
+const sampledEpochLog2 = 12
 
 // stackStripe picks the read ring of the calling goroutine from the address
 // of its stack: the same ring on every hit while the goroutine runs, and
@@ -318,18 +374,25 @@ const (
 	dedupHotness  = 16
 )
 
-// drainLocked tells the policy about the hits recorded in s's read buffer.
-// Writes and misses do not drain: a drain is up to 64 policy updates, each
-// a few cache misses, and a write holding the shard's lock that long makes
-// the other writers of the shard queue. A full ring is drained by the next
-// hit that finds the lock free, and Stats drains.
-func (c *Cache) drainLocked(s *shard) {
+// drainLocked tells the policy about the hits recorded in s's read buffer,
+// and reports how many rings held records and whether one was shared
+// since the last drain (see recordHit). Writes and misses do not drain: a
+// drain is up to 128 policy updates, each a few cache misses, and a write
+// holding the shard's lock that long makes the other writers of the shard
+// queue. A full ring is drained by the next hit that finds the lock free
+// (one hit in sampledDrainHits while sampling), and Stats drains.
+func (c *Cache) drainLocked(s *shard) (active int, shared bool) {
 	for k := range s.reads.stripes {
 		st := &s.reads.stripes[k]
+		if st.shared.Load() {
+			shared = true
+			st.shared.Store(false)
+		}
 		tail, head := st.tail.Load(), st.head.Load()
 		if head == tail {
 			continue
 		}
+		active++
 		// Records reserved past tail+stripeLen found the ring full and were
 		// dropped; a record reserved but not yet written is lost (hints).
 		// Such a slot still holds an older record, which the policy takes as
@@ -341,9 +404,11 @@ func (c *Cache) drainLocked(s *shard) {
 			}
 			// A key that left DRAM is no longer in the policy.
 			s.pol.AccessSlot(h, st.slots[i%stripeLen].Load())
+			s.recorded++
 		}
 		st.tail.Store(head)
 	}
+	return active, shared
 }
 
 // lookupLocked returns key's DRAM entry in s, or nil.
@@ -367,7 +432,7 @@ func (s *shard) dropLocked(h uint64, e *entry) {
 // gets xxhash; the namespace and selector, short and drawn from few values,
 // get mixName, a few instructions where a second xxhash call costs dozens.
 func hashKey(k blockfmt.Key) uint64 {
-	h := xxhash.Sum64String(k.Record) ^ k.Shard*0x9e3779b97f4a7c15
+	h := mixName(k.Shard*0x9e3779b97f4a7c15, k.Record)
 	h = mixName(h, k.Namespace)
 	h = mixName(h*0x165667b19e3779f9, k.Selector)
 	if h = fmix64(h); h == 0 {

@@ -2,6 +2,8 @@ package matrixcache
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -13,11 +15,7 @@ import (
 // Keys whose namespace and selector pairs outnumber what a shard interns
 // are still stored and answered exactly, and the interned set stays bounded.
 func TestKeyNamesBeyondTheInternBound(t *testing.T) {
-	opts, _ := testOptions(t, 1<<14)
-	opts.Shards = 1
-	opts.SSDCapacityBytes = Disabled
-	opts.DRAMCapacityBytes = 8 << 20
-	c := newTestCache(t, opts)
+	c := oneShardDRAMCache(t)
 	ctx := t.Context()
 	n := maxInternedNames + 300
 	key := func(i int) blockfmt.Key { return blockfmt.HashKey(0, "user-1", fmt.Sprintf("field-%04d", i)) }
@@ -175,4 +173,68 @@ func TestStaticNamesShareTheConstantsBytes(t *testing.T) {
 	other := string([]byte("field-1"))
 	require.NotEqual(t, addr(other), addr(staticName(other)))
 	require.Equal(t, other, staticName(other))
+}
+
+// While goroutines read a shard at once, the policy is told of a sample of
+// their hits, and the hit counter stays exact. Once one goroutine reads
+// alone again, every hit of a cold entry reaches the policy.
+func TestConcurrentHitsReachThePolicyAsASample(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("goroutines on one processor take turns: they never read at once")
+	}
+	c := oneShardDRAMCache(t)
+	ctx := t.Context()
+	key := func(i int) blockfmt.Key { return blockfmt.StringKey(0, fmt.Sprintf("k%04d", i)) }
+	const keys, readers, reads = 256, 8, 50_000
+	for i := range keys {
+		require.NoError(t, c.Put(ctx, key(i), []byte("v"), PutOptions{}))
+	}
+	hit := func(i int) {
+		if _, _, ok, err := c.GetShared(ctx, key(i)); !ok || err != nil {
+			t.Errorf("key %d: ok %v, err %v", i, ok, err)
+		}
+	}
+
+	before := c.Stats()
+	var wg sync.WaitGroup
+	for g := range readers {
+		wg.Go(func() {
+			for i := range reads {
+				hit((i*7 + g) % keys)
+			}
+		})
+	}
+	wg.Wait()
+	after := c.Stats()
+	hits := after.DRAM.Hits - before.DRAM.Hits
+	told := after.DRAMHitsToPolicy - before.DRAMHitsToPolicy
+	require.Equal(t, int64(readers*reads), hits)
+	require.Less(t, told, hits/4, "sampled")
+
+	// Alone: the first drain that finds only this goroutine's ring ends the
+	// sampling (the drain before it may still find the others' records);
+	// from then on every hit of a cold entry is recorded.
+	for i := range 3 * sampledDrainHits {
+		hit(i % keys)
+	}
+	require.False(t, c.shards[0].sampled.Load())
+	for i := keys; i < keys+100; i++ {
+		require.NoError(t, c.Put(ctx, key(i), []byte("v"), PutOptions{}))
+	}
+	before = c.Stats()
+	for i := keys; i < keys+100; i++ {
+		hit(i)
+	}
+	after = c.Stats()
+	require.Equal(t, int64(100), after.DRAM.Hits-before.DRAM.Hits)
+	require.Equal(t, int64(100), after.DRAMHitsToPolicy-before.DRAMHitsToPolicy)
+}
+
+// oneShardDRAMCache is a cache of one 8 MiB DRAM shard and no lower tier.
+func oneShardDRAMCache(t *testing.T) *Cache {
+	opts, _ := testOptions(t, 1<<14)
+	opts.Shards = 1
+	opts.SSDCapacityBytes = Disabled
+	opts.DRAMCapacityBytes = 8 << 20
+	return newTestCache(t, opts)
 }

@@ -109,6 +109,11 @@ type Stats struct {
 	// EvictionCallbacks counts the calls of the eviction callback
 	// (Options.OnEvict).
 	EvictionCallbacks int64
+	// DRAMHitsToPolicy counts the DRAM hits the replacement policy was
+	// told of. The others were hits of a hot entry again within its
+	// shard's epoch, or lock-free hits left out of the sample taken while
+	// goroutines read a shard at once (see Cache).
+	DRAMHitsToPolicy int64
 }
 
 // Stats returns a snapshot of the cache's counters. It locks every shard in
@@ -143,6 +148,7 @@ func (c *Cache) Stats() Stats {
 		sh.mu.Lock()
 		c.drainLocked(sh)
 		s.DRAM.Hits += sh.hits.Load() + sh.reads.hits()
+		s.DRAMHitsToPolicy += sh.hits.Load() + sh.recorded
 		s.DRAM.Entries += int64(sh.pol.Len())
 		s.DRAM.Bytes += sh.pol.Cost()
 		for h, p := range sh.pins {
