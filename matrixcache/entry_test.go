@@ -2,7 +2,6 @@ package matrixcache
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"unsafe"
@@ -177,15 +176,14 @@ func TestStaticNamesShareTheConstantsBytes(t *testing.T) {
 
 // While goroutines read a shard at once, the policy is told of a sample of
 // their hits, and the hit counter stays exact. Once one goroutine reads
-// alone again, every hit of a cold entry reaches the policy.
+// alone again, every hit of a cold entry reaches the policy. The readers
+// take turns, a few hits each, so that their rings hold records at once
+// however the machine schedules them.
 func TestConcurrentHitsReachThePolicyAsASample(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("goroutines on one processor take turns: they never read at once")
-	}
 	c := oneShardDRAMCache(t)
 	ctx := t.Context()
 	key := func(i int) blockfmt.Key { return blockfmt.StringKey(0, fmt.Sprintf("k%04d", i)) }
-	const keys, readers, reads = 256, 8, 50_000
+	const keys, readers, turns, perTurn = 256, 8, 250, 8
 	for i := range keys {
 		require.NoError(t, c.Put(ctx, key(i), []byte("v"), PutOptions{}))
 	}
@@ -196,19 +194,30 @@ func TestConcurrentHitsReachThePolicyAsASample(t *testing.T) {
 	}
 
 	before := c.Stats()
+	// Reader g waits for its turn on next[g], hits, and hands on.
+	next := make([]chan struct{}, readers)
+	for g := range next {
+		next[g] = make(chan struct{}, 1)
+	}
 	var wg sync.WaitGroup
 	for g := range readers {
 		wg.Go(func() {
-			for i := range reads {
-				hit((i*7 + g) % keys)
+			for turn := range turns {
+				<-next[g]
+				for i := range perTurn {
+					hit((turn*perTurn + i + g*31) % keys)
+				}
+				next[(g+1)%readers] <- struct{}{}
 			}
 		})
 	}
+	next[0] <- struct{}{}
 	wg.Wait()
+	<-next[0]
 	after := c.Stats()
 	hits := after.DRAM.Hits - before.DRAM.Hits
 	told := after.DRAMHitsToPolicy - before.DRAMHitsToPolicy
-	require.Equal(t, int64(readers*reads), hits)
+	require.Equal(t, int64(readers*turns*perTurn), hits)
 	require.Less(t, told, hits/4, "sampled")
 
 	// Alone: the first drain that finds only this goroutine's ring ends the
