@@ -3,6 +3,7 @@ package matrixcache
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
@@ -141,8 +142,15 @@ func BenchmarkZipfGet(b *testing.B) {
 }
 
 // BenchmarkGetZipfParallel reads 65,536 resident 64-byte values with Zipf
-// (s=1.0001) keys from 8 goroutines, as `bench cache` does.
+// (s=1.0001) keys from 2 and 8 goroutines, as `bench cache` does, and
+// reports the share of hits the policy was told of.
 func BenchmarkGetZipfParallel(b *testing.B) {
+	for _, readers := range []int{2, 8} {
+		b.Run(fmt.Sprint(readers), func(b *testing.B) { benchGetZipfParallel(b, readers) })
+	}
+}
+
+func benchGetZipfParallel(b *testing.B, readers int) {
 	const n = 1 << 16
 	c := benchCache(b, Options{SSDCapacityBytes: Disabled, DRAMCapacityBytes: 4 * n * 128})
 	ctx := b.Context()
@@ -154,7 +162,8 @@ func BenchmarkGetZipfParallel(b *testing.B) {
 		}
 	}
 	b.ReportAllocs()
-	b.SetParallelism(4)
+	b.SetParallelism(max(1, readers/runtime.GOMAXPROCS(0)))
+	before := c.Stats()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		z := rand.NewZipf(rand.New(rand.NewPCG(rand.Uint64(), 1)), 1.0001, 1, n-1)
@@ -171,4 +180,7 @@ func BenchmarkGetZipfParallel(b *testing.B) {
 			i++
 		}
 	})
+	b.StopTimer()
+	after := c.Stats()
+	b.ReportMetric(float64(after.DRAMHitsToPolicy-before.DRAMHitsToPolicy)/float64(after.DRAM.Hits-before.DRAM.Hits), "to-policy/hit")
 }

@@ -47,7 +47,9 @@ type readStripe struct {
 	// between its look at head and its own: two goroutines write this
 	// ring, which a drain takes as concurrent reads (see shard.sampled).
 	shared atomic.Bool
-	_      [36]byte
+	// drainedHits is hits at the last drain (under the shard's lock).
+	drainedHits uint64
+	_           [24]byte
 }
 
 type readBuffer struct {
@@ -93,7 +95,10 @@ type shard struct {
 	capacity int64
 	// recorded counts the lock-free hits drained to the policy.
 	recorded int64
-	victims  []uint64
+	// aloneDrains counts the drains in a row that found one ring, while
+	// sampled (see drainShard).
+	aloneDrains int
+	victims     []uint64
 	// names interns keys' namespaces and selectors (see keyNames).
 	names map[keyNames]*keyNames
 	// pins holds the pin counts of pinned keys, by hash.
@@ -287,14 +292,18 @@ func (c *Cache) recordHit(s *shard, st *readStripe, h uint64, e *entry) {
 		old := e.state.Load()
 		hot := old & hotnessMask
 		seen := hot >= dedupHotness && old&^hotnessMask == epoch
-		next := epoch | min(hot+1, hotnessMask)
-		// A hot entry seen in this epoch is not written, so cores reading
-		// it keep their copies of its line.
-		if old != next && !e.state.CompareAndSwap(old, next) {
-			continue
-		}
-		if hot+1 == uint32(c.tiering.DRAMHotnessThreshold) {
-			c.st.hotnessPromotions.Add(1)
+		// A hot entry seen in this epoch is not written once its hotness
+		// stops at 255, nor at all while sampling (its hotness is past
+		// every tier's threshold), so cores reading it keep their copies
+		// of its line.
+		if !seen || !sampled {
+			next := epoch | min(hot+1, hotnessMask)
+			if old != next && !e.state.CompareAndSwap(old, next) {
+				continue
+			}
+			if hot+1 == uint32(c.tiering.DRAMHotnessThreshold) {
+				c.st.hotnessPromotions.Add(1)
+			}
 		}
 		if !seen {
 			break
@@ -336,14 +345,32 @@ func (c *Cache) recordHit(s *shard, st *readStripe, h uint64, e *entry) {
 // a reader alone. Only hits' drains decide: one by Stats says nothing of
 // who reads.
 func (c *Cache) drainShard(s *shard) {
-	if s.mu.TryLock() {
-		active, shared := c.drainLocked(s)
-		if sampled := active > 1 || shared; sampled != s.sampled.Load() {
-			s.sampled.Store(sampled)
-		}
-		s.mu.Unlock()
+	if !s.mu.TryLock() {
+		return
 	}
+	active, shared := c.drainLocked(s)
+	switch {
+	case active > 1 || shared:
+		s.aloneDrains = 0
+		if !s.sampled.Load() {
+			s.sampled.Store(true)
+		}
+	case s.sampled.Load():
+		// Sampling ends after aloneDrainsToExact drains in a row find one
+		// ring: two goroutines sharing a ring look alone while it is full
+		// and unwritten, and are caught again (a raced reservation) only
+		// once it is written.
+		if s.aloneDrains++; s.aloneDrains >= aloneDrainsToExact {
+			s.aloneDrains = 0
+			s.sampled.Store(false)
+		}
+	}
+	s.mu.Unlock()
 }
+
+// aloneDrainsToExact is how many drains in a row must find one ring alone
+// before a sampling shard records every hit again.
+const aloneDrainsToExact = 4
 
 // sampledDrainHits is how many hits of a ring, in a sampling shard, come
 // to one drain: at most readStripes*stripeLen records reach the policy per
@@ -375,8 +402,8 @@ const (
 )
 
 // drainLocked tells the policy about the hits recorded in s's read buffer,
-// and reports how many rings held records and whether one was shared
-// since the last drain (see recordHit). Writes and misses do not drain: a
+// and reports how many rings were hit and whether one was shared since the
+// last drain (see recordHit). Writes and misses do not drain: a
 // drain is up to 128 policy updates, each a few cache misses, and a write
 // holding the shard's lock that long makes the other writers of the shard
 // queue. A full ring is drained by the next hit that finds the lock free
@@ -388,11 +415,17 @@ func (c *Cache) drainLocked(s *shard) (active int, shared bool) {
 			shared = true
 			st.shared.Store(false)
 		}
+		// A ring counts as active when its goroutine hit the shard since
+		// the last drain, recorded or not (deduplicated hits leave no
+		// record).
+		if n := st.hits.Load(); n != st.drainedHits {
+			st.drainedHits = n
+			active++
+		}
 		tail, head := st.tail.Load(), st.head.Load()
 		if head == tail {
 			continue
 		}
-		active++
 		// Records reserved past tail+stripeLen found the ring full and were
 		// dropped; a record reserved but not yet written is lost (hints).
 		// Such a slot still holds an older record, which the policy takes as

@@ -220,10 +220,10 @@ func TestConcurrentHitsReachThePolicyAsASample(t *testing.T) {
 	require.Equal(t, int64(readers*turns*perTurn), hits)
 	require.Less(t, told, hits/4, "sampled")
 
-	// Alone: the first drain that finds only this goroutine's ring ends the
-	// sampling (the drain before it may still find the others' records);
-	// from then on every hit of a cold entry is recorded.
-	for i := range 3 * sampledDrainHits {
+	// Alone: aloneDrainsToExact drains in a row that find only this
+	// goroutine's ring end the sampling (the first may still find the
+	// others' records); from then on every hit of a cold entry is recorded.
+	for i := range (aloneDrainsToExact + 2) * sampledDrainHits {
 		hit(i % keys)
 	}
 	require.False(t, c.shards[0].sampled.Load())

@@ -20,6 +20,8 @@ func TestHitPathFieldsHaveTheirLines(t *testing.T) {
 	require.LessOrEqual(t, unsafe.Offsetof(c.onEvict)+unsafe.Sizeof(c.onEvict), uintptr(64))
 	require.GreaterOrEqual(t, unsafe.Offsetof(c.opts), uintptr(64))
 	var s shard
-	require.Zero(t, unsafe.Offsetof(s.m)%64)
+	require.Zero(t, unsafe.Offsetof(s.m))
+	require.Equal(t, uintptr(64), unsafe.Offsetof(s.reads), "the read-mostly line, then the rings")
+	require.Zero(t, unsafe.Sizeof(readStripe{})%64, "each ring on lines of its own")
 	require.GreaterOrEqual(t, unsafe.Offsetof(s.hits)-unsafe.Offsetof(s.m), uintptr(64))
 }
