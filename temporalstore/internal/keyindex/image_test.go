@@ -29,6 +29,31 @@ func TestImageRoundTrip(t *testing.T) {
 	require.Zero(t, y.Len())
 }
 
+// A clone keeps the state it was taken in while the index changes, and
+// encodes to the same image the index had then; AppendImage appends after
+// what dst holds.
+func TestCloneIsASnapshot(t *testing.T) {
+	x := New(0)
+	model := map[uint64]Entry{}
+	for id := range uint64(1000) {
+		e := Entry{Addr: addrOf(id, id), Meta: 1}
+		x.Put(hashOf(id, false), e, matchID(id))
+		model[id] = e
+	}
+	img := x.AppendImage(nil)
+	c := x.Clone()
+	for id := range uint64(500) {
+		x.Delete(hashOf(id, false), matchID(id))
+	}
+	for id := uint64(1000); id < 3000; id++ { // grows x past the clone's table
+		x.Put(hashOf(id, false), Entry{Addr: addrOf(id, id), Meta: 2}, matchID(id))
+	}
+	require.Equal(t, img, c.AppendImage(nil))
+	require.Len(t, img, c.ImageSize())
+	checkInvariants(t, c, model, false)
+	require.Equal(t, append([]byte("prefix"), img...), c.AppendImage([]byte("prefix")))
+}
+
 func TestDecodeImageRefusesBadBytes(t *testing.T) {
 	x := New(0)
 	for id := range uint64(10) {

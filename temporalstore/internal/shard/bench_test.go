@@ -118,31 +118,63 @@ func BenchmarkCompactUnderWrites(b *testing.B) {
 		for i := range 4 * live { // garbage after them
 			require.NoError(b, s.Set(b.Context(), fmt.Appendf(nil, "hot-%04d", i%1000), v, time.Time{}))
 		}
-		var stop atomic.Bool
-		var longest atomic.Int64
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for i := 0; !stop.Load(); i++ {
-				t0 := time.Now()
-				if err := s.Set(b.Context(), fmt.Appendf(nil, "hot-%04d", i%1000), v, time.Time{}); err != nil {
-					b.Error(err)
-					return
-				}
-				if d := time.Since(t0).Nanoseconds(); d > longest.Load() {
-					longest.Store(d)
-				}
-			}
-		}()
 		b.StartTimer()
-		st, err := s.Compact(b.Context(), 100)
+		longest := longestWriteDuring(b, s, func() {
+			st, err := s.Compact(b.Context(), 100)
+			require.NoError(b, err)
+			require.GreaterOrEqual(b, st.Moved, live)
+		})
 		b.StopTimer()
-		stop.Store(true)
-		<-done
-		require.NoError(b, err)
-		require.GreaterOrEqual(b, st.Moved, live)
-		b.ReportMetric(float64(longest.Load())/1e3, "longest-set-µs")
+		b.ReportMetric(float64(longest.Microseconds()), "longest-set-µs")
 		require.NoError(b, s.Close())
 		b.StartTimer()
 	}
+}
+
+// BenchmarkCheckpointUnderWrites checkpoints a shard of 200,000 keys while
+// a writer keeps setting keys, and reports the longest of those writes.
+func BenchmarkCheckpointUnderWrites(b *testing.B) {
+	const keys = 200_000
+	s, err := Open(b.TempDir(), Options{})
+	require.NoError(b, err)
+	defer s.Close()
+	v := make([]byte, 16)
+	for i := range keys {
+		require.NoError(b, s.Set(b.Context(), fmt.Appendf(nil, "key-%08d", i), v, time.Time{}))
+	}
+	var longest time.Duration
+	for b.Loop() {
+		longest = max(longest, longestWriteDuring(b, s, func() {
+			_, err := s.Checkpoint(b.Context())
+			require.NoError(b, err)
+		}))
+	}
+	b.ReportMetric(float64(longest.Microseconds()), "longest-set-µs")
+}
+
+// longestWriteDuring runs fn, timed, while a goroutine keeps setting keys
+// of s, and returns the longest of those sets.
+func longestWriteDuring(b *testing.B, s *Shard, fn func()) time.Duration {
+	b.Helper()
+	v := make([]byte, 100)
+	var stop atomic.Bool
+	var longest atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; !stop.Load(); i++ {
+			t0 := time.Now()
+			if err := s.Set(b.Context(), fmt.Appendf(nil, "hot-%04d", i%1000), v, time.Time{}); err != nil {
+				b.Error(err)
+				return
+			}
+			if d := time.Since(t0).Nanoseconds(); d > longest.Load() {
+				longest.Store(d)
+			}
+		}
+	}()
+	fn()
+	stop.Store(true)
+	<-done
+	return time.Duration(longest.Load())
 }

@@ -80,7 +80,9 @@ func (s *Shard) Checkpoint(ctx context.Context) (uint64, error) {
 		return 0, ErrClosed
 	}
 	applied, live, low := s.applied, s.liveBytes, s.lowestStringLocked()
-	img := s.index.AppendImage(nil)
+	// The index is copied while writers wait (a memory copy) and encoded
+	// after they go on.
+	idx := s.index.Clone()
 	var objs []byte
 	nobjs := 0
 	for i, o := range s.objs {
@@ -91,8 +93,8 @@ func (s *Shard) Checkpoint(ctx context.Context) (uint64, error) {
 		}
 	}
 	s.mu.RUnlock()
-
-	buf := make([]byte, 0, imageHeader+len(img)+4)
+	imgLen := idx.ImageSize()
+	buf := make([]byte, 0, imageHeader+imgLen+binary.MaxVarintLen64+len(objs)+4)
 	buf = append(buf, imageMagic...)
 	buf = binary.LittleEndian.AppendUint16(buf, imageFormat)
 	buf = binary.LittleEndian.AppendUint32(buf, s.opts.Stamp.ShardID)
@@ -101,8 +103,8 @@ func (s *Shard) Checkpoint(ctx context.Context) (uint64, error) {
 	buf = binary.LittleEndian.AppendUint64(buf, applied)
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(live))
 	buf = binary.LittleEndian.AppendUint64(buf, low)
-	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(img)))
-	buf = append(buf, img...)
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(imgLen))
+	buf = idx.AppendImage(buf) // in place: the image is most of the file
 	buf = binary.AppendUvarint(buf, uint64(nobjs))
 	buf = append(buf, objs...)
 	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
