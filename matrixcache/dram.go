@@ -47,7 +47,8 @@ type readStripe struct {
 	// between its look at head and its own: two goroutines write this
 	// ring, which a drain takes as concurrent reads (see shard.sampled).
 	shared atomic.Bool
-	// drainedHits is hits at the last drain (under the shard's lock).
+	// drainedHits is hits at the last hit-driven drain (under the shard's
+	// lock; see drainShard).
 	drainedHits uint64
 	_           [24]byte
 }
@@ -74,14 +75,14 @@ type shard struct {
 	// which the hit reads anyway, and not a ring another core writes.
 	m     *index
 	epoch atomic.Uint32
-	// sampled is set while goroutines read the shard at once (the last
-	// drain found records in more than one ring). The policy is then told
-	// of a sample of the lock-free hits, as Caffeine's and otter's lossy
-	// read buffers do: a full ring is drained by one hit in
-	// sampledDrainHits of its goroutine and the records of the others are
-	// dropped, so the hit path mostly skips the policy's work, about 65 ns
-	// a record. A reader alone has every record drained (hot entries
-	// deduplicated by epoch), so a single-goroutine replay stays exact.
+	// sampled is set while goroutines read the shard at once (see
+	// drainShard). The policy is then told of a sample of the lock-free
+	// hits, as Caffeine's and otter's lossy read buffers do: a full ring
+	// is drained by one hit in sampledDrainHits of its goroutine and the
+	// records of the others are dropped, so the hit path mostly skips the
+	// policy's work, about 65 ns a record. A reader alone has every record
+	// drained (hot entries deduplicated by epoch), so a single-goroutine
+	// replay stays exact.
 	sampled atomic.Bool
 	_       [48]byte
 	// Written by lock-free readers.
@@ -284,9 +285,16 @@ func (c *Cache) recordHit(s *shard, st *readStripe, h uint64, e *entry) {
 	sampled := s.sampled.Load()
 	// Sampling, epochs are longer: a hot entry's line is rewritten (and
 	// taken from the other cores' caches) once per epoch it is hit in.
-	if epochMask := uint64(1<<ringEpochLog2 - 1); n&epochMask == 0 && (!sampled || n&(1<<sampledEpochLog2-1) == 0) {
+	epochLog2 := ringEpochLog2
+	if sampled {
+		epochLog2 = sampledEpochLog2
+	}
+	if n&(1<<epochLog2-1) == 0 {
 		s.epoch.Add(1)
 	}
+	// Sampling, one hit in sampledDrainHits of the ring drains, recorded
+	// or not.
+	drainDue := sampled && n&(sampledDrainHits-1) == 0
 	epoch := s.epoch.Load() << epochShift
 	for {
 		old := e.state.Load()
@@ -308,19 +316,16 @@ func (c *Cache) recordHit(s *shard, st *readStripe, h uint64, e *entry) {
 		if !seen {
 			break
 		}
-		// Deduplicated. While sampling, this may still be the ring's hit
-		// that drains.
-		if !sampled || n&(sampledDrainHits-1) != 0 {
-			return
+		if drainDue { // deduplicated, but the ring's hit that drains
+			c.drainShard(s)
 		}
-		c.drainShard(s)
 		return
 	}
 	// A full ring is not written again before a drain: under sampling it
 	// stays full between drains, and its hits then cost two loads.
-	if seen := st.head.Load(); seen-st.tail.Load() < stripeLen {
+	if head := st.head.Load(); head-st.tail.Load() < stripeLen {
 		w := st.head.Add(1) - 1
-		if w != seen && !st.shared.Load() {
+		if w != head && !st.shared.Load() {
 			st.shared.Store(true)
 		}
 		if used := w - st.tail.Load(); used < stripeLen {
@@ -332,23 +337,34 @@ func (c *Cache) recordHit(s *shard, st *readStripe, h uint64, e *entry) {
 		}
 	}
 	// Alone, the hit that fills the ring drains (or the next, if the lock
-	// was busy); sampling, one hit in sampledDrainHits of the ring.
-	if sampled && n&(sampledDrainHits-1) != 0 {
-		return
+	// was busy).
+	if !sampled || drainDue {
+		c.drainShard(s)
 	}
-	c.drainShard(s)
 }
 
 // drainShard drains s's read buffer unless its lock is busy, and decides
-// whether s samples: records in two rings or more, or a ring two
-// goroutines wrote, mean goroutines reading at once; records in one ring,
-// a reader alone. Only hits' drains decide: one by Stats says nothing of
-// who reads.
+// whether s samples: two rings or more hit since the last such drain
+// (recorded or not: deduplicated hits leave no record), or a ring two
+// goroutines wrote, mean goroutines reading at once; one ring, a reader
+// alone. Only hits' drains look: one by Stats says nothing of who reads.
 func (c *Cache) drainShard(s *shard) {
 	if !s.mu.TryLock() {
 		return
 	}
-	active, shared := c.drainLocked(s)
+	active, shared := 0, false
+	for k := range s.reads.stripes {
+		st := &s.reads.stripes[k]
+		if st.shared.Load() {
+			shared = true
+			st.shared.Store(false)
+		}
+		if n := st.hits.Load(); n != st.drainedHits {
+			st.drainedHits = n
+			active++
+		}
+	}
+	c.drainLocked(s)
 	switch {
 	case active > 1 || shared:
 		s.aloneDrains = 0
@@ -401,27 +417,14 @@ const (
 	dedupHotness  = 16
 )
 
-// drainLocked tells the policy about the hits recorded in s's read buffer,
-// and reports how many rings were hit and whether one was shared since the
-// last drain (see recordHit). Writes and misses do not drain: a
-// drain is up to 128 policy updates, each a few cache misses, and a write
+// drainLocked tells the policy about the hits recorded in s's read buffer.
+// Writes and misses do not drain: a drain is up to 128 policy updates, each a few cache misses, and a write
 // holding the shard's lock that long makes the other writers of the shard
 // queue. A full ring is drained by the next hit that finds the lock free
 // (one hit in sampledDrainHits while sampling), and Stats drains.
-func (c *Cache) drainLocked(s *shard) (active int, shared bool) {
+func (c *Cache) drainLocked(s *shard) {
 	for k := range s.reads.stripes {
 		st := &s.reads.stripes[k]
-		if st.shared.Load() {
-			shared = true
-			st.shared.Store(false)
-		}
-		// A ring counts as active when its goroutine hit the shard since
-		// the last drain, recorded or not (deduplicated hits leave no
-		// record).
-		if n := st.hits.Load(); n != st.drainedHits {
-			st.drainedHits = n
-			active++
-		}
 		tail, head := st.tail.Load(), st.head.Load()
 		if head == tail {
 			continue
@@ -441,7 +444,6 @@ func (c *Cache) drainLocked(s *shard) (active int, shared bool) {
 		}
 		st.tail.Store(head)
 	}
-	return active, shared
 }
 
 // lookupLocked returns key's DRAM entry in s, or nil.
@@ -461,9 +463,10 @@ func (s *shard) dropLocked(h uint64, e *entry) {
 
 // hashKey is the in-process hash of a key: it picks the DRAM shard and is
 // the policy's key. Entries compare whole keys, so a collision costs a
-// shared slot, never a wrong value. It is not persisted anywhere. The record
-// gets xxhash; the namespace and selector, short and drawn from few values,
-// get mixName, a few instructions where a second xxhash call costs dozens.
+// shared slot, never a wrong value. It is not persisted anywhere. The
+// record, namespace and selector each go through mixName, inline, where a
+// call to xxhash's assembly costs more for the short records most keys
+// have.
 func hashKey(k blockfmt.Key) uint64 {
 	h := mixName(k.Shard*0x9e3779b97f4a7c15, k.Record)
 	h = mixName(h, k.Namespace)
