@@ -109,16 +109,9 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 		if s.beforeRelocate != nil {
 			s.beforeRelocate()
 		}
-		// One record per part, each well within the log's record limit
-		// (a value alone fits: it was written as a record of its own).
 		for len(moves) > 0 {
-			n, size := 0, 0
-			for n < len(moves) && (n == 0 || size+moves[n].size <= s.log.MaxRecordSize()/2) {
-				size += moves[n].size
-				n++
-			}
-			part := moves[:n]
-			moves = moves[n:]
+			part := moves[:movesPerRecord(moves, s.log.MaxRecordSize()/2)]
+			moves = moves[len(part):]
 			err := s.Mutate(ctx, func(v *View) ([]command.Command, error) {
 				return v.relocate(part, &st)
 			})
@@ -140,6 +133,18 @@ type move struct {
 	expiry int64
 	// size is the bytes the move's command takes, about.
 	size int
+}
+
+// movesPerRecord is how many of moves, from the first, one record takes
+// within limit bytes; at least one (a value alone fits: it was written as
+// a record of its own).
+func movesPerRecord(moves []move, limit int) int {
+	n, size := 1, moves[0].size
+	for n < len(moves) && size+moves[n].size <= limit {
+		size += moves[n].size
+		n++
+	}
+	return n
 }
 
 // readMoves reads the commands the entries point at.
