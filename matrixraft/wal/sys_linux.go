@@ -4,7 +4,9 @@ package wal
 
 import (
 	"errors"
+	"io"
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,4 +30,40 @@ func preallocate(f *os.File, size int64) error {
 		return f.Truncate(size)
 	}
 	return err
+}
+
+// writeAtNoHandoff writes b at off with pwrite(2) issued as a raw system
+// call, which does not tell the scheduler the goroutine is in a system call.
+// A buffered write of a few kilobytes only copies into the page cache, but
+// issued as an ordinary system call it lets the runtime's monitor find the
+// processor in a call and hand it to another thread, and each find keeps the
+// monitor polling every 20 µs: on a machine with few cores those wakeups
+// cost more than the writes. Only short buffered writes go this way.
+func writeAtNoHandoff(f *os.File, b []byte, off int64) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var werr error
+	cerr := rc.Control(func(fd uintptr) {
+		for len(b) > 0 {
+			n, _, errno := unix.RawSyscall6(unix.SYS_PWRITE64, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(off), 0, 0)
+			if errno == unix.EINTR {
+				continue
+			}
+			if errno != 0 {
+				werr = &os.PathError{Op: "write", Path: f.Name(), Err: errno}
+				return
+			}
+			if n == 0 {
+				werr = &os.PathError{Op: "write", Path: f.Name(), Err: io.ErrShortWrite}
+				return
+			}
+			b, off = b[n:], off+int64(n)
+		}
+	})
+	if cerr != nil {
+		return cerr
+	}
+	return werr
 }

@@ -16,3 +16,8 @@ func preallocate(f *os.File, size int64) error {
 	}
 	return f.Truncate(size)
 }
+
+func writeAtNoHandoff(f *os.File, b []byte, off int64) error {
+	_, err := f.WriteAt(b, off)
+	return err
+}
