@@ -82,7 +82,7 @@ func TestRunEndToEnd(t *testing.T) {
 	require.Regexp(t, summaryHead, last)
 	require.NotContains(t, last, "get_vs_otter_ratio=n/a")
 	for _, key := range []string{
-		" gli1000_otter_hit=", " zipf500_ristretto_hit=",
+		" gli1000_otter_hit=", " zipf500_ristretto_hit=", " gli1000_optimal_hit=", " min_vs_optimal_points=",
 		" allocs_per_hit=", " get1_vs_otter_ratio=", " get2_vs_ristretto_ratio=", " mixed2_vs_otter_ratio=", " mixed1_ns=",
 		" mem_vs_otter_ratio=", " mem_bytes_per_entry=", " mem_payload_bytes_per_entry=74 ",
 		" ssd_oltp_dram_only_hit=", " ssd_gli_tiered_hit=", " ssd_zipf_tiered_ssd_hit=", " ssd_zipf_gain_points=",
@@ -109,7 +109,8 @@ func TestRunEndToEnd(t *testing.T) {
 				HitPercent benchkit.Summary `json:"hit_percent"`
 				Runs       []runResult      `json:"runs"`
 			} `json:"systems"`
-			Points map[string]benchkit.Summary `json:"points"`
+			Points            map[string]benchkit.Summary `json:"points"`
+			OptimalHitPercent float64                     `json:"optimal_hit_percent"`
 		} `json:"cells"`
 	}
 	require.NoError(t, json.Unmarshal(b, &rep))
@@ -123,10 +124,12 @@ func TestRunEndToEnd(t *testing.T) {
 			require.Len(t, c.Systems[s].Runs, 2, "%s %s", c.Key, s)
 			h := c.Systems[s].HitPercent
 			require.True(t, h.Min >= 0 && h.Max <= 100 && h.Min <= h.Median && h.Median <= h.Max)
+			require.LessOrEqual(t, h.Max, c.OptimalHitPercent, "%s %s beat the offline optimum", c.Key, s)
 		}
 		if oursRan {
 			require.Contains(t, c.Points, "vs_otter_points")
 			require.Contains(t, c.Points, "vs_ristretto_points")
+			require.LessOrEqual(t, c.Points["vs_optimal_points"].Max, 0.0, c.Key)
 		}
 	}
 	// The LRU is deterministic: its repeats agree.

@@ -14,7 +14,11 @@
 // is present, else Admit). Every system replays the same trace in the same
 // process; within each repeat they alternate. Ristretto's sampled eviction
 // is random and otter seeds its hashing at random, so every figure is
-// min/median/max over the repeats.
+// min/median/max over the repeats. Each cell also shows Belady's offline
+// optimum (evict, or leave out, the key requested again farthest in the
+// future), the most any policy can hit on that trace at that capacity: it
+// says how much room each system leaves, and a goal of beating a peer by
+// more than the peer's distance to it is reported as unattainable.
 //
 // A user's own trace replaces the bundled ones with TRACE=path
 // FORMAT=arc|lirs CAPACITY=n (gzip or plain text).

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -51,6 +52,9 @@ type cellReport struct {
 	Trace    string `json:"trace"`
 	Capacity int    `json:"capacity"`
 	Requests int    `json:"requests"`
+	// OptimalHitPercent is Belady's offline optimum for the trace at this
+	// capacity (optimalHits): the most any system can hit.
+	OptimalHitPercent float64 `json:"optimal_hit_percent"`
 	// Systems[name].HitPercent is min/median/max over the repeats.
 	Systems map[string]*systemResult `json:"systems"`
 	// Points["vs_otter_points"] is ours minus the peer in percentage
@@ -59,6 +63,10 @@ type cellReport struct {
 	Points map[string]benchkit.Summary `json:"points,omitempty"`
 	// GoalsMet says, per goal, whether the median meets it.
 	GoalsMet map[string]bool `json:"goals_met,omitempty"`
+	// GoalsAttainable says, per goal, whether the optimum leaves room for
+	// it at the peer's median: a goal of beating a peer by more than the
+	// peer's distance to the optimum cannot be met by any policy.
+	GoalsAttainable map[string]bool `json:"goals_attainable,omitempty"`
 }
 
 type systemResult struct {
@@ -85,10 +93,11 @@ func pointDiffs(ours, peer []float64) []float64 {
 	return out
 }
 
-func summarizeCell(c cell, names []string, runs map[string][]runResult) cellReport {
+func summarizeCell(c cell, names []string, runs map[string][]runResult, optimal int) cellReport {
 	cr := cellReport{
 		Key: c.Key(), Trace: c.trace.Name, Capacity: c.capacity, Requests: len(c.trace.Keys),
-		Systems: map[string]*systemResult{},
+		OptimalHitPercent: 100 * float64(optimal) / float64(max(1, len(c.trace.Keys))),
+		Systems:           map[string]*systemResult{},
 	}
 	for _, n := range names {
 		cr.Systems[n] = &systemResult{HitPercent: benchkit.Summarize(hitColumn(runs[n])), Runs: runs[n]}
@@ -99,17 +108,22 @@ func summarizeCell(c cell, names []string, runs map[string][]runResult) cellRepo
 	}
 	cr.Points = map[string]benchkit.Summary{}
 	cr.GoalsMet = map[string]bool{}
+	cr.GoalsAttainable = map[string]bool{}
+	cr.Points["vs_optimal_points"] = benchkit.Summarize(pointDiffs(hitColumn(ours), slices.Repeat([]float64{cr.OptimalHitPercent}, len(ours))))
 	for _, n := range names {
 		if n == SystemOurs {
 			continue
 		}
 		d := benchkit.Summarize(pointDiffs(hitColumn(ours), hitColumn(runs[n])))
 		cr.Points["vs_"+n+"_points"] = d
+		room := cr.OptimalHitPercent - cr.Systems[n].HitPercent.Median
 		switch n {
 		case SystemOtter:
 			cr.GoalsMet["vs_otter_points"] = d.Median >= goalVsOtterPoints
+			cr.GoalsAttainable["vs_otter_points"] = room >= goalVsOtterPoints
 		case SystemRistretto:
 			cr.GoalsMet["vs_ristretto_points"] = d.Median >= goalVsRistrettoPoints
+			cr.GoalsAttainable["vs_ristretto_points"] = room >= goalVsRistrettoPoints
 		}
 	}
 	return cr
@@ -120,6 +134,7 @@ func goals() map[string]any {
 		"vs_otter_points":        fmt.Sprintf(">= %.1f on every trace and capacity (ours within half a point of otter)", goalVsOtterPoints),
 		"vs_ristretto_points":    fmt.Sprintf(">= +%.1f on every trace and capacity", goalVsRistrettoPoints),
 		"judged_on":              "the median over repeats of (ours - peer) in percentage points of hit ratio",
+		"attainable":             "a cell's goal is attainable when Belady's offline optimum (optimal_hit_percent) is at least the peer's median plus the goal's points: no policy hits more than the optimum",
 		"get_vs_otter_ratio":     fmt.Sprintf(">= %.1f: Get ops/s ours/otter on the all-hits Get mix, at every goroutine count", goalGetVsOtterRatio),
 		"get_vs_ristretto_ratio": fmt.Sprintf(">= %.1f: Get ops/s ours/ristretto on the all-hits Get mix, at every goroutine count", goalGetVsRistrettoRatio),
 		"allocs_per_hit":         fmt.Sprintf("0 allocations per DRAM hit (GetShared): median allocs/op of the Get mix below %g, at every goroutine count", goalAllocsPerHit),
@@ -262,19 +277,26 @@ func summaryPairs(r *report) benchkit.Pairs {
 		benchkit.NewPair("get_vs_otter_ratio", ratioMedian(get, SystemOtter), 2),
 		benchkit.NewPair("get_vs_ristretto_ratio", ratioMedian(get, SystemRistretto), 2),
 	}
-	worstOtter, worstRistretto := nan, nan
+	worstOtter, worstRistretto, worstAttainable, worstOptimal := nan, nan, nan, nan
+	lower := func(worst *float64, d float64) {
+		if !math.IsNaN(d) && (math.IsNaN(*worst) || d < *worst) {
+			*worst = d
+		}
+	}
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		if d := pointsMedian(c, SystemOtter); !math.IsNaN(d) && (math.IsNaN(worstOtter) || d < worstOtter) {
-			worstOtter = d
+		lower(&worstOtter, pointsMedian(c, SystemOtter))
+		lower(&worstRistretto, pointsMedian(c, SystemRistretto))
+		if c.GoalsAttainable["vs_ristretto_points"] {
+			lower(&worstAttainable, pointsMedian(c, SystemRistretto))
 		}
-		if d := pointsMedian(c, SystemRistretto); !math.IsNaN(d) && (math.IsNaN(worstRistretto) || d < worstRistretto) {
-			worstRistretto = d
-		}
+		lower(&worstOptimal, pointsMedian(c, "optimal"))
 	}
 	ps = append(ps,
 		benchkit.NewPair("min_vs_otter_points", worstOtter, 2),
 		benchkit.NewPair("min_vs_ristretto_points", worstRistretto, 2),
+		benchkit.NewPair("min_vs_ristretto_points_where_attainable", worstAttainable, 2),
+		benchkit.NewPair("min_vs_optimal_points", worstOptimal, 2),
 	)
 	ps = append(ps, throughputPairs(r.Throughput)...)
 	ps = append(ps, memoryPairs(r.Memory)...)
@@ -288,6 +310,7 @@ func summaryPairs(r *report) benchkit.Pairs {
 		}
 		ps = append(ps,
 			benchkit.NewPair(c.Key+"_vs_ristretto_points", pointsMedian(c, SystemRistretto), 2),
+			benchkit.NewPair(c.Key+"_optimal_hit", c.OptimalHitPercent, 2),
 			benchkit.NewPair(c.Key+"_otter_hit", hitMedian(c, SystemOtter), 2),
 			benchkit.NewPair(c.Key+"_ristretto_hit", hitMedian(c, SystemRistretto), 2),
 			benchkit.NewPair(c.Key+"_lru_hit", hitMedian(c, SystemLRU), 2))
@@ -315,16 +338,16 @@ func printTables(w io.Writer, r *report, names []string, cfg Config) {
 // ratio and ours minus each peer.
 func printTable(w io.Writer, r *report, names []string, repeats int) {
 	fmt.Fprintf(w, "Hit ratio %%: median over %d repeats (min–max when they differ); pts = ours − peer in percentage points\n", repeats)
-	fmt.Fprintf(w, "Goals: ours − otter ≥ %.1f pts, ours − ristretto ≥ +%.1f pts\n", goalVsOtterPoints, goalVsRistrettoPoints)
+	fmt.Fprintf(w, "Goals: ours − otter ≥ %.1f pts, ours − ristretto ≥ +%.1f pts; optimal = Belady's offline optimum, which no policy exceeds\n", goalVsOtterPoints, goalVsRistrettoPoints)
 	all := append([]string{}, AllSystems...)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "trace\tcapacity\trequests\t")
+	fmt.Fprint(tw, "trace\tcapacity\trequests\toptimal\t")
 	for _, n := range all {
 		fmt.Fprintf(tw, "%s\t", n)
 	}
-	fmt.Fprint(tw, "pts vs otter\tpts vs ristretto\t\n")
+	fmt.Fprint(tw, "pts vs otter\tpts vs ristretto\tpts vs optimal\t\n")
 	for _, c := range r.Cells {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t", c.Trace, c.Capacity, c.Requests)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t", c.Trace, c.Capacity, c.Requests, c.OptimalHitPercent)
 		for _, n := range all {
 			s, ok := c.Systems[n]
 			if !ok {
@@ -333,13 +356,17 @@ func printTable(w io.Writer, r *report, names []string, repeats int) {
 			}
 			fmt.Fprintf(tw, "%s\t", spread(s.HitPercent, "%.2f"))
 		}
-		for _, peer := range []string{SystemOtter, SystemRistretto} {
+		for _, peer := range []string{SystemOtter, SystemRistretto, "optimal"} {
 			s, ok := c.Points["vs_"+peer+"_points"]
 			if !ok {
 				fmt.Fprint(tw, "n/a\t")
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t", spread(s, "%+.2f"))
+			mark := ""
+			if att, ok := c.GoalsAttainable["vs_"+peer+"_points"]; ok && !att {
+				mark = " (goal above optimal)"
+			}
+			fmt.Fprintf(tw, "%s%s\t", spread(s, "%+.2f"), mark)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -187,7 +187,7 @@ func runHit(ctx context.Context, cfg Config, names []string, available map[strin
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s at %d: %w", c.trace.Name, c.capacity, err)
 		}
-		reports = append(reports, summarizeCell(c, names, runs))
+		reports = append(reports, summarizeCell(c, names, runs, optimalHits(c.trace.Keys, c.capacity)))
 	}
 	return reports, traces, nil
 }
