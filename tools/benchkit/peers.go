@@ -53,6 +53,12 @@ type RedisProcess struct {
 // StartRedisProcess is StartRedis that also returns the server's process
 // ID.
 func StartRedisProcess(ctx context.Context, dir string, args ...string) (RedisProcess, error) {
+	return StartRedisProcessOn(ctx, dir, nil, args...)
+}
+
+// StartRedisProcessOn is StartRedisProcess with the server bound to cpus
+// (none: anywhere).
+func StartRedisProcessOn(ctx context.Context, dir string, cpus []int, args ...string) (RedisProcess, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return RedisProcess{}, fmt.Errorf("redis-server is not installed (make deps): %w", err)
@@ -62,7 +68,7 @@ func StartRedisProcess(ctx context.Context, dir string, args ...string) (RedisPr
 		return RedisProcess{}, err
 	}
 	_, port, _ := net.SplitHostPort(addrs[0])
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--port", port, "--bind", "127.0.0.1", "--dir", dir}, args...)...)
+	cmd := OnCPUs(ctx, cpus, bin, append([]string{"--port", port, "--bind", "127.0.0.1", "--dir", dir}, args...)...)
 	if err := cmd.Start(); err != nil {
 		return RedisProcess{}, err
 	}

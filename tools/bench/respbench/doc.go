@@ -7,4 +7,12 @@
 // durable table (fsync before the reply). SET and GET, 50 clients, values
 // of 16 B and 256 B, pipeline 1 and 16; ops/s and p50/p99 from
 // redis-benchmark's CSV.
+//
+// With --split true (BENCH_SPLIT) the servers run on the first half of the
+// machine's CPUs and redis-benchmark on the rest (benchkit.Split), and our
+// server, which runs in this process, gets GOMAXPROCS for its CPUs: where
+// redis-benchmark shares every core with a server whose threads use them
+// all, the kernel takes its core from it at random, and the requests it
+// has in flight meanwhile count as the server's latency. By default all
+// share every CPU, as a user running both on one machine would.
 package respbench

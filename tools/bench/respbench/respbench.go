@@ -33,8 +33,15 @@ type Config struct {
 	Quick     bool
 	Out       string
 	// Procs, when above 0, is the GOMAXPROCS our server runs with (it runs
-	// in this process); 0 leaves Go's default, one per CPU.
+	// in this process); 0 leaves Go's default, one per CPU (of those it
+	// is bound to when Split).
 	Procs int
+	// Split binds both servers to the first half of the CPUs and
+	// redis-benchmark to the rest (benchkit.Split), where the machine has
+	// two CPUs or more; otherwise they share every CPU.
+	Split bool
+	// layout is the CPU layout the run had, for the report.
+	layout string
 }
 
 // DefaultConfig returns the full run, or with quick the reduced one.
@@ -69,6 +76,11 @@ var options = []option{
 	opt("out", "BENCH_OUT", "path", "JSON report path (default <repo root>/bench-results/resp.json)", func(c *Config, v string) error {
 		c.Out = v
 		return nil
+	}),
+	opt("split", "BENCH_SPLIT", "bool", "true: bind the servers to the first half of the CPUs and redis-benchmark to the rest (needs two CPUs and taskset), so the load generator never takes a server's core and each server has the same CPUs; default false: all share every CPU", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		c.Split = b
+		return err
 	}),
 	opt("procs", "BENCH_PROCS", "n", "GOMAXPROCS of our server (default: one per CPU); 1 confines it to one core's worth of threads, as Redis's main thread", func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
@@ -137,14 +149,14 @@ const (
 
 // startRedis starts redis-server with an append-only file synced per fsync
 // policy, in dir.
-func startRedis(ctx context.Context, dir, fsync string) (int, func(), error) {
-	addr, stop, err := benchkit.StartRedis(ctx, dir, "--save", "", "--appendonly", "yes", "--appendfsync", fsync)
+func startRedis(ctx context.Context, dir, fsync string, cpus []int) (int, func(), error) {
+	r, err := benchkit.StartRedisProcessOn(ctx, dir, cpus, "--save", "", "--appendonly", "yes", "--appendfsync", fsync)
 	if err != nil {
 		return 0, nil, err
 	}
-	_, port, _ := net.SplitHostPort(addr)
+	_, port, _ := net.SplitHostPort(r.Addr)
 	n, _ := strconv.Atoi(port)
-	return n, stop, nil
+	return n, r.Stop, nil
 }
 
 // startOurs serves a fresh engine's table over RESP on a loopback port,
@@ -176,11 +188,11 @@ func startOurs(ctx context.Context, dir string, async bool) (int, func(), error)
 }
 
 // benchmark runs redis-benchmark against port and parses its CSV line.
-func benchmark(ctx context.Context, port int, test string, cfg Config, size, pipeline, requests int) (result, error) {
+func benchmark(ctx context.Context, port int, test string, cfg Config, size, pipeline, requests int, cpus []int) (result, error) {
 	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(port), "-c", strconv.Itoa(cfg.Clients),
 		"-n", strconv.Itoa(requests), "-d", strconv.Itoa(size), "-P", strconv.Itoa(pipeline),
 		"-r", "100000", "-t", test, "--csv"}
-	out, err := exec.CommandContext(ctx, "redis-benchmark", args...).Output()
+	out, err := benchkit.OnCPUs(ctx, cpus, "redis-benchmark", args...).Output()
 	if err != nil {
 		return result{}, fmt.Errorf("redis-benchmark %s: %w", strings.Join(args, " "), err)
 	}
@@ -211,6 +223,11 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		}
 	}
 	began := time.Now()
+	cpus, layout, err := benchkit.Layout(cfg.Split, func(s benchkit.Split) []int { return s.ServerCPUs }, log)
+	if err != nil {
+		return err
+	}
+	cfg.layout = layout
 	if cfg.Procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
 		log.Info("our server's GOMAXPROCS", "procs", cfg.Procs)
@@ -235,7 +252,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		if err := os.MkdirAll(rdir, 0o755); err != nil {
 			return err
 		}
-		rport, stopRedis, err := startRedis(ctx, rdir, fsync)
+		rport, stopRedis, err := startRedis(ctx, rdir, fsync, cpus.ServerCPUs)
 		if err != nil {
 			return err
 		}
@@ -256,7 +273,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 					cr := caseReport{Mode: mode, Test: test, Size: size, Pipeline: p, Runs: map[string][]result{}}
 					err := benchkit.Alternate(ctx, cfg.Repeats, []string{"redis", "ours"}, func(ctx context.Context, r int, sys string) error {
 						port := map[string]int{"redis": rport, "ours": oport}[sys]
-						res, err := benchmark(ctx, port, test, cfg, size, p, requests)
+						res, err := benchmark(ctx, port, test, cfg, size, p, requests, cpus.ClientCPUs)
 						if err != nil {
 							return err
 						}
@@ -293,6 +310,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		"requests":       cfg.Requests,
 		"repeats":        cfg.Repeats,
 		"our_gomaxprocs": runtime.GOMAXPROCS(0),
+		"cpu_layout":     cfg.layout,
 		"keyspace":       "redis-benchmark -r 100000",
 		"redis":          "redis-server (Debian) --appendonly yes --appendfsync everysec (async mode) or always (durable mode), --save ''",
 		"ours":           fmt.Sprintf("temporalstore/resp over an engine table of %d shards (the server's default here: temporalstore.SuggestedShards(GOMAXPROCS)), async (synced every 10 ms) or durable (fsync before the reply), in the benchmark's process", ourShards()),
@@ -343,6 +361,9 @@ func summary(r *report) benchkit.Pairs {
 
 func printTable(w io.Writer, r *report) {
 	fmt.Fprintln(w, "redis-benchmark, medians over repeats; ratio = ours/redis ops/s (min..max over repeat pairs)")
+	if l, ok := r.Conditions["cpu_layout"].(string); ok {
+		fmt.Fprintln(w, "CPU layout:", l)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\ttest\tsize\tP\tredis ops/s\tours ops/s\tratio\tredis p99 ms\tours p99 ms\t")
 	for _, c := range r.Cases {

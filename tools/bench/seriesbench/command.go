@@ -27,6 +27,10 @@ type Config struct {
 	// Cases are the client cases to run (window, counter, append); empty:
 	// all. The rollup comparison always runs.
 	Cases []string
+	// Split binds the servers to the first half of the CPUs and this
+	// process, the load generator, to the rest (benchkit.Split), where the
+	// machine has two or more; otherwise all share every CPU.
+	Split bool
 }
 
 // DefaultConfig is the configuration when nothing is set.
@@ -67,6 +71,11 @@ var options = []option{
 			}
 		}
 		return nil
+	}),
+	opt("split", "BENCH_SPLIT", "bool", "true: bind the servers to the first half of the CPUs and the load generator to the rest (needs two CPUs and taskset); default false: all share every CPU", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		c.Split = b
+		return err
 	}),
 	opt("dir", "BENCH_DIR", "path", "base directory for both servers' data (default $TMPDIR or /tmp)", func(c *Config, v string) error {
 		c.Dir = v

@@ -25,6 +25,10 @@
 // recorded beside it (client µs): on two cores, a case whose replies cost
 // the client more than the server cannot show the servers' full ratio.
 //
+// With --split true (BENCH_SPLIT) the servers run on the first half of
+// the machine's CPUs and the load generator on the rest; by default all
+// share every CPU.
+//
 // The last line is "series: window_vs_redis_ratio=... counter_vs_redis_ratio=...
 // rollup_speedup_ratio=... window_server_cpu_ratio=..." and more.
 package seriesbench

@@ -52,12 +52,14 @@ type run struct {
 
 // report is the JSON written at the end.
 type report struct {
-	Conditions benchkit.Host  `json:"conditions"`
-	Config     Config         `json:"config"`
-	Runs       []run          `json:"runs"`
-	Ratios     map[string]any `json:"ratios"`
-	Rollup     rollupResult   `json:"rollup"`
-	Summary    benchkit.Pairs `json:"summary"`
+	Conditions benchkit.Host `json:"conditions"`
+	// Layout is where the servers and the load generator ran.
+	Layout  string         `json:"cpu_layout"`
+	Config  Config         `json:"config"`
+	Runs    []run          `json:"runs"`
+	Ratios  map[string]any `json:"ratios"`
+	Rollup  rollupResult   `json:"rollup"`
+	Summary benchkit.Pairs `json:"summary"`
 }
 
 type rollupResult struct {
@@ -82,13 +84,17 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		return fmt.Errorf("redis-server is not installed (make deps): %w", err)
 	}
 	began := time.Now()
+	cpus, layout, err := benchkit.Layout(cfg.Split, func(s benchkit.Split) []int { return s.ClientCPUs }, log)
+	if err != nil {
+		return err
+	}
 	base, err := os.MkdirTemp(cfg.Dir, "seriesbench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(base)
 
-	ours, closeOurs, err := startOurs(ctx, filepath.Join(base, "ours"))
+	ours, closeOurs, err := startOurs(ctx, filepath.Join(base, "ours"), cpus.ServerCPUs)
 	if err != nil {
 		return err
 	}
@@ -99,12 +105,12 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 			return err
 		}
 	}
-	redisEverysec, err := benchkit.StartRedisProcess(ctx, redisDirs[0], "--save", "", "--appendonly", "yes", "--appendfsync", "everysec")
+	redisEverysec, err := benchkit.StartRedisProcessOn(ctx, redisDirs[0], cpus.ServerCPUs, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec")
 	if err != nil {
 		return err
 	}
 	defer redisEverysec.Stop()
-	redisAlways, err := benchkit.StartRedisProcess(ctx, redisDirs[1], "--save", "", "--appendonly", "yes", "--appendfsync", "always")
+	redisAlways, err := benchkit.StartRedisProcessOn(ctx, redisDirs[1], cpus.ServerCPUs, "--save", "", "--appendonly", "yes", "--appendfsync", "always")
 	if err != nil {
 		return err
 	}
@@ -159,7 +165,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		return err
 	}
 
-	rep := report{Conditions: benchkit.HostConditions(), Config: cfg, Runs: runs, Rollup: rr, Ratios: map[string]any{}}
+	rep := report{Conditions: benchkit.HostConditions(), Layout: layout, Config: cfg, Runs: runs, Rollup: rr, Ratios: map[string]any{}}
 	ops := func(r run) float64 { return r.OpsPerSec }
 	cpu := func(r run) float64 { return r.ServerCPUUsPerOp }
 	ratio := func(name string) benchkit.Summary {
@@ -195,6 +201,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if err := benchkit.WriteJSON(out, rep); err != nil {
 		return err
 	}
+	fmt.Fprintln(stdout, "CPU layout:", layout)
 	printTable(stdout, runs, rep, rr)
 	log.Info("report written", "path", out, "took", time.Since(began).Round(time.Millisecond))
 	fmt.Fprintln(stdout, benchkit.SummaryLine("series", rep.Summary))
@@ -212,7 +219,7 @@ type oursServer struct {
 // startOurs runs examples/server twice, as its own process like
 // redis-server: one whose default table is async (reads, counters), one
 // durable (appends).
-func startOurs(ctx context.Context, dir string) (oursAddrs, func(), error) {
+func startOurs(ctx context.Context, dir string, cpus []int) (oursAddrs, func(), error) {
 	bin, err := benchkit.BuildExample(dir, "./examples/server", "ts-server")
 	if err != nil {
 		return oursAddrs{}, nil, err
@@ -231,7 +238,7 @@ func startOurs(ctx context.Context, dir string) (oursAddrs, func(), error) {
 			return oursAddrs{}, nil, err
 		}
 		data := filepath.Join(dir, fmt.Sprintf("server-async-%v", async))
-		cmd := exec.CommandContext(ctx, bin, "--data", data, "--resp", a[0], "--http", a[1], "--s3", a[2],
+		cmd := benchkit.OnCPUs(ctx, cpus, bin, "--data", data, "--resp", a[0], "--http", a[1], "--s3", a[2],
 			"--async="+strconv.FormatBool(async), "--log-level", "warn")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
