@@ -66,6 +66,15 @@ type Stamp struct {
 // returns the applied index the image holds. Older images beyond the last
 // keepImages are removed.
 func (s *Shard) Checkpoint(ctx context.Context) (uint64, error) {
+	return s.checkpoint(ctx, 0)
+}
+
+// checkpoint is Checkpoint, with the image's lowest string record at least
+// floor. The counts bound the lowest record from below by up to a bucket,
+// and Open refuses an image whose lowest record is below the log's first:
+// a caller about to drop the log before floor, having made sure no string
+// points there, passes it so that the image it writes stays usable.
+func (s *Shard) checkpoint(ctx context.Context, floor uint64) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -79,7 +88,9 @@ func (s *Shard) Checkpoint(ctx context.Context) (uint64, error) {
 		s.mu.RUnlock()
 		return 0, ErrClosed
 	}
-	applied, live, low := s.applied, s.liveBytes, s.lowestStringLocked()
+	// The log holds every record a string points at, so its first index
+	// is a floor too, one that the bucketed bound may fall below.
+	applied, live, low := s.applied, s.liveBytes, max(s.lowestStringLocked(), floor, s.log.FirstIndex())
 	// The index is copied while writers wait (a memory copy) and encoded
 	// after they go on.
 	idx := s.index.Clone()
@@ -195,9 +206,19 @@ type state struct {
 	lowest uint64
 }
 
-// lowestStringLocked is the lowest log index a string entry points at,
-// math.MaxUint64 when there is none.
+// lowestStringLocked bounds from below the lowest log index a string entry
+// points at (math.MaxUint64 when there is none): by the counts of
+// stringAddrs, or by a scan of the index should they ever be inconsistent.
 func (s *Shard) lowestStringLocked() uint64 {
+	if low, ok := s.strs.lowest(); ok {
+		return low
+	}
+	return s.scanLowestStringLocked()
+}
+
+// scanLowestStringLocked is the lowest log index a string entry points at,
+// math.MaxUint64 when there is none, by a scan of the index.
+func (s *Shard) scanLowestStringLocked() uint64 {
 	low := uint64(math.MaxUint64)
 	for e := range s.index.All() {
 		if !isObject(e) {

@@ -58,7 +58,10 @@ func (s *Shard) dropBefore(ctx context.Context, cut uint64, st ReclaimStats) (Re
 		st.Bytes = 0
 		return st, nil
 	}
-	applied, err := s.Checkpoint(ctx)
+	// No string points below cut, so none below segs[n].First, which the
+	// log is about to start at (or, with records to replay, a little
+	// before).
+	applied, err := s.checkpoint(ctx, segs[n].First)
 	if err != nil {
 		return st, err
 	}
@@ -93,9 +96,12 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 		s.mu.RUnlock()
 		return st, ErrClosed
 	}
-	for e := range s.index.All() {
-		if !isObject(e) && e.Addr < cut {
-			old = append(old, e)
+	// The counts say when no string is below cut, which spares the scan.
+	if low, ok := s.strs.lowest(); !ok || low < cut {
+		for e := range s.index.All() {
+			if !isObject(e) && e.Addr < cut {
+				old = append(old, e)
+			}
 		}
 	}
 	s.mu.RUnlock()

@@ -381,7 +381,7 @@ func (s *Shard) applyExpireAt(c *command.Command) {
 	if c.Expiry != 0 {
 		e.Meta |= metaTTL
 	}
-	s.index.Put(h, e, match)
+	s.indexPut(h, e, match)
 }
 
 func (s *Shard) applyRename(c *command.Command) {
@@ -401,12 +401,12 @@ func (s *Shard) applyRename(c *command.Command) {
 	if bytes.Equal(dst, c.Key) {
 		return
 	}
-	s.index.Delete(h, match)
+	s.indexDelete(h, match)
 	s.deleteLocked(dst)
 	s.objs[e.Addr].Key = clone(dst)
 	s.recount(s.objs[e.Addr])
 	s.objs[e.Addr].Ver = s.applying
-	s.index.Put(hashKey(dst), e, s.matcher(dst))
+	s.indexPut(hashKey(dst), e, s.matcher(dst))
 }
 
 func clone(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }

@@ -34,6 +34,7 @@ func args(ss ...string) [][]byte {
 // by their image (which is a function of their contents).
 func dump(t *testing.T, s *Shard) map[string]string {
 	t.Helper()
+	requireStringAddrs(t, s)
 	out := map[string]string{}
 	var cur uint64
 	for {

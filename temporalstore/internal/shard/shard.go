@@ -154,6 +154,10 @@ type Shard struct {
 
 	mu     sync.RWMutex
 	index  *keyindex.Index
+	// strs counts the index's string entries by log index (under mu, as
+	// the index): every change to the index goes through indexPut and
+	// indexDelete.
+	strs stringAddrs
 	closed bool
 	// applied is the index of the last record applied; turn (on mu)
 	// wakes writers waiting to apply theirs in log order.
@@ -294,6 +298,9 @@ func Open(dir string, opts Options) (*Shard, error) {
 		for e := range s.index.All() {
 			if isSpilled(e) {
 				s.spill.spilled++
+			}
+			if !isObject(e) {
+				s.strs.add(e.Addr)
 			}
 		}
 	}
@@ -451,7 +458,7 @@ func recordShare(n, cmds int) int64 { return int64(n) / int64(max(cmds, 1)) }
 // putLocked points key's entry at e, accounting for the entry it replaces.
 func (s *Shard) putLocked(key []byte, e keyindex.Entry) {
 	m := &keyMatch{s: s, key: key, fill: fillBatches, keyOnly: true}
-	if old, ok := s.index.Put(hashKey(key), e, m.match); ok {
+	if old, ok := s.indexPut(hashKey(key), e, m.match); ok {
 		s.dropped(old, m.share)
 	}
 }
@@ -459,9 +466,30 @@ func (s *Shard) putLocked(key []byte, e keyindex.Entry) {
 // deleteLocked removes key's entry, if any, accounting for it.
 func (s *Shard) deleteLocked(key []byte) {
 	m := &keyMatch{s: s, key: key, fill: fillBatches, keyOnly: true}
-	if old, ok := s.index.Delete(hashKey(key), m.match); ok {
+	if old, ok := s.indexDelete(hashKey(key), m.match); ok {
 		s.dropped(old, m.share)
 	}
+}
+
+// indexPut is index.Put, counting string entries in strs.
+func (s *Shard) indexPut(h uint64, e keyindex.Entry, match func(keyindex.Entry) bool) (keyindex.Entry, bool) {
+	old, ok := s.index.Put(h, e, match)
+	if ok && !isObject(old) {
+		s.strs.remove(old.Addr)
+	}
+	if !isObject(e) {
+		s.strs.add(e.Addr)
+	}
+	return old, ok
+}
+
+// indexDelete is index.Delete, counting string entries in strs.
+func (s *Shard) indexDelete(h uint64, match func(keyindex.Entry) bool) (keyindex.Entry, bool) {
+	old, ok := s.index.Delete(h, match)
+	if ok && !isObject(old) {
+		s.strs.remove(old.Addr)
+	}
+	return old, ok
 }
 
 // dropped accounts for an entry that left the index: a collection's slot

@@ -39,6 +39,7 @@ func TestShardMatchesAMapAcrossReopens(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	check := func() {
 		t.Helper()
+		requireStringAddrs(t, s)
 		require.Equal(t, len(model), s.Len())
 		for k, v := range model {
 			got, ok, err := s.Get([]byte(k))
