@@ -134,14 +134,7 @@ func BenchmarkCompactUnderWrites(b *testing.B) {
 // BenchmarkCheckpointUnderWrites checkpoints a shard of 200,000 keys while
 // a writer keeps setting keys, and reports the longest of those writes.
 func BenchmarkCheckpointUnderWrites(b *testing.B) {
-	const keys = 200_000
-	s, err := Open(b.TempDir(), Options{})
-	require.NoError(b, err)
-	defer s.Close()
-	v := make([]byte, 16)
-	for i := range keys {
-		require.NoError(b, s.Set(b.Context(), fmt.Appendf(nil, "key-%08d", i), v, time.Time{}))
-	}
+	s := filledShard(b, 200_000)
 	var longest time.Duration
 	for b.Loop() {
 		longest = max(longest, longestWriteDuring(b, s, func() {
@@ -183,17 +176,23 @@ func longestWriteDuring(b *testing.B, s *Shard, fn func()) time.Duration {
 // a shard of a million keys whose oldest segment still holds live values:
 // it finds nothing to drop, and reports how long it held the shard.
 func BenchmarkReclaimLogNothingToDrop(b *testing.B) {
-	const keys = 1_000_000
-	s, err := Open(b.TempDir(), Options{})
-	require.NoError(b, err)
-	defer s.Close()
-	v := make([]byte, 16)
-	for i := range keys {
-		require.NoError(b, s.Set(b.Context(), fmt.Appendf(nil, "key-%08d", i), v, time.Time{}))
-	}
+	s := filledShard(b, 1_000_000)
 	for b.Loop() {
 		st, err := s.ReclaimLog(b.Context())
 		require.NoError(b, err)
 		require.Zero(b, st.Segments)
 	}
+}
+
+// filledShard is a shard of keys 16-byte values, closed when b ends.
+func filledShard(b *testing.B, keys int) *Shard {
+	b.Helper()
+	s, err := Open(b.TempDir(), Options{})
+	require.NoError(b, err)
+	b.Cleanup(func() { s.Close() })
+	v := make([]byte, 16)
+	for i := range keys {
+		require.NoError(b, s.Set(b.Context(), fmt.Appendf(nil, "key-%08d", i), v, time.Time{}))
+	}
+	return s
 }
