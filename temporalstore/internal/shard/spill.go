@@ -37,8 +37,9 @@ const (
 	// (the log's limit is 16 MiB). A larger collection stays resident.
 	maxSpillImage = 8 << 20
 	// spillRetry is how long a shard whose spill freed less than asked
-	// waits before a write tries again, so writes do not each sweep a
-	// shard with nothing left to spill.
+	// waits before a write tries again (unless the budget's use grows by
+	// a sixteenth first), so writes do not each sweep a shard with nothing
+	// left to spill.
 	spillRetry = 50 * time.Millisecond
 )
 
@@ -67,11 +68,15 @@ type spillState struct {
 	// entries of spilled ones, both under the shard's mu.
 	bytes   int64
 	spilled int
-	// mu serializes spills; cursor (the CLOCK hand over objs) and
-	// retryAt are under it.
+	// mu serializes spills; cursor (the CLOCK hand over objs), retryAt
+	// and retryAbove are under it.
 	mu      sync.Mutex
 	cursor  int
 	retryAt time.Time
+	// retryAbove is the budget's use at which a write tries again before
+	// retryAt: however fast writes come, the budget is not overrun by more
+	// than a sixteenth between tries.
+	retryAbove int64
 	// spills counts collections spilled, loads those made resident by a
 	// write and promotions those made resident by a read.
 	spills, loads, promotions atomic.Uint64
@@ -232,13 +237,15 @@ func (s *Shard) spillIfOver(ctx context.Context) {
 		return
 	}
 	defer s.spill.mu.Unlock()
-	over := b.used.Load() - b.limit
-	if over <= 0 || time.Now().Before(s.spill.retryAt) {
+	used := b.used.Load()
+	over := used - b.limit
+	if over <= 0 || used < s.spill.retryAbove && time.Now().Before(s.spill.retryAt) {
 		return
 	}
 	want := over + b.limit/16
 	st, err := s.spillLocked(ctx, want)
 	if err != nil || st.Freed < want {
 		s.spill.retryAt = time.Now().Add(spillRetry)
+		s.spill.retryAbove = b.used.Load() + b.limit/16
 	}
 }
