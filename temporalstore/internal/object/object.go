@@ -50,6 +50,9 @@ type Object struct {
 	// for WATCH. It is not part of the image: a checkpoint's objects
 	// start at the checkpoint's applied index.
 	Ver uint64
+	// Snap is the shard's checkpoint epoch the object was made writable
+	// in (see the shard's writableLocked); not part of the image.
+	Snap uint64
 	// Touched is set by every read and write of a resident object and
 	// cleared by the shard's spill clock, which spills the objects it finds
 	// untouched: a second chance, as CLOCK gives.

@@ -196,3 +196,31 @@ func filledShard(b *testing.B, keys int) *Shard {
 	}
 	return s
 }
+
+// BenchmarkCheckpointOfCollectionsUnderWrites checkpoints a shard holding
+// 100,000 resident hashes of five fields while a writer keeps setting
+// keys, and reports the longest of those writes.
+func BenchmarkCheckpointOfCollectionsUnderWrites(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{})
+	require.NoError(b, err)
+	b.Cleanup(func() { s.Close() })
+	const hashes, batch = 100_000, 500
+	for i := 0; i < hashes; i += batch {
+		require.NoError(b, s.Mutate(b.Context(), func(*View) ([]command.Command, error) {
+			var cmds []command.Command
+			for j := i; j < i+batch; j++ {
+				cmds = append(cmds, command.Command{Op: OpHSet, Key: fmt.Appendf(nil, "entity-%08d", j),
+					Args: [][]byte{[]byte("f1"), []byte("1.5"), []byte("f2"), []byte("27"), []byte("f3"), []byte("x"), []byte("f4"), []byte("0.25"), []byte("f5"), []byte("9")}})
+			}
+			return cmds, nil
+		}))
+	}
+	var longest time.Duration
+	for b.Loop() {
+		longest = max(longest, longestWriteDuring(b, s, func() {
+			_, err := s.Checkpoint(b.Context())
+			require.NoError(b, err)
+		}))
+	}
+	b.ReportMetric(float64(longest.Microseconds()), "longest-set-µs")
+}

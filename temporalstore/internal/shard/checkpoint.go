@@ -91,19 +91,28 @@ func (s *Shard) checkpoint(ctx context.Context, floor uint64) (uint64, error) {
 	// The log holds every record a string points at, so its first index
 	// is a floor too, one that the bucketed bound may fall below.
 	applied, live, low := s.applied, s.liveBytes, max(s.lowestStringLocked(), floor, s.log.FirstIndex())
-	// The index is copied while writers wait (a memory copy) and encoded
-	// after they go on.
+	// The index and the slots of the collections are copied while writers
+	// wait (memory copies) and encoded after they go on; until then a
+	// writer copies a collection before it changes it (writableLocked).
 	idx := s.index.Clone()
+	snap := slices.Clone(s.objs)
+	s.snapEpoch.Add(1)
+	s.snapActive.Add(1)
+	s.mu.RUnlock()
+	if s.afterSnapshot != nil {
+		s.afterSnapshot()
+	}
 	var objs []byte
 	nobjs := 0
-	for i, o := range s.objs {
+	for i, o := range snap {
 		if o != nil {
 			objs = binary.AppendUvarint(objs, uint64(i))
 			objs = object.Append(objs, o)
 			nobjs++
 		}
 	}
-	s.mu.RUnlock()
+	s.snapActive.Add(-1)
+	clear(snap)
 	imgLen := idx.ImageSize()
 	buf := make([]byte, 0, imageHeader+imgLen+binary.MaxVarintLen64+len(objs)+4)
 	buf = append(buf, imageMagic...)

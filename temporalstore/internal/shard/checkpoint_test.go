@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
-
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 )
 
@@ -172,4 +173,85 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 			require.NotNil(t, st.index)
 		}
 	})
+}
+
+// A checkpoint encodes its collections after letting writers go: writes
+// that land while it encodes change copies, so the image holds every
+// collection as it was at the snapshot. Run with -race, the writes racing
+// the encoder show any change made in place.
+func TestCheckpointImageIsTheSnapshotWhileWritesGoOn(t *testing.T) {
+	dir := t.TempDir()
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	s := open(t, dir, clk, false)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 3000 {
+		mutate(t, s, randomOp(rng, clk, 200))
+	}
+	rename := command.Command{Op: OpRename, Key: nil, Args: nil}
+	for k := range dump(t, s) {
+		if k[0] == 'h' || k[0] == 'l' {
+			rename.Key, rename.Args = []byte(k), args(k+"-renamed")
+			break
+		}
+	}
+	require.NotNil(t, rename.Key)
+	want := objectImages(t, s)
+
+	during := make(chan struct{})
+	s.afterSnapshot = func() {
+		// Some writes before the encoder starts, some beside it.
+		for range 300 {
+			mutate(t, s, randomOp(rng, clk, 200))
+		}
+		mutate(t, s, rename)
+		go func() {
+			defer close(during)
+			for range 2000 {
+				c := randomOp(rng, clk, 200)
+				if err := s.Mutate(t.Context(), func(*View) ([]command.Command, error) { return []command.Command{c}, nil }); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	_, err := s.Checkpoint(t.Context())
+	require.NoError(t, err)
+	<-during
+	s.afterSnapshot = nil
+	after := dump(t, s)
+	require.NoError(t, s.Close())
+
+	imgs := images(t, dir)
+	b, err := os.ReadFile(imgs[len(imgs)-1])
+	require.NoError(t, err)
+	st, err := decodeImage(b, Stamp{})
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, o := range st.objs {
+		if o != nil {
+			got[string(o.Key)] = string(object.Append(nil, o))
+		}
+	}
+	require.Equal(t, want, got, "the image's collections are the snapshot's")
+
+	// Reopened, the image and the log after it give the state after every
+	// write.
+	s = open(t, dir, clk, false)
+	defer s.Close()
+	require.Equal(t, after, dump(t, s))
+}
+
+// objectImages encodes every resident collection of s by key.
+func objectImages(t *testing.T, s *Shard) map[string]string {
+	t.Helper()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[string]string{}
+	for _, o := range s.objs {
+		if o != nil {
+			out[string(o.Key)] = string(object.Append(nil, o))
+		}
+	}
+	return out
 }

@@ -156,8 +156,10 @@ func stamp(cmds []command.Command, now int64) error {
 	return nil
 }
 
-// allocObject stores o in a free slot and returns the slot.
+// allocObject stores o in a free slot and returns the slot. A snapshot
+// being encoded does not hold o, so o is writable in its epoch.
 func (s *Shard) allocObject(o *object.Object) uint64 {
+	o.Snap = s.snapEpoch.Load()
 	o.Accounted = 0
 	s.recount(o)
 	o.Touched.Store(true)
@@ -169,6 +171,31 @@ func (s *Shard) allocObject(o *object.Object) uint64 {
 	}
 	s.objs = append(s.objs, o)
 	return uint64(len(s.objs) - 1)
+}
+
+// writableLocked returns the object in slot i for a change: itself, or,
+// while a checkpoint encodes a snapshot that may hold it, a copy that
+// takes its slot (once per snapshot), so that the snapshot's object never
+// changes under the encoder. Under the write lock.
+func (s *Shard) writableLocked(i uint64) *object.Object {
+	o := s.objs[i]
+	if s.snapActive.Load() == 0 {
+		return o
+	}
+	epoch := s.snapEpoch.Load()
+	if o.Snap == epoch {
+		return o
+	}
+	c, err := o.Clone()
+	if err != nil { // no elements, so no image to copy through
+		c = object.New(o.Kind, o.Key)
+		c.Expiry, c.Ver = o.Expiry, o.Ver
+	}
+	c.Snap, c.Accounted = epoch, o.Accounted
+	c.Touched.Store(o.Touched.Load())
+	s.objs[i] = c
+	s.recount(c)
+	return c
 }
 
 func (s *Shard) freeObject(i uint64) {
@@ -224,7 +251,7 @@ func (s *Shard) objectAt(key []byte, k object.Kind, at int64, create bool) *obje
 		} else if o.Kind != k {
 			return nil
 		} else {
-			return o
+			return s.writableLocked(e.Addr)
 		}
 	}
 	if !create || k == 0 {
@@ -375,8 +402,9 @@ func (s *Shard) applyExpireAt(c *command.Command) {
 		s.deleteLocked(c.Key)
 		return
 	}
-	s.objs[e.Addr].Expiry = c.Expiry
-	s.objs[e.Addr].Ver = s.applying
+	o := s.writableLocked(e.Addr)
+	o.Expiry = c.Expiry
+	o.Ver = s.applying
 	e.Meta &^= metaTTL
 	if c.Expiry != 0 {
 		e.Meta |= metaTTL
@@ -403,9 +431,10 @@ func (s *Shard) applyRename(c *command.Command) {
 	}
 	s.indexDelete(h, match)
 	s.deleteLocked(dst)
-	s.objs[e.Addr].Key = clone(dst)
-	s.recount(s.objs[e.Addr])
-	s.objs[e.Addr].Ver = s.applying
+	o := s.writableLocked(e.Addr)
+	o.Key = clone(dst)
+	s.recount(o)
+	o.Ver = s.applying
 	s.indexPut(hashKey(dst), e, s.matcher(dst))
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -152,13 +153,22 @@ type Shard struct {
 	// replayed the log records it applied.
 	damagedImages, replayed int
 
-	mu     sync.RWMutex
-	index  *keyindex.Index
+	mu    sync.RWMutex
+	index *keyindex.Index
 	// strs counts the index's string entries by log index (under mu, as
 	// the index): every change to the index goes through indexPut and
 	// indexDelete.
 	strs stringAddrs
-	closed bool
+	// snapEpoch numbers the checkpoints' snapshots of objs, and
+	// snapActive counts those still being encoded: while one is, an
+	// object is copied before its first change since the snapshot
+	// (writableLocked), so the encoder reads objects nobody writes.
+	snapEpoch  atomic.Uint64
+	snapActive atomic.Int32
+	// afterSnapshot, when set (tests), runs when a checkpoint has taken
+	// its snapshot and let the writers go.
+	afterSnapshot func()
+	closed        bool
 	// applied is the index of the last record applied; turn (on mu)
 	// wakes writers waiting to apply theirs in log order.
 	applied uint64
