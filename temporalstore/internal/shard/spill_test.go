@@ -278,3 +278,33 @@ func requireSameDump(t *testing.T, want, got map[string]string) {
 	}
 	require.Empty(t, diff)
 }
+
+// A shard that shares its budget with others may find too little of its
+// own to spill; it then waits before trying again, but writes that grow
+// the budget's use by a sixteenth try at once, so fast writes cannot run
+// the shard far past the budget while it waits.
+func TestSpillRetriesAsTheBudgetGrows(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	const limit = 64 << 10
+	budget := NewBudget(limit)
+	// The rest of the budget is another shard's, which this one cannot
+	// spill: every spill here falls short of the excess.
+	budget.used.Add(limit)
+	s := openBudget(t, t.TempDir(), clk, budget)
+	defer func() { require.NoError(t, s.Close()) }()
+	value := strings.Repeat("v", 1000)
+	peak := int64(0)
+	for i := range 400 {
+		require.NoError(t, s.MutateKey(t.Context(), fmt.Appendf(nil, "h%03d", i), func(*View) ([]command.Command, error) {
+			return []command.Command{{Op: OpHSet, Key: fmt.Appendf(nil, "h%03d", i), Args: args("f", value)}}, nil
+		}))
+		s.mu.RLock()
+		peak = max(peak, s.spill.bytes)
+		s.mu.RUnlock()
+	}
+	t.Logf("peak resident %d bytes, budget %d", peak, limit)
+	require.Positive(t, s.Stats().Spilled)
+	// 400 hashes of a kilobyte written in well under the retry delay on
+	// any machine this runs on: without the growth rule they all stay.
+	require.Less(t, peak, int64(limit/4), "resident collections stay near a sixteenth of the budget")
+}
