@@ -74,7 +74,10 @@ const ControlDedupWindow = 5 * time.Minute
 // FamilyKey is the key a family's control state of key is kept under, as
 // the original names it: control_state:<family>:<key>.
 func FamilyKey(family string, key []byte) []byte {
-	return append([]byte("control_state:"+family+":"), key...)
+	const prefix = "control_state:"
+	b := make([]byte, 0, len(prefix)+len(family)+1+len(key))
+	b = append(append(append(b, prefix...), family...), ':')
+	return append(b, key...)
 }
 
 // ParseFamily reads a family by its names: h (or counter), cpc (or
