@@ -87,24 +87,14 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 		return st, nil
 	}
 	cut := segs[min(maxSegments, len(segs)-1)].First
-	// The entries are copied under the lock, and their records, which
-	// never change, are read after it, a batch at a time: a writer or
-	// reader is held up by the moves, never by a disk read.
-	var old []keyindex.Entry
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return st, ErrClosed
+	// The entries are copied under the lock, compactScanChunk at a time,
+	// and their records, which never change, are read after it, a batch at
+	// a time: a writer or reader is held up by the moves, never by a disk
+	// read or a whole scan of the index.
+	old, err := s.stringsBelow(cut)
+	if err != nil {
+		return st, err
 	}
-	// The counts say when no string is below cut, which spares the scan.
-	if low, ok := s.strs.lowest(); !ok || low < cut {
-		for e := range s.index.All() {
-			if !isObject(e) && e.Addr < cut {
-				old = append(old, e)
-			}
-		}
-	}
-	s.mu.RUnlock()
 	for len(old) > 0 {
 		batch := old[:min(relocateBatch, len(old))]
 		old = old[len(batch):]
@@ -126,7 +116,49 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 			}
 		}
 	}
+	// Should a string still be certainly below cut (a bucket of the counts
+	// wholly under it), the log is dropped only below that.
+	s.mu.RLock()
+	low, ok := s.strs.lowest()
+	if !ok {
+		low = s.scanLowestStringLocked()
+	}
+	s.mu.RUnlock()
+	if low < cut && (!ok || cut-low >= addrBucket) {
+		cut = low
+	}
 	return s.dropBefore(ctx, cut, st)
+}
+
+// compactScanChunk is how many index entries Compact looks at per hold
+// of the shard's lock.
+const compactScanChunk = 4096
+
+// stringsBelow returns the string entries that point below log index cut.
+// It scans the index a chunk at a time, letting writers in between: an
+// entry present throughout is seen (keyindex.Scan's promise), and one
+// written meanwhile points at the log's head, above cut. The counts spare
+// the scan when no string is below cut.
+func (s *Shard) stringsBelow(cut uint64) ([]keyindex.Entry, error) {
+	var old []keyindex.Entry
+	for cursor, first := uint64(0), true; first || cursor != 0; first = false {
+		s.mu.RLock()
+		if s.closed {
+			s.mu.RUnlock()
+			return nil, ErrClosed
+		}
+		if low, ok := s.strs.lowest(); first && ok && low >= cut {
+			s.mu.RUnlock()
+			return nil, nil
+		}
+		cursor = s.index.Scan(cursor, compactScanChunk, func(e keyindex.Entry) {
+			if !isObject(e) && e.Addr < cut {
+				old = append(old, e)
+			}
+		})
+		s.mu.RUnlock()
+	}
+	return old, nil
 }
 
 // move is a value Compact read from an old segment outside the shard's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,3 +174,78 @@ func TestCompactKeepsWritesMadeWhileItReads(t *testing.T) {
 
 // smallSegments are the options of a shard whose log rolls every 16 KiB.
 func smallSegments() Options { return Options{SegmentSize: 16 << 10} }
+
+// Compact finds the values to move a chunk of the index at a time, letting
+// writers in between: with keys over several chunks and a writer setting
+// and deleting keys all along, every value survives the dropped segments
+// and a reopen.
+func TestCompactScansTheIndexInChunksUnderWrites(t *testing.T) {
+	dir := t.TempDir()
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	opts := Options{Now: clk.Now, SegmentSize: 256 << 10}
+	s, err := Open(dir, opts)
+	require.NoError(t, err)
+	ctx := t.Context()
+	const keys = 3*compactScanChunk + 500
+	model := map[string]string{}
+	for i := range keys {
+		k, v := fmt.Sprintf("k%05d", i), fmt.Sprintf("v%d-%s", i, noise(40))
+		require.NoError(t, s.Set(ctx, []byte(k), []byte(v), time.Time{}))
+		model[k] = v
+	}
+	for i := 0; i < keys; i += 2 { // half overwritten: the rest must move
+		k, v := fmt.Sprintf("k%05d", i), fmt.Sprintf("w%d-%s", i, noise(40))
+		require.NoError(t, s.Set(ctx, []byte(k), []byte(v), time.Time{}))
+		model[k] = v
+	}
+	var mu sync.Mutex
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		rng := rand.New(rand.NewPCG(11, 12))
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			k := fmt.Sprintf("k%05d", rng.IntN(keys))
+			mu.Lock()
+			if n%5 == 0 {
+				err = s.Delete(ctx, []byte(k))
+				delete(model, k)
+			} else {
+				v := fmt.Sprintf("x%d", n)
+				err = s.Set(ctx, []byte(k), []byte(v), time.Time{})
+				model[k] = v
+			}
+			mu.Unlock()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	var total ReclaimStats
+	for range 20 {
+		st, err := s.Compact(ctx, 2)
+		require.NoError(t, err)
+		total.Segments += st.Segments
+		total.Moved += st.Moved
+	}
+	close(stop)
+	<-done
+	require.Positive(t, total.Segments)
+	require.Positive(t, total.Moved)
+	want := map[string]string{}
+	for k, v := range model {
+		want[k] = "string:" + v + fmt.Sprint(time.Time{}.UnixMilli())
+	}
+	require.Equal(t, want, dump(t, s))
+	require.NoError(t, s.Close())
+
+	s, err = Open(dir, opts)
+	require.NoError(t, err)
+	defer s.Close()
+	require.Equal(t, want, dump(t, s))
+}
