@@ -65,14 +65,21 @@ func TestCompactReclaimsOverwrittenValues(t *testing.T) {
 	require.Positive(t, total.Moved)
 	require.Less(t, after.SpaceAmp, 3.0)
 	require.Less(t, after.LogBytes, before.LogBytes/3)
+	s = requireStateAcrossReopen(t, s, dir, opts, want)
+	require.InDelta(t, after.LiveBytes, s.Stats().LiveBytes, 0)
+}
+
+// requireStateAcrossReopen checks that s holds want, closes it, and checks
+// that the reopened shard, which it returns, does too.
+func requireStateAcrossReopen(t *testing.T, s *Shard, dir string, opts Options, want map[string]string) *Shard {
+	t.Helper()
 	require.Equal(t, want, dump(t, s))
 	require.NoError(t, s.Close())
-
-	s, err = Open(dir, opts)
+	s, err := Open(dir, opts)
 	require.NoError(t, err)
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	require.Equal(t, want, dump(t, s))
-	require.InDelta(t, after.LiveBytes, s.Stats().LiveBytes, 0)
+	return s
 }
 
 // Once the log's front is reclaimed, the checkpoint is the only way back:
@@ -241,11 +248,5 @@ func TestCompactScansTheIndexInChunksUnderWrites(t *testing.T) {
 	for k, v := range model {
 		want[k] = "string:" + v + fmt.Sprint(time.Time{}.UnixMilli())
 	}
-	require.Equal(t, want, dump(t, s))
-	require.NoError(t, s.Close())
-
-	s, err = Open(dir, opts)
-	require.NoError(t, err)
-	defer s.Close()
-	require.Equal(t, want, dump(t, s))
+	requireStateAcrossReopen(t, s, dir, opts, want)
 }
