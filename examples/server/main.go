@@ -56,6 +56,7 @@ type config struct {
 	shards          int
 	logLevel        slog.Level
 	logJSON         bool
+	pprof           bool
 }
 
 // flagDef is one flag with the environment variable that also sets it.
@@ -152,6 +153,11 @@ var flags = []flagDef{
 	}},
 	{"log-level", "TS_LOG_LEVEL", "info", "log level: debug, info, warn or error", func(c *config, v string) error {
 		return c.logLevel.UnmarshalText([]byte(v))
+	}},
+	{"pprof", "TS_PPROF", "false", "serve Go's runtime profiles at /debug/pprof/ on the HTTP listener, to read-write tokens when tokens are set (go tool pprof http://ADDR/debug/pprof/profile); off by default", func(c *config, v string) error {
+		b, err := strconv.ParseBool(v)
+		c.pprof = b
+		return err
 	}},
 	{"log-format", "TS_LOG_FORMAT", "text", "log format: text or json", func(c *config, v string) error {
 		switch v {
@@ -320,7 +326,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		closers = append(closers, srv.Close)
 	}
 	if c.httpAddr != "" {
-		h, err := httpapi.New(httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log})
+		h, err := httpapi.New(httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof})
 		if err != nil {
 			shutdown()
 			e.Close()

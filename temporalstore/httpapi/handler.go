@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -105,8 +106,34 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.metrics.request("/metrics", http.StatusOK)
 		h.prom.ServeHTTP(w, r)
+	case h.opts.Profiling && strings.HasPrefix(p, "/debug/pprof/"):
+		h.profile(w, r)
 	default:
 		h.sendStatus(w, "other", http.StatusNotFound, isMsgpack(r), Status{Code: CodeNotFound, Message: "unknown server route"})
+	}
+}
+
+// profile serves net/http/pprof's pages to read-write tokens.
+func (h *Handler) profile(w http.ResponseWriter, r *http.Request) {
+	switch h.tokens.check(r) {
+	case accessNone:
+		h.unauthorized(w, "/debug/pprof", false, false)
+		return
+	case accessRead:
+		h.sendStatus(w, "/debug/pprof", http.StatusForbidden, false, Status{Code: CodeForbidden, Message: "a read-only token cannot take profiles"})
+		return
+	}
+	switch strings.TrimPrefix(r.URL.Path, "/debug/pprof/") {
+	case "cmdline":
+		pprof.Cmdline(w, r)
+	case "profile":
+		pprof.Profile(w, r)
+	case "symbol":
+		pprof.Symbol(w, r)
+	case "trace":
+		pprof.Trace(w, r)
+	default:
+		pprof.Index(w, r) // the index, and the named profiles (heap, goroutine, ...)
 	}
 }
 

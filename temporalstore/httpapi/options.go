@@ -43,6 +43,11 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxBatchCommands bounds a batch. Default: DefaultMaxBatchCommands.
 	MaxBatchCommands int
+	// Profiling serves Go's runtime profiles (net/http/pprof) under
+	// /debug/pprof/, to read-write tokens when tokens are set. Default:
+	// off, since profiles show the server's internals and cost CPU while
+	// they are taken.
+	Profiling bool
 }
 
 func (o Options) withDefaults() Options {

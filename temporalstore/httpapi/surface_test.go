@@ -268,3 +268,50 @@ func TestMetrics(t *testing.T) {
 	metric(`temporalstore_cache_lookup_misses_total`)
 	metric(`go_goroutines`)
 }
+
+// Profiles are served only when asked for, and then only to read-write
+// tokens.
+func TestProfiling(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	get := func(t *testing.T, url, token string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+
+	off, _, _ := newServer(t, clk, nil)
+	code, _ := get(t, off.URL+"/debug/pprof/", "")
+	require.Equal(t, http.StatusNotFound, code, "off by default")
+
+	on, _, _ := newServer(t, clk, func(o *Options) {
+		o.Profiling = true
+		o.ReadWriteTokens, o.ReadOnlyTokens = []string{"rw"}, []string{"ro"}
+	})
+	tests := []struct {
+		path, token string
+		code        int
+		body        string
+	}{
+		{"/debug/pprof/", "", http.StatusUnauthorized, "bearer"},
+		{"/debug/pprof/", "ro", http.StatusForbidden, "read-only"},
+		{"/debug/pprof/", "rw", http.StatusOK, "goroutine"},
+		{"/debug/pprof/goroutine?debug=1", "rw", http.StatusOK, "goroutine profile"},
+		{"/debug/pprof/cmdline", "rw", http.StatusOK, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path+" "+tc.token, func(t *testing.T) {
+			code, body := get(t, on.URL+tc.path, tc.token)
+			require.Equal(t, tc.code, code, body)
+			require.Contains(t, body, tc.body)
+		})
+	}
+}
