@@ -16,13 +16,13 @@ import (
 // concurrent use: compaction reads records outside the shard's lock.
 type recentRecords struct {
 	mu sync.RWMutex
-	// recs[i-head] is the record at log index base+i (nil: not held), for
-	// base+head up to the newest added: a read is an index, not a hash
+	// recs.at(i) is the record at log index base+i (nil: not held), for
+	// i from head up to the newest added: a read is an index, not a hash
 	// lookup, and the oldest are pushed out from the front. Log indexes
 	// only grow, so the span is contiguous; each slot in it counts
 	// slotBytes against the limit, so gaps (indexes of other records)
 	// cannot grow it unbounded.
-	recs         []recentSlot
+	recs         slotChunks
 	base         uint64
 	head         int
 	held         int
@@ -43,6 +43,62 @@ type recentSlot struct {
 
 // slotBytes is what a slot of the span costs besides its record.
 const slotBytes = int(unsafe.Sizeof(recentSlot{}))
+
+// slotChunks is the span's slots in chunks of slotsPerChunk: it grows by a
+// chunk and lets whole chunks go from the front, so no add copies the span.
+// A span of a 16 MiB limit holds half a million small records: growing or
+// compacting one array that size copied it under the shard's lock, which
+// held writers up for 45-96 ms.
+type slotChunks struct {
+	chunks [][]recentSlot
+	n      int // slots in use, from position 0 of chunks[0]
+}
+
+// slotsPerChunk is a chunk's slots (128 KiB of them).
+const slotsPerChunk = 4096
+
+func (c *slotChunks) len() int { return c.n }
+
+func (c *slotChunks) at(i int) *recentSlot {
+	return &c.chunks[i/slotsPerChunk][i%slotsPerChunk]
+}
+
+// extend adds n empty slots at the end. Chunks are zero when added, and
+// slots past n are never written, so the new slots are empty.
+func (c *slotChunks) extend(n int) {
+	c.n += n
+	for len(c.chunks)*slotsPerChunk < c.n {
+		c.chunks = append(c.chunks, make([]recentSlot, slotsPerChunk))
+	}
+}
+
+// restart empties the chunks. When every slot is empty already (the span
+// held nothing) the first chunk is kept for reuse: a shard whose records
+// all go before the next comes restarts its span on every add.
+func (c *slotChunks) restart(allEmpty bool) {
+	if !allEmpty || len(c.chunks) == 0 {
+		*c = slotChunks{}
+		return
+	}
+	clear(c.chunks[1:])
+	c.chunks, c.n = c.chunks[:1], 0
+}
+
+// dropFront lets go the whole chunks before position head and returns how
+// many slots that removed from the front.
+func (c *slotChunks) dropFront(head int) int {
+	k := head / slotsPerChunk
+	if k == 0 {
+		return 0
+	}
+	clear(c.chunks[:k])
+	c.chunks = c.chunks[k:]
+	if cap(c.chunks) > 2*len(c.chunks)+16 {
+		c.chunks = append([][]recentSlot(nil), c.chunks...)
+	}
+	c.n -= k * slotsPerChunk
+	return k * slotsPerChunk
+}
 
 // RecentPool bounds the recent records of many shards together (an
 // engine's): a shard adding a record while the pool is over its limit
@@ -87,10 +143,10 @@ func (r *recentRecords) get(idx uint64) ([]byte, int, bool) {
 
 func (r *recentRecords) getLocked(idx uint64) (recentSlot, bool) {
 	i := idx - r.base // wraps for idx < base: then out of range
-	if i < uint64(r.head) || i >= uint64(len(r.recs)) {
+	if i < uint64(r.head) || i >= uint64(r.recs.len()) {
 		return recentSlot{}, false
 	}
-	slot := r.recs[i]
+	slot := *r.recs.at(int(i))
 	return slot, slot.rec != nil
 }
 
@@ -107,46 +163,47 @@ func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint6
 	}
 	var outs []pushed
 	r.mu.Lock()
-	end := r.base + uint64(len(r.recs))
-	switch empty := r.head == len(r.recs); {
+	end := r.base + uint64(r.recs.len())
+	switch empty := r.head == r.recs.len(); {
 	case !empty && idx < r.base+uint64(r.head):
 		// Before the span: straight out, not held.
 		r.mu.Unlock()
 		out(idx, rec, 0)
 		return
 	case !empty && idx < end:
-		old := r.recs[idx-r.base]
-		if old.rec != nil { // kept twice: replaced, its count kept
+		slot := r.recs.at(int(idx - r.base))
+		if slot.rec != nil { // kept twice: replaced, its count kept
 			r.held--
-			r.grow(-int64(len(old.rec)))
+			r.grow(-int64(len(slot.rec)))
 		}
-		r.recs[idx-r.base] = recentSlot{rec: rec, cmds: cmds, refs: old.refs}
+		*slot = recentSlot{rec: rec, cmds: cmds, refs: slot.refs}
 		r.grow(int64(len(rec)))
 	case empty || idx-end > uint64(r.limit/int64(slotBytes)):
 		// Empty, or past a gap (records strings do not point at) wider
 		// than the limit: whatever is held goes, and the span starts
 		// at idx.
-		for i := r.head; i < len(r.recs); i++ {
-			if old := r.recs[i]; old.rec != nil {
+		for i := r.head; i < r.recs.len(); i++ {
+			if old := r.recs.at(i); old.rec != nil {
 				outs = append(outs, pushed{r.base + uint64(i), old.rec, old.refs})
 			}
 		}
 		r.grow(-r.bytes)
 		r.held = 0
-		r.recs, r.base, r.head = append(r.recs[:0], recentSlot{rec: rec, cmds: cmds}), idx, 0
+		r.recs.restart(empty)
+		r.base, r.head = idx, 0
+		r.recs.extend(1)
+		*r.recs.at(0) = recentSlot{rec: rec, cmds: cmds}
 		r.grow(int64(len(rec) + slotBytes))
 	default:
 		gap := idx - end
-		for range gap {
-			r.recs = append(r.recs, recentSlot{})
-		}
-		r.recs = append(r.recs, recentSlot{rec: rec, cmds: cmds})
+		r.recs.extend(int(gap) + 1)
+		*r.recs.at(r.recs.len() - 1) = recentSlot{rec: rec, cmds: cmds}
 		r.grow(int64(len(rec)) + int64(gap+1)*int64(slotBytes))
 	}
 	r.held++
 	// The newest record stays, even alone over the limit: its writer's
 	// keys are about to point at it.
-	for r.overLocked() && r.head < len(r.recs)-1 {
+	for r.overLocked() && r.head < r.recs.len()-1 {
 		at := r.base + uint64(r.head)
 		if old := r.popLocked(); old.rec != nil {
 			outs = append(outs, pushed{at, old.rec, old.refs})
@@ -162,8 +219,9 @@ func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint6
 // popLocked lets the oldest slot go and returns it (its rec nil if it held
 // none).
 func (r *recentRecords) popLocked() recentSlot {
-	old := r.recs[r.head]
-	r.recs[r.head] = recentSlot{}
+	slot := r.recs.at(r.head)
+	old := *slot
+	*slot = recentSlot{}
 	r.head++
 	n := int64(slotBytes)
 	if old.rec != nil {
@@ -182,7 +240,7 @@ func (r *recentRecords) addRefs(idx uint64, n int32) bool {
 	if _, ok := r.getLocked(idx); !ok {
 		return false
 	}
-	slot := &r.recs[idx-r.base]
+	slot := r.recs.at(int(idx - r.base))
 	slot.refs = max(slot.refs, 1) + n
 	return true
 }
@@ -195,7 +253,7 @@ func (r *recentRecords) release(idx uint64) bool {
 	if _, ok := r.getLocked(idx); !ok {
 		return false
 	}
-	if slot := &r.recs[idx-r.base]; slot.refs > 1 {
+	if slot := r.recs.at(int(idx - r.base)); slot.refs > 1 {
 		slot.refs--
 		return true
 	}
@@ -210,11 +268,11 @@ func (r *recentRecords) dropLocked(idx uint64) bool {
 		return false
 	}
 	rec := slot.rec
-	r.recs[idx-r.base] = recentSlot{}
+	*r.recs.at(int(idx - r.base)) = recentSlot{}
 	r.held--
 	r.grow(-int64(len(rec)))
 	// Empty slots at the front are of no use.
-	for r.head < len(r.recs) && r.recs[r.head].rec == nil {
+	for r.head < r.recs.len() && r.recs.at(r.head).rec == nil {
 		r.head++
 		r.grow(-int64(slotBytes))
 	}
@@ -227,32 +285,15 @@ func (r *recentRecords) clear() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.grow(-r.bytes)
-	r.recs, r.base, r.head, r.held = nil, 0, 0, 0
+	r.recs, r.base, r.head, r.held = slotChunks{}, 0, 0, 0
 }
 
-// compactLocked moves the span to the front of recs once the slots let go
-// are half of them, so recs stays near the span's length.
+// compactLocked lets go the chunks wholly before the span's first slot.
 func (r *recentRecords) compactLocked() {
-	if r.head == 0 || r.head < len(r.recs)/2 {
-		return
-	}
-	live := r.recs[r.head:]
-	if cap(r.recs) > 4*len(live)+minRecentSlots {
-		// The span shrank well below what recs once held: a smaller
-		// array, so that a past burst's slots are not kept for good.
-		r.recs = append(make([]recentSlot, 0, 2*len(live)+minRecentSlots), live...)
-	} else {
-		n := copy(r.recs, live)
-		clear(r.recs[n:])
-		r.recs = r.recs[:n]
-	}
-	r.base += uint64(r.head)
-	r.head = 0
+	n := r.recs.dropFront(r.head)
+	r.base += uint64(n)
+	r.head -= n
 }
-
-// minRecentSlots is the span array's capacity below which it is never
-// reallocated smaller.
-const minRecentSlots = 1024
 
 // size is the bytes and number of records held.
 func (r *recentRecords) size() (int64, int) {
