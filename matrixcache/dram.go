@@ -418,10 +418,11 @@ const (
 )
 
 // drainLocked tells the policy about the hits recorded in s's read buffer.
-// Writes and misses do not drain: a drain is up to 128 policy updates, each a few cache misses, and a write
-// holding the shard's lock that long makes the other writers of the shard
-// queue. A full ring is drained by the next hit that finds the lock free
-// (one hit in sampledDrainHits while sampling), and Stats drains.
+// Writes and misses do not drain: a drain is up to 128 policy updates,
+// each a few cache misses, and a write holding the shard's lock that long
+// makes the other writers of the shard queue. A full ring is drained by the
+// next hit that finds the lock free (one hit in sampledDrainHits while
+// sampling), and Stats drains.
 func (c *Cache) drainLocked(s *shard) {
 	for k := range s.reads.stripes {
 		st := &s.reads.stripes[k]

@@ -83,12 +83,3 @@ func (a *stringAddrs) lowest() (low uint64, ok bool) {
 	}
 	return a.base * addrBucket, true
 }
-
-// len is the number of entries counted.
-func (a *stringAddrs) len() int {
-	n := 0
-	for _, c := range a.counts {
-		n += int(c)
-	}
-	return n
-}

@@ -134,7 +134,12 @@ func BenchmarkCompactUnderWrites(b *testing.B) {
 // BenchmarkCheckpointUnderWrites checkpoints a shard of 200,000 keys while
 // a writer keeps setting keys, and reports the longest of those writes.
 func BenchmarkCheckpointUnderWrites(b *testing.B) {
-	s := filledShard(b, 200_000)
+	benchCheckpointUnderWrites(b, filledShard(b, 200_000))
+}
+
+// benchCheckpointUnderWrites checkpoints s while a writer keeps setting
+// keys, and reports the longest of those writes.
+func benchCheckpointUnderWrites(b *testing.B, s *Shard) {
 	var longest time.Duration
 	for b.Loop() {
 		longest = max(longest, longestWriteDuring(b, s, func() {
@@ -201,9 +206,7 @@ func filledShard(b *testing.B, keys int) *Shard {
 // 100,000 resident hashes of five fields while a writer keeps setting
 // keys, and reports the longest of those writes.
 func BenchmarkCheckpointOfCollectionsUnderWrites(b *testing.B) {
-	s, err := Open(b.TempDir(), Options{})
-	require.NoError(b, err)
-	b.Cleanup(func() { s.Close() })
+	s := filledShard(b, 0)
 	const hashes, batch = 100_000, 500
 	for i := 0; i < hashes; i += batch {
 		require.NoError(b, s.Mutate(b.Context(), func(*View) ([]command.Command, error) {
@@ -215,14 +218,7 @@ func BenchmarkCheckpointOfCollectionsUnderWrites(b *testing.B) {
 			return cmds, nil
 		}))
 	}
-	var longest time.Duration
-	for b.Loop() {
-		longest = max(longest, longestWriteDuring(b, s, func() {
-			_, err := s.Checkpoint(b.Context())
-			require.NoError(b, err)
-		}))
-	}
-	b.ReportMetric(float64(longest.Microseconds()), "longest-set-µs")
+	benchCheckpointUnderWrites(b, s)
 }
 
 // BenchmarkRecentRecordsLongestAdd adds two million 40-byte records, each

@@ -112,7 +112,6 @@ func (s *Shard) checkpoint(ctx context.Context, floor uint64) (uint64, error) {
 		}
 	}
 	s.snapActive.Add(-1)
-	clear(snap)
 	imgLen := idx.ImageSize()
 	buf := make([]byte, 0, imageHeader+imgLen+binary.MaxVarintLen64+len(objs)+4)
 	buf = append(buf, imageMagic...)

@@ -141,13 +141,13 @@ const compactScanChunk = 4096
 // the scan when no string is below cut.
 func (s *Shard) stringsBelow(cut uint64) ([]keyindex.Entry, error) {
 	var old []keyindex.Entry
-	for cursor, first := uint64(0), true; first || cursor != 0; first = false {
+	for cursor := uint64(0); ; {
 		s.mu.RLock()
 		if s.closed {
 			s.mu.RUnlock()
 			return nil, ErrClosed
 		}
-		if low, ok := s.strs.lowest(); first && ok && low >= cut {
+		if low, ok := s.strs.lowest(); cursor == 0 && ok && low >= cut {
 			s.mu.RUnlock()
 			return nil, nil
 		}
@@ -157,8 +157,10 @@ func (s *Shard) stringsBelow(cut uint64) ([]keyindex.Entry, error) {
 			}
 		})
 		s.mu.RUnlock()
+		if cursor == 0 {
+			return old, nil
+		}
 	}
-	return old, nil
 }
 
 // move is a value Compact read from an old segment outside the shard's

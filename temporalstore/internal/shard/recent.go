@@ -63,13 +63,14 @@ func (c *slotChunks) at(i int) *recentSlot {
 	return &c.chunks[i/slotsPerChunk][i%slotsPerChunk]
 }
 
-// extend adds n empty slots at the end. Chunks are zero when added, and
-// slots past n are never written, so the new slots are empty.
-func (c *slotChunks) extend(n int) {
-	c.n += n
+// push adds gap empty slots, then s, at the end. Chunks are zero when
+// added, and slots past n are never written, so the gap's slots are empty.
+func (c *slotChunks) push(gap int, s recentSlot) {
+	c.n += gap + 1
 	for len(c.chunks)*slotsPerChunk < c.n {
 		c.chunks = append(c.chunks, make([]recentSlot, slotsPerChunk))
 	}
+	*c.at(c.n - 1) = s
 }
 
 // restart empties the chunks. When every slot is empty already (the span
@@ -191,13 +192,11 @@ func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint6
 		r.held = 0
 		r.recs.restart(empty)
 		r.base, r.head = idx, 0
-		r.recs.extend(1)
-		*r.recs.at(0) = recentSlot{rec: rec, cmds: cmds}
+		r.recs.push(0, recentSlot{rec: rec, cmds: cmds})
 		r.grow(int64(len(rec) + slotBytes))
 	default:
 		gap := idx - end
-		r.recs.extend(int(gap) + 1)
-		*r.recs.at(r.recs.len() - 1) = recentSlot{rec: rec, cmds: cmds}
+		r.recs.push(int(gap), recentSlot{rec: rec, cmds: cmds})
 		r.grow(int64(len(rec)) + int64(gap+1)*int64(slotBytes))
 	}
 	r.held++
