@@ -40,8 +40,6 @@ type Config struct {
 	// redis-benchmark to the rest (benchkit.Split), where the machine has
 	// two CPUs or more; otherwise they share every CPU.
 	Split bool
-	// layout is the CPU layout the run had, for the report.
-	layout string
 }
 
 // DefaultConfig returns the full run, or with quick the reduced one.
@@ -227,7 +225,6 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if err != nil {
 		return err
 	}
-	cfg.layout = layout
 	if cfg.Procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
 		log.Info("our server's GOMAXPROCS", "procs", cfg.Procs)
@@ -310,7 +307,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		"requests":       cfg.Requests,
 		"repeats":        cfg.Repeats,
 		"our_gomaxprocs": runtime.GOMAXPROCS(0),
-		"cpu_layout":     cfg.layout,
+		"cpu_layout":     layout,
 		"keyspace":       "redis-benchmark -r 100000",
 		"redis":          "redis-server (Debian) --appendonly yes --appendfsync everysec (async mode) or always (durable mode), --save ''",
 		"ours":           fmt.Sprintf("temporalstore/resp over an engine table of %d shards (the server's default here: temporalstore.SuggestedShards(GOMAXPROCS)), async (synced every 10 ms) or durable (fsync before the reply), in the benchmark's process", ourShards()),
