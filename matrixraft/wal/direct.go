@@ -60,8 +60,9 @@ func (d *directWriter) open(dir string, s *segment) error {
 	return nil
 }
 
-// write writes buf at s.end with one aligned direct write.
-func (d *directWriter) write(s *segment, buf []byte, off int64) error {
+// write writes buf at s.end with one aligned direct write, as a raw
+// system call when noHandoff (see Log.deviceNoHandoff).
+func (d *directWriter) write(s *segment, buf []byte, off int64, noHandoff bool) error {
 	if off != d.off+int64(len(d.tail)) {
 		return fmt.Errorf("direct write at %d, expected %d", off, d.off+int64(len(d.tail)))
 	}
@@ -74,7 +75,13 @@ func (d *directWriter) write(s *segment, buf []byte, off int64) error {
 	copy(st, d.tail)
 	copy(st[len(d.tail):], buf)
 	clear(st[total:])
-	if _, err := s.df.WriteAt(st, d.off); err != nil {
+	var err error
+	if noHandoff {
+		err = writeAtNoHandoff(s.df, st, d.off)
+	} else {
+		_, err = s.df.WriteAt(st, d.off)
+	}
+	if err != nil {
 		return err
 	}
 	keep := total &^ (directBlock - 1)

@@ -75,6 +75,11 @@ type Log struct {
 	dirty      bool         // active has writes not yet synced
 	writtenSeg *segment     // segment holding index written; under mu
 
+	// deviceNanos is a moving average of fdatasync times, which decides
+	// whether device IO keeps its processor (see deviceNoHandoff). It
+	// starts at the bound, so the first sync is an ordinary call.
+	deviceNanos atomic.Int64
+
 	// syncMu keeps the interval syncer and the closing of segment files
 	// apart; segment.closed is guarded by it.
 	syncMu sync.Mutex
@@ -160,6 +165,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{dir: dir, opts: opts, lock: lock}
+	l.deviceNanos.Store(int64(maxNoHandoffDevice))
 	l.cur = newBatch()
 	l.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	if l.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(uint64(max(opts.MaxRecordSize, maxDecodedFloor)))); err != nil {
@@ -638,7 +644,7 @@ func (l *Log) writeChunks(chunks []*chunk) error {
 		s := l.active
 		var err error
 		if s.df != nil {
-			err = l.dw.write(s, c.buf, c.off)
+			err = l.dw.write(s, c.buf, c.off, l.deviceNoHandoff())
 		} else if len(c.buf) <= maxNoHandoffWrite {
 			err = writeAtNoHandoff(s.f, c.buf, c.off)
 		} else {
@@ -707,8 +713,16 @@ func (l *Log) syncActive() error {
 
 func (l *Log) syncSegment(s *segment) error {
 	start := time.Now()
-	err := fdatasync(s.f)
-	l.stats.fsyncLatency.observe(time.Since(start))
+	var err error
+	if l.deviceNoHandoff() {
+		err = fdatasyncNoHandoff(s.f)
+	} else {
+		err = fdatasync(s.f)
+	}
+	took := time.Since(start)
+	l.stats.fsyncLatency.observe(took)
+	avg := l.deviceNanos.Load()
+	l.deviceNanos.Store(avg + (took.Nanoseconds()-avg)/8)
 	l.stats.fsyncs.Add(1)
 	if err != nil {
 		return fmt.Errorf("fdatasync segment %s: %w", s.name, err)
@@ -1136,6 +1150,26 @@ func (l *Log) closeFiles() error {
 		err = cerr
 	}
 	return err
+}
+
+// maxNoHandoffDevice bounds the average fdatasync time under which the
+// flusher's device IO (fdatasync, and direct writes under SyncAlways) goes
+// out as raw system calls, keeping the thread's processor while the device
+// works. Issued as ordinary calls, each one outlasts the runtime monitor's
+// 20 µs tick: the monitor hands the processor to another thread, the
+// caller must win one back when the call returns, and the monitor, finding
+// work on every tick, never slows down; on two cores those wakeups and
+// handoffs cost a tenth of a durable server's CPU. Kept, the processor's
+// queued goroutines are taken by the other processors meanwhile, and a
+// garbage collection waits for the call to return: acceptable for calls
+// of a fraction of a millisecond, not on a slow disk. With one processor
+// the calls stay ordinary, so that nothing else stops for them.
+const maxNoHandoffDevice = time.Millisecond
+
+// deviceNoHandoff reports whether device IO goes out as raw system calls
+// now (see maxNoHandoffDevice).
+func (l *Log) deviceNoHandoff() bool {
+	return l.deviceNanos.Load() < int64(maxNoHandoffDevice) && runtime.GOMAXPROCS(0) > 1
 }
 
 // maxNoHandoffWrite is the largest buffered write issued without telling the

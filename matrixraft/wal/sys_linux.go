@@ -21,6 +21,32 @@ func fdatasync(f *os.File) error {
 	}
 }
 
+// fdatasyncNoHandoff is fdatasync issued as a raw system call: the calling
+// thread keeps its processor while the device flushes (see
+// Log.deviceNoHandoff for when that is worth it).
+func fdatasyncNoHandoff(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	cerr := rc.Control(func(fd uintptr) {
+		for {
+			_, _, errno := unix.RawSyscall(unix.SYS_FDATASYNC, fd, 0, 0)
+			if errno != unix.EINTR {
+				if errno != 0 {
+					serr = &os.PathError{Op: "fdatasync", Path: f.Name(), Err: errno}
+				}
+				return
+			}
+		}
+	})
+	if cerr != nil {
+		return cerr
+	}
+	return serr
+}
+
 // preallocate reserves size bytes for f, reading as zeros, so appends do not
 // grow the file. It falls back to a sparse extension where fallocate is not
 // supported.

@@ -6,6 +6,8 @@ import "os"
 
 func fdatasync(f *os.File) error { return f.Sync() }
 
+func fdatasyncNoHandoff(f *os.File) error { return f.Sync() }
+
 func preallocate(f *os.File, size int64) error {
 	fi, err := f.Stat()
 	if err != nil {
