@@ -117,6 +117,15 @@ type result struct {
 	OpsPerSec float64 `json:"ops_per_s"`
 	P50Ms     float64 `json:"p50_ms"`
 	P99Ms     float64 `json:"p99_ms"`
+	// ServerCPUUs and ClientCPUUs are the CPU time (user and system) per
+	// request of the server and of redis-benchmark during the run; NaN
+	// where /proc is missing. BusyPercent is their sum over the run's wall
+	// time on every CPU of the layout: near 100, the two processes have
+	// the machine to themselves and no more, so the throughput ratio is
+	// about the ratio of their summed CPU per request.
+	ServerCPUUs float64 `json:"server_cpu_us_per_op"`
+	ClientCPUUs float64 `json:"client_cpu_us_per_op"`
+	BusyPercent float64 `json:"busy_percent"`
 }
 
 // caseReport is one case: mode, test, size and pipeline.
@@ -129,6 +138,11 @@ type caseReport struct {
 	Ops      map[string]benchkit.Summary `json:"ops_per_s"`
 	P99      map[string]benchkit.Summary `json:"p99_ms"`
 	Ratio    benchkit.Summary            `json:"ours_vs_redis_ratio"`
+	// ServerCPU, ClientCPU and Busy summarize the runs' CPU figures per
+	// system (see result).
+	ServerCPU map[string]benchkit.Summary `json:"server_cpu_us_per_op"`
+	ClientCPU map[string]benchkit.Summary `json:"client_cpu_us_per_op"`
+	Busy      map[string]benchkit.Summary `json:"busy_percent"`
 }
 
 type report struct {
@@ -146,15 +160,15 @@ const (
 )
 
 // startRedis starts redis-server with an append-only file synced per fsync
-// policy, in dir.
-func startRedis(ctx context.Context, dir, fsync string, cpus []int) (int, func(), error) {
+// policy, in dir, and returns its port and process ID.
+func startRedis(ctx context.Context, dir, fsync string, cpus []int) (int, int, func(), error) {
 	r, err := benchkit.StartRedisProcessOn(ctx, dir, cpus, "--save", "", "--appendonly", "yes", "--appendfsync", fsync)
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	_, port, _ := net.SplitHostPort(r.Addr)
 	n, _ := strconv.Atoi(port)
-	return n, r.Stop, nil
+	return n, r.PID, r.Stop, nil
 }
 
 // startOurs serves a fresh engine's table over RESP on a loopback port,
@@ -185,12 +199,19 @@ func startOurs(ctx context.Context, dir string, async bool) (int, func(), error)
 	}, nil
 }
 
-// benchmark runs redis-benchmark against port and parses its CSV line.
-func benchmark(ctx context.Context, port int, test string, cfg Config, size, pipeline, requests int, cpus []int) (result, error) {
+// benchmark runs redis-benchmark against port and parses its CSV line. The
+// server's CPU is read from /proc for process pid; the client's from its
+// exit status. cpus are redis-benchmark's CPUs, ncpu those the layout uses.
+func benchmark(ctx context.Context, port, pid int, test string, cfg Config, size, pipeline, requests int, cpus []int, ncpu int) (result, error) {
 	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(port), "-c", strconv.Itoa(cfg.Clients),
 		"-n", strconv.Itoa(requests), "-d", strconv.Itoa(size), "-P", strconv.Itoa(pipeline),
 		"-r", "100000", "-t", test, "--csv"}
-	out, err := benchkit.OnCPUs(ctx, cpus, "redis-benchmark", args...).Output()
+	cmd := benchkit.OnCPUs(ctx, cpus, "redis-benchmark", args...)
+	cpu0, cpuErr := benchkit.ProcessCPU(pid)
+	began := time.Now()
+	out, err := cmd.Output()
+	wall := time.Since(began)
+	cpu1, cpuErr1 := benchkit.ProcessCPU(pid)
 	if err != nil {
 		return result{}, fmt.Errorf("redis-benchmark %s: %w", strings.Join(args, " "), err)
 	}
@@ -210,7 +231,20 @@ func benchmark(ctx context.Context, port int, test string, cfg Config, size, pip
 		f, _ := strconv.ParseFloat(recs[1][i], 64)
 		return f
 	}
-	return result{OpsPerSec: num("rps"), P50Ms: num("p50_latency_ms"), P99Ms: num("p99_latency_ms")}, nil
+	res := result{OpsPerSec: num("rps"), P50Ms: num("p50_latency_ms"), P99Ms: num("p99_latency_ms"),
+		ServerCPUUs: math.NaN(), ClientCPUUs: math.NaN(), BusyPercent: math.NaN()}
+	client := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	res.ClientCPUUs = perRequest(client, requests)
+	if cpuErr == nil && cpuErr1 == nil {
+		res.ServerCPUUs = perRequest(cpu1-cpu0, requests)
+		res.BusyPercent = 100 * (cpu1 - cpu0 + client).Seconds() / (wall.Seconds() * float64(ncpu))
+	}
+	return res, nil
+}
+
+// perRequest is d over n requests, in microseconds.
+func perRequest(d time.Duration, n int) float64 {
+	return float64(d.Microseconds()) / float64(n)
 }
 
 // Run runs every case and writes the report.
@@ -224,6 +258,11 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	cpus, layout, err := benchkit.Layout(cfg.Split, func(s benchkit.Split) []int { return s.ServerCPUs }, log)
 	if err != nil {
 		return err
+	}
+	// The CPUs the two processes have between them, for BusyPercent.
+	ncpu := runtime.NumCPU()
+	if len(cpus.ServerCPUs) > 0 && len(cpus.ClientCPUs) > 0 {
+		ncpu = len(cpus.ServerCPUs) + len(cpus.ClientCPUs)
 	}
 	if cfg.Procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
@@ -249,7 +288,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		if err := os.MkdirAll(rdir, 0o755); err != nil {
 			return err
 		}
-		rport, stopRedis, err := startRedis(ctx, rdir, fsync, cpus.ServerCPUs)
+		rport, rpid, stopRedis, err := startRedis(ctx, rdir, fsync, cpus.ServerCPUs)
 		if err != nil {
 			return err
 		}
@@ -269,15 +308,17 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 				for _, p := range pipelines {
 					cr := caseReport{Mode: mode, Test: test, Size: size, Pipeline: p, Runs: map[string][]result{}}
 					err := benchkit.Alternate(ctx, cfg.Repeats, []string{"redis", "ours"}, func(ctx context.Context, r int, sys string) error {
-						port := map[string]int{"redis": rport, "ours": oport}[sys]
-						res, err := benchmark(ctx, port, test, cfg, size, p, requests, cpus.ClientCPUs)
+						// Ours runs in this process.
+						port, pid := map[string]int{"redis": rport, "ours": oport}[sys], map[string]int{"redis": rpid, "ours": os.Getpid()}[sys]
+						res, err := benchmark(ctx, port, pid, test, cfg, size, p, requests, cpus.ClientCPUs, ncpu)
 						if err != nil {
 							return err
 						}
 						res.Repeat = r + 1
 						cr.Runs[sys] = append(cr.Runs[sys], res)
 						log.Info("run", "mode", mode, "test", test, "size", size, "pipeline", p, "system", sys,
-							"repeat", fmt.Sprintf("%d/%d", r+1, cfg.Repeats), "ops_per_s", math.Round(res.OpsPerSec), "p99_ms", res.P99Ms)
+							"repeat", fmt.Sprintf("%d/%d", r+1, cfg.Repeats), "ops_per_s", math.Round(res.OpsPerSec), "p99_ms", res.P99Ms,
+							"server_cpu_us", round1(res.ServerCPUUs), "client_cpu_us", round1(res.ClientCPUUs), "busy_percent", math.Round(res.BusyPercent))
 						return nil
 					})
 					if err != nil {
@@ -285,11 +326,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 						stopRedis()
 						return err
 					}
-					cr.Ops, cr.P99 = map[string]benchkit.Summary{}, map[string]benchkit.Summary{}
-					for _, sys := range []string{"redis", "ours"} {
-						cr.Ops[sys] = benchkit.Summarize(benchkit.Column(cr.Runs[sys], func(r result) float64 { return r.OpsPerSec }))
-						cr.P99[sys] = benchkit.Summarize(benchkit.Column(cr.Runs[sys], func(r result) float64 { return r.P99Ms }))
-					}
+					cr.summarize()
 					cr.Ratio = benchkit.RatioSpread(benchkit.Column(cr.Runs["ours"], func(r result) float64 { return r.OpsPerSec }),
 						benchkit.Column(cr.Runs["redis"], func(r result) float64 { return r.OpsPerSec }), benchkit.HigherIsBetter)
 					rep.Cases = append(rep.Cases, cr)
@@ -323,6 +360,24 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	fmt.Fprintln(stdout, benchkit.SummaryLine("resp", rep.Summary))
 	return nil
 }
+
+// summarize fills the case's summaries from its runs.
+func (c *caseReport) summarize() {
+	c.Ops, c.P99 = map[string]benchkit.Summary{}, map[string]benchkit.Summary{}
+	c.ServerCPU, c.ClientCPU, c.Busy = map[string]benchkit.Summary{}, map[string]benchkit.Summary{}, map[string]benchkit.Summary{}
+	for _, sys := range []string{"redis", "ours"} {
+		col := func(f func(r result) float64) benchkit.Summary {
+			return benchkit.Summarize(benchkit.Column(c.Runs[sys], f))
+		}
+		c.Ops[sys] = col(func(r result) float64 { return r.OpsPerSec })
+		c.P99[sys] = col(func(r result) float64 { return r.P99Ms })
+		c.ServerCPU[sys] = col(func(r result) float64 { return r.ServerCPUUs })
+		c.ClientCPU[sys] = col(func(r result) float64 { return r.ClientCPUUs })
+		c.Busy[sys] = col(func(r result) float64 { return r.BusyPercent })
+	}
+}
+
+func round1(x float64) float64 { return math.Round(x*10) / 10 }
 
 func find(r *report, mode, test string, size, p int) *caseReport {
 	for i := range r.Cases {
@@ -366,6 +421,16 @@ func printTable(w io.Writer, r *report) {
 	for _, c := range r.Cases {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.2f (%.2f..%.2f)\t%.2f\t%.2f\t\n", c.Mode, c.Test, c.Size, c.Pipeline,
 			c.Ops["redis"].Median, c.Ops["ours"].Median, c.Ratio.Median, c.Ratio.Min, c.Ratio.Max, c.P99["redis"].Median, c.P99["ours"].Median)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "CPU per request in µs (user and system, medians) of the server and of redis-benchmark, and busy %: the share of the CPUs the two used")
+	fmt.Fprintln(w, "together; near 100 they fill the machine, and ops/s is about CPUs / (server + client CPU per request)")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\ttest\tsize\tP\tredis server\tclient\tbusy %\tours server\tclient\tbusy %\t")
+	for _, c := range r.Cases {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%.1f\t%.0f\t\n", c.Mode, c.Test, c.Size, c.Pipeline,
+			c.ServerCPU["redis"].Median, c.ClientCPU["redis"].Median, c.Busy["redis"].Median,
+			c.ServerCPU["ours"].Median, c.ClientCPU["ours"].Median, c.Busy["ours"].Median)
 	}
 	tw.Flush()
 }

@@ -2,7 +2,9 @@ package respbench
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,4 +24,20 @@ func TestRunSmoke(t *testing.T) {
 	require.NoError(t, Run(t.Context(), cfg, &out, benchkit.NewProgress(io.Discard)))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Regexp(t, regexp.MustCompile(`^resp: set_p1_ratio=[0-9.]+ get_p1_ratio=[0-9.]+ set_p16_ratio=n/a get_p16_ratio=n/a durable_set_p1_ratio=[0-9.]+$`), lines[len(lines)-1])
+
+	b, err := os.ReadFile(cfg.Out)
+	require.NoError(t, err)
+	var rep struct {
+		Cases []caseReport `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(b, &rep))
+	require.NotEmpty(t, rep.Cases)
+	for _, c := range rep.Cases {
+		for _, sys := range []string{"redis", "ours"} {
+			require.Greater(t, c.ServerCPU[sys].Median, 0.0, "%s %s server CPU", c.Test, sys)
+			require.Greater(t, c.ClientCPU[sys].Median, 0.0, "%s %s client CPU", c.Test, sys)
+			require.Greater(t, c.Busy[sys].Median, 0.0, "%s %s busy", c.Test, sys)
+			require.LessOrEqual(t, c.Busy[sys].Median, 110.0, "%s %s busy", c.Test, sys)
+		}
+	}
 }
