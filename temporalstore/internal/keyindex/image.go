@@ -42,9 +42,41 @@ func (x *Index) ImageSize() int {
 // Clone returns a copy of x that shares no memory with it, so that a
 // checkpoint can copy the index while writers wait and encode the copy
 // after they go on.
-func (x *Index) Clone() *Index {
+func (x *Index) Clone() *Index { return x.CloneWith(Spare{}) }
+
+// Spare is memory for a clone, taken ahead of it (NewSpare) so that a
+// clone made while writers wait does not allocate: a large allocation can
+// make its goroutine help the garbage collector for milliseconds, with the
+// writers still waiting.
+type Spare struct{ slots []slot }
+
+// NewSpare returns room for a clone of an index of n slots (Slots). The
+// room is written once here: memory fresh from the system is only mapped
+// when first written, a page fault per page, and those belong here too.
+func NewSpare(n int) Spare {
+	sp := Spare{slots: make([]slot, n)}
+	for i := 0; i < len(sp.slots); i += pageSlots {
+		sp.slots[i] = slot{}
+	}
+	return sp
+}
+
+// pageSlots is the slots of a 4 KiB page.
+const pageSlots = 4096 / SlotBytes
+
+// Slots is the index's slot count, the room a clone of it takes.
+func (x *Index) Slots() int { return len(x.slots) }
+
+// CloneWith is Clone, copying into sp when it has room; otherwise (the
+// index grew since sp was taken) it allocates.
+func (x *Index) CloneWith(sp Spare) *Index {
 	c := *x
-	c.slots = slices.Clone(x.slots)
+	if cap(sp.slots) >= len(x.slots) {
+		c.slots = sp.slots[:len(x.slots)]
+		copy(c.slots, x.slots)
+	} else {
+		c.slots = slices.Clone(x.slots)
+	}
 	return &c
 }
 

@@ -30,28 +30,48 @@ func TestImageRoundTrip(t *testing.T) {
 }
 
 // A clone keeps the state it was taken in while the index changes, and
-// encodes to the same image the index had then; AppendImage appends after
-// what dst holds.
+// encodes to the same image the index had then, whether it was copied into
+// a spare of the right size, a larger one, or one too small (it then
+// allocates); AppendImage appends after what dst holds.
 func TestCloneIsASnapshot(t *testing.T) {
-	x := New(0)
-	model := map[uint64]Entry{}
-	for id := range uint64(1000) {
-		e := Entry{Addr: addrOf(id, id), Meta: 1}
-		x.Put(hashOf(id, false), e, matchID(id))
-		model[id] = e
+	tests := []struct {
+		name  string
+		spare func(x *Index) Spare
+	}{
+		{"no spare", func(*Index) Spare { return Spare{} }},
+		{"spare of its size", func(x *Index) Spare { return NewSpare(x.Slots()) }},
+		{"larger spare", func(x *Index) Spare { return NewSpare(3 * x.Slots()) }},
+		{"spare too small", func(x *Index) Spare { return NewSpare(x.Slots() / 2) }},
 	}
-	img := x.AppendImage(nil)
-	c := x.Clone()
-	for id := range uint64(500) {
-		x.Delete(hashOf(id, false), matchID(id))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			x := New(0)
+			model := map[uint64]Entry{}
+			for id := range uint64(1000) {
+				e := Entry{Addr: addrOf(id, id), Meta: 1}
+				x.Put(hashOf(id, false), e, matchID(id))
+				model[id] = e
+			}
+			img := x.AppendImage(nil)
+			sp := tc.spare(x)
+			c := x.CloneWith(sp)
+			require.Equal(t, x.Slots(), c.Slots())
+			if cap(sp.slots) >= x.Slots() {
+				require.Same(t, &sp.slots[0], &c.slots[0], "copied into the spare")
+			}
+			for id := range uint64(500) {
+				x.Delete(hashOf(id, false), matchID(id))
+			}
+			for id := uint64(1000); id < 3000; id++ { // grows x past the clone's table
+				x.Put(hashOf(id, false), Entry{Addr: addrOf(id, id), Meta: 2}, matchID(id))
+			}
+			require.Equal(t, img, c.AppendImage(nil))
+			require.Len(t, img, c.ImageSize())
+			checkInvariants(t, c, model, false)
+			require.Equal(t, append([]byte("prefix"), img...), c.AppendImage([]byte("prefix")))
+		})
 	}
-	for id := uint64(1000); id < 3000; id++ { // grows x past the clone's table
-		x.Put(hashOf(id, false), Entry{Addr: addrOf(id, id), Meta: 2}, matchID(id))
-	}
-	require.Equal(t, img, c.AppendImage(nil))
-	require.Len(t, img, c.ImageSize())
-	checkInvariants(t, c, model, false)
-	require.Equal(t, append([]byte("prefix"), img...), c.AppendImage([]byte("prefix")))
+	require.Equal(t, New(0).AppendImage(nil), New(0).Clone().AppendImage(nil))
 }
 
 func TestDecodeImageRefusesBadBytes(t *testing.T) {

@@ -83,6 +83,13 @@ func (s *Shard) checkpoint(ctx context.Context, floor uint64) (uint64, error) {
 	if err := s.log.Sync(ctx); err != nil {
 		return 0, fmt.Errorf("shard: checkpoint: %w", err)
 	}
+	// The copies below are made while writers wait; their memory is taken
+	// first, so that the allocation, and any work for the garbage
+	// collector it brings, happens before.
+	s.mu.RLock()
+	nslots, nsnap := s.index.Slots(), len(s.objs)
+	s.mu.RUnlock()
+	spare, snap := keyindex.NewSpare(nslots), make([]*object.Object, 0, nsnap+nsnap/8)
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
@@ -94,8 +101,8 @@ func (s *Shard) checkpoint(ctx context.Context, floor uint64) (uint64, error) {
 	// The index and the slots of the collections are copied while writers
 	// wait (memory copies) and encoded after they go on; until then a
 	// writer copies a collection before it changes it (writableLocked).
-	idx := s.index.Clone()
-	snap := slices.Clone(s.objs)
+	idx := s.index.CloneWith(spare)
+	snap = append(snap, s.objs...)
 	s.snapEpoch.Add(1)
 	s.snapActive.Add(1)
 	s.mu.RUnlock()
