@@ -490,11 +490,18 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 	var victims []uint64
 	if c.fitsDRAM(s, key, len(v)) {
 		var err error
-		victims, err = s.pol.Admit(h, entryCost(key, len(v)), s.victims[:0])
+		// The entry replaced keeps the policy's slot: an overwrite then
+		// skips the policy's key index.
+		hint := policy.NoSlot
+		if old != nil {
+			hint = old.slot
+		}
+		var slot int32
+		victims, slot, err = s.pol.AdmitSlot(h, hint, entryCost(key, len(v)), s.victims[:0])
 		switch {
 		case err == nil:
 			inDRAM = true
-			e := s.newEntryLocked(key, v, kind, hot, exp, s.pol.Slot(h))
+			e := s.newEntryLocked(key, v, kind, hot, exp, slot)
 			s.installLocked(h, e)
 			c.st.dramPuts.Add(1)
 		case errors.Is(err, policy.ErrRejected):
@@ -872,7 +879,7 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 		s.dropLocked(h, old)
 	}
 	c.reclaimExpiredLocked(s, &clockReading{c: c, ns: now})
-	victims, err := s.pol.Admit(h, entryCost(b.Key, len(b.Value)), s.victims[:0])
+	victims, slot, err := s.pol.AdmitSlot(h, policy.NoSlot, entryCost(b.Key, len(b.Value)), s.victims[:0])
 	if err != nil {
 		c.st.refillFailures.Add(1)
 		if errors.Is(err, policy.ErrRejected) {
@@ -886,7 +893,7 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 	}
 	// A resident block has an SSD copy unless the SSD tier refused it; if
 	// so, evicting this entry loses the value, which costs a later miss.
-	e := s.newEntryLocked(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, s.pol.Slot(h))
+	e := s.newEntryLocked(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, slot)
 	e.persisted, e.inResident = c.ssd != nil, from == TierResident
 	c.bumpHotness(e)
 	s.installLocked(h, e)
@@ -1423,10 +1430,11 @@ func (c *Cache) recover(ctx context.Context) error {
 				full++
 				return full < 4*len(c.shards)
 			}
-			if _, err := s.pol.Admit(h, cost, s.victims[:0]); err != nil {
+			_, slot, err := s.pol.AdmitSlot(h, policy.NoSlot, cost, s.victims[:0])
+			if err != nil {
 				return true
 			}
-			e := s.newEntryLocked(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, s.pol.Slot(h))
+			e := s.newEntryLocked(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, slot)
 			e.persisted, e.inResident = c.ssd != nil, from == TierResident
 			s.installLocked(h, e)
 			c.st.recovered.Add(1)

@@ -49,6 +49,11 @@ type Policy interface {
 	// Admit inserts key with the given cost, or updates the cost of a
 	// resident key, evicting as needed. Evicted keys are appended to victims.
 	Admit(key uint64, cost int64, victims []uint64) ([]uint64, error)
+	// AdmitSlot is Admit given the slot Slot returned for key (NoSlot when
+	// the caller knows none), and returns the key's slot after the call
+	// (NoSlot unless it is resident). A slot that no longer holds the key
+	// falls back to the key index, as in AccessSlot.
+	AdmitSlot(key uint64, slot int32, cost int64, victims []uint64) ([]uint64, int32, error)
 	// Remove drops key without counting it as an eviction and reports whether
 	// it was resident. It removes a pinned entry too.
 	Remove(key uint64) bool

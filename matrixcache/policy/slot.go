@@ -40,3 +40,25 @@ func (p *SLRU) AccessSlot(key uint64, slot int32) bool {
 	s.hit(slot)
 	return true
 }
+
+// admitSlot is AdmitSlot for a policy whose Admit has no use for a slot:
+// it admits, then looks the slot up.
+func admitSlot(p Policy, key uint64, cost int64, victims []uint64) ([]uint64, int32, error) {
+	victims, err := p.Admit(key, cost, victims)
+	return victims, p.Slot(key), err
+}
+
+// AdmitSlot is Admit, returning key's slot after it; see [Policy].
+func (p *SLRU) AdmitSlot(key uint64, _ int32, cost int64, victims []uint64) ([]uint64, int32, error) {
+	return admitSlot(p, key, cost, victims)
+}
+
+// AdmitSlot is Admit, returning key's slot after it; see [Policy].
+func (p *FIFO) AdmitSlot(key uint64, _ int32, cost int64, victims []uint64) ([]uint64, int32, error) {
+	return admitSlot(p, key, cost, victims)
+}
+
+// AdmitSlot is Admit, returning key's slot after it; see [Policy].
+func (p *ARC) AdmitSlot(key uint64, _ int32, cost int64, victims []uint64) ([]uint64, int32, error) {
+	return admitSlot(p, key, cost, victims)
+}

@@ -7,9 +7,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// AccessSlot behaves exactly as Access, whether the slot is fresh, stale
-// (its node freed or reused by another key) or NoSlot: two policies fed the
-// same operations, one through each, evict the same keys in the same order.
+// AccessSlot and AdmitSlot behave exactly as Access and Admit, whether the
+// slot is fresh, stale (its node freed or reused by another key) or NoSlot:
+// two policies fed the same operations, one through each, evict the same
+// keys in the same order; and the slot AdmitSlot returns is Slot's, pinned
+// keys included.
 func TestAccessSlotIsAccess(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -34,15 +36,26 @@ func TestAccessSlotIsAccess(t *testing.T) {
 						s = NoSlot
 					}
 					require.Equal(t, byKey.Access(k), bySlot.AccessSlot(k, s))
-				case op < 9:
+				case op < 8:
 					cost := int64(r.IntN(3) + 1)
+					s, ok := slots[k]
+					if !ok {
+						s = NoSlot
+					}
 					var e1, e2 error
 					v1, e1 = byKey.Admit(k, cost, v1[:0])
-					v2, e2 = bySlot.Admit(k, cost, v2[:0])
+					v2, s, e2 = bySlot.AdmitSlot(k, s, cost, v2[:0])
 					require.Equal(t, e1, e2)
 					require.Equal(t, v1, v2)
+					require.Equal(t, bySlot.Slot(k), s)
 					// Slots are kept after eviction on purpose: stale.
-					slots[k] = bySlot.Slot(k)
+					slots[k] = s
+				case op < 9:
+					if r.IntN(2) == 0 {
+						require.Equal(t, byKey.Pin(k), bySlot.Pin(k))
+					} else {
+						require.Equal(t, byKey.Unpin(k), bySlot.Unpin(k))
+					}
 				default:
 					require.Equal(t, byKey.Remove(k), bySlot.Remove(k))
 				}

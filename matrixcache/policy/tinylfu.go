@@ -142,9 +142,19 @@ func (p *TinyLFU) demoteFromProtected() {
 // Admit inserts key with cost, or updates a resident key's cost, and evicts
 // until the total fits. See [Policy] for the contract.
 func (p *TinyLFU) Admit(key uint64, cost int64, victims []uint64) ([]uint64, error) {
-	i := p.t.lookup(key)
+	victims, _, err := p.AdmitSlot(key, NoSlot, cost, victims)
+	return victims, err
+}
+
+// AdmitSlot is Admit given key's slot; see [Policy]. An update of a resident
+// key whose slot the caller kept never reaches the key index.
+func (p *TinyLFU) AdmitSlot(key uint64, slot int32, cost int64, victims []uint64) ([]uint64, int32, error) {
+	i := slot
+	if !p.t.holds(i, key) {
+		i = p.t.lookup(key)
+	}
 	if err := p.t.roomFor(i, cost, p.capacity); err != nil {
-		return victims, err
+		return victims, i, err
 	}
 	if i == none {
 		if p.t.len() >= int(p.sketch.capacity) && p.sketch.capacity < p.capacity {
@@ -161,10 +171,12 @@ func (p *TinyLFU) Admit(key uint64, cost int64, victims []uint64) ([]uint64, err
 	}
 	victims = p.evict(key, true, victims)
 	p.climb()
-	if p.t.lookup(key) == none {
-		return victims, ErrRejected
+	// Eviction frees nodes and allocates none, so i holds key unless key
+	// was evicted.
+	if !p.t.holds(i, key) {
+		return victims, NoSlot, ErrRejected
 	}
-	return victims, nil
+	return victims, i, nil
 }
 
 // Remove drops key and reports whether it was resident.
