@@ -375,9 +375,9 @@ func (c *Cache) put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 		start = time.Now()
 	}
 	clk := clockReading{c: c}
-	e, v, exp := c.ownValue(value, o, &clk)
+	v, exp := c.ownValue(value, o, &clk)
 	s.mu.Lock()
-	err := c.putLocked(ctx, s, h, key, e, v, exp, &clk)
+	err := c.putLocked(ctx, s, h, key, v, exp, &clk)
 	s.mu.Unlock()
 	if timed {
 		c.st.putLatency.since(start)
@@ -385,16 +385,18 @@ func (c *Cache) put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 	return err
 }
 
-// ownValue returns the cache's own copy of a written value (never nil),
-// with the DRAM entry that will hold it (newValueEntry), and its expiry
-// from o or Options.DefaultTTL (0: none).
-func (c *Cache) ownValue(value []byte, o PutOptions, clk *clockReading) (*entry, []byte, int64) {
+// ownValue returns the cache's own copy of a written value (never nil)
+// and its expiry from o or Options.DefaultTTL (0: none).
+func (c *Cache) ownValue(value []byte, o PutOptions, clk *clockReading) ([]byte, int64) {
 	var exp int64
 	if ttl := cmp.Or(o.TTL, c.opts.DefaultTTL); ttl > 0 {
 		exp = clk.now() + int64(ttl)
 	}
-	e, v := newValueEntry(value)
-	return e, v, exp
+	v := bytes.Clone(value)
+	if v == nil {
+		v = []byte{}
+	}
+	return v, exp
 }
 
 // CompareAndSwap writes value under key, as Put does, only if the key's
@@ -426,7 +428,7 @@ func (c *Cache) compareAndSwap(ctx context.Context, key blockfmt.Key, old, value
 	h := hashKey(key)
 	s := c.shardFor(h)
 	clk := clockReading{c: c}
-	pre, v, exp := c.ownValue(value, o, &clk)
+	v, exp := c.ownValue(value, o, &clk)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, cur, tier, err := c.readLocked(ctx, s, h, key, c.now(), false, false)
@@ -440,7 +442,7 @@ func (c *Cache) compareAndSwap(ctx context.Context, key blockfmt.Key, old, value
 	case c.fitsNowhere(s, key, len(v)):
 		return fmt.Errorf("%w: %d bytes", ErrTooLarge, len(v))
 	}
-	return c.putLocked(ctx, s, h, key, pre, v, exp, &clk)
+	return c.putLocked(ctx, s, h, key, v, exp, &clk)
 }
 
 // fitsNowhere reports whether putLocked would refuse a value of n bytes
@@ -452,9 +454,7 @@ func (c *Cache) fitsNowhere(s *shard, key blockfmt.Key, n int) bool {
 	return c.ssd == nil && !c.fitsDRAM(s, key, n) && (c.res == nil || !c.tiering.fitsResident(int64(n)))
 }
 
-// putLocked writes v, ownValue's copy, under key; pre is the entry
-// ownValue made for it.
-func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.Key, pre *entry, v []byte, exp int64, clk *clockReading) error {
+func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.Key, v []byte, exp int64, clk *clockReading) error {
 	c.reclaimExpiredLocked(s, clk)
 	kind := key.Kind()
 	hot := blockfmt.InitialHotness(kind, len(v))
@@ -501,7 +501,7 @@ func (c *Cache) putLocked(ctx context.Context, s *shard, h uint64, key blockfmt.
 		switch {
 		case err == nil:
 			inDRAM = true
-			e := s.initEntryLocked(pre, key, v, kind, hot, exp, slot)
+			e := s.newEntryLocked(key, v, kind, hot, exp, slot)
 			s.installLocked(h, e)
 			c.st.dramPuts.Add(1)
 		case errors.Is(err, policy.ErrRejected):

@@ -156,57 +156,13 @@ const maxInternedNames = 1024
 
 // newEntryLocked returns an entry for key in s, interning its names.
 func (s *shard) newEntryLocked(key blockfmt.Key, value []byte, kind blockfmt.Kind, hotness uint8, expiresAt int64, slot int32) *entry {
-	return s.initEntryLocked(&entry{}, key, value, kind, hotness, expiresAt, slot)
-}
-
-// initEntryLocked is newEntryLocked filling e, a new entry no one sees yet
-// (newValueEntry's).
-func (s *shard) initEntryLocked(e *entry, key blockfmt.Key, value []byte, kind blockfmt.Kind, hotness uint8, expiresAt int64, slot int32) *entry {
-	e.record, e.shard, e.names = key.Record, key.Shard, s.internLocked(key.Namespace, key.Selector)
-	e.vptr, e.vlen = unsafe.SliceData(value), uint32(len(value))
-	e.kind, e.expiresAt, e.slot = kind, expiresAt, slot
+	e := &entry{
+		record: key.Record, shard: key.Shard, names: s.internLocked(key.Namespace, key.Selector),
+		vptr: unsafe.SliceData(value), vlen: uint32(len(value)),
+		kind: kind, expiresAt: expiresAt, slot: slot,
+	}
 	e.state.Store(uint32(hotness))
 	return e
-}
-
-// entryWith is an entry with its value in the same allocation (B is a
-// byte array), for values up to 256 bytes: a write of one then allocates
-// once, and a hit that reads the value finds it beside the entry. The
-// value slice keeps the whole object alive, as long as a reader or a lower
-// tier's write holds it.
-type entryWith[B any] struct {
-	e entry
-	b B
-}
-
-// inlineEntry returns the entry and the first n bytes of a new
-// entryWith[B].
-func inlineEntry[B any](n int) (*entry, []byte) {
-	x := new(entryWith[B])
-	return &x.e, unsafe.Slice((*byte)(unsafe.Pointer(&x.b)), unsafe.Sizeof(x.b))[:n]
-}
-
-// newValueEntry returns an empty entry and a copy of value (never nil),
-// in one allocation when value is short.
-func newValueEntry(value []byte) (*entry, []byte) {
-	var e *entry
-	var b []byte
-	switch n := len(value); {
-	case n <= 16:
-		e, b = inlineEntry[[16]byte](n)
-	case n <= 32:
-		e, b = inlineEntry[[32]byte](n)
-	case n <= 64:
-		e, b = inlineEntry[[64]byte](n)
-	case n <= 128:
-		e, b = inlineEntry[[128]byte](n)
-	case n <= 256:
-		e, b = inlineEntry[[256]byte](n)
-	default:
-		e, b = &entry{}, make([]byte, n)
-	}
-	copy(b, value)
-	return e, b
 }
 
 func (s *shard) internLocked(namespace, selector string) *keyNames {

@@ -247,27 +247,3 @@ func oneShardDRAMCache(t *testing.T) *Cache {
 	opts.DRAMCapacityBytes = 8 << 20
 	return newTestCache(t, opts)
 }
-
-// newValueEntry copies the value (never nil), and for values up to 256
-// bytes puts it in the entry's own allocation, right after the entry.
-func TestNewValueEntry(t *testing.T) {
-	for _, n := range []int{0, 1, 16, 17, 32, 33, 64, 65, 128, 129, 256, 257, 4096} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			value := make([]byte, n)
-			for i := range value {
-				value[i] = byte(i + 1)
-			}
-			e, v := newValueEntry(value)
-			require.NotNil(t, e)
-			require.NotNil(t, v)
-			require.Equal(t, value, v)
-			if n > 0 {
-				value[0]++
-				require.NotEqual(t, value[0], v[0], "a copy, not the caller's bytes")
-			}
-			after := uintptr(unsafe.Pointer(e)) + unsafe.Sizeof(entry{})
-			inline := uintptr(unsafe.Pointer(unsafe.SliceData(v))) == after
-			require.Equal(t, n <= 256, inline, "value stored after the entry")
-		})
-	}
-}
