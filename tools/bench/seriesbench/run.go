@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -181,6 +182,11 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		return s
 	}
 	window, counter, appendR := ratio("window"), ratio("counter"), ratio("append")
+	shared := len(cpus.ServerCPUs) == 0
+	windowCeiling, counterCeiling := sharedCPUCeiling(runs, "window", shared), sharedCPUCeiling(runs, "counter", shared)
+	if shared { // JSON has no NaN
+		rep.Ratios["window_shared_cpu_ceiling"], rep.Ratios["counter_shared_cpu_ceiling"] = windowCeiling, counterCeiling
+	}
 	rep.Summary = benchkit.Pairs{
 		benchkit.NewPair("window_vs_redis_ratio", window.Median, 2),
 		benchkit.NewPair("counter_vs_redis_ratio", counter.Median, 2),
@@ -191,6 +197,8 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		benchkit.NewPair("window_server_cpu_ratio", cpuRatio("window").Median, 2),
 		benchkit.NewPair("counter_server_cpu_ratio", cpuRatio("counter").Median, 2),
 		benchkit.NewPair("append_server_cpu_ratio", cpuRatio("append").Median, 2),
+		benchkit.NewPair("window_shared_cpu_ceiling", windowCeiling, 2),
+		benchkit.NewPair("counter_shared_cpu_ceiling", counterCeiling, 2),
 	}
 	out := cfg.Out
 	if out == "" {
@@ -521,6 +529,26 @@ func field(runs []run, name, sys string, f func(run) float64) []float64 {
 	return xs
 }
 
+// sharedCPUCeiling is the ratio a server spending no CPU could reach in
+// case name where the servers and the load generator share the CPUs and
+// fill them: requests per second then follow the summed CPU per request,
+// so the bound is (Redis's server + its client CPU) / our client CPU, from
+// the medians. NaN in the split layout, where it does not apply.
+func sharedCPUCeiling(runs []run, name string, shared bool) float64 {
+	if !shared {
+		return math.NaN()
+	}
+	med := func(sys string, f func(run) float64) float64 {
+		return benchkit.Summarize(field(runs, name, sys, f)).Median
+	}
+	cpu := func(r run) float64 { return r.ServerCPUUsPerOp }
+	client := func(r run) float64 { return r.ClientCPUUsPerOp }
+	if c := med("ours", client); c > 0 {
+		return (med("redis", cpu) + med("redis", client)) / c
+	}
+	return math.NaN()
+}
+
 func printTable(w io.Writer, runs []run, rep report, rr rollupResult) {
 	fmt.Fprintln(w, "medians over repeats; ratio = ours/redis ops/s, server cpu ratio = redis/ours server CPU µs per op (min..max over repeat pairs)")
 	fmt.Fprintf(w, "%9s %12s %10s %10s %10s %12s %10s %10s %10s %20s %20s\n", "case", "ours ops/s", "p99 ms", "cpu µs/op", "client µs", "redis ops/s", "p99 ms", "cpu µs/op", "client µs", "ratio", "server cpu ratio")
@@ -539,6 +567,10 @@ func printTable(w io.Writer, runs []run, rep report, rr rollupResult) {
 		fmt.Fprintf(w, "%9s %12.0f %10.2f %10.1f %10.1f %12.0f %10.2f %10.1f %10.1f %20s %20s\n", name,
 			med("ours", ops), med("ours", p99), med("ours", cpu), med("ours", client), med("redis", ops), med("redis", p99), med("redis", cpu), med("redis", client),
 			spread(name), spread(name+"_server_cpu"))
+	}
+	if c, ok := rep.Ratios["window_shared_cpu_ceiling"].(float64); ok {
+		fmt.Fprintf(w, "shared-CPU ceiling, the ratio a server spending no CPU could reach while both processes fill the CPUs ((redis server + client) / our client µs): window %.2f, counter %.2f\n",
+			c, rep.Ratios["counter_shared_cpu_ceiling"])
 	}
 	fmt.Fprintf(w, "aggregate over %d points: rollup %.1f µs, scan %.1f µs, speedup %.1f× (%.1f..%.1f)\n",
 		seriesPoints, rr.RollupNs.Median/1e3, rr.ScanNs.Median/1e3, rr.Speedup.Median, rr.Speedup.Min, rr.Speedup.Max)

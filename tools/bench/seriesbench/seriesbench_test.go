@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,6 +29,7 @@ func TestRunSmoke(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	require.Regexp(t, regexp.MustCompile(`^series: window_vs_redis_ratio=[0-9.]+ counter_vs_redis_ratio=[0-9.]+ rollup_speedup_ratio=[0-9.]+ `), lines[len(lines)-1])
 	require.Contains(t, lines[len(lines)-1], " window_server_cpu_ratio=")
+	require.Regexp(t, regexp.MustCompile(` window_shared_cpu_ceiling=[0-9.]+ counter_shared_cpu_ceiling=[0-9.]+`), lines[len(lines)-1], "the shared layout reports the ceilings")
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
 	var rep struct {
@@ -41,4 +43,32 @@ func TestRunSmoke(t *testing.T) {
 		seen[r.Case+"/"+r.System] = true
 	}
 	require.Len(t, seen, 6)
+}
+
+func TestSharedCPUCeiling(t *testing.T) {
+	runs := []run{
+		{Case: "window", System: "redis", ServerCPUUsPerOp: 54, ClientCPUUsPerOp: 46},
+		{Case: "window", System: "redis", ServerCPUUsPerOp: 56, ClientCPUUsPerOp: 48},
+		{Case: "window", System: "ours", ServerCPUUsPerOp: 25, ClientCPUUsPerOp: 50},
+		{Case: "counter", System: "redis", ServerCPUUsPerOp: 22, ClientCPUUsPerOp: 42},
+		{Case: "counter", System: "ours", ServerCPUUsPerOp: 20, ClientCPUUsPerOp: 0},
+	}
+	tests := []struct {
+		name   string
+		shared bool
+		want   float64 // NaN: no ceiling
+	}{
+		{"window", true, (55.0 + 47.0) / 50},
+		{"window", false, math.NaN()},
+		{"counter", true, math.NaN()}, // no client CPU measured
+		{"append", true, math.NaN()},  // no runs
+	}
+	for _, tc := range tests {
+		got := sharedCPUCeiling(runs, tc.name, tc.shared)
+		if math.IsNaN(tc.want) {
+			require.True(t, math.IsNaN(got), "%s shared=%v: %v", tc.name, tc.shared, got)
+			continue
+		}
+		require.InDelta(t, tc.want, got, 1e-9, "%s", tc.name)
+	}
 }
