@@ -141,3 +141,29 @@ func otherThan(c *cluster, id uint64) uint64 {
 	}
 	return 0
 }
+
+// A waiter woken by the node's stop still gets a result delivered before
+// it, rather than the stop's error.
+func TestDeliveredResultWinsOverTheStop(t *testing.T) {
+	tests := []struct {
+		name string
+		send *result
+	}{
+		{"delivered success", &result{val: []byte("v")}},
+		{"delivered error", &result{err: ErrIDReused}},
+		{"nothing delivered", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ch := make(chan result, 1)
+			if tc.send != nil {
+				ch <- *tc.send
+			}
+			r, ok := delivered(ch)
+			require.Equal(t, tc.send != nil, ok)
+			if tc.send != nil {
+				require.Equal(t, *tc.send, r)
+			}
+		})
+	}
+}

@@ -440,7 +440,24 @@ func (n *Node) propose(ctx context.Context, client, seq uint64, data []byte) ([]
 		n.metrics.proposalsFailed.Add(1)
 		return nil, ctx.Err()
 	case <-n.donec:
+		if r, ok := delivered(ch); ok {
+			return r.val, r.err
+		}
 		return nil, n.stoppedErr()
+	}
+}
+
+// delivered returns a result already sent on ch. A result is delivered
+// before the node stops (a node that applies its own removal answers the
+// removal, then stops), and a select that finds both the result and the
+// stop ready picks one at random: a waiter woken by the stop looks here
+// first, so that it does not report a change that was applied as lost.
+func delivered(ch chan result) (result, bool) {
+	select {
+	case r := <-ch:
+		return r, true
+	default:
+		return result{}, false
 	}
 }
 
@@ -612,6 +629,9 @@ func (n *Node) changeMembership(ctx context.Context, typ pb.ConfChangeType, id u
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-n.donec:
+		if r, ok := delivered(ch); ok {
+			return r.err
+		}
 		return n.stoppedErr()
 	}
 }
