@@ -75,13 +75,7 @@ func (d *directWriter) write(s *segment, buf []byte, off int64, noHandoff bool) 
 	copy(st, d.tail)
 	copy(st[len(d.tail):], buf)
 	clear(st[total:])
-	var err error
-	if noHandoff {
-		err = writeAtNoHandoff(s.df, st, d.off)
-	} else {
-		_, err = s.df.WriteAt(st, d.off)
-	}
-	if err != nil {
+	if err := writeAt(s.df, st, d.off, noHandoff); err != nil {
 		return err
 	}
 	keep := total &^ (directBlock - 1)

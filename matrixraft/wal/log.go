@@ -635,6 +635,7 @@ func (l *Log) awaitFlushLocked() {
 }
 
 func (l *Log) writeChunks(chunks []*chunk) error {
+	direct := l.deviceNoHandoff() // direct writes, decided once a flush
 	for _, c := range chunks {
 		if c.newSeg {
 			if err := l.roll(c.first); err != nil {
@@ -644,11 +645,9 @@ func (l *Log) writeChunks(chunks []*chunk) error {
 		s := l.active
 		var err error
 		if s.df != nil {
-			err = l.dw.write(s, c.buf, c.off, l.deviceNoHandoff())
-		} else if len(c.buf) <= maxNoHandoffWrite {
-			err = writeAtNoHandoff(s.f, c.buf, c.off)
+			err = l.dw.write(s, c.buf, c.off, direct)
 		} else {
-			_, err = s.f.WriteAt(c.buf, c.off)
+			err = writeAt(s.f, c.buf, c.off, len(c.buf) <= maxNoHandoffWrite)
 		}
 		if err != nil {
 			return fmt.Errorf("write segment %s: %w", s.name, err)
@@ -1170,6 +1169,16 @@ const maxNoHandoffDevice = time.Millisecond
 // now (see maxNoHandoffDevice).
 func (l *Log) deviceNoHandoff() bool {
 	return l.deviceNanos.Load() < int64(maxNoHandoffDevice) && runtime.GOMAXPROCS(0) > 1
+}
+
+// writeAt writes b at f's offset off, as a raw system call when noHandoff
+// (writeAtNoHandoff).
+func writeAt(f *os.File, b []byte, off int64, noHandoff bool) error {
+	if noHandoff {
+		return writeAtNoHandoff(f, b, off)
+	}
+	_, err := f.WriteAt(b, off)
+	return err
 }
 
 // maxNoHandoffWrite is the largest buffered write issued without telling the

@@ -70,9 +70,7 @@ func TestFdatasyncNoHandoff(t *testing.T) {
 // syncs are slow; the records written either way read back after a
 // reopen.
 func TestDeviceIOKeepsItsProcessorOnlyWhenQuick(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("needs two processors")
-	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	dir := t.TempDir()
 	l := openT(t, dir, Options{Sync: SyncAlways})
 	require.False(t, l.deviceNoHandoff(), "before any sync is timed")
