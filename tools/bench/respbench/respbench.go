@@ -118,8 +118,9 @@ type result struct {
 	P50Ms     float64 `json:"p50_ms"`
 	P99Ms     float64 `json:"p99_ms"`
 	// ServerCPUUs and ClientCPUUs are the CPU time (user and system) per
-	// request of the server and of redis-benchmark during the run; NaN
-	// where /proc is missing. BusyPercent is their sum over the run's wall
+	// request of the server and of redis-benchmark during the run; the
+	// server's, and BusyPercent, are 0 where /proc has no per-process
+	// times. BusyPercent is their sum over the run's wall
 	// time on every CPU of the layout: near 100, the two processes have
 	// the machine to themselves and no more, so the throughput ratio is
 	// about the ratio of their summed CPU per request.
@@ -231,10 +232,9 @@ func benchmark(ctx context.Context, port, pid int, test string, cfg Config, size
 		f, _ := strconv.ParseFloat(recs[1][i], 64)
 		return f
 	}
-	res := result{OpsPerSec: num("rps"), P50Ms: num("p50_latency_ms"), P99Ms: num("p99_latency_ms"),
-		ServerCPUUs: math.NaN(), ClientCPUUs: math.NaN(), BusyPercent: math.NaN()}
 	client := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	res.ClientCPUUs = perRequest(client, requests)
+	res := result{OpsPerSec: num("rps"), P50Ms: num("p50_latency_ms"), P99Ms: num("p99_latency_ms"),
+		ClientCPUUs: perRequest(client, requests)}
 	if cpuErr == nil && cpuErr1 == nil {
 		res.ServerCPUUs = perRequest(cpu1-cpu0, requests)
 		res.BusyPercent = 100 * (cpu1 - cpu0 + client).Seconds() / (wall.Seconds() * float64(ncpu))
