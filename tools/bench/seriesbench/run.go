@@ -168,7 +168,6 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 
 	rep := report{Conditions: benchkit.HostConditions(), Layout: layout, Config: cfg, Runs: runs, Rollup: rr, Ratios: map[string]any{}}
 	ops := func(r run) float64 { return r.OpsPerSec }
-	cpu := func(r run) float64 { return r.ServerCPUUsPerOp }
 	ratio := func(name string) benchkit.Summary {
 		s := benchkit.RatioSpread(field(runs, name, "ours", ops), field(runs, name, "redis", ops), benchkit.HigherIsBetter)
 		rep.Ratios[name] = s
@@ -177,7 +176,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	// Redis's server CPU per operation over ours: above 1, our server
 	// spends less on the same work.
 	cpuRatio := func(name string) benchkit.Summary {
-		s := benchkit.RatioSpread(field(runs, name, "ours", cpu), field(runs, name, "redis", cpu), benchkit.LowerIsBetter)
+		s := benchkit.RatioSpread(field(runs, name, "ours", serverCPU), field(runs, name, "redis", serverCPU), benchkit.LowerIsBetter)
 		rep.Ratios[name+"_server_cpu"] = s
 		return s
 	}
@@ -538,34 +537,33 @@ func sharedCPUCeiling(runs []run, name string, shared bool) float64 {
 	if !shared {
 		return math.NaN()
 	}
-	med := func(sys string, f func(run) float64) float64 {
-		return benchkit.Summarize(field(runs, name, sys, f)).Median
-	}
-	cpu := func(r run) float64 { return r.ServerCPUUsPerOp }
-	client := func(r run) float64 { return r.ClientCPUUsPerOp }
-	if c := med("ours", client); c > 0 {
-		return (med("redis", cpu) + med("redis", client)) / c
+	if c := median(runs, name, "ours", clientCPU); c > 0 {
+		return (median(runs, name, "redis", serverCPU) + median(runs, name, "redis", clientCPU)) / c
 	}
 	return math.NaN()
 }
+
+// median is the median of f over the runs of system sys in case name.
+func median(runs []run, name, sys string, f func(run) float64) float64 {
+	return benchkit.Summarize(field(runs, name, sys, f)).Median
+}
+
+func serverCPU(r run) float64 { return r.ServerCPUUsPerOp }
+func clientCPU(r run) float64 { return r.ClientCPUUsPerOp }
 
 func printTable(w io.Writer, runs []run, rep report, rr rollupResult) {
 	fmt.Fprintln(w, "medians over repeats; ratio = ours/redis ops/s, server cpu ratio = redis/ours server CPU µs per op (min..max over repeat pairs)")
 	fmt.Fprintf(w, "%9s %12s %10s %10s %10s %12s %10s %10s %10s %20s %20s\n", "case", "ours ops/s", "p99 ms", "cpu µs/op", "client µs", "redis ops/s", "p99 ms", "cpu µs/op", "client µs", "ratio", "server cpu ratio")
 	for _, name := range []string{"window", "counter", "append"} {
-		med := func(sys string, f func(run) float64) float64 {
-			return benchkit.Summarize(field(runs, name, sys, f)).Median
-		}
+		med := func(sys string, f func(run) float64) float64 { return median(runs, name, sys, f) }
 		ops := func(r run) float64 { return r.OpsPerSec }
 		p99 := func(r run) float64 { return r.P99Ms }
-		cpu := func(r run) float64 { return r.ServerCPUUsPerOp }
-		client := func(r run) float64 { return r.ClientCPUUsPerOp }
 		spread := func(key string) string {
 			s := rep.Ratios[key].(benchkit.Summary)
 			return fmt.Sprintf("%.2f (%.2f..%.2f)", s.Median, s.Min, s.Max)
 		}
 		fmt.Fprintf(w, "%9s %12.0f %10.2f %10.1f %10.1f %12.0f %10.2f %10.1f %10.1f %20s %20s\n", name,
-			med("ours", ops), med("ours", p99), med("ours", cpu), med("ours", client), med("redis", ops), med("redis", p99), med("redis", cpu), med("redis", client),
+			med("ours", ops), med("ours", p99), med("ours", serverCPU), med("ours", clientCPU), med("redis", ops), med("redis", p99), med("redis", serverCPU), med("redis", clientCPU),
 			spread(name), spread(name+"_server_cpu"))
 	}
 	if c, ok := rep.Ratios["window_shared_cpu_ceiling"].(float64); ok {
