@@ -170,21 +170,23 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	ops := func(r run) float64 { return r.OpsPerSec }
 	ratio := func(name string) benchkit.Summary {
 		s := benchkit.RatioSpread(field(runs, name, "ours", ops), field(runs, name, "redis", ops), benchkit.HigherIsBetter)
-		rep.Ratios[name] = s
+		putRatio(rep.Ratios, name, s)
 		return s
 	}
 	// Redis's server CPU per operation over ours: above 1, our server
 	// spends less on the same work.
 	cpuRatio := func(name string) benchkit.Summary {
 		s := benchkit.RatioSpread(field(runs, name, "ours", serverCPU), field(runs, name, "redis", serverCPU), benchkit.LowerIsBetter)
-		rep.Ratios[name+"_server_cpu"] = s
+		putRatio(rep.Ratios, name+"_server_cpu", s)
 		return s
 	}
 	window, counter, appendR := ratio("window"), ratio("counter"), ratio("append")
 	shared := len(cpus.ServerCPUs) == 0
 	windowCeiling, counterCeiling := sharedCPUCeiling(runs, "window", shared), sharedCPUCeiling(runs, "counter", shared)
-	if shared { // JSON has no NaN
-		rep.Ratios["window_shared_cpu_ceiling"], rep.Ratios["counter_shared_cpu_ceiling"] = windowCeiling, counterCeiling
+	for key, c := range map[string]float64{"window_shared_cpu_ceiling": windowCeiling, "counter_shared_cpu_ceiling": counterCeiling} {
+		if !math.IsNaN(c) { // JSON has no NaN
+			rep.Ratios[key] = c
+		}
 	}
 	rep.Summary = benchkit.Pairs{
 		benchkit.NewPair("window_vs_redis_ratio", window.Median, 2),
@@ -213,6 +215,14 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	log.Info("report written", "path", out, "took", time.Since(began).Round(time.Millisecond))
 	fmt.Fprintln(stdout, benchkit.SummaryLine("series", rep.Summary))
 	return nil
+}
+
+// putRatio records s under key unless it is NaN, which it is for a case
+// left out by --cases: JSON has no NaN.
+func putRatio(ratios map[string]any, key string, s benchkit.Summary) {
+	if !math.IsNaN(s.Median) {
+		ratios[key] = s
+	}
 }
 
 // oursAddrs are our two servers: RESP address and process.
@@ -555,6 +565,9 @@ func printTable(w io.Writer, runs []run, rep report, rr rollupResult) {
 	fmt.Fprintln(w, "medians over repeats; ratio = ours/redis ops/s, server cpu ratio = redis/ours server CPU µs per op (min..max over repeat pairs)")
 	fmt.Fprintf(w, "%9s %12s %10s %10s %10s %12s %10s %10s %10s %20s %20s\n", "case", "ours ops/s", "p99 ms", "cpu µs/op", "client µs", "redis ops/s", "p99 ms", "cpu µs/op", "client µs", "ratio", "server cpu ratio")
 	for _, name := range []string{"window", "counter", "append"} {
+		if _, ran := rep.Ratios[name]; !ran {
+			continue
+		}
 		med := func(sys string, f func(run) float64) float64 { return median(runs, name, sys, f) }
 		ops := func(r run) float64 { return r.OpsPerSec }
 		p99 := func(r run) float64 { return r.P99Ms }
@@ -566,9 +579,10 @@ func printTable(w io.Writer, runs []run, rep report, rr rollupResult) {
 			med("ours", ops), med("ours", p99), med("ours", serverCPU), med("ours", clientCPU), med("redis", ops), med("redis", p99), med("redis", serverCPU), med("redis", clientCPU),
 			spread(name), spread(name+"_server_cpu"))
 	}
-	if c, ok := rep.Ratios["window_shared_cpu_ceiling"].(float64); ok {
-		fmt.Fprintf(w, "shared-CPU ceiling, the ratio a server spending no CPU could reach while both processes fill the CPUs ((redis server + client) / our client µs): window %.2f, counter %.2f\n",
-			c, rep.Ratios["counter_shared_cpu_ceiling"])
+	for _, name := range []string{"window", "counter"} {
+		if c, ok := rep.Ratios[name+"_shared_cpu_ceiling"].(float64); ok {
+			fmt.Fprintf(w, "%s: shared-CPU ceiling, the ratio a server spending no CPU could reach while both processes fill the CPUs ((redis server + client) / our client µs): %.2f\n", name, c)
+		}
 	}
 	fmt.Fprintf(w, "aggregate over %d points: rollup %.1f µs, scan %.1f µs, speedup %.1f× (%.1f..%.1f)\n",
 		seriesPoints, rr.RollupNs.Median/1e3, rr.ScanNs.Median/1e3, rr.Speedup.Median, rr.Speedup.Min, rr.Speedup.Max)

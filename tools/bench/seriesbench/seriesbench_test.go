@@ -45,6 +45,30 @@ func TestRunSmoke(t *testing.T) {
 	require.Len(t, seen, 6)
 }
 
+// A run of one case (--cases counter) writes its report and prints that
+// case alone: the cases left out have no ratio, and JSON has no NaN.
+func TestRunOneCase(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "series.json")
+	cfg := DefaultConfig(true)
+	cfg.Clients, cfg.Duration, cfg.Warmup, cfg.Repeats = 4, 150*time.Millisecond, 20*time.Millisecond, 1
+	cfg.Dir, cfg.Out, cfg.Cases = t.TempDir(), out, []string{"counter"}
+	var stdout bytes.Buffer
+	require.NoError(t, Run(t.Context(), cfg, &stdout, benchkit.NewProgress(io.Discard)))
+	text := stdout.String()
+	require.Regexp(t, regexp.MustCompile(`(?m)^\s*counter\s+[0-9]`), text)
+	require.NotRegexp(t, regexp.MustCompile(`(?m)^\s*(window|append)\s+[0-9]`), text)
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	require.Regexp(t, regexp.MustCompile(`^series: window_vs_redis_ratio=n/a counter_vs_redis_ratio=[0-9.]+ `), lines[len(lines)-1])
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var rep struct {
+		Ratios map[string]any `json:"ratios"`
+	}
+	require.NoError(t, json.Unmarshal(b, &rep))
+	require.Contains(t, rep.Ratios, "counter")
+	require.NotContains(t, rep.Ratios, "window")
+}
+
 func TestSharedCPUCeiling(t *testing.T) {
 	runs := []run{
 		{Case: "window", System: "redis", ServerCPUUsPerOp: 54, ClientCPUUsPerOp: 46},
