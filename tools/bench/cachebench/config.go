@@ -10,7 +10,7 @@ import (
 )
 
 // AllSystems lists every system, in run order.
-var AllSystems = []string{SystemOurs, SystemOtter, SystemRistretto, SystemLRU}
+var AllSystems = []string{SystemOurs, SystemOtter, SystemRistretto, SystemLRU, SystemMap}
 
 // Sections of a run, in run order.
 const (

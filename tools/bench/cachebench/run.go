@@ -157,6 +157,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 // runHit is the hit-ratio section: every trace at every capacity, replayed
 // by every system.
 func runHit(ctx context.Context, cfg Config, names []string, available map[string]system, load func(Workload) (*Trace, error), log *slog.Logger) ([]cellReport, []traceInfo, error) {
+	names = present(available, names) // the map reference is not a cache to replay
 	var cells []cell
 	var traces []traceInfo
 	for _, w := range cfg.Workloads {

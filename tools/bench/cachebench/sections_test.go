@@ -1,6 +1,7 @@
 package cachebench
 
 import (
+	"bytes"
 	"math"
 	"testing"
 	"time"
@@ -306,6 +307,10 @@ func TestKVSystemsLoad(t *testing.T) {
 		require.Equal(t, 100.0, prefill(c, tc.Keys), name)
 		for _, mixed := range []bool{false, true} {
 			n, elapsed, _, _ := load(c, streams, mixed, time.Millisecond)
+			if name == SystemMap && mixed {
+				require.Error(t, n.err, "the map reference refuses the mixed load")
+				continue
+			}
 			require.NoError(t, n.err)
 			require.Positive(t, elapsed)
 			require.Zero(t, n.ops%stopEvery)
@@ -318,4 +323,35 @@ func TestKVSystemsLoad(t *testing.T) {
 		}
 		c.close()
 	}
+}
+
+// The map reference runs the Get cells only, and its ratios to the peers
+// are the ceilings of the summary line.
+func TestMapReferenceCells(t *testing.T) {
+	run := []string{SystemOurs, SystemOtter, SystemRistretto, SystemMap}
+	require.Equal(t, run, cellSystems(run, tpCell{mix: MixGet, threads: 2}))
+	require.Equal(t, []string{SystemOurs, SystemOtter, SystemRistretto}, cellSystems(run, tpCell{mix: MixMixed, threads: 2}))
+	require.Equal(t, run, []string{SystemOurs, SystemOtter, SystemRistretto, SystemMap}, "cellSystems leaves its argument alone")
+
+	res := func(ops float64) []tpResult {
+		return []tpResult{{OpsPerSec: ops, HitPercent: 100, PrefillHitPercent: 100}}
+	}
+	runs := map[string][]tpResult{SystemOurs: res(10), SystemOtter: res(10), SystemRistretto: res(8), SystemMap: res(40)}
+	c := summarizeThroughputCell(tpCell{mix: MixGet, threads: 2}, run, runs)
+	require.InDelta(t, 4.0, c.Ratios["map_vs_otter_ratio"].Median, 1e-9)
+	require.InDelta(t, 5.0, c.Ratios["map_vs_ristretto_ratio"].Median, 1e-9)
+	rep := &throughputReport{Systems: run, Cells: []tpCellReport{c}}
+	line := benchkit.SummaryLine("cache", throughputPairs(rep))
+	require.Contains(t, line, " get2_map_vs_ristretto_ratio=5.00")
+	var out bytes.Buffer
+	printThroughput(&out, rep, DefaultConfig(true))
+	require.Contains(t, out.String(), "get2 ceiling: an unsynchronised map read (no cache does less per hit) is 4.00× otter and 5.00× ristretto")
+
+	delete(runs, SystemMap)
+	mixed := summarizeThroughputCell(tpCell{mix: MixMixed, threads: 2}, cellSystems(run, tpCell{mix: MixMixed}), runs)
+	require.NotContains(t, mixed.Ratios, "map_vs_otter_ratio")
+	rep.Cells = append(rep.Cells, mixed)
+	out.Reset()
+	printThroughput(&out, rep, DefaultConfig(true)) // no row for the map in the mixed cell
+	require.NotContains(t, out.String(), "mixed2 ceiling")
 }

@@ -13,6 +13,11 @@ const (
 	SystemOtter     = "otter"
 	SystemRistretto = "ristretto"
 	SystemLRU       = "lru"
+	// SystemMap is a reference, not a cache: an unsynchronised Go map
+	// read, in the throughput section's Get mix only. No cache does less
+	// per hit, so its ratio to a peer bounds the ratio any cache can reach
+	// in this harness on this machine.
+	SystemMap = "map"
 )
 
 // Module paths of the peers, for the versions in the report.

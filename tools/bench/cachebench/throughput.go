@@ -2,6 +2,7 @@ package cachebench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -181,6 +182,13 @@ func kvSystems() map[string]kvSystem {
 				"set":     "Set(record, value); the cache keeps the caller's slice",
 			},
 		},
+		SystemMap: {
+			open: openMapKV,
+			settings: map[string]any{
+				"reference": "not a cache: the least a hash-table cache can do per hit, run in the Get mix only",
+				"get":       "m[record] on a map[string][]byte filled before the run and never written during it, with no lock",
+			},
+		},
 		SystemRistretto: {
 			open: openRistrettoKV,
 			settings: map[string]any{
@@ -349,6 +357,54 @@ func (r *ristrettoKV) get(i int) bool { _, ok := r.c.Get(r.records[i]); return o
 func (r *ristrettoKV) settle()        { r.c.Wait() }
 func (r *ristrettoKV) close()         { r.c.Close() }
 
+// map: the reference ceiling, Get mix only.
+
+type mapKV struct {
+	m       map[string][]byte
+	records []string
+	value   []byte
+}
+
+func openMapKV(_ context.Context, ks *keyspace) (kvCache, error) {
+	return &mapKV{m: make(map[string][]byte, len(ks.records)), records: ks.records, value: ks.value}, nil
+}
+
+func (m *mapKV) run(stream []uint32, mixed bool, stop *atomic.Bool) loadCount {
+	var n loadCount
+	if mixed {
+		n.err = errors.New("map: the reference runs the Get mix only (its writes would race)")
+		return n
+	}
+	mask := len(stream) - 1
+	i := 0
+	for !stop.Load() {
+		for range stopEvery {
+			n.gets++
+			if _, ok := m.m[m.records[stream[i&mask]]]; ok {
+				n.hits++
+			}
+			i++
+		}
+	}
+	n.ops = int64(i)
+	return n
+}
+
+// set runs in the prefill only, from one goroutine.
+func (m *mapKV) set(i int) bool { m.m[m.records[i]] = m.value; return true }
+func (m *mapKV) get(i int) bool { _, ok := m.m[m.records[i]]; return ok }
+func (m *mapKV) settle()        {}
+func (m *mapKV) close()         {}
+
+// cellSystems are the systems that run a cell: the map reference runs the
+// Get mix only.
+func cellSystems(run []string, c tpCell) []string {
+	if c.mix == MixGet {
+		return run
+	}
+	return slices.DeleteFunc(slices.Clone(run), func(n string) bool { return n == SystemMap })
+}
+
 // prefill writes every key of the keyspace into c and returns the share of
 // keys a Get then finds, in percent. Keys that did not land (ristretto
 // drops a write when its buffer is full) are written again, a few rounds
@@ -511,7 +567,8 @@ func runThroughput(ctx context.Context, cfg Config, names []string, log *slog.Lo
 	}
 	for i, c := range cells {
 		runs := map[string][]tpResult{}
-		err := benchkit.Alternate(ctx, cfg.Repeats, run, func(ctx context.Context, r int, name string) error {
+		names := cellSystems(run, c)
+		err := benchkit.Alternate(ctx, cfg.Repeats, names, func(ctx context.Context, r int, name string) error {
 			res, err := runThroughputCell(ctx, systems[name], ks, streams[:c.threads], c, t.Duration)
 			if err != nil {
 				return err
@@ -527,7 +584,7 @@ func runThroughput(ctx context.Context, cfg Config, names []string, log *slog.Lo
 		if err != nil {
 			return nil, fmt.Errorf("throughput %s: %w", c.Key(), err)
 		}
-		rep.Cells = append(rep.Cells, summarizeThroughputCell(c, run, runs))
+		rep.Cells = append(rep.Cells, summarizeThroughputCell(c, names, runs))
 	}
 	return rep, nil
 }

@@ -83,6 +83,14 @@ func summarizeThroughputCell(c tpCell, names []string, runs map[string][]tpResul
 	if c.mix != MixGet {
 		return cr
 	}
+	// The ceilings: how far past each peer an unsynchronised map read is.
+	if m, ok := runs[SystemMap]; ok {
+		for _, peer := range []string{SystemOtter, SystemRistretto} {
+			if p, ok := runs[peer]; ok {
+				cr.Ratios["map_vs_"+peer+"_ratio"] = benchkit.RatioSpread(opsColumn(m), opsColumn(p), benchkit.HigherIsBetter)
+			}
+		}
+	}
 	cr.GoalsMet = map[string]bool{"allocs_per_hit": cr.Systems[SystemOurs].AllocsPerOp.Median < goalAllocsPerHit}
 	if r, ok := cr.Ratios["vs_otter_ratio"]; ok {
 		cr.GoalsMet["vs_otter_ratio"] = r.Median >= goalGetVsOtterRatio
@@ -114,11 +122,14 @@ func (r *throughputReport) find(key string) *tpCellReport {
 	return nil
 }
 
-func ratioMedian(c *tpCellReport, peer string) float64 {
+func ratioMedian(c *tpCellReport, peer string) float64 { return namedRatio(c, "vs_"+peer+"_ratio") }
+
+// namedRatio is the median of the cell's ratio key, NaN when it has none.
+func namedRatio(c *tpCellReport, key string) float64 {
 	if c == nil {
 		return math.NaN()
 	}
-	if s, ok := c.Ratios["vs_"+peer+"_ratio"]; ok {
+	if s, ok := c.Ratios[key]; ok {
 		return s.Median
 	}
 	return math.NaN()
@@ -193,6 +204,12 @@ func throughputPairs(r *throughputReport) benchkit.Pairs {
 			benchkit.NewPair(c.Key+"_ristretto_ns", tpMedian(c, SystemRistretto, func(s *tpSystemResult) benchkit.Summary { return s.NsPerOp }), 1),
 			benchkit.NewPair(c.Key+"_allocs_per_op", tpMedian(c, SystemOurs, func(s *tpSystemResult) benchkit.Summary { return s.AllocsPerOp }), 3),
 		)
+		if c.Mix == MixGet {
+			ps = append(ps,
+				benchkit.NewPair(c.Key+"_map_vs_otter_ratio", namedRatio(c, "map_vs_otter_ratio"), 2),
+				benchkit.NewPair(c.Key+"_map_vs_ristretto_ratio", namedRatio(c, "map_vs_ristretto_ratio"), 2),
+			)
+		}
 	}
 	return ps
 }
@@ -210,6 +227,9 @@ func printThroughput(w io.Writer, r *throughputReport, cfg Config) {
 	for _, c := range r.Cells {
 		for _, n := range r.Systems {
 			s := c.Systems[n]
+			if s == nil { // the map reference in the mixed cells
+				continue
+			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t", c.Mix, c.Threads, n,
 				spread(s.NsPerOp, "%.1f"), spread(scale(s.OpsPerSec, 1e-6), "%.2f"),
 				spread(s.AllocsPerOp, "%.3f"), spread(s.BytesPerOp, "%.1f"), spread(s.HitPercent, "%.2f"))
@@ -228,9 +248,26 @@ func printThroughput(w io.Writer, r *throughputReport, cfg Config) {
 		}
 	}
 	tw.Flush()
+	for _, c := range r.Cells {
+		mo, okO := ratioOrNaN(c.Ratios, "map_vs_otter_ratio")
+		mr, okR := ratioOrNaN(c.Ratios, "map_vs_ristretto_ratio")
+		if okO || okR {
+			fmt.Fprintf(w, "%s ceiling: an unsynchronised map read (no cache does less per hit) is %s× otter and %s× ristretto: no cache passes these ratios here\n",
+				c.Key, spread(mo, "%.2f"), spread(mr, "%.2f"))
+		}
+	}
 	for _, f := range flags {
 		fmt.Fprintln(w, "FLAG "+f)
 	}
+}
+
+// ratioOrNaN is ratios[key], or a NaN summary (printed n/a) without it.
+func ratioOrNaN(ratios map[string]benchkit.Summary, key string) (benchkit.Summary, bool) {
+	if s, ok := ratios[key]; ok {
+		return s, true
+	}
+	nan := math.NaN()
+	return benchkit.Summary{Min: nan, Median: nan, Max: nan}, false
 }
 
 func scale(s benchkit.Summary, k float64) benchkit.Summary {
