@@ -81,6 +81,10 @@ type Cache struct {
 	closed atomic.Bool
 	// sampleMask selects the timed calls: sequence&sampleMask == 0.
 	sampleMask uint64
+	// sampledHotCeiling is the hotness from which a sampling shard's hits
+	// no longer write the entry: dedupHotness, or the highest tier
+	// threshold if above, so that sampling never keeps a key below one.
+	sampledHotCeiling uint32
 	// onAccess and onEvict are the callbacks of SetAccessRecorder and
 	// SetEvictionCallback (nil: none). Read-mostly.
 	onAccess atomic.Pointer[func(AccessRecord)]
@@ -137,6 +141,7 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 	c.tiers.Store(&t)
 	c.SetEvictionCallback(o.OnEvict)
 	c.sampleMask = uint64(1)<<bits.Len(uint(o.LatencySampleEvery-1)) - 1
+	c.sampledHotCeiling = uint32(max(dedupHotness, o.DRAMHotnessThreshold, o.ResidentHotnessThreshold, o.SSDHotnessThreshold))
 	n := int64(o.Shards)
 	dram := capOf(o.DRAMCapacityBytes)
 	for i := range n {

@@ -278,8 +278,10 @@ func (c *Cache) loadLive(s *shard, h uint64, key blockfmt.Key) *entry {
 // load they are most hits. Colder entries have every hit recorded, so
 // frequencies stay exact where they decide admission. The epoch is the
 // shard's, not the ring's, so goroutines hitting one hot entry agree on it
-// and do not rewrite its line in turn. The hit that fills its ring drains
-// the buffer; the drain then needs the policy's node only.
+// and do not rewrite its line in turn. While the shard samples, an entry
+// at sampledHotCeiling is not written at all and its hits are recorded
+// undeduplicated (the full ring drops most of them). The hit that fills its
+// ring drains the buffer; the drain then needs the policy's node only.
 func (c *Cache) recordHit(s *shard, st *readStripe, h uint64, e *entry) {
 	n := st.hits.Add(1)
 	sampled := s.sampled.Load()
@@ -299,11 +301,18 @@ func (c *Cache) recordHit(s *shard, st *readStripe, h uint64, e *entry) {
 	for {
 		old := e.state.Load()
 		hot := old & hotnessMask
+		if sampled && hot >= c.sampledHotCeiling {
+			// Sampling, an entry this hot is not written at all: its
+			// line stays shared by the cores reading it. Its hit goes to
+			// the ring undeduplicated, which while sampling is full but
+			// for a few records a drain, so the policy sees hot entries
+			// in proportion to their hits.
+			break
+		}
 		seen := hot >= dedupHotness && old&^hotnessMask == epoch
-		// A hot entry seen in this epoch is not written once its hotness
-		// stops at 255, nor at all while sampling (its hotness is past
-		// every tier's threshold), so cores reading it keep their copies
-		// of its line.
+		// A hot entry seen in this epoch is not written while sampling,
+		// and otherwise once its hotness stops at 255 (old == next), so
+		// cores reading it keep their copies of its line.
 		if !seen || !sampled {
 			next := epoch | min(hot+1, hotnessMask)
 			if old != next && !e.state.CompareAndSwap(old, next) {

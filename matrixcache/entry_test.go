@@ -247,3 +247,53 @@ func oneShardDRAMCache(t *testing.T) *Cache {
 	opts.DRAMCapacityBytes = 8 << 20
 	return newTestCache(t, opts)
 }
+
+// While a shard samples, a hit does not write an entry whose hotness has
+// reached the ceiling (dedupHotness, or the highest tier threshold above
+// it), so the cores reading a hot entry keep sharing its line; an entry
+// below the ceiling still has its hotness raised.
+func TestSampledHitsLeaveHotEntriesUnwritten(t *testing.T) {
+	tests := []struct {
+		name          string
+		dramThreshold uint8
+		hotness       uint32
+		wantRaised    bool
+	}{
+		{"cold entry raised", 0, 3, true},
+		{"just below the ceiling raised", 0, dedupHotness - 1, true},
+		{"at the ceiling unwritten", 0, dedupHotness, false},
+		{"hot entry unwritten", 0, 200, false},
+		{"a higher tier threshold lifts the ceiling", 40, dedupHotness + 4, true},
+		{"at the lifted ceiling unwritten", 40, 40, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			opts, _ := testOptions(t, 1<<14)
+			opts.Shards, opts.SSDCapacityBytes, opts.DRAMCapacityBytes = 1, Disabled, 8<<20
+			opts.DRAMHotnessThreshold = tc.dramThreshold
+			c := newTestCache(t, opts)
+			ctx := t.Context()
+			k := blockfmt.StringKey(0, "hot")
+			require.NoError(t, c.Put(ctx, k, []byte("v"), PutOptions{}))
+			s := c.shards[0]
+			e := s.m.load(hashKey(k))
+			require.NotNil(t, e)
+			// A stale epoch: without the ceiling, the first hit would write.
+			stale := tc.hotness | (s.epoch.Load()+1)<<epochShift
+			e.state.Store(stale)
+			s.sampled.Store(true)
+			before := c.Stats().DRAM.Hits
+			for range 10 {
+				_, _, ok, err := c.GetShared(ctx, k)
+				require.NoError(t, err)
+				require.True(t, ok)
+			}
+			require.Equal(t, int64(10), c.Stats().DRAM.Hits-before, "hits are counted either way")
+			if tc.wantRaised {
+				require.Greater(t, e.state.Load()&hotnessMask, tc.hotness)
+			} else {
+				require.Equal(t, stale, e.state.Load(), "the entry's line was written")
+			}
+		})
+	}
+}
