@@ -339,7 +339,8 @@ func printTables(w io.Writer, r *report, names []string, cfg Config) {
 func printTable(w io.Writer, r *report, names []string, repeats int) {
 	fmt.Fprintf(w, "Hit ratio %%: median over %d repeats (min–max when they differ); pts = ours − peer in percentage points\n", repeats)
 	fmt.Fprintf(w, "Goals: ours − otter ≥ %.1f pts, ours − ristretto ≥ +%.1f pts; optimal = Belady's offline optimum, which no policy exceeds\n", goalVsOtterPoints, goalVsRistrettoPoints)
-	all := append([]string{}, AllSystems...)
+	// Every cache, run or not (n/a); the map reference replays nothing.
+	all := slices.DeleteFunc(slices.Clone(AllSystems), func(n string) bool { return n == SystemMap })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "trace\tcapacity\trequests\toptimal\t")
 	for _, n := range all {

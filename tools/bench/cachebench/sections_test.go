@@ -3,6 +3,7 @@ package cachebench
 import (
 	"bytes"
 	"math"
+	"regexp"
 	"testing"
 	"time"
 
@@ -354,4 +355,9 @@ func TestMapReferenceCells(t *testing.T) {
 	out.Reset()
 	printThroughput(&out, rep, DefaultConfig(true)) // no row for the map in the mixed cell
 	require.NotContains(t, out.String(), "mixed2 ceiling")
+
+	out.Reset()
+	printTable(&out, &report{}, run, 1) // the hit-ratio table has no map column
+	require.NotRegexp(t, regexp.MustCompile(`\bmap\b`), out.String())
+	require.Contains(t, out.String(), "ristretto")
 }
