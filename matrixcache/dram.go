@@ -478,13 +478,34 @@ func (s *shard) dropLocked(h uint64, e *entry) {
 // call to xxhash's assembly costs more for the short records most keys
 // have.
 func hashKey(k blockfmt.Key) uint64 {
-	h := mixName(k.Shard*0x9e3779b97f4a7c15, k.Record)
-	h = mixName(h, k.Namespace)
-	h = mixName(h*0x165667b19e3779f9, k.Selector)
+	h := mixName(k.Shard*0x9e3779b97f4a7c15, k.Record) ^ namesHash(k.Namespace, k.Selector)
 	if h = fmix64(h); h == 0 {
 		return 1 // the index keeps 0 for unused slots
 	}
 	return h
+}
+
+// namesHash is the hash of a key's namespace and selector, folded into the
+// record's by hashKey. StringKey's names, the constants themselves (the
+// same bytes, so a pointer comparison tells), take a precomputed value:
+// most keys are strings', and hashing their names cost a third of a hash.
+func namesHash(namespace, selector string) uint64 {
+	if unsafe.StringData(namespace) == unsafe.StringData(blockfmt.NamespaceString) && len(namespace) == len(blockfmt.NamespaceString) &&
+		unsafe.StringData(selector) == unsafe.StringData(stringSelector) && len(selector) == len(stringSelector) {
+		return stringNamesHash
+	}
+	return computeNamesHash(namespace, selector)
+}
+
+// stringSelector is StringKey's selector.
+const stringSelector = "value"
+
+// stringNamesHash is computeNamesHash of StringKey's names
+// (TestStringNamesHash).
+const stringNamesHash = 0xe0067b5721836463
+
+func computeNamesHash(namespace, selector string) uint64 {
+	return fmix64(mixName(mixName(0x27d4eb2f165667c5, namespace)*0x165667b19e3779f9, selector))
 }
 
 // mixName folds s into h: eight bytes at a time, the last one to eight

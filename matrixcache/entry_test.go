@@ -297,3 +297,15 @@ func TestSampledHitsLeaveHotEntriesUnwritten(t *testing.T) {
 		})
 	}
 }
+
+// StringKey's names take a precomputed hash, equal to the computed one, and
+// names of the same bytes hash alike wherever their bytes live.
+func TestStringNamesHash(t *testing.T) {
+	require.Equal(t, computeNamesHash(blockfmt.NamespaceString, stringSelector), uint64(stringNamesHash))
+	k := blockfmt.StringKey(7, "rec")
+	copied := blockfmt.Key{Shard: 7, Record: "rec", Namespace: string([]byte(k.Namespace)), Selector: string([]byte(k.Selector))}
+	require.Equal(t, hashKey(k), hashKey(copied), "names copied elsewhere hash as the constants do")
+	other := blockfmt.HashKey(7, "rec", "value")
+	require.NotEqual(t, hashKey(k), hashKey(other))
+	require.NotEqual(t, hashKey(k), hashKey(blockfmt.StringKey(8, "rec")))
+}
