@@ -3,6 +3,7 @@ package temporalstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,6 +34,12 @@ func get(t *testing.T, e *Engine, c Command) (string, bool) {
 	require.NoError(t, err)
 	require.Equal(t, r.Found, found)
 	require.Equal(t, "dst:"+string(r.Value), string(v))
+	// So does AppendGets, the path of a pipeline of GETs.
+	reads := make([]GetRead, 1)
+	out := e.AppendGets(t.Context(), c.Namespace, c.Table, [][]byte{c.Key}, []byte("dst:"), reads)
+	require.NoError(t, reads[0].Err)
+	require.Equal(t, r.Found, reads[0].Found)
+	require.Equal(t, string(r.Value), string(out[reads[0].Start:reads[0].End]))
 	return string(r.Value), r.Found
 }
 
@@ -91,6 +98,83 @@ func TestAppendGet(t *testing.T) {
 	require.NoError(t, e.Close())
 	_, _, err = e.AppendGet(ctx, "", "", []byte("s"), nil)
 	require.ErrorIs(t, err, ErrClosed)
+}
+
+// AppendGets gives every key of a batch what AppendGet gives it alone:
+// across shards, in batches longer than one lookup pass, for strings,
+// absent and expired keys, collections (WRONGTYPE or, expired, absent) and
+// empty keys; and every key the call's error when the call fails.
+func TestAppendGetsAgreesWithAppendGet(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	e := openEngine(t, t.TempDir(), clk)
+	defer e.Close()
+	ctx := t.Context()
+	require.NoError(t, e.CreateTable(ctx, "n", "four", TableOptions{Shards: 4, Async: true}))
+	var keys [][]byte
+	for i := range 150 {
+		k := fmt.Appendf(nil, "k%03d", i)
+		keys = append(keys, k, fmt.Appendf(nil, "absent%03d", i))
+		c := Command{Kind: KindSet, Namespace: "n", Table: "four", Key: k, Value: fmt.Appendf(nil, "value-%d", i)}
+		switch i % 5 {
+		case 1:
+			c.TTL = time.Minute
+		case 2:
+			c = Command{Kind: KindHSet, Namespace: "n", Table: "four", Key: k, Args: [][]byte{[]byte("f"), []byte("v")}}
+		case 3:
+			c.Value = nil // an empty string
+		}
+		_, err := e.Execute(ctx, c)
+		require.NoError(t, err)
+		if i%7 == 0 {
+			_, err := e.Execute(ctx, Command{Kind: KindExpire, Namespace: "n", Table: "four", Key: k, TTL: 30 * time.Second})
+			require.NoError(t, err)
+		}
+	}
+	keys = append(keys[:17], append([][]byte{{}}, keys[17:]...)...) // an empty key among them
+	check := func(name string) {
+		reads := make([]GetRead, len(keys))
+		out := e.AppendGets(ctx, "n", "four", keys, []byte("dst"), reads)
+		require.Equal(t, "dst", string(out[:3]))
+		for i, k := range keys {
+			v, found, err := e.AppendGet(ctx, "n", "four", k, nil)
+			r := reads[i]
+			if err != nil {
+				require.ErrorIs(t, r.Err, errorsSentinel(err), "%s: key %q", name, k)
+				continue
+			}
+			require.NoError(t, r.Err, "%s: key %q", name, k)
+			require.Equal(t, found, r.Found, "%s: key %q", name, k)
+			require.Equal(t, string(v), string(out[r.Start:r.End]), "%s: key %q", name, k)
+		}
+	}
+	check("live")
+	clk.Advance(45 * time.Second) // the 30 s expiries pass
+	check("some expired")
+	clk.Advance(time.Minute) // and the minute TTLs
+	check("more expired")
+
+	reads := make([]GetRead, 2)
+	e.AppendGets(ctx, "x", "y", keys[:2], nil, reads)
+	require.ErrorIs(t, reads[0].Err, ErrNoTable)
+	require.ErrorIs(t, reads[1].Err, ErrNoTable)
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	e.AppendGets(canceled, "n", "four", keys[:2], nil, reads)
+	require.ErrorIs(t, reads[0].Err, context.Canceled)
+	require.NoError(t, e.Close())
+	e.AppendGets(ctx, "n", "four", keys[:2], nil, reads)
+	require.ErrorIs(t, reads[0].Err, ErrClosed)
+	require.ErrorIs(t, reads[1].Err, ErrClosed)
+}
+
+// errorsSentinel is the engine sentinel err wraps, for ErrorIs.
+func errorsSentinel(err error) error {
+	for _, s := range []error{ErrWrongType, ErrInvalid, ErrNoTable, ErrClosed} {
+		if errors.Is(err, s) {
+			return s
+		}
+	}
+	return err
 }
 
 // Writes and reads through Execute, in the default table and a created

@@ -386,6 +386,98 @@ func (e *Engine) AppendGet(ctx context.Context, namespace, name string, key, dst
 	return appendString(ctx, t.shards[i], dst, key)
 }
 
+// GetRead is one key's result of AppendGets: its value is
+// dst[Start:End] of the returned buffer when Found.
+type GetRead struct {
+	Start, End int
+	Found      bool
+	Err        error
+}
+
+// AppendGets is AppendGet of each of keys in the table, in one call: the
+// values are appended to dst and reads[i] (len(reads) >= len(keys)) says
+// where keys[i]'s is, or its error. The keys of a shard are looked up
+// together (shard.AppendStrings), which lets their cache misses overlap:
+// the path of a pipeline of GETs.
+func (e *Engine) AppendGets(ctx context.Context, namespace, name string, keys [][]byte, dst []byte, reads []GetRead) []byte {
+	fail := func(i int, err error) { reads[i] = GetRead{Start: len(dst), End: len(dst), Err: err} }
+	t, err := e.tableNamed(namespace, name)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		for i := range keys {
+			fail(i, err)
+		}
+		return dst
+	}
+	var (
+		sub     [shard.MaxStringBatch][]byte
+		pos     [shard.MaxStringBatch]int
+		srs     [shard.MaxStringBatch]shard.StringRead
+		colls   [shard.MaxStringBatch]bool
+		done    [shard.MaxStringBatch]bool
+		shardOf [shard.MaxStringBatch]int
+	)
+	for lo := 0; lo < len(keys); lo += shard.MaxStringBatch {
+		batch := keys[lo:min(len(keys), lo+shard.MaxStringBatch)]
+		for i, k := range batch {
+			done[i] = false
+			if len(k) == 0 {
+				fail(lo+i, fmt.Errorf("%w: empty key", ErrInvalid))
+				done[i] = true
+				continue
+			}
+			shardOf[i] = ShardOf(k, len(t.shards))
+			// Admission per key, as AppendGet: read limits count GETs.
+			if err := e.admitKind(t, shardOf[i], false, ""); err != nil {
+				fail(lo+i, err)
+				done[i] = true
+			}
+		}
+		// One pass per shard the batch touches, in the order of first use.
+		for first := range batch {
+			if done[first] {
+				continue
+			}
+			si := shardOf[first]
+			n := 0
+			for i := first; i < len(batch); i++ {
+				if !done[i] && shardOf[i] == si {
+					sub[n], pos[n] = batch[i], i
+					n++
+				}
+			}
+			s := t.shards[si]
+			dst = s.AppendStrings(ctx, dst, sub[:n], srs[:n], colls[:n])
+			for j := range n {
+				i := pos[j]
+				done[i] = true
+				r := srs[j]
+				if colls[j] {
+					// A collection is WRONGTYPE, or an expired one absent:
+					// AppendString's general path tells which.
+					start := len(dst)
+					out, found, err := appendString(ctx, s, dst, sub[j])
+					dst = out
+					reads[lo+i] = GetRead{Start: start, End: len(dst), Found: found, Err: err}
+					continue
+				}
+				reads[lo+i] = GetRead{Start: r.Start, End: r.End, Found: r.Found, Err: engineErrOrNil(r.Err)}
+			}
+		}
+	}
+	return dst
+}
+
+// engineErrOrNil is engineErr of a non-nil error.
+func engineErrOrNil(err error) error {
+	if err == nil {
+		return nil
+	}
+	return engineErr(err)
+}
+
 // appendString appends key's string value in s to dst; ErrWrongType for a
 // collection.
 func appendString(ctx context.Context, s *shard.Shard, dst, key []byte) ([]byte, bool, error) {

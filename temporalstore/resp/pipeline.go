@@ -61,3 +61,61 @@ func (c *conn) runSets(r *setRun) {
 	clear(r.errs) // keeps no error alive
 	r.arena, r.ends = r.arena[:0], r.ends[:0]
 }
+
+// getRun gathers pipelined GETs, run together by Engine.AppendGets so that
+// their lookups' cache misses overlap.
+type getRun struct {
+	// arena holds the keys, copied (the reader reuses its buffers);
+	// ends[i] is where GET i's key ends in it.
+	arena []byte
+	ends  []int
+	keys  [][]byte
+	reads []ts.GetRead
+	vals  []byte
+}
+
+// maxGetRun bounds the GETs one run gathers.
+const maxGetRun = 64
+
+// plainGet reports whether args are a GET this connection may run now,
+// outside a transaction.
+func (c *conn) plainGet(args [][]byte) bool {
+	return len(args) == 2 && is(args[0], "get") && c.tx == nil && c.access != accessNone && len(args[1]) > 0
+}
+
+func (r *getRun) add(key []byte) {
+	r.arena = append(r.arena, key...)
+	r.ends = append(r.ends, len(r.arena))
+}
+
+// runGets executes the gathered GETs and writes their replies.
+func (c *conn) runGets(r *getRun) {
+	r.keys = r.keys[:0]
+	start := 0
+	for _, e := range r.ends {
+		r.keys = append(r.keys, r.arena[start:e:e])
+		start = e
+	}
+	if cap(r.reads) < len(r.keys) {
+		r.reads = make([]ts.GetRead, len(r.keys))
+	}
+	reads := r.reads[:len(r.keys)]
+	r.vals = c.s.opts.Engine.AppendGets(c.ctx, c.s.opts.Namespace, c.s.opts.Table, r.keys, r.vals[:0], reads)
+	for _, g := range reads {
+		c.s.stats.commands.Add(1)
+		switch {
+		case g.Err != nil:
+			c.engineError(g.Err)
+		case !g.Found:
+			c.w.null()
+		default:
+			c.w.bulk(r.vals[g.Start:g.End])
+		}
+	}
+	c.last = "get"
+	clear(reads) // keeps no error alive
+	if cap(r.vals) > maxScratch {
+		r.vals = nil
+	}
+	r.arena, r.ends = r.arena[:0], r.ends[:0]
+}

@@ -230,6 +230,7 @@ func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.cancel()
 	var run setRun
+	var gets getRun
 	// A request read while gathering a run of SETs, which ended it: it is
 	// handled next, after the run's replies.
 	var pending [][]byte
@@ -269,6 +270,18 @@ func (c *conn) serve() {
 				run.add(next[1], next[2])
 			}
 			c.runSets(&run)
+		} else if c.plainGet(args) && c.r.br.Buffered() > 0 {
+			// Pipelined GETs already buffered are looked up together.
+			gets.add(args[1])
+			for len(gets.ends) < maxGetRun && c.r.br.Buffered() > 0 {
+				next, err := c.r.next()
+				if err != nil || !c.plainGet(next) {
+					pending, pendingErr, havePending = next, err, true
+					break
+				}
+				gets.add(next[1])
+			}
+			c.runGets(&gets)
 		} else {
 			c.s.stats.commands.Add(1)
 			c.dispatch(args)

@@ -206,3 +206,15 @@ func (x *Index) Shrink() int {
 	x.resize(want * growNum / growDen)
 	return before - x.Bytes()
 }
+
+// Touch loads the home slot of the key with hash h and returns its meta,
+// for a caller about to look up many keys: loading every key's home slot
+// first lets the processor wait for their cache misses together rather
+// than one lookup at a time.
+func (x *Index) Touch(h uint64) uint32 { return x.slots[x.home(tagOf(h))].meta }
+
+// Peek returns the first entry whose tag is h's, without checking the key:
+// the entry Get would most likely match, to touch what it points at.
+func (x *Index) Peek(h uint64) (Entry, bool) {
+	return x.Get(h, func(Entry) bool { return true })
+}

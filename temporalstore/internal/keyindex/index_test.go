@@ -165,3 +165,28 @@ func TestShrinkGivesMemoryBackAndKeepsEntries(t *testing.T) {
 	}
 	require.Zero(t, x.Shrink())
 }
+
+// Peek finds the first entry of a hash's tag whatever its key, as Get with a
+// match that accepts all, and misses a tag no key has; Touch reads a slot of
+// any index, empty or not.
+func TestPeekAndTouch(t *testing.T) {
+	x := New(0)
+	require.Equal(t, uint32(0), x.Touch(hashOf(1, false)), "an empty index's slots are empty")
+	_, ok := x.Peek(hashOf(1, false))
+	require.False(t, ok)
+	for id := range uint64(200) {
+		x.Put(hashOf(id, true), Entry{Addr: addrOf(id, 1), Meta: uint32(id + 1)}, matchID(id))
+	}
+	for id := range uint64(200) {
+		h := hashOf(id, true)
+		want, ok := x.Get(h, func(Entry) bool { return true })
+		require.True(t, ok)
+		got, ok := x.Peek(h)
+		require.True(t, ok)
+		require.Equal(t, want, got, "id %d", id)
+		require.Equal(t, h>>32, got.Addr>>20%37+1, "a key of the same tag")
+		x.Touch(h)
+	}
+	_, ok = x.Peek(uint64(1000) << 32)
+	require.False(t, ok, "a tag no key has")
+}

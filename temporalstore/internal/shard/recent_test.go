@@ -214,6 +214,27 @@ func TestRecentRecordsServeReads(t *testing.T) {
 			require.True(t, ok, "k%d", i)
 			require.Equal(t, val(i, 1), v, "k%d", i)
 		}
+		// A batched read finds the same values, whether their records
+		// are recent, in the record cache or in the log only.
+		for lo := 0; lo < keys; lo += MaxStringBatch {
+			var batch [][]byte
+			for i := lo; i < min(keys, lo+MaxStringBatch-1); i++ {
+				batch = append(batch, fmt.Appendf(nil, "k%d", i))
+			}
+			batch = append(batch, []byte("absent"))
+			reads, coll := make([]StringRead, len(batch)), make([]bool, len(batch))
+			out := s.AppendStrings(ctx, []byte("dst"), batch, reads, coll)
+			for j, r := range reads {
+				require.NoError(t, r.Err, "%s", batch[j])
+				require.False(t, coll[j])
+				if j == len(batch)-1 {
+					require.False(t, r.Found)
+					continue
+				}
+				require.True(t, r.Found, "%s", batch[j])
+				require.Equal(t, string(val(lo+j, 1)), string(out[r.Start:r.End]), "%s", batch[j])
+			}
+		}
 	}
 	check(s)
 	// Overwriting a key of a one-command record still held lets it go.

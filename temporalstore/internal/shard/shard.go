@@ -404,6 +404,15 @@ type keyMatch struct {
 	val       command.Value
 	share     int64
 	err       error
+	// held is the recent record at a log index, already looked up.
+	held heldRecord
+}
+
+// heldRecord is a recent record and its command count, at log index addr.
+type heldRecord struct {
+	addr uint64
+	rec  []byte
+	cmds int
 }
 
 // fillMode says whether a record read on a cache miss fills the cache.
@@ -431,6 +440,11 @@ func (m *keyMatch) match(e keyindex.Entry) bool {
 	switch {
 	case m.keyOnly:
 		key, m.share, err = decodeEntry(m.s, e, m.fill, command.KeyAt)
+	case m.valueOnly && m.held.rec != nil && m.held.addr == e.Addr:
+		// The recent record a batched read found for this entry: the
+		// same bytes readRecord would return, which never change.
+		m.val, _, m.share, err = decodeRecord(e, m.held.rec, m.held.cmds, command.StringAt)
+		key = m.val.Key
 	case m.valueOnly:
 		m.val, m.share, err = decodeEntry(m.s, e, m.fill, command.StringAt)
 		key = m.val.Key
@@ -603,21 +617,30 @@ func (s *Shard) recordAt(e keyindex.Entry, fill fillMode) (command.Decoded, int6
 // the log fills the cache as fill says: always, or for a record of
 // several commands.
 func decodeEntry[T any](s *Shard, e keyindex.Entry, fill fillMode, decode func([]byte, command.Loc) (T, int, error)) (T, int64, error) {
-	var zero T
 	rec, cmds, hit, err := s.readRecord(e.Addr)
 	if err != nil {
+		var zero T
 		return zero, 0, err
 	}
+	v, n, share, err := decodeRecord(e, rec, cmds, decode)
+	if err == nil && !hit && (fill == fillAlways || fill == fillBatches && n > 1) {
+		s.cacheRecord(e.Addr, rec)
+	}
+	return v, share, err
+}
+
+// decodeRecord decodes e's command in rec, the record e points at, of cmds
+// commands (0: unknown), returning the record's command count and the
+// command's recordShare.
+func decodeRecord[T any](e keyindex.Entry, rec []byte, cmds int, decode func([]byte, command.Loc) (T, int, error)) (T, int, int64, error) {
 	l := loc(e)
 	l.Count = cmds // known for a recent record: its header is not read
 	v, n, err := decode(rec, l)
 	if err != nil {
-		return zero, 0, fmt.Errorf("shard: record %d: %w", e.Addr, err)
+		var zero T
+		return zero, 0, 0, fmt.Errorf("shard: record %d: %w", e.Addr, err)
 	}
-	if !hit && (fill == fillAlways || fill == fillBatches && n > 1) {
-		s.cacheRecord(e.Addr, rec)
-	}
-	return v, recordShare(len(rec), n), nil
+	return v, n, recordShare(len(rec), n), nil
 }
 
 // Set stores value under key, expiring at expiry (zero: never). It returns
