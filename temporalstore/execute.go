@@ -386,6 +386,10 @@ func (e *Engine) AppendGet(ctx context.Context, namespace, name string, key, dst
 	return appendString(ctx, t.shards[i], dst, key)
 }
 
+// getBatch is how many keys AppendGets groups by shard at a time: its
+// per-key state lives on the stack.
+const getBatch = 64
+
 // GetRead is one key's result of AppendGets: its value is
 // dst[Start:End] of the returned buffer when Found.
 type GetRead struct {
@@ -412,15 +416,15 @@ func (e *Engine) AppendGets(ctx context.Context, namespace, name string, keys []
 		return dst
 	}
 	var (
-		sub     [shard.MaxStringBatch][]byte
-		pos     [shard.MaxStringBatch]int
-		srs     [shard.MaxStringBatch]shard.StringRead
-		colls   [shard.MaxStringBatch]bool
-		done    [shard.MaxStringBatch]bool
-		shardOf [shard.MaxStringBatch]int
+		sub     [getBatch][]byte
+		pos     [getBatch]int
+		srs     [getBatch]shard.StringRead
+		colls   [getBatch]bool
+		done    [getBatch]bool
+		shardOf [getBatch]int
 	)
-	for lo := 0; lo < len(keys); lo += shard.MaxStringBatch {
-		batch := keys[lo:min(len(keys), lo+shard.MaxStringBatch)]
+	for lo := 0; lo < len(keys); lo += getBatch {
+		batch := keys[lo:min(len(keys), lo+getBatch)]
 		for i, k := range batch {
 			done[i] = false
 			if len(k) == 0 {

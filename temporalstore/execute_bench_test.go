@@ -116,3 +116,36 @@ func BenchmarkExecuteSet(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkExecuteMGet is an MGET of 20 random keys of 100,000 strings
+// written by pipelined batches, through Execute: each shard's keys are read
+// together (shard.AppendStrings).
+func BenchmarkExecuteMGet(b *testing.B) {
+	ctx := b.Context()
+	e := benchEngine(b)
+	const keys = 100_000
+	var batch []Command
+	for i := range keys {
+		batch = append(batch, Command{Kind: KindSet, Namespace: "n", Table: "t", Key: batchKey(i), Value: []byte("0123456789abcdef")})
+		if len(batch) == 16 {
+			if _, errs := e.ExecuteBatch(ctx, batch); errs[0] != nil {
+				b.Fatal(errs[0])
+			}
+			batch = batch[:0]
+		}
+	}
+	cmd := Command{Kind: KindMGet, Namespace: "n", Table: "t", Keys: make([][]byte, 20)}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		for j := range cmd.Keys {
+			cmd.Keys[j] = batchKey((i*7919 + j*104729) % keys)
+		}
+		r, err := e.Execute(ctx, cmd)
+		if err != nil || len(r.Values) != 20 || len(r.Values[0]) != 16 {
+			b.Fatalf("MGET: %v, %d values", err, len(r.Values))
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i*len(cmd.Keys)), "ns/key")
+}

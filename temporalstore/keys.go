@@ -3,6 +3,7 @@ package temporalstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
@@ -375,21 +376,30 @@ func runMGet(ctx context.Context, e *Engine, c *Command) (Response, error) {
 		return Response{}, err
 	}
 	r := Response{Values: make([][]byte, len(c.Keys))}
+	// Each shard's keys are read under one hold of its lock, their
+	// lookups' misses overlapping (shard.AppendStrings); the values share
+	// one buffer, which the Response keeps.
+	vals := make([]byte, 0, 64*len(c.Keys))
+	var (
+		keys  [][]byte
+		reads []shard.StringRead
+		coll  []bool
+	)
 	for sh, idx := range groups {
-		err := t.shards[sh].Read(ctx, func(v *shard.View) error {
-			for _, i := range idx {
-				it, err := v.Get(c.Keys[i])
-				if err != nil {
-					return err
-				}
-				if it.Exists && it.Obj == nil {
-					r.Values[i] = append(make([]byte, 0, len(it.Value)), it.Value...)
-				}
+		keys = keys[:0]
+		for _, i := range idx {
+			keys = append(keys, c.Keys[i])
+		}
+		reads, coll = slices.Grow(reads[:0], len(idx))[:len(idx)], slices.Grow(coll[:0], len(idx))[:len(idx)]
+		vals = t.shards[sh].AppendStrings(ctx, vals, keys, reads, coll)
+		for j, i := range idx {
+			g := reads[j]
+			if g.Err != nil {
+				return Response{}, engineErr(g.Err)
 			}
-			return nil
-		})
-		if err != nil {
-			return Response{}, err
+			if g.Found && !coll[j] { // MGET answers nil for a collection
+				r.Values[i] = vals[g.Start:g.End:g.End]
+			}
 		}
 	}
 	return r, nil

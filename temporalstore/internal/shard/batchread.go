@@ -10,23 +10,23 @@ type StringRead struct {
 	Err        error
 }
 
-// MaxStringBatch is the most keys AppendStrings takes at once.
-const MaxStringBatch = 64
+// stringBatch is how many keys AppendStrings looks up in one round of
+// passes: its per-key state lives on the stack.
+const stringBatch = 64
 
-// AppendStrings is AppendString for many keys (at most MaxStringBatch):
-// it appends each found value to dst and sets reads[i] for keys[i]. For a
-// key holding a collection it sets coll[i] and reads nothing: the caller
-// reads that key apart (AppendString's general path).
+// AppendStrings is AppendString for many keys, read under one hold of the
+// shard's read lock (so they are one snapshot, as a View's reads are): it
+// appends each found value to dst and sets reads[i] for keys[i]. For a key
+// holding a collection it sets coll[i] and reads nothing: the caller reads
+// that key apart (AppendString's general path).
 //
-// It takes the shard's read lock once and looks the keys up in three
-// passes: every key's index slot, then the record each most likely points
-// at, then the lookups themselves. Each pass's loads do not depend on one
+// It looks the keys up in rounds of up to stringBatch, each in passes:
+// every key's index slot, then the entry each most likely is, the recent
+// record that points at and the command's bytes in it, then the lookups
+// themselves. Each pass is a short loop of loads that do not depend on one
 // another, so their cache misses overlap; one key at a time, a read waits
 // for its slot, its record's place and its record in turn.
 func (s *Shard) AppendStrings(ctx context.Context, dst []byte, keys [][]byte, reads []StringRead, coll []bool) []byte {
-	if len(keys) > MaxStringBatch {
-		panic("shard: AppendStrings of more than MaxStringBatch keys")
-	}
 	if s.inTx(ctx) {
 		for i, k := range keys {
 			start := len(dst)
@@ -36,25 +36,33 @@ func (s *Shard) AppendStrings(ctx context.Context, dst []byte, keys [][]byte, re
 		}
 		return dst
 	}
-	var hs [MaxStringBatch]uint64
-	var held [MaxStringBatch]heldRecord
 	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.closed {
-		s.mu.RUnlock()
 		for i := range keys {
 			reads[i] = StringRead{Start: len(dst), End: len(dst), Err: ErrClosed}
 		}
 		return dst
 	}
+	for lo := 0; lo < len(keys); lo += stringBatch {
+		hi := min(len(keys), lo+stringBatch)
+		dst = s.appendStringsLocked(dst, keys[lo:hi], reads[lo:hi], coll[lo:hi])
+	}
+	return dst
+}
+
+// appendStringsLocked is one round of AppendStrings, at most stringBatch
+// keys, under the shard's read lock.
+func (s *Shard) appendStringsLocked(dst []byte, keys [][]byte, reads []StringRead, coll []bool) []byte {
+	var hs [stringBatch]uint64
+	var held [stringBatch]heldRecord
 	var sink uint32
 	for i, k := range keys {
 		hs[i] = hashKey(k)
 		sink += s.index.Touch(hs[i])
 	}
 	if s.recent != nil {
-		// Each pass is a short loop of independent loads, so that many
-		// of its iterations, and their misses, are in flight at once.
-		var offs [MaxStringBatch]int
+		var offs [stringBatch]int
 		for i := range keys {
 			if e, ok := s.index.Peek(hs[i]); ok && !isObject(e) && !isSpilled(e) {
 				held[i].addr, offs[i] = e.Addr, loc(e).Offset // 0: the record's start
@@ -95,7 +103,6 @@ func (s *Shard) AppendStrings(ctx context.Context, dst []byte, keys [][]byte, re
 		r.End = len(dst)
 		reads[i] = r
 	}
-	s.mu.RUnlock()
 	return dst
 }
 
