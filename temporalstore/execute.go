@@ -467,19 +467,11 @@ func (e *Engine) AppendGets(ctx context.Context, namespace, name string, keys []
 					reads[lo+i] = GetRead{Start: start, End: len(dst), Found: found, Err: err}
 					continue
 				}
-				reads[lo+i] = GetRead{Start: r.Start, End: r.End, Found: r.Found, Err: engineErrOrNil(r.Err)}
+				reads[lo+i] = GetRead{Start: r.Start, End: r.End, Found: r.Found, Err: engineErr(r.Err)}
 			}
 		}
 	}
 	return dst
-}
-
-// engineErrOrNil is engineErr of a non-nil error.
-func engineErrOrNil(err error) error {
-	if err == nil {
-		return nil
-	}
-	return engineErr(err)
 }
 
 // appendString appends key's string value in s to dst; ErrWrongType for a

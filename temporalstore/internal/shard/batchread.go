@@ -1,6 +1,10 @@
 package shard
 
-import "context"
+import (
+	"context"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+)
 
 // StringRead is one key's result of AppendStrings: its value is
 // dst[Start:End] of the returned buffer when Found.
@@ -88,22 +92,32 @@ func (s *Shard) appendStringsLocked(dst []byte, keys [][]byte, reads []StringRea
 	keep(sink)
 	var now int64
 	for i, k := range keys {
-		m := keyMatch{s: s, key: k, fill: fillAlways, valueOnly: true, held: held[i]}
-		e, ok := s.index.Get(hs[i], m.match)
-		coll[i] = ok && (isObject(e) || isSpilled(e))
-		r := StringRead{Start: len(dst), Err: m.err}
-		if ok && !coll[i] {
-			if m.val.Expiry != 0 && now == 0 {
+		v, ok, isColl, err := s.findStringLocked(k, hs[i], held[i])
+		coll[i] = isColl
+		r := StringRead{Start: len(dst), Err: err}
+		if ok && !isColl {
+			if v.Expiry != 0 && now == 0 {
 				now = s.opts.Now().UnixMilli()
 			}
-			if r.Found = m.val.Expiry == 0 || m.val.Expiry > now; r.Found {
-				dst = append(dst, m.val.Arg...)
+			if r.Found = v.Expiry == 0 || v.Expiry > now; r.Found {
+				dst = append(dst, v.Arg...)
 			}
 		}
 		r.End = len(dst)
 		reads[i] = r
 	}
 	return dst
+}
+
+// findStringLocked looks key (hash h) up for a string read, under the
+// shard's read lock: the command's key, expiry and value (in place),
+// whether an entry matched, and whether it is a collection, whose expiry,
+// recency and spilled state are the general path's. held is the recent
+// record the entry points at when the caller has it already.
+func (s *Shard) findStringLocked(key []byte, h uint64, held heldRecord) (v command.Value, ok, coll bool, err error) {
+	m := keyMatch{s: s, key: key, fill: fillAlways, valueOnly: true, held: held}
+	e, ok := s.index.Get(h, m.match)
+	return m.val, ok, ok && (isObject(e) || isSpilled(e)), m.err
 }
 
 // keep is where AppendStrings' touches end up, so that the compiler keeps

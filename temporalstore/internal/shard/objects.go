@@ -527,19 +527,15 @@ func (s *Shard) AppendString(ctx context.Context, dst, key []byte) (out []byte, 
 		s.mu.RUnlock()
 		return dst, false, false, ErrClosed
 	}
-	m := keyMatch{s: s, key: key, fill: fillAlways, valueOnly: true}
-	e, ok := s.index.Get(hashKey(key), m.match)
-	// A collection's expiry, recency and spilled state are the general
-	// path's.
-	coll = ok && (isObject(e) || isSpilled(e))
-	found = ok && !coll && (m.val.Expiry == 0 || m.val.Expiry > s.opts.Now().UnixMilli())
+	v, ok, coll, err := s.findStringLocked(key, hashKey(key), heldRecord{})
+	found = ok && !coll && (v.Expiry == 0 || v.Expiry > s.opts.Now().UnixMilli())
 	if found {
-		dst = append(dst, m.val.Arg...)
+		dst = append(dst, v.Arg...)
 	}
 	s.mu.RUnlock()
 	switch {
 	case !ok:
-		return dst, false, false, m.err
+		return dst, false, false, err
 	case coll:
 		return s.appendStringView(ctx, dst, key)
 	}
