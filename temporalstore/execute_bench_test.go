@@ -35,17 +35,8 @@ func benchEngine(b *testing.B) *Engine {
 func benchExecuteGet(b *testing.B, keys int, appendGet bool) {
 	ctx := b.Context()
 	e := benchEngine(b)
+	setBenchKeys(b, e, keys)
 	var err error
-	var batch []Command
-	for i := range keys {
-		batch = append(batch, Command{Kind: KindSet, Namespace: "n", Table: "t", Key: fmt.Appendf(nil, "k%d", i), Value: []byte("0123456789abcdef")})
-		if len(batch) == 16 {
-			if _, errs := e.ExecuteBatch(ctx, batch); errs[0] != nil {
-				b.Fatal(errs[0])
-			}
-			batch = batch[:0]
-		}
-	}
 	b.ReportAllocs()
 	i := 0
 	var dst []byte
@@ -66,6 +57,21 @@ func benchExecuteGet(b *testing.B, keys int, appendGet bool) {
 		i++
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i), "ns/get")
+}
+
+// setBenchKeys sets the first n of benchKeys to a 16-byte value in the
+// table n/t, 16 SETs a batch as a pipeline writes them.
+func setBenchKeys(b *testing.B, e *Engine, n int) {
+	var batch []Command
+	for i := range n {
+		batch = append(batch, Command{Kind: KindSet, Namespace: "n", Table: "t", Key: batchKey(i), Value: []byte("0123456789abcdef")})
+		if len(batch) == 16 || i == n-1 {
+			if _, errs := e.ExecuteBatch(b.Context(), batch); errs[0] != nil {
+				b.Fatal(errs[0])
+			}
+			batch = batch[:0]
+		}
+	}
 }
 
 var benchKeys = func() [][]byte {
@@ -124,16 +130,7 @@ func BenchmarkExecuteMGet(b *testing.B) {
 	ctx := b.Context()
 	e := benchEngine(b)
 	const keys = 100_000
-	var batch []Command
-	for i := range keys {
-		batch = append(batch, Command{Kind: KindSet, Namespace: "n", Table: "t", Key: batchKey(i), Value: []byte("0123456789abcdef")})
-		if len(batch) == 16 {
-			if _, errs := e.ExecuteBatch(ctx, batch); errs[0] != nil {
-				b.Fatal(errs[0])
-			}
-			batch = batch[:0]
-		}
-	}
+	setBenchKeys(b, e, keys)
 	cmd := Command{Kind: KindMGet, Namespace: "n", Table: "t", Keys: make([][]byte, 20)}
 	b.ReportAllocs()
 	i := 0

@@ -3,7 +3,6 @@ package temporalstore
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
@@ -380,17 +379,13 @@ func runMGet(ctx context.Context, e *Engine, c *Command) (Response, error) {
 	// lookups' misses overlapping (shard.AppendStrings); the values share
 	// one buffer, which the Response keeps.
 	vals := make([]byte, 0, 64*len(c.Keys))
-	var (
-		keys  [][]byte
-		reads []shard.StringRead
-		coll  []bool
-	)
+	keys := make([][]byte, 0, len(c.Keys))
+	reads, coll := make([]shard.StringRead, len(c.Keys)), make([]bool, len(c.Keys))
 	for sh, idx := range groups {
 		keys = keys[:0]
 		for _, i := range idx {
 			keys = append(keys, c.Keys[i])
 		}
-		reads, coll = slices.Grow(reads[:0], len(idx))[:len(idx)], slices.Grow(coll[:0], len(idx))[:len(idx)]
 		vals = t.shards[sh].AppendStrings(ctx, vals, keys, reads, coll)
 		for j, i := range idx {
 			g := reads[j]
