@@ -129,10 +129,8 @@ func namedRatio(c *tpCellReport, key string) float64 {
 	if c == nil {
 		return math.NaN()
 	}
-	if s, ok := c.Ratios[key]; ok {
-		return s.Median
-	}
-	return math.NaN()
+	s, _ := ratioOrNaN(c.Ratios, key)
+	return s.Median
 }
 
 func tpMedian(c *tpCellReport, system string, f func(*tpSystemResult) benchkit.Summary) float64 {
