@@ -60,36 +60,10 @@ func (s *Shard) AppendStrings(ctx context.Context, dst []byte, keys [][]byte, re
 func (s *Shard) appendStringsLocked(dst []byte, keys [][]byte, reads []StringRead, coll []bool) []byte {
 	var hs [stringBatch]uint64
 	var held [stringBatch]heldRecord
-	var sink uint32
 	for i, k := range keys {
 		hs[i] = hashKey(k)
-		sink += s.index.Touch(hs[i])
 	}
-	if s.recent != nil {
-		var offs [stringBatch]int
-		for i := range keys {
-			if e, ok := s.index.Peek(hs[i]); ok && !isObject(e) && !isSpilled(e) {
-				held[i].addr, offs[i] = e.Addr, loc(e).Offset // 0: the record's start
-			}
-		}
-		s.recent.mu.RLock()
-		for i := range keys {
-			if held[i].addr != 0 {
-				if slot, ok := s.recent.getLocked(held[i].addr); ok {
-					held[i].rec, held[i].cmds = slot.rec, slot.cmds
-				}
-			}
-		}
-		s.recent.mu.RUnlock()
-		for i := range keys {
-			// The command's own bytes: in a batch record they can be
-			// lines away from its start.
-			if offs[i] < len(held[i].rec) {
-				sink += uint32(held[i].rec[offs[i]])
-			}
-		}
-	}
-	keep(sink)
+	s.touchEntriesLocked(hs[:len(keys)], held[:len(keys)])
 	var now int64
 	for i, k := range keys {
 		v, ok, isColl, err := s.findStringLocked(k, hs[i], held[i])
@@ -118,6 +92,44 @@ func (s *Shard) findStringLocked(key []byte, h uint64, held heldRecord) (v comma
 	m := keyMatch{s: s, key: key, fill: fillAlways, valueOnly: true, held: held}
 	e, ok := s.index.Get(h, m.match)
 	return m.val, ok, ok && (isObject(e) || isSpilled(e)), m.err
+}
+
+// touchEntriesLocked loads, for the keys hashed hs, what their lookups
+// will read, in passes whose loads do not depend on one another, so their
+// cache misses overlap: every key's index slot, then the entry each most
+// likely is (without checking its key), the recent record that points at,
+// and the command's bytes in it. held[i] gets hs[i]'s recent record when
+// it has one. The caller holds the shard's lock, read or write.
+func (s *Shard) touchEntriesLocked(hs []uint64, held []heldRecord) {
+	var sink uint32
+	for _, h := range hs {
+		sink += s.index.Touch(h)
+	}
+	if s.recent != nil {
+		var offs [stringBatch]int
+		for i, h := range hs {
+			if e, ok := s.index.Peek(h); ok && !isObject(e) && !isSpilled(e) {
+				held[i].addr, offs[i] = e.Addr, loc(e).Offset // 0: the record's start
+			}
+		}
+		s.recent.mu.RLock()
+		for i := range hs {
+			if held[i].addr != 0 {
+				if slot, ok := s.recent.getLocked(held[i].addr); ok {
+					held[i].rec, held[i].cmds = slot.rec, slot.cmds
+				}
+			}
+		}
+		s.recent.mu.RUnlock()
+		for i := range hs {
+			// The command's own bytes: in a batch record they can be
+			// lines away from its start.
+			if offs[i] < len(held[i].rec) {
+				sink += uint32(held[i].rec[offs[i]])
+			}
+		}
+	}
+	keep(sink)
 }
 
 // keep is where AppendStrings' touches end up, so that the compiler keeps

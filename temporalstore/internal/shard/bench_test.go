@@ -243,3 +243,33 @@ func BenchmarkRecentRecordsLongestAdd(b *testing.B) {
 	}
 	b.ReportMetric(float64(longest.Microseconds()), "longest-add-µs")
 }
+
+// BenchmarkSetBatch applies pipelines of 16 SETs of random keys among
+// 100,000 present ones (redis-benchmark's pipelined SET): the cost of
+// finding the entries they replace.
+func BenchmarkSetBatch(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{RecentBytes: 64 << 20})
+	require.NoError(b, err)
+	defer s.Close()
+	const keys, run = 100_000, 16
+	v := []byte("value-of-sixteen")
+	key := func(i int) []byte { return fmt.Appendf(nil, "key:%012d", i) }
+	for lo := 0; lo < keys; lo += 1000 {
+		cmds := make([]command.Command, 0, 1000)
+		for i := lo; i < lo+1000; i++ {
+			cmds = append(cmds, StringSet(key(i), v, time.Time{}))
+		}
+		require.NoError(b, s.SetBatch(b.Context(), cmds))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	cmds := make([]command.Command, run)
+	for b.Loop() {
+		for i := range cmds {
+			cmds[i] = StringSet(key(rng.IntN(keys)), v, time.Time{})
+		}
+		if err := s.SetBatch(b.Context(), cmds); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*run), "ns/set")
+}

@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -309,4 +310,63 @@ func TestRecentRecordsCountTheirEntries(t *testing.T) {
 	require.False(t, cached(at), "gone with the last")
 	_, ok := s.recordRefs[at]
 	require.False(t, ok)
+}
+
+// Batches larger than a touch round (stringBatch), replacing keys held in
+// recent records and repeating keys within the batch, leave what single
+// sets would: every value, the key count and the live bytes, the same
+// again after a reopen replays them.
+func TestLargeBatchesReplaceEntries(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name   string
+		recent int64
+		batch  int
+	}{
+		{"one round", 1 << 20, stringBatch},
+		{"rounds and a remainder", 1 << 20, 3*stringBatch + 5},
+		{"records pushed out", 4 << 10, 2*stringBatch + 1},
+		{"no recent records", 0, 2*stringBatch + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			opts := Options{Now: testclock.New(time.Unix(1_764_460_800, 0)).Now, Cache: newDRAMCache(t, 1<<20), CacheID: 3, RecentBytes: tc.recent}
+			s, err := Open(dir, opts)
+			require.NoError(t, err)
+			const keys = 300
+			want := map[string]string{}
+			rng := rand.New(rand.NewPCG(uint64(tc.batch), 7))
+			for gen := range 6 {
+				cmds := make([]command.Command, tc.batch)
+				for i := range cmds {
+					k := fmt.Sprint("k", rng.IntN(keys))
+					if i > 0 && i%7 == 0 {
+						k = string(cmds[i-1].Key) // the same key twice: the later wins
+					}
+					v := fmt.Sprintf("v%d-%d", gen, i)
+					cmds[i] = StringSet([]byte(k), []byte(v), time.Time{})
+					want[k] = v
+				}
+				require.NoError(t, s.SetBatch(ctx, cmds))
+			}
+			check := func(s *Shard) Stats {
+				for k, v := range want {
+					got, ok, err := s.Get([]byte(k))
+					require.NoError(t, err)
+					require.True(t, ok, k)
+					require.Equal(t, v, string(got), k)
+				}
+				st := s.Stats()
+				require.Equal(t, len(want), st.Keys)
+				return st
+			}
+			before := check(s)
+			require.NoError(t, s.Close())
+			s, err = Open(dir, opts)
+			require.NoError(t, err)
+			defer s.Close()
+			after := check(s)
+			require.Equal(t, before.LiveBytes, after.LiveBytes, "replay accounts the same")
+		})
+	}
 }

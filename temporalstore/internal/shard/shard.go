@@ -815,6 +815,9 @@ func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Comman
 		off = command.BatchOffset(len(cmds)) // encodeRecord's layout
 	}
 	for pos := range cmds {
+		if pos%stringBatch == 0 && len(cmds) > 1 {
+			s.touchKeysLocked(cmds[pos:min(len(cmds), pos+stringBatch)])
+		}
 		s.applyLocked(idx, command.Loc{Pos: pos, Offset: off}, share, &cmds[pos])
 		if off > 0 {
 			off += command.Size(&cmds[pos])
@@ -825,6 +828,19 @@ func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Comman
 		}
 	}
 	s.applied = idx
+}
+
+// touchKeysLocked touches what applying cmds (at most stringBatch) will
+// read to find the entries their keys replace (touchEntriesLocked): a
+// pipeline's writes then wait for their cache misses together instead of
+// one after another.
+func (s *Shard) touchKeysLocked(cmds []command.Command) {
+	var hs [stringBatch]uint64
+	var held [stringBatch]heldRecord
+	for i := range cmds {
+		hs[i] = hashKey(cmds[i].Key)
+	}
+	s.touchEntriesLocked(hs[:len(cmds)], held[:len(cmds)])
 }
 
 // keepWrittenLocked keeps rec, a record strings point at, just written at
