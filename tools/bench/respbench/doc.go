@@ -6,7 +6,8 @@
 // every 10 ms), and redis-server with appendfsync always against ours on a
 // durable table (fsync before the reply). SET and GET, 50 clients, values
 // of 16 B and 256 B, pipeline 1 and 16; ops/s and p50/p99 from
-// redis-benchmark's CSV.
+// redis-benchmark's CSV. Each size's SETs run before its GETs, so the GETs
+// read values of their row's size.
 //
 // With --split true (BENCH_SPLIT) the servers run on the first half of the
 // machine's CPUs and redis-benchmark on the rest (benchkit.Split), and our

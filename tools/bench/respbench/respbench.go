@@ -303,8 +303,10 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 			// fsync-bound: fewer requests, SET at pipeline 1 is the case.
 			requests, pipelines, tests = max(cfg.Requests/10, 1000), []int{1}, []string{"set"}
 		}
-		for _, test := range tests {
-			for _, size := range cfg.Sizes {
+		// Sizes outermost: each size's GETs read the values its SETs
+		// just wrote, not the last size's.
+		for _, size := range cfg.Sizes {
+			for _, test := range tests {
 				for _, p := range pipelines {
 					cr := caseReport{Mode: mode, Test: test, Size: size, Pipeline: p, Runs: map[string][]result{}}
 					err := benchkit.Alternate(ctx, cfg.Repeats, []string{"redis", "ours"}, func(ctx context.Context, r int, sys string) error {
