@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -292,6 +293,11 @@ func (c *conn) serve() {
 			if err := c.w.bw.Flush(); err != nil {
 				return
 			}
+			// Let the other connections run before reading on: a
+			// client that answers at once would otherwise find its next
+			// requests already there and keep this processor, while
+			// connections parked on the network wait for it to idle.
+			runtime.Gosched()
 		}
 	}
 }
