@@ -4,6 +4,51 @@ import (
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 )
 
+// A pipelineRun gathers a pipeline's consecutive commands of one kind,
+// already buffered, and runs them together. Replies are the same, in the
+// same order; a command it does not accept ends the run and runs after it.
+type pipelineRun interface {
+	// accepts reports whether args belong in the run.
+	accepts(c *conn, args [][]byte) bool
+	add(args [][]byte)
+	full() bool
+	// run executes the gathered commands, writes their replies and
+	// empties the run.
+	run(c *conn)
+}
+
+// runFor returns the run args start, or nil for a command run alone.
+func (c *conn) runFor(args [][]byte, sets *setRun, gets *getRun) pipelineRun {
+	switch {
+	case c.plainSet(args):
+		return sets
+	case c.plainGet(args):
+		return gets
+	}
+	return nil
+}
+
+// gather adds args, then the buffered commands r accepts after it, to r
+// and runs them. It returns the command that ended the run (or the error
+// reading it), which the caller handles next; ended is false when the
+// run ended with the buffer or at its bound.
+func (c *conn) gather(r pipelineRun, args [][]byte) (next [][]byte, ended bool, err error) {
+	r.add(args)
+	for !r.full() && c.r.br.Buffered() > 0 {
+		next, err = c.r.next()
+		if err != nil || !r.accepts(c, next) {
+			ended = true
+			break
+		}
+		r.add(next)
+	}
+	r.run(c)
+	if !ended {
+		return nil, false, nil
+	}
+	return next, true, err
+}
+
 // maxSetRun bounds the SETs one pipelined run gathers, and so the replies
 // and copied arguments it holds.
 const maxSetRun = 256
@@ -28,15 +73,18 @@ func (c *conn) plainSet(args [][]byte) bool {
 	return len(args) == 3 && is(args[0], "set") && c.tx == nil && c.access == accessWrite && len(args[1]) > 0
 }
 
-func (r *setRun) add(key, value []byte) {
-	r.arena = append(r.arena, key...)
+func (r *setRun) accepts(c *conn, args [][]byte) bool { return c.plainSet(args) }
+func (r *setRun) full() bool                          { return len(r.ends) >= maxSetRun }
+
+func (r *setRun) add(args [][]byte) {
+	r.arena = append(r.arena, args[1]...)
 	k := len(r.arena)
-	r.arena = append(r.arena, value...)
+	r.arena = append(r.arena, args[2]...)
 	r.ends = append(r.ends, [2]int{k, len(r.arena)})
 }
 
-// runSets executes the gathered SETs and writes their replies.
-func (c *conn) runSets(r *setRun) {
+// run executes the gathered SETs and writes their replies.
+func (r *setRun) run(c *conn) {
 	// The commands are kept from run to run with only their key and
 	// value changing: a Command is 784 bytes, which writing afresh for
 	// every SET cost more than the rest of the run's handling.
@@ -83,13 +131,16 @@ func (c *conn) plainGet(args [][]byte) bool {
 	return len(args) == 2 && is(args[0], "get") && c.tx == nil && c.access != accessNone && len(args[1]) > 0
 }
 
-func (r *getRun) add(key []byte) {
-	r.arena = append(r.arena, key...)
+func (r *getRun) accepts(c *conn, args [][]byte) bool { return c.plainGet(args) }
+func (r *getRun) full() bool                          { return len(r.ends) >= maxGetRun }
+
+func (r *getRun) add(args [][]byte) {
+	r.arena = append(r.arena, args[1]...)
 	r.ends = append(r.ends, len(r.arena))
 }
 
-// runGets executes the gathered GETs and writes their replies.
-func (c *conn) runGets(r *getRun) {
+// run executes the gathered GETs and writes their replies.
+func (r *getRun) run(c *conn) {
 	r.keys = r.keys[:0]
 	start := 0
 	for _, e := range r.ends {

@@ -230,9 +230,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.cancel()
-	var run setRun
+	var sets setRun
 	var gets getRun
-	// A request read while gathering a run of SETs, which ended it: it is
+	// A request read while gathering a run, which ended it: it is
 	// handled next, after the run's replies.
 	var pending [][]byte
 	var pendingErr error
@@ -258,31 +258,10 @@ func (c *conn) serve() {
 		if len(args) == 0 {
 			continue
 		}
-		if c.plainSet(args) && c.r.br.Buffered() > 0 {
-			// Pipelined plain SETs already buffered are gathered and
-			// written together.
-			run.add(args[1], args[2])
-			for len(run.ends) < maxSetRun && c.r.br.Buffered() > 0 {
-				next, err := c.r.next()
-				if err != nil || !c.plainSet(next) {
-					pending, pendingErr, havePending = next, err, true
-					break
-				}
-				run.add(next[1], next[2])
-			}
-			c.runSets(&run)
-		} else if c.plainGet(args) && c.r.br.Buffered() > 0 {
-			// Pipelined GETs already buffered are looked up together.
-			gets.add(args[1])
-			for len(gets.ends) < maxGetRun && c.r.br.Buffered() > 0 {
-				next, err := c.r.next()
-				if err != nil || !c.plainGet(next) {
-					pending, pendingErr, havePending = next, err, true
-					break
-				}
-				gets.add(next[1])
-			}
-			c.runGets(&gets)
+		if r := c.runFor(args, &sets, &gets); r != nil && c.r.br.Buffered() > 0 {
+			// Pipelined plain SETs, or GETs, already buffered are
+			// gathered and run together.
+			pending, havePending, pendingErr = c.gather(r, args)
 		} else {
 			c.s.stats.commands.Add(1)
 			c.dispatch(args)
