@@ -241,11 +241,16 @@ func TestConcurrentHitsReachThePolicyAsASample(t *testing.T) {
 
 // oneShardDRAMCache is a cache of one 8 MiB DRAM shard and no lower tier.
 func oneShardDRAMCache(t *testing.T) *Cache {
+	return newTestCache(t, oneShardDRAMOptions(t))
+}
+
+// oneShardDRAMOptions are oneShardDRAMCache's options.
+func oneShardDRAMOptions(t *testing.T) Options {
 	opts, _ := testOptions(t, 1<<14)
 	opts.Shards = 1
 	opts.SSDCapacityBytes = Disabled
 	opts.DRAMCapacityBytes = 8 << 20
-	return newTestCache(t, opts)
+	return opts
 }
 
 // While a shard samples, a hit does not write an entry whose hotness has
@@ -268,8 +273,7 @@ func TestSampledHitsLeaveHotEntriesUnwritten(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			opts, _ := testOptions(t, 1<<14)
-			opts.Shards, opts.SSDCapacityBytes, opts.DRAMCapacityBytes = 1, Disabled, 8<<20
+			opts := oneShardDRAMOptions(t)
 			opts.DRAMHotnessThreshold = tc.dramThreshold
 			c := newTestCache(t, opts)
 			ctx := t.Context()
