@@ -44,6 +44,8 @@
 //     the hit reaches the policy through a lossy read buffer (see dram.go
 //     and index.go).
 //     GetShared returns the cached buffer itself and allocates nothing.
+//     Prefetch loads what a run of lookups will read, so that their cache
+//     misses overlap; it counts and changes nothing.
 //   - A DRAM victim is demoted to each lower tier that does not hold it and
 //     whose admission, at the victim's hotness, admits it. The resident
 //     tier's own victims are dropped: what it holds is in the SSD tier too.

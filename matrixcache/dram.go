@@ -541,3 +541,42 @@ func fmix64(h uint64) uint64 {
 	h ^= h >> 33
 	return h
 }
+
+// prefetchBatch is how many keys Prefetch walks together.
+const prefetchBatch = 64
+
+// Prefetch loads into the processor's caches what lookups of keys in DRAM
+// will read (each key's index slot, the entry found there and its record
+// key's bytes) in passes whose loads do not depend on one another, so that
+// their cache misses overlap; the GetShared calls that follow then find
+// them there. It takes no lock and changes and counts nothing: a key that
+// is absent, or replaced meanwhile, only makes a lookup miss in the
+// processor's cache as it would have.
+func (c *Cache) Prefetch(keys []blockfmt.Key) {
+	var es [prefetchBatch]*entry
+	var sink uint32
+	for lo := 0; lo < len(keys); lo += prefetchBatch {
+		ks := keys[lo:min(len(keys), lo+prefetchBatch)]
+		for i := range ks {
+			h := hashKey(ks[i])
+			es[i] = c.shardFor(h).m.load(h)
+		}
+		for _, e := range es[:len(ks)] {
+			if e != nil {
+				sink += e.vlen
+			}
+		}
+		for _, e := range es[:len(ks)] {
+			if e != nil && len(e.record) > 0 {
+				sink += uint32(e.record[0])
+			}
+		}
+	}
+	keepLoads(sink)
+}
+
+// keepLoads is where Prefetch's loads end up, so that the compiler keeps
+// them.
+//
+//go:noinline
+func keepLoads(uint32) {}
