@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 
+	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 )
 
@@ -63,7 +64,7 @@ func (s *Shard) appendStringsLocked(dst []byte, keys [][]byte, reads []StringRea
 	for i, k := range keys {
 		hs[i] = hashKey(k)
 	}
-	s.touchEntriesLocked(hs[:len(keys)], held[:len(keys)])
+	s.touchEntriesLocked(hs[:len(keys)], held[:len(keys)], true)
 	var now int64
 	for i, k := range keys {
 		v, ok, isColl, err := s.findStringLocked(k, hs[i], held[i])
@@ -97,21 +98,28 @@ func (s *Shard) findStringLocked(key []byte, h uint64, held heldRecord) (v comma
 // touchEntriesLocked loads, for the keys hashed hs, what their lookups
 // will read, in passes whose loads do not depend on one another, so their
 // cache misses overlap: every key's index slot, then the entry each most
-// likely is (without checking its key), the recent record that points at,
-// and the command's bytes in it. held[i] gets hs[i]'s recent record when
-// it has one. The caller holds the shard's lock, read or write.
-func (s *Shard) touchEntriesLocked(hs []uint64, held []heldRecord) {
+// likely is (without checking its key), the record that points at and the
+// command's bytes in it. held[i] gets hs[i]'s record when it is a recent
+// one, or, with cached, one the record cache has (a lookup the read then
+// skips: writes, which match keys without held records, pass false). The
+// caller holds the shard's lock, read or write.
+func (s *Shard) touchEntriesLocked(hs []uint64, held []heldRecord, cached bool) {
 	var sink uint32
 	for _, h := range hs {
 		sink += s.index.Touch(h)
 	}
-	if s.recent != nil {
-		var offs [stringBatch]int
-		for i, h := range hs {
-			if e, ok := s.index.Peek(h); ok && !isObject(e) && !isSpilled(e) {
-				held[i].addr, offs[i] = e.Addr, loc(e).Offset // 0: the record's start
-			}
+	cached = cached && s.opts.Cache != nil
+	if s.recent == nil && !cached {
+		keep(sink)
+		return
+	}
+	var offs [stringBatch]int
+	for i, h := range hs {
+		if e, ok := s.index.Peek(h); ok && !isObject(e) && !isSpilled(e) {
+			held[i].addr, offs[i] = e.Addr, loc(e).Offset // 0: the record's start
 		}
+	}
+	if s.recent != nil {
 		s.recent.mu.RLock()
 		for i := range hs {
 			if held[i].addr != 0 {
@@ -121,12 +129,15 @@ func (s *Shard) touchEntriesLocked(hs []uint64, held []heldRecord) {
 			}
 		}
 		s.recent.mu.RUnlock()
-		for i := range hs {
-			// The command's own bytes: in a batch record they can be
-			// lines away from its start.
-			if offs[i] < len(held[i].rec) {
-				sink += uint32(held[i].rec[offs[i]])
-			}
+	}
+	if cached {
+		s.heldFromCache(held[:len(hs)])
+	}
+	for i := range hs {
+		// The command's own bytes: in a batch record they can be lines
+		// away from its start.
+		if offs[i] < len(held[i].rec) {
+			sink += uint32(held[i].rec[offs[i]])
 		}
 	}
 	keep(sink)
@@ -137,3 +148,26 @@ func (s *Shard) touchEntriesLocked(hs []uint64, held []heldRecord) {
 //
 //go:noinline
 func keep(uint32) {}
+
+// heldFromCache gives each held record that is not a recent one the
+// record cache's copy, when the cache has it, so that the pass after
+// touches its bytes with the others' and their misses overlap.
+func (s *Shard) heldFromCache(held []heldRecord) {
+	c := s.opts.Cache
+	var keys [stringBatch]blockfmt.Key
+	var at [stringBatch]int
+	n := 0
+	for i := range held {
+		if held[i].addr != 0 && held[i].rec == nil {
+			keys[n], at[n] = s.cacheKey(held[i].addr), i
+			n++
+		}
+	}
+	c.Prefetch(keys[:n])
+	for j, k := range keys[:n] {
+		// The cache's own buffer, as readRecord takes it.
+		if v, _, ok, err := c.GetShared(context.Background(), k); err == nil && ok {
+			held[at[j]].rec = v
+		}
+	}
+}

@@ -370,3 +370,41 @@ func TestLargeBatchesReplaceEntries(t *testing.T) {
 		})
 	}
 }
+
+// A batched read of keys whose records the recent records have pushed out
+// to the record cache looks each record up in the cache once, as single
+// reads do, and finds every value.
+func TestBatchedReadsLookUpCachedRecordsOnce(t *testing.T) {
+	ctx := t.Context()
+	c := newDRAMCache(t, 16<<20)
+	s, err := Open(t.TempDir(), Options{Now: testclock.New(time.Unix(1_764_460_800, 0)).Now, Cache: c, CacheID: 3, RecentBytes: 1 << 10})
+	require.NoError(t, err)
+	defer s.Close()
+	val := func(i int) []byte { return fmt.Appendf(nil, "%03d-%s", i, bytes.Repeat([]byte{'v'}, 100)) }
+	const keys = 200
+	for i := range keys {
+		require.NoError(t, s.Set(ctx, fmt.Appendf(nil, "k%d", i), val(i), time.Time{}))
+	}
+	var batch [][]byte
+	for i := range 2*stringBatch + 3 { // the oldest keys: their records are in the cache only
+		batch = append(batch, fmt.Appendf(nil, "k%d", i))
+		e, ok := s.index.Peek(hashKey(batch[i]))
+		require.True(t, ok)
+		_, _, recent := s.recent.get(e.Addr)
+		require.False(t, recent, "k%d", i)
+		_, _, cached, err := c.Peek(ctx, s.cacheKey(e.Addr))
+		require.NoError(t, err)
+		require.True(t, cached, "k%d", i)
+	}
+	before := c.Stats()
+	reads, coll := make([]StringRead, len(batch)), make([]bool, len(batch))
+	out := s.AppendStrings(ctx, nil, batch, reads, coll)
+	after := c.Stats()
+	for i, r := range reads {
+		require.NoError(t, r.Err)
+		require.True(t, r.Found, "k%d", i)
+		require.Equal(t, string(val(i)), string(out[r.Start:r.End]), "k%d", i)
+	}
+	require.Equal(t, int64(len(batch)), after.DRAM.Hits-before.DRAM.Hits)
+	require.Equal(t, before.DRAM.Misses, after.DRAM.Misses)
+}

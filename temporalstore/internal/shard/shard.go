@@ -840,7 +840,7 @@ func (s *Shard) touchKeysLocked(cmds []command.Command) {
 	for i := range cmds {
 		hs[i] = hashKey(cmds[i].Key)
 	}
-	s.touchEntriesLocked(hs[:len(cmds)], held[:len(cmds)])
+	s.touchEntriesLocked(hs[:len(cmds)], held[:len(cmds)], false)
 }
 
 // keepWrittenLocked keeps rec, a record strings point at, just written at
