@@ -33,11 +33,16 @@ const (
 	// StageReclaimMemory shrinks mostly empty index tables and collection
 	// slot tables.
 	StageReclaimMemory = "reclaim_memory"
-	// StageCompact compacts the logs whose space amplification exceeds
-	// CompactSpaceAmp: live values in the oldest segments are rewritten at
-	// the head, and the segments dropped.
+	// StageCompact rewrites at the head the live values of records that
+	// are mostly dead (shard.RelocateSparse), then compacts the logs whose
+	// space amplification exceeds CompactSpaceAmp: live values in the
+	// oldest segments are rewritten at the head, and the segments dropped.
 	StageCompact = "compact"
 )
+
+// relocateSparsePerRound bounds the sparse records a shard's compact stage
+// relocates per round (at most a quarter of their commands each).
+const relocateSparsePerRound = 4096
 
 // Stages is the fixed order of a maintenance round.
 var Stages = []string{StageReclaimLog, StageExpire, StageEvict, StageReclaimMemory, StageCompact}
@@ -124,6 +129,9 @@ func (e *Engine) Maintain(ctx context.Context) (Round, error) {
 			}
 		case StageCompact:
 			for _, s := range shards {
+				rs, err := s.RelocateSparse(ctx, relocateSparsePerRound)
+				errs = append(errs, err)
+				rep.Items += int64(rs.Moved)
 				// Judged on written bytes: a preallocated segment's empty
 				// tail is not garbage compaction could give back, and a
 				// small log is not worth rewriting.

@@ -2,12 +2,14 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
@@ -95,26 +97,8 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 	if err != nil {
 		return st, err
 	}
-	for len(old) > 0 {
-		batch := old[:min(relocateBatch, len(old))]
-		old = old[len(batch):]
-		moves, err := s.readMoves(batch)
-		if err != nil {
-			return st, err
-		}
-		if s.beforeRelocate != nil {
-			s.beforeRelocate()
-		}
-		for len(moves) > 0 {
-			part := moves[:movesPerRecord(moves, s.log.MaxRecordSize()/2)]
-			moves = moves[len(part):]
-			err := s.Mutate(ctx, func(v *View) ([]command.Command, error) {
-				return v.relocate(part, &st)
-			})
-			if err != nil {
-				return st, err
-			}
-		}
+	if err := s.relocateEntries(ctx, old, relocateBatch, &st); err != nil {
+		return st, err
 	}
 	// Should a string still be certainly below cut (a bucket of the counts
 	// wholly under it), the log is dropped only below that.
@@ -128,6 +112,102 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 		cut = low
 	}
 	return s.dropBefore(ctx, cut, st)
+}
+
+// relocateEntries rewrites at the log's head the values the entries point
+// at, a batch at a time, at most perRecord values a record; an entry
+// replaced or deleted meanwhile is skipped (View.relocate).
+func (s *Shard) relocateEntries(ctx context.Context, old []keyindex.Entry, perRecord int, st *ReclaimStats) error {
+	for len(old) > 0 {
+		batch := old[:min(relocateBatch, len(old))]
+		old = old[len(batch):]
+		moves, err := s.readMoves(batch)
+		if err != nil {
+			return err
+		}
+		if s.beforeRelocate != nil {
+			s.beforeRelocate()
+		}
+		for len(moves) > 0 {
+			part := moves[:min(perRecord, movesPerRecord(moves, s.log.MaxRecordSize()/2))]
+			moves = moves[len(part):]
+			err := s.Mutate(ctx, func(v *View) ([]command.Command, error) {
+				return v.relocate(part, st)
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// RelocateSparse rewrites at the log's head the live values of up to limit
+// of the records queued as sparse (queueSparseLocked) whose live share is
+// at most 1/sparseLiveShare, so that reads find them together in a few
+// new records instead of one mostly dead record each; once no key points
+// at a sparse record it leaves the record cache. Each rewrite is an
+// ordinary logged write of the same value and expiry, as Compact's, so a
+// crash at any point loses nothing. A record whose segment was dropped
+// meanwhile has nothing left to move.
+func (s *Shard) RelocateSparse(ctx context.Context, limit int) (ReclaimStats, error) {
+	var st ReclaimStats
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return st, ErrClosed
+	}
+	addrs := make([]uint64, 0, min(limit, len(s.sparse)))
+	for addr := range s.sparse {
+		if len(addrs) == limit {
+			break
+		}
+		addrs = append(addrs, addr)
+		delete(s.sparse, addr)
+	}
+	s.mu.Unlock()
+	var live []keyindex.Entry
+	for _, addr := range addrs {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		rec, _, _, err := s.readRecord(addr)
+		if errors.Is(err, wal.ErrCompacted) {
+			continue
+		}
+		if err != nil {
+			return st, fmt.Errorf("shard: relocate: %w", err)
+		}
+		cmds, err := command.Decode(rec)
+		if err != nil {
+			return st, fmt.Errorf("shard: relocate: record %d: %w", addr, err)
+		}
+		n := len(live)
+		s.mu.RLock()
+		for i := range cmds {
+			if cmds[i].Op != OpSet {
+				continue
+			}
+			// The entry that points at this command, found by its
+			// place, which no other entry shares: no record is read.
+			at := func(e keyindex.Entry) bool {
+				return e.Addr == addr && !isObject(e) && !isSpilled(e) && (loc(e) == command.Loc{Offset: cmds[i].Offset} || loc(e) == command.Loc{Pos: i})
+			}
+			if e, ok := s.index.Get(hashKey(cmds[i].Key), at); ok {
+				live = append(live, e)
+			}
+		}
+		s.mu.RUnlock()
+		if (len(live)-n)*sparseLiveShare > len(cmds) {
+			// Not sparse (its count is a hint): queued again when
+			// another of its entries goes.
+			live = live[:n]
+		}
+	}
+	// Records of a pipeline's size: the record cache holds a record whole,
+	// and one of relocateBatch values would be a large entry to admit
+	// for any one of them read.
+	return st, s.relocateEntries(ctx, live, 2*sparseMinCommands, &st)
 }
 
 // compactScanChunk is how many index entries Compact looks at per hold

@@ -216,6 +216,9 @@ type Shard struct {
 	recordRefs  map[uint64]int32
 	lastPointed uint64
 	lastRefs    int32
+	// sparse are the records queued for RelocateSparse
+	// (queueSparseLocked).
+	sparse map[uint64]struct{}
 	// recent holds the newest string records (nil when
 	// Options.RecentBytes is 0).
 	recent *recentRecords
@@ -279,7 +282,7 @@ func Open(dir string, opts Options) (*Shard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shard: open log: %w", err)
 	}
-	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0), pending: map[uint64]*pendingRecord{}, recordRefs: map[uint64]int32{}}
+	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0), pending: map[uint64]*pendingRecord{}, recordRefs: map[uint64]int32{}, sparse: map[uint64]struct{}{}}
 	s.turn = sync.NewCond(&s.mu)
 	if opts.RecentBytes > 0 {
 		s.recent = newRecentRecords(opts.RecentBytes, opts.RecentPool)
@@ -546,6 +549,9 @@ func (s *Shard) releaseRecordLocked(addr uint64) {
 			s.recordRefs[addr] = n - 1
 		} else {
 			delete(s.recordRefs, addr)
+		}
+		if n-1 <= sparseRefs {
+			s.queueSparseLocked(addr)
 		}
 		return
 	}
@@ -861,7 +867,32 @@ func (s *Shard) pushedOutLocked(idx uint64, rec []byte, refs int32) {
 	if refs > 1 {
 		s.recordRefs[idx] = refs
 	}
+	if refs <= sparseRefs && command.Count(rec) >= sparseMinCommands {
+		s.queueSparseLocked(idx)
+	}
 	s.cacheRecord(idx, rec)
+}
+
+// A record of at least sparseMinCommands commands that at most one in
+// sparseLiveShare of them point at is sparse: the record cache spends a
+// whole record's bytes on each of its few live values, and a read of one
+// that is not cached reads the whole record. A pipeline's SETs over many
+// keys leave such records as later writes overwrite their keys. A record
+// the recent records let go with sparseRefs entries or fewer, or whose
+// count falls to sparseRefs or below after, is queued (once while queued,
+// up to maxSparse) for RelocateSparse, which checks its share.
+const (
+	sparseMinCommands = 8
+	sparseLiveShare   = 4
+	sparseRefs        = 4
+	maxSparse         = 1 << 14
+)
+
+// queueSparseLocked queues the record at addr for RelocateSparse.
+func (s *Shard) queueSparseLocked(addr uint64) {
+	if len(s.sparse) < maxSparse {
+		s.sparse[addr] = struct{}{}
+	}
 }
 
 // cacheRecord puts the record at idx in the record cache, if any. A cache
