@@ -60,13 +60,28 @@ func TestRelocateSparseRewritesMostlyDeadRecords(t *testing.T) {
 	firstRecord, sparseRecord := addrOf(key(0)), addrOf(key(2*per+12))
 	clk.Advance(2 * time.Minute) // the expiring key's value is now expired
 	delete(want, expiring)
+	// Writes landing between the reads and the rewrite keep their state:
+	// a live key of a sparse record overwritten, another deleted.
+	overwritten, deleted := key(3*per+13), key(3*per+14)
+	once := false
+	s.beforeRelocate = func() {
+		if once {
+			return
+		}
+		once = true
+		require.NoError(t, s.Set(ctx, overwritten, []byte("new"), time.Time{}))
+		require.NoError(t, s.Delete(ctx, deleted))
+	}
+	want[string(overwritten)] = []byte("new")
+	delete(want, string(deleted))
 	var moved int
 	for len(s.sparse) > 0 {
-		st, err := s.RelocateSparse(ctx, 7)
+		st, err := s.RelocateSparse(ctx, 100) // one batch of moves: the writes land inside it
 		require.NoError(t, err)
 		moved += st.Moved
 	}
-	require.Equal(t, (records-1)*4-1, moved, "4 live keys of each sparse record, but the expired one")
+	require.True(t, once)
+	require.Equal(t, (records-1)*4-1-2, moved, "4 live keys of each sparse record, but the expired, overwritten and deleted ones")
 	require.Equal(t, firstRecord, addrOf(key(0)), "a record of live keys stays")
 	require.NotEqual(t, sparseRecord, addrOf(key(2*per+12)), "a sparse record's live keys moved")
 	check := func(s *Shard) {
@@ -76,9 +91,11 @@ func TestRelocateSparseRewritesMostlyDeadRecords(t *testing.T) {
 			require.True(t, ok, k)
 			require.Equal(t, v, got, k)
 		}
-		_, ok, err := s.Get([]byte(expiring))
-		require.NoError(t, err)
-		require.False(t, ok)
+		for _, k := range [][]byte{[]byte(expiring), deleted} {
+			_, ok, err := s.Get(k)
+			require.NoError(t, err)
+			require.False(t, ok, "%s", k)
+		}
 	}
 	check(s)
 	require.NoError(t, s.Close())
