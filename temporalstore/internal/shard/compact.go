@@ -125,21 +125,45 @@ func (s *Shard) relocateEntries(ctx context.Context, old []keyindex.Entry, perRe
 		if err != nil {
 			return err
 		}
-		if s.beforeRelocate != nil {
-			s.beforeRelocate()
-		}
-		for len(moves) > 0 {
-			part := moves[:min(perRecord, movesPerRecord(moves, s.log.MaxRecordSize()/2))]
-			moves = moves[len(part):]
-			err := s.Mutate(ctx, func(v *View) ([]command.Command, error) {
-				return v.relocate(part, st)
-			})
-			if err != nil {
-				return err
-			}
+		if err := s.relocateMoves(ctx, moves, perRecord, st); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// relocateMoves rewrites moves at the log's head, at most perRecord a
+// record (View.relocate).
+func (s *Shard) relocateMoves(ctx context.Context, moves []move, perRecord int, st *ReclaimStats) error {
+	if len(moves) == 0 {
+		return nil
+	}
+	if s.beforeRelocate != nil {
+		s.beforeRelocate()
+	}
+	for len(moves) > 0 {
+		part := moves[:min(perRecord, movesPerRecord(moves, s.log.MaxRecordSize()/2))]
+		moves = moves[len(part):]
+		err := s.Mutate(ctx, func(v *View) ([]command.Command, error) {
+			return v.relocate(part, st)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stringMove is the move of c, a string SET, whose index entry is e.
+func stringMove(c *command.Command, e keyindex.Entry) move {
+	m := move{key: clone(c.Key), entry: e, size: len(c.Key) + 32, expiry: c.Expiry}
+	for _, a := range c.Args {
+		m.size += len(a) + 8
+	}
+	if len(c.Args) > 0 {
+		m.value = clone(c.Args[0])
+	}
+	return m
 }
 
 // RelocateSparse rewrites at the log's head the live values of up to limit
@@ -166,7 +190,9 @@ func (s *Shard) RelocateSparse(ctx context.Context, limit int) (ReclaimStats, er
 		delete(s.sparse, addr)
 	}
 	s.mu.Unlock()
-	var live []keyindex.Entry
+	// The moves are made from the record in hand: a read of each live
+	// value's record again, as Compact does, would double the reads.
+	var moves []move
 	for _, addr := range addrs {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -182,7 +208,7 @@ func (s *Shard) RelocateSparse(ctx context.Context, limit int) (ReclaimStats, er
 		if err != nil {
 			return st, fmt.Errorf("shard: relocate: record %d: %w", addr, err)
 		}
-		n := len(live)
+		n := len(moves)
 		s.mu.RLock()
 		for i := range cmds {
 			if cmds[i].Op != OpSet {
@@ -194,21 +220,30 @@ func (s *Shard) RelocateSparse(ctx context.Context, limit int) (ReclaimStats, er
 				return e.Addr == addr && !isObject(e) && !isSpilled(e) && (loc(e) == command.Loc{Offset: cmds[i].Offset} || loc(e) == command.Loc{Pos: i})
 			}
 			if e, ok := s.index.Get(hashKey(cmds[i].Key), at); ok {
-				live = append(live, e)
+				moves = append(moves, stringMove(&cmds[i].Command, e))
 			}
 		}
 		s.mu.RUnlock()
-		if (len(live)-n)*sparseLiveShare > len(cmds) {
+		if (len(moves)-n)*sparseLiveShare > len(cmds) {
 			// Not sparse (its count is a hint): queued again when
 			// another of its entries goes.
-			live = live[:n]
+			moves = moves[:n]
+		}
+		if len(moves) >= relocateBatch {
+			if err := s.relocateMoves(ctx, moves, sparseRecordMoves, &st); err != nil {
+				return st, err
+			}
+			moves = moves[:0]
 		}
 	}
-	// Records of a pipeline's size: the record cache holds a record whole,
-	// and one of relocateBatch values would be a large entry to admit
-	// for any one of them read.
-	return st, s.relocateEntries(ctx, live, 2*sparseMinCommands, &st)
+	return st, s.relocateMoves(ctx, moves, sparseRecordMoves, &st)
 }
+
+// sparseRecordMoves bounds the values a record of RelocateSparse carries:
+// a pipeline's size, since the record cache holds a record whole, and one
+// of relocateBatch values would be a large entry to admit for any one of
+// them read.
+const sparseRecordMoves = 2 * sparseMinCommands
 
 // compactScanChunk is how many index entries Compact looks at per hold
 // of the shard's lock.
@@ -275,12 +310,9 @@ func (s *Shard) readMoves(entries []keyindex.Entry) ([]move, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := move{key: clone(c.Key), entry: e, size: len(c.Key) + 32}
-		for _, a := range c.Args {
-			m.size += len(a) + 8
-		}
-		if !isSpilled(e) {
-			m.value, m.expiry = clone(c.Args[0]), c.Expiry
+		m := stringMove(&c.Command, e)
+		if isSpilled(e) {
+			m.value, m.expiry = nil, 0
 		}
 		moves = append(moves, m)
 	}
