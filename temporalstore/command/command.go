@@ -121,25 +121,6 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
-// Count returns the number of commands in rec, a record's bytes: 1 for a
-// one-command record, a batch's count from its header, 0 for bytes that
-// are neither.
-func Count(rec []byte) int {
-	if len(rec) < 2 || rec[0] != Version {
-		return 0
-	}
-	switch rec[1] {
-	case kindCommand:
-		return 1
-	case kindBatch:
-		d := decoder{b: rec, off: 2}
-		if n, err := d.uvarint(); err == nil && n <= uint64(len(rec)) {
-			return int(n)
-		}
-	}
-	return 0
-}
-
 // Decode decodes a record: one command, or every command of a batch.
 func Decode(rec []byte) ([]Decoded, error) {
 	if len(rec) < 2 {

@@ -233,7 +233,7 @@ func BenchmarkRecentRecordsLongestAdd(b *testing.B) {
 		last := map[uint64]uint64{}
 		for idx := uint64(1); idx <= 2_000_000; idx++ {
 			t0 := time.Now()
-			r.add(idx, rec, 1, func(uint64, []byte, int32) {})
+			r.add(idx, rec, 1, func(uint64, recentSlot) {})
 			if k := idx % 100_000; last[k] != 0 {
 				r.release(last[k])
 			}

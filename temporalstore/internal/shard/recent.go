@@ -152,15 +152,15 @@ func (r *recentRecords) getLocked(idx uint64) (recentSlot, bool) {
 }
 
 // add holds rec, the record at idx, and pushes out the oldest records
-// while over the limit, handing those still held to out with their entry
-// counts (the caller moves them to the record cache), outside r's lock.
+// while over the limit, handing those still held to out with their slots
+// (command and entry counts; the caller moves them to the record cache),
+// outside r's lock.
 // Writers add in about log order, not exactly: an index inside the span
 // fills its empty slot, one before it goes straight to out.
-func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint64, rec []byte, refs int32)) {
+func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint64, slot recentSlot)) {
 	type pushed struct {
 		idx  uint64
-		rec  []byte
-		refs int32
+		slot recentSlot
 	}
 	var outs []pushed
 	r.mu.Lock()
@@ -169,7 +169,7 @@ func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint6
 	case !empty && idx < r.base+uint64(r.head):
 		// Before the span: straight out, not held.
 		r.mu.Unlock()
-		out(idx, rec, 0)
+		out(idx, recentSlot{rec: rec, cmds: cmds})
 		return
 	case !empty && idx < end:
 		slot := r.recs.at(int(idx - r.base))
@@ -185,7 +185,7 @@ func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint6
 		// at idx.
 		for i := r.head; i < r.recs.len(); i++ {
 			if old := r.recs.at(i); old.rec != nil {
-				outs = append(outs, pushed{r.base + uint64(i), old.rec, old.refs})
+				outs = append(outs, pushed{r.base + uint64(i), *old})
 			}
 		}
 		r.grow(-r.bytes)
@@ -205,13 +205,13 @@ func (r *recentRecords) add(idx uint64, rec []byte, cmds int, out func(idx uint6
 	for r.overLocked() && r.head < r.recs.len()-1 {
 		at := r.base + uint64(r.head)
 		if old := r.popLocked(); old.rec != nil {
-			outs = append(outs, pushed{at, old.rec, old.refs})
+			outs = append(outs, pushed{at, old})
 		}
 	}
 	r.compactLocked()
 	r.mu.Unlock()
 	for _, p := range outs {
-		out(p.idx, p.rec, p.refs)
+		out(p.idx, p.slot)
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 func TestRecentRecords(t *testing.T) {
 	r := newRecentRecords(150, nil)
 	var out []uint64
-	push := func(idx uint64, _ []byte, _ int32) { out = append(out, idx) }
+	push := func(idx uint64, _ recentSlot) { out = append(out, idx) }
 	rec := func(n int) []byte { return bytes.Repeat([]byte{'r'}, n) }
 	for idx := uint64(1); idx <= 4; idx++ {
 		r.add(idx, rec(50-slotBytes), 1, push)
@@ -100,7 +100,7 @@ func TestRecentRecords(t *testing.T) {
 func TestRecentRecordsOutOfOrder(t *testing.T) {
 	r := newRecentRecords(1000, nil)
 	var out []uint64
-	push := func(idx uint64, _ []byte, _ int32) { out = append(out, idx) }
+	push := func(idx uint64, _ recentSlot) { out = append(out, idx) }
 	r.add(10, []byte("ten"), 1, push)
 	r.add(13, []byte("thirteen"), 7, push)
 	r.add(11, []byte("eleven"), 1, push)
@@ -133,14 +133,14 @@ func TestRecentRecordsOutOfOrder(t *testing.T) {
 func TestRecentPool(t *testing.T) {
 	pool := NewRecentPool(1000)
 	a, b := newRecentRecords(800, pool), newRecentRecords(800, pool)
-	none := func(uint64, []byte, int32) {}
+	none := func(uint64, recentSlot) {}
 	for idx := uint64(1); idx <= 8; idx++ {
 		a.add(idx, make([]byte, 100-slotBytes), 1, none)
 	}
 	require.Equal(t, int64(800), pool.Used())
 	var out []uint64
 	for idx := uint64(1); idx <= 5; idx++ {
-		b.add(idx, make([]byte, 100-slotBytes), 1, func(i uint64, _ []byte, _ int32) { out = append(out, i) })
+		b.add(idx, make([]byte, 100-slotBytes), 1, func(i uint64, _ recentSlot) { out = append(out, i) })
 	}
 	require.LessOrEqual(t, pool.Used(), int64(1000+100))
 	require.Equal(t, []uint64{1, 2, 3}, out, "b pushes out its own once the pool is over")
@@ -156,7 +156,7 @@ func TestRecentRecordsConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for idx := uint64(1); idx <= 20_000; idx++ {
-			r.add(idx, []byte{byte(idx)}, 1, func(uint64, []byte, int32) {})
+			r.add(idx, []byte{byte(idx)}, 1, func(uint64, recentSlot) {})
 			if idx%3 == 0 {
 				r.release(idx - 1)
 			}

@@ -862,15 +862,15 @@ func (s *Shard) keepWrittenLocked(idx uint64, rec []byte, cmds int) {
 
 // pushedOutLocked takes a record the recent records let go while keys
 // still point at it: its entry count moves to recordRefs, the record to
-// the record cache.
-func (s *Shard) pushedOutLocked(idx uint64, rec []byte, refs int32) {
-	if refs > 1 {
-		s.recordRefs[idx] = refs
+// the record cache, and a sparse one to the queue of RelocateSparse.
+func (s *Shard) pushedOutLocked(idx uint64, slot recentSlot) {
+	if slot.refs > 1 {
+		s.recordRefs[idx] = slot.refs
 	}
-	if refs <= sparseRefs && command.Count(rec) >= sparseMinCommands {
+	if slot.refs <= sparseRefs && slot.cmds >= sparseMinCommands {
 		s.queueSparseLocked(idx)
 	}
-	s.cacheRecord(idx, rec)
+	s.cacheRecord(idx, slot.rec)
 }
 
 // A record of at least sparseMinCommands commands that at most one in
