@@ -154,14 +154,16 @@ func (s *Shard) relocateMoves(ctx context.Context, moves []move, perRecord int, 
 	return nil
 }
 
-// stringMove is the move of c, a string SET, whose index entry is e.
-func stringMove(c *command.Command, e keyindex.Entry) move {
-	m := move{key: clone(c.Key), entry: e, size: len(c.Key) + 32, expiry: c.Expiry}
+// moveOf is the move of c, the command index entry e points at: for a
+// string its value and expiry too (a spilled collection's image is read
+// again when it moves, View.relocate).
+func moveOf(c *command.Command, e keyindex.Entry) move {
+	m := move{key: clone(c.Key), entry: e, size: len(c.Key) + 32}
 	for _, a := range c.Args {
 		m.size += len(a) + 8
 	}
-	if len(c.Args) > 0 {
-		m.value = clone(c.Args[0])
+	if !isSpilled(e) {
+		m.value, m.expiry = clone(c.Args[0]), c.Expiry
 	}
 	return m
 }
@@ -220,7 +222,7 @@ func (s *Shard) RelocateSparse(ctx context.Context, limit int) (ReclaimStats, er
 				return e.Addr == addr && !isObject(e) && !isSpilled(e) && (loc(e) == command.Loc{Offset: cmds[i].Offset} || loc(e) == command.Loc{Pos: i})
 			}
 			if e, ok := s.index.Get(hashKey(cmds[i].Key), at); ok {
-				moves = append(moves, stringMove(&cmds[i].Command, e))
+				moves = append(moves, moveOf(&cmds[i].Command, e))
 			}
 		}
 		s.mu.RUnlock()
@@ -310,11 +312,7 @@ func (s *Shard) readMoves(entries []keyindex.Entry) ([]move, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := stringMove(&c.Command, e)
-		if isSpilled(e) {
-			m.value, m.expiry = nil, 0
-		}
-		moves = append(moves, m)
+		moves = append(moves, moveOf(&c.Command, e))
 	}
 	return moves, nil
 }
