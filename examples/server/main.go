@@ -24,6 +24,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
+	"github.com/temporalstore/temporalstore-go/temporalstore/resp/respprom"
 )
 
 func main() {
@@ -306,6 +307,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+	var respSrv *resp.Server
 	if c.respAddr != "" {
 		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log})
 		if err != nil {
@@ -324,9 +326,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}()
 		closers = append(closers, srv.Close)
+		respSrv = srv
 	}
 	if c.httpAddr != "" {
 		h, err := httpapi.New(httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof})
+		if err == nil && respSrv != nil {
+			// /metrics also covers the RESP commands.
+			err = h.Registry().Register(respprom.NewCollector(respSrv))
+		}
 		if err != nil {
 			shutdown()
 			e.Close()

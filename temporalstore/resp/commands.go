@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,6 +37,8 @@ type cmdSpec struct {
 	first, last, step int
 	run               func(c *conn, args [][]byte)
 	summary, group    string
+	// id indexes the command's counters (commandList[id] is this spec).
+	id int
 }
 
 // keysOf returns the keys of a request, by the spec's key positions.
@@ -54,7 +58,13 @@ func (s *cmdSpec) keysOf(args [][]byte) [][]byte {
 }
 
 // commands is the command table, by lower-case name; Commands lists it.
-var commands = map[string]*cmdSpec{}
+// commandList is the same table by cmdSpec.id (names in order).
+var (
+	commands    = map[string]*cmdSpec{}
+	commandList []*cmdSpec
+	// setSpec and getSpec are SET's and GET's, which pipelined runs count.
+	setSpec, getSpec *cmdSpec
+)
 
 func register(specs ...*cmdSpec) {
 	for _, s := range specs {
@@ -83,6 +93,11 @@ func init() {
 	registerFeatures()
 	registerControl()
 	registerTx()
+	setSpec, getSpec = commands["set"], commands["get"]
+	for _, name := range slices.Sorted(maps.Keys(commands)) {
+		commands[name].id = len(commandList)
+		commandList = append(commandList, commands[name])
+	}
 }
 
 func lowerName(b []byte, buf []byte) []byte {
@@ -112,30 +127,54 @@ func (c *conn) dispatch(args [][]byte) {
 	c.last = spec.name
 	if (spec.arity > 0 && len(args) != spec.arity) || (spec.arity < 0 && len(args) < -spec.arity) {
 		c.errorf("ERR wrong number of arguments for '%s' command", spec.name)
-		c.txFail()
+		c.reject(spec)
 		return
 	}
 	if c.access == accessNone && spec.flags&flagNoAuth == 0 {
 		c.errorf("NOAUTH Authentication required.")
-		c.txFail()
+		c.reject(spec)
 		return
 	}
 	if spec.flags&flagWrite != 0 && c.access == accessRead {
 		c.errorf("NOPERM this user has no permissions to run the '%s' command", spec.name)
-		c.txFail()
+		c.reject(spec)
 		return
 	}
 	if c.tx != nil && spec.flags&flagTxControl == 0 {
 		if spec.flags&flagNoTx != 0 {
 			c.errorf("ERR Command not allowed inside a transaction")
-			c.txFail()
+			c.reject(spec)
 			return
 		}
+		// Counted when EXEC runs it.
 		c.tx.queue(spec, args)
 		c.w.simple("QUEUED")
 		return
 	}
+	c.runTimed(spec, args)
+}
+
+// reject counts a call of spec refused before it ran, and fails the
+// transaction being queued, if any.
+func (c *conn) reject(spec *cmdSpec) {
+	c.s.cmdStats.reject(spec)
+	c.txFail()
+}
+
+// runTimed runs spec and counts the call, its time, and whether it
+// replied with an error. The errors of commands it runs in turn (EXEC's)
+// are theirs, not its own.
+func (c *conn) runTimed(spec *cmdSpec, args [][]byte) {
+	before := c.errReplies
+	start := c.s.clock()
 	spec.run(c, args)
+	d := c.s.clock() - start
+	failed := 0
+	if c.errReplies > before {
+		failed = 1
+	}
+	c.errReplies = before
+	c.s.cmdStats.record(spec, 1, d, failed)
 }
 
 // exec runs cmd on the engine in the server's table; on an error it writes

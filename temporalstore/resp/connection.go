@@ -167,9 +167,15 @@ func cmdInfo(c *conn, args [][]byte) {
 		want[strings.ToLower(string(a))] = true
 	}
 	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
+	// As Redis: the command and latency statistics are left out of the
+	// default sections, and in all and everything.
+	extra := want["all"] || want["everything"]
 	var b strings.Builder
 	section := func(name string, lines ...string) {
 		if !all && !want[name] {
+			return
+		}
+		if (name == "commandstats" || name == "latencystats") && !extra && !want[name] {
 			return
 		}
 		if b.Len() > 0 {
@@ -222,6 +228,11 @@ func cmdInfo(c *conn, args [][]byte) {
 		"engine_index_bytes:"+strconv.FormatInt(index, 10),
 		"engine_log_bytes:"+strconv.FormatInt(logBytes, 10))
 	section("replication", "role:master", "connected_slaves:0")
+	if extra || want["commandstats"] || want["latencystats"] {
+		st := c.s.CommandStats()
+		section("commandstats", commandStatsInfo(st)...)
+		section("latencystats", latencyStatsInfo(st)...)
+	}
 	section("keyspace", fmt.Sprintf("db0:keys=%d,expires=0,avg_ttl=0", c.keyCount()))
 	c.w.bulkString(b.String())
 }
@@ -359,6 +370,20 @@ func (c *conn) describe() string {
 // cmdConfig answers CONFIG GET for the few parameters clients read at
 // start (redis-benchmark reads save and appendonly) and refuses the rest.
 func cmdConfig(c *conn, args [][]byte) {
+	if is(args[1], "resetstat") && len(args) == 2 {
+		if c.access == accessRead {
+			c.errorf("NOPERM this user has no permissions to run the 'config|resetstat' command")
+			return
+		}
+		// As Redis: the command statistics and INFO stats' totals start
+		// again from zero.
+		c.s.cmdStats.reset()
+		c.s.stats.commands.Store(0)
+		c.s.stats.errors.Store(0)
+		c.s.stats.connections.Store(0)
+		c.w.ok()
+		return
+	}
 	if !is(args[1], "get") || len(args) < 3 {
 		c.errorf("ERR CONFIG %s is not supported", strings.ToUpper(string(args[1])))
 		return

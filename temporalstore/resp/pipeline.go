@@ -91,20 +91,25 @@ func (r *setRun) run(c *conn) {
 	for len(r.cmds) < len(r.ends) {
 		r.cmds = append(r.cmds, ts.Command{Kind: ts.KindSet, Namespace: c.s.opts.Namespace, Table: c.s.opts.Table})
 	}
-	start := 0
+	from := 0
 	for i, e := range r.ends {
-		r.cmds[i].Key, r.cmds[i].Value = r.arena[start:e[0]:e[0]], r.arena[e[0]:e[1]:e[1]]
-		start = e[1]
+		r.cmds[i].Key, r.cmds[i].Value = r.arena[from:e[0]:e[0]], r.arena[e[0]:e[1]:e[1]]
+		from = e[1]
 	}
+	start := c.s.clock()
 	r.errs = c.s.opts.Engine.ExecuteBatchErrors(c.ctx, r.cmds[:len(r.ends)], r.errs[:0])
+	failed := 0
 	for _, err := range r.errs {
-		c.s.stats.commands.Add(1)
 		if err != nil {
 			c.engineError(err)
+			failed++
 		} else {
 			c.w.ok()
 		}
 	}
+	c.s.stats.commands.Add(int64(len(r.errs)))
+	c.s.cmdStats.record(setSpec, len(r.errs), c.s.clock()-start, failed)
+	c.errReplies = 0
 	c.last = "set"
 	clear(r.errs) // keeps no error alive
 	r.arena, r.ends = r.arena[:0], r.ends[:0]
@@ -151,18 +156,23 @@ func (r *getRun) run(c *conn) {
 		r.reads = make([]ts.GetRead, len(r.keys))
 	}
 	reads := r.reads[:len(r.keys)]
+	began := c.s.clock()
 	r.vals = c.s.opts.Engine.AppendGets(c.ctx, c.s.opts.Namespace, c.s.opts.Table, r.keys, r.vals[:0], reads)
+	failed := 0
 	for _, g := range reads {
-		c.s.stats.commands.Add(1)
 		switch {
 		case g.Err != nil:
 			c.engineError(g.Err)
+			failed++
 		case !g.Found:
 			c.w.null()
 		default:
 			c.w.bulk(r.vals[g.Start:g.End])
 		}
 	}
+	c.s.stats.commands.Add(int64(len(reads)))
+	c.s.cmdStats.record(getSpec, len(reads), c.s.clock()-began, failed)
+	c.errReplies = 0
 	c.last = "get"
 	clear(reads) // keeps no error alive
 	if cap(r.vals) > maxScratch {

@@ -62,7 +62,8 @@ type Server struct {
 	closed bool
 	wg     sync.WaitGroup
 
-	stats serverStats
+	stats    serverStats
+	cmdStats *commandStats
 }
 
 type serverStats struct {
@@ -83,7 +84,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "7.2.0"
 	}
-	return &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}}, nil
+	return &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmdStats: newCommandStats()}, nil
 }
 
 // Serve accepts connections on l until Close; it returns ErrClosed then.
@@ -212,6 +213,9 @@ type conn struct {
 	watch  []watched
 	// scratch is a buffer commands read values into before replying.
 	scratch []byte
+	// errReplies counts the error replies of the command running (see
+	// runTimed).
+	errReplies int
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -284,5 +288,6 @@ func (c *conn) serve() {
 // errorf writes an error reply and counts it.
 func (c *conn) errorf(format string, a ...any) {
 	c.s.stats.errors.Add(1)
+	c.errReplies++
 	c.w.err(fmt.Sprintf(format, a...))
 }

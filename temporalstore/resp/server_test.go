@@ -23,6 +23,13 @@ import (
 // start runs a server over a fresh engine on a loopback port.
 func start(t testing.TB, opts Options) (string, *temporalstore.Engine) {
 	t.Helper()
+	s, addr := startServer(t, opts)
+	return addr, s.opts.Engine
+}
+
+// startServer is start returning the server.
+func startServer(t testing.TB, opts Options) (*Server, string) {
+	t.Helper()
 	e, err := temporalstore.Open(t.Context(), temporalstore.Options{Dir: t.TempDir(), MaintenanceInterval: temporalstore.Disabled})
 	require.NoError(t, err)
 	opts.Engine = e
@@ -37,7 +44,7 @@ func start(t testing.TB, opts Options) (string, *temporalstore.Engine) {
 		require.ErrorIs(t, <-done, ErrClosed)
 		require.NoError(t, e.Close())
 	})
-	return l.Addr().String(), e
+	return s, l.Addr().String()
 }
 
 func client(t testing.TB, addr string, proto int) *redis.Client {

@@ -126,7 +126,7 @@ func cmdExec(c *conn, _ [][]byte) {
 		// No keys at all (PING, ECHO ...): nothing to isolate.
 		c.w.array(len(tx.queued))
 		for _, q := range tx.queued {
-			q.spec.run(c, q.args)
+			c.runTimed(q.spec, q.args)
 		}
 		return
 	}
@@ -147,7 +147,7 @@ func cmdExec(c *conn, _ [][]byte) {
 		defer func() { c.ctx = outer }()
 		c.w.array(len(tx.queued))
 		for _, q := range tx.queued {
-			q.spec.run(c, q.args)
+			c.runTimed(q.spec, q.args)
 		}
 		return nil
 	})

@@ -1,0 +1,206 @@
+package resp
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBucketOf(t *testing.T) {
+	bounds := LatencyBounds()
+	require.Len(t, bounds, latencyBuckets-1)
+	for _, tc := range []struct {
+		d    time.Duration
+		want int
+	}{
+		{0, 0},
+		{time.Microsecond, 0},
+		{time.Microsecond + 1, 1},
+		{2 * time.Microsecond, 1},
+		{2*time.Microsecond + 1, 2},
+		{4 * time.Microsecond, 2},
+		{100 * time.Microsecond, 7}, // (64, 128]
+		{bounds[len(bounds)-1], latencyBuckets - 2},
+		{bounds[len(bounds)-1] + 1, latencyBuckets - 1},
+		{time.Hour, latencyBuckets - 1},
+	} {
+		got := bucketOf(tc.d)
+		require.Equal(t, tc.want, got, "%v", tc.d)
+		if got < len(bounds) {
+			require.LessOrEqual(t, tc.d, bounds[got], "%v is within its bucket's bound", tc.d)
+		}
+		if got > 0 {
+			require.Greater(t, tc.d, bounds[got-1], "%v is above the bucket below", tc.d)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var st CommandStat
+	require.Zero(t, st.Percentile(99), "no calls")
+	st.Buckets[0] = 98 // <= 1 µs
+	st.Buckets[3] = 1  // <= 8 µs
+	st.Buckets[10] = 1 // <= 1024 µs
+	for _, tc := range []struct {
+		p    float64
+		want time.Duration
+	}{
+		{50, time.Microsecond},
+		{98, time.Microsecond},
+		{99, 8 * time.Microsecond},
+		{99.9, 1024 * time.Microsecond},
+		{100, 1024 * time.Microsecond},
+	} {
+		require.Equal(t, tc.want, st.Percentile(tc.p), "p%v", tc.p)
+	}
+	st = CommandStat{}
+	st.Buckets[latencyBuckets-1] = 1
+	require.Equal(t, time.Microsecond<<(latencyBuckets-1), st.Percentile(50), "above the last bound: twice it")
+}
+
+// statOf returns the named command's counters, or zero ones.
+func statOf(s *Server, name string) CommandStat {
+	for _, st := range s.CommandStats() {
+		if st.Name == name {
+			return st
+		}
+	}
+	return CommandStat{Name: name}
+}
+
+func bucketTotal(st CommandStat) uint64 {
+	var n uint64
+	for _, c := range st.Buckets {
+		n += c
+	}
+	return n
+}
+
+// Every call is counted once under its command, pipelined runs of SETs
+// and GETs included; an error reply counts as failed, a refusal before
+// running as rejected (not a call); commands queued by MULTI count when
+// EXEC runs them; unknown commands are not listed.
+func TestCommandStatsCountCalls(t *testing.T) {
+	s, addr := startServer(t, Options{})
+	ctx := t.Context()
+	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
+	defer c.Close()
+	// The client's handshake may draw errors (subcommands it tries).
+	require.NoError(t, c.Ping(ctx).Err())
+	base := s.Stats().ErrorReplies
+	require.NoError(t, c.Set(ctx, "a", "1", 0).Err())
+	require.Equal(t, "1", c.Get(ctx, "a").Val())
+	require.ErrorContains(t, c.LPush(ctx, "a", "x").Err(), "WRONGTYPE")
+	require.ErrorContains(t, c.Do(ctx, "get").Err(), "wrong number of arguments")
+	require.ErrorContains(t, c.Do(ctx, "nosuchcommand").Err(), "unknown command")
+	p := c.Pipeline()
+	for i := range 40 {
+		p.Set(ctx, "k"+strings.Repeat("x", i), "v", 0)
+	}
+	for i := range 40 {
+		p.Get(ctx, "k"+strings.Repeat("x", i))
+	}
+	_, err := p.Exec(ctx)
+	require.NoError(t, err)
+	tx := c.TxPipeline()
+	tx.Incr(ctx, "n")
+	tx.Incr(ctx, "n")
+	_, err = tx.Exec(ctx)
+	require.NoError(t, err)
+
+	set, get, lpush, incr := statOf(s, "set"), statOf(s, "get"), statOf(s, "lpush"), statOf(s, "incr")
+	require.Equal(t, uint64(41), set.Calls)
+	require.Equal(t, uint64(41), get.Calls)
+	require.Equal(t, uint64(1), get.Rejected, "GET without a key")
+	require.Zero(t, get.Failed)
+	require.Equal(t, uint64(1), lpush.Calls)
+	require.Equal(t, uint64(1), lpush.Failed, "WRONGTYPE")
+	require.Equal(t, uint64(2), incr.Calls, "run by EXEC")
+	require.Equal(t, uint64(1), statOf(s, "exec").Calls)
+	require.Equal(t, uint64(1), statOf(s, "multi").Calls)
+	for _, st := range []CommandStat{set, get, lpush, incr} {
+		require.Equal(t, st.Calls, bucketTotal(st), "%s: every call in a bucket", st.Name)
+		require.Positive(t, st.Total, st.Name)
+	}
+	for _, st := range s.CommandStats() {
+		require.NotEqual(t, "nosuchcommand", st.Name)
+	}
+	require.Equal(t, base+3, s.Stats().ErrorReplies, "WRONGTYPE, arity, unknown")
+	require.Positive(t, s.Stats().ConnectedClients)
+
+	// A command refused while queuing fails the transaction and counts
+	// as rejected; the EXEC that then aborts counts as a failed call.
+	tx = c.TxPipeline()
+	tx.Do(ctx, "get")
+	_, err = tx.Exec(ctx)
+	require.ErrorContains(t, err, "EXECABORT")
+	require.Equal(t, uint64(2), statOf(s, "get").Rejected)
+	require.Equal(t, uint64(1), statOf(s, "exec").Failed)
+}
+
+// INFO commandstats and latencystats have Redis's lines, left out of the
+// default INFO and in INFO all; CONFIG RESETSTAT starts them again, and a
+// read-only connection may not reset them.
+func TestInfoCommandStatsAndResetStat(t *testing.T) {
+	s, addr := startServer(t, Options{Tokens: []string{"rw"}, ReadOnlyTokens: []string{"ro"}})
+	ctx := t.Context()
+	c := redis.NewClient(&redis.Options{Addr: addr, Password: "rw"})
+	defer c.Close()
+	require.NoError(t, c.Set(ctx, "a", "1", 0).Err())
+	require.NoError(t, c.Set(ctx, "b", "2", 0).Err())
+
+	info := c.Info(ctx, "commandstats").Val()
+	require.Contains(t, info, "# Commandstats\r\n")
+	require.Regexp(t, `cmdstat_set:calls=2,usec=\d+,usec_per_call=\d+\.\d\d,rejected_calls=0,failed_calls=0\r\n`, info)
+	require.NotContains(t, info, "# Latencystats")
+	lat := c.Info(ctx, "latencystats").Val()
+	require.Regexp(t, `latency_percentiles_usec_set:p50=\d+\.000,p99=\d+\.000,p99\.9=\d+\.000\r\n`, lat)
+	require.NotContains(t, c.Info(ctx).Val(), "cmdstat_", "not in the default sections")
+	all := c.Info(ctx, "all").Val()
+	require.Contains(t, all, "cmdstat_set:calls=2")
+	require.Contains(t, all, "latency_percentiles_usec_set:")
+	require.Contains(t, all, "# Keyspace")
+
+	ro := redis.NewClient(&redis.Options{Addr: addr, Password: "ro"})
+	defer ro.Close()
+	require.ErrorContains(t, ro.ConfigResetStat(ctx).Err(), "NOPERM")
+	require.Equal(t, uint64(2), statOf(s, "set").Calls, "a refused reset changes nothing")
+
+	require.NoError(t, c.ConfigResetStat(ctx).Err())
+	require.Zero(t, statOf(s, "set").Calls)
+	require.Zero(t, statOf(s, "info").Calls)
+	require.Equal(t, uint64(1), statOf(s, "config").Calls, "the reset itself is counted after it")
+	require.Zero(t, s.Stats().ErrorReplies)
+	require.NotContains(t, c.Info(ctx, "commandstats").Val(), "cmdstat_set")
+	require.ErrorContains(t, c.Do(ctx, "config", "resetstat", "extra").Err(), "not supported")
+}
+
+// BenchmarkCommandStatsRecord is the cost of counting one call: a
+// command's time, taken with two clock reads, and its counters.
+func BenchmarkCommandStatsRecord(b *testing.B) {
+	s := &Server{started: time.Now(), cmdStats: newCommandStats()}
+	cs, spec := s.cmdStats, commands["get"]
+	for b.Loop() {
+		start := s.clock()
+		cs.record(spec, 1, s.clock()-start, 0)
+	}
+	b.ReportMetric(float64(cs.byID[spec.id].calls.Load())/float64(b.N), "calls/op")
+}
+
+// BenchmarkCommandStatsRecordParallel counts calls of one command from
+// every processor, the counters' worst case: their cache lines move
+// between cores on every call.
+func BenchmarkCommandStatsRecordParallel(b *testing.B) {
+	s := &Server{started: time.Now(), cmdStats: newCommandStats()}
+	cs, spec := s.cmdStats, commands["get"]
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			start := s.clock()
+			cs.record(spec, 1, s.clock()-start, 0)
+		}
+	})
+	b.ReportMetric(float64(cs.byID[spec.id].calls.Load())/float64(b.N), "calls/op")
+}
