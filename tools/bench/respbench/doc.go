@@ -9,6 +9,14 @@
 // redis-benchmark's CSV. Each size's SETs run before its GETs, so the GETs
 // read values of their row's size.
 //
+// Beside the async pairing runs a null server (nullServer, Linux): one
+// epoll loop in the benchmark's process that parses each request and
+// replies (+OK, or a value of the row's size to GET) and does nothing
+// else. Its ops/s over Redis's (null_set_p1_ratio, null_get_p1_ratio) is
+// the most any server's ratio can be with this client on this machine:
+// where the client and the kernel's loopback work take most of the CPU,
+// as at pipeline 1 on two shared cores, that bound is near 1.
+//
 // With --split true (BENCH_SPLIT) the servers run on the first half of the
 // machine's CPUs and redis-benchmark on the rest (benchkit.Split), and our
 // server, which runs in this process, gets GOMAXPROCS for its CPUs: where

@@ -139,6 +139,9 @@ type caseReport struct {
 	Ops      map[string]benchkit.Summary `json:"ops_per_s"`
 	P99      map[string]benchkit.Summary `json:"p99_ms"`
 	Ratio    benchkit.Summary            `json:"ours_vs_redis_ratio"`
+	// NullRatio is the null server's ops/s over Redis's (see nullServer):
+	// the most any server's ratio can be here. Async mode only.
+	NullRatio *benchkit.Summary `json:"null_vs_redis_ratio,omitempty"`
 	// ServerCPU, ClientCPU and Busy summarize the runs' CPU figures per
 	// system (see result).
 	ServerCPU map[string]benchkit.Summary `json:"server_cpu_us_per_op"`
@@ -297,6 +300,24 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 			stopRedis()
 			return err
 		}
+		// The null server runs beside the async pairing: its ratio to
+		// Redis bounds that pairing's.
+		var null *nullServer
+		systems := []string{"redis", "ours"}
+		if mode == modeAsync {
+			if null, err = startNull(); err != nil {
+				log.Warn("the null server does not run", "err", err)
+			} else {
+				systems = append(systems, "null")
+			}
+		}
+		stopAll := func() {
+			if null != nil {
+				null.close()
+			}
+			stopOurs()
+			stopRedis()
+		}
 		requests := cfg.Requests
 		pipelines, tests := cfg.Pipelines, []string{"set", "get"}
 		if mode == modeDurable {
@@ -309,9 +330,13 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 			for _, test := range tests {
 				for _, p := range pipelines {
 					cr := caseReport{Mode: mode, Test: test, Size: size, Pipeline: p, Runs: map[string][]result{}}
-					err := benchkit.Alternate(ctx, cfg.Repeats, []string{"redis", "ours"}, func(ctx context.Context, r int, sys string) error {
-						// Ours runs in this process.
-						port, pid := map[string]int{"redis": rport, "ours": oport}[sys], map[string]int{"redis": rpid, "ours": os.Getpid()}[sys]
+					err := benchkit.Alternate(ctx, cfg.Repeats, systems, func(ctx context.Context, r int, sys string) error {
+						// Ours and the null server run in this process.
+						port, pid := map[string]int{"redis": rport, "ours": oport}[sys], map[string]int{"redis": rpid, "ours": os.Getpid(), "null": os.Getpid()}[sys]
+						if sys == "null" {
+							port = null.port
+							null.setValueSize(size)
+						}
 						res, err := benchmark(ctx, port, pid, test, cfg, size, p, requests, cpus.ClientCPUs, ncpu)
 						if err != nil {
 							return err
@@ -324,19 +349,23 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 						return nil
 					})
 					if err != nil {
-						stopOurs()
-						stopRedis()
+						stopAll()
 						return err
 					}
 					cr.summarize()
-					cr.Ratio = benchkit.RatioSpread(benchkit.Column(cr.Runs["ours"], func(r result) float64 { return r.OpsPerSec }),
-						benchkit.Column(cr.Runs["redis"], func(r result) float64 { return r.OpsPerSec }), benchkit.HigherIsBetter)
+					ops := func(sys string) []float64 {
+						return benchkit.Column(cr.Runs[sys], func(r result) float64 { return r.OpsPerSec })
+					}
+					cr.Ratio = benchkit.RatioSpread(ops("ours"), ops("redis"), benchkit.HigherIsBetter)
+					if len(cr.Runs["null"]) > 0 {
+						nr := benchkit.RatioSpread(ops("null"), ops("redis"), benchkit.HigherIsBetter)
+						cr.NullRatio = &nr
+					}
 					rep.Cases = append(rep.Cases, cr)
 				}
 			}
 		}
-		stopOurs()
-		stopRedis()
+		stopAll()
 	}
 	rep.Conditions = map[string]any{
 		"host":           benchkit.HostConditions(),
@@ -351,6 +380,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		"redis":          "redis-server (Debian) --appendonly yes --appendfsync everysec (async mode) or always (durable mode), --save ''",
 		"ours":           fmt.Sprintf("temporalstore/resp over an engine table of %d shards (the server's default here: temporalstore.SuggestedShards(GOMAXPROCS)), async (synced every 10 ms) or durable (fsync before the reply), in the benchmark's process", ourShards()),
 		"client":         "redis-benchmark from the same package, one process per run",
+		"null":           "async mode: a RESP server in the benchmark's process that parses requests and replies (+OK, GET a value of the row's size) and does nothing else, in one epoll loop as Redis's; its ratio to Redis is the most any server's can be with this client here",
 		"wall_time":      time.Since(began).Round(time.Millisecond).String(),
 		"ours_commit":    benchkit.ModuleVersion("github.com/temporalstore/temporalstore-go/temporalstore"),
 	}
@@ -367,7 +397,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 func (c *caseReport) summarize() {
 	c.Ops, c.P99 = map[string]benchkit.Summary{}, map[string]benchkit.Summary{}
 	c.ServerCPU, c.ClientCPU, c.Busy = map[string]benchkit.Summary{}, map[string]benchkit.Summary{}, map[string]benchkit.Summary{}
-	for _, sys := range []string{"redis", "ours"} {
+	for sys := range c.Runs {
 		col := func(f func(r result) float64) benchkit.Summary {
 			return benchkit.Summarize(benchkit.Column(c.Runs[sys], f))
 		}
@@ -404,12 +434,23 @@ func summary(r *report) benchkit.Pairs {
 		}
 		return math.NaN()
 	}
+	nullRatio := func(test string, p int) float64 {
+		if len(r.Cases) == 0 {
+			return math.NaN()
+		}
+		if c := find(r, modeAsync, test, r.Cases[0].Size, p); c != nil && c.NullRatio != nil {
+			return c.NullRatio.Median
+		}
+		return math.NaN()
+	}
 	return benchkit.Pairs{
 		benchkit.NewPair("set_p1_ratio", ratio(modeAsync, "set", 1), 2),
 		benchkit.NewPair("get_p1_ratio", ratio(modeAsync, "get", 1), 2),
 		benchkit.NewPair("set_p16_ratio", ratio(modeAsync, "set", 16), 2),
 		benchkit.NewPair("get_p16_ratio", ratio(modeAsync, "get", 16), 2),
 		benchkit.NewPair("durable_set_p1_ratio", ratio(modeDurable, "set", 1), 2),
+		benchkit.NewPair("null_set_p1_ratio", nullRatio("set", 1), 2),
+		benchkit.NewPair("null_get_p1_ratio", nullRatio("get", 1), 2),
 	}
 }
 
@@ -423,6 +464,17 @@ func printTable(w io.Writer, r *report) {
 	for _, c := range r.Cases {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.2f (%.2f..%.2f)\t%.2f\t%.2f\t\n", c.Mode, c.Test, c.Size, c.Pipeline,
 			c.Ops["redis"].Median, c.Ops["ours"].Median, c.Ratio.Median, c.Ratio.Min, c.Ratio.Max, c.P99["redis"].Median, c.P99["ours"].Median)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "null server (parses and replies, nothing else; see the report's conditions): ops/s and its ratio to Redis, the most any server's ratio can be here")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\ttest\tsize\tP\tnull ops/s\tnull/redis\tnull p99 ms\tnull server CPU µs\t")
+	for _, c := range r.Cases {
+		if c.NullRatio == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.2f (%.2f..%.2f)\t%.2f\t%.1f\t\n", c.Mode, c.Test, c.Size, c.Pipeline,
+			c.Ops["null"].Median, c.NullRatio.Median, c.NullRatio.Min, c.NullRatio.Max, c.P99["null"].Median, c.ServerCPU["null"].Median)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "CPU per request in µs (user and system, medians) of the server and of redis-benchmark, and busy %: the share of the CPUs the two used")

@@ -23,7 +23,7 @@ func TestRunSmoke(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, Run(t.Context(), cfg, &out, benchkit.NewProgress(io.Discard)))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Regexp(t, regexp.MustCompile(`^resp: set_p1_ratio=[0-9.]+ get_p1_ratio=[0-9.]+ set_p16_ratio=n/a get_p16_ratio=n/a durable_set_p1_ratio=[0-9.]+$`), lines[len(lines)-1])
+	require.Regexp(t, regexp.MustCompile(`^resp: set_p1_ratio=[0-9.]+ get_p1_ratio=[0-9.]+ set_p16_ratio=n/a get_p16_ratio=n/a durable_set_p1_ratio=[0-9.]+ null_set_p1_ratio=[0-9.]+ null_get_p1_ratio=[0-9.]+$`), lines[len(lines)-1])
 
 	b, err := os.ReadFile(cfg.Out)
 	require.NoError(t, err)
@@ -33,6 +33,13 @@ func TestRunSmoke(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &rep))
 	require.NotEmpty(t, rep.Cases)
 	for _, c := range rep.Cases {
+		if c.Mode == modeAsync {
+			require.NotNil(t, c.NullRatio, "%s: the null server ran beside the async pairing", c.Test)
+			require.Len(t, c.Runs["null"], cfg.Repeats)
+			require.Positive(t, c.Ops["null"].Median)
+		} else {
+			require.Nil(t, c.NullRatio)
+		}
 		for _, sys := range []string{"redis", "ours"} {
 			require.Greater(t, c.ServerCPU[sys].Median, 0.0, "%s %s server CPU", c.Test, sys)
 			require.Greater(t, c.ClientCPU[sys].Median, 0.0, "%s %s client CPU", c.Test, sys)
