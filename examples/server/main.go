@@ -58,6 +58,8 @@ type config struct {
 	logLevel        slog.Level
 	logJSON         bool
 	pprof           bool
+	slowlogAfter    time.Duration
+	slowlogMaxLen   int
 }
 
 // flagDef is one flag with the environment variable that also sets it.
@@ -150,6 +152,26 @@ var flags = []flagDef{
 	{"collection-bytes", "TS_COLLECTION_BYTES", strconv.Itoa(temporalstore.DefaultCollectionBytes), "memory budget of resident hashes, sets, sorted sets and lists in bytes; past it the least recently used are served from the log; -1: no limit", func(c *config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		c.collectionBytes = n
+		return err
+	}},
+	{"slowlog-slower-than", "TS_SLOWLOG_SLOWER_THAN", resp.DefaultSlowlogThreshold.String(), "server time from which a RESP call goes in the slow log (SLOWLOG GET), as Redis's slowlog-log-slower-than, e.g. 10ms or 500us; -1 turns the slow log off", func(c *config, v string) error {
+		if v == "-1" {
+			c.slowlogAfter = -1
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err == nil && d <= 0 {
+			err = fmt.Errorf("must be above 0 (or -1 for off), got %s", v)
+		}
+		c.slowlogAfter = d
+		return err
+	}},
+	{"slowlog-max-len", "TS_SLOWLOG_MAX_LEN", strconv.Itoa(resp.DefaultSlowlogMaxLen), "how many slow calls the slow log keeps, the newest", func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil && n < 1 {
+			err = fmt.Errorf("must be at least 1, got %d", n)
+		}
+		c.slowlogMaxLen = n
 		return err
 	}},
 	{"log-level", "TS_LOG_LEVEL", "info", "log level: debug, info, warn or error", func(c *config, v string) error {
@@ -309,7 +331,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var respSrv *resp.Server
 	if c.respAddr != "" {
-		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log})
+		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
+			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen})
 		if err != nil {
 			e.Close()
 			return err

@@ -175,6 +175,9 @@ func (c *conn) runTimed(spec *cmdSpec, args [][]byte) {
 	}
 	c.errReplies = before
 	c.s.cmdStats.record(spec, 1, d, failed)
+	if c.s.slowlog.slow(d) {
+		c.s.slowlog.add(c, args, d)
+	}
 }
 
 // exec runs cmd on the engine in the server's table; on an error it writes

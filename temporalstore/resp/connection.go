@@ -3,7 +3,9 @@ package resp
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"runtime"
 	"slices"
 	"strconv"
@@ -47,6 +49,7 @@ func registerConnection() {
 		&cmdSpec{name: "command", arity: -1, run: cmdCommand},
 		&cmdSpec{name: "client", arity: -2, run: cmdClient},
 		&cmdSpec{name: "config", arity: -2, run: cmdConfig},
+		&cmdSpec{name: "slowlog", arity: -2, run: cmdSlowlog},
 		&cmdSpec{name: "time", arity: 1, run: func(c *conn, _ [][]byte) {
 			now := time.Now()
 			c.w.array(2)
@@ -388,11 +391,19 @@ func cmdConfig(c *conn, args [][]byte) {
 		c.errorf("ERR CONFIG %s is not supported", strings.ToUpper(string(args[1])))
 		return
 	}
-	known := map[string]string{"save": "", "appendonly": "no", "databases": "1", "maxmemory": "0"}
+	known := map[string]string{"save": "", "appendonly": "no", "databases": "1", "maxmemory": "0",
+		"slowlog-log-slower-than": strconv.FormatInt(c.s.slowlogThresholdMicros(), 10),
+		"slowlog-max-len":         strconv.Itoa(max(c.s.opts.SlowlogMaxLen, 0))}
+	// Each argument is a name or, as in Redis, a glob pattern of names;
+	// a setting matched twice is listed once.
 	var pairs []string
-	for _, a := range args[2:] {
-		if v, ok := known[strings.ToLower(string(a))]; ok {
-			pairs = append(pairs, strings.ToLower(string(a)), v)
+	listed := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(known)) {
+		for _, a := range args[2:] {
+			if ok, _ := path.Match(strings.ToLower(string(a)), name); ok && !listed[name] {
+				listed[name] = true
+				pairs = append(pairs, name, known[name])
+			}
 		}
 	}
 	c.w.mapHeader(len(pairs) / 2)

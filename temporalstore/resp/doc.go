@@ -40,6 +40,14 @@
 // Prometheus. Counting a call costs two monotonic clock reads and a few
 // atomic adds (BenchmarkCommandStatsRecord: about 85 ns).
 //
+// SLOWLOG GET [count] | LEN | RESET | HELP is Redis's slow log: calls whose
+// server time reached Options.SlowlogThreshold (default 10 ms), the newest
+// Options.SlowlogMaxLen (default 128), each with its id, start time,
+// microseconds, arguments (at most 32, each at most 128 bytes, as Redis
+// cuts them; AUTH's and HELLO's replaced by "(redacted)"), client address
+// and name. CONFIG GET slowlog-log-slower-than and slowlog-max-len show
+// the settings; CONFIG GET takes glob patterns, as Redis's.
+//
 // # Time-aware models
 //
 // The original's verbs, with its arities and replies:

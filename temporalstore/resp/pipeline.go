@@ -1,6 +1,8 @@
 package resp
 
 import (
+	"time"
+
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 )
 
@@ -108,7 +110,16 @@ func (r *setRun) run(c *conn) {
 		}
 	}
 	c.s.stats.commands.Add(int64(len(r.errs)))
-	c.s.cmdStats.record(setSpec, len(r.errs), c.s.clock()-start, failed)
+	took := c.s.clock() - start
+	c.s.cmdStats.record(setSpec, len(r.errs), took, failed)
+	if share := took / time.Duration(max(len(r.errs), 1)); c.s.slowlog.slow(share) {
+		// Each SET of a slow run, with its share of the run's time.
+		from := 0
+		for _, e := range r.ends {
+			c.s.slowlog.add(c, [][]byte{[]byte("set"), r.arena[from:e[0]], r.arena[e[0]:e[1]]}, share)
+			from = e[1]
+		}
+	}
 	c.errReplies = 0
 	c.last = "set"
 	clear(r.errs) // keeps no error alive
@@ -171,7 +182,14 @@ func (r *getRun) run(c *conn) {
 		}
 	}
 	c.s.stats.commands.Add(int64(len(reads)))
-	c.s.cmdStats.record(getSpec, len(reads), c.s.clock()-began, failed)
+	took := c.s.clock() - began
+	c.s.cmdStats.record(getSpec, len(reads), took, failed)
+	if share := took / time.Duration(max(len(reads), 1)); c.s.slowlog.slow(share) {
+		// Each GET of a slow run, with its share of the run's time.
+		for _, k := range r.keys {
+			c.s.slowlog.add(c, [][]byte{[]byte("get"), k}, share)
+		}
+	}
 	c.errReplies = 0
 	c.last = "get"
 	clear(reads) // keeps no error alive

@@ -48,6 +48,13 @@ type Options struct {
 	// Version is what INFO and HELLO report as the server's version.
 	// Default: "7.2.0" (clients check it for features).
 	Version string
+	// SlowlogThreshold is the server time from which a call goes in the
+	// slow log (SLOWLOG GET), as Redis's slowlog-log-slower-than.
+	// Default: DefaultSlowlogThreshold (10 ms); negative: no slow log.
+	SlowlogThreshold time.Duration
+	// SlowlogMaxLen is how many slow calls the log keeps, the newest.
+	// Default: DefaultSlowlogMaxLen (128); negative: none.
+	SlowlogMaxLen int
 }
 
 // Server serves RESP connections.
@@ -64,6 +71,7 @@ type Server struct {
 
 	stats    serverStats
 	cmdStats *commandStats
+	slowlog  *slowlog
 }
 
 type serverStats struct {
@@ -84,7 +92,14 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "7.2.0"
 	}
-	return &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmdStats: newCommandStats()}, nil
+	if opts.SlowlogThreshold == 0 {
+		opts.SlowlogThreshold = DefaultSlowlogThreshold
+	}
+	if opts.SlowlogMaxLen == 0 {
+		opts.SlowlogMaxLen = DefaultSlowlogMaxLen
+	}
+	return &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmdStats: newCommandStats(),
+		slowlog: newSlowlog(opts.SlowlogThreshold, opts.SlowlogMaxLen)}, nil
 }
 
 // Serve accepts connections on l until Close; it returns ErrClosed then.
