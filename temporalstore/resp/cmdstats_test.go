@@ -204,3 +204,15 @@ func BenchmarkCommandStatsRecordParallel(b *testing.B) {
 	})
 	b.ReportMetric(float64(cs.byID[spec.id].calls.Load())/float64(b.N), "calls/op")
 }
+
+// Every command has COMMAND DOCS' group and summary, and the docs name
+// no command that is not served.
+func TestEveryCommandHasDocs(t *testing.T) {
+	for _, s := range commandList {
+		require.NotEmpty(t, s.group, s.name)
+		require.NotEmpty(t, s.summary, s.name)
+	}
+	for name := range commandDocs {
+		require.Contains(t, commands, name, "docs of a command not served")
+	}
+}

@@ -94,6 +94,11 @@ func init() {
 	registerControl()
 	registerTx()
 	setSpec, getSpec = commands["set"], commands["get"]
+	for name, d := range commandDocs {
+		if s := commands[name]; s != nil {
+			s.group, s.summary = d[0], d[1]
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(commands)) {
 		commands[name].id = len(commandList)
 		commandList = append(commandList, commands[name])

@@ -23,7 +23,9 @@
 // Redis's arguments and reply types; Commands lists them. A command the
 // server does not implement gets "-ERR unknown command", never a fake
 // success. Keys live in the engine's default table (Options.Namespace and
-// Options.Table choose another); SELECT accepts database 0 only.
+// Options.Table choose another); SELECT accepts database 0 only. COMMAND
+// DOCS gives every command's group and summary (commanddocs.go), which
+// redis-cli's HELP shows, the time-aware verbs' included.
 //
 // # Statistics
 //
