@@ -221,3 +221,77 @@ func latencyStatsInfo(st []CommandStat) []string {
 	}
 	return lines
 }
+
+// cmdLatency is LATENCY HISTOGRAM [command ...] and LATENCY HELP. The
+// histogram is Redis 7's: per command called, its calls and the
+// cumulative count of calls at each power-of-two bound in microseconds
+// where that count grows. Redis's latency monitor (LATENCY
+// LATEST, HISTORY, RESET, DOCTOR, GRAPH) is not implemented: those get an
+// error naming what to use instead.
+func cmdLatency(c *conn, args [][]byte) {
+	switch {
+	case is(args[1], "histogram"):
+		st := c.s.CommandStats()
+		if len(args) > 2 {
+			want := map[string]bool{}
+			for _, a := range args[2:] {
+				want[strings.ToLower(string(a))] = true
+			}
+			kept := st[:0]
+			for _, s := range st {
+				if want[s.Name] {
+					kept = append(kept, s)
+				}
+			}
+			st = kept
+		}
+		n := 0
+		for _, s := range st {
+			if s.Calls > 0 {
+				n++
+			}
+		}
+		c.w.mapHeader(n)
+		for _, s := range st {
+			if s.Calls == 0 {
+				continue
+			}
+			filled := 0
+			for _, b := range s.Buckets {
+				if b > 0 {
+					filled++
+				}
+			}
+			c.w.bulkString(s.Name)
+			c.w.mapHeader(2)
+			c.w.bulkString("calls")
+			c.w.int(int64(s.Calls))
+			c.w.bulkString("histogram_usec")
+			c.w.mapHeader(filled)
+			var cum uint64
+			for i, b := range s.Buckets {
+				if b == 0 {
+					continue // as Redis: only the bounds the count grows at
+				}
+				cum += b
+				c.w.int(1 << i)
+				c.w.int(int64(cum))
+			}
+		}
+	case is(args[1], "help") && len(args) == 2:
+		help := []string{
+			"LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"HISTOGRAM [COMMAND ...]",
+			"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+			"    If no commands are specified then all histograms are replied.",
+			"HELP",
+			"    Print this help.",
+		}
+		c.w.array(len(help))
+		for _, h := range help {
+			c.w.simple(h)
+		}
+	default:
+		c.errorf("ERR LATENCY %s is not supported: the latency monitor is not implemented; LATENCY HISTOGRAM, INFO latencystats and SLOWLOG GET are", strings.ToUpper(string(args[1])))
+	}
+}

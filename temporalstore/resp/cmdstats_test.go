@@ -216,3 +216,43 @@ func TestEveryCommandHasDocs(t *testing.T) {
 		require.Contains(t, commands, name, "docs of a command not served")
 	}
 }
+
+// LATENCY HISTOGRAM has Redis 7's shape: per command, its calls and the
+// cumulative counts at power-of-two microsecond bounds, ending at the
+// calls; named commands only when given; the latency monitor's
+// subcommands get a clear error.
+func TestLatencyHistogram(t *testing.T) {
+	_, addr := startServer(t, Options{})
+	ctx := t.Context()
+	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1, Protocol: 3})
+	defer c.Close()
+	for range 5 {
+		require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
+	}
+	require.NoError(t, c.Get(ctx, "k").Err())
+	v, err := c.Do(ctx, "latency", "histogram", "set", "GET", "nosuch").Result()
+	require.NoError(t, err)
+	m, ok := v.(map[any]any)
+	require.True(t, ok, "%T", v)
+	require.Len(t, m, 2)
+	set := m["set"].(map[any]any)
+	require.Equal(t, int64(5), set["calls"])
+	hist := set["histogram_usec"].(map[any]any)
+	require.NotEmpty(t, hist)
+	var last, top int64
+	for bound, cum := range hist {
+		b := bound.(int64)
+		require.Equal(t, int64(0), b&(b-1), "%d is a power of two", b)
+		if b > top {
+			top, last = b, cum.(int64)
+		}
+	}
+	require.Equal(t, int64(5), last, "the highest bound counts every call")
+	all, err := c.Do(ctx, "latency", "histogram").Result()
+	require.NoError(t, err)
+	require.Contains(t, all.(map[any]any), "hello", "every command called, without names")
+	require.ErrorContains(t, c.Do(ctx, "latency", "latest").Err(), "latency monitor is not implemented")
+	help, err := c.Do(ctx, "latency", "help").StringSlice()
+	require.NoError(t, err)
+	require.Contains(t, help[1], "HISTOGRAM")
+}

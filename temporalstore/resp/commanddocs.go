@@ -18,6 +18,7 @@ var commandDocs = map[string][2]string{
 	"flushall": {"server", "Deletes every key."},
 	"flushdb":  {"server", "Deletes every key of the database."},
 	"info":     {"server", "Returns the server's information and statistics, by section."},
+	"latency":  {"server", "Returns per-command latency histograms (LATENCY HISTOGRAM)."},
 	"slowlog":  {"server", "Returns or resets the log of calls slower than slowlog-log-slower-than."},
 	"time":     {"server", "Returns the server's time: seconds and microseconds."},
 

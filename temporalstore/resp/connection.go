@@ -50,6 +50,7 @@ func registerConnection() {
 		&cmdSpec{name: "client", arity: -2, run: cmdClient},
 		&cmdSpec{name: "config", arity: -2, run: cmdConfig},
 		&cmdSpec{name: "slowlog", arity: -2, run: cmdSlowlog},
+		&cmdSpec{name: "latency", arity: -2, run: cmdLatency},
 		&cmdSpec{name: "time", arity: 1, run: func(c *conn, _ [][]byte) {
 			now := time.Now()
 			c.w.array(2)

@@ -36,7 +36,10 @@
 // show them as Redis does (cmdstat_<name>:calls,usec,usec_per_call,
 // rejected_calls,failed_calls; latency_percentiles_usec_<name>:p50,p99,
 // p99.9, here the upper bounds of the buckets), in INFO all and not in
-// the default INFO; CONFIG RESETSTAT starts them and INFO stats' totals
+// the default INFO; LATENCY HISTOGRAM [command ...] gives the histograms
+// in Redis 7's shape (Redis's latency monitor, LATENCY LATEST and the
+// rest, is not implemented and says so); CONFIG RESETSTAT starts them and
+// INFO stats' totals
 // again from zero (refused to read-only tokens). Server.CommandStats and
 // Server.Stats return them, and package respprom exports them to
 // Prometheus. Counting a call costs two monotonic clock reads and a few
