@@ -287,10 +287,7 @@ func cmdLatency(c *conn, args [][]byte) {
 			"HELP",
 			"    Print this help.",
 		}
-		c.w.array(len(help))
-		for _, h := range help {
-			c.w.simple(h)
-		}
+		c.w.simpleLines(help)
 	default:
 		c.errorf("ERR LATENCY %s is not supported: the latency monitor is not implemented; LATENCY HISTOGRAM, INFO latencystats and SLOWLOG GET are", strings.ToUpper(string(args[1])))
 	}

@@ -170,10 +170,7 @@ func cmdSlowlog(c *conn, args [][]byte) {
 			"HELP",
 			"    Print this help.",
 		}
-		c.w.array(len(help))
-		for _, h := range help {
-			c.w.simple(h)
-		}
+		c.w.simpleLines(help)
 	default:
 		c.errorf("ERR unknown subcommand or wrong number of arguments for '%s'. Try SLOWLOG HELP.", strings.ToUpper(string(args[1])))
 	}

@@ -125,6 +125,15 @@ func (w *writer) nullArray() {
 
 func (w *writer) array(n int) { w.header('*', int64(n)) }
 
+// simpleLines writes lines as an array of simple strings, as Redis's HELP
+// subcommands reply.
+func (w *writer) simpleLines(lines []string) {
+	w.array(len(lines))
+	for _, l := range lines {
+		w.simple(l)
+	}
+}
+
 // mapHeader starts a map of n pairs: RESP3's map, RESP2's flat array.
 func (w *writer) mapHeader(n int) {
 	if w.resp3 {
