@@ -13,7 +13,8 @@
 // epoll loop in the benchmark's process that parses each request and
 // replies (+OK, or a value of the row's size to GET) and does nothing
 // else. Its ops/s over Redis's (null_set_p1_ratio, null_get_p1_ratio) is
-// the most any server's ratio can be with this client on this machine:
+// about the most any server's ratio can be with this client on this
+// machine, within the spread of single runs:
 // where the client and the kernel's loopback work take most of the CPU,
 // as at pipeline 1 on two shared cores, that bound is near 1.
 //

@@ -20,7 +20,7 @@ import (
 // connection, reading what is ready, parsing whole requests and writing
 // their replies in one write: Redis's event loop without Redis's work.
 // Its throughput is what a server that only reads, parses and writes
-// reaches with this client on this machine; over Redis's, the most any
+// reaches with this client on this machine; over Redis's, about the most any
 // server's ratio can be here.
 type nullServer struct {
 	port       int

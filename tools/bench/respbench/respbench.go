@@ -140,7 +140,8 @@ type caseReport struct {
 	P99      map[string]benchkit.Summary `json:"p99_ms"`
 	Ratio    benchkit.Summary            `json:"ours_vs_redis_ratio"`
 	// NullRatio is the null server's ops/s over Redis's (see nullServer):
-	// the most any server's ratio can be here. Async mode only.
+	// about the most any server's ratio can be here, within the runs'
+	// spread. Async mode only.
 	NullRatio *benchkit.Summary `json:"null_vs_redis_ratio,omitempty"`
 	// ServerCPU, ClientCPU and Busy summarize the runs' CPU figures per
 	// system (see result).
@@ -380,7 +381,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		"redis":          "redis-server (Debian) --appendonly yes --appendfsync everysec (async mode) or always (durable mode), --save ''",
 		"ours":           fmt.Sprintf("temporalstore/resp over an engine table of %d shards (the server's default here: temporalstore.SuggestedShards(GOMAXPROCS)), async (synced every 10 ms) or durable (fsync before the reply), in the benchmark's process", ourShards()),
 		"client":         "redis-benchmark from the same package, one process per run",
-		"null":           "async mode: a RESP server in the benchmark's process that parses requests and replies (+OK, GET a value of the row's size) and does nothing else, in one epoll loop as Redis's; its ratio to Redis is the most any server's can be with this client here",
+		"null":           "async mode: a RESP server in the benchmark's process that parses requests and replies (+OK, GET a value of the row's size) and does nothing else, in one epoll loop as Redis's; its ratio to Redis is about the most any server's can be with this client here, within the spread of single runs (±15 % on a shared machine)",
 		"wall_time":      time.Since(began).Round(time.Millisecond).String(),
 		"ours_commit":    benchkit.ModuleVersion("github.com/temporalstore/temporalstore-go/temporalstore"),
 	}
@@ -466,7 +467,7 @@ func printTable(w io.Writer, r *report) {
 			c.Ops["redis"].Median, c.Ops["ours"].Median, c.Ratio.Median, c.Ratio.Min, c.Ratio.Max, c.P99["redis"].Median, c.P99["ours"].Median)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "null server (parses and replies, nothing else; see the report's conditions): ops/s and its ratio to Redis, the most any server's ratio can be here")
+	fmt.Fprintln(w, "null server (parses and replies, nothing else; see the report's conditions): ops/s and its ratio to Redis: about the most any server's ratio can be here, within the runs' spread")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\ttest\tsize\tP\tnull ops/s\tnull/redis\tnull p99 ms\tnull server CPU µs\t")
 	for _, c := range r.Cases {
