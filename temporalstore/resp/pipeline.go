@@ -109,18 +109,14 @@ func (r *setRun) run(c *conn) {
 			c.w.ok()
 		}
 	}
-	c.s.stats.commands.Add(int64(len(r.errs)))
-	took := c.s.clock() - start
-	c.s.cmdStats.record(setSpec, len(r.errs), took, failed)
-	if share := took / time.Duration(max(len(r.errs), 1)); c.s.slowlog.slow(share) {
-		// Each SET of a slow run, with its share of the run's time.
+	c.countRun(setSpec, len(r.errs), c.s.clock()-start, failed, func(i int) [][]byte {
 		from := 0
-		for _, e := range r.ends {
-			c.s.slowlog.add(c, [][]byte{[]byte("set"), r.arena[from:e[0]], r.arena[e[0]:e[1]]}, share)
-			from = e[1]
+		if i > 0 {
+			from = r.ends[i-1][1]
 		}
-	}
-	c.errReplies = 0
+		e := r.ends[i]
+		return [][]byte{[]byte("set"), r.arena[from:e[0]], r.arena[e[0]:e[1]]}
+	})
 	c.last = "set"
 	clear(r.errs) // keeps no error alive
 	r.arena, r.ends = r.arena[:0], r.ends[:0]
@@ -181,20 +177,28 @@ func (r *getRun) run(c *conn) {
 			c.w.bulk(r.vals[g.Start:g.End])
 		}
 	}
-	c.s.stats.commands.Add(int64(len(reads)))
-	took := c.s.clock() - began
-	c.s.cmdStats.record(getSpec, len(reads), took, failed)
-	if share := took / time.Duration(max(len(reads), 1)); c.s.slowlog.slow(share) {
-		// Each GET of a slow run, with its share of the run's time.
-		for _, k := range r.keys {
-			c.s.slowlog.add(c, [][]byte{[]byte("get"), k}, share)
-		}
-	}
-	c.errReplies = 0
+	c.countRun(getSpec, len(reads), c.s.clock()-began, failed, func(i int) [][]byte {
+		return [][]byte{[]byte("get"), r.keys[i]}
+	})
 	c.last = "get"
 	clear(reads) // keeps no error alive
 	if cap(r.vals) > maxScratch {
 		r.vals = nil
 	}
 	r.arena, r.ends = r.arena[:0], r.ends[:0]
+}
+
+// countRun counts a pipelined run of n calls of spec that took took
+// together, failed of them with an error reply, and puts each call in the
+// slow log, with its share of the time, when that share is slow; args(i)
+// is call i's request, built only then.
+func (c *conn) countRun(spec *cmdSpec, n int, took time.Duration, failed int, args func(i int) [][]byte) {
+	c.s.stats.commands.Add(int64(n))
+	c.s.cmdStats.record(spec, n, took, failed)
+	if share := took / time.Duration(max(n, 1)); c.s.slowlog.slow(share) {
+		for i := range n {
+			c.s.slowlog.add(c, args(i), share)
+		}
+	}
+	c.errReplies = 0
 }
