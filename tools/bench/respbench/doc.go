@@ -18,6 +18,11 @@
 // where the client and the kernel's loopback work take most of the CPU,
 // as at pipeline 1 on two shared cores, that bound is near 1.
 //
+// For ours the report also gives the server's own time per call, from its
+// per-command histograms (resp.Server.CommandStats, read before and after
+// each run): mean, p50 and p99, beside redis-benchmark's p99, so a tail
+// can be told apart as the command's or as waiting around it.
+//
 // With --split true (BENCH_SPLIT) the servers run on the first half of the
 // machine's CPUs and redis-benchmark on the rest (benchkit.Split), and our
 // server, which runs in this process, gets GOMAXPROCS for its CPUs: where

@@ -125,8 +125,16 @@ type result struct {
 	// the machine to themselves and no more, so the throughput ratio is
 	// about the ratio of their summed CPU per request.
 	ServerCPUUs float64 `json:"server_cpu_us_per_op"`
-	ClientCPUUs float64 `json:"client_cpu_us_per_op"`
-	BusyPercent float64 `json:"busy_percent"`
+	// ServerMeanUs, ServerP50Us and ServerP99Us are, for ours, the time
+	// the server spent on the run's calls by its own per-command
+	// histograms (resp.CommandStat; p50 and p99 are bucket upper bounds):
+	// against redis-benchmark's latency, how much of it is the command
+	// and how much is waiting around it.
+	ServerMeanUs float64 `json:"server_mean_us,omitempty"`
+	ServerP50Us  float64 `json:"server_p50_us,omitempty"`
+	ServerP99Us  float64 `json:"server_p99_us,omitempty"`
+	ClientCPUUs  float64 `json:"client_cpu_us_per_op"`
+	BusyPercent  float64 `json:"busy_percent"`
 }
 
 // caseReport is one case: mode, test, size and pipeline.
@@ -146,8 +154,11 @@ type caseReport struct {
 	// ServerCPU, ClientCPU and Busy summarize the runs' CPU figures per
 	// system (see result).
 	ServerCPU map[string]benchkit.Summary `json:"server_cpu_us_per_op"`
-	ClientCPU map[string]benchkit.Summary `json:"client_cpu_us_per_op"`
-	Busy      map[string]benchkit.Summary `json:"busy_percent"`
+	// ServerTime summarizes our runs' server-side time per call (see
+	// result.ServerMeanUs): mean_us, p50_us, p99_us.
+	ServerTime map[string]benchkit.Summary `json:"ours_server_time,omitempty"`
+	ClientCPU  map[string]benchkit.Summary `json:"client_cpu_us_per_op"`
+	Busy       map[string]benchkit.Summary `json:"busy_percent"`
 }
 
 type report struct {
@@ -178,27 +189,27 @@ func startRedis(ctx context.Context, dir, fsync string, cpus []int) (int, int, f
 
 // startOurs serves a fresh engine's table over RESP on a loopback port,
 // with the shard count the server gives its default table on this machine.
-func startOurs(ctx context.Context, dir string, async bool) (int, func(), error) {
+func startOurs(ctx context.Context, dir string, async bool) (int, *resp.Server, func(), error) {
 	e, err := temporalstore.Open(ctx, temporalstore.Options{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if err := e.CreateTable(ctx, "bench", "t", temporalstore.TableOptions{Async: async, Shards: ourShards(), KeyGroups: temporalstore.PortableKeyGroups(ourShards())}); err != nil {
 		e.Close()
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	s, err := resp.New(resp.Options{Engine: e, Namespace: "bench", Table: "t", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		e.Close()
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		e.Close()
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	go s.Serve(l)
-	return l.Addr().(*net.TCPAddr).Port, func() {
+	return l.Addr().(*net.TCPAddr).Port, s, func() {
 		s.Close()
 		e.Close()
 	}, nil
@@ -296,7 +307,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		if err != nil {
 			return err
 		}
-		oport, stopOurs, err := startOurs(ctx, odir, mode == modeAsync)
+		oport, osrv, stopOurs, err := startOurs(ctx, odir, mode == modeAsync)
 		if err != nil {
 			stopRedis()
 			return err
@@ -338,9 +349,16 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 							port = null.port
 							null.setValueSize(size)
 						}
+						var before resp.CommandStat
+						if sys == "ours" {
+							before = commandStat(osrv, test)
+						}
 						res, err := benchmark(ctx, port, pid, test, cfg, size, p, requests, cpus.ClientCPUs, ncpu)
 						if err != nil {
 							return err
+						}
+						if sys == "ours" {
+							res.setServerTime(before, commandStat(osrv, test))
 						}
 						res.Repeat = r + 1
 						cr.Runs[sys] = append(cr.Runs[sys], res)
@@ -405,6 +423,13 @@ func (c *caseReport) summarize() {
 		c.Ops[sys] = col(func(r result) float64 { return r.OpsPerSec })
 		c.P99[sys] = col(func(r result) float64 { return r.P99Ms })
 		c.ServerCPU[sys] = col(func(r result) float64 { return r.ServerCPUUs })
+		if sys == "ours" {
+			c.ServerTime = map[string]benchkit.Summary{
+				"mean_us": col(func(r result) float64 { return r.ServerMeanUs }),
+				"p50_us":  col(func(r result) float64 { return r.ServerP50Us }),
+				"p99_us":  col(func(r result) float64 { return r.ServerP99Us }),
+			}
+		}
 		c.ClientCPU[sys] = col(func(r result) float64 { return r.ClientCPUUs })
 		c.Busy[sys] = col(func(r result) float64 { return r.BusyPercent })
 	}
@@ -478,6 +503,14 @@ func printTable(w io.Writer, r *report) {
 			c.Ops["null"].Median, c.NullRatio.Median, c.NullRatio.Min, c.NullRatio.Max, c.P99["null"].Median, c.ServerCPU["null"].Median)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "ours: time in the server per call by its own histograms (mean, and p50/p99 as power-of-two bucket bounds, µs), against redis-benchmark's p99")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\ttest\tsize\tP\tserver mean µs\tserver p50 µs\tserver p99 µs\tclient p99 µs\t")
+	for _, c := range r.Cases {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.0f\t%.0f\t%.0f\t\n", c.Mode, c.Test, c.Size, c.Pipeline,
+			c.ServerTime["mean_us"].Median, c.ServerTime["p50_us"].Median, c.ServerTime["p99_us"].Median, 1000*c.P99["ours"].Median)
+	}
+	tw.Flush()
 	fmt.Fprintln(w, "CPU per request in µs (user and system, medians) of the server and of redis-benchmark, and busy %: the share of the CPUs the two used")
 	fmt.Fprintln(w, "together; near 100 they fill the machine, and ops/s is about CPUs / (server + client CPU per request)")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -493,3 +526,28 @@ func printTable(w io.Writer, r *report) {
 // ourShards is the shard count examples/server gives a new default table
 // on this machine.
 func ourShards() int { return temporalstore.SuggestedShards(runtime.GOMAXPROCS(0)) }
+
+// commandStat returns srv's counters of the command test ("set", "get").
+func commandStat(srv *resp.Server, test string) resp.CommandStat {
+	for _, st := range srv.CommandStats() {
+		if st.Name == test {
+			return st
+		}
+	}
+	return resp.CommandStat{Name: test}
+}
+
+// setServerTime fills the server-side times from the counters before and
+// after the run.
+func (r *result) setServerTime(before, after resp.CommandStat) {
+	d := resp.CommandStat{Name: after.Name, Calls: after.Calls - before.Calls, Total: after.Total - before.Total}
+	for i := range d.Buckets {
+		d.Buckets[i] = after.Buckets[i] - before.Buckets[i]
+	}
+	if d.Calls == 0 {
+		return
+	}
+	us := func(t time.Duration) float64 { return float64(t.Nanoseconds()) / 1e3 }
+	r.ServerMeanUs = us(d.Total) / float64(d.Calls)
+	r.ServerP50Us, r.ServerP99Us = us(d.Percentile(50)), us(d.Percentile(99))
+}

@@ -33,6 +33,8 @@ func TestRunSmoke(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &rep))
 	require.NotEmpty(t, rep.Cases)
 	for _, c := range rep.Cases {
+		require.Positive(t, c.ServerTime["mean_us"].Median, "%s %s: our server's own time per call", c.Mode, c.Test)
+		require.GreaterOrEqual(t, c.ServerTime["p99_us"].Median, c.ServerTime["p50_us"].Median)
 		if c.Mode == modeAsync {
 			require.NotNil(t, c.NullRatio, "%s: the null server ran beside the async pairing", c.Test)
 			require.Len(t, c.Runs["null"], cfg.Repeats)
