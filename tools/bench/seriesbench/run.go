@@ -572,7 +572,12 @@ func printTable(w io.Writer, runs []run, rep report, rr rollupResult) {
 		ops := func(r run) float64 { return r.OpsPerSec }
 		p99 := func(r run) float64 { return r.P99Ms }
 		spread := func(key string) string {
-			s := rep.Ratios[key].(benchkit.Summary)
+			// Missing when the ratio is NaN: a run too short for the
+			// process clock (10 ms ticks) measures a server CPU of 0.
+			s, ok := rep.Ratios[key].(benchkit.Summary)
+			if !ok {
+				return "n/a"
+			}
 			return fmt.Sprintf("%.2f (%.2f..%.2f)", s.Median, s.Min, s.Max)
 		}
 		fmt.Fprintf(w, "%9s %12.0f %10.2f %10.1f %10.1f %12.0f %10.2f %10.1f %10.1f %20s %20s\n", name,

@@ -96,3 +96,17 @@ func TestSharedCPUCeiling(t *testing.T) {
 		require.InDelta(t, tc.want, got, 1e-9, "%s", tc.name)
 	}
 }
+
+// The table prints "n/a" for a ratio the run could not measure (a server
+// CPU of 0 in a run shorter than the process clock's tick) instead of
+// failing.
+func TestPrintTableWithoutServerCPURatio(t *testing.T) {
+	runs := []run{
+		{Case: "counter", System: "ours", OpsPerSec: 10, ServerCPUUsPerOp: 0},
+		{Case: "counter", System: "redis", OpsPerSec: 5, ServerCPUUsPerOp: 0},
+	}
+	rep := report{Ratios: map[string]any{"counter": benchkit.Summary{Median: 2, Min: 2, Max: 2}}}
+	var out bytes.Buffer
+	printTable(&out, runs, rep, rollupResult{})
+	require.Regexp(t, `counter .* 2\.00 \(2\.00\.\.2\.00\)\s+n/a`, out.String())
+}
