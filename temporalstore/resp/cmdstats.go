@@ -2,7 +2,7 @@ package resp
 
 import (
 	"math/bits"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -120,27 +120,31 @@ func (cs *commandStats) reset() {
 	}
 }
 
-// snapshot returns the commands called or rejected at least once, by name.
+// stat returns the counters of the command with id i.
+func (cs *commandStats) stat(i int) CommandStat {
+	ct := &cs.byID[i]
+	st := CommandStat{
+		Name:     commandList[i].name,
+		Calls:    ct.calls.Load(),
+		Failed:   ct.failed.Load(),
+		Rejected: ct.rejected.Load(),
+		Total:    time.Duration(ct.nanos.Load()),
+	}
+	for j := range ct.buckets {
+		st.Buckets[j] = ct.buckets[j].Load()
+	}
+	return st
+}
+
+// snapshot returns the commands called or rejected at least once, by name
+// (commandList is in name order).
 func (cs *commandStats) snapshot() []CommandStat {
 	var out []CommandStat
 	for i := range cs.byID {
-		ct := &cs.byID[i]
-		st := CommandStat{
-			Name:     commandList[i].name,
-			Calls:    ct.calls.Load(),
-			Failed:   ct.failed.Load(),
-			Rejected: ct.rejected.Load(),
-			Total:    time.Duration(ct.nanos.Load()),
+		if st := cs.stat(i); st.Calls > 0 || st.Rejected > 0 {
+			out = append(out, st)
 		}
-		if st.Calls == 0 && st.Rejected == 0 {
-			continue
-		}
-		for j := range ct.buckets {
-			st.Buckets[j] = ct.buckets[j].Load()
-		}
-		out = append(out, st)
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out
 }
 
@@ -154,6 +158,15 @@ func (s *Server) clock() time.Duration { return time.Since(s.started) }
 // name. Unknown commands are not counted here (INFO stats'
 // total_error_replies has them).
 func (s *Server) CommandStats() []CommandStat { return s.cmdStats.snapshot() }
+
+// CommandStat returns the counters of the command named name (lower
+// case): zero ones when it was not called or is not served.
+func (s *Server) CommandStat(name string) CommandStat {
+	if spec := commands[name]; spec != nil {
+		return s.cmdStats.stat(spec.id)
+	}
+	return CommandStat{Name: name}
+}
 
 // Stats are a Server's connection and command totals.
 type Stats struct {
@@ -233,29 +246,17 @@ func cmdLatency(c *conn, args [][]byte) {
 	case is(args[1], "histogram"):
 		st := c.s.CommandStats()
 		if len(args) > 2 {
-			want := map[string]bool{}
+			st = st[:0]
 			for _, a := range args[2:] {
-				want[strings.ToLower(string(a))] = true
-			}
-			kept := st[:0]
-			for _, s := range st {
-				if want[s.Name] {
-					kept = append(kept, s)
+				name := strings.ToLower(string(a))
+				if !slices.ContainsFunc(st, func(s CommandStat) bool { return s.Name == name }) {
+					st = append(st, c.s.CommandStat(name))
 				}
 			}
-			st = kept
 		}
-		n := 0
+		st = slices.DeleteFunc(st, func(s CommandStat) bool { return s.Calls == 0 })
+		c.w.mapHeader(len(st))
 		for _, s := range st {
-			if s.Calls > 0 {
-				n++
-			}
-		}
-		c.w.mapHeader(n)
-		for _, s := range st {
-			if s.Calls == 0 {
-				continue
-			}
 			filled := 0
 			for _, b := range s.Buckets {
 				if b > 0 {

@@ -61,16 +61,6 @@ func TestPercentile(t *testing.T) {
 	require.Equal(t, time.Microsecond<<(latencyBuckets-1), st.Percentile(50), "above the last bound: twice it")
 }
 
-// statOf returns the named command's counters, or zero ones.
-func statOf(s *Server, name string) CommandStat {
-	for _, st := range s.CommandStats() {
-		if st.Name == name {
-			return st
-		}
-	}
-	return CommandStat{Name: name}
-}
-
 func bucketTotal(st CommandStat) uint64 {
 	var n uint64
 	for _, c := range st.Buckets {
@@ -111,7 +101,7 @@ func TestCommandStatsCountCalls(t *testing.T) {
 	_, err = tx.Exec(ctx)
 	require.NoError(t, err)
 
-	set, get, lpush, incr := statOf(s, "set"), statOf(s, "get"), statOf(s, "lpush"), statOf(s, "incr")
+	set, get, lpush, incr := s.CommandStat("set"), s.CommandStat("get"), s.CommandStat("lpush"), s.CommandStat("incr")
 	require.Equal(t, uint64(41), set.Calls)
 	require.Equal(t, uint64(41), get.Calls)
 	require.Equal(t, uint64(1), get.Rejected, "GET without a key")
@@ -119,8 +109,8 @@ func TestCommandStatsCountCalls(t *testing.T) {
 	require.Equal(t, uint64(1), lpush.Calls)
 	require.Equal(t, uint64(1), lpush.Failed, "WRONGTYPE")
 	require.Equal(t, uint64(2), incr.Calls, "run by EXEC")
-	require.Equal(t, uint64(1), statOf(s, "exec").Calls)
-	require.Equal(t, uint64(1), statOf(s, "multi").Calls)
+	require.Equal(t, uint64(1), s.CommandStat("exec").Calls)
+	require.Equal(t, uint64(1), s.CommandStat("multi").Calls)
 	for _, st := range []CommandStat{set, get, lpush, incr} {
 		require.Equal(t, st.Calls, bucketTotal(st), "%s: every call in a bucket", st.Name)
 		require.Positive(t, st.Total, st.Name)
@@ -137,8 +127,8 @@ func TestCommandStatsCountCalls(t *testing.T) {
 	tx.Do(ctx, "get")
 	_, err = tx.Exec(ctx)
 	require.ErrorContains(t, err, "EXECABORT")
-	require.Equal(t, uint64(2), statOf(s, "get").Rejected)
-	require.Equal(t, uint64(1), statOf(s, "exec").Failed)
+	require.Equal(t, uint64(2), s.CommandStat("get").Rejected)
+	require.Equal(t, uint64(1), s.CommandStat("exec").Failed)
 }
 
 // INFO commandstats and latencystats have Redis's lines, left out of the
@@ -167,12 +157,12 @@ func TestInfoCommandStatsAndResetStat(t *testing.T) {
 	ro := redis.NewClient(&redis.Options{Addr: addr, Password: "ro"})
 	defer ro.Close()
 	require.ErrorContains(t, ro.ConfigResetStat(ctx).Err(), "NOPERM")
-	require.Equal(t, uint64(2), statOf(s, "set").Calls, "a refused reset changes nothing")
+	require.Equal(t, uint64(2), s.CommandStat("set").Calls, "a refused reset changes nothing")
 
 	require.NoError(t, c.ConfigResetStat(ctx).Err())
-	require.Zero(t, statOf(s, "set").Calls)
-	require.Zero(t, statOf(s, "info").Calls)
-	require.Equal(t, uint64(1), statOf(s, "config").Calls, "the reset itself is counted after it")
+	require.Zero(t, s.CommandStat("set").Calls)
+	require.Zero(t, s.CommandStat("info").Calls)
+	require.Equal(t, uint64(1), s.CommandStat("config").Calls, "the reset itself is counted after it")
 	require.Zero(t, s.Stats().ErrorReplies)
 	require.NotContains(t, c.Info(ctx, "commandstats").Val(), "cmdstat_set")
 	require.ErrorContains(t, c.Do(ctx, "config", "resetstat", "extra").Err(), "not supported")

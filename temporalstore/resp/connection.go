@@ -209,7 +209,8 @@ func cmdInfo(c *conn, args [][]byte) {
 		// Beyond Redis's fields: the table this server serves, and the
 		// key groups a MULTI or two-key command must keep to.
 		tableInfo(c.s.opts.Engine, c.s.opts.Namespace, c.s.opts.Table)...)...)
-	section("clients", "connected_clients:"+strconv.Itoa(c.s.Clients()))
+	tot := c.s.Stats()
+	section("clients", "connected_clients:"+strconv.Itoa(tot.ConnectedClients))
 	section("memory",
 		"used_memory:"+strconv.FormatUint(ms.HeapAlloc, 10),
 		"used_memory_human:"+human(ms.HeapAlloc),
@@ -225,9 +226,9 @@ func cmdInfo(c *conn, args [][]byte) {
 		logBytes += s.LogBytes
 	}
 	section("stats",
-		"total_connections_received:"+strconv.FormatInt(c.s.stats.connections.Load(), 10),
-		"total_commands_processed:"+strconv.FormatInt(c.s.stats.commands.Load(), 10),
-		"total_error_replies:"+strconv.FormatInt(c.s.stats.errors.Load(), 10),
+		"total_connections_received:"+strconv.FormatInt(tot.ConnectionsReceived, 10),
+		"total_commands_processed:"+strconv.FormatInt(tot.CommandsProcessed, 10),
+		"total_error_replies:"+strconv.FormatInt(tot.ErrorReplies, 10),
 		"engine_keys:"+strconv.FormatInt(keys, 10),
 		"engine_index_bytes:"+strconv.FormatInt(index, 10),
 		"engine_log_bytes:"+strconv.FormatInt(logBytes, 10))

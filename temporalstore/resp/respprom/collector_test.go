@@ -82,7 +82,7 @@ func TestCollectorExportsCommandStats(t *testing.T) {
 
 	h := metric(t, mfs, "temporalstore_resp_command_duration_seconds", "set").GetHistogram()
 	require.Equal(t, uint64(2), h.GetSampleCount())
-	require.InDelta(t, (statOf(s, "set").Total).Seconds(), h.GetSampleSum(), 1e-9)
+	require.InDelta(t, s.CommandStat("set").Total.Seconds(), h.GetSampleSum(), 1e-9)
 	bs := h.GetBucket()
 	require.Len(t, bs, len(resp.LatencyBounds()))
 	for i := 1; i < len(bs); i++ {
@@ -101,13 +101,4 @@ func TestCollectorExportsCommandStats(t *testing.T) {
 		require.Equal(t, "server", l.GetName())
 		require.Equal(t, "one", l.GetValue())
 	}
-}
-
-func statOf(s *resp.Server, name string) resp.CommandStat {
-	for _, st := range s.CommandStats() {
-		if st.Name == name {
-			return st
-		}
-	}
-	return resp.CommandStat{}
 }

@@ -351,14 +351,14 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 						}
 						var before resp.CommandStat
 						if sys == "ours" {
-							before = commandStat(osrv, test)
+							before = osrv.CommandStat(test)
 						}
 						res, err := benchmark(ctx, port, pid, test, cfg, size, p, requests, cpus.ClientCPUs, ncpu)
 						if err != nil {
 							return err
 						}
 						if sys == "ours" {
-							res.setServerTime(before, commandStat(osrv, test))
+							res.setServerTime(before, osrv.CommandStat(test))
 						}
 						res.Repeat = r + 1
 						cr.Runs[sys] = append(cr.Runs[sys], res)
@@ -526,16 +526,6 @@ func printTable(w io.Writer, r *report) {
 // ourShards is the shard count examples/server gives a new default table
 // on this machine.
 func ourShards() int { return temporalstore.SuggestedShards(runtime.GOMAXPROCS(0)) }
-
-// commandStat returns srv's counters of the command test ("set", "get").
-func commandStat(srv *resp.Server, test string) resp.CommandStat {
-	for _, st := range srv.CommandStats() {
-		if st.Name == test {
-			return st
-		}
-	}
-	return resp.CommandStat{Name: test}
-}
 
 // setServerTime fills the server-side times from the counters before and
 // after the run.
