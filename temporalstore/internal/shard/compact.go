@@ -97,7 +97,7 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 	if err != nil {
 		return st, err
 	}
-	if err := s.relocateEntries(ctx, old, relocateBatch, &st); err != nil {
+	if err := s.relocateEntries(ctx, old, &st); err != nil {
 		return st, err
 	}
 	// Should a string still be certainly below cut (a bucket of the counts
@@ -115,9 +115,9 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 }
 
 // relocateEntries rewrites at the log's head the values the entries point
-// at, a batch at a time, at most perRecord values a record; an entry
-// replaced or deleted meanwhile is skipped (View.relocate).
-func (s *Shard) relocateEntries(ctx context.Context, old []keyindex.Entry, perRecord int, st *ReclaimStats) error {
+// at, relocateBatch at a time; an entry replaced or deleted meanwhile is
+// skipped (View.relocate).
+func (s *Shard) relocateEntries(ctx context.Context, old []keyindex.Entry, st *ReclaimStats) error {
 	for len(old) > 0 {
 		batch := old[:min(relocateBatch, len(old))]
 		old = old[len(batch):]
@@ -125,7 +125,7 @@ func (s *Shard) relocateEntries(ctx context.Context, old []keyindex.Entry, perRe
 		if err != nil {
 			return err
 		}
-		if err := s.relocateMoves(ctx, moves, perRecord, st); err != nil {
+		if err := s.relocateMoves(ctx, moves, relocateBatch, st); err != nil {
 			return err
 		}
 	}
