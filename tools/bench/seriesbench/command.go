@@ -31,6 +31,9 @@ type Config struct {
 	// process, the load generator, to the rest (benchkit.Split), where the
 	// machine has two or more; otherwise all share every CPU.
 	Split bool
+	// Procs, when above 0, is the GOMAXPROCS our server process runs with;
+	// 0 leaves it the Go default (one per CPU).
+	Procs int
 }
 
 // DefaultConfig is the configuration when nothing is set.
@@ -75,6 +78,14 @@ var options = []option{
 	opt("split", "BENCH_SPLIT", "bool", "true: bind the servers to the first half of the CPUs and the load generator to the rest (needs two CPUs and taskset); default false: all share every CPU", func(c *Config, v string) error {
 		b, err := strconv.ParseBool(v)
 		c.Split = b
+		return err
+	}),
+	opt("procs", "BENCH_PROCS", "n", "GOMAXPROCS of our server process (default: one per CPU); 1 confines it to one core's worth of threads, as Redis's main thread", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil && n < 0 {
+			err = fmt.Errorf("procs %d: not negative", n)
+		}
+		c.Procs = n
 		return err
 	}),
 	opt("dir", "BENCH_DIR", "path", "base directory for both servers' data (default $TMPDIR or /tmp)", func(c *Config, v string) error {
