@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -96,4 +97,41 @@ func TestFeatureVerbs(t *testing.T) {
 	require.Equal(t, "v", c.Get(ctx, "s").Val())
 	_, err := c.Get(ctx, "f").Result()
 	require.NotErrorIs(t, err, redis.Nil)
+}
+
+// A Go service reads the time-aware verbs through go-redis's typed
+// commands, built for a verb go-redis has no method for and run with
+// Process: FQUERY's points as key-value pairs (timestamp, value), a
+// counter's total as an integer. Both protocols decode the same.
+func TestFeatureVerbsTypedGoRedis(t *testing.T) {
+	addr, _ := start(t, Options{})
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprint("resp", proto), func(t *testing.T) {
+			ctx := t.Context()
+			c := client(t, addr, proto)
+			key := fmt.Sprint("typed:", proto)
+			for ts, v := range map[int]string{10: "1", 20: "2", 30: "3"} {
+				st := redis.NewStatusCmd(ctx, "FAPPEND", key, ts, v)
+				require.NoError(t, c.Process(ctx, st))
+				require.Equal(t, "OK", st.Val())
+			}
+			points := redis.NewKeyValueSliceCmd(ctx, "FQUERY", key, 15, 100)
+			require.NoError(t, c.Process(ctx, points))
+			require.Equal(t, []redis.KeyValue{{Key: "20", Value: "2"}, {Key: "30", Value: "3"}}, points.Val())
+
+			none := redis.NewKeyValueSliceCmd(ctx, "FQUERY", key, 40, 100)
+			require.NoError(t, c.Process(ctx, none))
+			require.Empty(t, none.Val())
+
+			now := time.Now().UnixMilli()
+			for want := int64(1); want <= 3; want++ {
+				n := redis.NewIntCmd(ctx, "HSETANDGETOPT", "typed:e:"+key, now, 1, now-3_599_999, now, "sum", 60_000, 3_600_000, "")
+				require.NoError(t, c.Process(ctx, n))
+				require.Equal(t, want, n.Val())
+			}
+
+			bad := redis.NewKeyValueSliceCmd(ctx, "FQUERY", key, "x", 100)
+			require.ErrorContains(t, c.Process(ctx, bad), "ERR")
+		})
+	}
 }

@@ -17,6 +17,15 @@
 //   - Durable append throughput: FAPPEND of events of 1,024 entities on a
 //     durable table, beside ZADD on a redis-server with appendfsync always.
 //
+// Both systems' replies are decoded by go-redis's typed commands: Redis's
+// by its methods (ZRangeByScoreWithScores, Incr, Expire, MGet, ZAdd), ours
+// by the same kind of command built for a verb go-redis has no method for
+// (redis.NewKeyValueSliceCmd for FQUERY's [timestamp, value] pairs,
+// NewIntCmd, NewStatusCmd) and run with Client.Process, as a Go service
+// calling us would. The generic Client.Do would decode every point into
+// interface values, several allocations a point, where Redis's side gets
+// one.
+//
 // Each run also records each server's CPU time per operation (all its
 // threads, from /proc), since the load generator shares the machine's
 // cores: where they are few, the client's own cost per reply is in both

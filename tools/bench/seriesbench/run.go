@@ -95,7 +95,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	defer os.RemoveAll(base)
 
-	ours, closeOurs, err := startOurs(ctx, filepath.Join(base, "ours"), cpus.ServerCPUs)
+	ours, closeOurs, err := startOurs(ctx, filepath.Join(base, "ours"), cpus.ServerCPUs, cfg.Procs)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ type oursServer struct {
 // startOurs runs examples/server twice, as its own process like
 // redis-server: one whose default table is async (reads, counters), one
 // durable (appends).
-func startOurs(ctx context.Context, dir string, cpus []int) (oursAddrs, func(), error) {
+func startOurs(ctx context.Context, dir string, cpus []int, procs int) (oursAddrs, func(), error) {
 	bin, err := benchkit.BuildExample(dir, "./examples/server", "ts-server")
 	if err != nil {
 		return oursAddrs{}, nil, err
@@ -258,6 +258,9 @@ func startOurs(ctx context.Context, dir string, cpus []int) (oursAddrs, func(), 
 		cmd := benchkit.OnCPUs(ctx, cpus, bin, "--data", data, "--resp", a[0], "--http", a[1], "--s3", a[2],
 			"--async="+strconv.FormatBool(async), "--log-level", "warn")
 		cmd.Stderr = os.Stderr
+		if procs > 0 {
+			cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
+		}
 		if err := cmd.Start(); err != nil {
 			stopAll()
 			return oursAddrs{}, nil, err
@@ -327,7 +330,9 @@ func windowStart(rng *rand.Rand) (key int, start, end int64) {
 
 func windowOurs(ctx context.Context, c *redis.Client, rng *rand.Rand) error {
 	k, s, e := windowStart(rng)
-	v, err := c.Do(ctx, "FQUERY", fmt.Sprint("f:", k), s, e).Slice()
+	cmd := redis.NewKeyValueSliceCmd(ctx, "FQUERY", fmt.Sprint("f:", k), s, e)
+	_ = c.Process(ctx, cmd)
+	v, err := cmd.Result()
 	if err == nil && len(v) != windowPoints {
 		err = fmt.Errorf("FQUERY returned %d points", len(v))
 	}
@@ -347,7 +352,12 @@ func windowRedis(ctx context.Context, c *redis.Client, rng *rand.Rand) error {
 // command (per-minute buckets).
 func counterOurs(ctx context.Context, c *redis.Client, rng *rand.Rand) error {
 	now := time.Now().UnixMilli()
-	_, err := c.Do(ctx, "HSETANDGETOPT", fmt.Sprint("e:", rng.IntN(counterKeys)), now, 1, now-3_599_999, now, "sum", 60_000, 3_600_000, "").Int64()
+	cmd := redis.NewIntCmd(ctx, "HSETANDGETOPT", fmt.Sprint("e:", rng.IntN(counterKeys)), now, 1, now-3_599_999, now, "sum", 60_000, 3_600_000, "")
+	_ = c.Process(ctx, cmd)
+	n, err := cmd.Result()
+	if err == nil && n < 1 {
+		err = errors.New("the count lost this event")
+	}
 	return err
 }
 
@@ -382,7 +392,9 @@ func counterRedis(ctx context.Context, c *redis.Client, rng *rand.Rand) error {
 }
 
 func appendOurs(ctx context.Context, c *redis.Client, rng *rand.Rand) error {
-	return c.Do(ctx, "FAPPEND", fmt.Sprint("a:", rng.IntN(appendKeys)), time.Now().UnixNano()/1000, "1").Err()
+	cmd := redis.NewStatusCmd(ctx, "FAPPEND", fmt.Sprint("a:", rng.IntN(appendKeys)), time.Now().UnixNano()/1000, "1")
+	_ = c.Process(ctx, cmd)
+	return cmd.Err()
 }
 
 func appendRedis(ctx context.Context, c *redis.Client, rng *rand.Rand) error {
