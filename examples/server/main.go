@@ -131,7 +131,7 @@ var flags = []flagDef{
 		c.insecure = b
 		return err
 	}},
-	{"cache-bytes", "TS_CACHE_BYTES", strconv.Itoa(temporalstore.DefaultCacheBytes), "memory budget of the engine's record cache in bytes; -1 turns it off", func(c *config, v string) error {
+	{"cache-bytes", "TS_CACHE_BYTES", strconv.FormatInt(temporalstore.SuggestedCacheBytes(temporalstore.AvailableMemory()), 10), "memory budget of the engine's record cache in bytes (a quarter more holds the newest records); -1 turns it off. The default follows the memory this process may use (the machine's, or its control group's limit): a sixteenth of it, at least 64 MiB and at most 4 GiB. A budget, not an allocation: it fills with the data read and written. Writes that replace values of a few hundred bytes run faster with more", func(c *config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		c.cacheBytes = n
 		return err

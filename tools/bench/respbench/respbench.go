@@ -190,7 +190,8 @@ func startRedis(ctx context.Context, dir, fsync string, cpus []int) (int, int, f
 // startOurs serves a fresh engine's table over RESP on a loopback port,
 // with the shard count the server gives its default table on this machine.
 func startOurs(ctx context.Context, dir string, async bool) (int, *resp.Server, func(), error) {
-	e, err := temporalstore.Open(ctx, temporalstore.Options{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
+	// The record cache examples/server gives itself on this machine.
+	e, err := temporalstore.Open(ctx, temporalstore.Options{Dir: dir, CacheBytes: ourCacheBytes(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -397,7 +398,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		"cpu_layout":     layout,
 		"keyspace":       "redis-benchmark -r 100000",
 		"redis":          "redis-server (Debian) --appendonly yes --appendfsync everysec (async mode) or always (durable mode), --save ''",
-		"ours":           fmt.Sprintf("temporalstore/resp over an engine table of %d shards (the server's default here: temporalstore.SuggestedShards(GOMAXPROCS)), async (synced every 10 ms) or durable (fsync before the reply), in the benchmark's process", ourShards()),
+		"ours":           fmt.Sprintf("temporalstore/resp over an engine table of %d shards (the server's default here: temporalstore.SuggestedShards(GOMAXPROCS)) and a record cache of %d bytes (the server's default here: temporalstore.SuggestedCacheBytes(AvailableMemory())), async (synced every 10 ms) or durable (fsync before the reply), in the benchmark's process", ourShards(), ourCacheBytes()),
 		"client":         "redis-benchmark from the same package, one process per run",
 		"null":           "async mode: a RESP server in the benchmark's process that parses requests and replies (+OK, GET a value of the row's size) and does nothing else, in one epoll loop as Redis's; its ratio to Redis is about the most any server's can be with this client here, within the spread of single runs (±15 % on a shared machine)",
 		"wall_time":      time.Since(began).Round(time.Millisecond).String(),
@@ -526,6 +527,8 @@ func printTable(w io.Writer, r *report) {
 // ourShards is the shard count examples/server gives a new default table
 // on this machine.
 func ourShards() int { return temporalstore.SuggestedShards(runtime.GOMAXPROCS(0)) }
+
+func ourCacheBytes() int64 { return temporalstore.SuggestedCacheBytes(temporalstore.AvailableMemory()) }
 
 // setServerTime fills the server-side times from the counters before and
 // after the run.
