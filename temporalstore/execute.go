@@ -192,6 +192,10 @@ type Command struct {
 	SelectLast  bool
 	Limit       int64
 	Window      time.Duration
+	// Into, when set, is memory the caller lends a window read
+	// (KindFQuery): Response.Points and their values are put in it instead
+	// of fresh allocations, and stay valid until its next use.
+	Into *PointBuffer
 }
 
 // Response is what a command returns.

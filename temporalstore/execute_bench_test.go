@@ -3,6 +3,7 @@ package temporalstore
 import (
 	"fmt"
 	"log/slog"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -145,4 +146,37 @@ func BenchmarkExecuteMGet(b *testing.B) {
 		i++
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i*len(cmd.Keys)), "ns/key")
+}
+
+// BenchmarkExecuteFQuery reads windows of 100 points of a 10,000-point
+// series through Execute, into fresh memory or into one reused
+// PointBuffer (Command.Into), as the RESP server does.
+func BenchmarkExecuteFQuery(b *testing.B) {
+	for _, into := range []bool{false, true} {
+		b.Run(fmt.Sprint("into=", into), func(b *testing.B) {
+			ctx := b.Context()
+			e := benchEngine(b)
+			points := make([]Point, 10_000)
+			for i := range points {
+				points[i] = Point{TS: int64(i), Value: []byte(strconv.Itoa(i*7919%100_000 + 1))}
+			}
+			if _, err := e.Execute(ctx, Command{Kind: KindFAppend, Namespace: "n", Table: "t", Key: []byte("f"), Points: points}); err != nil {
+				b.Fatal(err)
+			}
+			var buf PointBuffer
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				c := Command{Kind: KindFQuery, Namespace: "n", Table: "t", Key: []byte("f"), Start: int64(i % 9_900), End: 99_999_999, Count: 100, HasCount: true}
+				if into {
+					c.Into = &buf
+				}
+				r, err := e.Execute(ctx, c)
+				if err != nil || len(r.Points) != 100 {
+					b.Fatalf("FQUERY: %v, %d points", err, len(r.Points))
+				}
+				i += 37
+			}
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
@@ -447,21 +448,46 @@ func queryWindow(o *object.Object, c *Command, _ featureEnv, limit int, r *Respo
 	if lo == hi {
 		return nil
 	}
-	// One allocation for the points and one for all their values.
+	// One allocation for the points and one for all their values, or
+	// none into the caller's buffer when it has the room.
 	n := 0
 	for i := lo; i < hi; i++ {
 		_, v := o.Series.At(i)
 		n += len(v)
 	}
-	buf := make([]byte, 0, n)
-	r.Points = make([]Point, 0, hi-lo)
+	var buf []byte
+	if c.Into != nil {
+		buf, r.Points = slices.Grow(c.Into.values[:0], n), slices.Grow(c.Into.points[:0], hi-lo)
+	} else {
+		buf, r.Points = make([]byte, 0, n), make([]Point, 0, hi-lo)
+	}
 	for i := lo; i < hi; i++ {
 		ts, v := o.Series.At(i)
 		at := len(buf)
 		buf = append(buf, v...)
 		r.Points = append(r.Points, Point{TS: ts, Value: buf[at:len(buf):len(buf)]})
 	}
+	if c.Into != nil {
+		c.Into.values, c.Into.points = buf, r.Points
+	}
 	return nil
+}
+
+// PointBuffer is memory a caller lends window reads through Command.Into,
+// reused from read to read: a read's points and their values live in it
+// until the next read into it. Its zero value is ready; it is not safe for
+// concurrent reads.
+type PointBuffer struct {
+	points []Point
+	values []byte
+}
+
+// Shrink lets the buffer's memory go when it holds more than maxBytes, so
+// that one large read does not keep its size for every read after.
+func (b *PointBuffer) Shrink(maxBytes int) {
+	if cap(b.values)+cap(b.points)*int(unsafe.Sizeof(Point{})) > maxBytes {
+		*b = PointBuffer{}
+	}
 }
 
 // checkFilters refuses a filter of an unknown field or operator.

@@ -206,6 +206,9 @@ func TestFeatureSeriesMatchesAModel(t *testing.T) {
 	require.NoError(t, e.CreateTable(ctx, "m", "t", TableOptions{FeatureMaxSize: keep, Shards: 2}))
 	model := map[string]map[int64]string{}
 	rng := rand.New(rand.NewPCG(1, 2))
+	// Every other read goes into one reused buffer (Command.Into), as the
+	// RESP server's do, and must read the same.
+	var into PointBuffer
 	trim := func(m map[int64]string) {
 		tss := slices.Sorted(maps.Keys(m))
 		for len(tss) > keep {
@@ -266,6 +269,9 @@ func TestFeatureSeriesMatchesAModel(t *testing.T) {
 			c.Start, c.End = int64(rng.IntN(100)), int64(rng.IntN(100))
 			if rng.IntN(2) == 0 {
 				c.Count, c.HasCount = rng.IntN(10), true
+			}
+			if step%2 == 0 {
+				c.Into = &into
 			}
 		}
 		r := exec(t, e, c)

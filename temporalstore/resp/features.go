@@ -206,15 +206,18 @@ func (c *conn) filter(field, op, value string) (ts.Filter, bool) {
 }
 
 // pointsReply runs cmd and writes its points as [timestamp, value] pairs.
+// A window read puts them in the connection's buffer, which they leave
+// when written.
 func (c *conn) pointsReply(cmd ts.Command) {
+	cmd.Into = &c.points
 	r, ok := c.exec(cmd)
-	if !ok {
-		return
+	if ok {
+		c.w.array(len(r.Points))
+		for _, p := range r.Points {
+			c.w.pair(p.TS, p.Value)
+		}
 	}
-	c.w.array(len(r.Points))
-	for _, p := range r.Points {
-		c.w.pair(p.TS, p.Value)
-	}
+	c.points.Shrink(maxScratch)
 }
 
 // aggReply writes one aggregate: an integer, a float as a bulk string, or

@@ -226,8 +226,10 @@ type conn struct {
 	last   string // the last command's name, for CLIENT LIST
 	tx     *txState
 	watch  []watched
-	// scratch is a buffer commands read values into before replying.
+	// scratch is a buffer commands read values into before replying;
+	// points one window reads put their points in (Command.Into).
 	scratch []byte
+	points  temporalstore.PointBuffer
 	// errReplies counts the error replies of the command running (see
 	// runTimed).
 	errReplies int
