@@ -60,6 +60,7 @@ type config struct {
 	pprof           bool
 	slowlogAfter    time.Duration
 	slowlogMaxLen   int
+	latencyMonitor  time.Duration
 }
 
 // flagDef is one flag with the environment variable that also sets it.
@@ -164,6 +165,14 @@ var flags = []flagDef{
 			err = fmt.Errorf("must be above 0 (or -1 for off), got %s", v)
 		}
 		c.slowlogAfter = d
+		return err
+	}},
+	{"latency-monitor-threshold", "TS_LATENCY_MONITOR_THRESHOLD", "0", "server time from which a RESP call is a latency event (LATENCY LATEST, HISTORY), in whole milliseconds, as Redis's latency-monitor-threshold, e.g. 5ms; 0 leaves the monitor off. CONFIG SET latency-monitor-threshold changes it while running", func(c *config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && d < 0 {
+			err = fmt.Errorf("must not be negative, got %s", v)
+		}
+		c.latencyMonitor = d
 		return err
 	}},
 	{"slowlog-max-len", "TS_SLOWLOG_MAX_LEN", strconv.Itoa(resp.DefaultSlowlogMaxLen), "how many slow calls the slow log keeps, the newest", func(c *config, v string) error {
@@ -332,7 +341,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var respSrv *resp.Server
 	if c.respAddr != "" {
 		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
-			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen})
+			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor})
 		if err != nil {
 			e.Close()
 			return err

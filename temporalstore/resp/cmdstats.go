@@ -279,9 +279,44 @@ func cmdLatency(c *conn, args [][]byte) {
 				c.w.int(int64(cum))
 			}
 		}
+	case is(args[1], "latest") && len(args) == 2:
+		entries := c.s.latency.latest()
+		c.w.array(len(entries))
+		for _, e := range entries {
+			c.w.array(4)
+			c.w.bulkString(e.event)
+			c.w.int(e.at.Unix())
+			c.w.int(e.ms)
+			c.w.int(e.max)
+		}
+	case is(args[1], "history") && len(args) == 3:
+		samples := c.s.latency.history(string(args[2]))
+		c.w.array(len(samples))
+		for _, s := range samples {
+			c.w.array(2)
+			c.w.int(s.at.Unix())
+			c.w.int(s.ms)
+		}
+	case is(args[1], "reset"):
+		if c.access == accessRead {
+			c.errorf("NOPERM this user has no permissions to run the 'latency|reset' command")
+			return
+		}
+		names := make([]string, 0, len(args)-2)
+		for _, a := range args[2:] {
+			names = append(names, string(a))
+		}
+		c.w.int(int64(c.s.latency.reset(names)))
 	case is(args[1], "help") && len(args) == 2:
 		help := []string{
 			"LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"HISTORY <event>",
+			"    Return time-latency samples for the <event> class.",
+			"LATEST",
+			"    Return the latest latency samples for all events.",
+			"RESET [<event> ...]",
+			"    Reset latency data of one or more <event> classes.",
+			"    (default: reset all data for all event classes)",
 			"HISTOGRAM [COMMAND ...]",
 			"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
 			"    If no commands are specified then all histograms are replied.",
@@ -290,6 +325,6 @@ func cmdLatency(c *conn, args [][]byte) {
 		}
 		c.w.simpleLines(help)
 	default:
-		c.errorf("ERR LATENCY %s is not supported: the latency monitor is not implemented; LATENCY HISTOGRAM, INFO latencystats and SLOWLOG GET are", strings.ToUpper(string(args[1])))
+		c.errorf("ERR LATENCY %s is not supported: LATENCY LATEST, HISTORY, RESET and HISTOGRAM are; DOCTOR and GRAPH are not implemented", strings.ToUpper(string(args[1])))
 	}
 }

@@ -183,6 +183,7 @@ func (c *conn) runTimed(spec *cmdSpec, args [][]byte) {
 	if c.s.slowlog.slow(d) {
 		c.s.slowlog.add(c, args, d)
 	}
+	c.s.latency.record(latencyEventCommand, d)
 }
 
 // exec runs cmd on the engine in the server's table; on an error it writes

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path"
 	"runtime"
@@ -389,13 +390,18 @@ func cmdConfig(c *conn, args [][]byte) {
 		c.w.ok()
 		return
 	}
+	if is(args[1], "set") {
+		configSet(c, args)
+		return
+	}
 	if !is(args[1], "get") || len(args) < 3 {
 		c.errorf("ERR CONFIG %s is not supported", strings.ToUpper(string(args[1])))
 		return
 	}
 	known := map[string]string{"save": "", "appendonly": "no", "databases": "1", "maxmemory": "0",
-		"slowlog-log-slower-than": strconv.FormatInt(c.s.slowlogThresholdMicros(), 10),
-		"slowlog-max-len":         strconv.Itoa(max(c.s.opts.SlowlogMaxLen, 0))}
+		"slowlog-log-slower-than":   strconv.FormatInt(c.s.slowlogThresholdMicros(), 10),
+		"slowlog-max-len":           strconv.FormatInt(max(c.s.slowlog.maxLen.Load(), 0), 10),
+		"latency-monitor-threshold": strconv.FormatInt(c.s.latency.thresholdMs.Load(), 10)}
 	// Each argument is a name or, as in Redis, a glob pattern of names;
 	// a setting matched twice is listed once.
 	var pairs []string
@@ -412,6 +418,71 @@ func cmdConfig(c *conn, args [][]byte) {
 	for _, p := range pairs {
 		c.w.bulkString(p)
 	}
+}
+
+// settable reports whether CONFIG SET changes the setting name, and its
+// least value: Redis's names and units (microseconds, entries,
+// milliseconds).
+func settable(name string) (least int64, ok bool) {
+	switch name {
+	case "slowlog-log-slower-than":
+		return -1, true
+	case "slowlog-max-len", "latency-monitor-threshold":
+		return 0, true
+	}
+	return 0, false
+}
+
+// configSet is CONFIG SET name value [name value ...]. As in Redis 7,
+// every pair is checked before any is applied, so an error changes
+// nothing.
+func configSet(c *conn, args [][]byte) {
+	if len(args) < 4 || len(args)%2 != 0 {
+		c.errorf("ERR wrong number of arguments for 'config|set' command")
+		return
+	}
+	if c.access == accessRead {
+		c.errorf("NOPERM this user has no permissions to run the 'config|set' command")
+		return
+	}
+	values := map[string]int64{}
+	for i := 2; i < len(args); i += 2 {
+		name := strings.ToLower(string(args[i]))
+		least, ok := settable(name)
+		if !ok {
+			c.errorf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", args[i])
+			return
+		}
+		if _, dup := values[name]; dup {
+			c.errorf("ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", name)
+			return
+		}
+		v, err := strconv.ParseInt(string(args[i+1]), 10, 64)
+		if err != nil {
+			c.errorf("ERR CONFIG SET failed (possibly related to argument '%s') - argument couldn't be parsed into an integer", name)
+			return
+		}
+		if v < least {
+			c.errorf("ERR CONFIG SET failed (possibly related to argument '%s') - argument must be between %d and %d inclusive", name, least, int64(math.MaxInt64))
+			return
+		}
+		values[name] = v
+	}
+	for name, v := range values {
+		switch name {
+		case "slowlog-log-slower-than":
+			t := time.Duration(-1)
+			if v >= 0 {
+				t = time.Duration(min(v, math.MaxInt64/int64(time.Microsecond))) * time.Microsecond
+			}
+			c.s.slowlog.threshold.Store(int64(t))
+		case "slowlog-max-len":
+			c.s.slowlog.setMaxLen(v)
+		case "latency-monitor-threshold":
+			c.s.latency.thresholdMs.Store(min(v, math.MaxInt64/int64(time.Millisecond)))
+		}
+	}
+	c.w.ok()
 }
 
 // tableInfo is INFO server's lines on the served table, or its error.

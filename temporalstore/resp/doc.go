@@ -37,8 +37,7 @@
 // rejected_calls,failed_calls; latency_percentiles_usec_<name>:p50,p99,
 // p99.9, here the upper bounds of the buckets), in INFO all and not in
 // the default INFO; LATENCY HISTOGRAM [command ...] gives the histograms
-// in Redis 7's shape (Redis's latency monitor, LATENCY LATEST and the
-// rest, is not implemented and says so); CONFIG RESETSTAT starts them and
+// in Redis 7's shape; CONFIG RESETSTAT starts them and
 // INFO stats' totals
 // again from zero (refused to read-only tokens). Server.CommandStats and
 // Server.Stats return them, and package respprom exports them to
@@ -52,6 +51,19 @@
 // cuts them; AUTH's and HELLO's replaced by "(redacted)"), client address
 // and name. CONFIG GET slowlog-log-slower-than and slowlog-max-len show
 // the settings; CONFIG GET takes glob patterns, as Redis's.
+//
+// Redis's latency monitor: with latency-monitor-threshold above 0
+// (Options.LatencyMonitorThreshold; off by default, as Redis's), a call
+// taking at least that many milliseconds is a sample of the event
+// "command" (Redis also keeps "fast-command" and persistence events;
+// here every call is one event). LATENCY LATEST gives each event's newest
+// sample and its worst, LATENCY HISTORY <event> its last 160 (one a
+// second, the worst of that second), LATENCY RESET [event ...] forgets
+// them; DOCTOR and GRAPH are not implemented and say so. CONFIG SET
+// slowlog-log-slower-than, slowlog-max-len and latency-monitor-threshold
+// change the settings while running, in Redis's units and with its
+// errors, every pair checked before any is applied; the other settings
+// are fixed by the server's flags.
 //
 // # Time-aware models
 //

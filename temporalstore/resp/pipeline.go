@@ -195,10 +195,12 @@ func (r *getRun) run(c *conn) {
 func (c *conn) countRun(spec *cmdSpec, n int, took time.Duration, failed int, args func(i int) [][]byte) {
 	c.s.stats.commands.Add(int64(n))
 	c.s.cmdStats.record(spec, n, took, failed)
-	if share := took / time.Duration(max(n, 1)); c.s.slowlog.slow(share) {
+	share := took / time.Duration(max(n, 1))
+	if c.s.slowlog.slow(share) {
 		for i := range n {
 			c.s.slowlog.add(c, args(i), share)
 		}
 	}
+	c.s.latency.record(latencyEventCommand, share)
 	c.errReplies = 0
 }

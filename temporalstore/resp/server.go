@@ -25,6 +25,8 @@ var (
 	ErrNoEngine = errors.New("resp: Options.Engine is required")
 	// ErrClosed is returned by Serve after Close.
 	ErrClosed = errors.New("resp: server closed")
+	// ErrInvalidOptions is returned by New for an option out of range.
+	ErrInvalidOptions = errors.New("resp: invalid options")
 )
 
 // Options configures a Server.
@@ -55,6 +57,11 @@ type Options struct {
 	// SlowlogMaxLen is how many slow calls the log keeps, the newest.
 	// Default: DefaultSlowlogMaxLen (128); negative: none.
 	SlowlogMaxLen int
+	// LatencyMonitorThreshold turns on the latency monitor (LATENCY
+	// LATEST, HISTORY) for calls taking at least this long, rounded down
+	// to whole milliseconds, as Redis's latency-monitor-threshold.
+	// Default: 0, off (Redis's default); CONFIG SET changes it.
+	LatencyMonitorThreshold time.Duration
 }
 
 // Server serves RESP connections.
@@ -72,6 +79,7 @@ type Server struct {
 	stats    serverStats
 	cmdStats *commandStats
 	slowlog  *slowlog
+	latency  *latencyMonitor
 }
 
 type serverStats struct {
@@ -98,8 +106,13 @@ func New(opts Options) (*Server, error) {
 	if opts.SlowlogMaxLen == 0 {
 		opts.SlowlogMaxLen = DefaultSlowlogMaxLen
 	}
-	return &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmdStats: newCommandStats(),
-		slowlog: newSlowlog(opts.SlowlogThreshold, opts.SlowlogMaxLen)}, nil
+	if opts.LatencyMonitorThreshold < 0 {
+		return nil, fmt.Errorf("%w: negative LatencyMonitorThreshold", ErrInvalidOptions)
+	}
+	s := &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmdStats: newCommandStats(),
+		slowlog: newSlowlog(opts.SlowlogThreshold, opts.SlowlogMaxLen), latency: newLatencyMonitor()}
+	s.latency.thresholdMs.Store(opts.LatencyMonitorThreshold.Milliseconds())
+	return s, nil
 }
 
 // Serve accepts connections on l until Close; it returns ErrClosed then.

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,10 +30,11 @@ type slowEntry struct {
 	name string // the connection's name (CLIENT SETNAME)
 }
 
-// slowlog keeps the newest slow calls, up to a bound.
+// slowlog keeps the newest slow calls, up to a bound. Both settings
+// change at run time (CONFIG SET), so they are atomics read per call.
 type slowlog struct {
-	threshold time.Duration // negative: off
-	maxLen    int
+	threshold atomic.Int64 // a time.Duration; negative: off
+	maxLen    atomic.Int64 // negative: none kept
 
 	mu      sync.Mutex
 	entries []slowEntry // oldest first
@@ -40,17 +42,37 @@ type slowlog struct {
 }
 
 func newSlowlog(threshold time.Duration, maxLen int) *slowlog {
-	return &slowlog{threshold: threshold, maxLen: maxLen}
+	l := &slowlog{}
+	l.threshold.Store(int64(threshold))
+	l.maxLen.Store(int64(maxLen))
+	return l
 }
 
 // slow reports whether a call that took d goes in the log.
-func (l *slowlog) slow(d time.Duration) bool { return l.threshold >= 0 && d >= l.threshold }
+func (l *slowlog) slow(d time.Duration) bool {
+	t := l.threshold.Load()
+	return t >= 0 && int64(d) >= t
+}
+
+// setMaxLen bounds the log to n entries, dropping the oldest beyond it.
+func (l *slowlog) setMaxLen(n int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.maxLen.Store(n)
+	l.trimLocked()
+}
+
+func (l *slowlog) trimLocked() {
+	if over := len(l.entries) - int(max(l.maxLen.Load(), 0)); over > 0 {
+		l.entries = append(l.entries[:0], l.entries[over:]...)
+	}
+}
 
 // add logs a call of c with args that took d. The arguments are copied,
 // cut as Redis cuts them: at most 32, the last saying how many more there
 // were, each at most 128 bytes, saying how many more bytes it had.
 func (l *slowlog) add(c *conn, args [][]byte, d time.Duration) {
-	if l.maxLen <= 0 {
+	if l.maxLen.Load() <= 0 {
 		return
 	}
 	n := min(len(args), slowlogMaxArgs)
@@ -78,9 +100,7 @@ func (l *slowlog) add(c *conn, args [][]byte, d time.Duration) {
 	e.id = l.nextID
 	l.nextID++
 	l.entries = append(l.entries, e)
-	if over := len(l.entries) - l.maxLen; over > 0 {
-		l.entries = append(l.entries[:0], l.entries[over:]...)
-	}
+	l.trimLocked()
 }
 
 // newest returns up to n entries, newest first; n < 0: all.
@@ -112,10 +132,11 @@ func (l *slowlog) reset() {
 // slowlogThresholdMicros is CONFIG GET slowlog-log-slower-than: the
 // threshold in microseconds, or -1 when the log is off.
 func (s *Server) slowlogThresholdMicros() int64 {
-	if s.opts.SlowlogThreshold < 0 {
+	t := time.Duration(s.slowlog.threshold.Load())
+	if t < 0 {
 		return -1
 	}
-	return s.opts.SlowlogThreshold.Microseconds()
+	return t.Microseconds()
 }
 
 // cmdSlowlog is SLOWLOG GET [count] | LEN | RESET | HELP.
