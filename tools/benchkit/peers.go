@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -76,19 +77,71 @@ func StartRedisProcessOn(ctx context.Context, dir string, cpus []int, args ...st
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}
-	c := redis.NewClient(&redis.Options{Addr: addrs[0]})
+	if err := waitPing(ctx, addrs[0]); err != nil {
+		stop()
+		return RedisProcess{}, fmt.Errorf("redis-server did not answer: %w", err)
+	}
+	return RedisProcess{Addr: addrs[0], PID: cmd.Process.Pid, Stop: stop}, nil
+}
+
+// waitPing waits, up to about 10 s, until a RESP server answers PING on
+// addr.
+func waitPing(ctx context.Context, addr string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr})
 	defer c.Close()
 	for i := 0; ; i++ {
 		err := c.Ping(ctx).Err()
-		if err == nil {
-			return RedisProcess{Addr: addrs[0], PID: cmd.Process.Pid, Stop: stop}, nil
-		}
-		if i > 500 {
-			stop()
-			return RedisProcess{}, fmt.Errorf("redis-server did not answer: %w", err)
+		if err == nil || i > 500 {
+			return err
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// ServerProcess is an examples/server StartServerProcess started.
+type ServerProcess struct {
+	// Addr is its RESP address.
+	Addr string
+	// PID is its process, for ProcessCPU.
+	PID  int
+	Stop func()
+}
+
+// StartServerProcess runs bin, examples/server built by BuildExample, as
+// its own process on cpus (none: anywhere), with GOMAXPROCS procs when
+// above 0, serving RESP and HTTP on free loopback ports (no S3) with its
+// data in dir and extra arguments, and waits until it answers. Stop
+// interrupts it, as SIGTERM would (it drains and checkpoints), and kills it
+// after 10 s.
+func StartServerProcess(ctx context.Context, bin, dir string, cpus []int, procs int, args ...string) (ServerProcess, error) {
+	a, err := FreeAddrs(2)
+	if err != nil {
+		return ServerProcess{}, err
+	}
+	cmd := OnCPUs(ctx, cpus, bin, append([]string{"--data", dir, "--resp", a[0], "--http", a[1], "--s3", ""}, args...)...)
+	cmd.Stderr = os.Stderr
+	if procs > 0 {
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
+	}
+	if err := cmd.Start(); err != nil {
+		return ServerProcess{}, err
+	}
+	stop := func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	if err := waitPing(ctx, a[0]); err != nil {
+		stop()
+		return ServerProcess{}, fmt.Errorf("examples/server did not answer: %w", err)
+	}
+	return ServerProcess{Addr: a[0], PID: cmd.Process.Pid, Stop: stop}, nil
 }
 
 // BuildExample builds the repository's example pkg (such as

@@ -4,7 +4,9 @@
 // Two pairings: redis-server with appendonly and appendfsync everysec
 // against ours on an async table (writes acknowledged once written, synced
 // every 10 ms), and redis-server with appendfsync always against ours on a
-// durable table (fsync before the reply). SET and GET, 50 clients, values
+// durable table (fsync before the reply). Ours is examples/server, built
+// from the repository and run as its own process with its defaults, as a
+// user runs it and as redis-server runs. SET and GET, 50 clients, values
 // of 16 B and 256 B, pipeline 1 and 16; ops/s and p50/p99 from
 // redis-benchmark's CSV. Each size's SETs run before its GETs, so the GETs
 // read values of their row's size.
@@ -19,13 +21,14 @@
 // as at pipeline 1 on two shared cores, that bound is near 1.
 //
 // For ours the report also gives the server's own time per call, from its
-// per-command histograms (resp.Server.CommandStats, read before and after
-// each run): mean, p50 and p99, beside redis-benchmark's p99, so a tail
-// can be told apart as the command's or as waiting around it.
+// per-command histograms (CONFIG RESETSTAT before each run, INFO
+// commandstats and latencystats after): mean, p50 and p99, beside
+// redis-benchmark's p99, so a tail can be told apart as the command's or
+// as waiting around it. --procs (BENCH_PROCS) sets our server's GOMAXPROCS.
 //
 // With --split true (BENCH_SPLIT) the servers run on the first half of the
 // machine's CPUs and redis-benchmark on the rest (benchkit.Split), and our
-// server, which runs in this process, gets GOMAXPROCS for its CPUs: where
+// server gets GOMAXPROCS for its CPUs (Go reads the affinity): where
 // redis-benchmark shares every core with a server whose threads use them
 // all, the kernel takes its core from it at random, and the requests it
 // has in flight meanwhile count as the server's latency. By default all

@@ -1,6 +1,7 @@
 package respbench
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -17,8 +18,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/temporalstore/temporalstore-go/temporalstore"
-	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
 
@@ -32,9 +34,9 @@ type Config struct {
 	Dir       string
 	Quick     bool
 	Out       string
-	// Procs, when above 0, is the GOMAXPROCS our server runs with (it runs
-	// in this process); 0 leaves Go's default, one per CPU (of those it
-	// is bound to when Split).
+	// Procs, when above 0, is the GOMAXPROCS our server process runs
+	// with; 0 leaves Go's default, one per CPU (of those it is bound to
+	// when Split).
 	Procs int
 	// Split binds both servers to the first half of the CPUs and
 	// redis-benchmark to the rest (benchkit.Split), where the machine has
@@ -127,7 +129,8 @@ type result struct {
 	ServerCPUUs float64 `json:"server_cpu_us_per_op"`
 	// ServerMeanUs, ServerP50Us and ServerP99Us are, for ours, the time
 	// the server spent on the run's calls by its own per-command
-	// histograms (resp.CommandStat; p50 and p99 are bucket upper bounds):
+	// histograms (INFO commandstats and latencystats after a CONFIG
+	// RESETSTAT; p50 and p99 are bucket upper bounds):
 	// against redis-benchmark's latency, how much of it is the command
 	// and how much is waiting around it.
 	ServerMeanUs float64 `json:"server_mean_us,omitempty"`
@@ -187,33 +190,74 @@ func startRedis(ctx context.Context, dir, fsync string, cpus []int) (int, int, f
 	return n, r.PID, r.Stop, nil
 }
 
-// startOurs serves a fresh engine's table over RESP on a loopback port,
-// with the shard count the server gives its default table on this machine.
-func startOurs(ctx context.Context, dir string, async bool) (int, *resp.Server, func(), error) {
-	// The record cache examples/server gives itself on this machine.
-	e, err := temporalstore.Open(ctx, temporalstore.Options{Dir: dir, CacheBytes: ourCacheBytes(), Logger: slog.New(slog.DiscardHandler)})
+// oursServer is examples/server, built from the repository and run as its
+// own process, as redis-server is: its default table async or durable, its
+// other settings its defaults on this machine.
+type oursServer struct {
+	port int
+	pid  int
+	rdb  *redis.Client // for CONFIG RESETSTAT and INFO around each run
+	stop func()
+}
+
+// startOurs runs bin on a fresh data directory, on cpus when given, with
+// GOMAXPROCS procs when above 0.
+func startOurs(ctx context.Context, bin, dir string, async bool, cpus []int, procs int) (*oursServer, error) {
+	p, err := benchkit.StartServerProcess(ctx, bin, dir, cpus, procs, "--async="+strconv.FormatBool(async), "--log-level", "warn")
 	if err != nil {
-		return 0, nil, nil, err
+		return nil, err
 	}
-	if err := e.CreateTable(ctx, "bench", "t", temporalstore.TableOptions{Async: async, Shards: ourShards(), KeyGroups: temporalstore.PortableKeyGroups(ourShards())}); err != nil {
-		e.Close()
-		return 0, nil, nil, err
-	}
-	s, err := resp.New(resp.Options{Engine: e, Namespace: "bench", Table: "t", Logger: slog.New(slog.DiscardHandler)})
+	_, port, _ := net.SplitHostPort(p.Addr)
+	n, _ := strconv.Atoi(port)
+	rdb := redis.NewClient(&redis.Options{Addr: p.Addr, PoolSize: 1})
+	return &oursServer{port: n, pid: p.PID, rdb: rdb, stop: func() { rdb.Close(); p.Stop() }}, nil
+}
+
+// serverTime reads our server's own time for test's calls since the last
+// CONFIG RESETSTAT: INFO commandstats's mean and INFO latencystats's p50 and
+// p99 (bucket upper bounds), in microseconds.
+func (o *oursServer) serverTime(ctx context.Context, test string) (mean, p50, p99 float64, err error) {
+	stats, err := o.rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
-		e.Close()
-		return 0, nil, nil, err
+		return 0, 0, 0, err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	lat, err := o.rdb.Info(ctx, "latencystats").Result()
 	if err != nil {
-		e.Close()
-		return 0, nil, nil, err
+		return 0, 0, 0, err
 	}
-	go s.Serve(l)
-	return l.Addr().(*net.TCPAddr).Port, s, func() {
-		s.Close()
-		e.Close()
-	}, nil
+	mean, p50, p99, ok := parseServerTime(stats+"\n"+lat, test)
+	if !ok {
+		return 0, 0, 0, fmt.Errorf("INFO has no time for %s", test)
+	}
+	return mean, p50, p99, nil
+}
+
+// parseServerTime finds cmd's lines in INFO commandstats and latencystats
+// text: cmdstat_<cmd>:calls=..,usec=..,... and
+// latency_percentiles_usec_<cmd>:p50=..,p99=..,...
+func parseServerTime(info, cmd string) (mean, p50, p99 float64, ok bool) {
+	fields := func(prefix string) map[string]float64 {
+		for line := range strings.Lines(info) {
+			rest, found := strings.CutPrefix(strings.TrimSpace(line), prefix)
+			if !found {
+				continue
+			}
+			out := map[string]float64{}
+			for kv := range strings.SplitSeq(rest, ",") {
+				k, v, _ := strings.Cut(kv, "=")
+				if f, err := strconv.ParseFloat(v, 64); err == nil {
+					out[k] = f
+				}
+			}
+			return out
+		}
+		return nil
+	}
+	st, lat := fields("cmdstat_"+cmd+":"), fields("latency_percentiles_usec_"+cmd+":")
+	if st == nil || lat == nil || st["calls"] <= 0 {
+		return 0, 0, 0, false
+	}
+	return st["usec"] / st["calls"], lat["p50"], lat["p99"], true
 }
 
 // benchmark runs redis-benchmark against port and parses its CSV line. The
@@ -281,7 +325,6 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		ncpu = len(cpus.ServerCPUs) + len(cpus.ClientCPUs)
 	}
 	if cfg.Procs > 0 {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
 		log.Info("our server's GOMAXPROCS", "procs", cfg.Procs)
 	}
 	out := cfg.Out
@@ -297,6 +340,10 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		return err
 	}
 	defer os.RemoveAll(base)
+	bin, err := benchkit.BuildExample(base, "./examples/server", "ts-server")
+	if err != nil {
+		return err
+	}
 	rep := &report{Name: "resp", Started: began.UTC().Format(time.RFC3339)}
 	for _, mode := range []string{modeAsync, modeDurable} {
 		fsync := map[string]string{modeAsync: "everysec", modeDurable: "always"}[mode]
@@ -308,7 +355,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		if err != nil {
 			return err
 		}
-		oport, osrv, stopOurs, err := startOurs(ctx, odir, mode == modeAsync)
+		ours, err := startOurs(ctx, bin, odir, mode == modeAsync, cpus.ServerCPUs, cfg.Procs)
 		if err != nil {
 			stopRedis()
 			return err
@@ -328,7 +375,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 			if null != nil {
 				null.close()
 			}
-			stopOurs()
+			ours.stop()
 			stopRedis()
 		}
 		requests := cfg.Requests
@@ -344,22 +391,25 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 				for _, p := range pipelines {
 					cr := caseReport{Mode: mode, Test: test, Size: size, Pipeline: p, Runs: map[string][]result{}}
 					err := benchkit.Alternate(ctx, cfg.Repeats, systems, func(ctx context.Context, r int, sys string) error {
-						// Ours and the null server run in this process.
-						port, pid := map[string]int{"redis": rport, "ours": oport}[sys], map[string]int{"redis": rpid, "ours": os.Getpid(), "null": os.Getpid()}[sys]
+						// The null server runs in this process.
+						port, pid := map[string]int{"redis": rport, "ours": ours.port}[sys], map[string]int{"redis": rpid, "ours": ours.pid, "null": os.Getpid()}[sys]
 						if sys == "null" {
 							port = null.port
 							null.setValueSize(size)
 						}
-						var before resp.CommandStat
 						if sys == "ours" {
-							before = osrv.CommandStat(test)
+							if err := ours.rdb.ConfigResetStat(ctx).Err(); err != nil {
+								return err
+							}
 						}
 						res, err := benchmark(ctx, port, pid, test, cfg, size, p, requests, cpus.ClientCPUs, ncpu)
 						if err != nil {
 							return err
 						}
 						if sys == "ours" {
-							res.setServerTime(before, osrv.CommandStat(test))
+							if res.ServerMeanUs, res.ServerP50Us, res.ServerP99Us, err = ours.serverTime(ctx, test); err != nil {
+								return err
+							}
 						}
 						res.Repeat = r + 1
 						cr.Runs[sys] = append(cr.Runs[sys], res)
@@ -394,11 +444,11 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		"clients":        cfg.Clients,
 		"requests":       cfg.Requests,
 		"repeats":        cfg.Repeats,
-		"our_gomaxprocs": runtime.GOMAXPROCS(0),
+		"our_gomaxprocs": cmp.Or(cfg.Procs, ourProcs(cpus.ServerCPUs)),
 		"cpu_layout":     layout,
 		"keyspace":       "redis-benchmark -r 100000",
 		"redis":          "redis-server (Debian) --appendonly yes --appendfsync everysec (async mode) or always (durable mode), --save ''",
-		"ours":           fmt.Sprintf("temporalstore/resp over an engine table of %d shards (the server's default here: temporalstore.SuggestedShards(GOMAXPROCS)) and a record cache of %d bytes (the server's default here: temporalstore.SuggestedCacheBytes(AvailableMemory())), async (synced every 10 ms) or durable (fsync before the reply), in the benchmark's process", ourShards(), ourCacheBytes()),
+		"ours":           fmt.Sprintf("examples/server built from the repository and run as its own process (as redis-server is) with --async=true (synced every 10 ms) or false (fsync before the reply), its other flags their defaults here: a default table of %d shards (temporalstore.SuggestedShards), a record cache of %d bytes (temporalstore.SuggestedCacheBytes(AvailableMemory()))", temporalstore.SuggestedShards(cmp.Or(cfg.Procs, ourProcs(cpus.ServerCPUs))), temporalstore.SuggestedCacheBytes(temporalstore.AvailableMemory())),
 		"client":         "redis-benchmark from the same package, one process per run",
 		"null":           "async mode: a RESP server in the benchmark's process that parses requests and replies (+OK, GET a value of the row's size) and does nothing else, in one epoll loop as Redis's; its ratio to Redis is about the most any server's can be with this client here, within the spread of single runs (±15 % on a shared machine)",
 		"wall_time":      time.Since(began).Round(time.Millisecond).String(),
@@ -526,21 +576,10 @@ func printTable(w io.Writer, r *report) {
 
 // ourShards is the shard count examples/server gives a new default table
 // on this machine.
-func ourShards() int { return temporalstore.SuggestedShards(runtime.GOMAXPROCS(0)) }
-
-func ourCacheBytes() int64 { return temporalstore.SuggestedCacheBytes(temporalstore.AvailableMemory()) }
-
-// setServerTime fills the server-side times from the counters before and
-// after the run.
-func (r *result) setServerTime(before, after resp.CommandStat) {
-	d := resp.CommandStat{Name: after.Name, Calls: after.Calls - before.Calls, Total: after.Total - before.Total}
-	for i := range d.Buckets {
-		d.Buckets[i] = after.Buckets[i] - before.Buckets[i]
+// ourProcs is our server's default GOMAXPROCS: one per CPU it may run on.
+func ourProcs(cpus []int) int {
+	if len(cpus) > 0 {
+		return len(cpus)
 	}
-	if d.Calls == 0 {
-		return
-	}
-	us := func(t time.Duration) float64 { return float64(t.Nanoseconds()) / 1e3 }
-	r.ServerMeanUs = us(d.Total) / float64(d.Calls)
-	r.ServerP50Us, r.ServerP99Us = us(d.Percentile(50)), us(d.Percentile(99))
+	return runtime.NumCPU()
 }

@@ -50,3 +50,24 @@ func TestRunSmoke(t *testing.T) {
 		}
 	}
 }
+
+// Our server's time per call is read from INFO commandstats and
+// latencystats lines, as the server writes them.
+func TestParseServerTime(t *testing.T) {
+	info := "# Commandstats\r\ncmdstat_get:calls=10,usec=50,usec_per_call=5.00,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_set:calls=200000,usec=100748566,usec_per_call=503.74,rejected_calls=0,failed_calls=0\r\n\n" +
+		"# Latencystats\r\nlatency_percentiles_usec_set:p50=512.000,p99=4096.000,p99.9=8192.000\r\n" +
+		"latency_percentiles_usec_get:p50=4.000,p99=8.000,p99.9=16.000\r\n"
+	mean, p50, p99, ok := parseServerTime(info, "set")
+	require.True(t, ok)
+	require.InDelta(t, 503.74283, mean, 1e-3)
+	require.Equal(t, 512.0, p50)
+	require.Equal(t, 4096.0, p99)
+	mean, p50, p99, ok = parseServerTime(info, "get")
+	require.True(t, ok)
+	require.Equal(t, []float64{5, 4, 8}, []float64{mean, p50, p99})
+	_, _, _, ok = parseServerTime(info, "incr")
+	require.False(t, ok, "no line for the command")
+	_, _, _, ok = parseServerTime("cmdstat_set:calls=0,usec=0\nlatency_percentiles_usec_set:p50=1", "set")
+	require.False(t, ok, "no calls")
+}

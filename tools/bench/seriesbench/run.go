@@ -249,47 +249,14 @@ func startOurs(ctx context.Context, dir string, cpus []int, procs int) (oursAddr
 	}
 	var servers []oursServer
 	for _, async := range []bool{true, false} {
-		a, err := benchkit.FreeAddrs(3)
+		data := filepath.Join(dir, fmt.Sprintf("server-async-%v", async))
+		p, err := benchkit.StartServerProcess(ctx, bin, data, cpus, procs, "--async="+strconv.FormatBool(async), "--log-level", "warn")
 		if err != nil {
 			stopAll()
 			return oursAddrs{}, nil, err
 		}
-		data := filepath.Join(dir, fmt.Sprintf("server-async-%v", async))
-		cmd := benchkit.OnCPUs(ctx, cpus, bin, "--data", data, "--resp", a[0], "--http", a[1], "--s3", a[2],
-			"--async="+strconv.FormatBool(async), "--log-level", "warn")
-		cmd.Stderr = os.Stderr
-		if procs > 0 {
-			cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
-		}
-		if err := cmd.Start(); err != nil {
-			stopAll()
-			return oursAddrs{}, nil, err
-		}
-		stops = append(stops, func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-		})
-		c := redis.NewClient(&redis.Options{Addr: a[0]})
-		for i := 0; ; i++ {
-			if err = c.Ping(ctx).Err(); err == nil {
-				break
-			}
-			if i > 500 {
-				c.Close()
-				stopAll()
-				return oursAddrs{}, nil, fmt.Errorf("examples/server did not answer: %w", err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		c.Close()
-		servers = append(servers, oursServer{a[0], cmd.Process.Pid})
+		stops = append(stops, p.Stop)
+		servers = append(servers, oursServer{p.Addr, p.PID})
 	}
 	return oursAddrs{async: servers[0], durable: servers[1]}, stopAll, nil
 }
