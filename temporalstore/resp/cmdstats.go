@@ -235,12 +235,12 @@ func latencyStatsInfo(st []CommandStat) []string {
 	return lines
 }
 
-// cmdLatency is LATENCY HISTOGRAM [command ...] and LATENCY HELP. The
-// histogram is Redis 7's: per command called, its calls and the
-// cumulative count of calls at each power-of-two bound in microseconds
-// where that count grows. Redis's latency monitor (LATENCY
-// LATEST, HISTORY, RESET, DOCTOR, GRAPH) is not implemented: those get an
-// error naming what to use instead.
+// cmdLatency is LATENCY HISTOGRAM [command ...], the latency monitor's
+// LATEST, HISTORY and RESET (latency.go), and HELP. The histogram is Redis
+// 7's: per command called, its calls and the cumulative count of calls at
+// each power-of-two bound in microseconds where that count grows. DOCTOR
+// and GRAPH, Redis's prose and ASCII-art readings of the monitor, get an
+// error naming what is served instead.
 func cmdLatency(c *conn, args [][]byte) {
 	switch {
 	case is(args[1], "histogram"):

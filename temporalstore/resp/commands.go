@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 )
@@ -179,11 +180,23 @@ func (c *conn) runTimed(spec *cmdSpec, args [][]byte) {
 		failed = 1
 	}
 	c.errReplies = before
-	c.s.cmdStats.record(spec, 1, d, failed)
-	if c.s.slowlog.slow(d) {
-		c.s.slowlog.add(c, args, d)
+	c.observe(spec, 1, d, failed, func(int) [][]byte { return args })
+}
+
+// observe hands n calls of spec that took took together, failed of them
+// with an error reply, to everything that watches calls: the command
+// statistics, and with each call's share of the time the slow log and the
+// latency monitor. args(i) is call i's request, built only for the slow
+// log.
+func (c *conn) observe(spec *cmdSpec, n int, took time.Duration, failed int, args func(i int) [][]byte) {
+	c.s.cmdStats.record(spec, n, took, failed)
+	share := took / time.Duration(max(n, 1))
+	if c.s.slowlog.slow(share) {
+		for i := range n {
+			c.s.slowlog.add(c, args(i), share)
+		}
 	}
-	c.s.latency.record(latencyEventCommand, d)
+	c.s.latency.record(latencyEventCommand, share)
 }
 
 // exec runs cmd on the engine in the server's table; on an error it writes

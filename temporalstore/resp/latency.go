@@ -43,8 +43,12 @@ type latencyMonitor struct {
 	events map[string]*latencyEvent
 }
 
-func newLatencyMonitor() *latencyMonitor {
-	return &latencyMonitor{events: map[string]*latencyEvent{}, now: time.Now}
+// newLatencyMonitor returns a monitor of calls taking threshold or more
+// (whole milliseconds; 0: off).
+func newLatencyMonitor(threshold time.Duration) *latencyMonitor {
+	m := &latencyMonitor{events: map[string]*latencyEvent{}, now: time.Now}
+	m.thresholdMs.Store(threshold.Milliseconds())
+	return m
 }
 
 // record notes a call of event that took d, if the monitor is on and d is

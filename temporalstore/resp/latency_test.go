@@ -14,7 +14,7 @@ import (
 // worst ever; calls under the threshold, or with the monitor off, leave
 // nothing.
 func TestLatencyMonitorSamples(t *testing.T) {
-	m := newLatencyMonitor()
+	m := newLatencyMonitor(0)
 	now := time.Unix(1_764_460_800, 0)
 	m.now = func() time.Time { return now }
 

@@ -188,19 +188,10 @@ func (r *getRun) run(c *conn) {
 	r.arena, r.ends = r.arena[:0], r.ends[:0]
 }
 
-// countRun counts a pipelined run of n calls of spec that took took
-// together, failed of them with an error reply, and puts each call in the
-// slow log, with its share of the time, when that share is slow; args(i)
-// is call i's request, built only then.
+// countRun counts a pipelined run of n calls of spec (see observe); its
+// error replies were counted, so the next command starts from none.
 func (c *conn) countRun(spec *cmdSpec, n int, took time.Duration, failed int, args func(i int) [][]byte) {
 	c.s.stats.commands.Add(int64(n))
-	c.s.cmdStats.record(spec, n, took, failed)
-	share := took / time.Duration(max(n, 1))
-	if c.s.slowlog.slow(share) {
-		for i := range n {
-			c.s.slowlog.add(c, args(i), share)
-		}
-	}
-	c.s.latency.record(latencyEventCommand, share)
+	c.observe(spec, n, took, failed, args)
 	c.errReplies = 0
 }

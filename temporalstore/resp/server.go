@@ -109,10 +109,8 @@ func New(opts Options) (*Server, error) {
 	if opts.LatencyMonitorThreshold < 0 {
 		return nil, fmt.Errorf("%w: negative LatencyMonitorThreshold", ErrInvalidOptions)
 	}
-	s := &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmdStats: newCommandStats(),
-		slowlog: newSlowlog(opts.SlowlogThreshold, opts.SlowlogMaxLen), latency: newLatencyMonitor()}
-	s.latency.thresholdMs.Store(opts.LatencyMonitorThreshold.Milliseconds())
-	return s, nil
+	return &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmdStats: newCommandStats(),
+		slowlog: newSlowlog(opts.SlowlogThreshold, opts.SlowlogMaxLen), latency: newLatencyMonitor(opts.LatencyMonitorThreshold)}, nil
 }
 
 // Serve accepts connections on l until Close; it returns ErrClosed then.
