@@ -398,10 +398,10 @@ func cmdConfig(c *conn, args [][]byte) {
 		c.errorf("ERR CONFIG %s is not supported", strings.ToUpper(string(args[1])))
 		return
 	}
-	known := map[string]string{"save": "", "appendonly": "no", "databases": "1", "maxmemory": "0",
-		"slowlog-log-slower-than":   strconv.FormatInt(c.s.slowlogThresholdMicros(), 10),
-		"slowlog-max-len":           strconv.FormatInt(max(c.s.slowlog.maxLen.Load(), 0), 10),
-		"latency-monitor-threshold": strconv.FormatInt(c.s.latency.thresholdMs.Load(), 10)}
+	known := map[string]string{"save": "", "appendonly": "no", "databases": "1", "maxmemory": "0"}
+	for name, t := range c.s.tunables() {
+		known[name] = strconv.FormatInt(t.get(), 10)
+	}
 	// Each argument is a name or, as in Redis, a glob pattern of names;
 	// a setting matched twice is listed once.
 	var pairs []string
@@ -420,17 +420,31 @@ func cmdConfig(c *conn, args [][]byte) {
 	}
 }
 
-// settable reports whether CONFIG SET changes the setting name, and its
-// least value: Redis's names and units (microseconds, entries,
-// milliseconds).
-func settable(name string) (least int64, ok bool) {
-	switch name {
-	case "slowlog-log-slower-than":
-		return -1, true
-	case "slowlog-max-len", "latency-monitor-threshold":
-		return 0, true
+// tunable is a setting CONFIG GET shows and CONFIG SET changes while
+// running, in Redis's unit, with its least value.
+type tunable struct {
+	least int64
+	get   func() int64
+	set   func(v int64)
+}
+
+// tunables are the server's settings CONFIG SET changes, by Redis's names:
+// the slow log's threshold (microseconds, -1 off) and bound, and the
+// latency monitor's threshold (milliseconds, 0 off).
+func (s *Server) tunables() map[string]tunable {
+	return map[string]tunable{
+		"slowlog-log-slower-than": {least: -1, get: s.slowlogThresholdMicros, set: func(v int64) {
+			t := time.Duration(-1)
+			if v >= 0 {
+				t = time.Duration(min(v, math.MaxInt64/int64(time.Microsecond))) * time.Microsecond
+			}
+			s.slowlog.threshold.Store(int64(t))
+		}},
+		"slowlog-max-len": {least: 0, get: func() int64 { return max(s.slowlog.maxLen.Load(), 0) }, set: s.slowlog.setMaxLen},
+		"latency-monitor-threshold": {least: 0, get: s.latency.thresholdMs.Load, set: func(v int64) {
+			s.latency.thresholdMs.Store(min(v, math.MaxInt64/int64(time.Millisecond)))
+		}},
 	}
-	return 0, false
 }
 
 // configSet is CONFIG SET name value [name value ...]. As in Redis 7,
@@ -445,10 +459,11 @@ func configSet(c *conn, args [][]byte) {
 		c.errorf("NOPERM this user has no permissions to run the 'config|set' command")
 		return
 	}
+	tunables := c.s.tunables()
 	values := map[string]int64{}
 	for i := 2; i < len(args); i += 2 {
 		name := strings.ToLower(string(args[i]))
-		least, ok := settable(name)
+		t, ok := tunables[name]
 		if !ok {
 			c.errorf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", args[i])
 			return
@@ -462,25 +477,14 @@ func configSet(c *conn, args [][]byte) {
 			c.errorf("ERR CONFIG SET failed (possibly related to argument '%s') - argument couldn't be parsed into an integer", name)
 			return
 		}
-		if v < least {
-			c.errorf("ERR CONFIG SET failed (possibly related to argument '%s') - argument must be between %d and %d inclusive", name, least, int64(math.MaxInt64))
+		if v < t.least {
+			c.errorf("ERR CONFIG SET failed (possibly related to argument '%s') - argument must be between %d and %d inclusive", name, t.least, int64(math.MaxInt64))
 			return
 		}
 		values[name] = v
 	}
 	for name, v := range values {
-		switch name {
-		case "slowlog-log-slower-than":
-			t := time.Duration(-1)
-			if v >= 0 {
-				t = time.Duration(min(v, math.MaxInt64/int64(time.Microsecond))) * time.Microsecond
-			}
-			c.s.slowlog.threshold.Store(int64(t))
-		case "slowlog-max-len":
-			c.s.slowlog.setMaxLen(v)
-		case "latency-monitor-threshold":
-			c.s.latency.thresholdMs.Store(min(v, math.MaxInt64/int64(time.Millisecond)))
-		}
+		tunables[name].set(v)
 	}
 	c.w.ok()
 }
