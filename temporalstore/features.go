@@ -455,21 +455,16 @@ func queryWindow(o *object.Object, c *Command, _ featureEnv, limit int, r *Respo
 		_, v := o.Series.At(i)
 		n += len(v)
 	}
-	var buf []byte
-	if c.Into != nil {
-		buf, r.Points = slices.Grow(c.Into.values[:0], n), slices.Grow(c.Into.points[:0], hi-lo)
-	} else {
-		buf, r.Points = make([]byte, 0, n), make([]Point, 0, hi-lo)
-	}
+	into := cmp.Or(c.Into, &PointBuffer{})
+	buf := slices.Grow(into.values[:0], n)
+	r.Points = slices.Grow(into.points[:0], hi-lo)
 	for i := lo; i < hi; i++ {
 		ts, v := o.Series.At(i)
 		at := len(buf)
 		buf = append(buf, v...)
 		r.Points = append(r.Points, Point{TS: ts, Value: buf[at:len(buf):len(buf)]})
 	}
-	if c.Into != nil {
-		c.Into.values, c.Into.points = buf, r.Points
-	}
+	into.values, into.points = buf, r.Points
 	return nil
 }
 
