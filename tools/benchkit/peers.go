@@ -43,8 +43,11 @@ func StartRedis(ctx context.Context, dir string, args ...string) (string, func()
 	return r.Addr, r.Stop, err
 }
 
-// RedisProcess is a redis-server StartRedisProcess started.
-type RedisProcess struct {
+// ServerProcess is a RESP server running as its own process: a
+// redis-server StartRedisProcess started, or an examples/server
+// StartServerProcess started.
+type ServerProcess struct {
+	// Addr is its RESP address.
 	Addr string
 	// PID is its process, for ProcessCPU.
 	PID  int
@@ -53,25 +56,25 @@ type RedisProcess struct {
 
 // StartRedisProcess is StartRedis that also returns the server's process
 // ID.
-func StartRedisProcess(ctx context.Context, dir string, args ...string) (RedisProcess, error) {
+func StartRedisProcess(ctx context.Context, dir string, args ...string) (ServerProcess, error) {
 	return StartRedisProcessOn(ctx, dir, nil, args...)
 }
 
 // StartRedisProcessOn is StartRedisProcess with the server bound to cpus
 // (none: anywhere).
-func StartRedisProcessOn(ctx context.Context, dir string, cpus []int, args ...string) (RedisProcess, error) {
+func StartRedisProcessOn(ctx context.Context, dir string, cpus []int, args ...string) (ServerProcess, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		return RedisProcess{}, fmt.Errorf("redis-server is not installed (make deps): %w", err)
+		return ServerProcess{}, fmt.Errorf("redis-server is not installed (make deps): %w", err)
 	}
 	addrs, err := FreeAddrs(1)
 	if err != nil {
-		return RedisProcess{}, err
+		return ServerProcess{}, err
 	}
 	_, port, _ := net.SplitHostPort(addrs[0])
 	cmd := OnCPUs(ctx, cpus, bin, append([]string{"--port", port, "--bind", "127.0.0.1", "--dir", dir}, args...)...)
 	if err := cmd.Start(); err != nil {
-		return RedisProcess{}, err
+		return ServerProcess{}, err
 	}
 	stop := func() {
 		_ = cmd.Process.Kill()
@@ -79,9 +82,9 @@ func StartRedisProcessOn(ctx context.Context, dir string, cpus []int, args ...st
 	}
 	if err := waitPing(ctx, addrs[0]); err != nil {
 		stop()
-		return RedisProcess{}, fmt.Errorf("redis-server did not answer: %w", err)
+		return ServerProcess{}, fmt.Errorf("redis-server did not answer: %w", err)
 	}
-	return RedisProcess{Addr: addrs[0], PID: cmd.Process.Pid, Stop: stop}, nil
+	return ServerProcess{Addr: addrs[0], PID: cmd.Process.Pid, Stop: stop}, nil
 }
 
 // waitPing waits, up to about 10 s, until a RESP server answers PING on
@@ -96,15 +99,6 @@ func waitPing(ctx context.Context, addr string) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// ServerProcess is an examples/server StartServerProcess started.
-type ServerProcess struct {
-	// Addr is its RESP address.
-	Addr string
-	// PID is its process, for ProcessCPU.
-	PID  int
-	Stop func()
 }
 
 // StartServerProcess runs bin, examples/server built by BuildExample, as
