@@ -209,8 +209,8 @@ func TestEveryCommandHasDocs(t *testing.T) {
 
 // LATENCY HISTOGRAM has Redis 7's shape: per command, its calls and the
 // cumulative counts at power-of-two microsecond bounds, ending at the
-// calls; named commands only when given; the latency monitor's
-// subcommands get a clear error.
+// calls; named commands only when given; DOCTOR and GRAPH, which are not
+// served, get a clear error.
 func TestLatencyHistogram(t *testing.T) {
 	_, addr := startServer(t, Options{})
 	ctx := t.Context()
