@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
@@ -248,10 +249,41 @@ type ShardStats struct {
 	// the log's envelope included).
 	LogRecords, LogFsyncs, LogWritten uint64
 	WriteAmp                          float64
+	// LogFsyncLatency is the time each of the LogFsyncs took.
+	LogFsyncLatency LatencyHistogram
 	// StaleRejects counts Feast row writes refused as older than the
 	// stored row.
 	StaleRejects uint64
 	ReadOnly     bool
+}
+
+// LatencyHistogram counts durations in buckets whose bounds double from
+// one microsecond.
+type LatencyHistogram struct {
+	// Bounds[i] is the inclusive upper bound of bucket i, Counts[i] the
+	// durations in (Bounds[i-1], Bounds[i]]. The last bucket also counts
+	// every longer duration: its bound is a floor, not a limit.
+	Bounds []time.Duration
+	Counts []uint64
+	// Sum is the total of every duration counted.
+	Sum time.Duration
+}
+
+// Count returns the durations counted.
+func (h LatencyHistogram) Count() uint64 {
+	var n uint64
+	for _, c := range h.Counts {
+		n += c
+	}
+	return n
+}
+
+func latencyHistogram(h wal.Histogram) LatencyHistogram {
+	out := LatencyHistogram{Bounds: make([]time.Duration, len(h.Counts)), Counts: slices.Clone(h.Counts[:]), Sum: h.Sum}
+	for i := range out.Bounds {
+		out.Bounds[i] = wal.BucketBound(i)
+	}
+	return out
 }
 
 // Stats returns every shard's statistics, tables in name order.
@@ -275,9 +307,10 @@ func (e *Engine) Stats() ([]ShardStats, error) {
 				LiveBytes:  st.LiveBytes, LogBytes: st.LogBytes, SpaceAmp: st.SpaceAmp,
 				LogSegments: st.LogSegments,
 				LogRecords:  st.LogRecords, LogFsyncs: st.LogFsyncs, LogWritten: st.LogWritten,
-				WriteAmp:     st.WriteAmp,
-				StaleRejects: t.adm.shards[i].staleRejects.Load(),
-				ReadOnly:     t.adm.shards[i].readOnly.Load(),
+				WriteAmp:        st.WriteAmp,
+				LogFsyncLatency: latencyHistogram(st.LogFsyncLatency),
+				StaleRejects:    t.adm.shards[i].staleRejects.Load(),
+				ReadOnly:        t.adm.shards[i].readOnly.Load(),
 			}
 			if st.Keys > 0 {
 				ss.IndexBytesPerKey = float64(st.IndexBytes) / float64(st.Keys)

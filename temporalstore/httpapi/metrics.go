@@ -71,6 +71,7 @@ var (
 	descSegments     = shardDesc("log_segments", "Log segment files of the shard.")
 	descRecords      = shardDesc("log_records_total", "Log records appended since open.")
 	descFsyncs       = shardDesc("log_fsyncs_total", "Log fsyncs since open.")
+	descFsyncTime    = shardDesc("log_fsync_duration_seconds", "Time each log fsync since open took.")
 	descWritten      = shardDesc("log_written_bytes_total", "Log bytes written since open.")
 	descWriteAmp     = shardDesc("write_amplification", "Log bytes written over key and value bytes written since open.")
 	descStale        = shardDesc("stale_rejects_total", "Feast row writes refused as older than the stored row.")
@@ -81,9 +82,21 @@ var (
 	descCacheEntries = cacheDesc("entries", "Entries the tier holds.")
 	descCacheBytes   = cacheDesc("bytes", "Bytes the tier holds.")
 	descCacheAllMiss = prometheus.NewDesc("temporalstore_cache_lookup_misses_total", "Record cache lookups no tier answered.", nil, nil)
-	engineShardDescs = []*prometheus.Desc{descKeys, descCollections, descSpilled, descCollBytes, descRecentBytes, descSpills, descLoads, descPromotions, descIndexBytes, descLiveBytes, descLogBytes, descSpaceAmp, descSegments, descRecords, descFsyncs, descWritten, descWriteAmp, descStale, descReadOnly}
+	engineShardDescs = []*prometheus.Desc{descKeys, descCollections, descSpilled, descCollBytes, descRecentBytes, descSpills, descLoads, descPromotions, descIndexBytes, descLiveBytes, descLogBytes, descSpaceAmp, descSegments, descRecords, descFsyncs, descFsyncTime, descWritten, descWriteAmp, descStale, descReadOnly}
 	engineCacheDescs = []*prometheus.Desc{descCacheHits, descCacheMisses, descCacheEvicts, descCacheEntries, descCacheBytes, descCacheAllMiss}
 )
+
+// fsyncHistogram is a shard's fsync latencies as a Prometheus histogram.
+// The last bucket of h has no upper limit, so it goes to +Inf only.
+func fsyncHistogram(h ts.LatencyHistogram, labels []string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(h.Bounds))
+	var cum uint64
+	for i := range len(h.Bounds) - 1 {
+		cum += h.Counts[i]
+		buckets[h.Bounds[i].Seconds()] = cum
+	}
+	return prometheus.MustNewConstHistogram(descFsyncTime, h.Count(), h.Sum.Seconds(), buckets, labels...)
+}
 
 // engineCollector reads the engine's statistics at each scrape.
 type engineCollector struct{ e *ts.Engine }
@@ -123,6 +136,7 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descSegments, float64(s.LogSegments))
 			counter(descRecords, float64(s.LogRecords))
 			counter(descFsyncs, float64(s.LogFsyncs))
+			ch <- fsyncHistogram(s.LogFsyncLatency, l)
 			counter(descWritten, float64(s.LogWritten))
 			gauge(descWriteAmp, s.WriteAmp)
 			counter(descStale, float64(s.StaleRejects))

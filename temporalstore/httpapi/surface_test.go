@@ -256,13 +256,23 @@ func TestMetrics(t *testing.T) {
 	require.Equal(t, 5.0, metric(`temporalstore_http_command_duration_seconds_bucket\{kind="set",le="\+Inf"\}`))
 	require.Equal(t, 1.0, metric(`temporalstore_http_commands_total\{code="wrong_type",kind="hash_get"\}`))
 	require.Equal(t, 5.0, metric(`temporalstore_http_requests_total\{route="/execute",status="200"\}`))
-	keys, recent := 0.0, 0.0
+	keys, recent, fsyncs := 0.0, 0.0, 0.0
 	for i := range ts.DefaultShards {
-		keys += metric(`temporalstore_shard_keys\{namespace="default",shard="` + strconv.Itoa(i) + `",table="default"\}`)
-		metric(`temporalstore_shard_log_records_total\{namespace="default",shard="` + strconv.Itoa(i) + `",table="default"\}`)
-		recent += metric(`temporalstore_shard_recent_record_bytes\{namespace="default",shard="` + strconv.Itoa(i) + `",table="default"\}`)
+		l := `namespace="default",shard="` + strconv.Itoa(i) + `",table="default"`
+		keys += metric(`temporalstore_shard_keys\{` + l + `\}`)
+		metric(`temporalstore_shard_log_records_total\{` + l + `\}`)
+		recent += metric(`temporalstore_shard_recent_record_bytes\{` + l + `\}`)
+		n := metric(`temporalstore_shard_log_fsyncs_total\{` + l + `\}`)
+		fsyncs += n
+		// The histogram counts every fsync; its last finite bucket, 2^20
+		// µs, leaves longer ones to +Inf.
+		require.Equal(t, n, metric(`temporalstore_shard_log_fsync_duration_seconds_count\{`+l+`\}`))
+		require.Equal(t, n, metric(`temporalstore_shard_log_fsync_duration_seconds_bucket\{`+l+`,le="\+Inf"\}`))
+		require.LessOrEqual(t, metric(`temporalstore_shard_log_fsync_duration_seconds_bucket\{`+l+`,le="1e-06"\}`),
+			metric(`temporalstore_shard_log_fsync_duration_seconds_bucket\{`+l+`,le="1.048576"\}`), "cumulative")
 	}
 	require.Equal(t, 5.0, keys)
+	require.Positive(t, fsyncs, "durable sets fsync the log")
 	require.Positive(t, recent, "the sets' records are held as written")
 	metric(`temporalstore_cache_entries\{tier="dram"\}`)
 	metric(`temporalstore_cache_lookup_misses_total`)

@@ -392,6 +392,8 @@ type Stats struct {
 	// LogRecords, LogFsyncs and LogWritten are the log's counters since
 	// open: records appended, fsyncs, and bytes written to segments.
 	LogRecords, LogFsyncs, LogWritten uint64
+	// LogFsyncLatency is the log's fdatasync latencies since open.
+	LogFsyncLatency wal.Histogram
 	// Applied is the index of the last applied record.
 	Applied uint64
 	// PayloadBytes is the key and argument bytes of the commands written
@@ -419,6 +421,7 @@ func (s *Shard) Stats() Stats {
 	}
 	ls := s.log.Stats()
 	st.LogRecords, st.LogFsyncs, st.LogWritten, st.LogSegments = ls.Records, ls.Fsyncs, ls.Bytes, ls.Segments
+	st.LogFsyncLatency = ls.FsyncLatency
 	st.LogBytes = diskBytes(s.dir, func(name string) bool { return strings.HasSuffix(name, ".wal") })
 	if st.LiveBytes > 0 {
 		st.SpaceAmp = float64(st.LogBytes) / float64(st.LiveBytes)
