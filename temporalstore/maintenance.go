@@ -278,6 +278,36 @@ func (h LatencyHistogram) Count() uint64 {
 	return n
 }
 
+// Quantile returns the bound of the bucket holding the q-th quantile
+// (0 < q <= 1) of the durations: an upper bound on it, except in the last,
+// open-ended bucket. It is 0 when nothing was counted.
+func (h LatencyHistogram) Quantile(q float64) time.Duration {
+	total := h.Count()
+	if total == 0 {
+		return 0
+	}
+	rank := max(uint64(q*float64(total)+0.5), 1)
+	var seen uint64
+	for i, c := range h.Counts {
+		if seen += c; seen >= rank {
+			return h.Bounds[i]
+		}
+	}
+	return h.Bounds[len(h.Bounds)-1]
+}
+
+// Merge adds o's counts and sum to h's. Both must have the same bounds (as
+// every shard's log histogram has); an empty h takes o's.
+func (h *LatencyHistogram) Merge(o LatencyHistogram) {
+	if len(h.Bounds) == 0 {
+		h.Bounds, h.Counts = slices.Clone(o.Bounds), make([]uint64, len(o.Counts))
+	}
+	for i := range min(len(h.Counts), len(o.Counts)) {
+		h.Counts[i] += o.Counts[i]
+	}
+	h.Sum += o.Sum
+}
+
 func latencyHistogram(h wal.Histogram) LatencyHistogram {
 	out := LatencyHistogram{Bounds: make([]time.Duration, len(h.Counts)), Counts: slices.Clone(h.Counts[:]), Sum: h.Sum}
 	for i := range out.Bounds {

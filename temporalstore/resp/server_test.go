@@ -433,6 +433,26 @@ func TestPipelineTransactionsAndRESP3(t *testing.T) {
 	info, err = c.Info(ctx, "server").Result()
 	require.NoError(t, err)
 	require.Contains(t, info, "table:default/default\r\ntable_shards:4\r\ntable_key_groups:4\r\ntable_commit:durable\r\n")
+	// The persistence section: Redis's fields that hold, and the logs'
+	// fsyncs, which these durable writes made.
+	info, err = c.Info(ctx, "persistence").Result()
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(info, "# Persistence\r\nloading:0\r\naof_enabled:1\r\n"), info)
+	fields := map[string]int64{}
+	for _, l := range strings.Split(strings.TrimSpace(info), "\r\n")[1:] {
+		k, v, ok := strings.Cut(l, ":")
+		require.True(t, ok, l)
+		n, err := strconv.ParseInt(v, 10, 64)
+		require.NoError(t, err, l)
+		fields[k] = n
+	}
+	require.Positive(t, fields["engine_log_records"])
+	require.Positive(t, fields["engine_log_fsyncs"])
+	require.Positive(t, fields["engine_log_fsync_p99_usec"])
+	require.LessOrEqual(t, fields["engine_log_fsync_p50_usec"], fields["engine_log_fsync_p99_usec"])
+	all, err := c.Info(ctx).Result()
+	require.NoError(t, err)
+	require.Regexp(t, `(?s)# Memory.*# Persistence.*# Stats`, all, "in Redis's order, among the default sections")
 }
 
 func TestAuthAndReadOnly(t *testing.T) {
