@@ -249,6 +249,14 @@ func cmdInfo(c *conn, args [][]byte) {
 		"engine_index_bytes:"+strconv.FormatInt(index, 10),
 		"engine_log_bytes:"+strconv.FormatInt(logBytes, 10))
 	section("replication", "role:master", "connected_slaves:0")
+	var cpu []string
+	if user, sys, ok := processCPU(); ok {
+		cpu = []string{
+			"used_cpu_sys:" + strconv.FormatFloat(sys.Seconds(), 'f', 6, 64),
+			"used_cpu_user:" + strconv.FormatFloat(user.Seconds(), 'f', 6, 64),
+		}
+	}
+	section("cpu", cpu...)
 	if extra || want["commandstats"] || want["latencystats"] {
 		st := c.s.CommandStats()
 		section("commandstats", commandStatsInfo(st)...)

@@ -48,6 +48,8 @@
 // goes to a shard's log, as to an AOF) and the logs' own figures over every
 // shard: engine_log_records, engine_log_fsyncs and the fsync time's p50 and
 // p99 (engine_log_fsync_p50_usec, _p99_usec: bucket bounds, as above).
+// INFO cpu has Redis's used_cpu_sys and used_cpu_user (the process's, from
+// getrusage; empty where that is not known).
 //
 // SLOWLOG GET [count] | LEN | RESET | HELP is Redis's slow log: calls whose
 // server time reached Options.SlowlogThreshold (default 10 ms), the newest

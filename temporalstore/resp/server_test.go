@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -452,7 +453,14 @@ func TestPipelineTransactionsAndRESP3(t *testing.T) {
 	require.LessOrEqual(t, fields["engine_log_fsync_p50_usec"], fields["engine_log_fsync_p99_usec"])
 	all, err := c.Info(ctx).Result()
 	require.NoError(t, err)
-	require.Regexp(t, `(?s)# Memory.*# Persistence.*# Stats`, all, "in Redis's order, among the default sections")
+	require.Regexp(t, `(?s)# Memory.*# Persistence.*# Stats.*# Replication.*# Cpu.*# Keyspace`, all, "in Redis's order, among the default sections")
+	cpu, err := c.Info(ctx, "cpu").Result()
+	require.NoError(t, err)
+	used := regexp.MustCompile(`used_cpu_sys:([0-9.]+)\r\nused_cpu_user:([0-9.]+)\r\n`).FindStringSubmatch(cpu)
+	require.NotNil(t, used, cpu)
+	user, err := strconv.ParseFloat(used[2], 64)
+	require.NoError(t, err)
+	require.Positive(t, user, "the server has run")
 }
 
 func TestAuthAndReadOnly(t *testing.T) {
