@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -159,13 +160,46 @@ func TestInfoCommandStatsAndResetStat(t *testing.T) {
 	require.ErrorContains(t, ro.ConfigResetStat(ctx).Err(), "NOPERM")
 	require.Equal(t, uint64(2), s.CommandStat("set").Calls, "a refused reset changes nothing")
 
+	// INFO errorstats counts error replies by their code, in the default
+	// sections as Redis's.
+	require.NoError(t, c.HSet(ctx, "h", "f", "v").Err())
+	require.ErrorContains(t, c.Get(ctx, "h").Err(), "WRONGTYPE")
+	require.ErrorContains(t, c.Get(ctx, "h").Err(), "WRONGTYPE")
+	// (go-redis's RESP3 handshake also asks for CLIENT MAINT_NOTIFICATIONS,
+	// which is refused with ERR here as by Redis, so ERR's count depends on
+	// the client's connections.)
+	errs := c.Info(ctx, "errorstats").Val()
+	require.True(t, strings.HasPrefix(errs, "# Errorstats\r\n"), errs)
+	require.Contains(t, errs, "\r\nerrorstat_NOPERM:count=1\r\n")
+	require.Contains(t, errs, "\r\nerrorstat_WRONGTYPE:count=2\r\n")
+	require.Regexp(t, `(?s)# Errorstats\r\n.*errorstat_WRONGTYPE:count=2\r\n`, c.Info(ctx).Val(), "in the default sections")
+
 	require.NoError(t, c.ConfigResetStat(ctx).Err())
 	require.Zero(t, s.CommandStat("set").Calls)
 	require.Zero(t, s.CommandStat("info").Calls)
 	require.Equal(t, uint64(1), s.CommandStat("config").Calls, "the reset itself is counted after it")
 	require.Zero(t, s.Stats().ErrorReplies)
 	require.NotContains(t, c.Info(ctx, "commandstats").Val(), "cmdstat_set")
+	errs = c.Info(ctx, "errorstats").Val()
+	require.NotContains(t, errs, "NOPERM", "the reset forgets the codes too")
+	require.NotContains(t, errs, "WRONGTYPE")
 	require.ErrorContains(t, c.Do(ctx, "config", "resetstat", "extra").Err(), "not supported")
+}
+
+// Past maxErrorCodes distinct codes, new codes are not tracked; the ones
+// tracked go on counting.
+func TestErrorCodesBounded(t *testing.T) {
+	var e errorCodes
+	for i := range maxErrorCodes + 10 {
+		e.count(fmt.Sprintf("CODE%03d some message", i))
+	}
+	e.count("CODE000 again")
+	lines := e.info()
+	require.Len(t, lines, maxErrorCodes)
+	require.Equal(t, "errorstat_CODE000:count=2", lines[0])
+	require.NotContains(t, lines, "errorstat_CODE130:count=1")
+	e.reset()
+	require.Empty(t, e.info())
 }
 
 // BenchmarkCommandStatsRecord is the cost of counting one call: a

@@ -186,7 +186,11 @@ func cmdInfo(c *conn, args [][]byte) {
 		if b.Len() > 0 {
 			b.WriteString("\r\n")
 		}
-		fmt.Fprintf(&b, "# %s\r\n", strings.ToUpper(name[:1])+name[1:])
+		title := strings.ToUpper(name[:1]) + name[1:]
+		if name == "cpu" {
+			title = "CPU" // as Redis spells it
+		}
+		fmt.Fprintf(&b, "# %s\r\n", title)
 		for _, l := range lines {
 			b.WriteString(l)
 			b.WriteString("\r\n")
@@ -257,6 +261,7 @@ func cmdInfo(c *conn, args [][]byte) {
 		}
 	}
 	section("cpu", cpu...)
+	section("errorstats", c.s.stats.errorCodes.info()...)
 	if extra || want["commandstats"] || want["latencystats"] {
 		st := c.s.CommandStats()
 		section("commandstats", commandStatsInfo(st)...)
@@ -409,6 +414,7 @@ func cmdConfig(c *conn, args [][]byte) {
 		c.s.cmdStats.reset()
 		c.s.stats.commands.Store(0)
 		c.s.stats.errors.Store(0)
+		c.s.stats.errorCodes.reset()
 		c.s.stats.connections.Store(0)
 		c.w.ok()
 		return

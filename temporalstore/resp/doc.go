@@ -49,7 +49,9 @@
 // shard: engine_log_records, engine_log_fsyncs and the fsync time's p50 and
 // p99 (engine_log_fsync_p50_usec, _p99_usec: bucket bounds, as above).
 // INFO cpu has Redis's used_cpu_sys and used_cpu_user (the process's, from
-// getrusage; empty where that is not known).
+// getrusage; empty where that is not known). INFO errorstats counts error
+// replies by code as Redis's (errorstat_WRONGTYPE:count=2), up to 128
+// codes; CONFIG RESETSTAT clears it.
 //
 // SLOWLOG GET [count] | LEN | RESET | HELP is Redis's slow log: calls whose
 // server time reached Options.SlowlogThreshold (default 10 ms), the newest

@@ -84,6 +84,8 @@ type Server struct {
 
 type serverStats struct {
 	connections, commands, errors atomic.Int64
+	// errorCodes counts the error replies by code (INFO errorstats).
+	errorCodes errorCodes
 }
 
 // New returns a server for opts.
@@ -315,7 +317,9 @@ func (c *conn) serve() {
 
 // errorf writes an error reply and counts it.
 func (c *conn) errorf(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
 	c.s.stats.errors.Add(1)
+	c.s.stats.errorCodes.count(msg)
 	c.errReplies++
-	c.w.err(fmt.Sprintf(format, a...))
+	c.w.err(msg)
 }

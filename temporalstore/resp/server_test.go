@@ -453,7 +453,7 @@ func TestPipelineTransactionsAndRESP3(t *testing.T) {
 	require.LessOrEqual(t, fields["engine_log_fsync_p50_usec"], fields["engine_log_fsync_p99_usec"])
 	all, err := c.Info(ctx).Result()
 	require.NoError(t, err)
-	require.Regexp(t, `(?s)# Memory.*# Persistence.*# Stats.*# Replication.*# Cpu.*# Keyspace`, all, "in Redis's order, among the default sections")
+	require.Regexp(t, `(?s)# Memory.*# Persistence.*# Stats.*# Replication.*# CPU.*# Errorstats.*# Keyspace`, all, "in Redis's order, among the default sections")
 	cpu, err := c.Info(ctx, "cpu").Result()
 	require.NoError(t, err)
 	used := regexp.MustCompile(`used_cpu_sys:([0-9.]+)\r\nused_cpu_user:([0-9.]+)\r\n`).FindStringSubmatch(cpu)
