@@ -187,7 +187,8 @@ func TestInfoCommandStatsAndResetStat(t *testing.T) {
 }
 
 // Past maxErrorCodes distinct codes, new codes are not tracked; the ones
-// tracked go on counting.
+// tracked go on counting. A reply whose first word is not a code counts
+// as ERR.
 func TestErrorCodesBounded(t *testing.T) {
 	var e errorCodes
 	for i := range maxErrorCodes + 10 {
@@ -200,6 +201,14 @@ func TestErrorCodesBounded(t *testing.T) {
 	require.NotContains(t, lines, "errorstat_CODE130:count=1")
 	e.reset()
 	require.Empty(t, e.info())
+
+	// A first word that is not a code (a colon would break the INFO line)
+	// counts as ERR.
+	for _, msg := range []string{"temporalstore: boom", "lower case", "A\r\nB x", "", strings.Repeat("X", 33)} {
+		e.count(msg)
+	}
+	e.count("WRONGTYPE x")
+	require.Equal(t, []string{"errorstat_ERR:count=5", "errorstat_WRONGTYPE:count=1"}, e.info())
 }
 
 // BenchmarkCommandStatsRecord is the cost of counting one call: a

@@ -22,6 +22,10 @@ type errorCodes struct {
 
 func (e *errorCodes) count(msg string) {
 	code, _, _ := strings.Cut(msg, " ")
+	if !isErrorCode(code) {
+		// An INFO line must not break on it (a colon, a line break).
+		code = "ERR"
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.counts == nil {
@@ -49,4 +53,18 @@ func (e *errorCodes) reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	clear(e.counts)
+}
+
+// isErrorCode reports whether code is a word of upper-case letters, digits
+// and underscores, at most 32 bytes, as Redis's codes are.
+func isErrorCode(code string) bool {
+	if code == "" || len(code) > 32 {
+		return false
+	}
+	for i := 0; i < len(code); i++ {
+		if c := code[i]; (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
