@@ -437,6 +437,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		}
 		stopAll()
 	}
+	procs := cmp.Or(cfg.Procs, ourProcs(cpus.ServerCPUs))
 	rep.Conditions = map[string]any{
 		"host":           benchkit.HostConditions(),
 		"filesystem":     benchkit.Filesystem(cfg.Dir),
@@ -444,11 +445,11 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		"clients":        cfg.Clients,
 		"requests":       cfg.Requests,
 		"repeats":        cfg.Repeats,
-		"our_gomaxprocs": cmp.Or(cfg.Procs, ourProcs(cpus.ServerCPUs)),
+		"our_gomaxprocs": procs,
 		"cpu_layout":     layout,
 		"keyspace":       "redis-benchmark -r 100000",
 		"redis":          "redis-server (Debian) --appendonly yes --appendfsync everysec (async mode) or always (durable mode), --save ''",
-		"ours":           fmt.Sprintf("examples/server built from the repository and run as its own process (as redis-server is) with --async=true (synced every 10 ms) or false (fsync before the reply), its other flags their defaults here: a default table of %d shards (temporalstore.SuggestedShards), a record cache of %d bytes (temporalstore.SuggestedCacheBytes(AvailableMemory()))", temporalstore.SuggestedShards(cmp.Or(cfg.Procs, ourProcs(cpus.ServerCPUs))), temporalstore.SuggestedCacheBytes(temporalstore.AvailableMemory())),
+		"ours":           fmt.Sprintf("examples/server built from the repository and run as its own process (as redis-server is) with --async=true (synced every 10 ms) or false (fsync before the reply), its other flags their defaults here: a default table of %d shards (temporalstore.SuggestedShards), a record cache of %d bytes (temporalstore.SuggestedCacheBytes(AvailableMemory()))", temporalstore.SuggestedShards(procs), temporalstore.SuggestedCacheBytes(temporalstore.AvailableMemory())),
 		"client":         "redis-benchmark from the same package, one process per run",
 		"null":           "async mode: a RESP server in the benchmark's process that parses requests and replies (+OK, GET a value of the row's size) and does nothing else, in one epoll loop as Redis's; its ratio to Redis is about the most any server's can be with this client here, within the spread of single runs (±15 % on a shared machine)",
 		"wall_time":      time.Since(began).Round(time.Millisecond).String(),
@@ -574,8 +575,6 @@ func printTable(w io.Writer, r *report) {
 	tw.Flush()
 }
 
-// ourShards is the shard count examples/server gives a new default table
-// on this machine.
 // ourProcs is our server's default GOMAXPROCS: one per CPU it may run on.
 func ourProcs(cpus []int) int {
 	if len(cpus) > 0 {
