@@ -258,63 +258,9 @@ type ShardStats struct {
 }
 
 // LatencyHistogram counts durations in buckets whose bounds double from
-// one microsecond.
-type LatencyHistogram struct {
-	// Bounds[i] is the inclusive upper bound of bucket i, Counts[i] the
-	// durations in (Bounds[i-1], Bounds[i]]. The last bucket also counts
-	// every longer duration: its bound is a floor, not a limit.
-	Bounds []time.Duration
-	Counts []uint64
-	// Sum is the total of every duration counted.
-	Sum time.Duration
-}
-
-// Count returns the durations counted.
-func (h LatencyHistogram) Count() uint64 {
-	var n uint64
-	for _, c := range h.Counts {
-		n += c
-	}
-	return n
-}
-
-// Quantile returns the bound of the bucket holding the q-th quantile
-// (0 < q <= 1) of the durations: an upper bound on it, except in the last,
-// open-ended bucket. It is 0 when nothing was counted.
-func (h LatencyHistogram) Quantile(q float64) time.Duration {
-	total := h.Count()
-	if total == 0 {
-		return 0
-	}
-	rank := max(uint64(q*float64(total)+0.5), 1)
-	var seen uint64
-	for i, c := range h.Counts {
-		if seen += c; seen >= rank {
-			return h.Bounds[i]
-		}
-	}
-	return h.Bounds[len(h.Bounds)-1]
-}
-
-// Merge adds o's counts and sum to h's. Both must have the same bounds (as
-// every shard's log histogram has); an empty h takes o's.
-func (h *LatencyHistogram) Merge(o LatencyHistogram) {
-	if len(h.Bounds) == 0 {
-		h.Bounds, h.Counts = slices.Clone(o.Bounds), make([]uint64, len(o.Counts))
-	}
-	for i := range min(len(h.Counts), len(o.Counts)) {
-		h.Counts[i] += o.Counts[i]
-	}
-	h.Sum += o.Sum
-}
-
-func latencyHistogram(h wal.Histogram) LatencyHistogram {
-	out := LatencyHistogram{Bounds: make([]time.Duration, len(h.Counts)), Counts: slices.Clone(h.Counts[:]), Sum: h.Sum}
-	for i := range out.Bounds {
-		out.Bounds[i] = wal.BucketBound(i)
-	}
-	return out
-}
+// one microsecond (wal.BucketBound), the last open-ended: the log's own
+// histogram, with its Total, Quantile and Merge.
+type LatencyHistogram = wal.Histogram
 
 // Stats returns every shard's statistics, tables in name order.
 func (e *Engine) Stats() ([]ShardStats, error) {
@@ -338,7 +284,7 @@ func (e *Engine) Stats() ([]ShardStats, error) {
 				LogSegments: st.LogSegments,
 				LogRecords:  st.LogRecords, LogFsyncs: st.LogFsyncs, LogWritten: st.LogWritten,
 				WriteAmp:        st.WriteAmp,
-				LogFsyncLatency: latencyHistogram(st.LogFsyncLatency),
+				LogFsyncLatency: st.LogFsyncLatency,
 				StaleRejects:    t.adm.shards[i].staleRejects.Load(),
 				ReadOnly:        t.adm.shards[i].readOnly.Load(),
 			}

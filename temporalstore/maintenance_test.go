@@ -122,35 +122,3 @@ func TestBackgroundMaintenanceSweeps(t *testing.T) {
 		return keys == 0
 	}, 10*time.Second, 10*time.Millisecond)
 }
-
-// A histogram's quantile is the bound of the bucket it falls in, the last
-// bucket's for anything past it, and 0 when empty; Merge adds counts and
-// sums bucket by bucket.
-func TestLatencyHistogram(t *testing.T) {
-	bounds := []time.Duration{time.Microsecond, 2 * time.Microsecond, 4 * time.Microsecond}
-	h := LatencyHistogram{Bounds: bounds, Counts: []uint64{90, 9, 1}, Sum: 120 * time.Microsecond}
-	tests := []struct {
-		q    float64
-		want time.Duration
-	}{
-		{0.01, time.Microsecond},
-		{0.5, time.Microsecond},
-		{0.9, time.Microsecond},
-		{0.95, 2 * time.Microsecond},
-		{0.99, 2 * time.Microsecond},
-		{1, 4 * time.Microsecond},
-	}
-	for _, tc := range tests {
-		require.Equal(t, tc.want, h.Quantile(tc.q), "q=%v", tc.q)
-	}
-	require.Equal(t, uint64(100), h.Count())
-	require.Zero(t, LatencyHistogram{}.Quantile(0.99), "empty")
-
-	var m LatencyHistogram
-	m.Merge(h)
-	m.Merge(LatencyHistogram{Bounds: bounds, Counts: []uint64{0, 0, 100}, Sum: time.Millisecond})
-	require.Equal(t, []uint64{90, 9, 101}, m.Counts)
-	require.Equal(t, 1120*time.Microsecond, m.Sum)
-	require.Equal(t, 4*time.Microsecond, m.Quantile(0.5))
-	require.Equal(t, []uint64{90, 9, 1}, h.Counts, "the merged-from histogram is untouched")
-}

@@ -33,6 +33,14 @@ func (h Histogram) Total() uint64 {
 	return n
 }
 
+// Merge adds o's observations to h's, as when summing several logs'.
+func (h *Histogram) Merge(o Histogram) {
+	for i, c := range o.Counts {
+		h.Counts[i] += c
+	}
+	h.Sum += o.Sum
+}
+
 // Quantile returns the upper bound of the bucket holding the q-th quantile
 // (0 < q <= 1), or 0 when the histogram is empty.
 func (h Histogram) Quantile(q float64) time.Duration {

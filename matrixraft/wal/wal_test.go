@@ -791,3 +791,38 @@ func TestSegmentsDescribesTheFiles(t *testing.T) {
 	require.Equal(t, segs[2].First, l.Segments()[0].First)
 	require.NoError(t, l.Close())
 }
+
+// A histogram's quantile is the bound of the bucket it falls in, and 0
+// when empty; Merge adds counts and sums bucket by bucket, leaving the
+// merged-from histogram as it was.
+func TestHistogramMerge(t *testing.T) {
+	var h Histogram
+	h.Counts[0], h.Counts[1], h.Counts[2] = 90, 9, 1 // at most 1, 2, 4 µs
+	h.Sum = 120 * time.Microsecond
+	tests := []struct {
+		q    float64
+		want time.Duration
+	}{
+		{0.01, time.Microsecond},
+		{0.5, time.Microsecond},
+		{0.9, time.Microsecond},
+		{0.95, 2 * time.Microsecond},
+		{0.99, 2 * time.Microsecond},
+		{1, 4 * time.Microsecond},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, h.Quantile(tc.q), "q=%v", tc.q)
+	}
+	require.Equal(t, uint64(100), h.Total())
+	require.Zero(t, Histogram{}.Quantile(0.99), "empty")
+
+	var m, o Histogram
+	o.Counts[2], o.Sum = 100, time.Millisecond
+	m.Merge(h)
+	m.Merge(o)
+	require.Equal(t, []uint64{90, 9, 101}, m.Counts[:3])
+	require.Equal(t, uint64(200), m.Total())
+	require.Equal(t, 1120*time.Microsecond, m.Sum)
+	require.Equal(t, 4*time.Microsecond, m.Quantile(0.5))
+	require.Equal(t, []uint64{90, 9, 1}, h.Counts[:3], "the merged-from histogram is untouched")
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/temporalstore/temporalstore-go/matrixcache"
+	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 )
@@ -89,13 +90,13 @@ var (
 // fsyncHistogram is a shard's fsync latencies as a Prometheus histogram.
 // The last bucket of h has no upper limit, so it goes to +Inf only.
 func fsyncHistogram(h ts.LatencyHistogram, labels []string) prometheus.Metric {
-	buckets := make(map[float64]uint64, len(h.Bounds))
+	buckets := make(map[float64]uint64, len(h.Counts)-1)
 	var cum uint64
-	for i := range len(h.Bounds) - 1 {
-		cum += h.Counts[i]
-		buckets[h.Bounds[i].Seconds()] = cum
+	for i, c := range h.Counts[:len(h.Counts)-1] {
+		cum += c
+		buckets[wal.BucketBound(i).Seconds()] = cum
 	}
-	return prometheus.MustNewConstHistogram(descFsyncTime, h.Count(), h.Sum.Seconds(), buckets, labels...)
+	return prometheus.MustNewConstHistogram(descFsyncTime, h.Total(), h.Sum.Seconds(), buckets, labels...)
 }
 
 // engineCollector reads the engine's statistics at each scrape.
