@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -50,7 +49,8 @@ const (
 	// the key is absent, -1 when it has no expiry (PTTL).
 	KindPTTL Kind = "pttl"
 	// KindExpire sets the key's TTL (PEXPIRE); a TTL of zero or less
-	// deletes it. Response.Int is 1 if the key existed.
+	// deletes it. Response.Int is 1 if the key existed and ExpireCond let
+	// the expiry be set.
 	KindExpire Kind = "expire"
 	// KindPersist removes the key's TTL (PERSIST); Response.Int is 1 if
 	// there was one.
@@ -78,6 +78,37 @@ const (
 	// IfPresent writes only if the key exists (XX).
 	IfPresent
 )
+
+// ExpireCond makes a KindExpire conditional on the key's current expiry,
+// as the NX, XX, GT and LT options of Redis's EXPIRE: a set of conditions,
+// all of which must hold (zero: none). A key without an expiry counts as
+// expiring never: GT never holds for it, LT always does.
+type ExpireCond uint8
+
+// Expiry conditions.
+const (
+	// ExpireIfNone: the key has no expiry (NX).
+	ExpireIfNone ExpireCond = 1 << iota
+	// ExpireIfSet: the key has an expiry (XX).
+	ExpireIfSet
+	// ExpireIfLater: the new expiry is later than the key's (GT).
+	ExpireIfLater
+	// ExpireIfEarlier: the new expiry is earlier than the key's (LT).
+	ExpireIfEarlier
+)
+
+// allows reports whether an expiry of exp may replace cur (zero: none).
+func (ec ExpireCond) allows(cur, exp time.Time) bool {
+	none := cur.IsZero()
+	switch {
+	case ec&ExpireIfNone != 0 && !none,
+		ec&ExpireIfSet != 0 && none,
+		ec&ExpireIfLater != 0 && (none || exp.UnixMilli() <= cur.UnixMilli()),
+		ec&ExpireIfEarlier != 0 && !none && exp.UnixMilli() >= cur.UnixMilli():
+		return false
+	}
+	return true
+}
 
 // maxStringBytes is the largest string SETRANGE and APPEND may build, as
 // Redis's proto-max-bulk-len default.
@@ -120,7 +151,10 @@ type Command struct {
 	KeepTTL   bool
 	Cond      Cond
 	ReturnOld bool
-	// Delta is KindIncrBy's increment, Float KindIncrByFloat's.
+	// Delta is KindIncrBy's increment, Float KindIncrByFloat's and
+	// KindHIncrByFloat's. Value, when set for those two, is their increment
+	// as text instead: the sum is then computed from the digits, as Redis
+	// computes it (floatsum.go).
 	Delta int64
 	Float float64
 	// Start and End are KindGetRange's bounds; Start is KindSetRange's
@@ -153,10 +187,12 @@ type Command struct {
 	FromLeft, ToLeft, Before bool
 	// Rank and MaxLen are KindLPos's options (Rank 0 means 1).
 	Rank, MaxLen int64
-	// ExpireAt is an absolute expiry for KindExpire and KindGetEx, used
-	// instead of TTL when set. Persist makes KindGetEx remove the TTL.
+	// ExpireAt is an absolute expiry for KindSet, KindExpire and
+	// KindGetEx, used instead of TTL when set. Persist makes KindGetEx remove the TTL.
 	ExpireAt time.Time
 	Persist  bool
+	// ExpireCond makes KindExpire conditional (NX, XX, GT, LT).
+	ExpireCond ExpireCond
 	// EventTime is KindRowWrite's event time; TSField the hash field that
 	// stores it (default DefaultTSField); Rows are KindRowWriteBatch's.
 	EventTime time.Time
@@ -567,19 +603,11 @@ func runIncrBy(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 func runIncrByFloat(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 	var r Response
 	err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
-		var f float64
-		if found {
-			var err error
-			if f, err = strconv.ParseFloat(string(old), 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil, exp, shard.Keep, ErrNotFloat
-			}
+		v, _, err := addFloat(old, found, c.Value, c.Float, ErrNotFloat)
+		if err != nil {
+			return nil, exp, shard.Keep, err
 		}
-		sum := f + c.Float
-		if math.IsNaN(sum) || math.IsInf(sum, 0) {
-			return nil, exp, shard.Keep, fmt.Errorf("%w: increment would produce NaN or Infinity", ErrInvalid)
-		}
-		r.Value = strconv.AppendFloat(nil, sum, 'f', -1, 64)
-		r.Found = true
+		r.Value, r.Found = v, true
 		return r.Value, exp, shard.Write, nil
 	})
 	return r, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 
@@ -167,20 +166,16 @@ var hashKinds = map[Kind]runner{
 		}
 		var r Response
 		err := writeObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
-			var f float64
+			var old []byte
+			found := false
 			if o != nil {
-				if v, ok := o.Hash[string(c.Args[0])]; ok {
-					var err error
-					if f, err = strconv.ParseFloat(string(v), 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-						return nil, fmt.Errorf("%w: hash value is not a float", ErrNotFloat)
-					}
-				}
+				old, found = o.Hash[string(c.Args[0])]
 			}
-			sum := f + c.Float
-			if math.IsNaN(sum) || math.IsInf(sum, 0) {
-				return nil, fmt.Errorf("%w: increment would produce NaN or Infinity", ErrInvalid)
+			v, sum, err := addFloat(old, found, c.Value, c.Float, fmt.Errorf("%w: hash value is not a float", ErrNotFloat))
+			if err != nil {
+				return nil, err
 			}
-			r.Value, r.Found, r.Float = strconv.AppendFloat(nil, sum, 'f', -1, 64), true, sum
+			r.Value, r.Found, r.Float = v, true, sum
 			return []command.Command{{Op: shard.OpHSet, Key: c.Key, Args: [][]byte{c.Args[0], r.Value}}}, nil
 		})
 		return r, err

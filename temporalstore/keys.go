@@ -112,7 +112,8 @@ func runPTTL(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respon
 	case it.Expiry.IsZero():
 		return Response{Int: -1}, nil
 	}
-	return Response{Int: max(0, it.Expiry.Sub(e.opts.Now()).Milliseconds())}, nil
+	// In milliseconds, not a time.Duration, which saturates at 292 years.
+	return Response{Int: max(0, it.Expiry.UnixMilli()-e.opts.Now().UnixMilli())}, nil
 }
 
 func runExpireTime(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
@@ -156,8 +157,11 @@ func runExpire(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 		if err != nil || !it.Exists {
 			return nil, err
 		}
-		r.Int = 1
 		exp := expiryOf(c, v.Now())
+		if !c.ExpireCond.allows(it.Expiry, exp) {
+			return nil, nil
+		}
+		r.Int = 1
 		if !exp.After(v.Now()) {
 			return []command.Command{{Op: shard.OpDelete, Key: c.Key}}, nil
 		}
@@ -232,8 +236,12 @@ func runRename(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 	return Response{Applied: err == nil}, err
 }
 
-// setDeadline is when a SET with c's TTL expires (zero: never).
+// setDeadline is when a SET with c's TTL or ExpireAt expires (zero:
+// never).
 func setDeadline(e *Engine, c *Command) time.Time {
+	if !c.ExpireAt.IsZero() {
+		return c.ExpireAt
+	}
 	if c.TTL > 0 {
 		return e.opts.Now().Add(c.TTL)
 	}
@@ -241,11 +249,17 @@ func setDeadline(e *Engine, c *Command) time.Time {
 }
 
 func runSet(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+	// An ExpireAt in the past deletes the key, as Redis's SET with EXAT
+	// or PXAT in the past leaves none.
+	exp := setDeadline(e, c)
+	gone := !c.ExpireAt.IsZero() && !exp.After(e.opts.Now())
 	if c.Cond == Always && !c.ReturnOld && !c.KeepTTL {
 		// The common SET needs no read: a plain append.
-		return Response{Applied: true}, s.Set(ctx, c.Key, c.Value, setDeadline(e, c))
+		if gone {
+			return Response{Applied: true}, s.Delete(ctx, c.Key)
+		}
+		return Response{Applied: true}, s.Set(ctx, c.Key, c.Value, exp)
 	}
-	exp := setDeadline(e, c) // apart: the closure below moves it to the heap
 	var r Response
 	err := s.MutateKey(ctx, c.Key, func(v *shard.View) ([]command.Command, error) {
 		it, err := v.Get(c.Key)
@@ -262,7 +276,10 @@ func runSet(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respons
 			return nil, nil
 		}
 		r.Applied = true
-		if c.KeepTTL {
+		switch {
+		case gone:
+			return []command.Command{{Op: shard.OpDelete, Key: c.Key}}, nil
+		case c.KeepTTL:
 			exp = it.Expiry
 		}
 		return []command.Command{shard.StringSet(c.Key, c.Value, exp)}, nil

@@ -117,7 +117,7 @@ func registerHashes() {
 			if !ok {
 				return
 			}
-			if r, ok := c.exec(ts.Command{Kind: ts.KindHIncrByFloat, Key: a[1], Args: a[2:3], Float: f}); ok {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindHIncrByFloat, Key: a[1], Args: a[2:3], Float: f, Value: a[3]}); ok {
 				c.w.bulk(r.Value)
 			}
 		}),

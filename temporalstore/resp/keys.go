@@ -85,24 +85,48 @@ func registerKeys() {
 	)
 }
 
-// expire is EXPIRE and its kin: a relative or absolute time in unit.
-// The NX/XX/GT/LT options of Redis 7 are not served.
+// expire is EXPIRE and its kin: a relative or absolute time in unit, and
+// Redis 7's NX, XX, GT and LT options, checked in Redis's order.
 func expire(c *conn, a [][]byte, unit time.Duration, abs bool) {
-	if len(a) > 3 {
-		c.errorf("ERR Unsupported option %s", a[3])
+	var cond ts.ExpireCond
+	for _, opt := range a[3:] {
+		switch {
+		case is(opt, "nx"):
+			cond |= ts.ExpireIfNone
+		case is(opt, "xx"):
+			cond |= ts.ExpireIfSet
+		case is(opt, "gt"):
+			cond |= ts.ExpireIfLater
+		case is(opt, "lt"):
+			cond |= ts.ExpireIfEarlier
+		default:
+			c.errorf("ERR Unsupported option %s", opt)
+			return
+		}
+	}
+	switch {
+	case cond&ts.ExpireIfNone != 0 && cond != ts.ExpireIfNone:
+		c.errorf("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return
+	case cond&(ts.ExpireIfLater|ts.ExpireIfEarlier) == ts.ExpireIfLater|ts.ExpireIfEarlier:
+		c.errorf("ERR GT and LT options at the same time are not compatible")
 		return
 	}
 	n, ok := c.intArg(a[2])
 	if !ok {
 		return
 	}
-	if n > math.MaxInt64/int64(unit)/2 || n < math.MinInt64/int64(unit)/2 {
+	// An absolute time is kept in milliseconds, as Redis keeps it; a
+	// relative one must fit a time.Duration (292 years).
+	ms := int64(unit / time.Millisecond)
+	if (abs && (n > math.MaxInt64/ms || n < math.MinInt64/ms)) ||
+		(!abs && (n > math.MaxInt64/int64(unit)/2 || n < math.MinInt64/int64(unit)/2)) {
 		c.errorf("ERR invalid expire time in '%s' command", strings.ToLower(string(a[0])))
 		return
 	}
-	cmd := ts.Command{Kind: ts.KindExpire, Key: a[1]}
+	cmd := ts.Command{Kind: ts.KindExpire, Key: a[1], ExpireCond: cond}
 	if abs {
-		cmd.ExpireAt = time.Unix(0, 0).Add(time.Duration(n) * unit)
+		cmd.ExpireAt = time.UnixMilli(n * ms)
 		if !cmd.ExpireAt.After(time.Unix(0, 0)) {
 			cmd.ExpireAt = time.Unix(0, 1)
 		}

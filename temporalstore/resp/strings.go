@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -79,7 +80,7 @@ func registerStrings() {
 				c.errorf("ERR increment would produce NaN or Infinity")
 				return
 			}
-			if r, ok := c.exec(ts.Command{Kind: ts.KindIncrByFloat, Key: a[1], Float: f}); ok {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindIncrByFloat, Key: a[1], Float: f, Value: a[2]}); ok {
 				c.w.bulk(r.Value)
 			}
 		}),
@@ -184,6 +185,22 @@ func setEx(c *conn, a [][]byte, unit time.Duration) {
 // expiryOpt parses EX/PX/EXAT/PXAT n at a[i]: the TTL or absolute time it
 // sets, and whether a[i] was one.
 func (c *conn) expiryOpt(a [][]byte, i int, cmd *ts.Command, name string) (matched, ok bool) {
+	matched, syntaxOK, bad := parseExpiryOpt(a, i, cmd, name)
+	switch {
+	case !syntaxOK:
+		c.syntaxErr()
+		return true, false
+	case bad != "":
+		c.errorf("%s", bad)
+		return true, false
+	}
+	return matched, true
+}
+
+// parseExpiryOpt is expiryOpt that returns its errors instead of replying:
+// syntaxOK false for a misplaced or repeated option, bad for a time that
+// is not a valid one.
+func parseExpiryOpt(a [][]byte, i int, cmd *ts.Command, name string) (matched, syntaxOK bool, bad string) {
 	var unit time.Duration
 	abs := false
 	switch {
@@ -196,27 +213,27 @@ func (c *conn) expiryOpt(a [][]byte, i int, cmd *ts.Command, name string) (match
 	case is(a[i], "pxat"):
 		unit, abs = time.Millisecond, true
 	default:
-		return false, true
+		return false, true, ""
 	}
 	if i+1 >= len(a) || cmd.TTL != 0 || !cmd.ExpireAt.IsZero() || cmd.KeepTTL || cmd.Persist {
-		c.syntaxErr()
-		return true, false
+		return true, false, ""
 	}
 	n, err := parseInt(a[i+1])
 	if err != nil {
-		c.errorf("%s", err.Error())
-		return true, false
+		return true, true, err.Error()
 	}
-	if n <= 0 || n > math.MaxInt64/int64(unit)/2 {
-		c.errorf("ERR invalid expire time in '%s' command", name)
-		return true, false
+	// An absolute time is kept in milliseconds, as Redis keeps it; a
+	// relative one must fit a time.Duration (292 years).
+	ms := int64(unit / time.Millisecond)
+	if n <= 0 || (abs && n > math.MaxInt64/ms) || (!abs && n > math.MaxInt64/int64(unit)/2) {
+		return true, true, fmt.Sprintf("ERR invalid expire time in '%s' command", name)
 	}
 	if abs {
-		cmd.ExpireAt = time.Unix(0, 0).Add(time.Duration(n) * unit)
+		cmd.ExpireAt = time.UnixMilli(n * ms)
 	} else {
 		cmd.TTL = time.Duration(n) * unit
 	}
-	return true, true
+	return true, true, ""
 }
 
 func cmdSet(c *conn, a [][]byte) {
@@ -243,12 +260,6 @@ func cmdSet(c *conn, a [][]byte) {
 			i++
 		}
 	}
-	if !cmd.ExpireAt.IsZero() {
-		// The engine takes a TTL: an absolute time in the past expires at
-		// once (Redis stores it and the key is gone on the next read).
-		cmd.TTL = max(time.Until(cmd.ExpireAt), time.Millisecond)
-		cmd.ExpireAt = time.Time{}
-	}
 	r, ok := c.exec(cmd)
 	switch {
 	case !ok:
@@ -261,22 +272,35 @@ func cmdSet(c *conn, a [][]byte) {
 	}
 }
 
+// cmdGetEx checks, as Redis does, its options' syntax first, then the key
+// (absent: nil; not a string: WRONGTYPE), and only then the expire time.
 func cmdGetEx(c *conn, a [][]byte) {
 	cmd := ts.Command{Kind: ts.KindGetEx, Key: a[1]}
+	var bad string
 	for i := 2; i < len(a); i++ {
 		if is(a[i], "persist") && cmd.TTL == 0 && cmd.ExpireAt.IsZero() {
 			cmd.Persist = true
 			continue
 		}
-		matched, ok := c.expiryOpt(a, i, &cmd, "getex")
-		if !ok {
-			return
-		}
-		if !matched {
+		matched, syntaxOK, b := parseExpiryOpt(a, i, &cmd, "getex")
+		if !matched || !syntaxOK {
 			c.syntaxErr()
 			return
 		}
+		if bad == "" {
+			bad = b
+		}
 		i++
+	}
+	if bad != "" {
+		if r, ok := c.exec(ts.Command{Kind: ts.KindGet, Key: a[1]}); ok {
+			if r.Found {
+				c.errorf("%s", bad)
+			} else {
+				c.w.null()
+			}
+		}
+		return
 	}
 	if r, ok := c.exec(cmd); ok {
 		c.bulkOrNull(r)

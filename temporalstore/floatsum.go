@@ -1,0 +1,68 @@
+package temporalstore
+
+import (
+	"bytes"
+	"fmt"
+	"math/big"
+	"strconv"
+)
+
+// Redis's INCRBYFLOAT and HINCRBYFLOAT add in C's long double, the x87
+// 80-bit format on the machines Redis mostly runs on (a 64-bit mantissa),
+// and print the sum with 17 decimals, trailing zeros trimmed
+// (ld2string's LD_STR_HUMAN). A float64 sum printed as short as it
+// round-trips gives 0.30000000000000004 for 0.1 + 0.2 where Redis gives
+// 0.3; big.Float at the same precision gives Redis's digits.
+const longDoublePrec = 64
+
+// maxLongDouble is the largest finite long double; a sum past it is
+// Redis's "increment would produce NaN or Infinity".
+var maxLongDouble, _, _ = big.ParseFloat("1.18973149535723176502e+4932", 10, longDoublePrec, big.ToNearestEven)
+
+// parseLongDouble parses s as Redis parses a float it adds to: decimal,
+// finite.
+func parseLongDouble(s []byte) (*big.Float, bool) {
+	f, _, err := big.ParseFloat(string(s), 10, longDoublePrec, big.ToNearestEven)
+	if err != nil || f.IsInf() {
+		return nil, false
+	}
+	return f, true
+}
+
+// addFloat returns old (none when !found) plus the increment (incText
+// when given, else inc's shortest decimal digits) as Redis's INCRBYFLOAT
+// stores it, and the sum as a
+// float64. notFloat is the error for an old value that is not a number.
+func addFloat(old []byte, found bool, incText []byte, inc float64, notFloat error) ([]byte, float64, error) {
+	sum := new(big.Float).SetPrec(longDoublePrec)
+	if found {
+		f, ok := parseLongDouble(old)
+		if !ok {
+			return nil, 0, notFloat
+		}
+		sum.Set(f)
+	}
+	if incText == nil {
+		// The float64's shortest digits, as a user would have typed them:
+		// 0.1, not the binary value's 0.1000000000000000055511.
+		incText = strconv.AppendFloat(nil, inc, 'g', -1, 64)
+	}
+	d, ok := parseLongDouble(incText)
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: value is not a valid float", ErrInvalid)
+	}
+	sum.Add(sum, d)
+	if new(big.Float).Abs(sum).Cmp(maxLongDouble) > 0 {
+		return nil, 0, fmt.Errorf("%w: increment would produce NaN or Infinity", ErrInvalid)
+	}
+	out := []byte(sum.Text('f', 17))
+	if bytes.IndexByte(out, '.') >= 0 {
+		out = bytes.TrimRight(out, "0")
+		out = bytes.TrimSuffix(out, []byte("."))
+	}
+	if string(out) == "-0" {
+		out = out[1:]
+	}
+	f, _ := sum.Float64()
+	return out, f, nil
+}
