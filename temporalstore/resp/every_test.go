@@ -111,6 +111,21 @@ func familySteps(name string) []step {
 	}
 }
 
+// everyCommandCases is everyCommandSteps with the family verbs' steps.
+func everyCommandCases() map[string][]step {
+	cases := maps.Clone(everyCommandSteps)
+	for _, fam := range []string{"h", "counter", "cpc", "distinct", "fol", "selection"} {
+		for _, name := range []string{"controlstate" + fam + "set", fam + "setandget", fam + "setandgetopt", fam + "query"} {
+			if cases[name] == nil {
+				cases[name] = familySteps(fam)
+			}
+		}
+	}
+	return cases
+}
+
+func sortedKeys(m map[string][]step) []string { return slices.Sorted(maps.Keys(m)) }
+
 // Every command the server serves is run here, through go-redis, with a
 // happy path and an error, or drawn by TestRepliesMatchRedis, which checks
 // both against redis-server; and every command refuses a wrong number of
@@ -121,14 +136,7 @@ func TestEveryCommand(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, PoolSize: 1})
 	t.Cleanup(func() { c.Close() })
 	ctx := t.Context()
-	cases := maps.Clone(everyCommandSteps)
-	for _, fam := range []string{"h", "counter", "cpc", "distinct", "fol", "selection"} {
-		for _, name := range []string{"controlstate" + fam + "set", fam + "setandget", fam + "setandgetopt", fam + "query"} {
-			if cases[name] == nil {
-				cases[name] = familySteps(fam)
-			}
-		}
-	}
+	cases := everyCommandCases()
 	drawn := genArgsNames()
 	for _, name := range Commands() {
 		if name == "auth" || name == "quit" {
@@ -136,7 +144,7 @@ func TestEveryCommand(t *testing.T) {
 		}
 		require.True(t, drawn[name] || cases[name] != nil, "%s: no test runs it", name)
 	}
-	for _, name := range slices.Sorted(maps.Keys(cases)) {
+	for _, name := range sortedKeys(cases) {
 		require.Contains(t, commands, name, "a case for a command not served")
 		happy := false
 		for i, st := range cases[name] {

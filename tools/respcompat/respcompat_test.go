@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -59,5 +61,51 @@ func TestRedisPy(t *testing.T) {
 				require.True(t, strings.HasSuffix(strings.TrimSpace(string(out)), "redis-py ok"), string(out))
 			})
 		}
+	}
+}
+
+// startRedis runs a redis-server with no persistence on a free loopback
+// port for the length of the test and returns the port.
+func startRedis(t *testing.T) int {
+	bin, err := exec.LookPath("redis-server")
+	require.NoError(t, err, "redis-server is not installed (make deps)")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 10*time.Second, 20*time.Millisecond)
+	return port
+}
+
+// redisCorpus is the resp package's corpus of commands (genArgs's draw),
+// which its redis-cli test replays too.
+const redisCorpus = "../../temporalstore/resp/testdata/redis_corpus.txt"
+
+// TestRedisPyCorpusMatchesRedis replays the corpus through redis-py on our
+// server and on redis-server, in RESP2 and RESP3, and requires the same
+// result for every command.
+func TestRedisPyCorpusMatchesRedis(t *testing.T) {
+	py := pyvenv.Python(t, "redispy", "redis=="+redisPyVersion)
+	redisPort := startRedis(t)
+	addr := startServer(t, resp.Options{})
+	_, port, _ := net.SplitHostPort(addr)
+	for _, proto := range []string{"2", "3"} {
+		t.Run("resp"+proto, func(t *testing.T) {
+			out, err := exec.CommandContext(t.Context(), py, "testdata/redispy_corpus.py", redisCorpus, port, strconv.Itoa(redisPort), proto).CombinedOutput()
+			require.NoError(t, err, string(out))
+			require.Contains(t, string(out), "redis-py corpus ok 1500")
+		})
 	}
 }

@@ -88,4 +88,27 @@ except redis.ResponseError as e:
 error("unknown command", lambda: r.execute_command("CLUSTER", "INFO"), "ERR unknown command")
 error("wrong arity", lambda: r.execute_command("GET"), "ERR wrong number of arguments")
 check("info", r.info("keyspace")["db0"]["keys"] > 0)
+
+# The time-aware verbs, which Redis does not have, through execute_command.
+x = r.execute_command
+f = p + "series"
+check("fappend", x("FAPPEND", f, 10, "1") in ("OK", True) and x("FAPPEND", f, 20, "2") in ("OK", True))
+check("fappendpolicy", x("FAPPENDPOLICY", f, 10, "9", "NX") == 0)
+check("fquery", x("FQUERY", f, 0, 100) == [[10, "1"], [20, "2"]])
+check("fagg", x("FAGG", f, 0, 100, "sum") == 3)
+check("faggs", x("FAGGS", f, 0, 100, "max", "count") == [2, 2])
+check("freplace", x("FREPLACE", f, 0, 15, 12, "7") in ("OK", True) and x("FQUERY", f, 0, 100) == [[12, "7"], [20, "2"]])
+error("fagg unknown aggregator", lambda: x("FAGG", f, 0, 100, "median"), "ERR unknown aggregator")
+error("fappend bad timestamp", lambda: x("FAPPEND", f, -1, "1"), "ERR timestamp_ms must be an unsigned integer")
+check("fdel", x("FDEL", f) in ("OK", True) and r.exists(f) == 0)
+c = p + "ctl"
+check("controlstateincr", x("CONTROLSTATEINCR", c, 1000, 2) in ("OK", True))
+check("controlstatecount", x("CONTROLSTATECOUNT", c, 0, 2000) == 2)
+check("hsetandgetopt", x("HSETANDGETOPT", c + "u", 20, 3, 0, 100, "sum", 0, 0, "req-1") == 3)
+check("hsetandgetopt retried", x("HSETANDGETOPT", c + "u", 20, 3, 0, 100, "sum", 0, 0, "req-1") == 3)
+check("quotatake", x("QUOTATAKE", c + "q", 3, 60000, 2) == [1, 2, 0])
+check("pace", x("PACE", c + "p", 1, 60000)[0] == 1)
+check("folset", x("FOLSET", c + "s", "early", 10, 0, "FIRST") in ("OK", True) and x("FOLQUERY", c + "s") == "early")
+error("controlstateincr bad amount", lambda: x("CONTROLSTATEINCR", c, 1000, "x"), "ERR amount must be an integer")
+error("control on a string", lambda: x("CONTROLSTATEINCR", p + "s", 1, 1), "WRONGTYPE")
 print("redis-py ok")
