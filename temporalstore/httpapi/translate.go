@@ -606,6 +606,27 @@ func condition(s string) (ts.Cond, error) {
 	return 0, badf("unknown variant `%s`, expected one of `always`, `if_exists`, `if_not_exists`", s)
 }
 
+// expireConds are ExpireIf's names, in the order FromEngine writes them.
+var expireConds = []struct {
+	name string
+	cond ts.ExpireCond
+}{{"nx", ts.ExpireIfNone}, {"xx", ts.ExpireIfSet}, {"gt", ts.ExpireIfLater}, {"lt", ts.ExpireIfEarlier}}
+
+func expireIf(names []string) (ts.ExpireCond, error) {
+	var ec ts.ExpireCond
+next:
+	for _, n := range names {
+		for _, c := range expireConds {
+			if strings.EqualFold(n, c.name) {
+				ec |= c.cond
+				continue next
+			}
+		}
+		return 0, badf("unknown variant `%s`, expected one of `nx`, `xx`, `gt`, `lt`", n)
+	}
+	return ec, nil
+}
+
 // nativeCommand translates an engine kind's wire command.
 func nativeCommand(w *Command) (ts.Command, error) {
 	c := ts.Command{
@@ -619,6 +640,9 @@ func nativeCommand(w *Command) (ts.Command, error) {
 	}
 	var err error
 	if c.Cond, err = condition(w.Condition); err != nil {
+		return c, err
+	}
+	if c.ExpireCond, err = expireIf(w.ExpireIf); err != nil {
 		return c, err
 	}
 	if w.TTLMs != nil {
@@ -729,6 +753,11 @@ func FromEngine(c ts.Command) Command {
 		w.Condition = "nx"
 	case ts.IfPresent:
 		w.Condition = "xx"
+	}
+	for _, ec := range expireConds {
+		if c.ExpireCond&ec.cond != 0 {
+			w.ExpireIf = append(w.ExpireIf, ec.name)
+		}
 	}
 	if c.TTL != 0 {
 		v := c.TTL.Milliseconds()

@@ -46,16 +46,19 @@ type Command struct {
 	Kind   string `json:"kind" msgpack:"kind"`
 	Tenant string `json:"tenant,omitempty" msgpack:"tenant,omitempty"`
 
-	Key       Text    `json:"key,omitempty" msgpack:"key,omitempty"`
-	Value     Bytes   `json:"value,omitempty" msgpack:"value,omitempty"`
-	TTLMs     *int64  `json:"ttl_ms,omitempty" msgpack:"ttl_ms,omitempty"`
-	Condition string  `json:"condition,omitempty" msgpack:"condition,omitempty"`
-	ReturnOld bool    `json:"return_old,omitempty" msgpack:"return_old,omitempty"`
-	Field     Text    `json:"field,omitempty" msgpack:"field,omitempty"`
-	Fields    []Text  `json:"fields,omitempty" msgpack:"fields,omitempty"`
-	Entries   []Entry `json:"entries,omitempty" msgpack:"entries,omitempty"`
-	Increment *int64  `json:"increment,omitempty" msgpack:"increment,omitempty"`
-	Member    Bytes   `json:"member,omitempty" msgpack:"member,omitempty"`
+	Key       Text   `json:"key,omitempty" msgpack:"key,omitempty"`
+	Value     Bytes  `json:"value,omitempty" msgpack:"value,omitempty"`
+	TTLMs     *int64 `json:"ttl_ms,omitempty" msgpack:"ttl_ms,omitempty"`
+	Condition string `json:"condition,omitempty" msgpack:"condition,omitempty"`
+	// ExpireIf makes an expire conditional: any of "nx", "xx", "gt",
+	// "lt", as Redis's EXPIRE options.
+	ExpireIf  []string `json:"expire_if,omitempty" msgpack:"expire_if,omitempty"`
+	ReturnOld bool     `json:"return_old,omitempty" msgpack:"return_old,omitempty"`
+	Field     Text     `json:"field,omitempty" msgpack:"field,omitempty"`
+	Fields    []Text   `json:"fields,omitempty" msgpack:"fields,omitempty"`
+	Entries   []Entry  `json:"entries,omitempty" msgpack:"entries,omitempty"`
+	Increment *int64   `json:"increment,omitempty" msgpack:"increment,omitempty"`
+	Member    Bytes    `json:"member,omitempty" msgpack:"member,omitempty"`
 
 	KeepTTL     bool       `json:"keep_ttl,omitempty" msgpack:"keep_ttl,omitempty"`
 	Delta       int64      `json:"delta,omitempty" msgpack:"delta,omitempty"`
