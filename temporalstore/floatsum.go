@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 )
 
 // Redis's INCRBYFLOAT and HINCRBYFLOAT add in C's long double, the x87
@@ -19,10 +20,20 @@ const longDoublePrec = 64
 // Redis's "increment would produce NaN or Infinity".
 var maxLongDouble, _, _ = big.ParseFloat("1.18973149535723176502e+4932", 10, longDoublePrec, big.ToNearestEven)
 
-// parseLongDouble parses s as Redis parses a float it adds to: decimal,
-// finite.
+// parseLongDouble parses s as Redis parses a float it adds to (strtold):
+// decimal or hexadecimal (0x10), finite.
 func parseLongDouble(s []byte) (*big.Float, bool) {
-	f, _, err := big.ParseFloat(string(s), 10, longDoublePrec, big.ToNearestEven)
+	text := string(s)
+	base := 10
+	if h := strings.TrimLeft(text, "+-"); strings.HasPrefix(h, "0x") || strings.HasPrefix(h, "0X") {
+		// Base 0 reads the prefix; it would also take underscores, which
+		// strtold does not.
+		base = 0
+		if strings.Contains(h, "_") {
+			return nil, false
+		}
+	}
+	f, _, err := big.ParseFloat(text, base, longDoublePrec, big.ToNearestEven)
 	if err != nil || f.IsInf() {
 		return nil, false
 	}

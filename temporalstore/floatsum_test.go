@@ -26,6 +26,8 @@ func TestAddFloat(t *testing.T) {
 		{"5", true, "3.0e-17", "5.00000000000000003", nil},
 		{"0", true, "1e20", "100000000000000000000", nil},
 		{"1", true, "-1.5", "-0.5", nil},
+		{"0x10", true, "0x1", "17", nil},
+		{"1", true, "0x1_0", "", ErrInvalid},
 		{"abc", true, "1", "", errOld},
 		{"inf", true, "1", "", errOld},
 		{"1", true, "x", "", ErrInvalid},

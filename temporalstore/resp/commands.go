@@ -258,8 +258,10 @@ func (c *conn) engineError(err error) {
 
 var errNotInt = errors.New("ERR value is not an integer or out of range")
 
+// parseInt reads an integer argument as Redis's string2ll does: no '+',
+// no leading zero, no "-0", no spaces.
 func parseInt(b []byte) (int64, error) {
-	n, err := strconv.ParseInt(string(b), 10, 64)
+	n, err := temporalstore.ParseInt(b)
 	if err != nil {
 		return 0, errNotInt
 	}
@@ -274,8 +276,13 @@ func parseFloat(b []byte) (float64, error) {
 	case "-inf", "-infinity":
 		return math.Inf(-1), nil
 	}
+	// strtod, which Redis parses with, takes a hexadecimal number without
+	// a binary exponent (0x10 is 16); ParseFloat wants one.
+	if h := strings.TrimLeft(s, "+-"); (strings.HasPrefix(h, "0x") || strings.HasPrefix(h, "0X")) && !strings.ContainsAny(h, "pP") {
+		s += "p0"
+	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || strings.ContainsAny(s, " \t") {
+	if err != nil || math.IsNaN(f) || strings.ContainsAny(s, " \t_") {
 		return 0, errors.New("ERR value is not a valid float")
 	}
 	return f, nil

@@ -174,7 +174,7 @@ func genArgs(rng *rand.Rand) []any {
 	val := func() string { return []string{"x", "10", "-3", "", "v v", "2.5"}[rng.IntN(6)] }
 	num := func() string { return strconv.Itoa(rng.IntN(9) - 4) }
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
-	fam := pick("s", "s", "t", "h", "e", "z", "x", "l", "k")
+	fam := pick("s", "s", "t", "h", "e", "z", "x", "l", "o", "k")
 	k := key(fam)
 	switch fam {
 	case "s":
@@ -376,6 +376,59 @@ func genArgs(rng *rand.Rand) []any {
 			return []any{"ZSCAN", k, "0"}
 		default:
 			return []any{"ZCARD", k}
+		}
+	case "o": // option combinations and edge values, across the kinds
+		sk, hk, zk, lk := key("s"), key("h"), key("z"), key("l")
+		edge := pick(" 1", "010", "+1", "1.0", "9223372036854775807", "-9223372036854775808", "1e3", "0x10", "-0", "inf", "1 ")
+		switch rng.IntN(24) {
+		case 0:
+			return []any{"SET", sk, edge}
+		case 1:
+			return []any{pick("INCR", "DECR"), sk}
+		case 2:
+			return []any{pick("INCRBY", "DECRBY"), sk, edge}
+		case 3:
+			return []any{"INCRBYFLOAT", sk, edge}
+		case 4:
+			return []any{"SET", sk, val(), pick("NX", "XX"), "GET"}
+		case 5:
+			return []any{"SET", sk, val(), "GET", pick("NX", "XX", "EX", "KEEPTTL"), pick("100", "GET", "NX")}
+		case 6:
+			return []any{"SET", sk, val(), "KEEPTTL", pick("EX", "PX", "EXAT"), "100"}
+		case 7:
+			return []any{"SET", sk, val(), pick("EX", "NX"), "100", pick("PX", "XX", "EX"), "100"}
+		case 8:
+			return []any{"SET", hk, val(), "GET"}
+		case 9:
+			return []any{"ZADD", zk, pick("GT", "LT", "NX", "XX"), pick("GT", "LT", "NX", "XX", "CH"), pick("1", "x", "nan"), mem()}
+		case 10:
+			return []any{"ZADD", zk, "INCR", "1", mem(), "2", mem()}
+		case 11:
+			return []any{"ZRANGE", zk, pick("0", "(1", "-inf", "[a"), pick("-1", "+inf", "(3", "+"), pick("REV", "BYSCORE", "BYLEX", "LIMIT"), pick("REV", "WITHSCORES", "BYSCORE")}
+		case 12:
+			return []any{"ZRANGE", zk, "+inf", "-inf", "BYSCORE", "REV", "LIMIT", pick("0", "1"), pick("1", "2", "-1")}
+		case 13:
+			return []any{"LPOS", lk, val(), pick("MAXLEN", "RANK", "COUNT"), pick("0", "1", "-1", "2")}
+		case 14:
+			return []any{"LINSERT", lk, pick("BEFORE", "AFTER", "MIDDLE"), "nope", val()}
+		case 15:
+			return []any{pick("HINCRBY", "HINCRBYFLOAT"), hk, mem(), pick("9223372036854775807", "-9223372036854775808", "x", "1e3")}
+		case 16:
+			return []any{"SETRANGE", sk, pick("536870912", "-1", "0", "3"), val()}
+		case 17:
+			return []any{"GETRANGE", sk, pick("-100", "0", "100", "-1"), pick("-100", "-1", "100", "0")}
+		case 18:
+			return []any{"MSET", sk, val(), key("s")}
+		case 19:
+			return []any{"MGET", hk, sk, zk, lk}
+		case 20:
+			return []any{"RENAME", sk, sk}
+		case 21:
+			return []any{"EXPIRE", pick(hk, zk, lk), pick("100", "0", "-1")}
+		case 22:
+			return []any{pick("PERSIST", "TYPE", "STRLEN", "GET"), pick(hk, zk, lk, key("e"))}
+		default:
+			return []any{"ZRANGEBYSCORE", zk, pick("(1", "1", "x", "(inf", "-inf"), pick("+inf", "(2.5", "[1"), "LIMIT", pick("1", "0", "x"), pick("1", "-1")}
 		}
 	case "x": // sorted sets of equal scores, for the lexicographic verbs
 		lo, hi := pick("-", "[a", "(b", "x"), pick("+", "[c", "(d")

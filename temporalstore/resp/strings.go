@@ -182,83 +182,94 @@ func setEx(c *conn, a [][]byte, unit time.Duration) {
 	}
 }
 
-// expiryOpt parses EX/PX/EXAT/PXAT n at a[i]: the TTL or absolute time it
-// sets, and whether a[i] was one.
-func (c *conn) expiryOpt(a [][]byte, i int, cmd *ts.Command, name string) (matched, ok bool) {
-	matched, syntaxOK, bad := parseExpiryOpt(a, i, cmd, name)
-	switch {
-	case !syntaxOK:
-		c.syntaxErr()
-		return true, false
-	case bad != "":
-		c.errorf("%s", bad)
-		return true, false
-	}
-	return matched, true
+// expiryArg is the EX, PX, EXAT or PXAT option of SET or GETEX. As in
+// Redis, the same option may repeat (the last wins) but not mix with
+// another, and only the last one's value is checked, once all the options
+// are read.
+type expiryArg struct {
+	opt  string // "ex", "px", "exat", "pxat"; "" when none was given
+	unit time.Duration
+	abs  bool
+	val  []byte
 }
 
-// parseExpiryOpt is expiryOpt that returns its errors instead of replying:
-// syntaxOK false for a misplaced or repeated option, bad for a time that
-// is not a valid one.
-func parseExpiryOpt(a [][]byte, i int, cmd *ts.Command, name string) (matched, syntaxOK bool, bad string) {
+// parse takes a[i] if it is an expiry option: matched says it was one,
+// syntaxOK that it has a value and does not clash with an earlier option
+// or with blocked (KEEPTTL, PERSIST).
+func (e *expiryArg) parse(a [][]byte, i int, blocked bool) (matched, syntaxOK bool) {
+	var opt string
 	var unit time.Duration
 	abs := false
 	switch {
 	case is(a[i], "ex"):
-		unit = time.Second
+		opt, unit = "ex", time.Second
 	case is(a[i], "px"):
-		unit = time.Millisecond
+		opt, unit = "px", time.Millisecond
 	case is(a[i], "exat"):
-		unit, abs = time.Second, true
+		opt, unit, abs = "exat", time.Second, true
 	case is(a[i], "pxat"):
-		unit, abs = time.Millisecond, true
+		opt, unit, abs = "pxat", time.Millisecond, true
 	default:
-		return false, true, ""
+		return false, true
 	}
-	if i+1 >= len(a) || cmd.TTL != 0 || !cmd.ExpireAt.IsZero() || cmd.KeepTTL || cmd.Persist {
-		return true, false, ""
+	if i+1 >= len(a) || blocked || e.opt != "" && e.opt != opt {
+		return true, false
 	}
-	n, err := parseInt(a[i+1])
+	*e = expiryArg{opt: opt, unit: unit, abs: abs, val: a[i+1]}
+	return true, true
+}
+
+// apply checks the value and sets cmd's TTL or absolute expiry; bad is the
+// error reply for a value that is not a valid time.
+func (e *expiryArg) apply(cmd *ts.Command, name string) (bad string) {
+	if e.opt == "" {
+		return ""
+	}
+	n, err := parseInt(e.val)
 	if err != nil {
-		return true, true, err.Error()
+		return err.Error()
 	}
 	// An absolute time is kept in milliseconds, as Redis keeps it; a
 	// relative one must fit a time.Duration (292 years).
-	ms := int64(unit / time.Millisecond)
-	if n <= 0 || (abs && n > math.MaxInt64/ms) || (!abs && n > math.MaxInt64/int64(unit)/2) {
-		return true, true, fmt.Sprintf("ERR invalid expire time in '%s' command", name)
+	ms := int64(e.unit / time.Millisecond)
+	if n <= 0 || (e.abs && n > math.MaxInt64/ms) || (!e.abs && n > math.MaxInt64/int64(e.unit)/2) {
+		return fmt.Sprintf("ERR invalid expire time in '%s' command", name)
 	}
-	if abs {
+	if e.abs {
 		cmd.ExpireAt = time.UnixMilli(n * ms)
 	} else {
-		cmd.TTL = time.Duration(n) * unit
+		cmd.TTL = time.Duration(n) * e.unit
 	}
-	return true, true, ""
+	return ""
 }
 
+// cmdSet takes SET's options as Redis does: each may repeat, NX and XX
+// exclude each other, KEEPTTL excludes the expiry options, and only the
+// last expiry's value is checked.
 func cmdSet(c *conn, a [][]byte) {
 	cmd := ts.Command{Kind: ts.KindSet, Key: a[1], Value: a[2]}
+	var exp expiryArg
 	for i := 3; i < len(a); i++ {
 		switch {
-		case is(a[i], "nx") && cmd.Cond == ts.Always:
+		case is(a[i], "nx") && cmd.Cond != ts.IfPresent:
 			cmd.Cond = ts.IfAbsent
-		case is(a[i], "xx") && cmd.Cond == ts.Always:
+		case is(a[i], "xx") && cmd.Cond != ts.IfAbsent:
 			cmd.Cond = ts.IfPresent
 		case is(a[i], "get"):
 			cmd.ReturnOld = true
-		case is(a[i], "keepttl") && cmd.TTL == 0 && cmd.ExpireAt.IsZero():
+		case is(a[i], "keepttl") && exp.opt == "":
 			cmd.KeepTTL = true
 		default:
-			matched, ok := c.expiryOpt(a, i, &cmd, "set")
-			if !ok {
-				return
-			}
-			if !matched {
+			if matched, ok := exp.parse(a, i, cmd.KeepTTL); !matched || !ok {
 				c.syntaxErr()
 				return
 			}
 			i++
 		}
+	}
+	if bad := exp.apply(&cmd, "set"); bad != "" {
+		c.errorf("%s", bad)
+		return
 	}
 	r, ok := c.exec(cmd)
 	switch {
@@ -276,23 +287,19 @@ func cmdSet(c *conn, a [][]byte) {
 // (absent: nil; not a string: WRONGTYPE), and only then the expire time.
 func cmdGetEx(c *conn, a [][]byte) {
 	cmd := ts.Command{Kind: ts.KindGetEx, Key: a[1]}
-	var bad string
+	var exp expiryArg
 	for i := 2; i < len(a); i++ {
-		if is(a[i], "persist") && cmd.TTL == 0 && cmd.ExpireAt.IsZero() {
+		if is(a[i], "persist") && exp.opt == "" {
 			cmd.Persist = true
 			continue
 		}
-		matched, syntaxOK, b := parseExpiryOpt(a, i, &cmd, "getex")
-		if !matched || !syntaxOK {
+		if matched, ok := exp.parse(a, i, cmd.Persist); !matched || !ok {
 			c.syntaxErr()
 			return
 		}
-		if bad == "" {
-			bad = b
-		}
 		i++
 	}
-	if bad != "" {
+	if bad := exp.apply(&cmd, "getex"); bad != "" {
 		if r, ok := c.exec(ts.Command{Kind: ts.KindGet, Key: a[1]}); ok {
 			if r.Found {
 				c.errorf("%s", bad)

@@ -71,7 +71,7 @@ func zrange(c *conn, a [][]byte, by ts.ZRangeBy, rev, generic bool) {
 			rg.By = ts.ByScore
 		case generic && is(a[i], "bylex") && rg.By == ts.ByRank:
 			rg.By = ts.ByLex
-		case generic && is(a[i], "rev"):
+		case generic && is(a[i], "rev") && !rg.Rev: // once, as Redis
 			rg.Rev = true
 		case is(a[i], "withscores"):
 			rg.WithScores = true
