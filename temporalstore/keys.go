@@ -53,13 +53,17 @@ var keyKinds = map[Kind]runner{
 type multiRunner func(ctx context.Context, e *Engine, c *Command) (Response, error)
 
 var multiKinds = map[Kind]multiRunner{
-	KindExistsKeys: runExistsKeys,
-	KindDeleteKeys: runDeleteKeys,
-	KindMGet:       runMGet,
-	KindMSet:       runMSet,
-	KindSInter:     runSetAlgebra,
-	KindSUnion:     runSetAlgebra,
-	KindSDiff:      runSetAlgebra,
+	KindExistsKeys:  runExistsKeys,
+	KindDeleteKeys:  runDeleteKeys,
+	KindMGet:        runMGet,
+	KindMSet:        runMSet,
+	KindSInter:      runSetAlgebra,
+	KindSUnion:      runSetAlgebra,
+	KindSDiff:       runSetAlgebra,
+	KindSInterStore: runSetStore,
+	KindSUnionStore: runSetStore,
+	KindSDiffStore:  runSetStore,
+	KindMSetNX:      runMSetNX,
 
 	KindRowWriteBatch: runRowWriteBatch,
 	KindSeqBatchQuery: runSeqBatchQuery,

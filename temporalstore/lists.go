@@ -14,7 +14,8 @@ import (
 // Start and End.
 const (
 	// KindLPush and KindRPush push Args at the head or tail, in order;
-	// Response.Int is the new length (LPUSH, RPUSH).
+	// Response.Int is the new length (LPUSH, RPUSH). With Cond IfPresent
+	// they push only onto an existing list (LPUSHX, RPUSHX; else 0).
 	KindLPush Kind = "lpush"
 	KindRPush Kind = "rpush"
 	// KindLPop and KindRPop remove and return one element (Value), or up
@@ -230,6 +231,9 @@ func listPush(op command.Op) runner {
 		}
 		var r Response
 		err := writeObj(ctx, s, c.Key, object.KindList, func(o *object.Object, _ *shard.View) ([]command.Command, error) {
+			if o == nil && c.Cond == IfPresent {
+				return nil, nil // LPUSHX, RPUSHX: only onto an existing list
+			}
 			r.Int = int64(len(c.Args))
 			if o != nil {
 				r.Int += int64(o.List.Len())

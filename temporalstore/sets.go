@@ -43,6 +43,7 @@ const (
 )
 
 var setKinds = map[Kind]runner{
+	KindSMove: runSMove,
 	KindSAdd: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		if err := needArgs(c, 1, 1); err != nil {
 			return Response{}, err
@@ -252,34 +253,6 @@ func runSetAlgebra(ctx context.Context, e *Engine, c *Command) (Response, error)
 			return Response{}, err
 		}
 	}
-	out := map[string]struct{}{}
-	switch c.Kind {
-	case KindSUnion:
-		for _, s := range sets {
-			for m := range s {
-				out[m] = struct{}{}
-			}
-		}
-	case KindSInter:
-	members:
-		for m := range sets[0] {
-			for _, s := range sets[1:] {
-				if _, ok := s[m]; !ok {
-					continue members
-				}
-			}
-			out[m] = struct{}{}
-		}
-	case KindSDiff:
-	diff:
-		for m := range sets[0] {
-			for _, s := range sets[1:] {
-				if _, ok := s[m]; ok {
-					continue diff
-				}
-			}
-			out[m] = struct{}{}
-		}
-	}
+	out := combineSets(c.Kind, sets)
 	return Response{Values: toBytes(slices.Sorted(maps.Keys(out)))}, nil
 }

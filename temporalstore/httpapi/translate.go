@@ -62,6 +62,8 @@ var nativeShapes = map[ts.Kind]shape{
 	ts.KindSAdd: shInt, ts.KindSRem: shInt, ts.KindSMembers: shMembers, ts.KindSIsMember: shInt,
 	ts.KindSMIsMember: shInts, ts.KindSCard: shInt, ts.KindSPop: shBytes, ts.KindSRandMember: shBytes,
 	ts.KindSScan: shCollScan, ts.KindSInter: shMembers, ts.KindSUnion: shMembers, ts.KindSDiff: shMembers,
+	ts.KindSInterStore: shInt, ts.KindSUnionStore: shInt, ts.KindSDiffStore: shInt, ts.KindSMove: shInt,
+	ts.KindMSetNX: shInt,
 
 	ts.KindZAdd: shInt, ts.KindZRange: shScored, ts.KindZCount: shInt, ts.KindZRemRange: shInt,
 	ts.KindZRank: shRank, ts.KindZRevRank: shRank, ts.KindZScore: shFloat, ts.KindZMScore: shValues,

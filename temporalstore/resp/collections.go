@@ -131,6 +131,12 @@ func registerHashes() {
 }
 
 func registerSets() {
+	// store is SINTERSTORE and its kin: destination, then the sets.
+	store := func(name string, kind ts.Kind) *cmdSpec {
+		return &cmdSpec{name: name, arity: -3, flags: flagWrite, first: 1, last: -1, step: 1, run: func(c *conn, a [][]byte) {
+			c.intReply(ts.Command{Kind: kind, Dest: a[1], Keys: a[2:]})
+		}}
+	}
 	algebra := func(name string, kind ts.Kind) *cmdSpec {
 		return &cmdSpec{name: name, arity: -2, first: 1, last: -1, step: 1, run: func(c *conn, a [][]byte) {
 			if r, ok := c.exec(ts.Command{Kind: kind, Keys: a[1:]}); ok {
@@ -168,7 +174,51 @@ func registerSets() {
 		algebra("sinter", ts.KindSInter),
 		algebra("sunion", ts.KindSUnion),
 		algebra("sdiff", ts.KindSDiff),
+		store("sinterstore", ts.KindSInterStore),
+		store("sunionstore", ts.KindSUnionStore),
+		store("sdiffstore", ts.KindSDiffStore),
+		&cmdSpec{name: "smove", arity: 4, flags: flagWrite, first: 1, last: 2, step: 1, run: func(c *conn, a [][]byte) {
+			c.intReply(ts.Command{Kind: ts.KindSMove, Key: a[1], Dest: a[2], Args: a[3:4]})
+		}},
+		&cmdSpec{name: "sintercard", arity: -3, run: cmdSInterCard},
 	)
+}
+
+// cmdSInterCard is SINTERCARD numkeys key [key ...] [LIMIT limit]: the
+// size of the intersection, counted up to limit (0: no limit).
+func cmdSInterCard(c *conn, a [][]byte) {
+	n, ok := c.intArg(a[1])
+	switch {
+	case !ok:
+		return
+	case n <= 0:
+		c.errorf("ERR numkeys should be greater than 0")
+		return
+	case n > int64(len(a)-2):
+		c.errorf("ERR Number of keys can't be greater than number of args")
+		return
+	}
+	keys, rest := a[2:2+n], a[2+n:]
+	var limit int64
+	for len(rest) > 0 {
+		if !is(rest[0], "limit") || len(rest) < 2 {
+			c.syntaxErr()
+			return
+		}
+		l, err := parseInt(rest[1])
+		if err != nil || l < 0 {
+			c.errorf("ERR LIMIT can't be negative")
+			return
+		}
+		limit, rest = l, rest[2:]
+	}
+	if r, ok := c.exec(ts.Command{Kind: ts.KindSInter, Keys: keys}); ok {
+		card := int64(len(r.Values))
+		if limit > 0 {
+			card = min(card, limit)
+		}
+		c.w.int(card)
+	}
 }
 
 // popLike is SPOP, SRANDMEMBER, LPOP and RPOP: one element, or with a count

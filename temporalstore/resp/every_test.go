@@ -255,3 +255,33 @@ func TestIncrByFloatDigitsMatchRedis(t *testing.T) {
 	}
 	require.Equal(t, theirs.Get(ctx, "f").Val(), ours.Get(ctx, "f").Val())
 }
+
+// The verbs over several keys take them from one key group: across groups
+// they get CROSSSLOT, as from a Redis cluster, and change nothing.
+func TestGroupedVerbsRefuseCrossSlot(t *testing.T) {
+	addr, _ := start(t, Options{})
+	c := client(t, addr, 2)
+	ctx := t.Context()
+	keys := make([]any, 10)
+	for i := range keys {
+		keys[i] = fmt.Sprint("spread", i)
+		require.NoError(t, c.SAdd(ctx, keys[i].(string), "m").Err())
+	}
+	for _, args := range [][]any{
+		append([]any{"SINTERSTORE", "dst"}, keys...),
+		append([]any{"SUNIONSTORE", "dst"}, keys...),
+		append([]any{"SDIFFSTORE", "dst"}, keys...),
+		{"MSETNX", "x0", "1", "x1", "1", "x2", "1", "x3", "1", "x4", "1", "x5", "1", "x6", "1", "x7", "1"},
+	} {
+		require.ErrorContains(t, c.Do(ctx, args...).Err(), "CROSSSLOT", "%v", args)
+	}
+	crossed := 0
+	for _, k := range keys[1:] {
+		if err := c.Do(ctx, "SMOVE", keys[0], k, "m").Err(); err != nil {
+			require.ErrorContains(t, err, "CROSSSLOT")
+			crossed++
+		}
+	}
+	require.Positive(t, crossed)
+	require.Equal(t, int64(0), c.Exists(ctx, "dst", "x0", "x7").Val())
+}

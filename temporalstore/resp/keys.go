@@ -21,6 +21,7 @@ func registerKeys() {
 		multi("del", flagWrite, ts.KindDeleteKeys),
 		multi("unlink", flagWrite, ts.KindDeleteKeys),
 		multi("exists", 0, ts.KindExistsKeys),
+		multi("touch", 0, ts.KindExistsKeys),
 		keyed("type", 2, 0, func(c *conn, a [][]byte) {
 			if r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: a[1]}); ok {
 				c.w.simple(string(r.Value))

@@ -16,6 +16,12 @@ func registerLists() {
 	}
 	register(
 		keyed("lpush", -3, flagWrite, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindLPush, Key: a[1], Args: a[2:]}) }),
+		keyed("lpushx", -3, flagWrite, func(c *conn, a [][]byte) {
+			c.intReply(ts.Command{Kind: ts.KindLPush, Key: a[1], Args: a[2:], Cond: ts.IfPresent})
+		}),
+		keyed("rpushx", -3, flagWrite, func(c *conn, a [][]byte) {
+			c.intReply(ts.Command{Kind: ts.KindRPush, Key: a[1], Args: a[2:], Cond: ts.IfPresent})
+		}),
 		keyed("rpush", -3, flagWrite, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindRPush, Key: a[1], Args: a[2:]}) }),
 		keyed("lpop", -2, flagWrite, func(c *conn, a [][]byte) { popLike(c, a, ts.KindLPop, false) }),
 		keyed("rpop", -2, flagWrite, func(c *conn, a [][]byte) { popLike(c, a, ts.KindRPop, false) }),

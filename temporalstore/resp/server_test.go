@@ -174,7 +174,7 @@ func genArgs(rng *rand.Rand) []any {
 	val := func() string { return []string{"x", "10", "-3", "", "v v", "2.5"}[rng.IntN(6)] }
 	num := func() string { return strconv.Itoa(rng.IntN(9) - 4) }
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
-	fam := pick("s", "s", "t", "h", "e", "z", "x", "l", "o", "k")
+	fam := pick("s", "s", "t", "h", "e", "z", "x", "l", "o", "g", "k")
 	k := key(fam)
 	switch fam {
 	case "s":
@@ -429,6 +429,36 @@ func genArgs(rng *rand.Rand) []any {
 			return []any{pick("PERSIST", "TYPE", "STRLEN", "GET"), pick(hk, zk, lk, key("e"))}
 		default:
 			return []any{"ZRANGEBYSCORE", zk, pick("(1", "1", "x", "(inf", "-inf"), pick("+inf", "(2.5", "[1"), "LIMIT", pick("1", "0", "x"), pick("1", "-1")}
+		}
+	case "g": // verbs over several keys, of one {hash tag} (one key group)
+		gk := func() string { return "{g}" + string(rune('a'+rng.IntN(4))) }
+		switch rng.IntN(14) {
+		case 0, 1:
+			return []any{"SADD", gk(), mem(), mem(), mem()}
+		case 2:
+			return []any{"SMOVE", gk(), gk(), mem()}
+		case 3:
+			return []any{pick("SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"), gk(), gk(), gk()}
+		case 4:
+			return []any{"SINTERCARD", pick("2", "1", "0", "3", "x"), gk(), gk(), pick("LIMIT", "x"), pick("1", "0", "-1")}
+		case 5:
+			return []any{"SINTERCARD", "2", gk(), gk()}
+		case 6:
+			return []any{"MSETNX", gk(), val(), gk(), val()}
+		case 7:
+			return []any{pick("LPUSHX", "RPUSHX"), gk(), val(), val()}
+		case 8:
+			return []any{pick("LPUSH", "SET"), gk(), val()}
+		case 9:
+			return []any{"TOUCH", gk(), gk(), "nokey"}
+		case 10:
+			return []any{pick("SMEMBERS", "SCARD", "TYPE", "LRANGE"), gk(), "0", "-1"}[:map[bool]int{true: 4, false: 2}[rng.IntN(2) == 0]]
+		case 11:
+			return []any{"DEL", gk()}
+		case 12:
+			return []any{"GET", gk()}
+		default:
+			return []any{"MSETNX", gk(), val()}
 		}
 	case "x": // sorted sets of equal scores, for the lexicographic verbs
 		lo, hi := pick("-", "[a", "(b", "x"), pick("+", "[c", "(d")

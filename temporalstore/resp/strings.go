@@ -3,6 +3,7 @@ package resp
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
@@ -41,17 +42,15 @@ func registerStrings() {
 			}
 		}},
 		&cmdSpec{name: "mset", arity: -3, flags: flagWrite, first: 1, last: -1, step: 2, run: func(c *conn, a [][]byte) {
-			if len(a)%2 != 1 {
-				c.errorf("ERR wrong number of arguments for 'mset' command")
-				return
+			if cmd, ok := c.keyValues(a, ts.KindMSet); ok {
+				if _, ok := c.exec(cmd); ok {
+					c.w.ok()
+				}
 			}
-			cmd := ts.Command{Kind: ts.KindMSet}
-			for i := 1; i < len(a); i += 2 {
-				cmd.Keys = append(cmd.Keys, a[i])
-				cmd.Args = append(cmd.Args, a[i+1])
-			}
-			if _, ok := c.exec(cmd); ok {
-				c.w.ok()
+		}},
+		&cmdSpec{name: "msetnx", arity: -3, flags: flagWrite, first: 1, last: -1, step: 2, run: func(c *conn, a [][]byte) {
+			if cmd, ok := c.keyValues(a, ts.KindMSetNX); ok {
+				c.intReply(cmd)
 			}
 		}},
 		keyed("incr", 2, flagWrite, func(c *conn, a [][]byte) { incrBy(c, a[1], 1) }),
@@ -246,6 +245,20 @@ func (e *expiryArg) apply(cmd *ts.Command, name string) (bad string) {
 // cmdSet takes SET's options as Redis does: each may repeat, NX and XX
 // exclude each other, KEEPTTL excludes the expiry options, and only the
 // last expiry's value is checked.
+// keyValues reads MSET's and MSETNX's key, value pairs into a command of kind.
+func (c *conn) keyValues(a [][]byte, kind ts.Kind) (ts.Command, bool) {
+	if len(a)%2 != 1 {
+		c.errorf("ERR wrong number of arguments for '%s' command", strings.ToLower(string(a[0])))
+		return ts.Command{}, false
+	}
+	cmd := ts.Command{Kind: kind}
+	for i := 1; i < len(a); i += 2 {
+		cmd.Keys = append(cmd.Keys, a[i])
+		cmd.Args = append(cmd.Args, a[i+1])
+	}
+	return cmd, true
+}
+
 func cmdSet(c *conn, a [][]byte) {
 	cmd := ts.Command{Kind: ts.KindSet, Key: a[1], Value: a[2]}
 	var exp expiryArg

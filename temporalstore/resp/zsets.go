@@ -191,6 +191,17 @@ options:
 		c.syntaxErr()
 		return
 	}
+	// Redis refuses clashing options before it reads a score.
+	if f := cmd.ZAdd; f.NX && f.XX {
+		c.errorf("ERR XX and NX options at the same time are not compatible")
+		return
+	} else if (f.GT || f.LT) && f.NX || f.GT && f.LT {
+		c.errorf("ERR GT, LT, and/or NX options at the same time are not compatible")
+		return
+	} else if f.Incr && len(rest) > 2 {
+		c.errorf("ERR INCR option supports a single increment-element pair")
+		return
+	}
 	for j := 0; j < len(rest); j += 2 {
 		f, err := parseFloat(rest[j])
 		if err != nil {
