@@ -64,6 +64,12 @@ var multiKinds = map[Kind]multiRunner{
 	KindSUnionStore: runSetStore,
 	KindSDiffStore:  runSetStore,
 	KindMSetNX:      runMSetNX,
+	KindZUnion:      runZAlgebra,
+	KindZInter:      runZAlgebra,
+	KindZDiff:       runZAlgebra,
+	KindZUnionStore: runZAlgebraStore,
+	KindZInterStore: runZAlgebraStore,
+	KindZDiffStore:  runZAlgebraStore,
 
 	KindRowWriteBatch: runRowWriteBatch,
 	KindSeqBatchQuery: runSeqBatchQuery,

@@ -230,7 +230,8 @@ func (rg *ZRange) validate() error {
 }
 
 var zsetKinds = map[Kind]runner{
-	KindZAdd: runZAdd,
+	KindZRangeStore: runZRangeStore,
+	KindZAdd:        runZAdd,
 	KindZRange: zsetRead(0, func(o *object.Object, c *Command, r *Response) error {
 		if err := c.Range.validate(); err != nil {
 			return err

@@ -63,7 +63,8 @@ var nativeShapes = map[ts.Kind]shape{
 	ts.KindSMIsMember: shInts, ts.KindSCard: shInt, ts.KindSPop: shBytes, ts.KindSRandMember: shBytes,
 	ts.KindSScan: shCollScan, ts.KindSInter: shMembers, ts.KindSUnion: shMembers, ts.KindSDiff: shMembers,
 	ts.KindSInterStore: shInt, ts.KindSUnionStore: shInt, ts.KindSDiffStore: shInt, ts.KindSMove: shInt,
-	ts.KindMSetNX: shInt,
+	ts.KindMSetNX: shInt, ts.KindZUnion: shScored, ts.KindZInter: shScored, ts.KindZDiff: shScored,
+	ts.KindZUnionStore: shInt, ts.KindZInterStore: shInt, ts.KindZDiffStore: shInt, ts.KindZRangeStore: shInt,
 
 	ts.KindZAdd: shInt, ts.KindZRange: shScored, ts.KindZCount: shInt, ts.KindZRemRange: shInt,
 	ts.KindZRank: shRank, ts.KindZRevRank: shRank, ts.KindZScore: shFloat, ts.KindZMScore: shValues,

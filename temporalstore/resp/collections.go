@@ -180,7 +180,7 @@ func registerSets() {
 		&cmdSpec{name: "smove", arity: 4, flags: flagWrite, first: 1, last: 2, step: 1, run: func(c *conn, a [][]byte) {
 			c.intReply(ts.Command{Kind: ts.KindSMove, Key: a[1], Dest: a[2], Args: a[3:4]})
 		}},
-		&cmdSpec{name: "sintercard", arity: -3, run: cmdSInterCard},
+		&cmdSpec{name: "sintercard", arity: -3, run: cmdSInterCard, keys: numKeys(1, false)},
 	)
 }
 

@@ -102,6 +102,13 @@ var commandDocs = map[string][2]string{
 
 	// sorted sets
 	"zadd":             {"sorted-set", "Adds members with scores to a sorted set, or updates their scores."},
+	"zunion":           {"sorted-set", "Returns the union of sorted sets, weighted and aggregated."},
+	"zinter":           {"sorted-set", "Returns the intersection of sorted sets, weighted and aggregated."},
+	"zdiff":            {"sorted-set", "Returns the members of the first sorted set that no other has."},
+	"zunionstore":      {"sorted-set", "Stores the union of sorted sets in a key."},
+	"zinterstore":      {"sorted-set", "Stores the intersection of sorted sets in a key."},
+	"zdiffstore":       {"sorted-set", "Stores the difference of sorted sets in a key."},
+	"zrangestore":      {"sorted-set", "Stores a range of a sorted set in a key."},
 	"zcard":            {"sorted-set", "Returns the number of members of a sorted set."},
 	"zcount":           {"sorted-set", "Counts the members with scores in a range."},
 	"zincrby":          {"sorted-set", "Increments a member's score."},

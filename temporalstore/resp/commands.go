@@ -37,13 +37,20 @@ type cmdSpec struct {
 	flags             cmdFlags
 	first, last, step int
 	run               func(c *conn, args [][]byte)
-	summary, group    string
+	// keys, when set, finds the keys of a command whose key count is an
+	// argument (ZUNIONSTORE, SINTERCARD), which first, last and step
+	// cannot describe.
+	keys           func(args [][]byte) [][]byte
+	summary, group string
 	// id indexes the command's counters (commandList[id] is this spec).
 	id int
 }
 
 // keysOf returns the keys of a request, by the spec's key positions.
 func (s *cmdSpec) keysOf(args [][]byte) [][]byte {
+	if s.keys != nil {
+		return s.keys(args)
+	}
 	if s.first == 0 || s.first >= len(args) {
 		return nil
 	}

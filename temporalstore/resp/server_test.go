@@ -73,24 +73,90 @@ func TestRepliesMatchRedis(t *testing.T) {
 			for step := range 3000 {
 				args := genArgs(rng)
 				seen[strings.ToLower(fmt.Sprint(args[0]))] = true
-				want, werr := theirs.Do(ctx, args...).Result()
-				got, gerr := ours.Do(ctx, args...).Result()
-				where := fmt.Sprintf("step %d: %v", step, args)
-				if werr != nil && !errors.Is(werr, redis.Nil) {
-					require.Error(t, gerr, "%s: redis says %v, we replied %v", where, werr, got)
-					require.Equal(t, errCode(werr), errCode(gerr), "%s: redis %v, ours %v", where, werr, gerr)
-					continue
-				}
-				require.Equal(t, errors.Is(werr, redis.Nil), errors.Is(gerr, redis.Nil), "%s: redis %v, ours %v", where, werr, gerr)
-				if !errors.Is(gerr, redis.Nil) {
-					require.NoError(t, gerr, "%s: redis replied %v", where, want)
-				}
-				if closeTimes(args, want, got) {
-					continue
-				}
-				require.Equal(t, normalize(args, want), normalize(args, got), where)
+				sameReply(t, ours, theirs, args, fmt.Sprintf("step %d: %v", step, args))
 			}
 			require.Greater(t, len(seen), 60)
+		})
+	}
+}
+
+// sameReply runs args on both servers and requires redis-server's reply,
+// or an error of the same code.
+func sameReply(t *testing.T, ours, theirs *redis.Client, args []any, where string) {
+	t.Helper()
+	ctx := t.Context()
+	want, werr := theirs.Do(ctx, args...).Result()
+	got, gerr := ours.Do(ctx, args...).Result()
+	if werr != nil && !errors.Is(werr, redis.Nil) {
+		require.Error(t, gerr, "%s: redis says %v, we replied %v", where, werr, got)
+		require.Equal(t, errCode(werr), errCode(gerr), "%s: redis %v, ours %v", where, werr, gerr)
+		return
+	}
+	require.Equal(t, errors.Is(werr, redis.Nil), errors.Is(gerr, redis.Nil), "%s: redis %v, ours %v", where, werr, gerr)
+	if !errors.Is(gerr, redis.Nil) {
+		require.NoError(t, gerr, "%s: redis replied %v", where, want)
+	}
+	if !closeTimes(args, want, got) {
+		require.Equal(t, normalize(args, want), normalize(args, got), where)
+	}
+}
+
+// Sorted-set algebra over sets and sorted sets of one {hash tag}, with
+// weights, aggregators and ZRANGESTORE, gives redis-server's replies.
+func TestZAlgebraMatchesRedis(t *testing.T) {
+	addr, _ := start(t, Options{})
+	ref := testredis.Start(t)
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprint("resp", proto), func(t *testing.T) {
+			ours := client(t, addr, proto)
+			theirs := redis.NewClient(&redis.Options{Addr: ref.Options().Addr, Protocol: proto})
+			defer theirs.Close()
+			rng := rand.New(rand.NewPCG(uint64(proto), 31))
+			pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+			key := func() string { return "{z}" + string(rune('a'+rng.IntN(5))) }
+			mem := func() string { return string(rune('a' + rng.IntN(6))) }
+			for step := range 1500 {
+				var args []any
+				switch rng.IntN(10) {
+				case 0, 1:
+					args = []any{"ZADD", key(), pick("1", "2.5", "-1", "inf", "-inf", "0"), mem(), pick("0", "3", "1e3"), mem()}
+				case 2:
+					args = []any{"SADD", key(), mem(), mem()}
+				case 3:
+					args = []any{"DEL", key()}
+				case 4:
+					args = []any{"ZRANGESTORE", key(), key(), pick("0", "(1", "-inf", "[a", "-", "1"), pick("-1", "+inf", "2", "+", "(c"), pick("BYSCORE", "BYLEX", "REV", "LIMIT", "WITHSCORES"), pick("REV", "BYSCORE", "0")}
+				case 5:
+					args = []any{"ZRANGE", key(), "0", "-1", "WITHSCORES"}
+				default:
+					kind := pick("ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE")
+					args = []any{kind}
+					if strings.HasSuffix(kind, "STORE") {
+						args = append(args, key())
+					}
+					n := rng.IntN(3) + 1
+					args = append(args, pick(strconv.Itoa(n), strconv.Itoa(n), strconv.Itoa(n), "0", "20", "x"))
+					for range n {
+						args = append(args, key())
+					}
+					for range rng.IntN(3) {
+						switch rng.IntN(4) {
+						case 0:
+							args = append(args, "WEIGHTS")
+							for range n {
+								args = append(args, pick("2", "0.5", "-1", "0", "inf", "-inf", "x"))
+							}
+						case 1:
+							args = append(args, "AGGREGATE", pick("SUM", "MIN", "MAX", "sum", "AVG"))
+						case 2:
+							args = append(args, "WITHSCORES")
+						default:
+							args = append(args, pick("LIMIT", "WEIGHTS"))
+						}
+					}
+				}
+				sameReply(t, ours, theirs, args, fmt.Sprintf("step %d: %v", step, args))
+			}
 		})
 	}
 }
@@ -432,6 +498,40 @@ func genArgs(rng *rand.Rand) []any {
 		}
 	case "g": // verbs over several keys, of one {hash tag} (one key group)
 		gk := func() string { return "{g}" + string(rune('a'+rng.IntN(4))) }
+		if rng.IntN(2) == 0 { // sorted-set algebra over sets and sorted sets
+			kind := pick("ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE")
+			args := []any{kind}
+			if strings.HasSuffix(kind, "STORE") {
+				args = append(args, gk())
+			}
+			n := rng.IntN(3) + 1
+			args = append(args, pick(strconv.Itoa(n), strconv.Itoa(n), "0", "20", "x"))
+			for range n {
+				args = append(args, gk())
+			}
+			switch rng.IntN(6) {
+			case 0:
+				args = append(args, "WEIGHTS")
+				for range n {
+					args = append(args, pick("2", "0.5", "-1", "0", "x", "inf"))
+				}
+			case 1:
+				args = append(args, "AGGREGATE", pick("SUM", "MIN", "MAX", "AVG"))
+			case 2:
+				args = append(args, "WITHSCORES")
+			case 3:
+				args = append(args, "WEIGHTS", "1", "AGGREGATE", "MAX", "WITHSCORES")
+			}
+			switch rng.IntN(5) {
+			case 0:
+				return []any{"ZADD", gk(), pick("1", "2.5", "-1", "inf"), mem(), pick("0", "3", "-inf"), mem()}
+			case 1:
+				return []any{"ZRANGESTORE", gk(), gk(), pick("0", "(1", "-inf", "[a", "-"), pick("-1", "+inf", "2", "+"), pick("BYSCORE", "BYLEX", "REV", "WITHSCORES", "LIMIT"), pick("REV", "BYSCORE")}
+			case 2:
+				return []any{"ZRANGE", gk(), "0", "-1", "WITHSCORES"}
+			}
+			return args
+		}
 		switch rng.IntN(14) {
 		case 0, 1:
 			return []any{"SADD", gk(), mem(), mem(), mem()}

@@ -2,6 +2,7 @@ package resp
 
 import (
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+	"strings"
 )
 
 // scoredReply writes members with their scores: RESP3 pairs of [member,
@@ -64,6 +65,31 @@ func (c *conn) rangeBounds(rg *ts.ZRange, lo, hi []byte) bool {
 // form (ZRANGEBYSCORE, ZREVRANGE ...) or, for ZRANGE, read from the
 // options; a reversed form takes max before min.
 func zrange(c *conn, a [][]byte, by ts.ZRangeBy, rev, generic bool) {
+	rg, ok := c.parseZRange(a, by, rev, generic)
+	if !ok {
+		return
+	}
+	if r, ok := c.exec(ts.Command{Kind: ts.KindZRange, Key: a[1], Range: rg}); ok {
+		c.scoredReply(r, rg.WithScores)
+	}
+}
+
+// cmdZRangeStore is ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV]
+// [LIMIT offset count]: ZRANGE's options, without WITHSCORES.
+func cmdZRangeStore(c *conn, a [][]byte) {
+	rg, ok := c.parseZRange(a[1:], ts.ByRank, false, true)
+	switch {
+	case !ok:
+	case rg.WithScores:
+		c.syntaxErr()
+	default:
+		c.intReply(ts.Command{Kind: ts.KindZRangeStore, Key: a[2], Dest: a[1], Range: rg})
+	}
+}
+
+// parseZRange reads a ZRANGE-like request, a[1] its key, a[2] and a[3]
+// its bounds, then its options.
+func (c *conn) parseZRange(a [][]byte, by ts.ZRangeBy, rev, generic bool) (ts.ZRange, bool) {
 	rg := ts.ZRange{By: by, Rev: rev}
 	for i := 4; i < len(a); i++ {
 		switch {
@@ -78,37 +104,145 @@ func zrange(c *conn, a [][]byte, by ts.ZRangeBy, rev, generic bool) {
 		case is(a[i], "limit") && i+2 < len(a):
 			off, ok := c.intArg(a[i+1])
 			if !ok {
-				return
+				return rg, false
 			}
 			n, ok := c.intArg(a[i+2])
 			if !ok {
-				return
+				return rg, false
 			}
 			rg.HasLimit, rg.Offset, rg.Limit = true, off, n
 			i += 2
 		default:
 			c.syntaxErr()
-			return
+			return rg, false
 		}
 	}
 	if rg.By == ts.ByLex && rg.WithScores {
 		c.syntaxErr()
-		return
+		return rg, false
 	}
 	lo, hi := a[2], a[3]
 	if rg.Rev && rg.By != ts.ByRank {
 		lo, hi = hi, lo
 	}
 	if !c.rangeBounds(&rg, lo, hi) {
-		return
+		return rg, false
 	}
-	if r, ok := c.exec(ts.Command{Kind: ts.KindZRange, Key: a[1], Range: rg}); ok {
-		c.scoredReply(r, rg.WithScores)
+	return rg, true
+}
+
+// zalgebra serves ZUNION, ZINTER and ZDIFF (numkeys key ... [WEIGHTS w
+// ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]) and, with store, their STORE
+// forms (destination first; no WITHSCORES). ZDIFF takes neither WEIGHTS
+// nor AGGREGATE. Errors come in Redis's order: numkeys, then the keys'
+// types, then the options.
+func zalgebra(name string, kind ts.Kind, store bool) *cmdSpec {
+	at := 1 // numkeys
+	if store {
+		at = 2
+	}
+	diff := kind == ts.KindZDiff || kind == ts.KindZDiffStore
+	spec := &cmdSpec{name: name, arity: -(at + 2), flags: map[bool]cmdFlags{true: flagWrite}[store], keys: numKeys(at, store)}
+	if store {
+		spec.first, spec.last, spec.step = 1, 1, 1 // as Redis's COMMAND shows it
+	}
+	spec.run = func(c *conn, a [][]byte) {
+		n, ok := c.intArg(a[at])
+		switch {
+		case !ok:
+			return
+		case n < 1:
+			c.errorf("ERR at least 1 input key is needed for '%s' command", name)
+			return
+		case n > int64(len(a)-at-1):
+			c.syntaxErr()
+			return
+		}
+		cmd := ts.Command{Kind: kind, Keys: a[at+1 : at+1+int(n)]}
+		if store {
+			cmd.Dest = a[1]
+		}
+		withScores := false
+		bad := ""
+		for rest := a[at+1+int(n):]; len(rest) > 0 && bad == ""; {
+			switch {
+			case !diff && is(rest[0], "weights") && len(rest) > int(n):
+				cmd.Scores = make([]float64, n)
+				for i := range cmd.Scores {
+					f, err := parseFloat(rest[1+i])
+					if err != nil {
+						bad = "ERR weight value is not a float"
+						break
+					}
+					cmd.Scores[i] = f
+				}
+				rest = rest[1+n:]
+			case !diff && is(rest[0], "aggregate") && len(rest) >= 2:
+				if !is(rest[1], "sum") && !is(rest[1], "min") && !is(rest[1], "max") {
+					bad = "ERR syntax error"
+				}
+				cmd.Aggregator, rest = strings.ToLower(string(rest[1])), rest[2:]
+			case !store && is(rest[0], "withscores"):
+				withScores, rest = true, rest[1:]
+			default:
+				bad = "ERR syntax error"
+			}
+		}
+		if bad != "" {
+			// Redis has read the keys by then: a key of another type is
+			// WRONGTYPE first.
+			for _, k := range cmd.Keys {
+				r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: k})
+				if !ok {
+					return
+				}
+				if t := string(r.Value); t != "zset" && t != "set" && t != "none" {
+					c.errorf("WRONGTYPE Operation against a key holding the wrong kind of value")
+					return
+				}
+			}
+			c.errorf("%s", bad)
+			return
+		}
+		if store {
+			c.intReply(cmd)
+			return
+		}
+		if r, ok := c.exec(cmd); ok {
+			c.scoredReply(r, withScores)
+		}
+	}
+	return spec
+}
+
+// numKeys finds the keys of a command with a key count at args[at] (the
+// destination at args[1] too, with dest).
+func numKeys(at int, dest bool) func([][]byte) [][]byte {
+	return func(args [][]byte) [][]byte {
+		var keys [][]byte
+		if dest && len(args) > 1 {
+			keys = append(keys, args[1])
+		}
+		if at >= len(args) {
+			return keys
+		}
+		n, err := parseInt(args[at])
+		if err != nil || n < 1 || n > int64(len(args)-at-1) {
+			return keys
+		}
+		return append(keys, args[at+1:at+1+int(n)]...)
 	}
 }
 
 func registerZSets() {
 	register(
+		zalgebra("zunion", ts.KindZUnion, false),
+		zalgebra("zinter", ts.KindZInter, false),
+		zalgebra("zdiff", ts.KindZDiff, false),
+		zalgebra("zunionstore", ts.KindZUnionStore, true),
+		zalgebra("zinterstore", ts.KindZInterStore, true),
+		zalgebra("zdiffstore", ts.KindZDiffStore, true),
+		&cmdSpec{name: "zrangestore", arity: -5, flags: flagWrite, first: 1, last: 2, step: 1, run: cmdZRangeStore},
 		keyed("zadd", -4, flagWrite, cmdZAdd),
 		keyed("zrange", -4, 0, func(c *conn, a [][]byte) { zrange(c, a, ts.ByRank, false, true) }),
 		keyed("zrevrange", -4, 0, func(c *conn, a [][]byte) { zrange(c, a, ts.ByRank, true, false) }),

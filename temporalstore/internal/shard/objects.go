@@ -442,6 +442,11 @@ func clone(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
 
 // EncodeScore is a sorted-set score as OpZAdd carries it.
 func EncodeScore(f float64) []byte {
+	if f == 0 {
+		// A stored score of -0 is 0, as Redis stores it (a sorted set of
+		// its usual size keeps scores as listpack entries, where -0 is 0).
+		f = 0
+	}
 	return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f))
 }
 
