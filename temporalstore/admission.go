@@ -36,7 +36,7 @@ var readKinds = map[Kind]bool{
 	KindSRandMember: true, KindSScan: true, KindSInter: true, KindSUnion: true, KindSDiff: true,
 	KindZRange: true, KindZCount: true, KindZRank: true, KindZRevRank: true,
 	KindZScore: true, KindZMScore: true, KindZCard: true, KindZScan: true,
-	KindZUnion: true, KindZInter: true, KindZDiff: true,
+	KindZUnion: true, KindZInter: true, KindZDiff: true, KindHRandField: true, KindZRandMember: true,
 	KindLRange: true, KindLLen: true, KindLIndex: true, KindLPos: true,
 	KindFQuery: true, KindFQueryFiltered: true, KindFAgg: true,
 	KindSeqQuery: true, KindSeqBatchQuery: true,

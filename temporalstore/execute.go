@@ -193,6 +193,10 @@ type Command struct {
 	Persist  bool
 	// ExpireCond makes KindExpire conditional (NX, XX, GT, LT).
 	ExpireCond ExpireCond
+	// Replace lets KindCopy overwrite an existing destination.
+	// WithValues adds the values (KindHRandField) or scores
+	// (KindZRandMember) to a random read with a count.
+	Replace, WithValues bool
 	// EventTime is KindRowWrite's event time; TSField the hash field that
 	// stores it (default DefaultTSField); Rows are KindRowWriteBatch's.
 	EventTime time.Time

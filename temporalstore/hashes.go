@@ -47,6 +47,7 @@ const (
 )
 
 var hashKinds = map[Kind]runner{
+	KindHRandField: runHRandField,
 	KindHSet: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		if err := needArgs(c, 2, 2); err != nil {
 			return Response{}, err

@@ -38,6 +38,7 @@ const (
 )
 
 var keyKinds = map[Kind]runner{
+	KindCopy:       runCopy,
 	KindSet:        runSet,
 	KindDelete:     runDelete,
 	KindExists:     runExists,

@@ -230,6 +230,7 @@ func (rg *ZRange) validate() error {
 }
 
 var zsetKinds = map[Kind]runner{
+	KindZRandMember: runZRandMember,
 	KindZRangeStore: runZRangeStore,
 	KindZAdd:        runZAdd,
 	KindZRange: zsetRead(0, func(o *object.Object, c *Command, r *Response) error {

@@ -64,6 +64,7 @@ var nativeShapes = map[ts.Kind]shape{
 	ts.KindSScan: shCollScan, ts.KindSInter: shMembers, ts.KindSUnion: shMembers, ts.KindSDiff: shMembers,
 	ts.KindSInterStore: shInt, ts.KindSUnionStore: shInt, ts.KindSDiffStore: shInt, ts.KindSMove: shInt,
 	ts.KindMSetNX: shInt, ts.KindZUnion: shScored, ts.KindZInter: shScored, ts.KindZDiff: shScored,
+	ts.KindCopy: shInt, ts.KindHRandField: shBytes, ts.KindZRandMember: shBytes,
 	ts.KindZUnionStore: shInt, ts.KindZInterStore: shInt, ts.KindZDiffStore: shInt, ts.KindZRangeStore: shInt,
 
 	ts.KindZAdd: shInt, ts.KindZRange: shScored, ts.KindZCount: shInt, ts.KindZRemRange: shInt,
@@ -98,6 +99,14 @@ func shapeOf(c *ts.Command) shape {
 	case ts.KindLPop, ts.KindRPop, ts.KindSPop, ts.KindSRandMember:
 		if c.HasCount {
 			return shMembers
+		}
+	case ts.KindHRandField:
+		if c.HasCount {
+			return shMembers // field, value pairs WithValues, as HGETALL's values
+		}
+	case ts.KindZRandMember:
+		if c.HasCount {
+			return shScored
 		}
 	case ts.KindLPos:
 		if c.HasCount {
@@ -636,7 +645,7 @@ func nativeCommand(w *Command) (ts.Command, error) {
 		Kind: ts.Kind(w.Kind), Key: w.Key, Value: w.Value, KeepTTL: w.KeepTTL, ReturnOld: w.ReturnOld,
 		Delta: w.Delta, Float: float64(w.Float), Start: w.Start, End: w.End, Cursor: w.Cursor,
 		FromLeft: w.FromLeft, ToLeft: w.ToLeft, Before: w.Before, Rank: w.Rank, MaxLen: w.MaxLen,
-		Persist: w.Persist, TSField: w.TSField,
+		Persist: w.Persist, TSField: w.TSField, Replace: w.Replace, WithValues: w.WithValues,
 	}
 	if w.Dest != nil {
 		c.Dest = nonNil(w.Dest)
@@ -750,6 +759,7 @@ func FromEngine(c ts.Command) Command {
 		ReturnOld: c.ReturnOld, Delta: c.Delta, Float: Float(c.Float), Start: c.Start, End: c.End,
 		Cursor: c.Cursor, FromLeft: c.FromLeft, ToLeft: c.ToLeft, Before: c.Before, Rank: c.Rank,
 		MaxLen: c.MaxLen, Persist: c.Persist, TSField: c.TSField, Dest: Text(c.Dest),
+		Replace: c.Replace, WithValues: c.WithValues,
 	}
 	switch c.Cond {
 	case ts.IfAbsent:

@@ -52,13 +52,17 @@ type Command struct {
 	Condition string `json:"condition,omitempty" msgpack:"condition,omitempty"`
 	// ExpireIf makes an expire conditional: any of "nx", "xx", "gt",
 	// "lt", as Redis's EXPIRE options.
-	ExpireIf  []string `json:"expire_if,omitempty" msgpack:"expire_if,omitempty"`
-	ReturnOld bool     `json:"return_old,omitempty" msgpack:"return_old,omitempty"`
-	Field     Text     `json:"field,omitempty" msgpack:"field,omitempty"`
-	Fields    []Text   `json:"fields,omitempty" msgpack:"fields,omitempty"`
-	Entries   []Entry  `json:"entries,omitempty" msgpack:"entries,omitempty"`
-	Increment *int64   `json:"increment,omitempty" msgpack:"increment,omitempty"`
-	Member    Bytes    `json:"member,omitempty" msgpack:"member,omitempty"`
+	ExpireIf []string `json:"expire_if,omitempty" msgpack:"expire_if,omitempty"`
+	// Replace: a copy overwrites its destination. WithValues: a random
+	// read with a count returns values or scores too.
+	Replace    bool    `json:"replace,omitempty" msgpack:"replace,omitempty"`
+	WithValues bool    `json:"with_values,omitempty" msgpack:"with_values,omitempty"`
+	ReturnOld  bool    `json:"return_old,omitempty" msgpack:"return_old,omitempty"`
+	Field      Text    `json:"field,omitempty" msgpack:"field,omitempty"`
+	Fields     []Text  `json:"fields,omitempty" msgpack:"fields,omitempty"`
+	Entries    []Entry `json:"entries,omitempty" msgpack:"entries,omitempty"`
+	Increment  *int64  `json:"increment,omitempty" msgpack:"increment,omitempty"`
+	Member     Bytes   `json:"member,omitempty" msgpack:"member,omitempty"`
 
 	KeepTTL     bool       `json:"keep_ttl,omitempty" msgpack:"keep_ttl,omitempty"`
 	Delta       int64      `json:"delta,omitempty" msgpack:"delta,omitempty"`

@@ -35,6 +35,8 @@ var commandDocs = map[string][2]string{
 	"pexpiretime": {"generic", "Returns a key's expiry as a Unix time in milliseconds."},
 	"pttl":        {"generic", "Returns a key's time to live in milliseconds."},
 	"rename":      {"generic", "Renames a key, replacing the destination."},
+	"copy":        {"generic", "Copies a key's value and expiry to another key."},
+	"randomkey":   {"generic", "Returns a random key."},
 	"touch":       {"generic", "Returns how many of the keys exist."},
 	"scan":        {"generic", "Iterates over the keys with a cursor."},
 	"ttl":         {"generic", "Returns a key's time to live in seconds."},
@@ -76,6 +78,7 @@ var commandDocs = map[string][2]string{
 	"hmget":        {"hash", "Returns the values of fields."},
 	"hmset":        {"hash", "Sets fields' values."},
 	"hscan":        {"hash", "Iterates over a hash's fields with a cursor."},
+	"hrandfield":   {"hash", "Returns random fields of a hash."},
 	"hset":         {"hash", "Sets fields' values, returning how many were new."},
 	"hsetnx":       {"hash", "Sets a field's value only if the field does not exist."},
 	"hstrlen":      {"hash", "Returns the length of a field's value."},
@@ -101,6 +104,7 @@ var commandDocs = map[string][2]string{
 	"sunion":      {"set", "Returns the members of any of the sets."},
 
 	// sorted sets
+	"zrandmember":      {"sorted-set", "Returns random members of a sorted set."},
 	"zadd":             {"sorted-set", "Adds members with scores to a sorted set, or updates their scores."},
 	"zunion":           {"sorted-set", "Returns the union of sorted sets, weighted and aggregated."},
 	"zinter":           {"sorted-set", "Returns the intersection of sorted sets, weighted and aggregated."},

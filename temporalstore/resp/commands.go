@@ -101,6 +101,7 @@ func init() {
 	registerFeatures()
 	registerControl()
 	registerTx()
+	registerRandom()
 	setSpec, getSpec = commands["set"], commands["get"]
 	for name, d := range commandDocs {
 		if s := commands[name]; s != nil {

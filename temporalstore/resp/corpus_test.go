@@ -31,6 +31,7 @@ var corpusUnordered = map[string]bool{
 	"srandmember": true, "hscan": true, "sscan": true, "zscan": true,
 	"smembers": true, "sinter": true, "sunion": true, "sdiff": true,
 	"hkeys": true, "hvals": true, "hgetall": true, "keys": true,
+	"hrandfield": true, "zrandmember": true, "randomkey": true,
 }
 
 // corpus returns the corpus's lines as genArgs draws them.

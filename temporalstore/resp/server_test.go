@@ -102,7 +102,8 @@ func sameReply(t *testing.T, ours, theirs *redis.Client, args []any, where strin
 }
 
 // Sorted-set algebra over sets and sorted sets of one {hash tag}, with
-// weights, aggregators and ZRANGESTORE, gives redis-server's replies.
+// weights, aggregators and ZRANGESTORE, gives redis-server's replies and
+// leaves every key as redis-server leaves it.
 func TestZAlgebraMatchesRedis(t *testing.T) {
 	addr, _ := start(t, Options{})
 	ref := testredis.Start(t)
@@ -155,7 +156,14 @@ func TestZAlgebraMatchesRedis(t *testing.T) {
 						}
 					}
 				}
-				sameReply(t, ours, theirs, args, fmt.Sprintf("step %d: %v", step, args))
+				where := fmt.Sprintf("step %d: %v", step, args)
+				sameReply(t, ours, theirs, args, where)
+				// Every key's state too, so a divergence shows where it
+				// starts, not where a later reply shows it.
+				for _, k := range []string{"{z}a", "{z}b", "{z}c", "{z}d", "{z}e"} {
+					sameReply(t, ours, theirs, []any{"ZRANGE", k, "0", "-1", "WITHSCORES"}, where)
+					sameReply(t, ours, theirs, []any{"SMEMBERS", k}, where)
+				}
 			}
 		})
 	}
@@ -196,7 +204,9 @@ func normalize(args []any, v any) any {
 			slices.SortFunc(out, func(a, b any) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
 			return out
 		}
-	case "srandmember":
+	case "randomkey":
+		return v == nil
+	case "srandmember", "hrandfield", "zrandmember":
 		if len(args) == 2 {
 			return v == nil
 		}
@@ -371,6 +381,9 @@ func genArgs(rng *rand.Rand) []any {
 		case 13:
 			return []any{"HSCAN", k, "0"}
 		case 14:
+			if rng.IntN(2) == 0 {
+				return []any{"HRANDFIELD", k, pick("2", "-3", "0", "x"), pick("WITHVALUES", "WITHSCORES")}[:2+rng.IntN(3)]
+			}
 			return []any{"HVALS", k}
 		default:
 			return []any{"HSTRLEN", k, mem()}
@@ -439,6 +452,9 @@ func genArgs(rng *rand.Rand) []any {
 		case 18:
 			return []any{"ZREMRANGEBYSCORE", k, pick("-inf", "(1", "x"), pick("+inf", "2.5")}
 		case 19:
+			if rng.IntN(2) == 0 {
+				return []any{"ZRANDMEMBER", k, pick("2", "-3", "0", "x"), pick("WITHSCORES", "WITHVALUES")}[:2+rng.IntN(3)]
+			}
 			return []any{"ZSCAN", k, "0"}
 		default:
 			return []any{"ZCARD", k}
@@ -554,6 +570,9 @@ func genArgs(rng *rand.Rand) []any {
 		case 10:
 			return []any{pick("SMEMBERS", "SCARD", "TYPE", "LRANGE"), gk(), "0", "-1"}[:map[bool]int{true: 4, false: 2}[rng.IntN(2) == 0]]
 		case 11:
+			if rng.IntN(2) == 0 {
+				return []any{"COPY", gk(), gk(), pick("REPLACE", "DB", "x"), pick("0", "REPLACE", "1")}[:2+rng.IntN(3)]
+			}
 			return []any{"DEL", gk()}
 		case 12:
 			return []any{"GET", gk()}
@@ -623,7 +642,7 @@ func genArgs(rng *rand.Rand) []any {
 		if rng.IntN(2) == 0 {
 			// Not DBSIZE: Redis counts keys that expired and were not
 			// yet reclaimed; TestEveryCommand checks it.
-			return []any{pick("UNWATCH", "FLUSHDB")}
+			return []any{pick("UNWATCH", "FLUSHDB", "RANDOMKEY")}
 		}
 		return []any{pick("NOSUCHCOMMAND", "UNWATCH", "KEYS"), k}
 	case 8:

@@ -1,0 +1,183 @@
+package temporalstore
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
+)
+
+// COPY and the random reads of hashes and sorted sets, with Redis's
+// semantics.
+const (
+	// KindCopy copies the value at Key, with its expiry, to Dest (COPY);
+	// Response.Int is 1 if it did: not when Key is absent, nor when Dest
+	// exists and Replace is not set. Strings, hashes, sets, sorted sets
+	// and lists are copied; series and control states are not.
+	KindCopy Kind = "copy"
+	// KindHRandField returns a random field (Value), or with HasCount up
+	// to Count distinct ones, or -Count possibly repeated ones when Count
+	// is negative (Values); WithValues makes Values field, value pairs
+	// (HRANDFIELD).
+	KindHRandField Kind = "hrandfield"
+	// KindZRandMember is KindHRandField for a sorted set; WithValues
+	// returns the members' scores in Scores (ZRANDMEMBER).
+	KindZRandMember Kind = "zrandmember"
+)
+
+func runCopy(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if string(c.Key) == string(c.Dest) {
+		return Response{}, fmt.Errorf("%w: source and destination objects are the same", ErrInvalid)
+	}
+	var r Response
+	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+		src, err := v.Get(c.Key)
+		if err != nil || !src.Exists {
+			return nil, err
+		}
+		dst, err := v.Get(c.Dest)
+		if err != nil || dst.Exists && !c.Replace {
+			return nil, err
+		}
+		cmds, err := copyCommands(c.Dest, src)
+		if err != nil {
+			return nil, err
+		}
+		r.Int = 1
+		return append([]command.Command{{Op: shard.OpDelete, Key: c.Dest}}, cmds...), nil
+	})
+	return r, err
+}
+
+// copyCommands are the commands that make key a copy of it.
+func copyCommands(key []byte, it shard.Item) ([]command.Command, error) {
+	if it.Obj == nil {
+		return []command.Command{shard.StringSet(key, it.Value, it.Expiry)}, nil
+	}
+	o := it.Obj
+	var c command.Command
+	switch o.Kind {
+	case object.KindHash:
+		c = command.Command{Op: shard.OpHSet, Key: key}
+		for _, f := range slices.Sorted(maps.Keys(o.Hash)) {
+			c.Args = append(c.Args, []byte(f), o.Hash[f])
+		}
+	case object.KindSet:
+		c = command.Command{Op: shard.OpSAdd, Key: key}
+		for _, m := range slices.Sorted(maps.Keys(o.Set)) {
+			c.Args = append(c.Args, []byte(m))
+		}
+	case object.KindZSet:
+		c = command.Command{Op: shard.OpZAdd, Key: key}
+		o.ZSet.All(func(m string, sc float64) bool {
+			c.Args = append(c.Args, []byte(m), shard.EncodeScore(sc))
+			return true
+		})
+	case object.KindList:
+		c = command.Command{Op: shard.OpRPush, Key: key}
+		for i := range o.List.Len() {
+			c.Args = append(c.Args, o.List.Index(i))
+		}
+	default:
+		return nil, fmt.Errorf("%w: COPY of a %s is not supported", ErrInvalid, o.Kind)
+	}
+	cmds := []command.Command{c}
+	if !it.Expiry.IsZero() {
+		cmds = append(cmds, command.Command{Op: shard.OpExpireAt, Key: key, Expiry: it.Expiry.UnixMilli()})
+	}
+	return cmds, nil
+}
+
+// randomPicks returns the indexes of a random read over n elements: one
+// (ok false when n is 0) without a count, else Redis's count rules.
+func randomPicks(n int, c *Command) []int {
+	switch {
+	case !c.HasCount:
+		if n == 0 {
+			return nil
+		}
+		return []int{rand.IntN(n)}
+	case c.Count >= 0:
+		return rand.Perm(n)[:min(n, c.Count)]
+	}
+	out := []int{}
+	for i := 0; i < -c.Count && n > 0; i++ {
+		out = append(out, rand.IntN(n))
+	}
+	return out
+}
+
+func checkRandCount(c *Command) error {
+	// Redis's bound, so that a huge negative count cannot ask for more
+	// replies than memory holds.
+	if c.HasCount && (c.Count < -(1<<31) || c.Count > 1<<31) {
+		return fmt.Errorf("%w: value is out of range", ErrInvalid)
+	}
+	return nil
+}
+
+func runHRandField(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if err := checkRandCount(c); err != nil {
+		return Response{}, err
+	}
+	var r Response
+	err := readObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, _ *shard.View) error {
+		var fields []string
+		if o != nil {
+			fields = slices.Sorted(maps.Keys(o.Hash))
+		}
+		picks := randomPicks(len(fields), c)
+		if !c.HasCount {
+			if len(picks) > 0 {
+				r.Value, r.Found = []byte(fields[picks[0]]), true
+			}
+			return nil
+		}
+		r.Values = [][]byte{}
+		for _, i := range picks {
+			r.Values = append(r.Values, []byte(fields[i]))
+			if c.WithValues {
+				r.Values = append(r.Values, cp(o.Hash[fields[i]]))
+			}
+		}
+		return nil
+	})
+	return r, err
+}
+
+func runZRandMember(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if err := checkRandCount(c); err != nil {
+		return Response{}, err
+	}
+	var r Response
+	err := readObj(ctx, s, c.Key, object.KindZSet, func(o *object.Object, _ *shard.View) error {
+		var members []scored
+		if o != nil {
+			o.ZSet.All(func(m string, sc float64) bool {
+				members = append(members, scored{m, sc})
+				return true
+			})
+		}
+		picks := randomPicks(len(members), c)
+		if !c.HasCount {
+			if len(picks) > 0 {
+				r.Value, r.Found = []byte(members[picks[0]].member), true
+			}
+			return nil
+		}
+		r.Values = [][]byte{}
+		for _, i := range picks {
+			r.Values = append(r.Values, []byte(members[i].member))
+			if c.WithValues {
+				r.Scores = append(r.Scores, members[i].score)
+			}
+		}
+		return nil
+	})
+	return r, err
+}
