@@ -28,6 +28,7 @@ var (
 // readKinds are the kinds that do not write.
 var readKinds = map[Kind]bool{
 	KindGet: true, KindStrLen: true, KindGetRange: true, KindExists: true,
+	KindGetBit: true, KindBitCount: true, KindBitPos: true,
 	KindPTTL: true, KindType: true, KindScan: true, KindExpireTime: true,
 	KindExistsKeys: true, KindMGet: true,
 	KindHGet: true, KindHMGet: true, KindHGetAll: true, KindHLen: true,

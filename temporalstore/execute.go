@@ -197,6 +197,8 @@ type Command struct {
 	// WithValues adds the values (KindHRandField) or scores
 	// (KindZRandMember) to a random read with a count.
 	Replace, WithValues bool
+	// Bits is KindBitCount's and KindBitPos's range (nil: the string).
+	Bits *BitRange
 	// EventTime is KindRowWrite's event time; TSField the hash field that
 	// stores it (default DefaultTSField); Rows are KindRowWriteBatch's.
 	EventTime time.Time
@@ -543,6 +545,10 @@ func getString(ctx context.Context, s *shard.Shard, key []byte) ([]byte, bool, e
 type runner func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error)
 
 var stringKinds = map[Kind]runner{
+	KindSetBit:   runSetBit,
+	KindGetBit:   runGetBit,
+	KindBitCount: runBitCount,
+	KindBitPos:   runBitPos,
 	KindGet: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		v, ok, err := getString(ctx, s, c.Key)
 		return Response{Value: v, Found: ok}, err

@@ -65,6 +65,7 @@ var multiKinds = map[Kind]multiRunner{
 	KindSUnionStore: runSetStore,
 	KindSDiffStore:  runSetStore,
 	KindMSetNX:      runMSetNX,
+	KindBitOp:       runBitOp,
 	KindZUnion:      runZAlgebra,
 	KindZInter:      runZAlgebra,
 	KindZDiff:       runZAlgebra,

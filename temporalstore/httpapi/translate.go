@@ -64,6 +64,7 @@ var nativeShapes = map[ts.Kind]shape{
 	ts.KindSScan: shCollScan, ts.KindSInter: shMembers, ts.KindSUnion: shMembers, ts.KindSDiff: shMembers,
 	ts.KindSInterStore: shInt, ts.KindSUnionStore: shInt, ts.KindSDiffStore: shInt, ts.KindSMove: shInt,
 	ts.KindMSetNX: shInt, ts.KindZUnion: shScored, ts.KindZInter: shScored, ts.KindZDiff: shScored,
+	ts.KindSetBit: shInt, ts.KindGetBit: shInt, ts.KindBitCount: shInt, ts.KindBitPos: shInt, ts.KindBitOp: shInt,
 	ts.KindCopy: shInt, ts.KindHRandField: shBytes, ts.KindZRandMember: shBytes,
 	ts.KindZUnionStore: shInt, ts.KindZInterStore: shInt, ts.KindZDiffStore: shInt, ts.KindZRangeStore: shInt,
 
@@ -705,6 +706,12 @@ func nativeCommand(w *Command) (ts.Command, error) {
 			return c, err
 		}
 	}
+	if w.Bits != nil {
+		c.Bits = &ts.BitRange{Start: w.Bits.Start, Bit: w.Bits.Bit}
+		if w.Bits.End != nil {
+			c.Bits.End, c.Bits.HasEnd = *w.Bits.End, true
+		}
+	}
 	if w.ExpireAtMs != nil {
 		c.ExpireAt = time.UnixMilli(*w.ExpireAtMs)
 	}
@@ -795,6 +802,13 @@ func FromEngine(c ts.Command) Command {
 	}
 	if !zeroRange(c.Range) {
 		w.Range = wireRange(c.Range)
+	}
+	if c.Bits != nil {
+		w.Bits = &BitRange{Start: c.Bits.Start, Bit: c.Bits.Bit}
+		if c.Bits.HasEnd {
+			end := c.Bits.End
+			w.Bits.End = &end
+		}
 	}
 	if !c.ExpireAt.IsZero() {
 		v := c.ExpireAt.UnixMilli()

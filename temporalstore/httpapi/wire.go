@@ -55,14 +55,16 @@ type Command struct {
 	ExpireIf []string `json:"expire_if,omitempty" msgpack:"expire_if,omitempty"`
 	// Replace: a copy overwrites its destination. WithValues: a random
 	// read with a count returns values or scores too.
-	Replace    bool    `json:"replace,omitempty" msgpack:"replace,omitempty"`
-	WithValues bool    `json:"with_values,omitempty" msgpack:"with_values,omitempty"`
-	ReturnOld  bool    `json:"return_old,omitempty" msgpack:"return_old,omitempty"`
-	Field      Text    `json:"field,omitempty" msgpack:"field,omitempty"`
-	Fields     []Text  `json:"fields,omitempty" msgpack:"fields,omitempty"`
-	Entries    []Entry `json:"entries,omitempty" msgpack:"entries,omitempty"`
-	Increment  *int64  `json:"increment,omitempty" msgpack:"increment,omitempty"`
-	Member     Bytes   `json:"member,omitempty" msgpack:"member,omitempty"`
+	Replace    bool `json:"replace,omitempty" msgpack:"replace,omitempty"`
+	WithValues bool `json:"with_values,omitempty" msgpack:"with_values,omitempty"`
+	// Bits is a bitmap kind's range (bitcount, bitpos).
+	Bits      *BitRange `json:"bits,omitempty" msgpack:"bits,omitempty"`
+	ReturnOld bool      `json:"return_old,omitempty" msgpack:"return_old,omitempty"`
+	Field     Text      `json:"field,omitempty" msgpack:"field,omitempty"`
+	Fields    []Text    `json:"fields,omitempty" msgpack:"fields,omitempty"`
+	Entries   []Entry   `json:"entries,omitempty" msgpack:"entries,omitempty"`
+	Increment *int64    `json:"increment,omitempty" msgpack:"increment,omitempty"`
+	Member    Bytes     `json:"member,omitempty" msgpack:"member,omitempty"`
 
 	KeepTTL     bool       `json:"keep_ttl,omitempty" msgpack:"keep_ttl,omitempty"`
 	Delta       int64      `json:"delta,omitempty" msgpack:"delta,omitempty"`
@@ -175,6 +177,15 @@ type ZAddFlags struct {
 	LT   bool `json:"lt,omitempty" msgpack:"lt,omitempty"`
 	CH   bool `json:"ch,omitempty" msgpack:"ch,omitempty"`
 	Incr bool `json:"incr,omitempty" msgpack:"incr,omitempty"`
+}
+
+// BitRange is bitcount's and bitpos's range: start and end inclusive,
+// negative counting from the end, in bytes or (bit) in bits; no end: to
+// the end of the string.
+type BitRange struct {
+	Start int64  `json:"start" msgpack:"start"`
+	End   *int64 `json:"end,omitempty" msgpack:"end,omitempty"`
+	Bit   bool   `json:"bit,omitempty" msgpack:"bit,omitempty"`
 }
 
 // Range selects members of a sorted set (zrange, zcount, zremrange).

@@ -102,6 +102,7 @@ func init() {
 	registerControl()
 	registerTx()
 	registerRandom()
+	registerBits()
 	setSpec, getSpec = commands["set"], commands["get"]
 	for name, d := range commandDocs {
 		if s := commands[name]; s != nil {

@@ -250,7 +250,7 @@ func genArgs(rng *rand.Rand) []any {
 	val := func() string { return []string{"x", "10", "-3", "", "v v", "2.5"}[rng.IntN(6)] }
 	num := func() string { return strconv.Itoa(rng.IntN(9) - 4) }
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
-	fam := pick("s", "s", "t", "h", "e", "z", "x", "l", "o", "g", "k")
+	fam := pick("s", "s", "t", "h", "e", "z", "x", "l", "o", "g", "b", "k")
 	k := key(fam)
 	switch fam {
 	case "s":
@@ -578,6 +578,35 @@ func genArgs(rng *rand.Rand) []any {
 			return []any{"GET", gk()}
 		default:
 			return []any{"MSETNX", gk(), val()}
+		}
+	case "b": // bitmaps, over strings of one {hash tag} for BITOP
+		bk := "{b}" + strconv.Itoa(rng.IntN(3))
+		off := pick(strconv.Itoa(rng.IntN(40)), strconv.Itoa(rng.IntN(40)), "-1", "x", "4294967296", "4294967295")
+		idx := func() string { return pick(strconv.Itoa(rng.IntN(12)-6), strconv.Itoa(rng.IntN(40)-20), "x") }
+		switch rng.IntN(12) {
+		case 0, 1:
+			if off == "4294967295" {
+				off = "7" // a real bit there would take 512 MiB
+			}
+			return []any{"SETBIT", bk, off, pick("0", "1", "1", "2", "x")}
+		case 2:
+			return []any{"GETBIT", bk, off}
+		case 3:
+			return []any{"BITCOUNT", bk}
+		case 4:
+			return []any{"BITCOUNT", bk, idx(), idx(), pick("BYTE", "BIT", "BIT", "x")}[:2+2+rng.IntN(2)]
+		case 5:
+			return []any{"BITCOUNT", bk, idx()}
+		case 6, 7:
+			return []any{"BITPOS", bk, pick("0", "1", "2", "x"), idx(), idx(), pick("BYTE", "BIT", "BIT", "x")}[:3+rng.IntN(4)]
+		case 8:
+			return []any{"BITOP", pick("AND", "OR", "XOR", "NOT", "NAND"), "{b}" + strconv.Itoa(rng.IntN(4)), bk, "{b}" + strconv.Itoa(rng.IntN(4))}[:4+rng.IntN(2)]
+		case 9:
+			return []any{pick("SET", "APPEND"), bk, pick("\xff", "a", "", "\x00\xff", "foobar", "\x80")}
+		case 10:
+			return []any{pick("LPUSH", "GET", "STRLEN", "DEL"), bk, "x"}[:2+rng.IntN(2)]
+		default:
+			return []any{"GET", bk}
 		}
 	case "x": // sorted sets of equal scores, for the lexicographic verbs
 		lo, hi := pick("-", "[a", "(b", "x"), pick("+", "[c", "(d")

@@ -12,8 +12,9 @@ import sys
 import redis
 
 corpus, ours_port, redis_port, proto = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-ours = redis.Redis(port=ours_port, protocol=proto, decode_responses=True)
-theirs = redis.Redis(port=redis_port, protocol=proto, decode_responses=True)
+# Raw bytes: the corpus holds values that are not UTF-8 (bitmaps).
+ours = redis.Redis(port=ours_port, protocol=proto)
+theirs = redis.Redis(port=redis_port, protocol=proto)
 for r in (ours, theirs):
     r.flushall()
 
@@ -33,9 +34,9 @@ def run(r, args):
 
 
 n = 0
-with open(corpus) as f:
+with open(corpus, encoding="utf-8", errors="surrogateescape") as f:
     for lineno, line in enumerate(f, 1):
-        args = shlex.split(line)
+        args = [a.encode("utf-8", "surrogateescape") for a in shlex.split(line)]
         if not args:
             continue
         want, got = run(theirs, args), run(ours, args)

@@ -1,0 +1,249 @@
+package temporalstore
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"strings"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
+)
+
+// Bitmap kinds over strings, with Redis's semantics. A bit's offset counts
+// from the most significant bit of the first byte.
+const (
+	// KindSetBit sets the bit at offset Start to Delta (0 or 1), growing
+	// the string with zero bytes as needed; Response.Int is the bit's old
+	// value (SETBIT).
+	KindSetBit Kind = "setbit"
+	// KindGetBit returns the bit at offset Start in Response.Int; 0 past
+	// the end and for a missing key (GETBIT).
+	KindGetBit Kind = "getbit"
+	// KindBitCount counts the set bits of the string, or of Bits's range
+	// (BITCOUNT).
+	KindBitCount Kind = "bitcount"
+	// KindBitPos returns the offset of the first bit equal to Delta in the
+	// string, or in Bits's range, or -1; searching for 0 without an end,
+	// the string counts as followed by zero bits (BITPOS).
+	KindBitPos Kind = "bitpos"
+	// KindBitOp stores at Dest the AND, OR, XOR (Aggregator "and", "or",
+	// "xor") of the strings at Keys, or the NOT of the one string at Keys
+	// (Aggregator "not"), a missing key counting as empty and a shorter
+	// string as zero-padded; Response.Int is the result's length (BITOP).
+	// Dest and Keys share a key group.
+	KindBitOp Kind = "bitop"
+)
+
+// BitRange is BITCOUNT's and BITPOS's range: Start and End inclusive,
+// negative counting from the end, in bytes or (Bit) in bits. HasEnd says
+// End was given (BITPOS's start may come alone).
+type BitRange struct {
+	Start, End  int64
+	HasEnd, Bit bool
+}
+
+// maxBitOffset is Redis's bound on a bit offset: 512 MiB of bits.
+const maxBitOffset = 1<<32 - 1
+
+func checkBitOffset(c *Command) error {
+	if c.Start < 0 || c.Start > maxBitOffset {
+		return fmt.Errorf("%w: bit offset is not an integer or out of range", ErrInvalid)
+	}
+	return nil
+}
+
+func runSetBit(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if err := checkBitOffset(c); err != nil {
+		return Response{}, err
+	}
+	if c.Delta != 0 && c.Delta != 1 {
+		return Response{}, fmt.Errorf("%w: bit is not an integer or out of range", ErrInvalid)
+	}
+	byteAt, mask := c.Start>>3, byte(0x80)>>(c.Start&7)
+	var r Response
+	err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, _ bool) ([]byte, time.Time, shard.Action, error) {
+		v := make([]byte, max(int64(len(old)), byteAt+1))
+		copy(v, old)
+		if v[byteAt]&mask != 0 {
+			r.Int = 1
+		}
+		if c.Delta == 1 {
+			v[byteAt] |= mask
+		} else {
+			v[byteAt] &^= mask
+		}
+		return v, exp, shard.Write, nil
+	})
+	return r, err
+}
+
+func runGetBit(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if err := checkBitOffset(c); err != nil {
+		return Response{}, err
+	}
+	v, _, err := getString(ctx, s, c.Key)
+	if err != nil {
+		return Response{}, err
+	}
+	var r Response
+	if b := c.Start >> 3; b < int64(len(v)) && v[b]&(0x80>>(c.Start&7)) != 0 {
+		r.Int = 1
+	}
+	return r, nil
+}
+
+// bitSpan resolves a range over a string of n bytes to inclusive bit
+// offsets, as Redis resolves BITCOUNT's and BITPOS's; ok is false for an
+// empty range. Only BITCOUNT (count) takes two negative bounds the wrong
+// way round as empty before clamping them.
+func bitSpan(rg *BitRange, n int64, count bool) (lo, hi int64, ok bool) {
+	if rg == nil {
+		return 0, n*8 - 1, n > 0
+	}
+	total := n
+	if rg.Bit {
+		total = n * 8
+	}
+	start, end := rg.Start, rg.End
+	if !rg.HasEnd {
+		end = total - 1
+	}
+	if count && start < 0 && end < 0 && start > end {
+		return 0, 0, false
+	}
+	if start < 0 {
+		start = max(total+start, 0)
+	}
+	if end < 0 {
+		end = max(total+end, 0)
+	}
+	end = min(end, total-1)
+	if start > end {
+		return 0, 0, false
+	}
+	if rg.Bit {
+		return start, end, true
+	}
+	return start * 8, end*8 + 7, true
+}
+
+func bitAt(v []byte, i int64) bool { return v[i>>3]&(0x80>>(i&7)) != 0 }
+
+func runBitCount(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	v, _, err := getString(ctx, s, c.Key)
+	if err != nil {
+		return Response{}, err
+	}
+	var r Response
+	lo, hi, ok := bitSpan(c.Bits, int64(len(v)), true)
+	for i := lo; ok && i <= hi; {
+		if i&7 == 0 && i+7 <= hi {
+			r.Int += int64(bits.OnesCount8(v[i>>3]))
+			i += 8
+			continue
+		}
+		if bitAt(v, i) {
+			r.Int++
+		}
+		i++
+	}
+	return r, nil
+}
+
+func runBitPos(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	if c.Delta != 0 && c.Delta != 1 {
+		return Response{}, fmt.Errorf("%w: the bit argument must be 1 or 0", ErrInvalid)
+	}
+	v, found, err := getString(ctx, s, c.Key)
+	if err != nil {
+		return Response{}, err
+	}
+	if !found {
+		// An infinite run of zero bits.
+		return Response{Int: map[bool]int64{true: -1, false: 0}[c.Delta == 1]}, nil
+	}
+	lo, hi, ok := bitSpan(c.Bits, int64(len(v)), false)
+	if !ok {
+		return Response{Int: -1}, nil
+	}
+	want := c.Delta == 1
+	for i := lo; i <= hi; {
+		// Whole bytes that cannot hold the bit are skipped at once.
+		if i&7 == 0 && i+7 <= hi && (want && v[i>>3] == 0 || !want && v[i>>3] == 0xff) {
+			i += 8
+			continue
+		}
+		if bitAt(v, i) == want {
+			return Response{Int: i}, nil
+		}
+		i++
+	}
+	if !want && (c.Bits == nil || !c.Bits.HasEnd) {
+		return Response{Int: hi + 1}, nil
+	}
+	return Response{Int: -1}, nil
+}
+
+func runBitOp(ctx context.Context, e *Engine, c *Command) (Response, error) {
+	op := strings.ToLower(c.Aggregator)
+	switch {
+	case op != "and" && op != "or" && op != "xor" && op != "not":
+		return Response{}, fmt.Errorf("%w: unknown BITOP operation %q (and, or, xor, not)", ErrInvalid, c.Aggregator)
+	case len(c.Keys) == 0:
+		return Response{}, fmt.Errorf("%w: BITOP needs a source key", ErrInvalid)
+	case op == "not" && len(c.Keys) != 1:
+		return Response{}, fmt.Errorf("%w: BITOP NOT must be called with a single source key", ErrInvalid)
+	}
+	s, err := e.oneGroup(c, append([][]byte{c.Dest}, c.Keys...)...)
+	if err != nil {
+		return Response{}, err
+	}
+	var r Response
+	err = s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+		srcs := make([][]byte, len(c.Keys))
+		n := 0
+		for i, k := range c.Keys {
+			it, err := v.Get(k)
+			switch {
+			case err != nil:
+				return nil, err
+			case it.Exists && it.Obj != nil:
+				return nil, ErrWrongType
+			}
+			srcs[i] = it.Value
+			n = max(n, len(it.Value))
+		}
+		r.Int = int64(n)
+		if n == 0 {
+			return []command.Command{{Op: shard.OpDelete, Key: c.Dest}}, nil
+		}
+		out := make([]byte, n)
+		at := func(b []byte, i int) byte {
+			if i < len(b) {
+				return b[i]
+			}
+			return 0
+		}
+		for i := range out {
+			x := at(srcs[0], i)
+			for _, b := range srcs[1:] {
+				switch op {
+				case "and":
+					x &= at(b, i)
+				case "or":
+					x |= at(b, i)
+				case "xor":
+					x ^= at(b, i)
+				}
+			}
+			if op == "not" {
+				x = ^x
+			}
+			out[i] = x
+		}
+		return []command.Command{shard.StringSet(c.Dest, out, time.Time{})}, nil
+	})
+	return r, err
+}
