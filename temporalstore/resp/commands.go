@@ -103,6 +103,7 @@ func init() {
 	registerTx()
 	registerRandom()
 	registerBits()
+	registerBlocking()
 	setSpec, getSpec = commands["set"], commands["get"]
 	for name, d := range commandDocs {
 		if s := commands[name]; s != nil {
@@ -183,7 +184,11 @@ func (c *conn) runTimed(spec *cmdSpec, args [][]byte) {
 	before := c.errReplies
 	start := c.s.clock()
 	spec.run(c, args)
-	d := c.s.clock() - start
+	d := c.s.clock() - start - c.blockedFor
+	c.blockedFor = 0
+	if spec.flags&flagWrite != 0 {
+		c.s.blocked.wake() // it may have given a blocked client something
+	}
 	failed := 0
 	if c.errReplies > before {
 		failed = 1

@@ -215,7 +215,8 @@ func cmdInfo(c *conn, args [][]byte) {
 		// key groups a MULTI or two-key command must keep to.
 		tableInfo(c.s.opts.Engine, c.s.opts.Namespace, c.s.opts.Table)...)...)
 	tot := c.s.Stats()
-	section("clients", "connected_clients:"+strconv.Itoa(tot.ConnectedClients))
+	section("clients", "connected_clients:"+strconv.Itoa(tot.ConnectedClients),
+		"blocked_clients:"+strconv.FormatInt(c.s.blocked.count.Load(), 10))
 	section("memory",
 		"used_memory:"+strconv.FormatUint(ms.HeapAlloc, 10),
 		"used_memory_human:"+human(ms.HeapAlloc),

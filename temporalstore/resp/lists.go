@@ -75,15 +75,6 @@ func registerLists() {
 		}),
 		keyed("lpos", -3, 0, cmdLPos),
 		&cmdSpec{name: "lmove", arity: 5, flags: flagWrite, first: 1, last: 2, step: 1, run: func(c *conn, a [][]byte) {
-			side := func(b []byte) (left, ok bool) {
-				switch {
-				case is(b, "left"):
-					return true, true
-				case is(b, "right"):
-					return false, true
-				}
-				return false, false
-			}
 			from, ok1 := side(a[3])
 			to, ok2 := side(a[4])
 			if !ok1 || !ok2 {

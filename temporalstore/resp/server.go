@@ -80,6 +80,8 @@ type Server struct {
 	cmdStats *commandStats
 	slowlog  *slowlog
 	latency  *latencyMonitor
+	// blocked holds the connections waiting in a blocking command.
+	blocked blockers
 }
 
 type serverStats struct {
@@ -173,6 +175,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.blocked.close()
 	for _, l := range s.lns {
 		l.Close()
 	}
@@ -246,6 +249,13 @@ type conn struct {
 	// errReplies counts the error replies of the command running (see
 	// runTimed).
 	errReplies int
+	// inExec is set while EXEC runs the queued commands (a blocking
+	// command does not block then); blockedFor is the time the running
+	// command spent blocked, which is not its own; watchDone ends a
+	// blocked command's watch for a disconnect (blocking.go).
+	inExec     bool
+	blockedFor time.Duration
+	watchDone  chan struct{}
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {

@@ -442,6 +442,12 @@ func genArgs(rng *rand.Rand) []any {
 		case 13:
 			return []any{"ZCOUNT", k, pick("-inf", "(0"), pick("+inf", "2.5")}
 		case 14:
+			switch rng.IntN(3) {
+			case 0:
+				return []any{"ZMPOP", pick("1", "2", "0", "x"), k, key("z"), pick("MIN", "MAX", "MID"), "COUNT", pick("1", "2", "0", "x")}[:5+rng.IntN(3)]
+			case 1:
+				return []any{pick("BZPOPMIN", "BZPOPMAX"), k, key("z"), pick("0.01", "-1", "x")}
+			}
 			return []any{pick("ZPOPMIN", "ZPOPMAX"), k}
 		case 15:
 			return []any{"ZMSCORE", k, mem(), mem()}
@@ -647,6 +653,14 @@ func genArgs(rng *rand.Rand) []any {
 		case 10:
 			return []any{"LINSERT", k, pick("BEFORE", "AFTER"), val(), val()}
 		case 11:
+			switch rng.IntN(4) {
+			case 0:
+				return []any{"LMPOP", pick("1", "2", "0", "3", "x"), k, key("l"), pick("LEFT", "RIGHT", "UP"), "COUNT", pick("1", "2", "0", "-1", "x")}[:5+rng.IntN(3)]
+			case 1:
+				return []any{pick("BLPOP", "BRPOP"), k, key("l"), pick("0.01", "-1", "x")}
+			case 2:
+				return []any{"BLMOVE", k, k, pick("LEFT", "RIGHT"), pick("LEFT", "RIGHT", "UP"), pick("0.01", "x")}
+			}
 			return []any{"LPOS", k, val(), "RANK", pick("1", "-1", "0"), "COUNT", pick("0", "1")}
 		default:
 			return []any{"LMOVE", k, k, pick("LEFT", "RIGHT"), pick("LEFT", "RIGHT")}

@@ -125,9 +125,11 @@ func cmdExec(c *conn, _ [][]byte) {
 	if first == nil {
 		// No keys at all (PING, ECHO ...): nothing to isolate.
 		c.w.array(len(tx.queued))
+		c.inExec = true
 		for _, q := range tx.queued {
 			c.runTimed(q.spec, q.args)
 		}
+		c.inExec = false
 		return
 	}
 	outer := c.ctx
@@ -144,7 +146,8 @@ func cmdExec(c *conn, _ [][]byte) {
 		// The commands run with the transaction's context, so the engine
 		// does not take the shard's locks again.
 		c.ctx = ctx
-		defer func() { c.ctx = outer }()
+		c.inExec = true
+		defer func() { c.ctx, c.inExec = outer, false }()
 		c.w.array(len(tx.queued))
 		for _, q := range tx.queued {
 			c.runTimed(q.spec, q.args)
