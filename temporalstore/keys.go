@@ -33,7 +33,8 @@ const (
 	// Response.Int: -2 when absent, -1 when none (PEXPIRETIME).
 	KindExpireTime Kind = "expire_time"
 	// KindRename renames Key to Dest, replacing Dest (RENAME). Key must
-	// exist (ErrNoSuchKey).
+	// exist (ErrNoSuchKey). With Cond IfAbsent it renames only when Dest
+	// does not exist (RENAMENX); Applied says it did.
 	KindRename Kind = "rename"
 )
 
@@ -228,6 +229,8 @@ func runRename(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 	if c.Dest == nil {
 		return Response{}, fmt.Errorf("%w: RENAME needs a destination", ErrInvalid)
 	}
+	nx := c.Cond == IfAbsent
+	var r Response
 	err := s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
 		it, err := v.Get(c.Key)
 		switch {
@@ -236,8 +239,16 @@ func runRename(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 		case !it.Exists:
 			return nil, ErrNoSuchKey
 		case string(c.Key) == string(c.Dest):
+			r.Applied = !nx // RENAMENX of a key onto itself renames nothing
 			return nil, nil
-		case it.Obj != nil:
+		}
+		if nx {
+			if dst, err := v.Get(c.Dest); err != nil || dst.Exists {
+				return nil, err
+			}
+		}
+		r.Applied = true
+		if it.Obj != nil {
 			return []command.Command{{Op: shard.OpRename, Key: c.Key, Args: [][]byte{c.Dest}}}, nil
 		}
 		return []command.Command{
@@ -245,7 +256,7 @@ func runRename(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 			{Op: shard.OpDelete, Key: c.Key},
 		}, nil
 	})
-	return Response{Applied: err == nil}, err
+	return r, err
 }
 
 // setDeadline is when a SET with c's TTL or ExpireAt expires (zero:

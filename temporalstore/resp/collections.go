@@ -180,13 +180,18 @@ func registerSets() {
 		&cmdSpec{name: "smove", arity: 4, flags: flagWrite, first: 1, last: 2, step: 1, run: func(c *conn, a [][]byte) {
 			c.intReply(ts.Command{Kind: ts.KindSMove, Key: a[1], Dest: a[2], Args: a[3:4]})
 		}},
-		&cmdSpec{name: "sintercard", arity: -3, run: cmdSInterCard, keys: numKeys(1, false)},
+		&cmdSpec{name: "sintercard", arity: -3, run: interCard(ts.KindSInter), keys: numKeys(1, false)},
 	)
 }
 
-// cmdSInterCard is SINTERCARD numkeys key [key ...] [LIMIT limit]: the
-// size of the intersection, counted up to limit (0: no limit).
-func cmdSInterCard(c *conn, a [][]byte) {
+// interCard is SINTERCARD and ZINTERCARD (kind KindSInter or KindZInter):
+// numkeys key [key ...] [LIMIT limit], the size of the intersection,
+// counted up to limit (0: no limit).
+func interCard(kind ts.Kind) func(c *conn, a [][]byte) {
+	return func(c *conn, a [][]byte) { cardOf(c, a, kind) }
+}
+
+func cardOf(c *conn, a [][]byte, kind ts.Kind) {
 	n, ok := c.intArg(a[1])
 	switch {
 	case !ok:
@@ -200,19 +205,27 @@ func cmdSInterCard(c *conn, a [][]byte) {
 	}
 	keys, rest := a[2:2+n], a[2+n:]
 	var limit int64
-	for len(rest) > 0 {
+	bad := ""
+	for len(rest) > 0 && bad == "" {
 		if !is(rest[0], "limit") || len(rest) < 2 {
-			c.syntaxErr()
-			return
+			bad = "ERR syntax error"
+			break
 		}
 		l, err := parseInt(rest[1])
 		if err != nil || l < 0 {
-			c.errorf("ERR LIMIT can't be negative")
-			return
+			bad = "ERR LIMIT can't be negative"
+			break
 		}
 		limit, rest = l, rest[2:]
 	}
-	if r, ok := c.exec(ts.Command{Kind: ts.KindSInter, Keys: keys}); ok {
+	if bad != "" {
+		// ZINTERCARD reads its keys before its options, as ZINTER does.
+		if kind != ts.KindZInter || c.sourcesTyped(keys) {
+			c.errorf("%s", bad)
+		}
+		return
+	}
+	if r, ok := c.exec(ts.Command{Kind: kind, Keys: keys}); ok {
 		card := int64(len(r.Values))
 		if limit > 0 {
 			card = min(card, limit)

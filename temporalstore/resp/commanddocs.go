@@ -36,6 +36,10 @@ var commandDocs = map[string][2]string{
 	"pttl":        {"generic", "Returns a key's time to live in milliseconds."},
 	"rename":      {"generic", "Renames a key, replacing the destination."},
 	"copy":        {"generic", "Copies a key's value and expiry to another key."},
+	"renamenx":    {"generic", "Renames a key only if the new name is not taken."},
+	"save":        {"server", "Checkpoints every shard now."},
+	"bgsave":      {"server", "Checkpoints every shard in the background."},
+	"lastsave":    {"server", "Returns the Unix time of the last checkpoint SAVE or BGSAVE made."},
 	"randomkey":   {"generic", "Returns a random key."},
 	"touch":       {"generic", "Returns how many of the keys exist."},
 	"scan":        {"generic", "Iterates over the keys with a cursor."},
@@ -110,6 +114,7 @@ var commandDocs = map[string][2]string{
 
 	// sorted sets
 	"zrandmember":      {"sorted-set", "Returns random members of a sorted set."},
+	"zintercard":       {"sorted-set", "Returns the size of the intersection of sorted sets, up to a limit."},
 	"bzpopmin":         {"sorted-set", "Pops the lowest member of the first non-empty sorted set, waiting for one."},
 	"bzpopmax":         {"sorted-set", "Pops the highest member of the first non-empty sorted set, waiting for one."},
 	"zmpop":            {"sorted-set", "Pops the lowest or highest members of the first non-empty sorted set."},

@@ -67,6 +67,11 @@ var everyCommandSteps = map[string][]step{
 	"watch": {ok("OK", "WATCH", "watch:k"), ok("OK", "SET", "watch:k", "changed"), ok("OK", "MULTI"),
 		ok("QUEUED", "GET", "watch:k"), ok(nil, "EXEC"), ok("OK", "MULTI"), bad("ERR WATCH inside MULTI is not allowed", "WATCH", "watch:k"), ok("OK", "DISCARD")},
 
+	"renamenx": {ok("OK", "MSET", "{rn}a", "1", "{rn}b", "2"), ok(int64(0), "RENAMENX", "{rn}a", "{rn}b"), ok(int64(1), "RENAMENX", "{rn}a", "{rn}c"),
+		ok(int64(0), "RENAMENX", "{rn}c", "{rn}c"), ok("1", "GET", "{rn}c"), bad("ERR no such key", "RENAMENX", "{rn}x", "{rn}y")},
+	"save":     {ok("OK", "SET", "save:k", "v"), ok("OK", "SAVE"), ok("v", "GET", "save:k")},
+	"bgsave":   {ok("Background saving started", "BGSAVE"), bad("ERR syntax error", "BGSAVE", "LATER")},
+	"lastsave": {ok(anyReply, "LASTSAVE")},
 	"brpoplpush": {ok(int64(1), "RPUSH", "{bp}s", "x"), ok("x", "BRPOPLPUSH", "{bp}s", "{bp}d", "0.01"), ok(nil, "BRPOPLPUSH", "{bp}s", "{bp}d", "0.01"),
 		bad("ERR timeout is negative", "BRPOPLPUSH", "{bp}s", "{bp}d", "-1")},
 	"blmpop": {ok(nil, "BLMPOP", "0.01", "1", "blmpop:l", "LEFT"), ok(int64(2), "RPUSH", "blmpop:l", "a", "b"),

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"context"
 	"math"
 	"strconv"
 	"strings"
@@ -69,6 +70,20 @@ func registerKeys() {
 				c.w.ok()
 			}
 		}},
+		&cmdSpec{name: "renamenx", arity: 3, flags: flagWrite, first: 1, last: 2, step: 1, run: func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindRename, Key: a[1], Dest: a[2], Cond: ts.IfAbsent}); ok {
+				c.w.int(map[bool]int64{true: 1}[r.Applied])
+			}
+		}},
+		&cmdSpec{name: "save", arity: 1, flags: flagNoTx, run: func(c *conn, _ [][]byte) {
+			if err := c.s.save(c.ctx); err != nil {
+				c.engineError(err)
+				return
+			}
+			c.w.ok()
+		}},
+		&cmdSpec{name: "bgsave", arity: -1, flags: flagNoTx, run: cmdBGSave},
+		&cmdSpec{name: "lastsave", arity: 1, run: func(c *conn, _ [][]byte) { c.w.int(c.s.lastSave.Load()) }},
 		&cmdSpec{name: "scan", arity: -2, flags: flagNoTx, run: cmdScan},
 		&cmdSpec{name: "keys", arity: 2, flags: flagNoTx, run: func(c *conn, a [][]byte) {
 			var out [][]byte
@@ -321,4 +336,36 @@ func globMatch(p, s []byte) bool {
 		}
 	}
 	return len(s) == 0
+}
+
+// save checkpoints every shard of the engine, as Redis's SAVE writes a
+// snapshot: a restart then replays only the log after it.
+func (s *Server) save(ctx context.Context) error {
+	if err := s.opts.Engine.Checkpoint(ctx); err != nil {
+		return err
+	}
+	s.lastSave.Store(time.Now().Unix())
+	return nil
+}
+
+// cmdBGSave is BGSAVE [SCHEDULE]: SAVE on its own goroutine; a second one
+// while one runs is refused, as Redis refuses it.
+func cmdBGSave(c *conn, a [][]byte) {
+	if len(a) > 2 || len(a) == 2 && !is(a[1], "schedule") {
+		c.syntaxErr()
+		return
+	}
+	if !c.s.saving.CompareAndSwap(false, true) {
+		c.errorf("ERR Background save already in progress")
+		return
+	}
+	c.s.wg.Add(1) // Close waits for it
+	go func() {
+		defer c.s.wg.Done()
+		defer c.s.saving.Store(false)
+		if err := c.s.save(context.Background()); err != nil {
+			c.s.opts.Logger.Error("resp: BGSAVE", "err", err)
+		}
+	}()
+	c.w.simple("Background saving started")
 }

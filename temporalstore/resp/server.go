@@ -82,6 +82,11 @@ type Server struct {
 	latency  *latencyMonitor
 	// blocked holds the connections waiting in a blocking command.
 	blocked blockers
+	// lastSave is the Unix time of the last checkpoint SAVE or BGSAVE
+	// made (the server's start before any); saving is set while BGSAVE
+	// runs.
+	lastSave atomic.Int64
+	saving   atomic.Bool
 }
 
 type serverStats struct {
@@ -113,8 +118,10 @@ func New(opts Options) (*Server, error) {
 	if opts.LatencyMonitorThreshold < 0 {
 		return nil, fmt.Errorf("%w: negative LatencyMonitorThreshold", ErrInvalidOptions)
 	}
-	return &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmdStats: newCommandStats(),
-		slowlog: newSlowlog(opts.SlowlogThreshold, opts.SlowlogMaxLen), latency: newLatencyMonitor(opts.LatencyMonitorThreshold)}, nil
+	s := &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmdStats: newCommandStats(),
+		slowlog: newSlowlog(opts.SlowlogThreshold, opts.SlowlogMaxLen), latency: newLatencyMonitor(opts.LatencyMonitorThreshold)}
+	s.lastSave.Store(s.started.Unix())
+	return s, nil
 }
 
 // Serve accepts connections on l until Close; it returns ErrClosed then.

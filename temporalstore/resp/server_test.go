@@ -572,7 +572,10 @@ func genArgs(rng *rand.Rand) []any {
 		case 8:
 			return []any{pick("LPUSH", "SET"), gk(), val()}
 		case 9:
-			return []any{"TOUCH", gk(), gk(), "nokey"}
+			if rng.IntN(2) == 0 {
+				return []any{pick("ZINTERCARD", "SINTERCARD"), pick("2", "1", "0", "3", "x"), gk(), gk(), pick("LIMIT", "x"), pick("1", "0", "-1", "5")}[:4+2*rng.IntN(2)]
+			}
+			return []any{pick("TOUCH", "RENAMENX"), gk(), gk(), "nokey"}[:3+rng.IntN(2)]
 		case 10:
 			return []any{pick("SMEMBERS", "SCARD", "TYPE", "LRANGE"), gk(), "0", "-1"}[:map[bool]int{true: 4, false: 2}[rng.IntN(2) == 0]]
 		case 11:

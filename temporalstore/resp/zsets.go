@@ -191,17 +191,9 @@ func zalgebra(name string, kind ts.Kind, store bool) *cmdSpec {
 		if bad != "" {
 			// Redis has read the keys by then: a key of another type is
 			// WRONGTYPE first.
-			for _, k := range cmd.Keys {
-				r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: k})
-				if !ok {
-					return
-				}
-				if t := string(r.Value); t != "zset" && t != "set" && t != "none" {
-					c.errorf("WRONGTYPE Operation against a key holding the wrong kind of value")
-					return
-				}
+			if c.sourcesTyped(cmd.Keys) {
+				c.errorf("%s", bad)
 			}
-			c.errorf("%s", bad)
 			return
 		}
 		if store {
@@ -213,6 +205,23 @@ func zalgebra(name string, kind ts.Kind, store bool) *cmdSpec {
 		}
 	}
 	return spec
+}
+
+// sourcesTyped reports whether every key holds a sorted set, a set or
+// nothing, as the sorted-set algebra reads them; else it replies the error
+// (WRONGTYPE) and returns false.
+func (c *conn) sourcesTyped(keys [][]byte) bool {
+	for _, k := range keys {
+		r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: k})
+		if !ok {
+			return false
+		}
+		if t := string(r.Value); t != "zset" && t != "set" && t != "none" {
+			c.errorf("WRONGTYPE Operation against a key holding the wrong kind of value")
+			return false
+		}
+	}
+	return true
 }
 
 // numKeys finds the keys of a command with a key count at args[at] (the
@@ -243,6 +252,7 @@ func registerZSets() {
 		zalgebra("zinterstore", ts.KindZInterStore, true),
 		zalgebra("zdiffstore", ts.KindZDiffStore, true),
 		&cmdSpec{name: "zrangestore", arity: -5, flags: flagWrite, first: 1, last: 2, step: 1, run: cmdZRangeStore},
+		&cmdSpec{name: "zintercard", arity: -3, run: interCard(ts.KindZInter), keys: numKeys(1, false)},
 		keyed("zadd", -4, flagWrite, cmdZAdd),
 		keyed("zrange", -4, 0, func(c *conn, a [][]byte) { zrange(c, a, ts.ByRank, false, true) }),
 		keyed("zrevrange", -4, 0, func(c *conn, a [][]byte) { zrange(c, a, ts.ByRank, true, false) }),
