@@ -29,6 +29,7 @@ const blockedPollInterval = 100 * time.Millisecond
 
 // blockedClient is a connection waiting in a blocking command.
 type blockedClient struct {
+	id int64 // the connection's CLIENT ID
 	mu sync.Mutex
 	// try runs the command's pop; true when it found something and
 	// replied. Called with mu held, by the unblocker.
@@ -36,6 +37,30 @@ type blockedClient struct {
 	served bool
 	gone   bool
 	done   chan struct{}
+	// unblocked is closed by CLIENT UNBLOCK; withError makes the command
+	// reply UNBLOCKED instead of as its timeout had passed.
+	unblocked chan struct{}
+	withError bool
+}
+
+// unblock ends the wait of the blocked connection id (CLIENT UNBLOCK):
+// false when it is not blocked.
+func (b *blockers) unblock(id int64, withError bool) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, bc := range b.queue {
+		bc.mu.Lock()
+		ok := bc.id == id && !bc.served && !bc.gone
+		if ok {
+			bc.gone, bc.withError = true, withError
+			close(bc.unblocked)
+		}
+		bc.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // blockers is a server's queue of blocked clients and its unblocker.
@@ -157,7 +182,7 @@ func (c *conn) block(timeout time.Duration, try func() bool, timedOut func()) {
 	}
 	began := time.Now()
 	defer func() { c.blockedFor += time.Since(began) }()
-	bc := &blockedClient{try: try, done: make(chan struct{})}
+	bc := &blockedClient{id: c.id, try: try, done: make(chan struct{}), unblocked: make(chan struct{})}
 	s := &c.s.blocked
 	s.start()
 	s.add(bc)
@@ -171,6 +196,7 @@ func (c *conn) block(timeout time.Duration, try func() bool, timedOut func()) {
 	gone := c.watchDisconnect()
 	select {
 	case <-bc.done:
+	case <-bc.unblocked:
 	case <-expired:
 	case <-gone:
 	case <-c.ctx.Done():
@@ -178,11 +204,15 @@ func (c *conn) block(timeout time.Duration, try func() bool, timedOut func()) {
 	}
 	c.stopWatch()
 	bc.mu.Lock()
-	served := bc.served
+	served, withError := bc.served, bc.withError
 	bc.gone = true
 	bc.mu.Unlock()
 	s.wake() // drop it from the queue soon
-	if !served {
+	switch {
+	case served:
+	case withError:
+		c.errorf("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+	default:
 		timedOut()
 	}
 }

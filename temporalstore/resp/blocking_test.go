@@ -121,3 +121,45 @@ func TestBlockedClientDisconnects(t *testing.T) {
 	c.RPush(ctx, "gone", "kept")
 	require.Equal(t, []string{"kept"}, c.LRange(ctx, "gone", 0, -1).Val())
 }
+
+// CLIENT UNBLOCK ends a blocked command as its timeout would, or with
+// UNBLOCKED; CLIENT KILL closes connections by id or address.
+func TestClientUnblockAndKill(t *testing.T) {
+	s, addr := startServer(t, Options{})
+	ctx := t.Context()
+	c := client(t, addr, 2)
+	a := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, PoolSize: 1})
+	t.Cleanup(func() { a.Close() })
+	id := a.ClientID(ctx).Val()
+	for _, tc := range []struct {
+		reason string
+		want   string
+	}{{"", "redis: nil"}, {"TIMEOUT", "redis: nil"}, {"ERROR", "UNBLOCKED client unblocked via CLIENT UNBLOCK"}} {
+		done := make(chan error, 1)
+		go func() { done <- a.Do(ctx, "BLPOP", "nothing", "0").Err() }()
+		require.Eventually(t, func() bool { return s.blocked.count.Load() == 1 }, 5*time.Second, time.Millisecond)
+		args := []any{"CLIENT", "UNBLOCK", id}
+		if tc.reason != "" {
+			args = append(args, tc.reason)
+		}
+		require.Equal(t, int64(1), c.Do(ctx, args...).Val())
+		err := <-done
+		require.Error(t, err)
+		require.Equal(t, tc.want, err.Error())
+		require.Eventually(t, func() bool { return s.blocked.count.Load() == 0 }, 5*time.Second, time.Millisecond)
+	}
+	require.Equal(t, int64(0), c.Do(ctx, "CLIENT", "UNBLOCK", id).Val(), "not blocked")
+	require.ErrorContains(t, c.Do(ctx, "CLIENT", "UNBLOCK", id, "MAYBE").Err(), "TIMEOUT or ERROR")
+
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	require.ErrorContains(t, c.Do(ctx, "CLIENT", "KILL", "10.0.0.1:1").Err(), "No such client")
+	require.Equal(t, "OK", c.Do(ctx, "CLIENT", "KILL", nc.LocalAddr().String()).Val())
+	_, err = nc.Read(make([]byte, 1))
+	require.Error(t, err, "killed")
+	require.Equal(t, int64(1), c.Do(ctx, "CLIENT", "KILL", "ID", id).Val())
+	require.Equal(t, int64(0), c.Do(ctx, "CLIENT", "KILL", "ID", c.ClientID(ctx).Val()).Val(), "SKIPME yes by default")
+	require.ErrorContains(t, c.Do(ctx, "CLIENT", "KILL", "ID", "0").Err(), "greater than 0")
+	require.ErrorContains(t, c.Do(ctx, "CLIENT", "KILL", "SKIPME", "maybe").Err(), "syntax error")
+}

@@ -383,6 +383,24 @@ func cmdClient(c *conn, args [][]byte) {
 		c.w.ok() // lib-name and lib-ver: accepted, not kept
 	case is(args[1], "info") && len(args) == 2:
 		c.w.bulkString(c.describe() + "\n")
+	case is(args[1], "unblock") && (len(args) == 3 || len(args) == 4):
+		id, ok := c.intArg(args[2])
+		if !ok {
+			return
+		}
+		withError := false
+		if len(args) == 4 {
+			switch {
+			case is(args[3], "error"):
+				withError = true
+			case !is(args[3], "timeout"):
+				c.errorf("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+				return
+			}
+		}
+		c.w.int(map[bool]int64{true: 1}[c.s.blocked.unblock(id, withError)])
+	case is(args[1], "kill") && len(args) >= 3:
+		cmdClientKill(c, args)
 	case is(args[1], "list"):
 		c.s.mu.Lock()
 		var lines []string
@@ -535,4 +553,77 @@ func tableInfo(e *temporalstore.Engine, namespace, table string) []string {
 		"table_key_groups:" + strconv.Itoa(o.KeyGroups),
 		"table_commit:" + commit,
 	}
+}
+
+// cmdClientKill is CLIENT KILL addr (the old form: OK, or an error when
+// no client has that address) and CLIENT KILL [ID id] [ADDR addr] [LADDR
+// addr] [SKIPME yes|no] (the number of clients closed; the caller itself
+// only with SKIPME no, after this reply).
+func cmdClientKill(c *conn, args [][]byte) {
+	match := func(o *conn, id int64, addr, laddr string) bool {
+		return (id == 0 || o.id == id) && (addr == "" || o.nc.RemoteAddr().String() == addr) &&
+			(laddr == "" || o.nc.LocalAddr().String() == laddr)
+	}
+	kill := func(id int64, addr, laddr string, skipMe bool) int64 {
+		c.s.mu.Lock()
+		defer c.s.mu.Unlock()
+		var n int64
+		for o := range c.s.conns {
+			if !match(o, id, addr, laddr) || o == c && skipMe {
+				continue
+			}
+			n++
+			if o == c {
+				c.quit = true // closed once this reply is out
+				continue
+			}
+			o.nc.Close()
+		}
+		return n
+	}
+	if len(args) == 3 {
+		if kill(0, string(args[2]), "", false) == 0 {
+			c.errorf("ERR No such client")
+			return
+		}
+		c.w.ok()
+		return
+	}
+	var id int64
+	var addr, laddr string
+	skipMe := true
+	for i := 2; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			c.syntaxErr()
+			return
+		}
+		v := args[i+1]
+		switch {
+		case is(args[i], "id"):
+			n, err := parseInt(v)
+			if err != nil || n <= 0 {
+				c.errorf("ERR client-id should be greater than 0")
+				return
+			}
+			id = n
+		case is(args[i], "addr"):
+			addr = string(v)
+		case is(args[i], "laddr"):
+			laddr = string(v)
+		case is(args[i], "skipme"):
+			switch {
+			case is(v, "yes"):
+				skipMe = true
+			case is(v, "no"):
+				skipMe = false
+			default:
+				c.syntaxErr()
+				return
+			}
+		default:
+			c.syntaxErr()
+			return
+		}
+	}
+	c.w.int(kill(id, addr, laddr, skipMe))
 }
