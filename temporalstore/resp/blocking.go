@@ -470,8 +470,32 @@ func zmpopTry(c *conn, keys [][]byte, lowest bool, count int) bool {
 	return false
 }
 
+// cmdWait is WAIT numreplicas timeout: the server has no replicas, so
+// none acknowledges; as a Redis without replicas, it answers 0 at once
+// when none is asked for, else once the timeout (ms; 0: none) passes.
+func cmdWait(c *conn, a [][]byte) {
+	n, ok := c.intArg(a[1])
+	if !ok {
+		return
+	}
+	ms, ok := c.intArg(a[2])
+	switch {
+	case !ok:
+		return
+	case ms < 0:
+		c.errorf("ERR timeout is negative")
+		return
+	}
+	if n <= 0 {
+		c.w.int(0)
+		return
+	}
+	c.block(time.Duration(ms)*time.Millisecond, func() bool { return false }, func() { c.w.int(0) })
+}
+
 func registerBlocking() {
 	register(
+		&cmdSpec{name: "wait", arity: 3, run: cmdWait},
 		&cmdSpec{name: "blpop", arity: -3, flags: flagWrite, first: 1, last: -2, step: 1, run: cmdBPop(true)},
 		&cmdSpec{name: "brpop", arity: -3, flags: flagWrite, first: 1, last: -2, step: 1, run: cmdBPop(false)},
 		&cmdSpec{name: "blmove", arity: 6, flags: flagWrite, first: 1, last: 2, step: 1, run: cmdBLMove},

@@ -40,6 +40,7 @@ var commandDocs = map[string][2]string{
 	"save":        {"server", "Checkpoints every shard now."},
 	"bgsave":      {"server", "Checkpoints every shard in the background."},
 	"lastsave":    {"server", "Returns the Unix time of the last checkpoint SAVE or BGSAVE made."},
+	"wait":        {"generic", "Waits for replicas to acknowledge writes: there are none, so 0."},
 	"randomkey":   {"generic", "Returns a random key."},
 	"touch":       {"generic", "Returns how many of the keys exist."},
 	"scan":        {"generic", "Iterates over the keys with a cursor."},

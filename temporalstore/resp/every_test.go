@@ -72,6 +72,7 @@ var everyCommandSteps = map[string][]step{
 	"save":     {ok("OK", "SET", "save:k", "v"), ok("OK", "SAVE"), ok("v", "GET", "save:k")},
 	"bgsave":   {ok("Background saving started", "BGSAVE"), bad("ERR syntax error", "BGSAVE", "LATER")},
 	"lastsave": {ok(anyReply, "LASTSAVE")},
+	"wait":     {ok(int64(0), "WAIT", "0", "0"), ok(int64(0), "WAIT", "1", "10"), bad("ERR timeout is negative", "WAIT", "1", "-1")},
 	"brpoplpush": {ok(int64(1), "RPUSH", "{bp}s", "x"), ok("x", "BRPOPLPUSH", "{bp}s", "{bp}d", "0.01"), ok(nil, "BRPOPLPUSH", "{bp}s", "{bp}d", "0.01"),
 		bad("ERR timeout is negative", "BRPOPLPUSH", "{bp}s", "{bp}d", "-1")},
 	"blmpop": {ok(nil, "BLMPOP", "0.01", "1", "blmpop:l", "LEFT"), ok(int64(2), "RPUSH", "blmpop:l", "a", "b"),
