@@ -95,9 +95,10 @@ func runGetBit(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 }
 
 // bitSpan resolves a range over a string of n bytes to inclusive bit
-// offsets, as Redis resolves BITCOUNT's and BITPOS's; ok is false for an
-// empty range. Only BITCOUNT (count) takes two negative bounds the wrong
-// way round as empty before clamping them.
+// offsets, as Redis resolves BITCOUNT's and BITPOS's: as GETRANGE's
+// (stringRange), in bytes or bits; ok is false for an empty range. Only
+// BITCOUNT (count) takes two negative bounds the wrong way round as empty:
+// BITPOS counts them from the end first.
 func bitSpan(rg *BitRange, n int64, count bool) (lo, hi int64, ok bool) {
 	if rg == nil {
 		return 0, n*8 - 1, n > 0
@@ -110,23 +111,21 @@ func bitSpan(rg *BitRange, n int64, count bool) (lo, hi int64, ok bool) {
 	if !rg.HasEnd {
 		end = total - 1
 	}
-	if count && start < 0 && end < 0 && start > end {
-		return 0, 0, false
+	if !count {
+		start, end = fromEnd(start, total), fromEnd(end, total)
 	}
-	if start < 0 {
-		start = max(total+start, 0)
+	if lo, hi, ok = stringRange(start, end, total); !ok || rg.Bit {
+		return lo, hi, ok
 	}
-	if end < 0 {
-		end = max(total+end, 0)
+	return lo * 8, hi*8 + 7, true
+}
+
+// fromEnd is a negative index counted from the end of n, at least 0.
+func fromEnd(i, n int64) int64 {
+	if i < 0 {
+		return max(n+i, 0)
 	}
-	end = min(end, total-1)
-	if start > end {
-		return 0, 0, false
-	}
-	if rg.Bit {
-		return start, end, true
-	}
-	return start * 8, end*8 + 7, true
+	return i
 }
 
 func bitAt(v []byte, i int64) bool { return v[i>>3]&(0x80>>(i&7)) != 0 }
@@ -196,7 +195,7 @@ func runBitOp(ctx context.Context, e *Engine, c *Command) (Response, error) {
 	case op == "not" && len(c.Keys) != 1:
 		return Response{}, fmt.Errorf("%w: BITOP NOT must be called with a single source key", ErrInvalid)
 	}
-	s, err := e.oneGroup(c, append([][]byte{c.Dest}, c.Keys...)...)
+	_, s, err := e.oneGroup(c, append([][]byte{c.Dest}, c.Keys...)...)
 	if err != nil {
 		return Response{}, err
 	}

@@ -93,23 +93,34 @@ func copyCommands(key []byte, it shard.Item) ([]command.Command, error) {
 	return cmds, nil
 }
 
-// randomPicks returns the indexes of a random read over n elements: one
-// (ok false when n is 0) without a count, else Redis's count rules.
-func randomPicks(n int, c *Command) []int {
-	switch {
-	case !c.HasCount:
-		if n == 0 {
-			return nil
+// pickRandom is the random read of SRANDMEMBER, HRANDFIELD and
+// ZRANDMEMBER over names: without a count one name in Value (none when
+// names is empty); with a count up to Count distinct ones, or -Count
+// possibly repeated ones when Count is negative, in Values, with (when
+// set) appending what goes with each after it.
+func pickRandom(c *Command, names []string, r *Response, with func(i int)) {
+	n := len(names)
+	if !c.HasCount {
+		if n > 0 {
+			r.Value, r.Found = []byte(names[rand.IntN(n)]), true
 		}
-		return []int{rand.IntN(n)}
-	case c.Count >= 0:
-		return rand.Perm(n)[:min(n, c.Count)]
+		return
 	}
-	out := []int{}
-	for i := 0; i < -c.Count && n > 0; i++ {
-		out = append(out, rand.IntN(n))
+	var picks []int
+	if c.Count >= 0 {
+		picks = rand.Perm(n)[:min(n, c.Count)]
+	} else {
+		for i := 0; i < -c.Count && n > 0; i++ {
+			picks = append(picks, rand.IntN(n))
+		}
 	}
-	return out
+	r.Values = [][]byte{}
+	for _, i := range picks {
+		r.Values = append(r.Values, []byte(names[i]))
+		if with != nil {
+			with(i)
+		}
+	}
 }
 
 func checkRandCount(c *Command) error {
@@ -131,20 +142,11 @@ func runHRandField(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (
 		if o != nil {
 			fields = slices.Sorted(maps.Keys(o.Hash))
 		}
-		picks := randomPicks(len(fields), c)
-		if !c.HasCount {
-			if len(picks) > 0 {
-				r.Value, r.Found = []byte(fields[picks[0]]), true
-			}
-			return nil
-		}
-		r.Values = [][]byte{}
-		for _, i := range picks {
-			r.Values = append(r.Values, []byte(fields[i]))
+		pickRandom(c, fields, &r, func(i int) {
 			if c.WithValues {
 				r.Values = append(r.Values, cp(o.Hash[fields[i]]))
 			}
-		}
+		})
 		return nil
 	})
 	return r, err
@@ -156,27 +158,19 @@ func runZRandMember(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) 
 	}
 	var r Response
 	err := readObj(ctx, s, c.Key, object.KindZSet, func(o *object.Object, _ *shard.View) error {
-		var members []scored
+		var members []string
+		var scores []float64
 		if o != nil {
 			o.ZSet.All(func(m string, sc float64) bool {
-				members = append(members, scored{m, sc})
+				members, scores = append(members, m), append(scores, sc)
 				return true
 			})
 		}
-		picks := randomPicks(len(members), c)
-		if !c.HasCount {
-			if len(picks) > 0 {
-				r.Value, r.Found = []byte(members[picks[0]].member), true
-			}
-			return nil
-		}
-		r.Values = [][]byte{}
-		for _, i := range picks {
-			r.Values = append(r.Values, []byte(members[i].member))
+		pickRandom(c, members, &r, func(i int) {
 			if c.WithValues {
-				r.Scores = append(r.Scores, members[i].score)
+				r.Scores = append(r.Scores, scores[i])
 			}
-		}
+		})
 		return nil
 	})
 	return r, err

@@ -692,13 +692,7 @@ func stringRange(start, end, n int64) (lo, hi int64, ok bool) {
 	if n == 0 || start < 0 && end < 0 && start > end {
 		return 0, 0, false
 	}
-	if start < 0 {
-		start = max(n+start, 0)
-	}
-	if end < 0 {
-		end = max(n+end, 0)
-	}
-	end = min(end, n-1)
+	start, end = fromEnd(start, n), min(fromEnd(end, n), n-1)
 	if start > end {
 		return 0, 0, false
 	}

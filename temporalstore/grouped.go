@@ -31,29 +31,29 @@ const (
 	KindMSetNX Kind = "msetnx"
 )
 
-// oneGroup returns the shard holding keys, which must share a key group,
-// with the command admitted on it.
-func (e *Engine) oneGroup(c *Command, keys ...[]byte) (*shard.Shard, error) {
+// oneGroup returns the table and the shard holding keys, which must share
+// a key group, with the command admitted on it.
+func (e *Engine) oneGroup(c *Command, keys ...[]byte) (*table, *shard.Shard, error) {
 	t, err := e.table(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	g := -1
 	for _, k := range keys {
 		if len(k) == 0 {
-			return nil, fmt.Errorf("%w: empty key", ErrInvalid)
+			return nil, nil, fmt.Errorf("%w: empty key", ErrInvalid)
 		}
 		kg := ShardOf(k, t.opts.KeyGroups)
 		if g >= 0 && kg != g {
-			return nil, ErrCrossShard
+			return nil, nil, ErrCrossShard
 		}
 		g = kg
 	}
 	sh := ShardOf(keys[0], len(t.shards))
 	if err := e.admit(t, sh, c); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return t.shards[sh], nil
+	return t, t.shards[sh], nil
 }
 
 func runSMove(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
@@ -91,7 +91,7 @@ func runSetStore(ctx context.Context, e *Engine, c *Command) (Response, error) {
 	if len(c.Keys) == 0 {
 		return Response{}, fmt.Errorf("%w: no keys", ErrInvalid)
 	}
-	s, err := e.oneGroup(c, append([][]byte{c.Dest}, c.Keys...)...)
+	_, s, err := e.oneGroup(c, append([][]byte{c.Dest}, c.Keys...)...)
 	if err != nil {
 		return Response{}, err
 	}
@@ -161,11 +161,10 @@ func runMSetNX(ctx context.Context, e *Engine, c *Command) (Response, error) {
 	if len(c.Args) != len(c.Keys) || len(c.Keys) == 0 {
 		return Response{}, fmt.Errorf("%w: %d keys and %d values", ErrInvalid, len(c.Keys), len(c.Args))
 	}
-	s, err := e.oneGroup(c, c.Keys...)
+	t, s, err := e.oneGroup(c, c.Keys...)
 	if err != nil {
 		return Response{}, err
 	}
-	t, _ := e.table(c)
 	var r Response
 	err = s.Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
 		for _, k := range c.Keys {

@@ -150,20 +150,7 @@ var setKinds = map[Kind]runner{
 		return r, err
 	},
 	KindSRandMember: setRead(0, func(o *object.Object, c *Command, r *Response) {
-		ms := sortedMembers(o)
-		switch {
-		case !c.HasCount:
-			if len(ms) > 0 {
-				r.Value, r.Found = []byte(ms[rand.IntN(len(ms))]), true
-			}
-		case c.Count >= 0:
-			r.Values = toBytes(sample(ms, c.Count))
-		default:
-			r.Values = [][]byte{}
-			for i := 0; i < -c.Count && len(ms) > 0; i++ {
-				r.Values = append(r.Values, []byte(ms[rand.IntN(len(ms))]))
-			}
-		}
+		pickRandom(c, sortedMembers(o), r, nil)
 	}),
 	KindSScan: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		count, err := scanCount(c)

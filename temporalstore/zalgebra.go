@@ -228,7 +228,7 @@ func runZAlgebraStore(ctx context.Context, e *Engine, c *Command) (Response, err
 	if err := checkZAlgebra(c); err != nil {
 		return Response{}, err
 	}
-	s, err := e.oneGroup(c, append([][]byte{c.Dest}, c.Keys...)...)
+	_, s, err := e.oneGroup(c, append([][]byte{c.Dest}, c.Keys...)...)
 	if err != nil {
 		return Response{}, err
 	}

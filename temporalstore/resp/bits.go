@@ -66,22 +66,6 @@ func bitRange(start, end, unit []byte) (rg *ts.BitRange, bad string) {
 	return rg, ""
 }
 
-// orLookup replies for a request whose arguments are bad as Redis does,
-// having looked the key up first: missing for an absent key, WRONGTYPE for
-// a value that is not a string, else bad.
-func (c *conn) orLookup(key []byte, bad string, missing func()) {
-	r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: key})
-	switch {
-	case !ok:
-	case string(r.Value) == "none":
-		missing()
-	case string(r.Value) != "string":
-		c.errorf("WRONGTYPE Operation against a key holding the wrong kind of value")
-	default:
-		c.errorf("%s", bad)
-	}
-}
-
 // cmdBitCount is BITCOUNT key [start end [BYTE|BIT]].
 func cmdBitCount(c *conn, a [][]byte) {
 	var rg *ts.BitRange

@@ -244,27 +244,30 @@ func isTimeout(err error) bool {
 	return ok && t.Timeout()
 }
 
-// listPopFrom pops count (0: one, replied as a single value) values from
-// the first non-empty list of keys; nil when all are empty.
-func (c *conn) listPopFrom(keys [][]byte, left bool, count int) (key []byte, r ts.Response, ok bool) {
-	kind := ts.KindRPop
-	if left {
-		kind = ts.KindLPop
-	}
+// popFirst pops from the first of keys that has something, with kind
+// (LPOP, RPOP, ZPOPMIN or ZPOPMAX; count 0: one, as the kind pops without
+// a count), and hands it to reply; true once it replied, with that or with
+// an error.
+func (c *conn) popFirst(keys [][]byte, kind ts.Kind, count int, reply func(key []byte, r ts.Response)) bool {
 	for _, k := range keys {
-		cmd := ts.Command{Kind: kind, Key: k}
-		if count > 0 {
-			cmd.Count, cmd.HasCount = count, true
-		}
-		r, ok := c.exec(cmd)
+		r, ok := c.exec(ts.Command{Kind: kind, Key: k, Count: count, HasCount: count > 0})
 		if !ok {
-			return nil, r, true // replied with the error
+			return true
 		}
 		if r.Found || len(r.Values) > 0 {
-			return k, r, true
+			reply(k, r)
+			return true
 		}
 	}
-	return nil, ts.Response{}, false
+	return false
+}
+
+// popKind is the pop from one end: LPOP or RPOP, ZPOPMIN or ZPOPMAX.
+func popKind(first bool, firstKind, lastKind ts.Kind) ts.Kind {
+	if first {
+		return firstKind
+	}
+	return lastKind
 }
 
 // keysThenTimeout serves a blocking command of the form key [key ...]
@@ -284,14 +287,11 @@ func keysThenTimeout(try func(c *conn, keys [][]byte) bool) func(c *conn, a [][]
 // cmdBPop is BLPOP and BRPOP, replying key, value.
 func cmdBPop(left bool) func(c *conn, a [][]byte) {
 	return keysThenTimeout(func(c *conn, keys [][]byte) bool {
-		before := c.errReplies
-		k, r, ok := c.listPopFrom(keys, left, 0)
-		if ok && c.errReplies == before {
+		return c.popFirst(keys, popKind(left, ts.KindLPop, ts.KindRPop), 0, func(k []byte, r ts.Response) {
 			c.w.array(2)
 			c.w.bulk(k)
 			c.w.bulk(r.Value)
-		}
-		return ok
+		})
 	})
 }
 
@@ -307,9 +307,6 @@ func cmdBLMove(c *conn, a [][]byte) {
 			c.syntaxErr()
 			return
 		}
-	} else if len(a) != 4 {
-		c.errorf("ERR wrong number of arguments for '%s' command", lowerString(a[0]))
-		return
 	}
 	timeout, ok := c.parseTimeout(a[len(a)-1])
 	if !ok {
@@ -335,28 +332,15 @@ func side(b []byte) (left, ok bool) {
 	return false, false
 }
 
-func lowerString(b []byte) string {
-	var buf [32]byte
-	return string(lowerName(b, buf[:0]))
-}
-
 // cmdBZPop is BZPOPMIN and BZPOPMAX, replying key, member, score.
 func cmdBZPop(kind ts.Kind) func(c *conn, a [][]byte) {
 	return keysThenTimeout(func(c *conn, keys [][]byte) bool {
-		for _, k := range keys {
-			r, ok := c.exec(ts.Command{Kind: kind, Key: k})
-			if !ok {
-				return true
-			}
-			if len(r.Values) > 0 {
-				c.w.array(3)
-				c.w.bulk(k)
-				c.w.bulk(r.Values[0])
-				c.w.double(r.Scores[0])
-				return true
-			}
-		}
-		return false
+		return c.popFirst(keys, kind, 0, func(k []byte, r ts.Response) {
+			c.w.array(3)
+			c.w.bulk(k)
+			c.w.bulk(r.Values[0])
+			c.w.double(r.Scores[0])
+		})
 	})
 }
 
@@ -433,41 +417,26 @@ func mpop(blocking bool, whereA, whereB string, try func(c *conn, keys [][]byte,
 
 // lmpopTry replies [key, [values]] from the first non-empty list.
 func lmpopTry(c *conn, keys [][]byte, left bool, count int) bool {
-	before := c.errReplies
-	k, r, ok := c.listPopFrom(keys, left, count)
-	if ok && c.errReplies == before {
+	return c.popFirst(keys, popKind(left, ts.KindLPop, ts.KindRPop), count, func(k []byte, r ts.Response) {
 		c.w.array(2)
 		c.w.bulk(k)
 		c.w.values(r.Values)
-	}
-	return ok
+	})
 }
 
 // zmpopTry replies [key, [[member, score] ...]] from the first non-empty
 // sorted set.
 func zmpopTry(c *conn, keys [][]byte, lowest bool, count int) bool {
-	kind := ts.KindZPopMax
-	if lowest {
-		kind = ts.KindZPopMin
-	}
-	for _, k := range keys {
-		r, ok := c.exec(ts.Command{Kind: kind, Key: k, Count: count, HasCount: true})
-		if !ok {
-			return true
-		}
-		if len(r.Values) > 0 {
+	return c.popFirst(keys, popKind(lowest, ts.KindZPopMin, ts.KindZPopMax), count, func(k []byte, r ts.Response) {
+		c.w.array(2)
+		c.w.bulk(k)
+		c.w.array(len(r.Values))
+		for i, v := range r.Values {
 			c.w.array(2)
-			c.w.bulk(k)
-			c.w.array(len(r.Values))
-			for i, v := range r.Values {
-				c.w.array(2)
-				c.w.bulk(v)
-				c.w.double(r.Scores[i])
-			}
-			return true
+			c.w.bulk(v)
+			c.w.double(r.Scores[i])
 		}
-	}
-	return false
+	})
 }
 
 // cmdWait is WAIT numreplicas timeout: the server has no replicas, so

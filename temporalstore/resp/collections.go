@@ -188,49 +188,47 @@ func registerSets() {
 // numkeys key [key ...] [LIMIT limit], the size of the intersection,
 // counted up to limit (0: no limit).
 func interCard(kind ts.Kind) func(c *conn, a [][]byte) {
-	return func(c *conn, a [][]byte) { cardOf(c, a, kind) }
-}
-
-func cardOf(c *conn, a [][]byte, kind ts.Kind) {
-	n, ok := c.intArg(a[1])
-	switch {
-	case !ok:
-		return
-	case n <= 0:
-		c.errorf("ERR numkeys should be greater than 0")
-		return
-	case n > int64(len(a)-2):
-		c.errorf("ERR Number of keys can't be greater than number of args")
-		return
-	}
-	keys, rest := a[2:2+n], a[2+n:]
-	var limit int64
-	bad := ""
-	for len(rest) > 0 && bad == "" {
-		if !is(rest[0], "limit") || len(rest) < 2 {
-			bad = "ERR syntax error"
-			break
+	return func(c *conn, a [][]byte) {
+		n, ok := c.intArg(a[1])
+		switch {
+		case !ok:
+			return
+		case n <= 0:
+			c.errorf("ERR numkeys should be greater than 0")
+			return
+		case n > int64(len(a)-2):
+			c.errorf("ERR Number of keys can't be greater than number of args")
+			return
 		}
-		l, err := parseInt(rest[1])
-		if err != nil || l < 0 {
-			bad = "ERR LIMIT can't be negative"
-			break
+		keys, rest := a[2:2+n], a[2+n:]
+		var limit int64
+		bad := ""
+		for len(rest) > 0 && bad == "" {
+			if !is(rest[0], "limit") || len(rest) < 2 {
+				bad = "ERR syntax error"
+				break
+			}
+			l, err := parseInt(rest[1])
+			if err != nil || l < 0 {
+				bad = "ERR LIMIT can't be negative"
+				break
+			}
+			limit, rest = l, rest[2:]
 		}
-		limit, rest = l, rest[2:]
-	}
-	if bad != "" {
-		// ZINTERCARD reads its keys before its options, as ZINTER does.
-		if kind != ts.KindZInter || c.sourcesTyped(keys) {
-			c.errorf("%s", bad)
+		if bad != "" {
+			// ZINTERCARD reads its keys before its options, as ZINTER does.
+			if kind != ts.KindZInter || c.sourcesTyped(keys) {
+				c.errorf("%s", bad)
+			}
+			return
 		}
-		return
-	}
-	if r, ok := c.exec(ts.Command{Kind: kind, Keys: keys}); ok {
-		card := int64(len(r.Values))
-		if limit > 0 {
-			card = min(card, limit)
+		if r, ok := c.exec(ts.Command{Kind: kind, Keys: keys}); ok {
+			card := int64(len(r.Values))
+			if limit > 0 {
+				card = min(card, limit)
+			}
+			c.w.int(card)
 		}
-		c.w.int(card)
 	}
 }
 

@@ -2,7 +2,6 @@ package resp
 
 import (
 	"context"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -132,22 +131,13 @@ func expire(c *conn, a [][]byte, unit time.Duration, abs bool) {
 	if !ok {
 		return
 	}
-	// An absolute time is kept in milliseconds, as Redis keeps it; a
-	// relative one must fit a time.Duration (292 years).
-	ms := int64(unit / time.Millisecond)
-	if (abs && (n > math.MaxInt64/ms || n < math.MinInt64/ms)) ||
-		(!abs && (n > math.MaxInt64/int64(unit)/2 || n < math.MinInt64/int64(unit)/2)) {
+	cmd := ts.Command{Kind: ts.KindExpire, Key: a[1], ExpireCond: cond}
+	if !setExpiry(&cmd, n, unit, abs) {
 		c.errorf("ERR invalid expire time in '%s' command", strings.ToLower(string(a[0])))
 		return
 	}
-	cmd := ts.Command{Kind: ts.KindExpire, Key: a[1], ExpireCond: cond}
-	if abs {
-		cmd.ExpireAt = time.UnixMilli(n * ms)
-		if !cmd.ExpireAt.After(time.Unix(0, 0)) {
-			cmd.ExpireAt = time.Unix(0, 1)
-		}
-	} else {
-		cmd.TTL = time.Duration(n) * unit
+	if abs && !cmd.ExpireAt.After(time.Unix(0, 0)) {
+		cmd.ExpireAt = time.Unix(0, 1)
 	}
 	if r, ok := c.exec(cmd); ok {
 		c.w.int(r.Int)

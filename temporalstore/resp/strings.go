@@ -228,18 +228,31 @@ func (e *expiryArg) apply(cmd *ts.Command, name string) (bad string) {
 	if err != nil {
 		return err.Error()
 	}
-	// An absolute time is kept in milliseconds, as Redis keeps it; a
-	// relative one must fit a time.Duration (292 years).
-	ms := int64(e.unit / time.Millisecond)
-	if n <= 0 || (e.abs && n > math.MaxInt64/ms) || (!e.abs && n > math.MaxInt64/int64(e.unit)/2) {
+	if n <= 0 || !setExpiry(cmd, n, e.unit, e.abs) {
 		return fmt.Sprintf("ERR invalid expire time in '%s' command", name)
 	}
-	if e.abs {
+	return ""
+}
+
+// setExpiry sets cmd's absolute expiry (abs) or TTL to n units; false when
+// n is out of range, either sign: an absolute time is kept in
+// milliseconds, as Redis keeps it, and a relative one must fit a
+// time.Duration (292 years).
+func setExpiry(cmd *ts.Command, n int64, unit time.Duration, abs bool) bool {
+	ms := int64(unit / time.Millisecond)
+	limit := math.MaxInt64 / int64(unit) / 2
+	if abs {
+		limit = math.MaxInt64 / ms
+	}
+	if n > limit || n < -limit {
+		return false
+	}
+	if abs {
 		cmd.ExpireAt = time.UnixMilli(n * ms)
 	} else {
-		cmd.TTL = time.Duration(n) * e.unit
+		cmd.TTL = time.Duration(n) * unit
 	}
-	return ""
+	return true
 }
 
 // cmdSet takes SET's options as Redis does: each may repeat, NX and XX
@@ -296,6 +309,22 @@ func cmdSet(c *conn, a [][]byte) {
 	}
 }
 
+// orLookup replies for a request whose arguments are bad as Redis does,
+// having looked the key up first: missing for an absent key, WRONGTYPE for
+// a value that is not a string, else bad.
+func (c *conn) orLookup(key []byte, bad string, missing func()) {
+	r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: key})
+	switch {
+	case !ok:
+	case string(r.Value) == "none":
+		missing()
+	case string(r.Value) != "string":
+		c.errorf("WRONGTYPE Operation against a key holding the wrong kind of value")
+	default:
+		c.errorf("%s", bad)
+	}
+}
+
 // cmdGetEx checks, as Redis does, its options' syntax first, then the key
 // (absent: nil; not a string: WRONGTYPE), and only then the expire time.
 func cmdGetEx(c *conn, a [][]byte) {
@@ -313,13 +342,7 @@ func cmdGetEx(c *conn, a [][]byte) {
 		i++
 	}
 	if bad := exp.apply(&cmd, "getex"); bad != "" {
-		if r, ok := c.exec(ts.Command{Kind: ts.KindGet, Key: a[1]}); ok {
-			if r.Found {
-				c.errorf("%s", bad)
-			} else {
-				c.w.null()
-			}
-		}
+		c.orLookup(a[1], bad, c.w.null)
 		return
 	}
 	if r, ok := c.exec(cmd); ok {
