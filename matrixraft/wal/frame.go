@@ -43,8 +43,18 @@ func crc32c(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
 
 // frameCRC is the checksum of a frame's length, type and stored payload.
 func frameCRC(hdr []byte, payload []byte) uint32 {
-	c := crc32.Update(0, crcTable, hdr[4:frameHeaderSize])
-	return crc32.Update(c, crcTable, payload)
+	return crc32.Update(headerCRC(hdr[4:frameHeaderSize]), crcTable, payload)
+}
+
+// headerCRC is crc32.Update(0, crcTable, p) for the few bytes of a header,
+// a byte at a time: crc32.Update's argument escapes, which would move
+// every frame being appended, header and all, to the heap.
+func headerCRC(p []byte) uint32 {
+	c := ^uint32(0)
+	for _, b := range p {
+		c = crcTable[byte(c)^b] ^ c>>8
+	}
+	return ^c
 }
 
 // putFrameHeader fills hdr[0:9] for a stored payload of the given type.

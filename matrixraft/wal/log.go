@@ -373,7 +373,13 @@ func (l *Log) AppendBatch(ctx context.Context, data [][]byte) (uint64, error) {
 		}
 		total += uint64(len(d))
 	}
-	frames := make([]frame, len(data))
+	// A few frames, the usual batch, stay on the stack.
+	var stack [8]frame
+	frames := stack[:0]
+	if len(data) > len(stack) {
+		frames = make([]frame, 0, len(data))
+	}
+	frames = frames[:len(data)]
 	for i, d := range data {
 		l.prepare(&frames[i], d)
 	}
