@@ -2,6 +2,7 @@ package temporalstore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -173,36 +174,64 @@ func runCChange(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Res
 }
 
 func runCSetAndGet(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-	// The closure outlives the call (the shard's combiner queues it), so
-	// what it captures is on the heap: the aggregate, not a whole Response.
-	var agg int64
-	err := controlWrite(ctx, s, c, func(o *object.Object, v *shard.View) ([]command.Command, error) {
-		b := bucket(c.At, c.PrecisionMs)
-		now := v.Now().UnixMilli()
-		dup := c.RequestID != "" && o != nil && o.Control.Seen(c.RequestID, now)
-		delta := c.Delta
-		if dup {
-			delta = 0
+	if err := checkControl(c); err != nil {
+		return Response{}, err
+	}
+	// The function outlives the call (the shard's combiner queues it), so
+	// what it works with is on the heap: one csetCall holds all of it.
+	call := &csetCall{c: c}
+	err := s.MutateKey(ctx, c.Key, call.mutate)
+	return Response{Int: call.agg}, err
+}
+
+// csetCall is one KindCSetAndGet being run: its command, the aggregate it
+// reads, and the commands it logs with their arguments, in one allocation.
+type csetCall struct {
+	c    *Command
+	agg  int64
+	cmds [2]command.Command
+	args [4][]byte
+	nums [3 * binary.MaxVarintLen64]byte
+}
+
+// mutate adds the event to its bucket, unless its request id was seen
+// within ControlDedupWindow, and reads the aggregate of the window with it.
+func (call *csetCall) mutate(v *shard.View) ([]command.Command, error) {
+	c := call.c
+	o, err := objOf(v, c.Key, object.KindControl)
+	if err != nil {
+		return nil, err
+	}
+	b := bucket(c.At, c.PrecisionMs)
+	now := v.Now()
+	dup := c.RequestID != "" && o != nil && o.Control.Seen(c.RequestID, now.UnixMilli())
+	delta := c.Delta
+	if dup {
+		delta = 0
+	}
+	if c.Start != 0 || c.End != 0 {
+		if call.agg, err = controlAgg(o, c.Start, c.End, c.Aggregator, b, delta); err != nil {
+			return nil, err
 		}
-		if c.Start != 0 || c.End != 0 {
-			var err error
-			if agg, err = controlAgg(o, c.Start, c.End, c.Aggregator, b, delta); err != nil {
-				return nil, err
-			}
-		}
-		if dup {
-			return nil, nil
-		}
-		args := [][]byte{shard.Varint(b), shard.Varint(c.Delta)}
-		if c.RequestID != "" {
-			args = append(args, []byte(c.RequestID), shard.Varint(now+ControlDedupWindow.Milliseconds()))
-		}
-		// Room for the sliding TTL controlWrite appends.
-		cmds := make([]command.Command, 1, 2)
-		cmds[0] = command.Command{Op: shard.OpCAdd, Key: c.Key, Args: args}
-		return cmds, nil
-	})
-	return Response{Int: agg}, err
+	}
+	if dup {
+		return nil, nil
+	}
+	nums := call.nums[:0]
+	varint := func(n int64) []byte {
+		start := len(nums)
+		nums = binary.AppendVarint(nums, n)
+		return nums[start:len(nums):len(nums)]
+	}
+	args := append(call.args[:0], varint(b), varint(c.Delta))
+	if c.RequestID != "" {
+		args = append(args, []byte(c.RequestID), varint(now.UnixMilli()+ControlDedupWindow.Milliseconds()))
+	}
+	cmds := append(call.cmds[:0], command.Command{Op: shard.OpCAdd, Key: c.Key, Args: args})
+	if c.TTL > 0 {
+		cmds = append(cmds, slide(c.Key, now, c.TTL))
+	}
+	return cmds, nil
 }
 
 func runCSelect(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
@@ -275,13 +304,27 @@ func controlRead(fn func(o *object.Object, c *Command, r *Response) error) runne
 	}
 }
 
+// controlAggregators are the names a control state window is aggregated by
+// (Command.Aggregator, in any case; empty is sum).
+var controlAggregators = [...]string{"sum", "count", "events", "len", "min", "max", "first", "last", "change"}
+
+// AggregatorName is b as a Command.Aggregator: the aggregator's own name
+// when b names one in any case, so that a protocol handler naming one
+// allocates nothing; else b as it is (which Execute refuses).
+func AggregatorName(b []byte) string {
+	for _, name := range controlAggregators {
+		if len(b) == len(name) && strings.EqualFold(string(b), name) {
+			return name
+		}
+	}
+	return string(b)
+}
+
 // controlAgg aggregates o's start..end, as if delta had been added at
 // bucket b (a set-and-get's own increment).
 func controlAgg(o *object.Object, start, end int64, agg string, b, delta int64) (int64, error) {
 	agg = strings.ToLower(agg)
-	switch agg {
-	case "", "sum", "count", "events", "len", "min", "max", "first", "last", "change":
-	default:
+	if agg != "" && !slices.Contains(controlAggregators[:], agg) {
 		return 0, fmt.Errorf("%w: unknown aggregator %q (sum, count, events, min, max, first, last, change)", ErrInvalid, agg)
 	}
 	if agg == "change" {

@@ -128,3 +128,15 @@ func TestControlState(t *testing.T) {
 	require.Equal(t, int64(13), sg("r1", 5))
 	require.Equal(t, "a", string(q(Command{Kind: KindCSelection, Key: b("sel")}).Value))
 }
+
+// AggregatorName gives a known aggregator its own name in any case, and
+// anything else as it is, for Execute to refuse.
+func TestAggregatorName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"sum", "sum"}, {"SUM", "sum"}, {"Change", "change"}, {"events", "events"},
+		{"", ""}, {"summ", "summ"}, {"su", "su"}, {"avg", "avg"},
+	} {
+		require.Equal(t, tc.want, AggregatorName([]byte(tc.in)), tc.in)
+	}
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = AggregatorName([]byte("Sum")) }))
+}

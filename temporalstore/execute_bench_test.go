@@ -3,7 +3,9 @@ package temporalstore
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -87,23 +89,43 @@ func batchKey(i int) []byte { return benchKeys[i] }
 
 // BenchmarkExecuteCounter is HSETANDGETOPT as a rate limiter sends it: add
 // one event now and sum the last hour, in minute buckets with an hour's
-// sliding TTL, over 64 entities of an async table.
+// sliding TTL, over 64 entities of an async table; from one goroutine, and
+// from 32 at once, as many connections' calls are combined into shared
+// log appends.
 func BenchmarkExecuteCounter(b *testing.B) {
-	ctx := b.Context()
-	e := benchEngine(b)
-	now := time.Now().UnixMilli()
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		r, err := e.Execute(ctx, Command{
-			Kind: KindCSetAndGet, Family: "h", Namespace: "n", Table: "t", Key: benchKeys[i%64],
-			At: now, Delta: 1, Start: now - 3_599_999, End: now, Aggregator: "sum",
-			PrecisionMs: 60_000, TTL: time.Hour,
-		})
-		if err != nil || r.Int < 1 {
-			b.Fatalf("HSETANDGETOPT: %v, sum %d", err, r.Int)
+	b.Run("goroutines=1", func(b *testing.B) {
+		e := benchEngine(b)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			benchCounterCall(b, e, i)
+			i++
 		}
-		i++
+	})
+	b.Run("goroutines=32", func(b *testing.B) {
+		e := benchEngine(b)
+		b.ReportAllocs()
+		b.SetParallelism(32 / max(1, runtime.GOMAXPROCS(0)))
+		var next atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			i := int(next.Add(1))
+			for pb.Next() {
+				benchCounterCall(b, e, i)
+				i++
+			}
+		})
+	})
+}
+
+func benchCounterCall(b *testing.B, e *Engine, i int) {
+	now := time.Now().UnixMilli()
+	r, err := e.Execute(b.Context(), Command{
+		Kind: KindCSetAndGet, Family: "h", Namespace: "n", Table: "t", Key: benchKeys[i%64],
+		At: now, Delta: 1, Start: now - 3_599_999, End: now, Aggregator: "sum",
+		PrecisionMs: 60_000, TTL: time.Hour,
+	})
+	if err != nil || r.Int < 1 {
+		b.Errorf("HSETANDGETOPT: %v, sum %d", err, r.Int)
 	}
 }
 

@@ -30,7 +30,7 @@ func registerControl() {
 			}
 		}),
 		keyed("controlstatequery", 5, 0, func(c *conn, a [][]byte) {
-			if cmd, ok := c.window(ts.Command{Kind: ts.KindCQuery, Key: a[1], Aggregator: string(a[4])}, a[2:4]); ok {
+			if cmd, ok := c.window(ts.Command{Kind: ts.KindCQuery, Key: a[1], Aggregator: ts.AggregatorName(a[4])}, a[2:4]); ok {
 				c.intReply(cmd)
 			}
 		}),
@@ -167,7 +167,7 @@ func registerControl() {
 				}
 			}),
 			keyed(name+"setandget", 7, flagWrite, func(c *conn, a [][]byte) {
-				cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1], Aggregator: string(a[6])}, a[2], a[3], nil, nil)
+				cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1], Aggregator: ts.AggregatorName(a[6])}, a[2], a[3], nil, nil)
 				if ok {
 					if cmd, ok = c.window(cmd, a[4:6]); ok {
 						c.intReply(cmd)
@@ -177,7 +177,7 @@ func registerControl() {
 			keyed(name+"setandgetopt", 10, flagWrite, func(c *conn, a [][]byte) {
 				// precision and ttl 0 mean none; an empty uuid no
 				// idempotency.
-				cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1], Aggregator: string(a[6]), RequestID: string(a[9])}, a[2], a[3], a[7], a[8])
+				cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1], Aggregator: ts.AggregatorName(a[6]), RequestID: string(a[9])}, a[2], a[3], a[7], a[8])
 				if ok {
 					if cmd, ok = c.window(cmd, a[4:6]); ok {
 						c.intReply(cmd)
@@ -191,7 +191,7 @@ func registerControl() {
 						c.bulkOrNull(r)
 					}
 				case len(a) == 5:
-					if cmd, ok := c.window(ts.Command{Kind: ts.KindCFamilyQuery, Family: family, Key: a[1], Aggregator: string(a[4])}, a[2:4]); ok {
+					if cmd, ok := c.window(ts.Command{Kind: ts.KindCFamilyQuery, Family: family, Key: a[1], Aggregator: ts.AggregatorName(a[4])}, a[2:4]); ok {
 						c.intReply(cmd)
 					}
 				default:

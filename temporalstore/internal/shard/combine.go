@@ -36,23 +36,33 @@ import (
 // (Mutate) runs in a batch of its own, and nothing queued after it passes
 // it.
 
-// mutation is one queued Mutate.
+// mutation is one queued Mutate. Mutations are pooled: one is its
+// caller's from combine's start to its return, and nobody else touches it
+// after waking it.
 type mutation struct {
 	ctx context.Context
 	key []byte // nil: any keys; runs alone
 	fn  MutateFunc
 	err error
-	// done is closed when the mutation has run; lead when it is to lead
-	// the next batch instead. Both are nil for a mutation that led its own
-	// batch at once, which waits for neither.
-	done, lead chan struct{}
+	// waits is set for a mutation queued behind a leader: it waits on
+	// wake, and lead says why it was woken: to lead the next batch, or
+	// because it has run. A mutation that led its own batch at once is
+	// never woken.
+	waits, lead bool
+	wake        chan struct{} // buffered 1: a wake never blocks the waker
 }
+
+// mutations pools the combiner's mutations with their wake channels.
+var mutations = sync.Pool{New: func() any { return &mutation{wake: make(chan struct{}, 1)} }}
 
 // combiner is a shard's queue of mutations.
 type combiner struct {
 	mu      sync.Mutex
 	queue   []*mutation
 	leading bool
+	// scratch is the batch's working state, reused batch after batch
+	// (runMutations runs under the shard's gate, one at a time).
+	scratch batchScratch
 }
 
 // maxCombine bounds a batch.
@@ -84,23 +94,26 @@ func (s *Shard) mutateKey(ctx context.Context, key []byte, fn MutateFunc) error 
 
 // combine runs fn through the shard's combiner and returns its result.
 func (s *Shard) combine(ctx context.Context, key []byte, fn MutateFunc) error {
-	m := &mutation{ctx: ctx, key: key, fn: fn}
+	m := mutations.Get().(*mutation)
+	m.ctx, m.key, m.fn = ctx, key, fn
+	defer func() {
+		*m = mutation{wake: m.wake}
+		mutations.Put(m)
+	}()
 	c := &s.comb
 	c.mu.Lock()
 	c.queue = append(c.queue, m)
 	if c.leading {
-		// Only a waiter needs to be told; a deferred mutation was one, so
-		// whatever heads the queue when a lead is handed on has these.
-		m.done, m.lead = make(chan struct{}), make(chan struct{})
+		m.waits = true
 		c.mu.Unlock()
-		select {
-		case <-m.done:
+		<-m.wake
+		if !m.lead {
 			return m.err
-		case <-m.lead:
-			// Handed the lead: m is first in the queue, and stays so,
-			// since only a leader takes from it.
 		}
+		// Handed the lead: m is first in the queue, and stays so, since
+		// only a leader takes from it.
 		c.mu.Lock()
+		m.waits, m.lead = false, false
 	}
 	c.leading = true
 	batch, rest := takeBatch(c.queue)
@@ -115,7 +128,9 @@ func (s *Shard) combine(ctx context.Context, key []byte, fn MutateFunc) error {
 	}
 	if len(c.queue) > 0 {
 		// The next batch has formed meanwhile: its first member leads it.
-		close(c.queue[0].lead)
+		next := c.queue[0]
+		next.lead = true
+		next.wake <- struct{}{}
 	} else {
 		c.leading = false
 	}
@@ -243,7 +258,7 @@ func fold(it *Item, key []byte, c *command.Command) bool {
 }
 
 // runMutations runs a batch under the append gate, as the file comment
-// describes, and closes the done of every mutation it ran; it returns, in
+// describes, and wakes every waiting mutation it ran; it returns, in
 // order, those it deferred to the next batch.
 func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	defer func() {
@@ -254,8 +269,8 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 				d = d[1:]
 				continue
 			}
-			if m.done != nil {
-				close(m.done)
+			if m.waits {
+				m.wake <- struct{}{}
 			}
 		}
 	}()
@@ -267,48 +282,40 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		}
 		return nil
 	}
-	type staged struct {
-		m    *mutation
-		cmds []command.Command
-	}
-	var stages []staged
-	var recs [][]byte
+	sc := &s.comb.scratch
+	defer sc.reset()
 	limit := s.log.MaxRecordSize()
 	// The functions read under the read lock, so readers proceed; nothing
 	// applies while the gate is held.
-	var (
-		keys    map[string]*batchKey
-		pending map[string]Item
-	)
-	// One view serves the batch's functions in turn (a function must not
-	// keep it).
-	v := new(View)
 	s.mu.RLock()
 	for i, m := range batch {
-		bk := keys[string(m.key)]
-		if bk != nil && !bk.folded && !bk.blocked {
+		bk, seen := sc.keys[string(m.key)]
+		if seen && !bk.folded && !bk.blocked {
 			// A repeated key: it sees the batch's earlier mutations.
 			it, ok := s.pendingOf(m.key, bk.cmds)
 			bk.folded, bk.blocked, bk.cmds = ok, !ok, nil
+			sc.keys[string(m.key)] = bk
 			if ok {
-				pending[string(m.key)] = it
+				sc.pending[string(m.key)] = it
 			}
 		}
-		if bk != nil && bk.blocked {
+		if seen && bk.blocked {
 			deferred = append(deferred, m)
 			continue
 		}
 		if m.err = m.ctx.Err(); m.err != nil {
 			continue
 		}
-		*v = View{s: s, now: s.opts.Now().UnixMilli(), pending: pending}
-		cmds, err := m.fn(v)
+		// One view serves the batch's functions in turn (a function must
+		// not keep it).
+		sc.view = View{s: s, now: s.opts.Now().UnixMilli(), pending: sc.pending}
+		cmds, err := m.fn(&sc.view)
 		if err != nil || len(cmds) == 0 {
 			m.err = err
 			continue
 		}
 		cmds = withAlso(m.ctx, cmds)
-		if m.err = stamp(cmds, v.now); m.err != nil {
+		if m.err = stamp(cmds, sc.view.now); m.err != nil {
 			continue
 		}
 		rec := encodeRecord(cmds)
@@ -316,33 +323,34 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 			m.err = fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(rec), limit)
 			continue
 		}
-		stages = append(stages, staged{m, cmds})
-		recs = append(recs, rec)
+		sc.stages = append(sc.stages, staged{m, cmds})
+		sc.recs = append(sc.recs, rec)
 		if m.key == nil || i == len(batch)-1 {
 			// No later mutation of the batch reads what this one left.
 			continue
 		}
-		k := string(m.key)
-		if keys == nil {
-			keys, pending = map[string]*batchKey{}, map[string]Item{}
+		if sc.keys == nil {
+			sc.keys, sc.pending = map[string]batchKey{}, map[string]Item{}
 		}
 		switch {
 		case !foldable(m.key, cmds):
-			keys[k] = &batchKey{blocked: true}
-		case bk == nil:
-			keys[k] = &batchKey{cmds: cmds}
+			sc.keys[string(m.key)] = batchKey{blocked: true}
+		case !seen:
+			sc.keys[string(m.key)] = batchKey{cmds: cmds}
 		default: // folded: the pending state moves on
-			it := pending[k]
+			it := sc.pending[string(m.key)]
 			for i := range cmds {
 				if !fold(&it, m.key, &cmds[i]) {
 					bk.blocked = true
+					sc.keys[string(m.key)] = bk
 					break
 				}
 			}
-			pending[k] = it
+			sc.pending[string(m.key)] = it
 		}
 	}
 	s.mu.RUnlock()
+	stages, recs := sc.stages, sc.recs
 	if len(recs) == 0 {
 		return deferred
 	}
@@ -375,6 +383,31 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		s.turn.Broadcast()
 	}
 	return deferred
+}
+
+// staged is a mutation of a batch whose function made commands.
+type staged struct {
+	m    *mutation
+	cmds []command.Command
+}
+
+// batchScratch is what runMutations works with, kept for the next batch
+// with what it held dropped.
+type batchScratch struct {
+	stages  []staged
+	recs    [][]byte
+	keys    map[string]batchKey // the batch's keys that later mutations read
+	pending map[string]Item     // their state as the batch leaves it
+	view    View
+}
+
+func (sc *batchScratch) reset() {
+	clear(sc.stages)
+	clear(sc.recs)
+	sc.stages, sc.recs = sc.stages[:0], sc.recs[:0]
+	clear(sc.keys)
+	clear(sc.pending)
+	sc.view = View{}
 }
 
 type alsoKey struct{}
