@@ -230,8 +230,14 @@ type TableOptions struct {
 	// chose for the machine. Default: Shards.
 	KeyGroups int `json:"key_groups,omitempty"`
 	// Async acknowledges writes once they reach the operating system, with
-	// a sync every 10 ms, instead of after fsync. Default: false (durable).
+	// a sync every SyncInterval, instead of after fsync. Default: false
+	// (durable).
 	Async bool `json:"async"`
+	// SyncInterval is how often an Async table fsyncs what it acknowledged:
+	// the most a machine crash can lose (a killed process loses nothing).
+	// Redis's appendfsync everysec is 1 s. Ignored by a durable table.
+	// Default: DefaultSyncInterval (10 ms); at most MaxSyncInterval.
+	SyncInterval time.Duration `json:"sync_interval,omitempty"`
 	// RangeLo and RangeHi bound the routing range of the table's buckets,
 	// recorded in every shard's stamp. Default: 0..DefaultRangeHi.
 	RangeLo uint32 `json:"range_lo"`
@@ -267,6 +273,12 @@ type TableOptions struct {
 	NoRollup bool `json:"no_rollup,omitempty"`
 }
 
+// DefaultSyncInterval and MaxSyncInterval bound TableOptions.SyncInterval.
+const (
+	DefaultSyncInterval = 10 * time.Millisecond
+	MaxSyncInterval     = time.Minute
+)
+
 // DefaultFeatureMaxSize is a table's FeatureMaxSize when it gives none.
 const DefaultFeatureMaxSize = 10_000
 
@@ -285,6 +297,9 @@ func (o TableOptions) withDefaults() TableOptions {
 	}
 	if o.FeatureMaxSize == 0 {
 		o.FeatureMaxSize = DefaultFeatureMaxSize
+	}
+	if o.SyncInterval == 0 {
+		o.SyncInterval = DefaultSyncInterval
 	}
 	return o
 }
@@ -307,6 +322,8 @@ func (o TableOptions) Validate() error {
 		return fmt.Errorf("%w: negative default TTL or feature_max_size", ErrInvalid)
 	case o.SegmentBytes < 0 || o.SegmentBytes > 0 && o.SegmentBytes < 64<<10:
 		return fmt.Errorf("%w: segment size %d (at least 64 KiB)", ErrInvalid, o.SegmentBytes)
+	case o.SyncInterval < 0 || o.SyncInterval > MaxSyncInterval:
+		return fmt.Errorf("%w: sync interval %s (0 for the default, at most %s)", ErrInvalid, o.SyncInterval, MaxSyncInterval)
 	}
 	return nil
 }
@@ -488,15 +505,16 @@ func (e *Engine) openTable(namespace, name string, opts TableOptions) (*table, e
 			return nil, fmt.Errorf("temporalstore: %w", err)
 		}
 		s, err := shard.Open(dir, shard.Options{
-			Durable:     !opts.Async,
-			Now:         e.opts.Now,
-			Stamp:       shard.Stamp{ShardID: uint32(i), RangeLo: opts.RangeLo, RangeHi: opts.RangeHi},
-			Cache:       e.cache,
-			Collections: e.collections,
-			SegmentSize: opts.SegmentBytes,
-			CacheID:     xxhash.Sum64String(fmt.Sprintf("%s/%s/%d", namespace, name, i)),
-			RecentBytes: e.recentBytes(),
-			RecentPool:  e.recent,
+			Durable:      !opts.Async,
+			SyncInterval: opts.SyncInterval,
+			Now:          e.opts.Now,
+			Stamp:        shard.Stamp{ShardID: uint32(i), RangeLo: opts.RangeLo, RangeHi: opts.RangeHi},
+			Cache:        e.cache,
+			Collections:  e.collections,
+			SegmentSize:  opts.SegmentBytes,
+			CacheID:      xxhash.Sum64String(fmt.Sprintf("%s/%s/%d", namespace, name, i)),
+			RecentBytes:  e.recentBytes(),
+			RecentPool:   e.recent,
 		})
 		if err != nil {
 			t.close()

@@ -492,3 +492,55 @@ func TestAppendGetDuringOverwrites(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// An async table fsyncs what it acknowledged every SyncInterval: a table
+// with a short one has synced a write shortly after, one with a minute
+// has not; the interval is kept across a restart, and one out of range
+// is refused and creates nothing.
+func TestSyncInterval(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	e, err := Open(ctx, Options{Dir: dir})
+	require.NoError(t, err)
+	require.NoError(t, e.CreateTable(ctx, "n", "fast", TableOptions{Async: true, Shards: 1, SyncInterval: 5 * time.Millisecond}))
+	require.NoError(t, e.CreateTable(ctx, "n", "slow", TableOptions{Async: true, Shards: 1, SyncInterval: time.Minute}))
+	for _, bad := range []time.Duration{-time.Millisecond, MaxSyncInterval + time.Second} {
+		err := e.CreateTable(ctx, "n", "bad", TableOptions{Async: true, SyncInterval: bad})
+		require.ErrorIs(t, err, ErrInvalid, bad)
+		_, err = e.TableOptions("n", "bad")
+		require.Error(t, err, "a refused table does not exist")
+	}
+	fsyncs := func(table string) uint64 {
+		st, err := e.Stats()
+		require.NoError(t, err)
+		for _, s := range st {
+			if s.Namespace == "n" && s.Table == table {
+				return s.LogFsyncs
+			}
+		}
+		t.Fatalf("no shard of n/%s", table)
+		return 0
+	}
+	before := map[string]uint64{"fast": fsyncs("fast"), "slow": fsyncs("slow")}
+	for _, table := range []string{"fast", "slow"} {
+		_, err := e.Execute(ctx, Command{Kind: KindSet, Namespace: "n", Table: table, Key: []byte("k"), Value: []byte("v")})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return fsyncs("fast") > before["fast"] }, 5*time.Second, 5*time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+	require.Equal(t, before["slow"], fsyncs("slow"), "a minute's interval has not synced yet")
+
+	require.NoError(t, e.Close())
+	e, err = Open(ctx, Options{Dir: dir})
+	require.NoError(t, err)
+	defer e.Close()
+	o, err := e.TableOptions("n", "slow")
+	require.NoError(t, err)
+	require.Equal(t, time.Minute, o.SyncInterval)
+	o, err = e.TableOptions("n", "fast")
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Millisecond, o.SyncInterval)
+	v, found := get(t, e, Command{Namespace: "n", Table: "slow", Key: []byte("k")})
+	require.True(t, found)
+	require.Equal(t, "v", v)
+}

@@ -54,6 +54,7 @@ type config struct {
 	cacheBytes      int64
 	collectionBytes int64
 	async           bool
+	syncInterval    time.Duration
 	shards          int
 	logLevel        slog.Level
 	logJSON         bool
@@ -137,9 +138,17 @@ var flags = []flagDef{
 		c.cacheBytes = n
 		return err
 	}},
-	{"async", "TS_ASYNC", "false", "a new data directory's default table commits asynchronously (acknowledged once written to the OS, fsynced every 10 ms) instead of durably (acknowledged after fsync); an existing table keeps its mode", func(c *config, v string) error {
+	{"async", "TS_ASYNC", "false", "a new data directory's default table commits asynchronously (acknowledged once written to the OS, fsynced every --sync-interval) instead of durably (acknowledged after fsync); an existing table keeps its mode", func(c *config, v string) error {
 		b, err := strconv.ParseBool(v)
 		c.async = b
+		return err
+	}},
+	{"sync-interval", "TS_SYNC_INTERVAL", temporalstore.DefaultSyncInterval.String(), "how often an asynchronous default table fsyncs what it acknowledged (a Go duration, up to 1m): the most a machine crash can lose, where a killed process loses nothing; Redis's appendfsync everysec is 1s. Applies to a new data directory's default table; an existing table keeps its interval", func(c *config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && (d <= 0 || d > temporalstore.MaxSyncInterval) {
+			err = fmt.Errorf("must be above 0 and at most %s, got %s", temporalstore.MaxSyncInterval, d)
+		}
+		c.syncInterval = d
 		return err
 	}},
 	{"shards", "TS_SHARDS", strconv.Itoa(temporalstore.SuggestedShards(runtime.GOMAXPROCS(0))), "shard count of a new data directory's default table; the default follows the processors: 1 below 4, 2 below 8, then 4. Each shard has its own log and lock: concurrent writes to one shard share its appends and fsyncs, so on few cores fewer shards write faster, and more shards spread the work over more cores. Which keys may share a MULTI or a two-key command does not depend on it: keys must share one of 4 groups (hash of the key or its {hash tag}), or of --shards groups when that is not a divisor of 4. An existing table keeps its count", func(c *config, v string) error {
@@ -317,7 +326,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The default table keeps the options it was created with, which
 	// need not be this run's flags.
 	if o, err := e.TableOptions(temporalstore.DefaultNamespace, temporalstore.DefaultTable); err == nil {
-		log.Info("default table", "shards", o.Shards, "key_groups", o.KeyGroups, "async", o.Async)
+		log.Info("default table", "shards", o.Shards, "key_groups", o.KeyGroups, "async", o.Async, "sync_interval", o.SyncInterval)
 	}
 	var closers []func() error
 	errc := make(chan error, 4)
@@ -447,5 +456,5 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // key groups keep which keys a transaction may take the same on every
 // machine, whatever shard count the machine's processors chose.
 func defaultTable(c config) temporalstore.TableOptions {
-	return temporalstore.TableOptions{Async: c.async, Shards: c.shards, KeyGroups: temporalstore.PortableKeyGroups(c.shards)}
+	return temporalstore.TableOptions{Async: c.async, SyncInterval: c.syncInterval, Shards: c.shards, KeyGroups: temporalstore.PortableKeyGroups(c.shards)}
 }
