@@ -156,3 +156,32 @@ func BuildExample(dir, pkg, name string) (string, error) {
 	}
 	return out, nil
 }
+
+// EverysecInterval is the --sync-interval our server's async table runs
+// with beside redis-server's appendfsync everysec: the same window of
+// acknowledged writes a machine crash may lose, where the server's own
+// default (10 ms) keeps a hundredth of it and pays for a hundred times the
+// fsyncs.
+const EverysecInterval = time.Second
+
+// AsyncArgs are the arguments that make our server's default table async
+// with sync interval d, or durable when !async.
+func AsyncArgs(async bool, d time.Duration) []string {
+	if !async {
+		return []string{"--async=false"}
+	}
+	return []string{"--async=true", "--sync-interval", d.String()}
+}
+
+// SyncIntervalOption is the --sync-interval flag of a benchmark whose
+// Config has its interval at the field interval returns.
+func SyncIntervalOption[C any](interval func(*C) *time.Duration) Option[C] {
+	return NewOption[C]("sync-interval", "BENCH_SYNC_INTERVAL", "d", "fsync interval of our async table (default 1s, as Redis's appendfsync everysec; the server's own default is 10ms)", func(c *C, v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && d <= 0 {
+			err = fmt.Errorf("sync interval %s: must be above 0", d)
+		}
+		*interval(c) = d
+		return err
+	})
+}

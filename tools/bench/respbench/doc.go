@@ -3,7 +3,8 @@
 //
 // Two pairings: redis-server with appendonly and appendfsync everysec
 // against ours on an async table (writes acknowledged once written, synced
-// every 10 ms), and redis-server with appendfsync always against ours on a
+// every second, the window everysec keeps: --sync-interval, whose server
+// default is 10 ms), and redis-server with appendfsync always against ours on a
 // durable table (fsync before the reply). Ours is examples/server, built
 // from the repository and run as its own process with its defaults, as a
 // user runs it and as redis-server runs. SET and GET, 50 clients, values

@@ -42,11 +42,14 @@ type Config struct {
 	// redis-benchmark to the rest (benchkit.Split), where the machine has
 	// two CPUs or more; otherwise they share every CPU.
 	Split bool
+	// SyncInterval is our async table's fsync interval. Default:
+	// benchkit.EverysecInterval, as the Redis it runs beside.
+	SyncInterval time.Duration
 }
 
 // DefaultConfig returns the full run, or with quick the reduced one.
 func DefaultConfig(quick bool) Config {
-	c := Config{Requests: 200_000, Clients: 50, Sizes: []int{16, 256}, Pipelines: []int{1, 16}, Repeats: 3, Dir: os.TempDir()}
+	c := Config{Requests: 200_000, Clients: 50, Sizes: []int{16, 256}, Pipelines: []int{1, 16}, Repeats: 3, Dir: os.TempDir(), SyncInterval: benchkit.EverysecInterval}
 	if quick {
 		c.Quick, c.Requests, c.Repeats = true, 30_000, 2
 	}
@@ -58,6 +61,7 @@ type option = benchkit.Option[Config]
 var opt = benchkit.NewOption[Config]
 
 var options = []option{
+	benchkit.SyncIntervalOption(func(c *Config) *time.Duration { return &c.SyncInterval }),
 	opt("quick", "BENCH_QUICK", "bool", "reduced run: 30,000 requests a run, 2 repeats", nil),
 	opt("requests", "BENCH_REQUESTS", "n", "requests per redis-benchmark run (default 200000; durable runs use a tenth)", func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
@@ -202,8 +206,8 @@ type oursServer struct {
 
 // startOurs runs bin on a fresh data directory, on cpus when given, with
 // GOMAXPROCS procs when above 0.
-func startOurs(ctx context.Context, bin, dir string, async bool, cpus []int, procs int) (*oursServer, error) {
-	p, err := benchkit.StartServerProcess(ctx, bin, dir, cpus, procs, "--async="+strconv.FormatBool(async), "--log-level", "warn")
+func startOurs(ctx context.Context, bin, dir string, async bool, interval time.Duration, cpus []int, procs int) (*oursServer, error) {
+	p, err := benchkit.StartServerProcess(ctx, bin, dir, cpus, procs, append(benchkit.AsyncArgs(async, interval), "--log-level", "warn")...)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +359,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		if err != nil {
 			return err
 		}
-		ours, err := startOurs(ctx, bin, odir, mode == modeAsync, cpus.ServerCPUs, cfg.Procs)
+		ours, err := startOurs(ctx, bin, odir, mode == modeAsync, cfg.SyncInterval, cpus.ServerCPUs, cfg.Procs)
 		if err != nil {
 			stopRedis()
 			return err
@@ -449,7 +453,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		"cpu_layout":     layout,
 		"keyspace":       "redis-benchmark -r 100000",
 		"redis":          "redis-server (Debian) --appendonly yes --appendfsync everysec (async mode) or always (durable mode), --save ''",
-		"ours":           fmt.Sprintf("examples/server built from the repository and run as its own process (as redis-server is) with --async=true (synced every 10 ms) or false (fsync before the reply), its other flags their defaults here: a default table of %d shards (temporalstore.SuggestedShards), a record cache of %d bytes (temporalstore.SuggestedCacheBytes(AvailableMemory()))", temporalstore.SuggestedShards(procs), temporalstore.SuggestedCacheBytes(temporalstore.AvailableMemory())),
+		"ours":           fmt.Sprintf("examples/server built from the repository and run as its own process (as redis-server is) with --async=true --sync-interval %s (the window Redis's everysec keeps; the server's default is 10ms) or --async=false (fsync before the reply), its other flags their defaults here: a default table of %d shards (temporalstore.SuggestedShards), a record cache of %d bytes (temporalstore.SuggestedCacheBytes(AvailableMemory()))", cfg.SyncInterval, temporalstore.SuggestedShards(procs), temporalstore.SuggestedCacheBytes(temporalstore.AvailableMemory())),
 		"client":         "redis-benchmark from the same package, one process per run",
 		"null":           "async mode: a RESP server in the benchmark's process that parses requests and replies (+OK, GET a value of the row's size) and does nothing else, in one epoll loop as Redis's; its ratio to Redis is about the most any server's can be with this client here, within the spread of single runs (±15 % on a shared machine)",
 		"wall_time":      time.Since(began).Round(time.Millisecond).String(),

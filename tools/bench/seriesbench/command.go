@@ -34,11 +34,14 @@ type Config struct {
 	// Procs, when above 0, is the GOMAXPROCS our server process runs with;
 	// 0 leaves it the Go default (one per CPU).
 	Procs int
+	// SyncInterval is our async table's fsync interval. Default:
+	// benchkit.EverysecInterval, as the Redis it runs beside.
+	SyncInterval time.Duration
 }
 
 // DefaultConfig is the configuration when nothing is set.
 func DefaultConfig(quick bool) Config {
-	c := Config{Clients: 32, Duration: 3 * time.Second, Warmup: 500 * time.Millisecond, Repeats: 3}
+	c := Config{Clients: 32, Duration: 3 * time.Second, Warmup: 500 * time.Millisecond, Repeats: 3, SyncInterval: benchkit.EverysecInterval}
 	if quick {
 		c.Duration, c.Warmup, c.Repeats = 700*time.Millisecond, 200*time.Millisecond, 2
 	}
@@ -50,6 +53,7 @@ type option = benchkit.Option[Config]
 var opt = benchkit.NewOption[Config]
 
 var options = []option{
+	benchkit.SyncIntervalOption(func(c *Config) *time.Duration { return &c.SyncInterval }),
 	opt("quick", "BENCH_QUICK", "bool", "reduced run: 0.7 s runs, 2 repeats (about 30 s)", nil),
 	opt("clients", "BENCH_CLIENTS", "n", "concurrent connections, one command in flight each (default 32)", func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)

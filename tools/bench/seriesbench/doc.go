@@ -2,7 +2,9 @@
 // redis-server doing the same work the way Redis users do it, over the
 // same client (go-redis), in one run, alternating. Ours is examples/server
 // built from the repository and run as its own process, as redis-server
-// is.
+// is. Its async table, the one Redis with appendfsync everysec is measured
+// against, fsyncs every second as everysec does (--sync-interval; the
+// server's own default is 10 ms).
 //
 //   - Window read: 100 points of a 10,000-point feature series (FQUERY)
 //     against ZRANGEBYSCORE ... WITHSCORES on a sorted set of the same

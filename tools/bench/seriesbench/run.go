@@ -95,7 +95,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	defer os.RemoveAll(base)
 
-	ours, closeOurs, err := startOurs(ctx, filepath.Join(base, "ours"), cpus.ServerCPUs, cfg.Procs)
+	ours, closeOurs, err := startOurs(ctx, filepath.Join(base, "ours"), cfg.SyncInterval, cpus.ServerCPUs, cfg.Procs)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ type oursServer struct {
 // startOurs runs examples/server twice, as its own process like
 // redis-server: one whose default table is async (reads, counters), one
 // durable (appends).
-func startOurs(ctx context.Context, dir string, cpus []int, procs int) (oursAddrs, func(), error) {
+func startOurs(ctx context.Context, dir string, interval time.Duration, cpus []int, procs int) (oursAddrs, func(), error) {
 	bin, err := benchkit.BuildExample(dir, "./examples/server", "ts-server")
 	if err != nil {
 		return oursAddrs{}, nil, err
@@ -250,7 +250,7 @@ func startOurs(ctx context.Context, dir string, cpus []int, procs int) (oursAddr
 	var servers []oursServer
 	for _, async := range []bool{true, false} {
 		data := filepath.Join(dir, fmt.Sprintf("server-async-%v", async))
-		p, err := benchkit.StartServerProcess(ctx, bin, data, cpus, procs, "--async="+strconv.FormatBool(async), "--log-level", "warn")
+		p, err := benchkit.StartServerProcess(ctx, bin, data, cpus, procs, append(benchkit.AsyncArgs(async, interval), "--log-level", "warn")...)
 		if err != nil {
 			stopAll()
 			return oursAddrs{}, nil, err
