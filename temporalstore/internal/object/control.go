@@ -31,6 +31,23 @@ type Control struct {
 	bytes int64
 }
 
+// clone is a deep copy of c.
+func (c *Control) clone() *Control {
+	d := &Control{ts: slices.Clone(c.ts), sums: slices.Clone(c.sums), seen: maps.Clone(c.seen), Pace: c.Pace, bytes: c.bytes}
+	if c.changes != nil {
+		d.changes = make(map[int64]*Distinct, len(c.changes))
+		for b, x := range c.changes {
+			d.changes[b] = &Distinct{exact: maps.Clone(x.exact), hll: slices.Clone(x.hll), bytes: x.bytes}
+		}
+	}
+	if c.Sel != nil {
+		sel := *c.Sel
+		sel.Value = slices.Clone(sel.Value)
+		d.Sel = &sel
+	}
+	return d
+}
+
 // Selection is a control state's first or last value.
 type Selection struct {
 	Value []byte

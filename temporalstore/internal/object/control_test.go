@@ -65,3 +65,47 @@ func TestControlState(t *testing.T) {
 	require.True(t, back.Control.Seen("u1", 499))
 	require.Equal(t, int64(12345), back.Control.Pace)
 }
+
+// Clone copies a control state whole: its image is the original's, and
+// changing either afterwards (buckets, distinct values exact and
+// sketched, selection, ledger, pace) leaves the other as it was.
+func TestControlClone(t *testing.T) {
+	o := New(KindControl, []byte("c"))
+	o.Expiry, o.Ver = 99, 7
+	c := o.Control
+	for i := range 50 {
+		c.Add(int64(i%7)*1000, int64(i))
+		c.AddChange(1000, []byte(fmt.Sprint("v", i%10)))
+	}
+	for i := range 5000 {
+		c.AddChange(9000, []byte(fmt.Sprint("big", i)))
+	}
+	c.Select([]byte("sel"), 5, true)
+	c.Record("u1", 500, 0)
+	c.Pace = 42
+	img := Append(nil, o)
+
+	cp, err := o.Clone()
+	require.NoError(t, err)
+	require.Equal(t, img, Append(nil, cp))
+	require.Equal(t, o.Size(), cp.Size())
+	require.Equal(t, uint64(7), cp.Ver)
+
+	d := cp.Control
+	d.Add(0, 1000)
+	d.Add(50_000, 1)
+	d.AddChange(1000, []byte("new"))
+	d.AddChange(9000, []byte("new"))
+	d.Select([]byte("later"), 6, true)
+	d.Sel.Value[0] = 'X'
+	d.Record("u2", 600, 0)
+	d.Pace = 43
+	require.Equal(t, img, Append(nil, o), "the original is untouched")
+	require.NotEqual(t, img, Append(nil, cp))
+
+	c.Add(0, 1)
+	c.AddChange(1000, []byte("other"))
+	require.False(t, d.Seen("u3", 0))
+	require.Equal(t, int64(11), d.DistinctIn(1000, 1000), "its 10 values and new, not the original's other")
+	require.Equal(t, int64(11), c.DistinctIn(1000, 1000), "its 10 values and other, not the copy's new")
+}
