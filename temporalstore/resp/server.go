@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -323,11 +322,9 @@ func (c *conn) serve() {
 			if err := c.w.bw.Flush(); err != nil {
 				return
 			}
-			// Let the other connections run before reading on: a
-			// client that answers at once would otherwise find its next
-			// requests already there and keep this processor, while
-			// connections parked on the network wait for it to idle.
-			runtime.Gosched()
+			// No yield here: a yielded connection waits on the
+			// scheduler's global queue, where under a saturated load of
+			// GETs one in a million calls waited 80–380 ms.
 		}
 	}
 }
