@@ -52,14 +52,13 @@ type mutation struct {
 	wake        chan struct{} // buffered 1: a wake never blocks the waker
 }
 
-// mutations pools the combiner's mutations with their wake channels.
-var mutations = sync.Pool{New: func() any { return &mutation{wake: make(chan struct{}, 1)} }}
-
 // combiner is a shard's queue of mutations.
 type combiner struct {
 	mu      sync.Mutex
 	queue   []*mutation
 	leading bool
+	// free pools mutations with their wake channels.
+	free sync.Pool
 	// scratch is the batch's working state, reused batch after batch
 	// (runMutations runs under the shard's gate, one at a time).
 	scratch batchScratch
@@ -94,13 +93,16 @@ func (s *Shard) mutateKey(ctx context.Context, key []byte, fn MutateFunc) error 
 
 // combine runs fn through the shard's combiner and returns its result.
 func (s *Shard) combine(ctx context.Context, key []byte, fn MutateFunc) error {
-	m := mutations.Get().(*mutation)
+	c := &s.comb
+	m, ok := c.free.Get().(*mutation)
+	if !ok {
+		m = &mutation{wake: make(chan struct{}, 1)}
+	}
 	m.ctx, m.key, m.fn = ctx, key, fn
 	defer func() {
 		*m = mutation{wake: m.wake}
-		mutations.Put(m)
+		c.free.Put(m)
 	}()
-	c := &s.comb
 	c.mu.Lock()
 	c.queue = append(c.queue, m)
 	if c.leading {
