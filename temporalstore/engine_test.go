@@ -500,7 +500,8 @@ func TestAppendGetDuringOverwrites(t *testing.T) {
 func TestSyncInterval(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	e, err := Open(ctx, Options{Dir: dir})
+	// No maintenance rounds: nothing but the interval syncs the log.
+	e, err := Open(ctx, Options{Dir: dir, MaintenanceInterval: -1})
 	require.NoError(t, err)
 	require.NoError(t, e.CreateTable(ctx, "n", "fast", TableOptions{Async: true, Shards: 1, SyncInterval: 5 * time.Millisecond}))
 	require.NoError(t, e.CreateTable(ctx, "n", "slow", TableOptions{Async: true, Shards: 1, SyncInterval: time.Minute}))
