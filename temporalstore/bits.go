@@ -88,7 +88,7 @@ func runGetBit(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 		return Response{}, err
 	}
 	var r Response
-	if b := c.Start >> 3; b < int64(len(v)) && v[b]&(0x80>>(c.Start&7)) != 0 {
+	if c.Start>>3 < int64(len(v)) && bitAt(v, c.Start) {
 		r.Int = 1
 	}
 	return r, nil
@@ -160,8 +160,8 @@ func runBitPos(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 		return Response{}, err
 	}
 	if !found {
-		// An infinite run of zero bits.
-		return Response{Int: map[bool]int64{true: -1, false: 0}[c.Delta == 1]}, nil
+		// An infinite run of zero bits: the first 0 is at 0, no 1.
+		return Response{Int: -c.Delta}, nil
 	}
 	lo, hi, ok := bitSpan(c.Bits, int64(len(v)), false)
 	if !ok {

@@ -113,8 +113,9 @@ func combineZSets(c *Command, sets []map[string]float64) []scored {
 		}
 		return f
 	}
+	aggregator := strings.ToLower(c.Aggregator)
 	agg := func(acc, x float64) float64 {
-		switch strings.ToLower(c.Aggregator) {
+		switch aggregator {
 		case "min":
 			if x < acc {
 				return x
@@ -128,10 +129,10 @@ func combineZSets(c *Command, sets []map[string]float64) []scored {
 		}
 		return noNaN(acc + x)
 	}
+	slices.SortStableFunc(srcs, func(a, b source) int { return cmp.Compare(len(a.set), len(b.set)) })
 	out := map[string]float64{}
 	switch c.Kind {
 	case KindZUnion, KindZUnionStore:
-		slices.SortStableFunc(srcs, func(a, b source) int { return cmp.Compare(len(a.set), len(b.set)) })
 		for _, src := range srcs {
 			for m, sc := range src.set {
 				w := noNaN(sc * src.weight)
@@ -143,7 +144,6 @@ func combineZSets(c *Command, sets []map[string]float64) []scored {
 			}
 		}
 	case KindZInter, KindZInterStore:
-		slices.SortStableFunc(srcs, func(a, b source) int { return cmp.Compare(len(a.set), len(b.set)) })
 		if len(srcs) == 0 || len(srcs[0].set) == 0 {
 			break
 		}

@@ -375,9 +375,9 @@ func (l *Log) AppendBatch(ctx context.Context, data [][]byte) (uint64, error) {
 	}
 	// A few frames, the usual batch, stay on the stack.
 	var stack [8]frame
-	frames := stack[:0]
+	frames := stack[:]
 	if len(data) > len(stack) {
-		frames = make([]frame, 0, len(data))
+		frames = make([]frame, len(data))
 	}
 	frames = frames[:len(data)]
 	for i, d := range data {

@@ -118,7 +118,7 @@ func cmdBitPos(c *conn, a [][]byte) {
 		bad = "ERR syntax error"
 	}
 	if bad != "" {
-		c.orLookup(a[1], bad, func() { c.w.int(map[bool]int64{true: -1, false: 0}[bit == 1]) })
+		c.orLookup(a[1], bad, func() { c.w.int(-b2i(bit == 1)) }) // an absent key: all zero bits
 		return
 	}
 	c.intReply(ts.Command{Kind: ts.KindBitPos, Key: a[1], Delta: bit, Bits: rg})

@@ -398,7 +398,7 @@ func cmdClient(c *conn, args [][]byte) {
 				return
 			}
 		}
-		c.w.int(map[bool]int64{true: 1}[c.s.blocked.unblock(id, withError)])
+		c.w.int(b2i(c.s.blocked.unblock(id, withError)))
 	case is(args[1], "kill") && len(args) >= 3:
 		cmdClientKill(c, args)
 	case is(args[1], "list"):

@@ -71,7 +71,7 @@ func registerKeys() {
 		}},
 		&cmdSpec{name: "renamenx", arity: 3, flags: flagWrite, first: 1, last: 2, step: 1, run: func(c *conn, a [][]byte) {
 			if r, ok := c.exec(ts.Command{Kind: ts.KindRename, Key: a[1], Dest: a[2], Cond: ts.IfAbsent}); ok {
-				c.w.int(map[bool]int64{true: 1}[r.Applied])
+				c.w.int(b2i(r.Applied))
 			}
 		}},
 		&cmdSpec{name: "save", arity: 1, flags: flagNoTx, run: func(c *conn, _ [][]byte) {

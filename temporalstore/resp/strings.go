@@ -255,9 +255,6 @@ func setExpiry(cmd *ts.Command, n int64, unit time.Duration, abs bool) bool {
 	return true
 }
 
-// cmdSet takes SET's options as Redis does: each may repeat, NX and XX
-// exclude each other, KEEPTTL excludes the expiry options, and only the
-// last expiry's value is checked.
 // keyValues reads MSET's and MSETNX's key, value pairs into a command of kind.
 func (c *conn) keyValues(a [][]byte, kind ts.Kind) (ts.Command, bool) {
 	if len(a)%2 != 1 {
@@ -272,6 +269,9 @@ func (c *conn) keyValues(a [][]byte, kind ts.Kind) (ts.Command, bool) {
 	return cmd, true
 }
 
+// cmdSet takes SET's options as Redis does: each may repeat, NX and XX
+// exclude each other, KEEPTTL excludes the expiry options, and only the
+// last expiry's value is checked.
 func cmdSet(c *conn, a [][]byte) {
 	cmd := ts.Command{Kind: ts.KindSet, Key: a[1], Value: a[2]}
 	var exp expiryArg

@@ -1,8 +1,9 @@
 package resp
 
 import (
-	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 	"strings"
+
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 )
 
 // scoredReply writes members with their scores: RESP3 pairs of [member,
@@ -142,8 +143,9 @@ func zalgebra(name string, kind ts.Kind, store bool) *cmdSpec {
 		at = 2
 	}
 	diff := kind == ts.KindZDiff || kind == ts.KindZDiffStore
-	spec := &cmdSpec{name: name, arity: -(at + 2), flags: map[bool]cmdFlags{true: flagWrite}[store], keys: numKeys(at, store)}
+	spec := &cmdSpec{name: name, arity: -(at + 2), keys: numKeys(at, store)}
 	if store {
+		spec.flags = flagWrite
 		spec.first, spec.last, spec.step = 1, 1, 1 // as Redis's COMMAND shows it
 	}
 	spec.run = func(c *conn, a [][]byte) {
