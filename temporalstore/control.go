@@ -154,11 +154,20 @@ func controlWrite(ctx context.Context, s *shard.Shard, c *Command, fn func(o *ob
 	}
 	return writeObj(ctx, s, c.Key, object.KindControl, func(o *object.Object, v *shard.View) ([]command.Command, error) {
 		cmds, err := fn(o, v)
-		if err == nil && len(cmds) > 0 && c.TTL > 0 {
-			cmds = append(cmds, slide(c.Key, v.Now(), c.TTL))
+		if err != nil {
+			return nil, err
 		}
-		return cmds, err
+		return withSlide(cmds, c, v.Now()), nil
 	})
+}
+
+// withSlide appends to cmds, a write of c at now, the sliding TTL c asks
+// for (none when cmds write nothing).
+func withSlide(cmds []command.Command, c *Command, now time.Time) []command.Command {
+	if len(cmds) > 0 && c.TTL > 0 {
+		cmds = append(cmds, slide(c.Key, now, c.TTL))
+	}
+	return cmds
 }
 
 func runCIncr(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
@@ -227,11 +236,7 @@ func (call *csetCall) mutate(v *shard.View) ([]command.Command, error) {
 	if c.RequestID != "" {
 		args = append(args, []byte(c.RequestID), varint(now.UnixMilli()+ControlDedupWindow.Milliseconds()))
 	}
-	cmds := append(call.cmds[:0], command.Command{Op: shard.OpCAdd, Key: c.Key, Args: args})
-	if c.TTL > 0 {
-		cmds = append(cmds, slide(c.Key, now, c.TTL))
-	}
-	return cmds, nil
+	return withSlide(append(call.cmds[:0], command.Command{Op: shard.OpCAdd, Key: c.Key, Args: args}), c, now), nil
 }
 
 func runCSelect(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
