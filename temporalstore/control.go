@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
@@ -186,22 +187,37 @@ func runCSetAndGet(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (
 	if err := checkControl(c); err != nil {
 		return Response{}, err
 	}
-	// The function outlives the call (the shard's combiner queues it), so
-	// what it works with is on the heap: one csetCall holds all of it.
-	call := &csetCall{c: c}
-	err := s.MutateKey(ctx, c.Key, call.mutate)
-	return Response{Int: call.agg}, err
+	// The function outlives this frame (the shard's combiner queues it),
+	// so what it works with is on the heap: one pooled csetCall holds all
+	// of it. MutateKey returns once the function has run and its commands
+	// are applied (which copies their arguments), so nothing refers to the
+	// call afterwards.
+	call := csetCalls.Get().(*csetCall)
+	call.c = c
+	err := s.MutateKey(ctx, c.Key, call.fn)
+	agg := call.agg
+	*call = csetCall{fn: call.fn}
+	csetCalls.Put(call)
+	return Response{Int: agg}, err
 }
 
 // csetCall is one KindCSetAndGet being run: its command, the aggregate it
-// reads, and the commands it logs with their arguments, in one allocation.
+// reads, and the commands it logs with their arguments.
 type csetCall struct {
-	c    *Command
+	c *Command
+	// fn is mutate bound to this call, made once per pooled call.
+	fn   shard.MutateFunc
 	agg  int64
 	cmds [2]command.Command
 	args [4][]byte
 	nums [3 * binary.MaxVarintLen64]byte
 }
+
+var csetCalls = sync.Pool{New: func() any {
+	call := new(csetCall)
+	call.fn = call.mutate
+	return call
+}}
 
 // mutate adds the event to its bucket, unless its request id was seen
 // within ControlDedupWindow, and reads the aggregate of the window with it.

@@ -1,6 +1,9 @@
 package temporalstore
 
 import (
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,4 +142,77 @@ func TestAggregatorName(t *testing.T) {
 		require.Equal(t, tc.want, AggregatorName([]byte(tc.in)), tc.in)
 	}
 	require.Zero(t, testing.AllocsPerRun(100, func() { _ = AggregatorName([]byte("Sum")) }))
+}
+
+// Concurrent set-and-get calls, combined into shared batches, each get the
+// aggregate with their own event and nobody else's later one: over one key
+// the sums returned are exactly 1..n, and a retried request id returns the
+// current sum without adding. A call allocates at most three times (its
+// stored key, its share of the log's batch and of the combiner's queue).
+func TestCSetAndGetConcurrent(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	e := openEngine(t, t.TempDir(), clk)
+	defer e.Close()
+	ctx := t.Context()
+	now := clk.Now().UnixMilli()
+	call := func(key, id string) (int64, error) {
+		r, err := e.Execute(ctx, Command{
+			Kind: KindCSetAndGet, Family: "h", Key: []byte(key), At: now, Delta: 1,
+			Start: now - 3_599_999, End: now, Aggregator: "sum", PrecisionMs: 60_000, TTL: time.Hour, RequestID: id,
+		})
+		return r.Int, err
+	}
+	const keys, perKey, workers = 4, 200, 16
+	sums := make([][]int64, keys)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			errs[w] = func() error {
+				for i := w; i < keys*perKey; i += workers {
+					k := i % keys
+					id := fmt.Sprintf("r%d", i)
+					sum, err := call(fmt.Sprint("k", k), id)
+					if err != nil {
+						return err
+					}
+					if i%7 == 0 { // a retry: the same id adds nothing
+						again, err := call(fmt.Sprint("k", k), id)
+						if err != nil {
+							return err
+						}
+						if again < sum {
+							return fmt.Errorf("retry of %s saw %d after %d", id, again, sum)
+						}
+					}
+					mu.Lock()
+					sums[k] = append(sums[k], sum)
+					mu.Unlock()
+				}
+				return nil
+			}()
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	for k := range keys {
+		slices.Sort(sums[k])
+		want := make([]int64, perKey)
+		for i := range want {
+			want[i] = int64(i + 1)
+		}
+		require.Equal(t, want, sums[k], "key k%d", k)
+		final, err := call(fmt.Sprint("k", k), fmt.Sprint("r", k)) // seen: no increment
+		require.NoError(t, err)
+		require.Equal(t, int64(perKey), final)
+	}
+
+	key := []byte("alloc")
+	c := Command{Kind: KindCSetAndGet, Family: "h", Key: key, At: now, Delta: 1, Start: now - 3_599_999, End: now, Aggregator: "sum", PrecisionMs: 60_000}
+	_, err := e.Execute(ctx, c)
+	require.NoError(t, err)
+	require.LessOrEqual(t, testing.AllocsPerRun(200, func() { _, _ = e.Execute(ctx, c) }), 3.0)
 }

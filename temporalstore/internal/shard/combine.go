@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
@@ -57,6 +58,9 @@ type combiner struct {
 	mu      sync.Mutex
 	queue   []*mutation
 	leading bool
+	// spare is the array of the last batch taken, for the queue to grow
+	// in once it is empty again.
+	spare []*mutation
 	// free pools mutations with their wake channels.
 	free sync.Pool
 	// scratch is the batch's working state, reused batch after batch
@@ -104,6 +108,9 @@ func (s *Shard) combine(ctx context.Context, key []byte, fn MutateFunc) error {
 		c.free.Put(m)
 	}()
 	c.mu.Lock()
+	if cap(c.queue) == 0 {
+		c.queue, c.spare = c.spare, nil
+	}
 	c.queue = append(c.queue, m)
 	if c.leading {
 		m.waits = true
@@ -128,6 +135,10 @@ func (s *Shard) combine(ctx context.Context, key []byte, fn MutateFunc) error {
 	if len(deferred) > 0 {
 		c.queue = append(deferred, c.queue...)
 	}
+	// The batch's array is the next empty queue's: batch's capacity ends
+	// where the queue that was left behind begins.
+	clear(batch)
+	c.spare = batch[:0]
 	if len(c.queue) > 0 {
 		// The next batch has formed meanwhile: its first member leads it.
 		next := c.queue[0]
@@ -291,14 +302,15 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	// applies while the gate is held.
 	s.mu.RLock()
 	for i, m := range batch {
-		bk, seen := sc.keys[string(m.key)]
+		mk := keyView(m.key)
+		bk, seen := sc.keys[mk]
 		if seen && !bk.folded && !bk.blocked {
 			// A repeated key: it sees the batch's earlier mutations.
 			it, ok := s.pendingOf(m.key, bk.cmds)
 			bk.folded, bk.blocked, bk.cmds = ok, !ok, nil
-			sc.keys[string(m.key)] = bk
+			sc.keys[mk] = bk
 			if ok {
-				sc.pending[string(m.key)] = it
+				sc.pending[mk] = it
 			}
 		}
 		if seen && bk.blocked {
@@ -320,8 +332,14 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		if m.err = stamp(cmds, sc.view.now); m.err != nil {
 			continue
 		}
-		rec := encodeRecord(cmds)
+		// The batch's records share one buffer, which the next batch
+		// reuses: the log copies them, and a record kept past the batch
+		// (keepWrittenLocked) is cloned.
+		start := len(sc.recBuf)
+		sc.recBuf = appendRecord(sc.recBuf, cmds)
+		rec := sc.recBuf[start:len(sc.recBuf):len(sc.recBuf)]
 		if len(rec) > limit {
+			sc.recBuf = sc.recBuf[:start]
 			m.err = fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(rec), limit)
 			continue
 		}
@@ -336,19 +354,19 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		}
 		switch {
 		case !foldable(m.key, cmds):
-			sc.keys[string(m.key)] = batchKey{blocked: true}
+			sc.keys[mk] = batchKey{blocked: true}
 		case !seen:
-			sc.keys[string(m.key)] = batchKey{cmds: cmds}
+			sc.keys[mk] = batchKey{cmds: cmds}
 		default: // folded: the pending state moves on
-			it := sc.pending[string(m.key)]
+			it := sc.pending[mk]
 			for i := range cmds {
 				if !fold(&it, m.key, &cmds[i]) {
 					bk.blocked = true
-					sc.keys[string(m.key)] = bk
+					sc.keys[mk] = bk
 					break
 				}
 			}
-			sc.pending[string(m.key)] = it
+			sc.pending[mk] = it
 		}
 	}
 	s.mu.RUnlock()
@@ -377,7 +395,7 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	}
 	for i, st := range stages {
 		if setsKeys(st.cmds) {
-			s.keepWrittenLocked(first+uint64(i), recs[i], len(st.cmds))
+			s.keepWrittenLocked(first+uint64(i), bytes.Clone(recs[i]), len(st.cmds))
 		}
 		s.applyRecordLocked(first+uint64(i), recordShare(len(recs[i]), len(st.cmds)), st.cmds)
 	}
@@ -386,6 +404,11 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	}
 	return deferred
 }
+
+// keyView is key's bytes as a string without a copy, for the batch's maps:
+// a mutation's key is its caller's and unchanged until the caller returns,
+// which is after the batch (reset empties the maps before anyone is woken).
+func keyView(key []byte) string { return unsafe.String(unsafe.SliceData(key), len(key)) }
 
 // staged is a mutation of a batch whose function made commands.
 type staged struct {
@@ -401,12 +424,21 @@ type batchScratch struct {
 	keys    map[string]batchKey // the batch's keys that later mutations read
 	pending map[string]Item     // their state as the batch leaves it
 	view    View
+	// recBuf holds the batch's records back to back.
+	recBuf []byte
 }
+
+// maxKeptRecBuf bounds the record buffer a shard keeps between batches.
+const maxKeptRecBuf = 1 << 20
 
 func (sc *batchScratch) reset() {
 	clear(sc.stages)
 	clear(sc.recs)
 	sc.stages, sc.recs = sc.stages[:0], sc.recs[:0]
+	if cap(sc.recBuf) > maxKeptRecBuf {
+		sc.recBuf = nil // a batch of big records does not pin its buffer
+	}
+	sc.recBuf = sc.recBuf[:0]
 	clear(sc.keys)
 	clear(sc.pending)
 	sc.view = View{}

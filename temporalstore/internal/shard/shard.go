@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -905,6 +906,11 @@ func (s *Shard) cacheRecord(idx uint64, rec []byte) {
 
 // encodeRecord is cmds as one log record.
 func encodeRecord(cmds []command.Command) []byte {
+	return appendRecord(nil, cmds)
+}
+
+// appendRecord appends cmds, as one log record, to dst.
+func appendRecord(dst []byte, cmds []command.Command) []byte {
 	// Sized first: appending into a growing buffer reallocated it a
 	// dozen times for a pipeline's record.
 	n := 2 // a one-command record's version and kind
@@ -914,11 +920,11 @@ func encodeRecord(cmds []command.Command) []byte {
 	for i := range cmds {
 		n += command.Size(&cmds[i])
 	}
-	buf := make([]byte, 0, n)
+	dst = slices.Grow(dst, n)
 	if len(cmds) == 1 {
-		return command.Append(buf, &cmds[0])
+		return command.Append(dst, &cmds[0])
 	}
-	return command.AppendBatch(buf, cmds)
+	return command.AppendBatch(dst, cmds)
 }
 
 // applyReadyLocked applies the pending records that come next in log
