@@ -1,6 +1,7 @@
 package temporalstore
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -215,4 +216,30 @@ func TestCSetAndGetConcurrent(t *testing.T) {
 	_, err := e.Execute(ctx, c)
 	require.NoError(t, err)
 	require.LessOrEqual(t, testing.AllocsPerRun(200, func() { _, _ = e.Execute(ctx, c) }), 3.0)
+}
+
+// ExecuteInPlace runs a lent command as Execute runs a copy, and a
+// cancelled context runs nothing.
+func TestExecuteInPlace(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	e := openEngine(t, t.TempDir(), clk)
+	defer e.Close()
+	now := clk.Now().UnixMilli()
+	c := Command{Kind: KindCSetAndGet, Family: "h", Key: []byte("k"), At: now, Delta: 2, Start: now - 1000, End: now, Aggregator: "sum"}
+	r, err := e.ExecuteInPlace(t.Context(), &c)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), r.Int)
+	c = Command{Kind: KindCSetAndGet, Family: "h", Key: []byte("k"), At: now, Delta: 3, Start: now - 1000, End: now, Aggregator: "sum"}
+	r, err = e.Execute(t.Context(), c)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), r.Int, "both reach the same family key")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	c = Command{Kind: KindCSetAndGet, Family: "h", Key: []byte("k"), At: now, Delta: 1, Start: now - 1000, End: now, Aggregator: "sum"}
+	_, err = e.ExecuteInPlace(ctx, &c)
+	require.ErrorIs(t, err, context.Canceled)
+	r, err = e.Execute(t.Context(), Command{Kind: KindCFamilyQuery, Family: "h", Key: []byte("k"), Start: now - 1000, End: now, Aggregator: "sum"})
+	require.NoError(t, err)
+	require.Equal(t, int64(5), r.Int, "the cancelled call added nothing")
 }

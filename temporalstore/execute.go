@@ -292,6 +292,18 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 	return r, err
 }
 
+// ExecuteInPlace is Execute for a command the caller lends rather than
+// copies (a Command is some 800 bytes): c is the engine's until the call
+// returns, which may change it (a family's key becomes its stored key),
+// and nothing keeps c afterwards. c should live where it does not escape
+// for each call, as a field of a longer-lived value does.
+func (e *Engine) ExecuteInPlace(ctx context.Context, c *Command) (Response, error) {
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	return e.execute(ctx, c)
+}
+
 var commandPool = sync.Pool{New: func() any { return new(Command) }}
 
 func (e *Engine) execute(ctx context.Context, c *Command) (Response, error) {

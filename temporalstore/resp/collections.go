@@ -14,8 +14,11 @@ func (c *conn) pairs(vs [][]byte) {
 	}
 }
 
-func (c *conn) intReply(cmd ts.Command) {
-	if r, ok := c.exec(cmd); ok {
+func (c *conn) intReply(cmd ts.Command) { c.intReplyIn(&cmd) }
+
+// intReplyIn is intReply for a command in place (see execIn).
+func (c *conn) intReplyIn(cmd *ts.Command) {
+	if r, ok := c.execIn(cmd); ok {
 		c.w.int(r.Int)
 	}
 }

@@ -15,13 +15,15 @@ func registerControl() {
 	families := map[string]string{"h": "h", "counter": "h", "cpc": "cpc", "distinct": "cpc", "fol": "fol", "selection": "fol"}
 	register(
 		keyed("controlstateincr", 4, flagWrite, func(c *conn, a [][]byte) {
-			if cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCIncr, Key: a[1]}, a[2], a[3], nil, nil); ok {
-				c.okReply(cmd)
+			cmd := c.command(ts.Command{Kind: ts.KindCIncr, Key: a[1]})
+			if c.controlWrite(cmd, a[2], a[3], nil, nil) {
+				c.okReplyIn(cmd)
 			}
 		}),
 		keyed("controlstateincropt", 6, flagWrite, func(c *conn, a [][]byte) {
-			if cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCIncr, Key: a[1]}, a[2], a[3], a[4], a[5]); ok {
-				c.okReply(cmd)
+			cmd := c.command(ts.Command{Kind: ts.KindCIncr, Key: a[1]})
+			if c.controlWrite(cmd, a[2], a[3], a[4], a[5]) {
+				c.okReplyIn(cmd)
 			}
 		}),
 		keyed("controlstatecount", 4, 0, func(c *conn, a [][]byte) {
@@ -153,8 +155,9 @@ func registerControl() {
 			if len(a) == 6 {
 				prec, ttl = a[4], a[5]
 			}
-			if cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCChange, Key: key, Value: a[3]}, a[2], nil, prec, ttl); ok {
-				c.okReply(cmd)
+			cmd := c.command(ts.Command{Kind: ts.KindCChange, Key: key, Value: a[3]})
+			if c.controlWrite(cmd, a[2], nil, prec, ttl) {
+				c.okReplyIn(cmd)
 			}
 		}))
 	}
@@ -162,26 +165,23 @@ func registerControl() {
 		upper := strings.ToUpper(name)
 		register(
 			keyed("controlstate"+name+"set", 4, flagWrite, func(c *conn, a [][]byte) {
-				if cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1]}, a[2], a[3], nil, nil); ok {
-					c.okReply(cmd)
+				cmd := c.command(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1]})
+				if c.controlWrite(cmd, a[2], a[3], nil, nil) {
+					c.okReplyIn(cmd)
 				}
 			}),
 			keyed(name+"setandget", 7, flagWrite, func(c *conn, a [][]byte) {
-				cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1], Aggregator: ts.AggregatorName(a[6])}, a[2], a[3], nil, nil)
-				if ok {
-					if cmd, ok = c.window(cmd, a[4:6]); ok {
-						c.intReply(cmd)
-					}
+				cmd := c.command(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1], Aggregator: ts.AggregatorName(a[6])})
+				if c.controlWrite(cmd, a[2], a[3], nil, nil) && c.windowIn(cmd, a[4:6]) {
+					c.intReplyIn(cmd)
 				}
 			}),
 			keyed(name+"setandgetopt", 10, flagWrite, func(c *conn, a [][]byte) {
 				// precision and ttl 0 mean none; an empty uuid no
 				// idempotency.
-				cmd, ok := c.controlWrite(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1], Aggregator: ts.AggregatorName(a[6]), RequestID: string(a[9])}, a[2], a[3], a[7], a[8])
-				if ok {
-					if cmd, ok = c.window(cmd, a[4:6]); ok {
-						c.intReply(cmd)
-					}
+				cmd := c.command(ts.Command{Kind: ts.KindCSetAndGet, Family: family, Key: a[1], Aggregator: ts.AggregatorName(a[6]), RequestID: string(a[9])})
+				if c.controlWrite(cmd, a[2], a[3], a[7], a[8]) && c.windowIn(cmd, a[4:6]) {
+					c.intReplyIn(cmd)
 				}
 			}),
 			keyed(name+"query", -2, 0, func(c *conn, a [][]byte) {
@@ -228,37 +228,40 @@ func registerControl() {
 
 // controlWrite parses a control write's timestamp and amount (when given)
 // and its precision and ttl (when given; 0 means none) into cmd.
-func (c *conn) controlWrite(cmd ts.Command, at, amount, precision, ttl []byte) (ts.Command, bool) {
+func (c *conn) controlWrite(cmd *ts.Command, at, amount, precision, ttl []byte) bool {
 	var ok bool
 	if cmd.At, ok = c.timestamp(at, "timestamp_ms"); !ok {
-		return cmd, false
+		return false
 	}
 	if amount != nil {
 		n, err := strconv.ParseInt(string(amount), 10, 64)
 		if err != nil {
 			c.errorf("ERR amount must be an integer")
-			return cmd, false
+			return false
 		}
 		cmd.Delta = n
 	}
 	if precision != nil {
 		if cmd.PrecisionMs, ok = c.timestamp(precision, "precision_ms"); !ok {
-			return cmd, false
+			return false
 		}
 	}
 	if ttl != nil {
 		n, ok := c.timestamp(ttl, "ttl_ms")
 		if !ok {
-			return cmd, false
+			return false
 		}
 		cmd.TTL = time.Duration(n) * time.Millisecond
 	}
-	return cmd, true
+	return true
 }
 
 // okReply runs cmd and replies +OK.
-func (c *conn) okReply(cmd ts.Command) {
-	if _, ok := c.exec(cmd); ok {
+func (c *conn) okReply(cmd ts.Command) { c.okReplyIn(&cmd) }
+
+// okReplyIn is okReply for a command in place (see execIn).
+func (c *conn) okReplyIn(cmd *ts.Command) {
+	if _, ok := c.execIn(cmd); ok {
 		c.w.ok()
 	}
 }

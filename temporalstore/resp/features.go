@@ -174,21 +174,27 @@ func (c *conn) point(tsArg, value []byte) (ts.Point, bool) {
 
 // window parses start, end and an optional count into cmd.
 func (c *conn) window(cmd ts.Command, a [][]byte) (ts.Command, bool) {
+	ok := c.windowIn(&cmd, a)
+	return cmd, ok
+}
+
+// windowIn is window for a command in place.
+func (c *conn) windowIn(cmd *ts.Command, a [][]byte) bool {
 	var ok bool
 	if cmd.Start, ok = c.timestamp(a[0], "start_ms"); !ok {
-		return cmd, false
+		return false
 	}
 	if cmd.End, ok = c.timestamp(a[1], "end_ms"); !ok {
-		return cmd, false
+		return false
 	}
 	if len(a) > 2 {
 		n, ok := c.timestamp(a[2], "count")
 		if !ok {
-			return cmd, false
+			return false
 		}
 		cmd.Count, cmd.HasCount = int(min(n, 1<<31)), true
 	}
-	return cmd, true
+	return true
 }
 
 func (c *conn) filter(field, op, value string) (ts.Filter, bool) {

@@ -252,6 +252,8 @@ type conn struct {
 	// points one window reads put their points in (Command.Into).
 	scratch []byte
 	points  temporalstore.PointBuffer
+	// cmd is the command a hot verb builds and runs in place (command).
+	cmd temporalstore.Command
 	// errReplies counts the error replies of the command running (see
 	// runTimed).
 	errReplies int
