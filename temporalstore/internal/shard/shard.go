@@ -822,7 +822,7 @@ func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Comman
 		off = command.BatchOffset(len(cmds)) // encodeRecord's layout
 	}
 	for pos := range cmds {
-		if pos%stringBatch == 0 && len(cmds) > 1 {
+		if pos%stringBatch == 0 && len(cmds) >= touchMinCommands {
 			s.touchKeysLocked(cmds[pos:min(len(cmds), pos+stringBatch)])
 		}
 		s.applyLocked(idx, command.Loc{Pos: pos, Offset: off}, share, &cmds[pos])
@@ -836,6 +836,11 @@ func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Comman
 	}
 	s.applied = idx
 }
+
+// touchMinCommands is the fewest commands of a record whose keys are
+// touched before it is applied: a record of two or three (a write and its
+// expiry, say) mostly names one key, whose misses nothing would overlap.
+const touchMinCommands = 4
 
 // touchKeysLocked touches what applying cmds (at most stringBatch) will
 // read to find the entries their keys replace (touchEntriesLocked): a
