@@ -239,6 +239,13 @@ func (c *conn) command(v temporalstore.Command) *temporalstore.Command {
 	return &c.cmd
 }
 
+// onePoint is p as the points of the connection's command, without
+// allocating a slice for it.
+func (c *conn) onePoint(p temporalstore.Point) []temporalstore.Point {
+	c.point1[0] = p
+	return c.point1[:]
+}
+
 // execIn is exec for a command in place: the connection's own (command),
 // which the engine may change while it runs.
 func (c *conn) execIn(cmd *temporalstore.Command) (temporalstore.Response, bool) {

@@ -25,7 +25,7 @@ func registerFeatures() {
 			if !ok {
 				return
 			}
-			cmd := ts.Command{Kind: ts.KindFAppend, Key: a[1], Points: []ts.Point{p}}
+			cmd := c.command(ts.Command{Kind: ts.KindFAppend, Key: a[1], Points: c.onePoint(p)})
 			if len(a) == 6 {
 				age, ok := c.timestamp(a[5], "maxage")
 				if !ok {
@@ -33,9 +33,7 @@ func registerFeatures() {
 				}
 				cmd.MaxAge = time.Duration(age) * time.Millisecond
 			}
-			if _, ok := c.exec(cmd); ok {
-				c.w.ok()
-			}
+			c.okReplyIn(cmd)
 		}),
 		keyed("fappendpolicy", 5, flagWrite, func(c *conn, a [][]byte) {
 			p, ok := c.point(a[2], a[3])
@@ -47,16 +45,15 @@ func registerFeatures() {
 				c.errorf("ERR unknown write policy '%s' (UPSERT, FIRST|NX|INSERT_IF_ABSENT, UPDATE|XX|REPLACE_EXISTING, BLOCK)", a[4])
 				return
 			}
-			c.intReply(ts.Command{Kind: ts.KindFAppend, Key: a[1], Points: []ts.Point{p}, Policy: policy})
+			c.intReplyIn(c.command(ts.Command{Kind: ts.KindFAppend, Key: a[1], Points: c.onePoint(p), Policy: policy}))
 		}),
 		keyed("fquery", -4, 0, func(c *conn, a [][]byte) {
 			if len(a) > 5 {
 				c.syntaxErr()
 				return
 			}
-			cmd, ok := c.window(ts.Command{Kind: ts.KindFQuery, Key: a[1]}, a[2:])
-			if ok {
-				c.pointsReply(cmd)
+			if cmd := c.command(ts.Command{Kind: ts.KindFQuery, Key: a[1]}); c.windowIn(cmd, a[2:]) {
+				c.pointsReplyIn(cmd)
 			}
 		}),
 		keyed("fqueryfilter", 8, 0, func(c *conn, a [][]byte) {
@@ -216,7 +213,18 @@ func (c *conn) filter(field, op, value string) (ts.Filter, bool) {
 // when written.
 func (c *conn) pointsReply(cmd ts.Command) {
 	cmd.Into = &c.points
-	r, ok := c.exec(cmd)
+	r, ok := c.exec(cmd) // not pointsReplyIn(&cmd): see intReply
+	c.writePoints(r, ok)
+}
+
+// pointsReplyIn is pointsReply for a command in place (see execIn).
+func (c *conn) pointsReplyIn(cmd *ts.Command) {
+	cmd.Into = &c.points
+	r, ok := c.execIn(cmd)
+	c.writePoints(r, ok)
+}
+
+func (c *conn) writePoints(r ts.Response, ok bool) {
 	if ok {
 		c.w.array(len(r.Points))
 		for _, p := range r.Points {

@@ -252,8 +252,10 @@ type conn struct {
 	// points one window reads put their points in (Command.Into).
 	scratch []byte
 	points  temporalstore.PointBuffer
-	// cmd is the command a hot verb builds and runs in place (command).
-	cmd temporalstore.Command
+	// cmd is the command a hot verb builds and runs in place (command),
+	// point1 its one point (onePoint).
+	cmd    temporalstore.Command
+	point1 [1]temporalstore.Point
 	// errReplies counts the error replies of the command running (see
 	// runTimed).
 	errReplies int

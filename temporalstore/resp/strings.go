@@ -273,7 +273,7 @@ func (c *conn) keyValues(a [][]byte, kind ts.Kind) (ts.Command, bool) {
 // exclude each other, KEEPTTL excludes the expiry options, and only the
 // last expiry's value is checked.
 func cmdSet(c *conn, a [][]byte) {
-	cmd := ts.Command{Kind: ts.KindSet, Key: a[1], Value: a[2]}
+	cmd := c.command(ts.Command{Kind: ts.KindSet, Key: a[1], Value: a[2]})
 	var exp expiryArg
 	for i := 3; i < len(a); i++ {
 		switch {
@@ -293,11 +293,11 @@ func cmdSet(c *conn, a [][]byte) {
 			i++
 		}
 	}
-	if bad := exp.apply(&cmd, "set"); bad != "" {
+	if bad := exp.apply(cmd, "set"); bad != "" {
 		c.errorf("%s", bad)
 		return
 	}
-	r, ok := c.exec(cmd)
+	r, ok := c.execIn(cmd)
 	switch {
 	case !ok:
 	case cmd.ReturnOld:
