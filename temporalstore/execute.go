@@ -295,8 +295,9 @@ func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
 // ExecuteInPlace is Execute for a command the caller lends rather than
 // copies (a Command is some 800 bytes): c is the engine's until the call
 // returns, which may change it (a family's key becomes its stored key),
-// and nothing keeps c afterwards. c should live where it does not escape
-// for each call, as a field of a longer-lived value does.
+// and nothing keeps c afterwards. Pass one that already lives on the heap,
+// such as a field of a longer-lived value: the address of a local moves
+// that local to the heap on every call.
 func (e *Engine) ExecuteInPlace(ctx context.Context, c *Command) (Response, error) {
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
