@@ -14,13 +14,7 @@ func (c *conn) pairs(vs [][]byte) {
 	}
 }
 
-func (c *conn) intReply(cmd ts.Command) {
-	// Not through intReplyIn: a pointer to cmd would move every command
-	// to the heap.
-	if r, ok := c.exec(cmd); ok {
-		c.w.int(r.Int)
-	}
-}
+func (c *conn) intReply(cmd ts.Command) { c.intReplyIn(c.command(cmd)) }
 
 // intReplyIn is intReply for a command in place (see execIn).
 func (c *conn) intReplyIn(cmd *ts.Command) {

@@ -216,24 +216,14 @@ func (c *conn) observe(spec *cmdSpec, n int, took time.Duration, failed int, arg
 // exec runs cmd on the engine in the server's table; on an error it writes
 // the error reply and returns false.
 func (c *conn) exec(cmd temporalstore.Command) (temporalstore.Response, bool) {
-	cmd.Namespace, cmd.Table = c.s.opts.Namespace, c.s.opts.Table
-	r, err := c.s.opts.Engine.Execute(c.ctx, cmd)
-	return r, c.succeeded(err)
+	return c.execIn(c.command(cmd))
 }
 
-// succeeded replies err's error when there is one and says whether there
-// was none.
-func (c *conn) succeeded(err error) bool {
-	if err != nil {
-		c.engineError(err)
-		return false
-	}
-	return true
-}
-
-// command puts v in the connection's command, for the hot verbs that pass
-// it on by pointer (execIn) rather than copying its 800 bytes at each step.
-// One command at a time uses it.
+// command puts v in the connection's command, which every command the
+// connection runs goes through (exec, execIn): it is passed on by pointer
+// rather than copied at each step (a Command is some 800 bytes), and,
+// being the connection's, is not moved to the heap per call. A handler
+// that took it must not run another command before it is done with it.
 func (c *conn) command(v temporalstore.Command) *temporalstore.Command {
 	c.cmd = v
 	return &c.cmd
@@ -251,7 +241,11 @@ func (c *conn) onePoint(p temporalstore.Point) []temporalstore.Point {
 func (c *conn) execIn(cmd *temporalstore.Command) (temporalstore.Response, bool) {
 	cmd.Namespace, cmd.Table = c.s.opts.Namespace, c.s.opts.Table
 	r, err := c.s.opts.Engine.ExecuteInPlace(c.ctx, cmd)
-	return r, c.succeeded(err)
+	if err != nil {
+		c.engineError(err)
+		return r, false
+	}
+	return r, true
 }
 
 // engineError writes the Redis error for an engine error.

@@ -257,11 +257,7 @@ func (c *conn) controlWrite(cmd *ts.Command, at, amount, precision, ttl []byte) 
 }
 
 // okReply runs cmd and replies +OK.
-func (c *conn) okReply(cmd ts.Command) {
-	if _, ok := c.exec(cmd); ok { // not okReplyIn(&cmd): see intReply
-		c.w.ok()
-	}
-}
+func (c *conn) okReply(cmd ts.Command) { c.okReplyIn(c.command(cmd)) }
 
 // okReplyIn is okReply for a command in place (see execIn).
 func (c *conn) okReplyIn(cmd *ts.Command) {

@@ -211,21 +211,12 @@ func (c *conn) filter(field, op, value string) (ts.Filter, bool) {
 // pointsReply runs cmd and writes its points as [timestamp, value] pairs.
 // A window read puts them in the connection's buffer, which they leave
 // when written.
-func (c *conn) pointsReply(cmd ts.Command) {
-	cmd.Into = &c.points
-	r, ok := c.exec(cmd) // not pointsReplyIn(&cmd): see intReply
-	c.writePoints(r, ok)
-}
+func (c *conn) pointsReply(cmd ts.Command) { c.pointsReplyIn(c.command(cmd)) }
 
 // pointsReplyIn is pointsReply for a command in place (see execIn).
 func (c *conn) pointsReplyIn(cmd *ts.Command) {
 	cmd.Into = &c.points
-	r, ok := c.execIn(cmd)
-	c.writePoints(r, ok)
-}
-
-func (c *conn) writePoints(r ts.Response, ok bool) {
-	if ok {
+	if r, ok := c.execIn(cmd); ok {
 		c.w.array(len(r.Points))
 		for _, p := range r.Points {
 			c.w.pair(p.TS, p.Value)
