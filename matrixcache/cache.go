@@ -68,8 +68,7 @@ type PutOptions struct {
 //
 // A DRAM hit takes no lock and tells the replacement policy through a
 // per-shard read buffer. While one goroutine reads a shard, every hit
-// reaches the policy (hits of a hot entry again within an epoch
-// deduplicated). While several read it at once, the policy is told of a
+// reaches the policy. While several read it at once, the policy is told of a
 // sample, as Caffeine's and otter's lossy read buffers do, so that reading
 // cores do not spend most of a hit on the policy's bookkeeping; hit and
 // miss counters stay exact either way (Stats.DRAMHitsToPolicy counts what
@@ -82,7 +81,7 @@ type Cache struct {
 	// sampleMask selects the timed calls: sequence&sampleMask == 0.
 	sampleMask uint64
 	// sampledHotCeiling is the hotness from which a sampling shard's hits
-	// no longer write the entry: dedupHotness, or the highest tier
+	// no longer write the entry: minHotCeiling, or the highest tier
 	// threshold if above, so that sampling never keeps a key below one.
 	sampledHotCeiling uint32
 	// onAccess and onEvict are the callbacks of SetAccessRecorder and
@@ -141,7 +140,7 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 	c.tiers.Store(&t)
 	c.SetEvictionCallback(o.OnEvict)
 	c.sampleMask = uint64(1)<<bits.Len(uint(o.LatencySampleEvery-1)) - 1
-	c.sampledHotCeiling = uint32(max(dedupHotness, o.DRAMHotnessThreshold, o.ResidentHotnessThreshold, o.SSDHotnessThreshold))
+	c.sampledHotCeiling = uint32(max(minHotCeiling, o.DRAMHotnessThreshold, o.ResidentHotnessThreshold, o.SSDHotnessThreshold))
 	n := int64(o.Shards)
 	dram := capOf(o.DRAMCapacityBytes)
 	for i := range n {
@@ -850,16 +849,19 @@ func (c *Cache) readSSD(key blockfmt.Key, now int64) (blockfmt.Block, bool, erro
 	return c.ssd.Get(key)
 }
 
-func (c *Cache) bumpHotness(e *entry) {
-	// Lock-free hits raise it too, so it is atomic; it stops at 255, and
-	// a hot key stops writing it there.
+func (c *Cache) bumpHotness(e *entry) { c.raiseHotness(e, hotnessMask) }
+
+// raiseHotness adds one to e's hotness unless it has reached ceiling (at
+// most hotnessMask). Lock-free hits raise it too, so it is atomic, and a
+// hot key stops writing it at the ceiling.
+func (c *Cache) raiseHotness(e *entry, ceiling uint32) {
 	for {
 		old := e.state.Load()
-		if old&hotnessMask == hotnessMask {
+		if old >= ceiling {
 			return
 		}
 		if e.state.CompareAndSwap(old, old+1) {
-			if (old+1)&hotnessMask == uint32(c.tiering.DRAMHotnessThreshold) {
+			if old+1 == uint32(c.tiering.DRAMHotnessThreshold) {
 				c.st.hotnessPromotions.Add(1)
 			}
 			return

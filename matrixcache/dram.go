@@ -68,21 +68,18 @@ func (b *readBuffer) hits() int64 {
 
 type shard struct {
 	// Read by every lock-free hit, and written seldom, so they share a
-	// line with nothing that writers or the lock touch: m (set once),
-	// epoch, which advances every 1<<ringEpochLog2 hits of any one ring
-	// (see recordHit), and sampled, which drains set when it changes.
-	// First, so that the nil check of a shard pointer loads this line,
-	// which the hit reads anyway, and not a ring another core writes.
-	m     *index
-	epoch atomic.Uint32
+	// line with nothing that writers or the lock touch: m (set once) and
+	// sampled, which drains set when it changes. First, so that the nil
+	// check of a shard pointer loads this line, which the hit reads
+	// anyway, and not a ring another core writes.
+	m *index
 	// sampled is set while goroutines read the shard at once (see
 	// drainShard). The policy is then told of a sample of the lock-free
 	// hits, as Caffeine's and otter's lossy read buffers do: a full ring
 	// is drained by one hit in sampledDrainHits of its goroutine and the
 	// records of the others are dropped, so the hit path mostly skips the
 	// policy's work, about 65 ns a record. A reader alone has every record
-	// drained (hot entries deduplicated by epoch), so a single-goroutine
-	// replay stays exact.
+	// drained, so a single-goroutine replay stays exact.
 	sampled atomic.Bool
 	_       [48]byte
 	// Written by lock-free readers.
@@ -131,9 +128,8 @@ type entry struct {
 	names  *keyNames
 	vptr   *byte
 	vlen   uint32
-	// state packs the hotness (low 8 bits, raised by hits, locked or
-	// not, and stopping at 255) with the shard epoch in which a lock-free
-	// hit was last recorded for the policy (high 24 bits; see recordHit).
+	// state is the hotness, raised by hits, locked or not, and stopping
+	// at hotnessMask (see recordHit).
 	state     atomic.Uint32
 	expiresAt int64
 	// slot is where the policy keeps the key (policy.Policy Slot), so a
@@ -270,66 +266,25 @@ func (c *Cache) loadLive(s *shard, h uint64, key blockfmt.Key) *entry {
 }
 
 // recordHit counts a lock-free hit of e (under hash h), raises its
-// hotness, and records the hit for the policy. An entry hit at least
-// dedupHotness times is recorded at most once per shard epoch (which
-// advances every 1<<ringEpochLog2 hits of any one ring): its further hits
-// in the epoch would tell the policy little (its frequency counter, 4 bits,
-// is near or at its ceiling, and its recency is fresh), and under a skewed
-// load they are most hits. Colder entries have every hit recorded, so
-// frequencies stay exact where they decide admission. The epoch is the
-// shard's, not the ring's, so goroutines hitting one hot entry agree on it
-// and do not rewrite its line in turn. While the shard samples, an entry
-// at sampledHotCeiling is not written at all and its hits are recorded
-// undeduplicated (the full ring drops most of them). The hit that fills its
-// ring drains the buffer; the drain then needs the policy's node only.
+// hotness, and records the hit for the policy. A reader alone has every
+// hit recorded, so the policy sees what a single-goroutine replay of the
+// policy sees (the hit ratios of the benchmark). While the shard samples,
+// an entry at sampledHotCeiling is not written at all, so the cores reading
+// it keep sharing its line, and its hits go to the ring, which is full but
+// for a few records a drain: the policy then sees hot entries in
+// proportion to their hits. The hit that fills its ring drains the buffer;
+// the drain then needs the policy's node only.
 func (c *Cache) recordHit(s *shard, st *readStripe, h uint64, e *entry) {
 	n := st.hits.Add(1)
 	sampled := s.sampled.Load()
-	// Sampling, epochs are longer: a hot entry's line is rewritten (and
-	// taken from the other cores' caches) once per epoch it is hit in.
-	epochLog2 := ringEpochLog2
-	if sampled {
-		epochLog2 = sampledEpochLog2
-	}
-	if n&(1<<epochLog2-1) == 0 {
-		s.epoch.Add(1)
-	}
 	// Sampling, one hit in sampledDrainHits of the ring drains, recorded
 	// or not.
 	drainDue := sampled && n&(sampledDrainHits-1) == 0
-	epoch := s.epoch.Load() << epochShift
-	for {
-		old := e.state.Load()
-		hot := old & hotnessMask
-		if sampled && hot >= c.sampledHotCeiling {
-			// Sampling, an entry this hot is not written at all: its
-			// line stays shared by the cores reading it. Its hit goes to
-			// the ring undeduplicated, which while sampling is full but
-			// for a few records a drain, so the policy sees hot entries
-			// in proportion to their hits.
-			break
-		}
-		seen := hot >= dedupHotness && old&^hotnessMask == epoch
-		// A hot entry seen in this epoch is not written while sampling,
-		// and otherwise once its hotness stops at 255 (old == next), so
-		// cores reading it keep their copies of its line.
-		if !seen || !sampled {
-			next := epoch | min(hot+1, hotnessMask)
-			if old != next && !e.state.CompareAndSwap(old, next) {
-				continue
-			}
-			if hot+1 == uint32(c.tiering.DRAMHotnessThreshold) {
-				c.st.hotnessPromotions.Add(1)
-			}
-		}
-		if !seen {
-			break
-		}
-		if drainDue { // deduplicated, but the ring's hit that drains
-			c.drainShard(s)
-		}
-		return
+	ceiling := uint32(hotnessMask)
+	if sampled {
+		ceiling = c.sampledHotCeiling
 	}
+	c.raiseHotness(e, ceiling)
 	// A full ring is not written again before a drain: under sampling it
 	// stays full between drains, and its hits then cost two loads.
 	if head := st.head.Load(); head-st.tail.Load() < stripeLen {
@@ -402,9 +357,6 @@ const aloneDrainsToExact = 4
 // that many hits of each ring (a power of two).
 const sampledDrainHits = 1024
 
-// sampledEpochLog2 is ringEpochLog2 in a sampling shard.
-const sampledEpochLog2 = 12
-
 // stackStripe picks the read ring of the calling goroutine from the address
 // of its stack: the same ring on every hit while the goroutine runs, and
 // mostly different rings for goroutines running at once, so each core
@@ -416,14 +368,12 @@ func stackStripe() uint64 {
 	return (a * 0x9e3779b97f4a7c15) >> (64 - readStripesLog2)
 }
 
-// An entry's state word: hotness in the low bits, the epoch above. The
-// shard's epoch advances every 64 hits of a ring. dedupHotness is one more than the policy's
-// frequency counters hold.
+// An entry's state word is its hotness, 0 to hotnessMask; minHotCeiling
+// is one more than the policy's frequency counters hold, the least
+// sampledHotCeiling.
 const (
 	hotnessMask   = 0xff
-	epochShift    = 8
-	ringEpochLog2 = 6
-	dedupHotness  = 16
+	minHotCeiling = 16
 )
 
 // drainLocked tells the policy about the hits recorded in s's read buffer.

@@ -110,9 +110,8 @@ type Stats struct {
 	// (Options.OnEvict).
 	EvictionCallbacks int64
 	// DRAMHitsToPolicy counts the DRAM hits the replacement policy was
-	// told of. The others were hits of a hot entry again within its
-	// shard's epoch, or lock-free hits left out of the sample taken while
-	// goroutines read a shard at once (see Cache).
+	// told of. The others were lock-free hits left out of the sample taken
+	// while goroutines read a shard at once (see Cache).
 	DRAMHitsToPolicy int64
 }
 

@@ -109,3 +109,36 @@ func (s *sketch) reset() {
 	}
 	s.size = (s.size - int64(odd>>2)) >> 1
 }
+
+// fold shrinks the sketch to capacity keys and keeps what it counted: a
+// key's block is picked by the low bits of its hash, so the blocks that
+// share those bits in the smaller table merge, each counter taking the
+// larger of its counts; an estimate stays an upper bound of the true count,
+// as a count-min sketch's is. The sample (and so the aging period) shrinks
+// with it.
+func (s *sketch) fold(capacity int64) {
+	capacity = min(max(capacity, 1), sketchMaxCapacity)
+	if capacity >= s.capacity {
+		return
+	}
+	if n := uint64(1) << bits.Len64(uint64(max(capacity, 8))-1); n < uint64(len(s.table)) {
+		small := make([]uint64, n)
+		for i, w := range s.table {
+			small[uint64(i)&(n-1)] = nibbleMax(small[uint64(i)&(n-1)], w)
+		}
+		s.table = small
+		s.blockMask = n>>3 - 1
+	}
+	s.capacity = capacity
+	s.sampleSize = 10 * capacity
+}
+
+// nibbleMax returns, for each of the sixteen 4-bit counters of a word, the
+// larger of a's and b's.
+func nibbleMax(a, b uint64) uint64 {
+	var out uint64
+	for off := 0; off < 64; off += 4 {
+		out |= max(a>>off&15, b>>off&15) << off
+	}
+	return out
+}

@@ -58,6 +58,12 @@ type TinyLFU struct {
 	adjustment     int64
 
 	rng uint64
+
+	// expected is the entry count the sketch is sized for: the capacity
+	// until the cache is half full, then an estimate of the entries it
+	// holds when full (see sizeSketch). estimated says it was made.
+	expected  int64
+	estimated bool
 }
 
 // NewTinyLFU returns an empty TinyLFU holding at most capacity cost units.
@@ -78,6 +84,7 @@ func (p *TinyLFU) setMaximum(capacity int64) {
 	p.protMax = int64(percentMainProtected * float64(capacity-p.windowMax))
 	p.stepSize = -climberStepPercent * float64(capacity)
 	p.adjustment = 0
+	p.expected, p.estimated = capacity, false
 	p.hitsInSample, p.missesInSample, p.prevHitRate, p.prevRequests = 0, 0, 0, 0
 }
 
@@ -157,9 +164,7 @@ func (p *TinyLFU) AdmitSlot(key uint64, slot int32, cost int64, victims []uint64
 		return victims, i, err
 	}
 	if i == none {
-		if p.t.len() >= int(p.sketch.capacity) && p.sketch.capacity < p.capacity {
-			p.sketch.ensureCapacity(min(p.capacity, 2*int64(p.t.len())))
-		}
+		p.sizeSketch()
 		p.sketch.increment(key)
 		p.missesInSample++
 		i = p.t.alloc(key, cost)
@@ -427,4 +432,29 @@ func (p *TinyLFU) decreaseWindow() {
 	p.protMax -= quota
 	p.windowMax += quota
 	p.adjustment = -quota
+}
+
+// sizeSketch keeps the sketch sized for the entries the cache holds when
+// full, as Caffeine sizes it for its maximum entry count. Where costs are
+// bytes, a cache holds far fewer entries than its capacity, and a sketch
+// sized for the capacity ages its counts over ten times that many
+// requests: long after they stopped saying what is popular (a 250-entry
+// cache of 40-byte entries lost 1.6 points of hit ratio on the oltp trace
+// to it). So once the cache is half full, its entry count at full is
+// estimated from the mean cost so far and a larger sketch is folded down
+// to it; it grows only toward that estimate, which is made again if the
+// entries come to twice as many. Where every cost is 1 the estimate is the
+// capacity, and nothing changes.
+func (p *TinyLFU) sizeSketch() {
+	n := int64(p.t.len())
+	if (!p.estimated && p.t.total >= p.capacity/2 && n > 0) || (p.estimated && n >= 2*p.expected) {
+		p.estimated = true
+		p.expected = max(1, min(p.capacity, int64(float64(n)*float64(p.capacity)/float64(max(p.t.total, 1)))))
+		if p.sketch.capacity > p.expected {
+			p.sketch.fold(p.expected)
+		}
+	}
+	if n >= p.sketch.capacity && p.sketch.capacity < p.expected {
+		p.sketch.ensureCapacity(min(p.expected, 2*n))
+	}
 }

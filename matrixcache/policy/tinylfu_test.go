@@ -291,6 +291,37 @@ func TestSketch(t *testing.T) {
 		require.Greater(t, f, 0)
 		require.LessOrEqual(t, f, 7)
 	})
+	t.Run("folding keeps every count an upper bound", func(t *testing.T) {
+		var s sketch
+		s.ensureCapacity(4096)
+		before := map[uint64]int{}
+		for i := range 6000 {
+			s.increment(uint64(i*7919) % 2500)
+		}
+		for k := range uint64(2500) {
+			before[k] = s.frequency(k)
+		}
+		s.fold(300)
+		require.Len(t, s.table, 512)
+		require.EqualValues(t, 300, s.capacity)
+		require.EqualValues(t, 3000, s.sampleSize)
+		for k, f := range before {
+			require.GreaterOrEqual(t, s.frequency(k), f, "key %d", k)
+		}
+		s.fold(1000) // never grows
+		require.EqualValues(t, 300, s.capacity)
+	})
+	t.Run("nibbleMax", func(t *testing.T) {
+		for _, c := range []struct{ a, b, want uint64 }{
+			{0, 0, 0},
+			{0xf, 0x1, 0xf},
+			{0x10, 0x01, 0x11},
+			{0x0123456789abcdef, 0xfedcba9876543210, 0xfedcba98_89abcdef},
+		} {
+			require.Equal(t, c.want, nibbleMax(c.a, c.b))
+			require.Equal(t, c.want, nibbleMax(c.b, c.a))
+		}
+	})
 	t.Run("width is a power of two at least the capacity", func(t *testing.T) {
 		for _, c := range []int64{0, 1, 7, 8, 1000, 1024, 1025} {
 			var s sketch
@@ -302,4 +333,33 @@ func TestSketch(t *testing.T) {
 			require.Equal(t, 1, s.frequency(3))
 		}
 	})
+}
+
+// A cache whose costs are bytes gets a sketch sized for the entries it
+// holds, not for its capacity in bytes; one whose costs are all 1 keeps
+// the sketch sized for its capacity.
+func TestTinyLFUSketchFollowsEntries(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		capacity, cost int64
+		want           int64
+	}{
+		{"costs of 1", 1000, 1, 1000},
+		{"costs of 40 bytes", 250 * 40, 40, 250},
+		{"costs of 40 bytes, a large cache", 20000 * 40, 40, 20000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := NewTinyLFU(c.capacity)
+			var victims []uint64
+			var err error
+			for k := range uint64(4 * c.capacity / c.cost) {
+				victims, err = p.Admit(k, c.cost, victims[:0])
+				if err != nil {
+					require.ErrorIs(t, err, ErrRejected)
+				}
+			}
+			require.Equal(t, c.want, p.sketch.capacity)
+			require.Equal(t, c.want, p.expected)
+		})
+	}
 }
