@@ -285,3 +285,33 @@ func TestCommandFlagsAndEnv(t *testing.T) {
 		require.Contains(t, out.String(), s)
 	}
 }
+
+// Replayed from one goroutine, our Cache tells its policy of every access,
+// so its hit ratio is the policy's own within a fraction of a point (the
+// Cache differs only in its entry costs, bytes rather than 1, and in when
+// it sizes the policy's sketch), and its DRAM never holds more entries
+// than the capacity.
+func TestOursReplaysItsPolicy(t *testing.T) {
+	tr, err := GenerateZipf(ZipfParams{S: 1.0001, V: 10, IMax: 1_000_000, Requests: 200_000, Seed: 7})
+	require.NoError(t, err)
+	for _, capacity := range []int{300, 3000} {
+		hit := map[string]float64{}
+		for _, sys := range []system{policySystem(), func() system { s, _ := ours(); return s }()} {
+			c, err := sys.open(capacity)
+			require.NoError(t, err)
+			hits := 0
+			for _, k := range tr.Keys {
+				if c.access(k) {
+					hits++
+				}
+			}
+			if v, ok := c.(verifier); ok {
+				require.NoError(t, v.verify(), sys.name)
+			}
+			c.close()
+			hit[sys.name] = 100 * float64(hits) / float64(len(tr.Keys))
+		}
+		require.Greater(t, hit[SystemOurs], 5.0, "capacity %d", capacity)
+		require.InDelta(t, hit[SystemPolicy], hit[SystemOurs], 0.5, "capacity %d", capacity)
+	}
+}

@@ -10,7 +10,7 @@ import (
 )
 
 // AllSystems lists every system, in run order.
-var AllSystems = []string{SystemOurs, SystemOtter, SystemRistretto, SystemLRU, SystemMap}
+var AllSystems = []string{SystemOurs, SystemOtter, SystemRistretto, SystemPolicy, SystemLRU, SystemMap}
 
 // Sections of a run, in run order.
 const (

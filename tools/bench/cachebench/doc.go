@@ -1,17 +1,21 @@
 // Package cachebench is the `bench cache` benchmark. Its hit-ratio section
-// replays cache access traces through our cache policy
-// (github.com/temporalstore/temporalstore-go/matrixcache/policy) and the Go
-// in-process caches a user would otherwise pick, otter v2
-// (github.com/maypok86/otter/v2) and ristretto v2
-// (github.com/dgraph-io/ristretto/v2), plus a plain LRU for orientation,
-// and compares their hit ratios at equal capacity.
+// replays cache access traces through our matrixcache.Cache (DRAM tier
+// alone, one shard, every key costing the same bytes so that the capacity
+// holds exactly that many entries) and the Go in-process caches a user
+// would otherwise pick, otter v2 (github.com/maypok86/otter/v2) and
+// ristretto v2 (github.com/dgraph-io/ristretto/v2), and compares their hit
+// ratios at equal capacity. Two references run beside them: our DRAM
+// tier's policy alone (matrixcache/policy's TinyLFU behind a map, told of
+// every access, every cost 1), which the Cache should reproduce, and a
+// plain LRU for orientation.
 //
 // The traces are the ARC paper's OLTP trace (ARC format: "start count x x"
 // stands for the keys start..start+count-1), the LIRS paper's Glimpse and
 // loop traces (one key a line), and a Zipf trace (s=1.0001, v=10, one
 // million requests, fixed seed). Each is replayed at several capacities,
-// from a cold cache: a Get, and on a miss a Set (ours: Access when the key
-// is present, else Admit). Every system replays the same trace in the same
+// from a cold cache: a Get, and on a miss a Set (ours: GetShared, and Put
+// on a miss; the policy alone: Access when the key is present, else
+// Admit). Every system replays the same trace in the same
 // process; within each repeat they alternate. Ristretto's sampled eviction
 // is random and otter seeds its hashing at random, so every figure is
 // min/median/max over the repeats. Each cell also shows Belady's offline

@@ -7,46 +7,41 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixcache/policy"
 )
 
-// oursModule is the module of our policy, for the version in the report.
-const oursModule = "github.com/temporalstore/temporalstore-go/matrixcache"
-
-// oursMissing says why ours is not in the run ("" once it is built in).
-const oursMissing = ""
-
-// ours returns the system built on our admission and eviction policy: a
-// policy.TinyLFU behind a map that stands for the cache's table.
-func ours() (system, bool) {
+// policySystem is our DRAM tier's policy alone, a reference beside ours
+// (the Cache): policy.TinyLFU behind a map that stands for the cache's
+// table, every access told to it, every cost 1.
+func policySystem() system {
 	return system{
-		name: SystemOurs,
-		open: openOurs,
+		name: SystemPolicy,
+		open: openPolicySim,
 		settings: map[string]any{
-			"module":      oursModule,
+			"what":        "reference, not a cache: our DRAM tier's policy alone, told of every access",
 			"source_dir":  "matrixcache/policy",
 			"constructor": "policy.NewTinyLFU(capacity), cost 1 per entry",
 			"replay":      "key in the map? Access : Admit(key, 1); victims leave the map, the key enters it unless Admit rejects it (ErrRejected)",
 			"keys":        "trace keys passed as the policy's 64-bit keys (the policy mixes them itself)",
 		},
-	}, true
+	}
 }
 
-// oursCache is a simulated cache: a map of the resident keys, kept in step
-// with the policy's decisions, as the concurrent cache's table will be.
-type oursCache struct {
+// policySim is a simulated cache: a map of the resident keys, kept in step
+// with the policy's decisions, as the Cache's table is.
+type policySim struct {
 	p        *policy.TinyLFU
 	resident map[uint64]struct{}
 	victims  []uint64
 	err      error // first disagreement between the map and the policy
 }
 
-func openOurs(capacity int) (simCache, error) {
-	return &oursCache{
+func openPolicySim(capacity int) (simCache, error) {
+	return &policySim{
 		p:        policy.NewTinyLFU(int64(capacity)),
 		resident: make(map[uint64]struct{}, capacity),
 		victims:  make([]uint64, 0, 16),
 	}, nil
 }
 
-func (c *oursCache) access(key uint64) bool {
+func (c *policySim) access(key uint64) bool {
 	if _, ok := c.resident[key]; ok {
 		if !c.p.Access(key) && c.err == nil {
 			c.err = fmt.Errorf("key %d is in the map but the policy does not hold it", key)
@@ -72,7 +67,7 @@ func (c *oursCache) access(key uint64) bool {
 
 // verify reports the first disagreement seen, and checks that the map and
 // the policy hold the same number of entries within the capacity.
-func (c *oursCache) verify() error {
+func (c *policySim) verify() error {
 	if c.err != nil {
 		return c.err
 	}
@@ -85,4 +80,4 @@ func (c *oursCache) verify() error {
 	return nil
 }
 
-func (c *oursCache) close() {}
+func (c *policySim) close() {}

@@ -313,6 +313,7 @@ func summaryPairs(r *report) benchkit.Pairs {
 			benchkit.NewPair(c.Key+"_optimal_hit", c.OptimalHitPercent, 2),
 			benchkit.NewPair(c.Key+"_otter_hit", hitMedian(c, SystemOtter), 2),
 			benchkit.NewPair(c.Key+"_ristretto_hit", hitMedian(c, SystemRistretto), 2),
+			benchkit.NewPair(c.Key+"_policy_hit", hitMedian(c, SystemPolicy), 2),
 			benchkit.NewPair(c.Key+"_lru_hit", hitMedian(c, SystemLRU), 2))
 	}
 	return ps

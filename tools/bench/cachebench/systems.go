@@ -13,6 +13,9 @@ const (
 	SystemOtter     = "otter"
 	SystemRistretto = "ristretto"
 	SystemLRU       = "lru"
+	// SystemPolicy is a reference in the hit section: our DRAM tier's
+	// policy alone, told of every access (see policySystem).
+	SystemPolicy = "policy"
 	// SystemMap is a reference, not a cache: an unsynchronised Go map
 	// read, in the throughput section's Get mix only. No cache does less
 	// per hit, so its ratio to a peer bounds the ratio any cache can reach
@@ -70,6 +73,7 @@ func peerSystems() map[string]system {
 				"keys":                 "uint64 keys, hashed by ristretto's own KeyToHash",
 			},
 		},
+		SystemPolicy: policySystem(),
 		SystemLRU: {
 			name:     SystemLRU,
 			open:     func(capacity int) (simCache, error) { return newLRU(capacity), nil },
