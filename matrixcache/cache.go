@@ -730,7 +730,7 @@ func (c *Cache) readLockedVia(ctx context.Context, s *shard, h uint64, key block
 		if promote {
 			s.pol.Access(h)
 			s.hits.Add(1)
-			c.bumpHotness(e)
+			c.raiseHotness(e, hotnessMask)
 		}
 		if pin {
 			c.pinLocked(s, h)
@@ -849,8 +849,6 @@ func (c *Cache) readSSD(key blockfmt.Key, now int64) (blockfmt.Block, bool, erro
 	return c.ssd.Get(key)
 }
 
-func (c *Cache) bumpHotness(e *entry) { c.raiseHotness(e, hotnessMask) }
-
 // raiseHotness adds one to e's hotness unless it has reached ceiling (at
 // most hotnessMask). Lock-free hits raise it too, so it is atomic, and a
 // hot key stops writing it at the ceiling.
@@ -902,7 +900,7 @@ func (c *Cache) promoteLocked(ctx context.Context, s *shard, h uint64, b blockfm
 	// so, evicting this entry loses the value, which costs a later miss.
 	e := s.newEntryLocked(b.Key, b.Value, b.Kind, b.Hotness, b.ExpiresAt, slot)
 	e.persisted, e.inResident = c.ssd != nil, from == TierResident
-	c.bumpHotness(e)
+	c.raiseHotness(e, hotnessMask)
 	s.installLocked(h, e)
 	c.st.dramPromotions.Add(1)
 	c.evictLocked(ctx, s, victims, &clockReading{c: c, ns: now})

@@ -3,7 +3,6 @@ package cachebench
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache"
 	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
@@ -35,20 +34,15 @@ func ours() (system, bool) {
 // oursCache replays through a matrixcache.Cache.
 type oursCache struct {
 	c        *matrixcache.Cache
-	buf      []byte
 	capacity int
 }
 
-// oursKey is the Cache key of trace key k, built in buf.
-func oursKey(buf []byte, k uint64) blockfmt.Key {
-	buf = append(buf[:0], "key-00000000000000000000"...)
-	d := strconv.AppendUint(make([]byte, 0, 20), k, 10)
-	copy(buf[len(buf)-len(d):], d)
-	return blockfmt.StringKey(0, string(buf))
-}
+// oursKey is the Cache key of trace key k: its 20 digits make every key
+// the same size.
+func oursKey(k uint64) blockfmt.Key { return blockfmt.StringKey(0, fmt.Sprintf("key-%020d", k)) }
 
 func openOurs(capacity int) (simCache, error) {
-	cost := int64(oursKey(nil, 0).Size())
+	cost := int64(oursKey(0).Size())
 	c, err := matrixcache.New(context.Background(), matrixcache.Options{
 		SSDCapacityBytes:  matrixcache.Disabled,
 		DRAMCapacityBytes: int64(capacity) * cost,
@@ -57,12 +51,12 @@ func openOurs(capacity int) (simCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("matrixcache: %w", err)
 	}
-	return &oursCache{c: c, buf: make([]byte, 0, 24), capacity: capacity}, nil
+	return &oursCache{c: c, capacity: capacity}, nil
 }
 
 func (o *oursCache) access(k uint64) bool {
 	ctx := context.Background()
-	key := oursKey(o.buf, k)
+	key := oursKey(k)
 	if _, _, ok, _ := o.c.GetShared(ctx, key); ok {
 		return true
 	}
