@@ -239,7 +239,7 @@ func (c *conn) onePoint(p temporalstore.Point) []temporalstore.Point {
 // execIn is exec for a command in place: the connection's own (command),
 // which the engine may change while it runs.
 func (c *conn) execIn(cmd *temporalstore.Command) (temporalstore.Response, bool) {
-	cmd.Namespace, cmd.Table = c.s.opts.Namespace, c.s.opts.Table
+	cmd.Namespace, cmd.Table = c.namespace, c.table
 	r, err := c.s.opts.Engine.ExecuteInPlace(c.ctx, cmd)
 	if err != nil {
 		c.engineError(err)

@@ -150,7 +150,7 @@ func (c *conn) keyCount() int64 {
 	if err != nil {
 		return 0
 	}
-	ns, table := c.s.opts.Namespace, c.s.opts.Table
+	ns, table := c.namespace, c.table
 	if ns == "" {
 		ns = temporalstore.DefaultNamespace
 	}
@@ -213,7 +213,7 @@ func cmdInfo(c *conn, args [][]byte) {
 		"uptime_in_days:" + strconv.FormatInt(int64(up.Hours()/24), 10)},
 		// Beyond Redis's fields: the table this server serves, and the
 		// key groups a MULTI or two-key command must keep to.
-		tableInfo(c.s.opts.Engine, c.s.opts.Namespace, c.s.opts.Table)...)...)
+		tableInfo(c.s.opts.Engine, c.namespace, c.table)...)...)
 	tot := c.s.Stats()
 	section("clients", "connected_clients:"+strconv.Itoa(tot.ConnectedClients),
 		"blocked_clients:"+strconv.FormatInt(c.s.blocked.count.Load(), 10))

@@ -190,7 +190,7 @@ func cmdScan(c *conn, a [][]byte) {
 			continue
 		}
 		if typ != nil {
-			tr, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.s.opts.Namespace, Table: c.s.opts.Table, Kind: ts.KindType, Key: k})
+			tr, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: c.table, Kind: ts.KindType, Key: k})
 			if err != nil || !is(typ, string(tr.Value)) {
 				continue
 			}
@@ -207,7 +207,7 @@ func cmdScan(c *conn, a [][]byte) {
 func (c *conn) scanAll(fn func(k []byte)) error {
 	var cur uint64
 	for {
-		r, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.s.opts.Namespace, Table: c.s.opts.Table, Kind: ts.KindScan, Cursor: cur, Count: 1000})
+		r, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: c.table, Kind: ts.KindScan, Cursor: cur, Count: 1000})
 		if err != nil {
 			c.engineError(err)
 			return err
@@ -233,7 +233,7 @@ func cmdFlush(c *conn, a [][]byte) {
 		if len(batch) == 0 {
 			return true
 		}
-		_, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.s.opts.Namespace, Table: c.s.opts.Table, Kind: ts.KindDeleteKeys, Keys: batch})
+		_, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: c.table, Kind: ts.KindDeleteKeys, Keys: batch})
 		batch = batch[:0]
 		if err != nil {
 			c.engineError(err)

@@ -91,7 +91,7 @@ func (r *setRun) run(c *conn) {
 	// value changing: a Command is 784 bytes, which writing afresh for
 	// every SET cost more than the rest of the run's handling.
 	for len(r.cmds) < len(r.ends) {
-		r.cmds = append(r.cmds, ts.Command{Kind: ts.KindSet, Namespace: c.s.opts.Namespace, Table: c.s.opts.Table})
+		r.cmds = append(r.cmds, ts.Command{Kind: ts.KindSet, Namespace: c.namespace, Table: c.table})
 	}
 	from := 0
 	for i, e := range r.ends {
@@ -164,7 +164,7 @@ func (r *getRun) run(c *conn) {
 	}
 	reads := r.reads[:len(r.keys)]
 	began := c.s.clock()
-	r.vals = c.s.opts.Engine.AppendGets(c.ctx, c.s.opts.Namespace, c.s.opts.Table, r.keys, r.vals[:0], reads)
+	r.vals = c.s.opts.Engine.AppendGets(c.ctx, c.namespace, c.table, r.keys, r.vals[:0], reads)
 	failed := 0
 	for _, g := range reads {
 		switch {

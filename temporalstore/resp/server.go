@@ -241,13 +241,17 @@ type conn struct {
 	id     int64
 	name   string
 	access access
-	ctx    context.Context
-	cancel context.CancelFunc
-	quit   bool
-	since  time.Time
-	last   string // the last command's name, for CLIENT LIST
-	tx     *txState
-	watch  []watched
+	// namespace and table are the engine table the connection's keys
+	// live in (the server's, until the connection selects another
+	// database).
+	namespace, table string
+	ctx              context.Context
+	cancel           context.CancelFunc
+	quit             bool
+	since            time.Time
+	last             string // the last command's name, for CLIENT LIST
+	tx               *txState
+	watch            []watched
 	// scratch is a buffer commands read values into before replying;
 	// points one window reads put their points in (Command.Into).
 	scratch []byte
@@ -269,7 +273,7 @@ type conn struct {
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, id: s.nextID.Add(1), since: time.Now()}
+	c := &conn{s: s, nc: nc, id: s.nextID.Add(1), since: time.Now(), namespace: s.opts.Namespace, table: s.opts.Table}
 	rd, wr := rawIO(nc)
 	c.r = newReader(rd, s.opts.MaxBulk)
 	c.w.bw = bufio.NewWriterSize(wr, 16<<10)

@@ -63,7 +63,7 @@ func registerTx() {
 				return
 			}
 			for _, k := range a[1:] {
-				v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.s.opts.Namespace, c.s.opts.Table, k)
+				v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, k)
 				if err != nil {
 					c.engineError(err)
 					return
@@ -98,7 +98,7 @@ func cmdExec(c *conn, _ [][]byte) {
 	var first []byte
 	group := -1
 	check := func(k []byte) bool {
-		i, err := c.s.opts.Engine.KeyGroup(c.s.opts.Namespace, c.s.opts.Table, k)
+		i, err := c.s.opts.Engine.KeyGroup(c.namespace, c.table, k)
 		if err != nil {
 			c.engineError(err)
 			return false
@@ -133,9 +133,9 @@ func cmdExec(c *conn, _ [][]byte) {
 		return
 	}
 	outer := c.ctx
-	err := c.s.opts.Engine.Atomic(outer, c.s.opts.Namespace, c.s.opts.Table, first, func(ctx context.Context) error {
+	err := c.s.opts.Engine.Atomic(outer, c.namespace, c.table, first, func(ctx context.Context) error {
 		for _, w := range watch {
-			v, err := c.s.opts.Engine.KeyVersion(ctx, c.s.opts.Namespace, c.s.opts.Table, w.key)
+			v, err := c.s.opts.Engine.KeyVersion(ctx, c.namespace, c.table, w.key)
 			if err != nil {
 				return err
 			}
