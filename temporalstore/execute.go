@@ -307,7 +307,8 @@ func (e *Engine) ExecuteInPlace(ctx context.Context, c *Command) (Response, erro
 
 var commandPool = sync.Pool{New: func() any { return new(Command) }}
 
-func (e *Engine) execute(ctx context.Context, c *Command) (Response, error) {
+func (e *Engine) execute(ctx context.Context, c *Command) (_ Response, err error) {
+	defer e.contain(c, &err)
 	if c.Kind == KindScan {
 		return e.scan(ctx, c)
 	}
@@ -640,15 +641,18 @@ func runSetRange(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Re
 	if c.Start < 0 {
 		return Response{}, fmt.Errorf("%w: offset is out of range", ErrInvalid)
 	}
-	if c.Start+int64(len(c.Value)) > maxStringBytes {
-		return Response{}, ErrTooLarge
-	}
 	var r Response
 	err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
 		if len(c.Value) == 0 {
-			// Redis: an empty value changes nothing, and creates nothing.
+			// Redis: an empty value changes nothing, and creates nothing,
+			// whatever the offset.
 			r.Int = int64(len(old))
 			return nil, exp, shard.Keep, nil
+		}
+		// Compared without adding, which could overflow: the offset may
+		// be anything up to MaxInt64.
+		if c.Start > maxStringBytes-int64(len(c.Value)) {
+			return nil, exp, shard.Keep, ErrTooLarge
 		}
 		n := max(int64(len(old)), c.Start+int64(len(c.Value)))
 		v := make([]byte, n)

@@ -2,6 +2,7 @@ package temporalstore
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -167,4 +168,52 @@ func TestParseIntIsRedisStrict(t *testing.T) {
 		require.NoError(t, err, tc.in)
 		require.Equal(t, tc.want, n)
 	}
+}
+
+// SETRANGE's offset may be anything a client sends: offsets whose sum with
+// the value's length passes 512 MiB, or overflows int64, are refused with
+// nothing changed, and an empty value at any offset changes nothing, as in
+// Redis.
+func TestSetRangeOffsetEdges(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	e := openEngine(t, t.TempDir(), clk)
+	defer e.Close()
+	ctx := t.Context()
+	_, err := e.Execute(ctx, Command{Kind: KindSet, Key: []byte("k"), Value: []byte("abc")})
+	require.NoError(t, err)
+	cases := []struct {
+		name   string
+		start  int64
+		value  string
+		err    error
+		length int64
+	}{
+		{"max int64 offset", math.MaxInt64, "A", ErrTooLarge, 0},
+		{"offset plus length overflows", math.MaxInt64 - 1, "AB", ErrTooLarge, 0},
+		{"past 512 MiB", 5368709120, "x", ErrTooLarge, 0},
+		{"exactly at the limit", 512<<20 - 1, "xy", ErrTooLarge, 0},
+		{"negative", -1, "x", ErrInvalid, 0},
+		{"min int64", math.MinInt64, "x", ErrInvalid, 0},
+		{"empty value at max offset", math.MaxInt64, "", nil, 3},
+		{"in range", 1, "Z", nil, 3},
+	}
+	for _, tc := range cases {
+		r, err := e.Execute(ctx, Command{Kind: KindSetRange, Key: []byte("k"), Start: tc.start, Value: []byte(tc.value)})
+		if tc.err != nil {
+			require.ErrorIs(t, err, tc.err, tc.name)
+			continue
+		}
+		require.NoError(t, err, tc.name)
+		require.Equal(t, tc.length, r.Int, tc.name)
+	}
+	v, ok := get(t, e, Command{Key: []byte("k")})
+	require.True(t, ok)
+	require.Equal(t, "aZc", v)
+	// Nothing was created by the refused or empty writes to a missing key.
+	for _, start := range []int64{math.MaxInt64, 5368709120} {
+		_, err := e.Execute(ctx, Command{Kind: KindSetRange, Key: []byte("missing"), Start: start, Value: []byte("v")})
+		require.ErrorIs(t, err, ErrTooLarge)
+	}
+	_, ok = get(t, e, Command{Key: []byte("missing")})
+	require.False(t, ok)
 }
