@@ -323,7 +323,7 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		// One view serves the batch's functions in turn (a function must
 		// not keep it).
 		sc.view = View{s: s, now: s.opts.Now().UnixMilli(), pending: sc.pending}
-		cmds, err := m.fn(&sc.view)
+		cmds, err := s.evalSafely(m.fn, &sc.view)
 		if err != nil || len(cmds) == 0 {
 			m.err = err
 			continue

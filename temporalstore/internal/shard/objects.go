@@ -135,7 +135,7 @@ func (s *Shard) mutate(ctx context.Context, fn MutateFunc) error {
 		return cmp.Or(s.failed, ErrClosed)
 	}
 	v := &View{s: s, now: s.opts.Now().UnixMilli()}
-	cmds, err := fn(v)
+	cmds, err := s.evalSafely(fn, v)
 	if err != nil || len(cmds) == 0 {
 		return err
 	}
@@ -494,7 +494,7 @@ func (s *Shard) Read(ctx context.Context, fn func(v *View) error) error {
 		if s.closed {
 			return ErrClosed
 		}
-		return fn(&View{s: s, now: s.opts.Now().UnixMilli()})
+		return s.readSafely(fn, &View{s: s, now: s.opts.Now().UnixMilli()})
 	}
 	s.mu.RLock()
 	if s.closed {
@@ -504,7 +504,7 @@ func (s *Shard) Read(ctx context.Context, fn func(v *View) error) error {
 	// fn keeps no v, so views are reused rather than allocated per read.
 	v := viewPool.Get().(*View)
 	v.s, v.now = s, s.opts.Now().UnixMilli()
-	err := fn(v)
+	err := s.readSafely(fn, v)
 	s.mu.RUnlock()
 	if len(v.decoded) > 0 {
 		s.promote(v.decoded)

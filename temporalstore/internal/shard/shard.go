@@ -150,6 +150,8 @@ type Shard struct {
 	opts Options
 	dir  string
 	log  *wal.Log
+	// panics counts the panics contained in write and read functions.
+	panics atomic.Int64
 	// damagedImages counts checkpoints Open skipped as damaged, and
 	// replayed the log records it applied.
 	damagedImages, replayed int
