@@ -332,6 +332,9 @@ func (o TableOptions) Validate() error {
 type Engine struct {
 	opts Options
 
+	// panics counts the panics contain caught (Panics adds the shards').
+	panics atomic.Int64
+
 	mu     sync.RWMutex
 	tables map[tableName]*table
 	closed bool

@@ -82,6 +82,7 @@ var (
 	descCacheEvicts  = cacheDesc("evictions_total", "Entries the tier's replacement policy gave up.")
 	descCacheEntries = cacheDesc("entries", "Entries the tier holds.")
 	descCacheBytes   = cacheDesc("bytes", "Bytes the tier holds.")
+	descPanics       = prometheus.NewDesc("temporalstore_panics_total", "Panics the engine contained in its commands (each answered with an internal error, nothing changed).", nil, nil)
 	descCacheAllMiss = prometheus.NewDesc("temporalstore_cache_lookup_misses_total", "Record cache lookups no tier answered.", nil, nil)
 	engineShardDescs = []*prometheus.Desc{descKeys, descCollections, descSpilled, descCollBytes, descRecentBytes, descSpills, descLoads, descPromotions, descIndexBytes, descLiveBytes, descLogBytes, descSpaceAmp, descSegments, descRecords, descFsyncs, descFsyncTime, descWritten, descWriteAmp, descStale, descReadOnly}
 	engineCacheDescs = []*prometheus.Desc{descCacheHits, descCacheMisses, descCacheEvicts, descCacheEntries, descCacheBytes, descCacheAllMiss}
@@ -109,9 +110,11 @@ func (c engineCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range engineCacheDescs {
 		ch <- d
 	}
+	ch <- descPanics
 }
 
 func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(descPanics, prometheus.CounterValue, float64(c.e.Panics()))
 	stats, err := c.e.Stats()
 	if err == nil {
 		for _, s := range stats {
