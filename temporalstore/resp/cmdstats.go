@@ -178,6 +178,9 @@ type Stats struct {
 	CommandsProcessed int64
 	// ErrorReplies counts error replies sent since start.
 	ErrorReplies int64
+	// Panics counts the panics the server contained while serving
+	// requests (the engine counts its own: Engine.Panics).
+	Panics int64
 }
 
 // Stats returns the server's totals, as INFO stats shows them.
@@ -187,6 +190,7 @@ func (s *Server) Stats() Stats {
 		ConnectionsReceived: s.stats.connections.Load(),
 		CommandsProcessed:   s.stats.commands.Load(),
 		ErrorReplies:        s.stats.errors.Load(),
+		Panics:              s.stats.panics.Load(),
 	}
 }
 

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"strconv"
+	"strings"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 )
@@ -239,7 +240,12 @@ func interCard(kind ts.Kind) func(c *conn, a [][]byte) {
 // an array; negative counts only where allowNeg.
 func popLike(c *conn, a [][]byte, kind ts.Kind, allowNeg bool) {
 	if len(a) > 3 {
-		c.syntaxErr()
+		if kind == ts.KindLPop || kind == ts.KindRPop {
+			// Redis's list pops check their own arity.
+			c.errorf("ERR wrong number of arguments for '%s' command", strings.ToLower(string(a[0])))
+		} else {
+			c.syntaxErr()
+		}
 		return
 	}
 	cmd := ts.Command{Kind: kind, Key: a[1]}

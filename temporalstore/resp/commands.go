@@ -142,24 +142,20 @@ func (c *conn) dispatch(args [][]byte) {
 	}
 	c.last = spec.name
 	if (spec.arity > 0 && len(args) != spec.arity) || (spec.arity < 0 && len(args) < -spec.arity) {
-		c.errorf("ERR wrong number of arguments for '%s' command", spec.name)
-		c.reject(spec)
+		c.refuse(spec, fmt.Sprintf("ERR wrong number of arguments for '%s' command", spec.name))
 		return
 	}
 	if c.access == accessNone && spec.flags&flagNoAuth == 0 {
-		c.errorf("NOAUTH Authentication required.")
-		c.reject(spec)
+		c.refuse(spec, "NOAUTH Authentication required.")
 		return
 	}
 	if spec.flags&flagWrite != 0 && c.access == accessRead {
-		c.errorf("NOPERM this user has no permissions to run the '%s' command", spec.name)
-		c.reject(spec)
+		c.refuse(spec, fmt.Sprintf("NOPERM this user has no permissions to run the '%s' command", spec.name))
 		return
 	}
 	if c.tx != nil && spec.flags&flagTxControl == 0 {
 		if spec.flags&flagNoTx != 0 {
-			c.errorf("ERR Command not allowed inside a transaction")
-			c.reject(spec)
+			c.refuse(spec, "ERR Command not allowed inside a transaction")
 			return
 		}
 		// Counted when EXEC runs it.
@@ -168,6 +164,24 @@ func (c *conn) dispatch(args [][]byte) {
 		return
 	}
 	c.runTimed(spec, args)
+}
+
+// refuse answers a call of spec refused before it ran with msg, and
+// rejects it. An EXEC refused so ends the transaction, as Redis's does:
+// EXECABORT with the reason, and MULTI and the watches are gone.
+func (c *conn) refuse(spec *cmdSpec, msg string) {
+	if spec.name == "exec" && c.tx != nil {
+		code, rest, _ := strings.Cut(msg, " ")
+		if code != "ERR" {
+			rest = msg
+		}
+		c.errorf("EXECABORT Transaction discarded because of: %s", rest)
+		c.tx, c.watch = nil, nil
+		c.s.cmdStats.reject(spec)
+		return
+	}
+	c.errorf("%s", msg)
+	c.reject(spec)
 }
 
 // reject counts a call of spec refused before it ran, and fails the
@@ -183,6 +197,9 @@ func (c *conn) reject(spec *cmdSpec) {
 func (c *conn) runTimed(spec *cmdSpec, args [][]byte) {
 	before := c.errReplies
 	start := c.s.clock()
+	if c.s.opts.faults.command != nil {
+		c.s.opts.faults.command(args)
+	}
 	spec.run(c, args)
 	d := c.s.clock() - start - c.blockedFor
 	c.blockedFor = 0
@@ -278,7 +295,12 @@ func (c *conn) engineError(err error) {
 	case errors.Is(err, temporalstore.ErrCrossShard):
 		c.errorf("CROSSSLOT Keys in request don't hash to the same shard (give them a common {hash tag})")
 	case errors.Is(err, temporalstore.ErrTooLarge):
-		c.errorf("ERR string exceeds maximum allowed size (%s)", detail(temporalstore.ErrTooLarge))
+		limit := detail(temporalstore.ErrTooLarge)
+		if limit == "" || limit == msg {
+			// The 512 MiB string limit, which Redis names by its setting.
+			limit = "proto-max-bulk-len"
+		}
+		c.errorf("ERR string exceeds maximum allowed size (%s)", limit)
 	case errors.Is(err, temporalstore.ErrReadOnly):
 		c.errorf("READONLY You can't write against a read only shard.")
 	case errors.Is(err, temporalstore.ErrInvalid):

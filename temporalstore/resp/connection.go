@@ -250,6 +250,7 @@ func cmdInfo(c *conn, args [][]byte) {
 		"total_connections_received:"+strconv.FormatInt(tot.ConnectionsReceived, 10),
 		"total_commands_processed:"+strconv.FormatInt(tot.CommandsProcessed, 10),
 		"total_error_replies:"+strconv.FormatInt(tot.ErrorReplies, 10),
+		"contained_panics:"+strconv.FormatInt(tot.Panics+c.s.opts.Engine.Panics(), 10),
 		"engine_keys:"+strconv.FormatInt(keys, 10),
 		"engine_index_bytes:"+strconv.FormatInt(index, 10),
 		"engine_log_bytes:"+strconv.FormatInt(logBytes, 10))

@@ -62,7 +62,11 @@ var everyCommandSteps = map[string][]step{
 		ok("OK", "FLUSHALL", "ASYNC"), bad("ERR syntax error", "FLUSHALL", "LATER")},
 	"multi": {ok("OK", "MULTI"), ok("QUEUED", "SET", "multi:k", "v"), ok([]any{"OK"}, "EXEC"),
 		ok("OK", "MULTI"), bad("ERR MULTI calls can not be nested", "MULTI"), ok("OK", "DISCARD")},
-	"exec":    {bad("ERR EXEC without MULTI", "EXEC")},
+	"exec": {bad("ERR EXEC without MULTI", "EXEC"),
+		// A refused EXEC ends the transaction, as in Redis.
+		ok("OK", "MULTI"), ok("QUEUED", "SET", "exec:k", "v"),
+		bad("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command", "EXEC", "now"),
+		ok("OK", "MULTI"), ok("OK", "DISCARD"), ok(nil, "GET", "exec:k")},
 	"discard": {bad("ERR DISCARD without MULTI", "DISCARD")},
 	"watch": {ok("OK", "WATCH", "watch:k"), ok("OK", "SET", "watch:k", "changed"), ok("OK", "MULTI"),
 		ok("QUEUED", "GET", "watch:k"), ok(nil, "EXEC"), ok("OK", "MULTI"), bad("ERR WATCH inside MULTI is not allowed", "WATCH", "watch:k"), ok("OK", "DISCARD")},

@@ -2,6 +2,7 @@ package resp
 
 import (
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+	"math"
 )
 
 func registerLists() {
@@ -103,6 +104,11 @@ func cmdLPos(c *conn, a [][]byte) {
 		case is(a[i], "rank"):
 			if n == 0 {
 				c.errorf("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
+				return
+			}
+			if n == math.MinInt64 {
+				// Its negation, the rank from the end, does not exist.
+				c.errorf("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
 				return
 			}
 			cmd.Rank = n

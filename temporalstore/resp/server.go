@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,8 @@ type Options struct {
 	// to whole milliseconds, as Redis's latency-monitor-threshold.
 	// Default: 0, off (Redis's default); CONFIG SET changes it.
 	LatencyMonitorThreshold time.Duration
+
+	faults faults
 }
 
 // Server serves RESP connections.
@@ -88,8 +91,20 @@ type Server struct {
 	saving   atomic.Bool
 }
 
+// faults are functions tests set to raise faults at a layer; nil in use.
+type faults struct {
+	// parse runs as each request is read; command before each
+	// command runs; write before each write to a connection's socket,
+	// with the bytes.
+	parse   func()
+	command func(args [][]byte)
+	write   func(p []byte)
+}
+
 type serverStats struct {
 	connections, commands, errors atomic.Int64
+	// panics counts the panics contained while serving requests.
+	panics atomic.Int64
 	// errorCodes counts the error replies by code (INFO errorstats).
 	errorCodes errorCodes
 }
@@ -248,10 +263,12 @@ type conn struct {
 	ctx              context.Context
 	cancel           context.CancelFunc
 	quit             bool
-	since            time.Time
-	last             string // the last command's name, for CLIENT LIST
-	tx               *txState
-	watch            []watched
+	// parsing is set while a request is being read.
+	parsing bool
+	since   time.Time
+	last    string // the last command's name, for CLIENT LIST
+	tx      *txState
+	watch   []watched
 	// scratch is a buffer commands read values into before replying;
 	// points one window reads put their points in (Command.Into).
 	scratch []byte
@@ -276,7 +293,8 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	c := &conn{s: s, nc: nc, id: s.nextID.Add(1), since: time.Now(), namespace: s.opts.Namespace, table: s.opts.Table}
 	rd, wr := rawIO(nc)
 	c.r = newReader(rd, s.opts.MaxBulk)
-	c.w.bw = bufio.NewWriterSize(wr, 16<<10)
+	c.w.out = &countWriter{w: wr, fail: s.opts.faults.write}
+	c.w.bw = bufio.NewWriterSize(c.w.out, 16<<10)
 	c.access = accessWrite
 	if s.authRequired() {
 		c.access = accessNone
@@ -288,53 +306,102 @@ func (s *Server) newConn(nc net.Conn) *conn {
 func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.cancel()
-	var sets setRun
-	var gets getRun
+	var st serveState
+	for !c.quit && c.serveNext(&st) {
+	}
+}
+
+// serveState is what serveNext keeps from one request to the next.
+type serveState struct {
+	sets setRun
+	gets getRun
 	// A request read while gathering a run, which ended it: it is
 	// handled next, after the run's replies.
-	var pending [][]byte
-	var pendingErr error
-	havePending := false
-	for !c.quit {
-		var args [][]byte
-		var err error
-		if havePending {
-			args, err, havePending = pending, pendingErr, false
-		} else {
-			args, err = c.r.next()
+	pending     [][]byte
+	pendingErr  error
+	havePending bool
+}
+
+// serveNext reads and answers one request (or a pipelined run of them),
+// and reports whether the connection goes on. A panic anywhere in it (the
+// parser, a command, the reply writer) is contained here: see contain.
+func (c *conn) serveNext(st *serveState) (more bool) {
+	mark := c.w.produced()
+	defer func() {
+		if r := recover(); r != nil {
+			more = c.contain(r, mark, st)
 		}
-		if err != nil {
-			if errors.Is(err, ErrProtocol) {
-				c.w.err("ERR Protocol error" + strings.TrimPrefix(err.Error(), ErrProtocol.Error()))
-				c.w.bw.Flush()
-			} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.ErrUnexpectedEOF) {
-				c.s.opts.Logger.Debug("resp: read", "remote", c.nc.RemoteAddr().String(), "err", err)
-			}
-			c.w.bw.Flush()
-			return
+	}()
+	var args [][]byte
+	var err error
+	if st.havePending {
+		args, err, st.havePending = st.pending, st.pendingErr, false
+	} else {
+		c.parsing = true
+		args, err = c.r.next()
+		if c.s.opts.faults.parse != nil && err == nil {
+			c.s.opts.faults.parse()
 		}
-		if len(args) == 0 {
-			continue
-		}
-		if r := c.runFor(args, &sets, &gets); r != nil && c.r.br.Buffered() > 0 {
-			// Pipelined plain SETs, or GETs, already buffered are
-			// gathered and run together.
-			pending, havePending, pendingErr = c.gather(r, args)
-		} else {
-			c.s.stats.commands.Add(1)
-			c.dispatch(args)
-		}
-		// Flush once nothing more is buffered: a pipeline's replies go
-		// out in one write.
-		if !havePending && (c.r.br.Buffered() == 0 || c.quit) {
-			if err := c.w.bw.Flush(); err != nil {
-				return
-			}
-			// No yield here: a yielded connection waits on the
-			// scheduler's global queue, where under a saturated load of
-			// GETs one in a million calls waited 80–380 ms.
-		}
+		c.parsing = false
 	}
+	if err != nil {
+		if errors.Is(err, ErrProtocol) {
+			c.w.err("ERR Protocol error" + strings.TrimPrefix(err.Error(), ErrProtocol.Error()))
+			c.w.bw.Flush()
+		} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			c.s.opts.Logger.Debug("resp: read", "remote", c.nc.RemoteAddr().String(), "err", err)
+		}
+		c.w.bw.Flush()
+		return false
+	}
+	if len(args) == 0 {
+		return true
+	}
+	mark = c.w.produced()
+	if r := c.runFor(args, &st.sets, &st.gets); r != nil && c.r.br.Buffered() > 0 {
+		// Pipelined plain SETs, or GETs, already buffered are
+		// gathered and run together.
+		st.pending, st.havePending, st.pendingErr = c.gather(r, args)
+	} else {
+		c.s.stats.commands.Add(1)
+		c.dispatch(args)
+	}
+	// Flush once nothing more is buffered: a pipeline's replies go
+	// out in one write.
+	if !st.havePending && (c.r.br.Buffered() == 0 || c.quit) {
+		if err := c.w.bw.Flush(); err != nil {
+			return false
+		}
+		// No yield here: a yielded connection waits on the
+		// scheduler's global queue, where under a saturated load of
+		// GETs one in a million calls waited 80–380 ms.
+	}
+	return true
+}
+
+// contain handles a panic raised while serving a request: the stack is
+// logged, the panic counted (INFO, respprom), and the client gets an error
+// reply. The engine contains its own panics before anything is logged, so
+// what gets here is the server's: the connection goes on when no byte of
+// the request's reply had been produced, and is closed otherwise (its
+// reply stream would be out of step), as it is after a parser's panic.
+func (c *conn) contain(r any, mark int64, st *serveState) (more bool) {
+	c.s.stats.panics.Add(1)
+	c.s.opts.Logger.Error("resp: a request panicked; contained", "remote", c.nc.RemoteAddr().String(),
+		"command", c.last, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	// A panic may leave a run half gathered, or a transaction half run.
+	st.sets, st.gets, st.havePending = setRun{}, getRun{}, false
+	c.inExec, c.blockedFor = false, 0
+	clean := c.w.produced() == mark && !c.parsing
+	// The reply may be what panicked (its write to the socket): a panic
+	// while answering closes the connection without another try.
+	defer func() {
+		if recover() != nil {
+			more = false
+		}
+	}()
+	c.errorf("ERR internal error: %v", r)
+	return c.w.bw.Flush() == nil && clean
 }
 
 // errorf writes an error reply and counts it.

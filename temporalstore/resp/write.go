@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bufio"
+	"io"
 	"math"
 	"strconv"
 )
@@ -10,9 +11,35 @@ import (
 // after HELLO 3. The RESP3-only types degrade as Redis degrades them.
 type writer struct {
 	bw    *bufio.Writer
+	out   *countWriter
 	resp3 bool
 	num   [32]byte
 	fnum  [32]byte // a double's digits, apart from num, which header uses
+}
+
+// countWriter counts the bytes written to the connection.
+type countWriter struct {
+	w    io.Writer
+	n    int64
+	fail func([]byte) // a test's fault, raised before each write
+}
+
+func (cw *countWriter) Write(p []byte) (int, error) {
+	if cw.fail != nil {
+		cw.fail(p)
+	}
+	n, err := cw.w.Write(p)
+	cw.n += int64(n)
+	return n, err
+}
+
+// produced is how many bytes of replies the writer has taken: written to
+// the connection or buffered.
+func (w *writer) produced() int64 {
+	if w.out == nil {
+		return int64(w.bw.Buffered())
+	}
+	return w.out.n + int64(w.bw.Buffered())
 }
 
 // room returns the buffer's free space, empty, with at least n bytes of
