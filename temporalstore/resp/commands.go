@@ -104,6 +104,7 @@ func init() {
 	registerRandom()
 	registerBits()
 	registerBlocking()
+	registerIntrospection()
 	setSpec, getSpec = commands["set"], commands["get"]
 	for name, d := range commandDocs {
 		if s := commands[name]; s != nil {

@@ -380,6 +380,30 @@ func cmdClient(c *conn, args [][]byte) {
 		}
 	case is(args[1], "id") && len(args) == 2:
 		c.w.int(c.id)
+	case (is(args[1], "no-evict") || is(args[1], "no-touch")) && len(args) == 3:
+		// Nothing is evicted, and access times are not kept: both modes
+		// are what the server does anyway.
+		if !is(args[2], "on") && !is(args[2], "off") {
+			c.syntaxErr()
+			return
+		}
+		c.w.ok()
+	case is(args[1], "reply") && len(args) == 3:
+		switch {
+		case is(args[2], "on"):
+			if c.reply == replyOn {
+				c.w.ok()
+			}
+			c.reply = replyOn // dispatchQuiet answers when replies were off
+		case is(args[2], "off"):
+			c.reply = replyOff
+		case is(args[2], "skip"):
+			if c.reply != replyOff {
+				c.reply = replySkipNext
+			}
+		default:
+			c.syntaxErr()
+		}
 	case is(args[1], "setinfo") && len(args) == 4:
 		c.w.ok() // lib-name and lib-ver: accepted, not kept
 	case is(args[1], "info") && len(args) == 2:
@@ -447,7 +471,10 @@ func cmdConfig(c *conn, args [][]byte) {
 		c.errorf("ERR CONFIG %s is not supported", strings.ToUpper(string(args[1])))
 		return
 	}
-	known := map[string]string{"save": "", "appendonly": "no", "databases": "1", "maxmemory": "0"}
+	known := c.s.settings.all()
+	for name, v := range map[string]string{"save": "", "appendonly": "no", "databases": "1", "maxmemory": "0"} {
+		known[name] = v
+	}
 	for name, t := range c.s.tunables() {
 		known[name] = strconv.FormatInt(t.get(), 10)
 	}
@@ -510,15 +537,31 @@ func configSet(c *conn, args [][]byte) {
 	}
 	tunables := c.s.tunables()
 	values := map[string]int64{}
+	ignored := map[*setting]string{}
+	seen := map[string]bool{}
 	for i := 2; i < len(args); i += 2 {
 		name := strings.ToLower(string(args[i]))
+		if seen[name] {
+			c.errorf("ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", name)
+			return
+		}
+		seen[name] = true
+		if st := c.s.settings.lookup(name); st != nil {
+			if _, dup := ignored[st]; dup {
+				c.errorf("ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", name)
+				return
+			}
+			v, err := st.parse(string(args[i+1]))
+			if err != nil {
+				c.errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, err)
+				return
+			}
+			ignored[st] = v
+			continue
+		}
 		t, ok := tunables[name]
 		if !ok {
 			c.errorf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", args[i])
-			return
-		}
-		if _, dup := values[name]; dup {
-			c.errorf("ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", name)
 			return
 		}
 		v, err := strconv.ParseInt(string(args[i+1]), 10, 64)
@@ -535,6 +578,7 @@ func configSet(c *conn, args [][]byte) {
 	for name, v := range values {
 		tunables[name].set(v)
 	}
+	c.s.settings.set(ignored)
 	c.w.ok()
 }
 

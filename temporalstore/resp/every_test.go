@@ -62,6 +62,11 @@ var everyCommandSteps = map[string][]step{
 		ok("OK", "FLUSHALL", "ASYNC"), bad("ERR syntax error", "FLUSHALL", "LATER")},
 	"multi": {ok("OK", "MULTI"), ok("QUEUED", "SET", "multi:k", "v"), ok([]any{"OK"}, "EXEC"),
 		ok("OK", "MULTI"), bad("ERR MULTI calls can not be nested", "MULTI"), ok("OK", "DISCARD")},
+	"object": {ok("OK", "SET", "object:k", "12"), ok("int", "OBJECT", "ENCODING", "object:k"), ok(nil, "OBJECT", "ENCODING", "object:none"),
+		bad("ERR unknown subcommand 'NOSUCH'", "OBJECT", "NOSUCH", "object:k")},
+	"memory": {ok(int64(1), "RPUSH", "memory:l", "a"), ok(anyReply, "MEMORY", "USAGE", "memory:l"), ok(nil, "MEMORY", "USAGE", "memory:none"),
+		bad("ERR syntax error", "MEMORY", "USAGE", "memory:l", "SAMPLES")},
+	"debug": {ok("OK", "DEBUG", "SLEEP", "0"), ok(anyReply, "DEBUG", "HELP"), bad("ERR unknown subcommand", "DEBUG", "SEGFAULT")},
 	"exec": {bad("ERR EXEC without MULTI", "EXEC"),
 		// A refused EXEC ends the transaction, as in Redis.
 		ok("OK", "MULTI"), ok("QUEUED", "SET", "exec:k", "v"),

@@ -22,6 +22,8 @@ type pipelineRun interface {
 // runFor returns the run args start, or nil for a command run alone.
 func (c *conn) runFor(args [][]byte, sets *setRun, gets *getRun) pipelineRun {
 	switch {
+	case c.reply != replyOn:
+		return nil
 	case c.plainSet(args):
 		return sets
 	case c.plainGet(args):

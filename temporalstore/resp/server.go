@@ -89,6 +89,8 @@ type Server struct {
 	// runs.
 	lastSave atomic.Int64
 	saving   atomic.Bool
+	// settings are Redis's parameters that are accepted and ignored.
+	settings *settings
 }
 
 // faults are functions tests set to raise faults at a layer; nil in use.
@@ -134,6 +136,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmdStats: newCommandStats(),
 		slowlog: newSlowlog(opts.SlowlogThreshold, opts.SlowlogMaxLen), latency: newLatencyMonitor(opts.LatencyMonitorThreshold)}
+	s.settings = newSettings()
 	s.lastSave.Store(s.started.Unix())
 	return s, nil
 }
@@ -263,6 +266,10 @@ type conn struct {
 	ctx              context.Context
 	cancel           context.CancelFunc
 	quit             bool
+	// bw is the connection's reply buffer (the writer's, unless CLIENT
+	// REPLY drops replies); reply is CLIENT REPLY's mode.
+	bw    *bufio.Writer
+	reply replyMode
 	// parsing is set while a request is being read.
 	parsing bool
 	since   time.Time
@@ -294,7 +301,8 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	rd, wr := rawIO(nc)
 	c.r = newReader(rd, s.opts.MaxBulk)
 	c.w.out = &countWriter{w: wr, fail: s.opts.faults.write}
-	c.w.bw = bufio.NewWriterSize(c.w.out, 16<<10)
+	c.bw = bufio.NewWriterSize(c.w.out, 16<<10)
+	c.w.bw = c.bw
 	c.access = accessWrite
 	if s.authRequired() {
 		c.access = accessNone
@@ -364,7 +372,11 @@ func (c *conn) serveNext(st *serveState) (more bool) {
 		st.pending, st.havePending, st.pendingErr = c.gather(r, args)
 	} else {
 		c.s.stats.commands.Add(1)
-		c.dispatch(args)
+		if c.reply == replyOn {
+			c.dispatch(args)
+		} else {
+			c.dispatchQuiet(args)
+		}
 	}
 	// Flush once nothing more is buffered: a pipeline's replies go
 	// out in one write.
@@ -377,6 +389,35 @@ func (c *conn) serveNext(st *serveState) (more bool) {
 		// GETs one in a million calls waited 80–380 ms.
 	}
 	return true
+}
+
+// replyMode is CLIENT REPLY's state.
+type replyMode uint8
+
+const (
+	replyOn       replyMode = iota
+	replyOff                // no reply until CLIENT REPLY ON
+	replySkipNext           // the next command's reply is dropped
+	replySkipping           // the command running's reply is dropped
+)
+
+// dispatchQuiet is dispatch while CLIENT REPLY is OFF or SKIP: the
+// command's replies go nowhere. CLIENT REPLY ON answers OK.
+func (c *conn) dispatchQuiet(args [][]byte) {
+	if c.reply == replySkipNext {
+		c.reply = replySkipping
+	}
+	was := c.reply
+	c.w.bw = bufio.NewWriterSize(io.Discard, 512)
+	defer func() { c.w.bw = c.bw }()
+	c.dispatch(args)
+	c.w.bw = c.bw
+	switch {
+	case was == replyOff && c.reply == replyOn:
+		c.w.ok()
+	case c.reply == replySkipping:
+		c.reply = replyOn
+	}
 }
 
 // contain handles a panic raised while serving a request: the stack is
