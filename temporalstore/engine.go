@@ -523,6 +523,11 @@ func (e *Engine) openTable(namespace, name string, opts TableOptions) (*table, e
 			t.close()
 			return nil, fmt.Errorf("temporalstore: open %s/%s shard %d: %w", namespace, name, i, err)
 		}
+		if skipped := s.Skipped(); len(skipped) > 0 {
+			// Each panicked when applied: an engine bug, to report.
+			e.opts.Logger.Warn("temporalstore: shard skips log records that panicked when applied",
+				"namespace", namespace, "table", name, "shard", i, "records", skipped)
+		}
 		t.shards = append(t.shards, s)
 	}
 	return t, nil

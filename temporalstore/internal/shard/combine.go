@@ -393,11 +393,32 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		}
 		return deferred
 	}
+	var poisoned map[string]bool // keys whose record in this batch was skipped
 	for i, st := range stages {
-		if setsKeys(st.cmds) {
-			s.keepWrittenLocked(first+uint64(i), bytes.Clone(recs[i]), len(st.cmds))
+		idx := first + uint64(i)
+		if st.m.key != nil && poisoned[keyView(st.m.key)] {
+			// It was decided over the skipped write's effect (the
+			// batch's view folds a key's writes): it is skipped too.
+			st.m.err = fmt.Errorf("%w: an earlier write to its key in the same batch failed", ErrInternal)
+			if err := s.skipLocked(idx); err != nil {
+				s.failLocked(err, idx)
+				st.m.err = err
+			}
+			s.applied = idx
+			continue
 		}
-		s.applyRecordLocked(first+uint64(i), recordShare(len(recs[i]), len(st.cmds)), st.cmds)
+		if setsKeys(st.cmds) {
+			s.keepWrittenLocked(idx, bytes.Clone(recs[i]), len(st.cmds))
+		}
+		if err := s.applyRecordLocked(idx, recordShare(len(recs[i]), len(st.cmds)), st.cmds); err != nil {
+			st.m.err = err
+			if st.m.key != nil {
+				if poisoned == nil {
+					poisoned = map[string]bool{}
+				}
+				poisoned[keyView(st.m.key)] = true
+			}
+		}
 	}
 	if s.waiting > 0 {
 		s.turn.Broadcast()

@@ -143,6 +143,10 @@ type Options struct {
 	// write spills the collections least recently used to the log (see
 	// Spill). Default: nil, collections stay resident.
 	Collections *Budget
+
+	// applyFault, when set (tests), runs before each command is applied,
+	// live or replayed: a panic in it is a bug in the apply.
+	applyFault func(idx uint64, c *command.Command)
 }
 
 // Shard is one shard's log, index and state.
@@ -231,6 +235,9 @@ type Shard struct {
 	spill spillState
 	// comb queues read-modify-writes (combine.go).
 	comb combiner
+	// skipped are the records left out of the state: each panicked when
+	// applied (skipped.go). Under mu once open.
+	skipped map[uint64]struct{}
 	// afterAppend, when set (by tests), is called by a plain write once
 	// the log has given its record an index, before it is applied.
 	afterAppend func(idx uint64)
@@ -285,20 +292,57 @@ func Open(dir string, opts Options) (*Shard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shard: open log: %w", err)
 	}
-	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0), pending: map[uint64]*pendingRecord{}, recordRefs: map[uint64]int32{}, sparse: map[uint64]struct{}{}}
-	s.turn = sync.NewCond(&s.mu)
-	if opts.RecentBytes > 0 {
-		s.recent = newRecentRecords(opts.RecentBytes, opts.RecentPool)
-	}
-	st, err := s.loadImage()
+	skipped, err := readSkipped(dir)
 	if err != nil {
 		l.Close()
 		return nil, err
 	}
-	from := l.FirstIndex()
+	for {
+		s := newShard(opts, dir, l, skipped)
+		err := s.load(0)
+		var rp *replayPanic
+		if errors.As(err, &rp) {
+			// A record that panics when applied is skipped, as it was
+			// when it panicked live (its writer got an error), and the
+			// load starts again without it: each pass skips one more.
+			s.objDelta(-s.spill.bytes)
+			skipped[rp.index] = struct{}{}
+			if err := writeSkipped(dir, skipped); err != nil {
+				l.Close()
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			s.objDelta(-s.spill.bytes)
+			l.Close()
+			return nil, err
+		}
+		s.applied = l.LastIndex()
+		return s, nil
+	}
+}
+
+// newShard is a shard over log l with nothing loaded.
+func newShard(opts Options, dir string, l *wal.Log, skipped map[uint64]struct{}) *Shard {
+	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0), pending: map[uint64]*pendingRecord{}, recordRefs: map[uint64]int32{}, sparse: map[uint64]struct{}{}, skipped: skipped}
+	s.turn = sync.NewCond(&s.mu)
+	if opts.RecentBytes > 0 {
+		s.recent = newRecentRecords(opts.RecentBytes, opts.RecentPool)
+	}
+	return s
+}
+
+// load fills s from its newest usable image and the log's records after
+// it, up to record upTo (0: to the log's end), records in skipped left out.
+func (s *Shard) load(upTo uint64) error {
+	st, err := s.loadImage()
+	if err != nil {
+		return err
+	}
+	from := s.log.FirstIndex()
 	if st == nil && from > 1 {
-		l.Close()
-		return nil, fmt.Errorf("%w: the log starts at record %d", ErrNoImage, from)
+		return fmt.Errorf("%w: the log starts at record %d", ErrNoImage, from)
 	}
 	if st != nil {
 		s.index, from, s.liveBytes, s.checkpointed = st.index, st.applied+1, st.live, st.applied
@@ -320,28 +364,42 @@ func Open(dir string, opts Options) (*Shard, error) {
 			}
 		}
 	}
-	if err := s.replay(from); err != nil {
-		l.Close()
-		return nil, err
-	}
-	s.applied = l.LastIndex()
-	return s, nil
+	return s.replay(from, upTo)
 }
 
 func hashKey(key []byte) uint64 { return xxhash.Sum64(key) }
 
-// replay applies the log's records from index from on, in order.
-func (s *Shard) replay(from uint64) error {
+// replay applies the log's records from index from on, in order, up to
+// upTo (0: the last), leaving out the skipped ones. A record whose apply
+// panics ends it with a *replayPanic.
+func (s *Shard) replay(from, upTo uint64) (err error) {
 	it := s.log.Iterator(from)
 	defer it.Close()
+	var at uint64
+	defer func() {
+		if r := recover(); r != nil {
+			s.panics.Add(1)
+			err = &replayPanic{index: at, value: r}
+		}
+	}()
 	for it.Next() {
+		at = it.Index()
+		if upTo != 0 && at > upTo {
+			break
+		}
+		if _, skip := s.skipped[at]; skip {
+			continue
+		}
 		cmds, err := command.Decode(it.Value())
 		if err != nil {
-			return fmt.Errorf("shard: record %d: %w", it.Index(), err)
+			return fmt.Errorf("shard: record %d: %w", at, err)
 		}
 		share := recordShare(len(it.Value()), len(cmds))
 		for pos := range cmds {
-			s.applyLocked(it.Index(), command.Loc{Pos: pos, Offset: cmds[pos].Offset}, share, &cmds[pos].Command)
+			if f := s.opts.applyFault; f != nil {
+				f(at, &cmds[pos].Command)
+			}
+			s.applyLocked(at, command.Loc{Pos: pos, Offset: cmds[pos].Offset}, share, &cmds[pos].Command)
 		}
 		s.replayed++
 	}
@@ -702,12 +760,15 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	if !tx {
 		s.mu.RLock()
 	}
-	closed := s.closed
+	closed, failed := s.closed, s.failed
 	if !tx {
 		s.mu.RUnlock()
 	}
 	if closed {
 		return ErrClosed
+	}
+	if failed != nil {
+		return failed
 	}
 	// Inside Exclusive the gate and the lock are held already: this
 	// goroutine's writes are the only ones.
@@ -792,7 +853,7 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 		}
 		return s.failed
 	}
-	return nil
+	return p.err
 }
 
 // failLocked records the log's permanent failure err, met by an append
@@ -814,11 +875,18 @@ type pendingRecord struct {
 	cmds    []command.Command
 	share   int64
 	applied bool
+	// err is the apply's error: the record panicked and was skipped.
+	err error
 }
 
 // applyRecordLocked applies the commands of the record at idx, counts
 // their payload, and makes idx the applied index.
-func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Command) {
+func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Command) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = s.applyPanickedLocked(idx, r)
+		}
+	}()
 	off := 0 // a one-command record's command has no offset
 	if len(cmds) > 1 {
 		off = command.BatchOffset(len(cmds)) // encodeRecord's layout
@@ -826,6 +894,9 @@ func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Comman
 	for pos := range cmds {
 		if pos%stringBatch == 0 && len(cmds) >= touchMinCommands {
 			s.touchKeysLocked(cmds[pos:min(len(cmds), pos+stringBatch)])
+		}
+		if f := s.opts.applyFault; f != nil {
+			f(idx, &cmds[pos])
 		}
 		s.applyLocked(idx, command.Loc{Pos: pos, Offset: off}, share, &cmds[pos])
 		if off > 0 {
@@ -837,6 +908,7 @@ func (s *Shard) applyRecordLocked(idx uint64, share int64, cmds []command.Comman
 		}
 	}
 	s.applied = idx
+	return nil
 }
 
 // touchMinCommands is the fewest commands of a record whose keys are
@@ -944,8 +1016,11 @@ func (s *Shard) applyReadyLocked() {
 		if p == nil {
 			break
 		}
+		if s.lost != 0 && idx >= s.lost {
+			break // never applied: a failure came before it
+		}
 		delete(s.pending, idx)
-		s.applyRecordLocked(idx, p.share, p.cmds)
+		p.err = s.applyRecordLocked(idx, p.share, p.cmds)
 		p.applied = true
 		n++
 	}
