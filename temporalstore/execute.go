@@ -308,7 +308,15 @@ func (e *Engine) ExecuteInPlace(ctx context.Context, c *Command) (Response, erro
 var commandPool = sync.Pool{New: func() any { return new(Command) }}
 
 func (e *Engine) execute(ctx context.Context, c *Command) (_ Response, err error) {
-	defer e.contain(c, &err)
+	// A panic becomes this command's error (panic.go); a closure rather
+	// than a call taking &err, which would move err to the heap.
+	defer func() {
+		if r := recover(); r != nil {
+			err = e.recovered(c, r)
+		} else if err != nil {
+			err = e.shardPanic(c, err)
+		}
+	}()
 	if c.Kind == KindScan {
 		return e.scan(ctx, c)
 	}

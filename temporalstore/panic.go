@@ -28,19 +28,21 @@ func (e *Engine) Panics() int64 {
 	return n
 }
 
-// contain is deferred by the entry points that run a command: a panic
-// becomes ErrInternal, and a panic a shard contained is logged with its
-// stack and reported the same way.
-func (e *Engine) contain(c *Command, err *error) {
-	if r := recover(); r != nil {
-		e.panics.Add(1)
-		e.opts.Logger.Error("temporalstore: a command panicked; contained", "kind", string(c.Kind), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		*err = fmt.Errorf("%w: %v", ErrInternal, r)
-		return
-	}
+// recovered turns a panic a command raised into its error, logging the
+// stack and counting it.
+func (e *Engine) recovered(c *Command, r any) error {
+	e.panics.Add(1)
+	e.opts.Logger.Error("temporalstore: a command panicked; contained", "kind", string(c.Kind), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	return fmt.Errorf("%w: %v", ErrInternal, r)
+}
+
+// shardPanic reports a panic a shard contained (it counted it) as
+// ErrInternal, its stack logged; other errors are returned as they are.
+func (e *Engine) shardPanic(c *Command, err error) error {
 	var pe *shard.PanicError
-	if *err != nil && errors.As(*err, &pe) {
-		e.opts.Logger.Error("temporalstore: a command panicked in its shard; contained", "kind", string(c.Kind), "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
-		*err = fmt.Errorf("%w: %v", ErrInternal, pe.Value)
+	if !errors.As(err, &pe) {
+		return err
 	}
+	e.opts.Logger.Error("temporalstore: a command panicked in its shard; contained", "kind", string(c.Kind), "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+	return fmt.Errorf("%w: %w", ErrInternal, err)
 }

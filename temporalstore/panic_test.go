@@ -1,9 +1,12 @@
 package temporalstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,7 +52,10 @@ func TestEnginePanicsAreContained(t *testing.T) {
 	withPanickingKinds(t)
 	dir := t.TempDir()
 	clk := testclock.New(time.Unix(1_764_460_800, 0))
-	e := openEngine(t, dir, clk)
+	logs := &lockedBuffer{}
+	opts := Options{Dir: dir, Now: clk.Now, Logger: slog.New(slog.NewTextHandler(logs, nil))}
+	e, err := Open(t.Context(), opts)
+	require.NoError(t, err)
 	ctx := t.Context()
 	const workers, each, keys = 8, 60, 3
 	var wg sync.WaitGroup
@@ -70,6 +76,8 @@ func TestEnginePanicsAreContained(t *testing.T) {
 	}
 	wg.Wait()
 	require.Equal(t, int64(workers*each), e.Panics())
+	out := logs.String()
+	require.True(t, strings.Contains(out, "panicked in its shard") && strings.Contains(out, "panic_test.go"), "the stacks are logged")
 	state := func(e *Engine) map[string]string {
 		out := map[string]string{}
 		total := 0
@@ -86,7 +94,26 @@ func TestEnginePanicsAreContained(t *testing.T) {
 	}
 	before := state(e)
 	require.NoError(t, e.Close())
-	e = openEngine(t, dir, clk)
+	e, err = Open(t.Context(), opts)
+	require.NoError(t, err)
 	defer e.Close()
 	require.Equal(t, before, state(e))
+}
+
+// lockedBuffer is a log sink written from many goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
