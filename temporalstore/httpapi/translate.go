@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -170,6 +171,9 @@ func translate(w *Command, namespace, table, tenant string) (call, error) {
 			return cl, nil
 		}
 	}
+	if err := durationsInRange(w); err != nil {
+		return cl, err
+	}
 	var err error
 	if orig, ok := originalKinds[w.Kind]; ok {
 		cl.orig = true
@@ -199,6 +203,26 @@ func needField(name string, present bool) error {
 }
 
 func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// maxDurationMs is the longest duration in milliseconds a time.Duration
+// holds (292 years): a longer one would wrap around when converted.
+const maxDurationMs = math.MaxInt64 / int64(time.Millisecond)
+
+// durationsInRange refuses a duration field (ttl_ms, max_age_ms,
+// window_ms) that no time.Duration holds, before any is converted.
+func durationsInRange(w *Command) error {
+	check := func(name string, v int64) error {
+		if v > maxDurationMs || v < -maxDurationMs {
+			return badf("%s is out of range: at most %d", name, maxDurationMs)
+		}
+		return nil
+	}
+	var ttl int64
+	if w.TTLMs != nil {
+		ttl = *w.TTLMs
+	}
+	return errors.Join(check("ttl_ms", ttl), check("max_age_ms", w.MaxAgeMs), check("window_ms", w.WindowMs))
+}
 
 // originalKinds translate the original's key-value kinds.
 var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){

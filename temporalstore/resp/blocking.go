@@ -454,6 +454,10 @@ func cmdWait(c *conn, a [][]byte) {
 	case ms < 0:
 		c.errorf("ERR timeout is negative")
 		return
+	case ms > math.MaxInt64/int64(time.Millisecond):
+		// Longer than a time.Duration holds: as Redis, a wait that
+		// never ends by itself.
+		ms = 0
 	}
 	if n <= 0 {
 		c.w.int(0)

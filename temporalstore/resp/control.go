@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -56,7 +57,7 @@ func registerControl() {
 			if !ok {
 				return
 			}
-			window, ok := c.timestamp(a[3], "window_ms")
+			window, ok := c.millis(a[3], "window_ms")
 			if !ok {
 				return
 			}
@@ -66,7 +67,7 @@ func registerControl() {
 					return
 				}
 			}
-			r, ok := c.exec(ts.Command{Kind: ts.KindCTake, Key: a[1], Limit: limit, Window: time.Duration(window) * time.Millisecond, Delta: amount})
+			r, ok := c.exec(ts.Command{Kind: ts.KindCTake, Key: a[1], Limit: limit, Window: window, Delta: amount})
 			if !ok {
 				return
 			}
@@ -128,6 +129,10 @@ func registerControl() {
 				return
 			}
 			n[i] = v
+		}
+		if n[1] > math.MaxInt64/int64(time.Millisecond) {
+			c.errorf("ERR window_ms is out of range")
+			return
 		}
 		cmd := ts.Command{Kind: ts.KindCPace, Key: a[1], Limit: n[0], Window: time.Duration(n[1]) * time.Millisecond, Delta: n[3]}
 		if len(a) >= 5 {
@@ -207,11 +212,11 @@ func registerControl() {
 				if cmd.At, ok = c.timestamp(a[3], "occur_time_ms"); !ok {
 					return
 				}
-				ttl, ok := c.timestamp(a[4], "ttl_ms")
+				ttl, ok := c.millis(a[4], "ttl_ms")
 				if !ok {
 					return
 				}
-				cmd.TTL = time.Duration(ttl) * time.Millisecond
+				cmd.TTL = ttl
 				switch {
 				case is(a[5], "first"):
 				case is(a[5], "last"):
@@ -247,11 +252,11 @@ func (c *conn) controlWrite(cmd *ts.Command, at, amount, precision, ttl []byte) 
 		}
 	}
 	if ttl != nil {
-		n, ok := c.timestamp(ttl, "ttl_ms")
+		d, ok := c.millis(ttl, "ttl_ms")
 		if !ok {
 			return false
 		}
-		cmd.TTL = time.Duration(n) * time.Millisecond
+		cmd.TTL = d
 	}
 	return true
 }

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -27,11 +28,11 @@ func registerFeatures() {
 			}
 			cmd := c.command(ts.Command{Kind: ts.KindFAppend, Key: a[1], Points: c.onePoint(p)})
 			if len(a) == 6 {
-				age, ok := c.timestamp(a[5], "maxage")
+				age, ok := c.millis(a[5], "maxage")
 				if !ok {
 					return
 				}
-				cmd.MaxAge = time.Duration(age) * time.Millisecond
+				cmd.MaxAge = age
 			}
 			c.okReplyIn(cmd)
 		}),
@@ -162,6 +163,20 @@ func (c *conn) timestamp(b []byte, name string) (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// millis reads a duration in milliseconds (timestamp's rules), refusing
+// one no time.Duration holds (292 years), which would wrap around.
+func (c *conn) millis(b []byte, name string) (time.Duration, bool) {
+	n, ok := c.timestamp(b, name)
+	if !ok {
+		return 0, false
+	}
+	if n > math.MaxInt64/int64(time.Millisecond) {
+		c.errorf("ERR %s is out of range", name)
+		return 0, false
+	}
+	return time.Duration(n) * time.Millisecond, true
 }
 
 func (c *conn) point(tsArg, value []byte) (ts.Point, bool) {
