@@ -58,19 +58,26 @@ func PFCount(v []byte, exists bool) (card uint64, out []byte, err error) {
 func Union(vals [][]byte) (regs *RegisterSet, dense bool, err error) {
 	regs = new(RegisterSet)
 	for _, v := range vals {
-		if v == nil {
-			continue
-		}
-		if err := Check(v); err != nil {
+		d, err := regs.Union(v)
+		if err != nil {
 			return nil, false, err
 		}
-		s := &Sketch{b: v}
-		dense = dense || s.Encoding() == Dense
-		if err := s.Merge(regs); err != nil {
-			return nil, false, err
-		}
+		dense = dense || d
 	}
 	return regs, dense, nil
+}
+
+// Union raises the registers to value v's (nil: a missing key, which
+// changes nothing); dense reports that v is dense.
+func (m *RegisterSet) Union(v []byte) (dense bool, err error) {
+	if v == nil {
+		return false, nil
+	}
+	if err := Check(v); err != nil {
+		return false, err
+	}
+	s := &Sketch{b: v}
+	return s.Encoding() == Dense, s.Merge(m)
 }
 
 // PFMerge writes registers regs (Union's, which covered the destination
