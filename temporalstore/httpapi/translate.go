@@ -80,6 +80,8 @@ var nativeShapes = map[ts.Kind]shape{
 
 	ts.KindRowWrite: shApplied, ts.KindRowWriteBatch: shRowBatch,
 
+	ts.KindPFAdd: shInt, ts.KindPFCount: shInt, ts.KindPFMerge: shApplied,
+
 	ts.KindFAppend: shInt, ts.KindFReplace: shEmpty, ts.KindFDelete: shInt, ts.KindFQuery: shPoints,
 	ts.KindFQueryFiltered: shPoints, ts.KindFAgg: shAggregate,
 	ts.KindSeqAdd: shEmpty, ts.KindSeqQuery: shSeqRows, ts.KindSeqBatchQuery: shSeqGroups,
