@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
@@ -29,6 +30,12 @@ const (
 	// Keys (PFMERGE), keeping Dest's TTL; they share a key group. Dest is
 	// written even when nothing changed (its cache is marked stale).
 	KindPFMerge Kind = "pfmerge"
+	// KindPFDebug is PFDEBUG's subcommand Aggregator on the HyperLogLog
+	// at Key, which must exist (ErrNoSuchKey): "getreg" returns the
+	// registers in Ints, turning a sparse value dense; "todense" turns it
+	// dense, Response.Int 1 if it was sparse; "encoding" returns "sparse"
+	// or "dense" and "decode" a sparse value's opcodes in Value.
+	KindPFDebug Kind = "pfdebug"
 )
 
 // Errors of the HyperLogLog kinds; each changes nothing.
@@ -42,7 +49,7 @@ var (
 	ErrCorruptHLL = errors.New("temporalstore: INVALIDOBJ Corrupted HLL object detected")
 )
 
-var hllKinds = map[Kind]runner{KindPFAdd: runPFAdd}
+var hllKinds = map[Kind]runner{KindPFAdd: runPFAdd, KindPFDebug: runPFDebug}
 
 // hllErr gives the package's errors the engine's names.
 func hllErr(err error) error {
@@ -185,6 +192,55 @@ func runPFMerge(ctx context.Context, e *Engine, c *Command) (Response, error) {
 		return []command.Command{shard.StringSet(c.Dest, out, it.Expiry)}, nil
 	})
 	return Response{Applied: err == nil}, err
+}
+
+func runPFDebug(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
+	var r Response
+	err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
+		if !found {
+			return nil, exp, shard.Keep, fmt.Errorf("%w: The specified key does not exist", ErrNoSuchKey)
+		}
+		h, err := hll.Parse(old)
+		if err != nil {
+			return nil, exp, shard.Keep, hllErr(err)
+		}
+		sparse := h.Encoding() == hll.Sparse
+		switch sub := strings.ToLower(c.Aggregator); sub {
+		case "getreg", "todense":
+			if err := h.ToDense(); err != nil {
+				return nil, exp, shard.Keep, hllErr(err)
+			}
+			if sub == "getreg" {
+				regs := new(hll.RegisterSet)
+				_ = h.Merge(regs) // a dense value always merges
+				r.Ints = make([]int64, len(regs))
+				for i, v := range regs {
+					r.Ints[i] = int64(v)
+				}
+			}
+			if sub == "todense" {
+				r.Int = b2i(sparse)
+			}
+			if sparse {
+				return h.Bytes(), exp, shard.Write, nil
+			}
+		case "encoding":
+			r.Value = []byte("dense")
+			if sparse {
+				r.Value = []byte("sparse")
+			}
+		case "decode":
+			d, ok := h.Decode()
+			if !ok {
+				return nil, exp, shard.Keep, fmt.Errorf("%w: HLL encoding is not sparse", ErrInvalid)
+			}
+			r.Value = []byte(d)
+		default:
+			return nil, exp, shard.Keep, fmt.Errorf("%w: Unknown PFDEBUG subcommand '%s'", ErrInvalid, c.Aggregator)
+		}
+		return nil, exp, shard.Keep, nil
+	})
+	return r, err
 }
 
 func b2i(b bool) int64 {

@@ -70,6 +70,8 @@ var commandDocs = map[string][2]string{
 	"pfadd":       {"hyperloglog", "Adds elements to a HyperLogLog, creating the key."},
 	"pfcount":     {"hyperloglog", "Returns the estimated cardinality of the union of HyperLogLogs."},
 	"pfmerge":     {"hyperloglog", "Stores the union of HyperLogLogs in a key."},
+	"pfdebug":     {"hyperloglog", "Internal commands for debugging HyperLogLog values."},
+	"pfselftest":  {"hyperloglog", "An internal command for testing HyperLogLog values."},
 	"msetnx":      {"string", "Sets several keys' values, only if none of the keys exists."},
 	"psetex":      {"string", "Sets a key's value with a time to live in milliseconds."},
 	"set":         {"string", "Sets a key's string value, with options for expiry and conditions."},

@@ -114,6 +114,11 @@ var everyCommandSteps = map[string][]step{
 	"pfmerge": {ok(int64(1), "PFADD", "{pfmerge}a", "x"), ok("OK", "PFMERGE", "{pfmerge}d", "{pfmerge}a", "{pfmerge}none"), ok(int64(1), "PFCOUNT", "{pfmerge}d"),
 		ok("OK", "PFMERGE", "{pfmerge}e"), ok(int64(1), "EXISTS", "{pfmerge}e"), ok(int64(1), "LPUSH", "{pfmerge}l", "x"),
 		bad("WRONGTYPE Operation against a key holding the wrong kind of value", "PFMERGE", "{pfmerge}d", "{pfmerge}l")},
+	"pfdebug": {ok(int64(1), "PFADD", "pfdebug:k", "a"), ok("sparse", "PFDEBUG", "ENCODING", "pfdebug:k"), ok(anyReply, "PFDEBUG", "DECODE", "pfdebug:k"),
+		ok(int64(1), "PFDEBUG", "TODENSE", "pfdebug:k"), ok(int64(0), "PFDEBUG", "TODENSE", "pfdebug:k"), ok(anyReply, "PFDEBUG", "GETREG", "pfdebug:k"),
+		bad("ERR HLL encoding is not sparse", "PFDEBUG", "DECODE", "pfdebug:k"), bad("ERR The specified key does not exist", "PFDEBUG", "ENCODING", "pfdebug:none"),
+		bad("ERR Unknown PFDEBUG subcommand 'nosuch'", "PFDEBUG", "nosuch", "pfdebug:k")},
+	"pfselftest":     {ok("OK", "PFSELFTEST")},
 	"selectionquery": {ok(nil, "SELECTIONQUERY", "sq:none"), bad("ERR wrong number of arguments", "SELECTIONQUERY", "sq:k", 0)},
 }
 

@@ -1,7 +1,11 @@
 package resp
 
 import (
+	"errors"
+	"strings"
+
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/hll"
 )
 
 // registerHLL serves the HyperLogLog commands. PFCOUNT is not a write, as
@@ -19,5 +23,39 @@ func registerHLL() {
 				c.w.ok()
 			}
 		}},
+		&cmdSpec{name: "pfdebug", arity: 3, flags: flagWrite, first: 2, last: 2, step: 1, run: cmdPFDebug},
+		&cmdSpec{name: "pfselftest", arity: 1, run: func(c *conn, _ [][]byte) {
+			if err := hll.SelfTest(); err != nil {
+				c.errorf("%s", err.Error())
+				return
+			}
+			c.w.ok()
+		}},
 	)
+}
+
+// cmdPFDebug is PFDEBUG GETREG|TODENSE|ENCODING|DECODE key.
+func cmdPFDebug(c *conn, a [][]byte) {
+	cmd := c.command(ts.Command{Kind: ts.KindPFDebug, Key: a[2], Aggregator: string(a[1])})
+	cmd.Namespace, cmd.Table = c.namespace, c.table
+	r, err := c.s.opts.Engine.ExecuteInPlace(c.ctx, cmd)
+	switch {
+	case errors.Is(err, ts.ErrNoSuchKey):
+		c.errorf("ERR The specified key does not exist")
+		return
+	case err != nil:
+		c.engineError(err)
+		return
+	}
+	switch strings.ToLower(string(a[1])) {
+	case "getreg":
+		c.w.array(len(r.Ints))
+		for _, v := range r.Ints {
+			c.w.int(v)
+		}
+	case "todense":
+		c.w.int(r.Int)
+	default:
+		c.w.simple(string(r.Value))
+	}
 }

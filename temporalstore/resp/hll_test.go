@@ -83,6 +83,16 @@ func TestHyperLogLogMatchesRedis(t *testing.T) {
 	require.NoError(t, theirs.FlushAll(t.Context()).Err())
 	hllCompare(t, ours, theirs, keys, fixed)
 
+	// PFDEBUG and PFSELFTEST.
+	debug := [][]any{
+		{"PFADD", "{h}x", "a", "b", "c"}, {"PFDEBUG", "ENCODING", "{h}x"}, {"PFDEBUG", "DECODE", "{h}x"}, {"PFDEBUG", "GETREG", "{h}x"},
+		{"PFDEBUG", "encoding", "{h}x"}, {"PFDEBUG", "DECODE", "{h}x"}, {"PFDEBUG", "TODENSE", "{h}x"}, {"PFADD", "{h}y", "q"},
+		{"PFDEBUG", "TODENSE", "{h}y"}, {"PFDEBUG", "ENCODING", "{h}none"}, {"PFDEBUG", "NOSUCH", "{h}none"}, {"PFDEBUG", "NoSuch", "{h}x"},
+		{"SET", "{h}bad", header + "\x7f\xfe"}, {"PFDEBUG", "DECODE", "{h}bad"}, {"PFDEBUG", "GETREG", "{h}bad"}, {"PFDEBUG", "TODENSE", "{h}bad"},
+		{"SET", "{h}s", "str"}, {"PFDEBUG", "ENCODING", "{h}s"}, {"LPUSH", "{h}l", "x"}, {"PFDEBUG", "ENCODING", "{h}l"}, {"PFSELFTEST"},
+	}
+	hllCompare(t, ours, theirs, []string{"{h}x", "{h}y", "{h}bad", "{h}s", "{h}l"}, debug)
+
 	// Cardinalities from 1 to 200,000.
 	var counts [][]any
 	at := 0

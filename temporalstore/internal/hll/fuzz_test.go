@@ -54,3 +54,25 @@ func FuzzDecode(f *testing.F) {
 		require.Equal(t, regs, got)
 	})
 }
+
+func TestSelfTest(t *testing.T) {
+	require.NoError(t, SelfTest())
+}
+
+func TestDecode(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{"", ""},
+		{"\x7f\xff", "Z:16384"},
+		{"\x40\x00\x00\x83\x7f", "Z:1 z:1 v:1,4 Z:16129"},
+		{"\x40", "Z:1"},
+	} {
+		require.Equal(t, tc.want, Decode([]byte(tc.in)), "%q", tc.in)
+	}
+	d := New()
+	require.NoError(t, d.ToDense())
+	_, ok := d.Decode()
+	require.False(t, ok)
+}
