@@ -47,13 +47,27 @@ func TestHyperLogLogKinds(t *testing.T) {
 	require.Equal(t, string(want), got)
 	require.Equal(t, "string", string(must(Command{Kind: KindType, Key: []byte("{h}a")}).Value))
 
-	// PFCOUNT caches the cardinality in the value, once.
+	// PFCOUNT caches the cardinality in the value, once: only the first
+	// logs a record; an unchanging PFADD or a union logs none.
+	records := func() (n uint64) {
+		st, err := e.Stats()
+		require.NoError(t, err)
+		for _, s := range st {
+			n += s.LogRecords
+		}
+		return n
+	}
 	card, cached, err := hll.PFCount(want, true)
 	require.NoError(t, err)
+	before := records()
 	require.EqualValues(t, card, must(Command{Kind: KindPFCount, Keys: [][]byte{[]byte("{h}a")}}).Int)
+	require.Equal(t, before+1, records())
 	got, _ = get(t, e, Command{Key: []byte("{h}a")})
 	require.Equal(t, string(cached), got)
 	require.EqualValues(t, card, must(Command{Kind: KindPFCount, Keys: [][]byte{[]byte("{h}a")}}).Int)
+	must(Command{Kind: KindPFAdd, Key: []byte("{h}a"), Args: hllElems("a", 10)})
+	must(Command{Kind: KindPFCount, Keys: [][]byte{[]byte("{h}a"), []byte("{h}none")}})
+	require.Equal(t, before+1, records())
 	require.EqualValues(t, 0, must(Command{Kind: KindPFCount, Keys: [][]byte{[]byte("{h}missing")}}).Int)
 
 	// A TTL survives PFADD and PFMERGE.
