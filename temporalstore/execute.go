@@ -423,7 +423,7 @@ func engineErr(err error) error {
 // kinds maps every single-key kind to its runner.
 var kinds = func() map[Kind]runner {
 	m := map[Kind]runner{}
-	for _, family := range []map[Kind]runner{stringKinds, keyKinds, hashKinds, setKinds, zsetKinds, listKinds, featureKinds, sequenceKinds, controlKinds, {KindRowWrite: runRowWrite}} {
+	for _, family := range []map[Kind]runner{stringKinds, keyKinds, hashKinds, setKinds, zsetKinds, listKinds, featureKinds, sequenceKinds, controlKinds, hllKinds, {KindRowWrite: runRowWrite}} {
 		for k, r := range family {
 			m[k] = r
 		}

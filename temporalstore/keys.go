@@ -67,6 +67,8 @@ var multiKinds = map[Kind]multiRunner{
 	KindSDiffStore:  runSetStore,
 	KindMSetNX:      runMSetNX,
 	KindBitOp:       runBitOp,
+	KindPFCount:     runPFCount,
+	KindPFMerge:     runPFMerge,
 	KindZUnion:      runZAlgebra,
 	KindZInter:      runZAlgebra,
 	KindZDiff:       runZAlgebra,

@@ -46,6 +46,8 @@ var errorCodes = []struct {
 	{ts.ErrOverflow, "overflow"},
 	{ts.ErrTooLarge, CodeTooLarge},
 	{ts.ErrCrossShard, "cross_shard"},
+	{ts.ErrNotHLL, "wrong_type"},
+	{ts.ErrCorruptHLL, "corrupt_hll"},
 	{ts.ErrNoSuchKey, "no_such_key"},
 	{ts.ErrOutOfRange, CodeOutOfRange},
 	{ts.ErrNoTable, "table_not_found"},

@@ -81,6 +81,8 @@ var nativeShapes = map[ts.Kind]shape{
 
 	ts.KindRowWrite: shApplied, ts.KindRowWriteBatch: shRowBatch,
 
+	ts.KindPFAdd: shInt, ts.KindPFCount: shInt, ts.KindPFMerge: shApplied, ts.KindPFDebug: shInt,
+
 	ts.KindFAppend: shInt, ts.KindFReplace: shEmpty, ts.KindFDelete: shInt, ts.KindFQuery: shPoints,
 	ts.KindFQueryFiltered: shPoints, ts.KindFAgg: shAggregate,
 	ts.KindSeqAdd: shEmpty, ts.KindSeqQuery: shSeqRows, ts.KindSeqBatchQuery: shSeqGroups,
@@ -113,6 +115,13 @@ func shapeOf(c *ts.Command) shape {
 	case ts.KindLPos:
 		if c.HasCount {
 			return shInts
+		}
+	case ts.KindPFDebug:
+		switch strings.ToLower(c.Aggregator) {
+		case "getreg":
+			return shInts
+		case "encoding", "decode":
+			return shType
 		}
 	case ts.KindZAdd:
 		if c.ZAdd.Incr {

@@ -105,6 +105,7 @@ func init() {
 	registerBits()
 	registerBlocking()
 	registerIntrospection()
+	registerHLL()
 	setSpec, getSpec = commands["set"], commands["get"]
 	for name, d := range commandDocs {
 		if s := commands[name]; s != nil {
@@ -289,6 +290,10 @@ func (c *conn) engineError(err error) {
 		}
 	case errors.Is(err, temporalstore.ErrOverflow):
 		c.errorf("ERR increment or decrement would overflow")
+	case errors.Is(err, temporalstore.ErrNotHLL):
+		c.errorf("WRONGTYPE Key is not a valid HyperLogLog string value.")
+	case errors.Is(err, temporalstore.ErrCorruptHLL):
+		c.errorf("INVALIDOBJ Corrupted HLL object detected")
 	case errors.Is(err, temporalstore.ErrNoSuchKey):
 		c.errorf("ERR no such key")
 	case errors.Is(err, temporalstore.ErrOutOfRange):

@@ -114,7 +114,21 @@ var everyCommandSteps = map[string][]step{
 	"folset":              {ok("OK", "FOLSET", "fs:k", "late", 20, 0, "FIRST"), ok("late", "FOLQUERY", "fs:k"), bad("ERR selection type must be FIRST or LAST", "FOLSET", "fs:k", "v", 1, 0, "MIDDLE")},
 	"selectionset":        {ok("OK", "SELECTIONSET", "ss:k", "v", 20, 0, "LAST"), ok("v", "SELECTIONQUERY", "ss:k"), bad("ERR ttl_ms", "SELECTIONSET", "ss:k", "v", 20, "x", "LAST")},
 	"folquery":            {ok(nil, "FOLQUERY", "fq:none"), bad("ERR wrong number of arguments", "FOLQUERY", "fq:k", 0, 10)},
-	"selectionquery":      {ok(nil, "SELECTIONQUERY", "sq:none"), bad("ERR wrong number of arguments", "SELECTIONQUERY", "sq:k", 0)},
+	"pfadd": {ok(int64(1), "PFADD", "pfadd:k", "a", "b"), ok(int64(0), "PFADD", "pfadd:k", "a"), ok(int64(1), "PFADD", "pfadd:e"),
+		ok("OK", "SET", "pfadd:s", "v"), bad("WRONGTYPE Key is not a valid HyperLogLog string value.", "PFADD", "pfadd:s", "a")},
+	"pfcount": {ok(int64(1), "PFADD", "{pfcount}a", "x", "y"), ok(int64(2), "PFCOUNT", "{pfcount}a"), ok(int64(0), "PFCOUNT", "{pfcount}none"),
+		ok(int64(2), "PFCOUNT", "{pfcount}a", "{pfcount}none"),
+		ok("OK", "SET", "{pfcount}bad", "HYLL\x01xxxxxxxxxx\x80\x7f\xfe"),
+		bad("INVALIDOBJ Corrupted HLL object detected", "PFCOUNT", "{pfcount}bad")},
+	"pfmerge": {ok(int64(1), "PFADD", "{pfmerge}a", "x"), ok("OK", "PFMERGE", "{pfmerge}d", "{pfmerge}a", "{pfmerge}none"), ok(int64(1), "PFCOUNT", "{pfmerge}d"),
+		ok("OK", "PFMERGE", "{pfmerge}e"), ok(int64(1), "EXISTS", "{pfmerge}e"), ok(int64(1), "LPUSH", "{pfmerge}l", "x"),
+		bad("WRONGTYPE Operation against a key holding the wrong kind of value", "PFMERGE", "{pfmerge}d", "{pfmerge}l")},
+	"pfdebug": {ok(int64(1), "PFADD", "pfdebug:k", "a"), ok("sparse", "PFDEBUG", "ENCODING", "pfdebug:k"), ok(anyReply, "PFDEBUG", "DECODE", "pfdebug:k"),
+		ok(int64(1), "PFDEBUG", "TODENSE", "pfdebug:k"), ok(int64(0), "PFDEBUG", "TODENSE", "pfdebug:k"), ok(anyReply, "PFDEBUG", "GETREG", "pfdebug:k"),
+		bad("ERR HLL encoding is not sparse", "PFDEBUG", "DECODE", "pfdebug:k"), bad("ERR The specified key does not exist", "PFDEBUG", "ENCODING", "pfdebug:none"),
+		bad("ERR Unknown PFDEBUG subcommand 'nosuch'", "PFDEBUG", "nosuch", "pfdebug:k")},
+	"pfselftest":     {ok("OK", "PFSELFTEST")},
+	"selectionquery": {ok(nil, "SELECTIONQUERY", "sq:none"), bad("ERR wrong number of arguments", "SELECTIONQUERY", "sq:k", 0)},
 }
 
 // familySteps are the steps of the family verbs, which come in the
