@@ -31,16 +31,6 @@ func registerConnection() {
 		&cmdSpec{name: "echo", arity: 2, run: func(c *conn, args [][]byte) { c.w.bulk(args[1]) }},
 		&cmdSpec{name: "auth", arity: -2, flags: flagNoAuth | flagNoTx, run: cmdAuth},
 		&cmdSpec{name: "hello", arity: -1, flags: flagNoAuth | flagNoTx, run: cmdHello},
-		&cmdSpec{name: "select", arity: 2, run: func(c *conn, args [][]byte) {
-			n, ok := c.intArg(args[1])
-			switch {
-			case !ok:
-			case n != 0:
-				c.errorf("ERR DB index is out of range")
-			default:
-				c.w.ok()
-			}
-		}},
 		&cmdSpec{name: "quit", arity: -1, flags: flagNoAuth, run: func(c *conn, _ [][]byte) {
 			c.w.ok()
 			c.quit = true
@@ -144,7 +134,7 @@ func cmdHello(c *conn, args [][]byte) {
 	c.w.array(0)
 }
 
-// keyCount is the number of keys in the server's table.
+// keyCount is the number of keys in the connection's database's table.
 func (c *conn) keyCount() int64 {
 	st, err := c.s.opts.Engine.Stats()
 	if err != nil {
@@ -268,7 +258,7 @@ func cmdInfo(c *conn, args [][]byte) {
 		section("commandstats", commandStatsInfo(st)...)
 		section("latencystats", latencyStatsInfo(st)...)
 	}
-	section("keyspace", fmt.Sprintf("db0:keys=%d,expires=0,avg_ttl=0", c.keyCount()))
+	section("keyspace", c.keyspaceInfo()...)
 	c.w.bulkString(b.String())
 }
 
@@ -416,8 +406,8 @@ func cmdClient(c *conn, args [][]byte) {
 }
 
 func (c *conn) describe() string {
-	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=0 resp=%d cmd=%s",
-		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.since).Seconds()), map[bool]int{false: 2, true: 3}[c.w.resp3], c.last)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=%d resp=%d cmd=%s",
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.since).Seconds()), c.db.Load(), map[bool]int{false: 2, true: 3}[c.w.resp3], c.last)
 }
 
 // cmdConfig answers CONFIG GET for the few parameters clients read at
@@ -446,7 +436,7 @@ func cmdConfig(c *conn, args [][]byte) {
 		c.errorf("ERR CONFIG %s is not supported", strings.ToUpper(string(args[1])))
 		return
 	}
-	known := map[string]string{"save": "", "appendonly": "no", "databases": "1", "maxmemory": "0"}
+	known := map[string]string{"save": "", "appendonly": "no", "databases": strconv.Itoa(c.s.opts.Databases), "maxmemory": "0"}
 	for name, t := range c.s.tunables() {
 		known[name] = strconv.FormatInt(t.get(), 10)
 	}
