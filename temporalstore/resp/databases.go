@@ -16,9 +16,9 @@ import (
 // DefaultDatabases is Options.Databases when it gives none: Redis's 16.
 const DefaultDatabases = 16
 
-// maxDatabases bounds Options.Databases (the engine names a database's
-// table with up to 9 digits).
-const maxDatabases = 1 << 20
+// MaxDatabases bounds Options.Databases (the engine names a database's
+// table with up to 9 digits, and INFO keyspace looks at each).
+const MaxDatabases = 1 << 20
 
 func registerDatabases() {
 	register(

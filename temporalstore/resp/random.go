@@ -29,7 +29,7 @@ func cmdCopy(c *conn, a [][]byte) {
 			if !ok {
 				return
 			}
-			db = int(max(min(n, maxDatabases), -1))
+			db = int(max(min(n, MaxDatabases), -1))
 			i++
 		default:
 			c.syntaxErr()

@@ -123,8 +123,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Databases == 0 {
 		opts.Databases = DefaultDatabases
 	}
-	if opts.Databases < 0 || opts.Databases > maxDatabases {
-		return nil, fmt.Errorf("%w: Databases %d (1..%d)", ErrInvalidOptions, opts.Databases, maxDatabases)
+	if opts.Databases < 0 || opts.Databases > MaxDatabases {
+		return nil, fmt.Errorf("%w: Databases %d (1..%d)", ErrInvalidOptions, opts.Databases, MaxDatabases)
 	}
 	if opts.LatencyMonitorThreshold < 0 {
 		return nil, fmt.Errorf("%w: negative LatencyMonitorThreshold", ErrInvalidOptions)
