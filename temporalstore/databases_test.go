@@ -2,6 +2,7 @@ package temporalstore
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -171,4 +172,35 @@ func TestCopyBetween(t *testing.T) {
 	r, err = e.Execute(ctx, Command{Table: db1, Kind: KindFQuery, Key: []byte("f"), Start: 0, End: 10})
 	require.NoError(t, err)
 	require.Len(t, r.Points, 3)
+}
+
+// SWAPDB's cost is one catalog rewrite (fsynced), whatever the tables
+// hold; MOVE's two records on two shards (durable: two fsyncs).
+func BenchmarkDatabases(b *testing.B) {
+	ctx := b.Context()
+	e, err := Open(ctx, Options{Dir: b.TempDir(), MaintenanceInterval: Disabled})
+	require.NoError(b, err)
+	defer e.Close()
+	db1, err := e.CreateDatabase(ctx, "", "", 1)
+	require.NoError(b, err)
+	for i := range 10_000 {
+		_, err := e.Execute(ctx, Command{Kind: KindSet, Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")})
+		require.NoError(b, err)
+	}
+	b.Run("swap", func(b *testing.B) {
+		for b.Loop() {
+			require.NoError(b, e.SwapTables(ctx, "", DefaultTable, db1))
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/swap")
+	})
+	b.Run("move", func(b *testing.B) {
+		from, to := DefaultTable, db1
+		for b.Loop() {
+			ok, err := e.CopyBetween(ctx, "", from, to, []byte("k1"), []byte("k1"), false, true)
+			require.NoError(b, err)
+			require.True(b, ok)
+			from, to = to, from
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/move")
+	})
 }

@@ -203,7 +203,7 @@ func cmdInfo(c *conn, args [][]byte) {
 		"uptime_in_days:" + strconv.FormatInt(int64(up.Hours()/24), 10)},
 		// Beyond Redis's fields: the table this server serves, and the
 		// key groups a MULTI or two-key command must keep to.
-		tableInfo(c.s.opts.Engine, c.namespace, c.table)...)...)
+		tableInfo(c.s.opts.Engine, c.namespace, c.infoTable())...)...)
 	tot := c.s.Stats()
 	section("clients", "connected_clients:"+strconv.Itoa(tot.ConnectedClients),
 		"blocked_clients:"+strconv.FormatInt(c.s.blocked.count.Load(), 10))
@@ -525,6 +525,16 @@ func configSet(c *conn, args [][]byte) {
 		tunables[name].set(v)
 	}
 	c.w.ok()
+}
+
+// infoTable is the table INFO server describes: the selected database's,
+// or the server's while that one is not made yet (it will be, with the
+// server's options).
+func (c *conn) infoTable() string {
+	if c.dbReady || c.s.opts.Engine.HasTable(c.namespace, c.table) {
+		return c.table
+	}
+	return c.s.opts.Table
 }
 
 // tableInfo is INFO server's lines on the served table, or its error.

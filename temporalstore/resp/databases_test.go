@@ -183,6 +183,7 @@ func TestDatabasesSurviveRestart(t *testing.T) {
 		require.NoError(t, c.Do(ctx, "SELECT", db).Err())
 		require.Equal(t, want, c.Get(ctx, "k").Val(), "db %d", db)
 	}
+	require.NoError(t, c.Do(ctx, "SELECT", "4").Err())
 	require.Equal(t, "v", c.HGet(ctx, "h", "f").Val())
 	require.NoError(t, c.Do(ctx, "SELECT", "0").Err())
 	require.Equal(t, int64(0), c.Exists(ctx, "was0").Val())

@@ -188,8 +188,14 @@ func crossesDatabases(c *conn, tx *txState, watch []watched) bool {
 	}
 	for _, q := range tx.queued {
 		switch q.spec.name {
-		case "select", "move", "swapdb", "copy":
+		case "select", "move", "swapdb":
 			return true
+		case "copy":
+			for _, a := range q.args[3:] {
+				if is(a, "db") {
+					return true
+				}
+			}
 		}
 	}
 	return false
