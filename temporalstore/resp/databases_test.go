@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -222,4 +223,37 @@ func TestSwapDBTouchesWatchedKeys(t *testing.T) {
 	require.NoError(t, c.Do(ctx, "SET", "w", "again").Err())
 	require.ErrorIs(t, c.Do(ctx, "EXEC").Err(), redis.Nil)
 	require.Equal(t, "two", c.Get(ctx, "w").Val())
+}
+
+// A client blocked on a key of a database is served by a push to that
+// database only, and, as in Redis, by a SWAPDB that brings the key in.
+func TestBlockedClientsAndDatabases(t *testing.T) {
+	addr, _ := start(t, Options{})
+	ctx := t.Context()
+	waiter := redis.NewClient(&redis.Options{Addr: addr, DB: 1})
+	defer waiter.Close()
+	got := make(chan []string, 1)
+	wait := func() {
+		go func() { got <- waiter.BLPop(ctx, 0, "l").Val() }()
+		require.Eventually(t, func() bool {
+			return strings.Contains(client(t, addr, 2).Do(ctx, "INFO", "clients").String(), "blocked_clients:1")
+		}, 5*time.Second, 5*time.Millisecond)
+	}
+	zero := client(t, addr, 2)
+	one := redis.NewClient(&redis.Options{Addr: addr, DB: 1})
+	defer one.Close()
+
+	wait()
+	require.NoError(t, zero.RPush(ctx, "l", "in0").Err())
+	select {
+	case v := <-got:
+		t.Fatalf("served by a push to another database: %v", v)
+	case <-time.After(200 * time.Millisecond):
+	}
+	require.NoError(t, one.RPush(ctx, "l", "in1").Err())
+	require.Equal(t, []string{"l", "in1"}, <-got)
+
+	wait()
+	require.NoError(t, zero.Do(ctx, "SWAPDB", "0", "1").Err())
+	require.Equal(t, []string{"l", "in0"}, <-got)
 }
