@@ -341,8 +341,11 @@ type Engine struct {
 	// view is a copy of tables, replaced whenever tables changes and nil
 	// once closed: a command finds its table without taking mu, whose
 	// reader count every command on every core would otherwise write.
-	view    atomic.Pointer[map[tableName]*table]
-	tenants tenants
+	view atomic.Pointer[map[tableName]*table]
+	// standIns answer for the databases not created yet, by base table
+	// (standIn); under mu.
+	standIns map[tableName]*table
+	tenants  tenants
 	// cache is the record cache the shards share (nil when disabled).
 	cache *matrixcache.Cache
 	// recent bounds the shards' recent records together (nil without a
@@ -361,7 +364,12 @@ type Engine struct {
 type tableName struct{ namespace, name string }
 
 type table struct {
-	opts   TableOptions
+	opts TableOptions
+	// dir is where the table's shards live, relative to the engine's
+	// directory, slash-separated: namespace/name when it was created,
+	// kept in the catalog since, so that SwapTables can exchange two
+	// tables' names without moving their files.
+	dir    string
 	shards []*shard.Shard
 	adm    *tableAdmission
 }
@@ -373,6 +381,9 @@ type catalogEntry struct {
 	Namespace string       `json:"namespace"`
 	Table     string       `json:"table"`
 	Options   TableOptions `json:"options"`
+	// Dir is the table's directory (table.dir). Catalogs written before
+	// tables could be swapped have none: namespace/table then.
+	Dir string `json:"dir,omitempty"`
 }
 
 // Open opens (creating if needed) the engine in opts.Dir and every table
@@ -428,7 +439,12 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 				e.Close()
 				return nil, fmt.Errorf("temporalstore: catalog: table %s/%s: %w", c.Namespace, c.Table, err)
 			}
-			t, err := e.openTable(c.Namespace, c.Table, c.Options.withDefaults())
+			dir := cmp.Or(c.Dir, c.Namespace+"/"+c.Table)
+			if !filepath.IsLocal(filepath.FromSlash(dir)) {
+				e.Close()
+				return nil, fmt.Errorf("%w: catalog: table %s/%s: directory %q", ErrInvalid, c.Namespace, c.Table, dir)
+			}
+			t, err := e.openTable(c.Namespace, c.Table, dir, c.Options.withDefaults())
 			if err != nil {
 				e.Close()
 				return nil, err
@@ -463,6 +479,12 @@ func (e *Engine) CreateTable(ctx context.Context, namespace, name string, opts T
 	if !nameRE.MatchString(namespace) || !nameRE.MatchString(name) {
 		return fmt.Errorf("%w: table name %q/%q", ErrInvalid, namespace, name)
 	}
+	return e.createTable(namespace, name, opts)
+}
+
+// createTable is CreateTable for a checked name (a database's table
+// included, whose name CreateTable refuses).
+func (e *Engine) createTable(namespace, name string, opts TableOptions) error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
@@ -476,7 +498,7 @@ func (e *Engine) CreateTable(ctx context.Context, namespace, name string, opts T
 	if _, ok := e.tables[key]; ok {
 		return fmt.Errorf("%w: %s/%s", ErrTableExists, namespace, name)
 	}
-	t, err := e.openTable(namespace, name, opts)
+	t, err := e.openTable(namespace, name, e.freeDirLocked(namespace, name), opts)
 	if err != nil {
 		return err
 	}
@@ -499,10 +521,26 @@ func (e *Engine) recentBytes() int64 {
 	return min(RecentShardBytes, e.opts.CacheBytes/4)
 }
 
-func (e *Engine) openTable(namespace, name string, opts TableOptions) (*table, error) {
-	t := &table{opts: opts, adm: newTableAdmission(opts)}
+// freeDirLocked is the directory for a new table namespace/name:
+// namespace/name, unless a swapped table already lives there.
+func (e *Engine) freeDirLocked(namespace, name string) string {
+	used := map[string]bool{}
+	for _, t := range e.tables {
+		used[t.dir] = true
+	}
+	dir := namespace + "/" + name
+	for i := 1; used[dir]; i++ {
+		dir = fmt.Sprintf("%s/%s~%d", namespace, name, i)
+	}
+	return dir
+}
+
+// openTable opens the table kept in dir (relative to the engine's
+// directory, slash-separated) as namespace/name.
+func (e *Engine) openTable(namespace, name, dir string, opts TableOptions) (*table, error) {
+	t := &table{opts: opts, dir: dir, adm: newTableAdmission(opts)}
 	for i := range opts.Shards {
-		dir := filepath.Join(e.opts.Dir, namespace, name, fmt.Sprintf("shard-%04d", i))
+		dir := filepath.Join(e.opts.Dir, filepath.FromSlash(t.dir), fmt.Sprintf("shard-%04d", i))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.close()
 			return nil, fmt.Errorf("temporalstore: %w", err)
@@ -515,9 +553,11 @@ func (e *Engine) openTable(namespace, name string, opts TableOptions) (*table, e
 			Cache:        e.cache,
 			Collections:  e.collections,
 			SegmentSize:  opts.SegmentBytes,
-			CacheID:      xxhash.Sum64String(fmt.Sprintf("%s/%s/%d", namespace, name, i)),
-			RecentBytes:  e.recentBytes(),
-			RecentPool:   e.recent,
+			// By directory, which a swap keeps: namespace/name/i for a
+			// table never swapped, as before directories were recorded.
+			CacheID:     xxhash.Sum64String(fmt.Sprintf("%s/%d", t.dir, i)),
+			RecentBytes: e.recentBytes(),
+			RecentPool:  e.recent,
 		})
 		if err != nil {
 			t.close()
@@ -545,7 +585,7 @@ func (t *table) close() error {
 func (e *Engine) saveCatalogLocked() error {
 	cat := make([]catalogEntry, 0, len(e.tables))
 	for k, t := range e.tables {
-		cat = append(cat, catalogEntry{Namespace: k.namespace, Table: k.name, Options: t.opts})
+		cat = append(cat, catalogEntry{Namespace: k.namespace, Table: k.name, Options: t.opts, Dir: t.dir})
 	}
 	b, err := json.MarshalIndent(cat, "", "  ")
 	if err != nil {
@@ -633,6 +673,9 @@ func (e *Engine) tableNamed(ns, name string) (*table, error) {
 	}
 	t, ok := (*view)[tableName{ns, name}]
 	if !ok {
+		if base, ok := databaseBase(name); ok {
+			return e.standIn(ns, base)
+		}
 		return nil, fmt.Errorf("%w: %s/%s", ErrNoTable, ns, name)
 	}
 	return t, nil
@@ -658,6 +701,12 @@ func (e *Engine) Close() error {
 	var err error
 	for _, t := range e.tables {
 		err = errors.Join(err, t.close())
+	}
+	for _, t := range e.standIns {
+		err = errors.Join(err, t.close())
+	}
+	if len(e.standIns) > 0 {
+		err = errors.Join(err, os.RemoveAll(filepath.Join(e.opts.Dir, standInDir)))
 	}
 	if e.cache != nil {
 		err = errors.Join(err, e.cache.Close())

@@ -61,6 +61,7 @@ type config struct {
 	pprof           bool
 	slowlogAfter    time.Duration
 	slowlogMaxLen   int
+	databases       int
 	latencyMonitor  time.Duration
 }
 
@@ -190,6 +191,14 @@ var flags = []flagDef{
 			err = fmt.Errorf("must be at least 1, got %d", n)
 		}
 		c.slowlogMaxLen = n
+		return err
+	}},
+	{"databases", "TS_DATABASES", strconv.Itoa(resp.DefaultDatabases), "how many numbered RESP databases SELECT, MOVE, SWAPDB and COPY ... DB address (0 to n-1), as Redis's databases setting. Database 0 is the default table; database n is the table default@n, made with the default table's options at its first write (a database never written costs nothing). Lowering it later hides the databases past it, it does not delete them", func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil && (n < 1 || n > resp.MaxDatabases) {
+			err = fmt.Errorf("must be between 1 and %d, got %d", resp.MaxDatabases, n)
+		}
+		c.databases = n
 		return err
 	}},
 	{"log-level", "TS_LOG_LEVEL", "info", "log level: debug, info, warn or error", func(c *config, v string) error {
@@ -350,7 +359,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var respSrv *resp.Server
 	if c.respAddr != "" {
 		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
-			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor})
+			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: c.databases})
 		if err != nil {
 			e.Close()
 			return err

@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 )
 
 func freeAddr(t *testing.T) string {
@@ -193,6 +194,14 @@ func TestFlagsEnvAndRefusals(t *testing.T) {
 	c, err = parse(nil, io.Discard, func(k string) string { return map[string]string{"TS_SHARDS": "2"}[k] })
 	require.NoError(t, err)
 	require.Equal(t, 2, c.shards)
+	require.Equal(t, resp.DefaultDatabases, c.databases)
+	c, err = parse([]string{"--databases", "4"}, io.Discard, func(k string) string { return map[string]string{"TS_DATABASES": "8"}[k] })
+	require.NoError(t, err)
+	require.Equal(t, 4, c.databases)
+	for _, bad := range []string{"0", "-1", "x"} {
+		_, err = parse([]string{"--databases", bad}, io.Discard, os.Getenv)
+		require.Error(t, err, bad)
+	}
 	c, err = parse(nil, io.Discard, func(string) string { return "" })
 	require.NoError(t, err)
 	require.Equal(t, temporalstore.SuggestedShards(runtime.GOMAXPROCS(0)), c.shards, "the processors choose")

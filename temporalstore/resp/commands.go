@@ -26,6 +26,10 @@ const (
 	flagTxControl
 	// flagNoTx: refused inside MULTI.
 	flagNoTx
+	// flagOwnDB: a write that creates the databases it writes itself, or
+	// none (MOVE, SWAPDB, FLUSHDB): runTimed does not create the
+	// selected one for it.
+	flagOwnDB
 )
 
 // cmdSpec is one command: Redis's arity (positive: exact; negative: at
@@ -92,6 +96,7 @@ func Commands() []string {
 
 func init() {
 	registerConnection()
+	registerDatabases()
 	registerStrings()
 	registerKeys()
 	registerHashes()
@@ -202,7 +207,9 @@ func (c *conn) runTimed(spec *cmdSpec, args [][]byte) {
 	if c.s.opts.faults.command != nil {
 		c.s.opts.faults.command(args)
 	}
-	spec.run(c, args)
+	if spec.flags&(flagWrite|flagOwnDB) != flagWrite || c.ensureDB() {
+		spec.run(c, args)
+	}
 	d := c.s.clock() - start - c.blockedFor
 	c.blockedFor = 0
 	if spec.flags&flagWrite != 0 {

@@ -31,16 +31,6 @@ func registerConnection() {
 		&cmdSpec{name: "echo", arity: 2, run: func(c *conn, args [][]byte) { c.w.bulk(args[1]) }},
 		&cmdSpec{name: "auth", arity: -2, flags: flagNoAuth | flagNoTx, run: cmdAuth},
 		&cmdSpec{name: "hello", arity: -1, flags: flagNoAuth | flagNoTx, run: cmdHello},
-		&cmdSpec{name: "select", arity: 2, run: func(c *conn, args [][]byte) {
-			n, ok := c.intArg(args[1])
-			switch {
-			case !ok:
-			case n != 0:
-				c.errorf("ERR DB index is out of range")
-			default:
-				c.w.ok()
-			}
-		}},
 		&cmdSpec{name: "quit", arity: -1, flags: flagNoAuth, run: func(c *conn, _ [][]byte) {
 			c.w.ok()
 			c.quit = true
@@ -144,7 +134,7 @@ func cmdHello(c *conn, args [][]byte) {
 	c.w.array(0)
 }
 
-// keyCount is the number of keys in the server's table.
+// keyCount is the number of keys in the connection's database's table.
 func (c *conn) keyCount() int64 {
 	st, err := c.s.opts.Engine.Stats()
 	if err != nil {
@@ -213,7 +203,7 @@ func cmdInfo(c *conn, args [][]byte) {
 		"uptime_in_days:" + strconv.FormatInt(int64(up.Hours()/24), 10)},
 		// Beyond Redis's fields: the table this server serves, and the
 		// key groups a MULTI or two-key command must keep to.
-		tableInfo(c.s.opts.Engine, c.namespace, c.table)...)...)
+		tableInfo(c.s.opts.Engine, c.namespace, c.infoTable())...)...)
 	tot := c.s.Stats()
 	section("clients", "connected_clients:"+strconv.Itoa(tot.ConnectedClients),
 		"blocked_clients:"+strconv.FormatInt(c.s.blocked.count.Load(), 10))
@@ -269,7 +259,7 @@ func cmdInfo(c *conn, args [][]byte) {
 		section("commandstats", commandStatsInfo(st)...)
 		section("latencystats", latencyStatsInfo(st)...)
 	}
-	section("keyspace", fmt.Sprintf("db0:keys=%d,expires=0,avg_ttl=0", c.keyCount()))
+	section("keyspace", c.keyspaceInfo()...)
 	c.w.bulkString(b.String())
 }
 
@@ -441,8 +431,8 @@ func cmdClient(c *conn, args [][]byte) {
 }
 
 func (c *conn) describe() string {
-	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=0 resp=%d cmd=%s",
-		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.since).Seconds()), map[bool]int{false: 2, true: 3}[c.w.resp3], c.last)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=%d resp=%d cmd=%s",
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.since).Seconds()), c.db.Load(), map[bool]int{false: 2, true: 3}[c.w.resp3], c.last)
 }
 
 // cmdConfig answers CONFIG GET for the few parameters clients read at
@@ -472,7 +462,7 @@ func cmdConfig(c *conn, args [][]byte) {
 		return
 	}
 	known := c.s.settings.all()
-	for name, v := range map[string]string{"save": "", "appendonly": "no", "databases": "1", "maxmemory": "0"} {
+	for name, v := range map[string]string{"save": "", "appendonly": "no", "databases": strconv.Itoa(c.s.opts.Databases), "maxmemory": "0"} {
 		known[name] = v
 	}
 	for name, t := range c.s.tunables() {
@@ -580,6 +570,16 @@ func configSet(c *conn, args [][]byte) {
 	}
 	c.s.settings.set(ignored)
 	c.w.ok()
+}
+
+// infoTable is the table INFO server describes: the selected database's,
+// or the server's while that one is not made yet (it will be, with the
+// server's options).
+func (c *conn) infoTable() string {
+	if c.dbReady || c.s.opts.Engine.HasTable(c.namespace, c.table) {
+		return c.table
+	}
+	return c.s.opts.Table
 }
 
 // tableInfo is INFO server's lines on the served table, or its error.

@@ -95,8 +95,8 @@ func registerKeys() {
 				c.w.values(out)
 			}
 		}},
-		&cmdSpec{name: "flushdb", arity: -1, flags: flagWrite | flagNoTx, run: cmdFlush},
-		&cmdSpec{name: "flushall", arity: -1, flags: flagWrite | flagNoTx, run: cmdFlush},
+		&cmdSpec{name: "flushdb", arity: -1, flags: flagWrite | flagNoTx | flagOwnDB, run: cmdFlush},
+		&cmdSpec{name: "flushall", arity: -1, flags: flagWrite | flagNoTx | flagOwnDB, run: cmdFlush},
 	)
 }
 
@@ -204,10 +204,13 @@ func cmdScan(c *conn, a [][]byte) {
 
 // scanAll calls fn for every key of the table, writing the error reply
 // if the scan fails.
-func (c *conn) scanAll(fn func(k []byte)) error {
+func (c *conn) scanAll(fn func(k []byte)) error { return c.scanTable(c.table, fn) }
+
+// scanTable is scanAll over table.
+func (c *conn) scanTable(table string, fn func(k []byte)) error {
 	var cur uint64
 	for {
-		r, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: c.table, Kind: ts.KindScan, Cursor: cur, Count: 1000})
+		r, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: table, Kind: ts.KindScan, Cursor: cur, Count: 1000})
 		if err != nil {
 			c.engineError(err)
 			return err
@@ -221,19 +224,37 @@ func (c *conn) scanAll(fn func(k []byte)) error {
 	}
 }
 
-// cmdFlush deletes every key of the table (FLUSHDB, FLUSHALL; ASYNC and
-// SYNC are accepted and both run now).
+// cmdFlush deletes every key of the selected database (FLUSHDB) or of
+// every database (FLUSHALL); ASYNC and SYNC are accepted and both run now.
 func cmdFlush(c *conn, a [][]byte) {
 	if len(a) > 2 || len(a) == 2 && !is(a[1], "async") && !is(a[1], "sync") {
 		c.syntaxErr()
 		return
 	}
+	if !is(a[0], "flushall") {
+		if c.flushTable(c.table) {
+			c.w.ok()
+		}
+		return
+	}
+	for db := range c.s.opts.Databases {
+		// A database never written has nothing to flush.
+		if t := c.dbTable(db); (db == 0 || c.s.opts.Engine.HasTable(c.namespace, t)) && !c.flushTable(t) {
+			return
+		}
+	}
+	c.w.ok()
+}
+
+// flushTable deletes every key of table, writing the error reply if that
+// fails.
+func (c *conn) flushTable(table string) bool {
 	var batch [][]byte
 	flush := func() bool {
 		if len(batch) == 0 {
 			return true
 		}
-		_, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: c.table, Kind: ts.KindDeleteKeys, Keys: batch})
+		_, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: table, Kind: ts.KindDeleteKeys, Keys: batch})
 		batch = batch[:0]
 		if err != nil {
 			c.engineError(err)
@@ -242,17 +263,15 @@ func cmdFlush(c *conn, a [][]byte) {
 		return true
 	}
 	ok := true
-	if err := c.scanAll(func(k []byte) {
+	if err := c.scanTable(table, func(k []byte) {
 		batch = append(batch, k)
 		if len(batch) == 1000 && ok {
 			ok = flush()
 		}
 	}); err != nil {
-		return
+		return false
 	}
-	if ok && flush() {
-		c.w.ok()
-	}
+	return ok && flush()
 }
 
 // globMatch is Redis's glob: * ? [abc] [^a-z] and \ escapes.

@@ -74,7 +74,7 @@ type setRun struct {
 // plainSet reports whether args are a SET with no option that this
 // connection may run now, outside a transaction.
 func (c *conn) plainSet(args [][]byte) bool {
-	return len(args) == 3 && is(args[0], "set") && c.tx == nil && c.access == accessWrite && len(args[1]) > 0
+	return len(args) == 3 && is(args[0], "set") && c.tx == nil && c.access == accessWrite && len(args[1]) > 0 && c.dbReady
 }
 
 func (r *setRun) accepts(c *conn, args [][]byte) bool { return c.plainSet(args) }

@@ -15,10 +15,11 @@ func registerRandom() {
 	)
 }
 
-// cmdCopy is COPY source destination [DB 0] [REPLACE]. There is one
-// database, so DB takes 0 only.
+// cmdCopy is COPY source destination [DB db] [REPLACE]. To another
+// database it copies as MOVE moves (copyToDB), keeping the source.
 func cmdCopy(c *conn, a [][]byte) {
 	cmd := ts.Command{Kind: ts.KindCopy, Key: a[1], Dest: a[2]}
+	db := int(c.db.Load())
 	for i := 3; i < len(a); i++ {
 		switch {
 		case is(a[i], "replace"):
@@ -28,15 +29,20 @@ func cmdCopy(c *conn, a [][]byte) {
 			if !ok {
 				return
 			}
-			if n != 0 {
-				c.errorf("ERR DB index is out of range")
-				return
-			}
+			db = int(max(min(n, MaxDatabases), -1))
 			i++
 		default:
 			c.syntaxErr()
 			return
 		}
+	}
+	if db < 0 || db >= c.s.opts.Databases {
+		c.errorf("ERR DB index is out of range")
+		return
+	}
+	if db != int(c.db.Load()) {
+		c.copyToDB(cmd.Key, cmd.Dest, db, cmd.Replace, false)
+		return
 	}
 	c.intReply(cmd)
 }

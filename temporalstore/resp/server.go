@@ -33,9 +33,15 @@ var (
 type Options struct {
 	// Engine is the engine served. Required.
 	Engine *temporalstore.Engine
-	// Namespace and Table are the table the keys live in. Default: the
-	// engine's default table.
+	// Namespace and Table are the table the keys of database 0 live in.
+	// Default: the engine's default table.
 	Namespace, Table string
+	// Databases is how many numbered databases SELECT, MOVE, SWAPDB and
+	// COPY ... DB address, 0 to Databases-1, as Redis's databases
+	// setting. Database n > 0 is the engine table Table@n of Namespace
+	// (temporalstore.DatabaseTable), made with Table's options at its
+	// first write. Default: DefaultDatabases (16).
+	Databases int
 	// Tokens are the passwords AUTH accepts for read-write access, and
 	// ReadOnlyTokens those for read-only access. Default: none, no AUTH
 	// needed.
@@ -130,6 +136,12 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.SlowlogMaxLen == 0 {
 		opts.SlowlogMaxLen = DefaultSlowlogMaxLen
+	}
+	if opts.Databases == 0 {
+		opts.Databases = DefaultDatabases
+	}
+	if opts.Databases < 0 || opts.Databases > MaxDatabases {
+		return nil, fmt.Errorf("%w: Databases %d (1..%d)", ErrInvalidOptions, opts.Databases, MaxDatabases)
 	}
 	if opts.LatencyMonitorThreshold < 0 {
 		return nil, fmt.Errorf("%w: negative LatencyMonitorThreshold", ErrInvalidOptions)
@@ -261,8 +273,12 @@ type conn struct {
 	access access
 	// namespace and table are the engine table the connection's keys
 	// live in (the server's, until the connection selects another
-	// database).
+	// database). db is the database selected (atomic: CLIENT LIST reads
+	// it from other connections); dbReady is set once its table is known
+	// to exist, so that a write need not create it (ensureDB).
 	namespace, table string
+	db               atomic.Int32
+	dbReady          bool
 	ctx              context.Context
 	cancel           context.CancelFunc
 	quit             bool
@@ -297,7 +313,7 @@ type conn struct {
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, id: s.nextID.Add(1), since: time.Now(), namespace: s.opts.Namespace, table: s.opts.Table}
+	c := &conn{s: s, nc: nc, id: s.nextID.Add(1), since: time.Now(), namespace: s.opts.Namespace, table: s.opts.Table, dbReady: true}
 	rd, wr := rawIO(nc)
 	c.r = newReader(rd, s.opts.MaxBulk)
 	c.w.out = &countWriter{w: wr, fail: s.opts.faults.write}

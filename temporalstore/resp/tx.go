@@ -34,9 +34,12 @@ func (c *conn) txFail() {
 	}
 }
 
+// watched is a WATCHed key, with the table of the database it was
+// watched in (which SWAPDB may give other data since).
 type watched struct {
-	key []byte
-	ver uint64
+	table string
+	key   []byte
+	ver   uint64
 }
 
 func registerTx() {
@@ -68,7 +71,7 @@ func registerTx() {
 					c.engineError(err)
 					return
 				}
-				c.watch = append(c.watch, watched{append([]byte(nil), k...), v})
+				c.watch = append(c.watch, watched{c.table, append([]byte(nil), k...), v})
 			}
 			c.w.ok()
 		}},
@@ -91,6 +94,18 @@ func cmdExec(c *conn, _ [][]byte) {
 		return
 	case tx.failed:
 		c.errorf("EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	for _, q := range tx.queued {
+		// A write creates the database first, so that the transaction
+		// holds its table rather than the stand-in of a database not
+		// written yet.
+		if q.spec.flags&flagWrite != 0 && !c.ensureDB() {
+			return
+		}
+	}
+	if crossesDatabases(c, tx, watch) {
+		execAcross(c, tx, watch)
 		return
 	}
 	// Every key, watched ones included, must be in one key group (so on
@@ -135,7 +150,7 @@ func cmdExec(c *conn, _ [][]byte) {
 	outer := c.ctx
 	err := c.s.opts.Engine.Atomic(outer, c.namespace, c.table, first, func(ctx context.Context) error {
 		for _, w := range watch {
-			v, err := c.s.opts.Engine.KeyVersion(ctx, c.namespace, c.table, w.key)
+			v, err := c.s.opts.Engine.KeyVersion(ctx, c.namespace, w.table, w.key)
 			if err != nil {
 				return err
 			}
@@ -159,5 +174,54 @@ func cmdExec(c *conn, _ [][]byte) {
 		c.w.nullArray()
 	case err != nil:
 		c.engineError(err)
+	}
+}
+
+// crossesDatabases reports whether a transaction reaches beyond the
+// selected database: a key watched in another, or a command that
+// addresses another (SELECT, MOVE, SWAPDB, COPY ... DB).
+func crossesDatabases(c *conn, tx *txState, watch []watched) bool {
+	for _, w := range watch {
+		if w.table != c.table {
+			return true
+		}
+	}
+	for _, q := range tx.queued {
+		switch q.spec.name {
+		case "select", "move", "swapdb":
+			return true
+		case "copy":
+			for _, a := range q.args[3:] {
+				if is(a, "db") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// execAcross runs a transaction that reaches other databases: the
+// watched keys are checked, then the commands run in order, each
+// isolated on its own but not together. Holding one shard of each table
+// they touch, in an order fixed beforehand, is what isolating them would
+// take; a SELECT in the queue decides the tables only as it runs.
+func execAcross(c *conn, tx *txState, watch []watched) {
+	for _, w := range watch {
+		v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, w.table, w.key)
+		if err != nil {
+			c.engineError(err)
+			return
+		}
+		if v != w.ver {
+			c.w.nullArray()
+			return
+		}
+	}
+	c.w.array(len(tx.queued))
+	c.inExec = true
+	defer func() { c.inExec = false }()
+	for _, q := range tx.queued {
+		c.runTimed(q.spec, q.args)
 	}
 }

@@ -249,3 +249,17 @@ func (s *Shard) spillIfOver(ctx context.Context) {
 		s.spill.retryAbove = b.used.Load() + b.limit/16
 	}
 }
+
+// CopyImage is a command that puts a copy of o, whatever its kind, at
+// key: its image, as a spill logs it, so the key reads as the collection
+// (resident again at its first write). The engine copies series and
+// control states between tables with it, which have no ops that rebuild
+// them whole.
+func CopyImage(key []byte, o *object.Object) (command.Command, error) {
+	c, err := o.Clone()
+	if err != nil {
+		return command.Command{}, err
+	}
+	c.Key = append([]byte(nil), key...)
+	return imageCommand(c, object.Append(nil, c)), nil
+}
