@@ -26,6 +26,8 @@ const (
 	flagTxControl
 	// flagNoTx: refused inside MULTI.
 	flagNoTx
+	// flagNoScript: refused to scripts (redis.call).
+	flagNoScript
 )
 
 // cmdSpec is one command: Redis's arity (positive: exact; negative: at
@@ -104,6 +106,8 @@ func init() {
 	registerRandom()
 	registerBits()
 	registerBlocking()
+	registerScripting()
+	markNoScript()
 	setSpec, getSpec = commands["set"], commands["get"]
 	for name, d := range commandDocs {
 		if s := commands[name]; s != nil {

@@ -86,6 +86,9 @@ type Server struct {
 	// runs.
 	lastSave atomic.Int64
 	saving   atomic.Bool
+	// scripts holds the scripts and function libraries, and the scripts
+	// running.
+	scripts *scripts
 }
 
 type serverStats struct {
@@ -120,6 +123,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmdStats: newCommandStats(),
 		slowlog: newSlowlog(opts.SlowlogThreshold, opts.SlowlogMaxLen), latency: newLatencyMonitor(opts.LatencyMonitorThreshold)}
 	s.lastSave.Store(s.started.Unix())
+	s.scripts = newScripts(s)
 	return s, nil
 }
 
@@ -270,6 +274,9 @@ type conn struct {
 	inExec     bool
 	blockedFor time.Duration
 	watchDone  chan struct{}
+	// script is the connection the commands of the connection's scripts
+	// run on (scripted).
+	script *scriptConn
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
