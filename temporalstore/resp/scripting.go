@@ -436,6 +436,16 @@ func (c *conn) kill(eval bool) {
 	}
 }
 
+// stopAll stops every script running, for Close.
+func (ss *scripts) stopAll() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for r := range ss.running {
+		r.killed.Store(true)
+		r.cancel()
+	}
+}
+
 func registerScripting() {
 	register(
 		&cmdSpec{name: "eval", arity: -3, flags: flagNoScript, keys: scriptKeys, run: cmdEval(false, false)},

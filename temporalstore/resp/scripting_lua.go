@@ -85,6 +85,20 @@ func newLuaVM(s *Server) *luaVM {
 		L.Error(obj, level)
 		return 0
 	}))
+	// string.rep past the largest string a reply may carry fails rather
+	// than exhausting the memory.
+	strlib := g.RawGetString(lua.StringLibName).(*lua.LTable)
+	rep := strlib.RawGetString("rep").(*lua.LFunction)
+	strlib.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
+		if n := L.OptInt(2, 0); n > 0 && int64(len(L.CheckString(1)))*int64(n) > DefaultMaxBulk {
+			L.RaiseError("resulting string too large")
+		}
+		L.Push(rep)
+		L.Push(L.Get(1))
+		L.Push(L.Get(2))
+		L.Call(2, 1)
+		return 1
+	}))
 	// Redis's pcall hands a command's error to the script as its text,
 	// not as the {err=} table redis.call raises.
 	g.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int {

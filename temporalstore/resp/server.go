@@ -193,6 +193,9 @@ func (s *Server) Close() error {
 		c.nc.Close()
 	}
 	s.mu.Unlock()
+	// A script runs on its connection's goroutine, which a closed
+	// socket does not stop.
+	s.scripts.stopAll()
 	s.wg.Wait()
 	return nil
 }
