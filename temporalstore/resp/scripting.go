@@ -153,7 +153,14 @@ func compileLua(body, chunk string) (*lua.FunctionProto, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lua.Compile(stmts, chunk)
+	proto, err := lua.Compile(stmts, chunk)
+	if err != nil {
+		return nil, err
+	}
+	// The chunk is called with no arguments: no Lua 5.0 "arg" table for
+	// its varargs (gopher-lua would make one, maps and all, per call).
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	return proto, nil
 }
 
 // compileError is Redis's reply for a script that does not compile.
@@ -281,12 +288,10 @@ func cmdEval(bySHA, readOnly bool) func(c *conn, args [][]byte) {
 		run := &scriptRun{name: sha, isEval: true, readOnly: readOnly || es.noWrites}
 		c.runScript(vm, run, args, keys, func(L *lua.LState) error {
 			keysT, argvT := stringsTable(L, keys), stringsTable(L, argv)
+			// Replaced by the next script's, not cleared: a delete costs
+			// the globals' map more than the stale tables do.
 			vm.globals.RawSetString("KEYS", keysT)
 			vm.globals.RawSetString("ARGV", argvT)
-			defer func() {
-				vm.globals.RawSetString("KEYS", lua.LNil)
-				vm.globals.RawSetString("ARGV", lua.LNil)
-			}()
 			fn := L.NewFunctionFromProto(es.proto)
 			L.Push(fn)
 			return L.PCall(0, 1, vm.handler)
