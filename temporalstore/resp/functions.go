@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"maps"
@@ -336,6 +337,10 @@ func cmdFunction(c *conn, args [][]byte) {
 		}
 		return ok
 	}
+	if c.access == accessRead && (sub == "load" || sub == "delete" || sub == "flush") {
+		c.errorf("NOPERM this user has no permissions to run the 'function|%s' command", sub)
+		return
+	}
 	switch sub {
 	case "load":
 		if arity(len(args) >= 3) {
@@ -477,6 +482,17 @@ func functionStats(c *conn) {
 			running = r
 		}
 	}
+	// Copied while the script is known to run: its request lives in its
+	// connection's read buffer, which it reuses once the script ends.
+	var name string
+	var command [][]byte
+	var took time.Duration
+	if running != nil {
+		name, took = running.name, time.Since(running.started)
+		for _, a := range running.command {
+			command = append(command, bytes.Clone(a))
+		}
+	}
 	libs, funcs := len(ss.libs), len(ss.funcs)
 	ss.mu.Unlock()
 	c.w.mapHeader(2)
@@ -486,11 +502,11 @@ func functionStats(c *conn) {
 	} else {
 		c.w.mapHeader(3)
 		c.w.bulkString("name")
-		c.w.bulkString(running.name)
+		c.w.bulkString(name)
 		c.w.bulkString("command")
-		c.w.values(running.command)
+		c.w.values(command)
 		c.w.bulkString("duration_ms")
-		c.w.int(time.Since(running.started).Milliseconds())
+		c.w.int(took.Milliseconds())
 	}
 	c.w.bulkString("engines")
 	c.w.mapHeader(1)

@@ -331,7 +331,10 @@ func (c *conn) runScript(vm *luaVM, run *scriptRun, request, keys [][]byte, invo
 	ss := c.s.scripts
 	do := func(ctx context.Context) {
 		sc.ctx = ctx
-		lctx, cancel := context.WithCancel(c.ctx)
+		// Its own context, not the connection's: a closed connection
+		// does not stop a script (as in Redis), and a child of the
+		// connection's would cost a registration per call.
+		lctx, cancel := context.WithCancel(context.Background())
 		run.cancel, run.started = cancel, time.Now()
 		ss.mu.Lock()
 		ss.running[run] = struct{}{}
@@ -354,13 +357,21 @@ func (c *conn) runScript(vm *luaVM, run *scriptRun, request, keys [][]byte, invo
 		}
 		res := L.Get(-1)
 		L.Pop(1)
-		writeLua(c, res)
+		writeLua(c, res, run.resp3)
 	}
-	if run.group < 0 {
+	// Atomic takes the shard by a key, which may not be empty.
+	var lockKey []byte
+	for _, k := range keys {
+		if len(k) > 0 {
+			lockKey = k
+			break
+		}
+	}
+	if lockKey == nil {
 		do(c.ctx)
 		return
 	}
-	if err := c.s.opts.Engine.Atomic(c.ctx, c.namespace, c.table, keys[0], func(ctx context.Context) error {
+	if err := c.s.opts.Engine.Atomic(c.ctx, c.namespace, c.table, lockKey, func(ctx context.Context) error {
 		do(ctx)
 		return nil
 	}); err != nil {
@@ -510,6 +521,8 @@ func cmdScript(c *conn, args [][]byte) {
 				c.w.int(0)
 			}
 		}
+	case sub == "flush" && len(args) <= 3 && c.access == accessRead:
+		c.errorf("NOPERM this user has no permissions to run the 'script|flush' command")
 	case sub == "flush" && len(args) <= 3:
 		if len(args) == 3 && !is(args[2], "async") && !is(args[2], "sync") {
 			c.errorf("ERR SCRIPT FLUSH only support SYNC|ASYNC option")

@@ -432,12 +432,14 @@ func replyToLua(L *lua.LState, r reply) lua.LValue {
 // {err=} -> error, {ok=} -> status, a table -> array up to its first nil
 // (RESP3's {map=}, {set=}, {double=} too). A table nested deeper than
 // maxReplyDepth is refused before anything is written.
-func writeLua(c *conn, v lua.LValue) {
+// With redis.setresp(3), booleans are RESP3's (RESP2's 1 and 0 for a
+// RESP2 client).
+func writeLua(c *conn, v lua.LValue, resp3 bool) {
 	if !luaDepthOK(v, 0) {
 		c.errorf("ERR reached lua stack limit")
 		return
 	}
-	writeLuaValue(c, v)
+	writeLuaValue(c, v, resp3)
 }
 
 func luaDepthOK(v lua.LValue, depth int) bool {
@@ -469,16 +471,21 @@ func luaDepthOK(v lua.LValue, depth int) bool {
 	return true
 }
 
-func writeLuaValue(c *conn, v lua.LValue) {
+func writeLuaValue(c *conn, v lua.LValue, resp3 bool) {
 	switch v := v.(type) {
 	case lua.LNumber:
 		c.w.int(luaInt(float64(v)))
 	case lua.LString:
 		c.w.bulkString(string(v))
 	case lua.LBool:
-		if v {
+		switch {
+		case resp3 && c.w.resp3:
+			c.w.bw.WriteString(map[bool]string{true: "#t\r\n", false: "#f\r\n"}[bool(v)])
+		case resp3 && !bool(v):
+			c.w.int(0)
+		case bool(v):
 			c.w.int(1)
-		} else {
+		default:
 			c.w.null()
 		}
 	case *lua.LTable:
@@ -499,7 +506,7 @@ func writeLuaValue(c *conn, v lua.LValue) {
 			m.ForEach(func(k, v lua.LValue) { kv = append(kv, k, v) })
 			c.w.mapHeader(len(kv) / 2)
 			for _, e := range kv {
-				writeLuaValue(c, e)
+				writeLuaValue(c, e, resp3)
 			}
 			return
 		}
@@ -508,7 +515,7 @@ func writeLuaValue(c *conn, v lua.LValue) {
 			m.ForEach(func(k, _ lua.LValue) { ks = append(ks, k) })
 			c.w.setHeader(len(ks))
 			for _, e := range ks {
-				writeLuaValue(c, e)
+				writeLuaValue(c, e, resp3)
 			}
 			return
 		}
@@ -518,7 +525,7 @@ func writeLuaValue(c *conn, v lua.LValue) {
 		}
 		c.w.array(n)
 		for i := 1; i <= n; i++ {
-			writeLuaValue(c, v.RawGetInt(i))
+			writeLuaValue(c, v.RawGetInt(i), resp3)
 		}
 	default:
 		c.w.null()

@@ -279,3 +279,20 @@ func TestScriptErrorsLeaveServerAlive(t *testing.T) {
 		require.Equal(t, "PONG", c.Ping(ctx).Val(), body)
 	}
 }
+
+// A read-only connection's scripts read but do not write, and it may not
+// load or drop functions.
+func TestScriptReadOnlyAccess(t *testing.T) {
+	addr, _ := start(t, Options{Tokens: []string{"rw"}, ReadOnlyTokens: []string{"ro"}})
+	ctx := t.Context()
+	rw := redis.NewClient(&redis.Options{Addr: addr, Password: "rw"})
+	ro := redis.NewClient(&redis.Options{Addr: addr, Password: "ro"})
+	t.Cleanup(func() { rw.Close(); ro.Close() })
+	require.NoError(t, rw.Set(ctx, "ro:k", "v", 0).Err())
+	require.Equal(t, "v", ro.Eval(ctx, "return redis.call('get', KEYS[1])", []string{"ro:k"}).Val())
+	require.ErrorContains(t, ro.Eval(ctx, "return redis.call('set', KEYS[1], 'x')", []string{"ro:k"}).Err(), "NOPERM")
+	require.Equal(t, "v", rw.Get(ctx, "ro:k").Val())
+	require.ErrorContains(t, ro.FunctionLoad(ctx, "#!lua name=rolib\nredis.register_function('f', function() return 1 end)").Err(), "NOPERM")
+	require.ErrorContains(t, ro.FunctionFlush(ctx).Err(), "NOPERM")
+	require.ErrorContains(t, ro.ScriptFlush(ctx).Err(), "NOPERM")
+}

@@ -149,6 +149,12 @@ var scriptCases = [][]string{
 	{"EVAL", "return 1", "-1"},
 	{"EVAL", "return 1", "2", "a"},
 	{"EVAL", "return 1", "x"},
+	// Inside MULTI.
+	{"MULTI"},
+	{"EVAL", "return redis.call('incr', KEYS[1])", "1", "{t}m"},
+	{"EVAL", "return redis.call('incr', KEYS[1])", "1", "{t}m"},
+	{"EXEC"},
+	{"EVAL", "return KEYS[1]", "1", ""},
 	// EVALSHA and SCRIPT.
 	{"SCRIPT", "FLUSH"},
 	{"EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"},
@@ -242,4 +248,43 @@ func TestScriptCompileErrors(t *testing.T) {
 	}
 	require.Contains(t, ours.do(t, "EVAL", "\n\nreturn +", "0"), "user_script:3:")
 	require.True(t, strings.HasPrefix(ours.do(t, "FUNCTION", "LOAD", "#!lua name=c\nreturn +"), "-ERR Error compiling function: user_function:2:"))
+}
+
+// Over RESP3, scripts' replies keep Redis's shapes: false is null, and
+// RESP3 types a script returns (map, set, double) arrive as such.
+func TestScriptRESP3MatchesRedis(t *testing.T) {
+	addr, _ := start(t, Options{})
+	ref := testredis.Start(t)
+	ours, theirs := dialRaw(t, addr), dialRaw(t, ref.Options().Addr)
+	for _, c := range []*rawConn{theirs, ours} {
+		c.do(t, "HELLO", "3")
+		c.do(t, "DEL", "{r3}h")
+		c.do(t, "HSET", "{r3}h", "f", "v")
+	}
+	for i, args := range [][]string{
+		{"EVAL", "return false", "0"},
+		{"EVAL", "return nil", "0"},
+		{"EVAL", "return true", "0"},
+		{"EVAL", "return {1, false, 'x'}", "0"},
+		{"EVAL", "return {double=2.5}", "0"},
+		{"EVAL", "return {map={a=1}}", "0"},
+		{"EVAL", "return {set={a=true}}", "0"},
+		{"EVAL", "return redis.call('hgetall', KEYS[1])", "1", "{r3}h"},
+		{"EVAL", "redis.setresp(3) return redis.call('hgetall', KEYS[1])", "1", "{r3}h"},
+		{"EVAL", "redis.setresp(3) return redis.call('get', 'nokey')", "0"},
+		{"EVAL", "redis.setresp(3) return false", "0"},
+		{"EVAL", "redis.setresp(3) return {true, false}", "0"},
+		{"HELLO", "2"},
+		{"EVAL", "redis.setresp(3) return {true, false}", "0"},
+		{"EVAL", "redis.setresp(3) return {double=1.5}", "0"},
+		{"HELLO", "3"},
+		{"EVAL", "redis.setresp(3) return redis.call('exists', KEYS[1]) == 1", "1", "{r3}h"},
+		{"EVAL", "return redis.status_reply('FINE')", "0"},
+		{"EVAL", "return {err='ERR x'}", "0"},
+	} {
+		want, got := theirs.do(t, args...), ours.do(t, args...)
+		if args[0] != "HELLO" { // the servers' details differ
+			require.Equal(t, want, got, "case %d: %q", i, args)
+		}
+	}
 }
