@@ -141,10 +141,18 @@ func (r *scriptRun) exec(args [][]byte) ([]byte, string) {
 	c.script.out.Reset()
 	c.w.resp3 = r.resp3
 	c.last = spec.name
+	out := &c.script.out
+	if out.Cap() > maxKeptScriptOut {
+		// A big reply does not pin its buffer past the next command.
+		*out = bytes.Buffer{}
+	}
 	c.runTimed(spec, args)
 	c.w.bw.Flush()
-	return c.script.out.Bytes(), ""
+	return out.Bytes(), ""
 }
+
+// maxKeptScriptOut bounds the reply buffer a connection's script keeps.
+const maxKeptScriptOut = 1 << 20
 
 // compileLua compiles a script's body under chunk (user_script,
 // user_function): the name its errors carry.

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testredis"
 )
 
@@ -295,4 +297,38 @@ func TestScriptReadOnlyAccess(t *testing.T) {
 	require.ErrorContains(t, ro.FunctionLoad(ctx, "#!lua name=rolib\nredis.register_function('f', function() return 1 end)").Err(), "NOPERM")
 	require.ErrorContains(t, ro.FunctionFlush(ctx).Err(), "NOPERM")
 	require.ErrorContains(t, ro.ScriptFlush(ctx).Err(), "NOPERM")
+}
+
+// A script's writes take the engine's log like any command's: they are
+// there after the engine is closed and opened again.
+func TestScriptWritesSurviveReopen(t *testing.T) {
+	dir := t.TempDir()
+	serve := func() (*redis.Client, func()) {
+		e, err := temporalstore.Open(t.Context(), temporalstore.Options{Dir: dir, MaintenanceInterval: temporalstore.Disabled})
+		require.NoError(t, err)
+		s, err := New(Options{Engine: e})
+		require.NoError(t, err)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		go func() { _ = s.Serve(l) }()
+		c := redis.NewClient(&redis.Options{Addr: l.Addr().String()})
+		return c, func() {
+			c.Close()
+			require.NoError(t, s.Close())
+			require.NoError(t, e.Close())
+		}
+	}
+	ctx := t.Context()
+	c, stop := serve()
+	require.NoError(t, c.Eval(ctx, `redis.call('set', KEYS[1], ARGV[1])
+redis.call('hset', KEYS[2], 'f', ARGV[1])
+redis.call('rpush', KEYS[3], 'a', 'b')
+return redis.call('incrby', KEYS[4], 5)`, []string{"{d}s", "{d}h", "{d}l", "{d}n"}, "v").Err())
+	stop()
+	c, stop = serve()
+	defer stop()
+	require.Equal(t, "v", c.Get(ctx, "{d}s").Val())
+	require.Equal(t, "v", c.HGet(ctx, "{d}h", "f").Val())
+	require.Equal(t, []string{"a", "b"}, c.LRange(ctx, "{d}l", 0, -1).Val())
+	require.Equal(t, "5", c.Get(ctx, "{d}n").Val())
 }
