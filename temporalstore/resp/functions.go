@@ -57,11 +57,11 @@ var errLoadTimeout = errors.New("FUNCTION LOAD timeout")
 // and, when collect is set, lib.funcs.
 func (vm *luaVM) loadLibrary(ctx context.Context, lib *library, collect bool) error {
 	L := vm.L
-	vm.loading, vm.fns = lib, map[string]*lua.LFunction{}
+	vm.loading, vm.collecting, vm.fns = lib, collect, map[string]*lua.LFunction{}
 	if collect {
 		lib.funcs = map[string]*libFunction{}
 	}
-	defer func() { vm.loading = nil }()
+	defer func() { vm.loading, vm.collecting = nil, false }()
 	lctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
 	L.SetContext(lctx)
@@ -167,7 +167,9 @@ func (vm *luaVM) registerFunction(L *lua.LState) int {
 		return raise("Function already exists in the library")
 	}
 	vm.fns[f.name] = cb
-	if lib.funcs != nil && lib.funcs[f.name] == nil {
+	// A library installed is shared: only FUNCTION LOAD's own run
+	// describes its functions.
+	if vm.collecting {
 		lib.funcs[f.name] = f
 	}
 	return 0

@@ -30,7 +30,10 @@ type luaVM struct {
 	// loading is the library a FUNCTION LOAD is registering functions of;
 	// fns are the functions of the library this state holds.
 	loading *library
-	fns     map[string]*lua.LFunction
+	// collecting: the load is FUNCTION LOAD's, which describes the
+	// library's functions (lib.funcs).
+	collecting bool
+	fns        map[string]*lua.LFunction
 	// errSource, errLine are where the last error was raised.
 	errSource string
 	errLine   int
