@@ -133,6 +133,7 @@ func newLuaVM(s *Server) *luaVM {
 	}))
 	g.RawSetString("os", vm.readonly(os))
 	g.RawSetString("bit", vm.readonly(newBitLib(L)))
+	g.RawSetString("cjson", vm.readonly(newCJSONLib(L)))
 	g.RawSetString("redis", vm.readonly(vm.redisLib(s)))
 	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName} {
 		g.RawSetString(name, vm.readonly(g.RawGetString(name).(*lua.LTable)))
