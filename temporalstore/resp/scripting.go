@@ -472,13 +472,13 @@ func (ss *scripts) stopAll() {
 
 func registerScripting() {
 	register(
-		&cmdSpec{name: "eval", arity: -3, flags: flagNoScript, keys: scriptKeys, run: cmdEval(false, false)},
-		&cmdSpec{name: "evalsha", arity: -3, flags: flagNoScript, keys: scriptKeys, run: cmdEval(true, false)},
-		&cmdSpec{name: "eval_ro", arity: -3, flags: flagNoScript, keys: scriptKeys, run: cmdEval(false, true)},
-		&cmdSpec{name: "evalsha_ro", arity: -3, flags: flagNoScript, keys: scriptKeys, run: cmdEval(true, true)},
+		&cmdSpec{name: "eval", arity: -3, flags: flagNoScript, keys: numKeys(2, false), run: cmdEval(false, false)},
+		&cmdSpec{name: "evalsha", arity: -3, flags: flagNoScript, keys: numKeys(2, false), run: cmdEval(true, false)},
+		&cmdSpec{name: "eval_ro", arity: -3, flags: flagNoScript, keys: numKeys(2, false), run: cmdEval(false, true)},
+		&cmdSpec{name: "evalsha_ro", arity: -3, flags: flagNoScript, keys: numKeys(2, false), run: cmdEval(true, true)},
 		&cmdSpec{name: "script", arity: -2, flags: flagNoScript, run: cmdScript},
-		&cmdSpec{name: "fcall", arity: -3, flags: flagNoScript, keys: scriptKeys, run: cmdFcall(false)},
-		&cmdSpec{name: "fcall_ro", arity: -3, flags: flagNoScript, keys: scriptKeys, run: cmdFcall(true)},
+		&cmdSpec{name: "fcall", arity: -3, flags: flagNoScript, keys: numKeys(2, false), run: cmdFcall(false)},
+		&cmdSpec{name: "fcall_ro", arity: -3, flags: flagNoScript, keys: numKeys(2, false), run: cmdFcall(true)},
 		&cmdSpec{name: "function", arity: -2, flags: flagNoScript, run: cmdFunction},
 	)
 }
@@ -496,18 +496,6 @@ func markNoScript() {
 			s.flags |= flagNoScript
 		}
 	}
-}
-
-// scriptKeys are EVAL's and FCALL's keys: numkeys of them after it.
-func scriptKeys(args [][]byte) [][]byte {
-	if len(args) < 3 {
-		return nil
-	}
-	n, err := parseInt(args[2])
-	if err != nil || n < 0 || n > int64(len(args)-3) {
-		return nil
-	}
-	return args[3 : 3+n]
 }
 
 func cmdScript(c *conn, args [][]byte) {

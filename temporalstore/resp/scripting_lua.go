@@ -248,6 +248,19 @@ func (vm *luaVM) redisLib(s *Server) *lua.LTable {
 	fn("breakpoint", func(L *lua.LState) int { L.Push(lua.LFalse); return 1 })
 	fn("debug", func(L *lua.LState) int { return 0 })
 	fn("register_function", vm.registerFunction)
+	fn("acl_check_cmd", func(L *lua.LState) int {
+		if L.GetTop() < 1 {
+			raiseErr(L, "Please specify at least one argument for this redis lib call")
+		}
+		var nb [32]byte
+		spec := commands[string(lowerName([]byte(L.CheckString(1)), nb[:0]))]
+		if spec == nil {
+			raiseErr(L, "Invalid command passed to redis.acl_check_cmd()")
+		}
+		allowed := spec.flags&flagWrite == 0 || vm.run == nil || vm.run.c.access != accessRead
+		L.Push(lua.LBool(allowed))
+		return 1
+	})
 	for name, v := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
 		"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3} {
 		t.RawSetString(name, lua.LNumber(v))

@@ -76,6 +76,8 @@ var scriptCases = [][]string{
 	{"EVAL", "return bit.band(0xff, 0x0f) + bit.bor(1, 2) + bit.lshift(1, 4)", "0"},
 	{"EVAL", "return bit.tohex(65535)", "0"},
 	{"EVAL", "return bit.bnot(0)", "0"},
+	{"EVAL", "return redis.acl_check_cmd('set', 'k', 'v')", "0"},
+	{"EVAL", "return redis.acl_check_cmd('nosuch')", "0"},
 	// cjson.
 	{"EVAL", "return cjson.encode({1, 2, 'x', true, false})", "0"},
 	{"EVAL", "return cjson.encode({a = 1.5})", "0"},
