@@ -13,6 +13,11 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
+// cjsonError is an error raised into Lua in lua-cjson's words.
+type cjsonError string
+
+func (e cjsonError) Error() string { return string(e) }
+
 // maxJSONDepth is lua-cjson's default nesting limit, both ways.
 const maxJSONDepth = 1000
 
@@ -61,7 +66,7 @@ func newCJSONLib(L *lua.LState) *lua.LTable {
 
 func jsonToLua(L *lua.LState, v any, null lua.LValue, depth int) (lua.LValue, error) {
 	if depth > maxJSONDepth {
-		return nil, fmt.Errorf("Found too many nested data structures (%d)", depth)
+		return nil, cjsonError(fmt.Sprintf("Found too many nested data structures (%d)", depth))
 	}
 	switch v := v.(type) {
 	case nil:
@@ -106,7 +111,7 @@ func jsonToLua(L *lua.LState, v any, null lua.LValue, depth int) (lua.LValue, er
 // object, an empty table as {}.
 func appendJSON(b []byte, v lua.LValue, null lua.LValue, depth int) ([]byte, error) {
 	if depth > maxJSONDepth {
-		return nil, fmt.Errorf("Cannot serialise, excessive nesting (%d)", depth)
+		return nil, cjsonError(fmt.Sprintf("Cannot serialise, excessive nesting (%d)", depth))
 	}
 	switch v := v.(type) {
 	case *lua.LNilType:
@@ -116,7 +121,7 @@ func appendJSON(b []byte, v lua.LValue, null lua.LValue, depth int) ([]byte, err
 	case lua.LNumber:
 		f := float64(v)
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, errors.New("Cannot serialise number: must not be NaN or Inf")
+			return nil, cjsonError("Cannot serialise number: must not be NaN or Inf")
 		}
 		return append(b, formatG(f, 14)...), nil
 	case lua.LString:
@@ -128,7 +133,7 @@ func appendJSON(b []byte, v lua.LValue, null lua.LValue, depth int) ([]byte, err
 	case *lua.LTable:
 		return appendJSONTable(b, v, null, depth)
 	}
-	return nil, fmt.Errorf("Cannot serialise %s: type not supported", v.Type().String())
+	return nil, cjsonError(fmt.Sprintf("Cannot serialise %s: type not supported", v.Type().String()))
 }
 
 func appendJSONTable(b []byte, t *lua.LTable, null lua.LValue, depth int) ([]byte, error) {
@@ -148,7 +153,7 @@ func appendJSONTable(b []byte, t *lua.LTable, null lua.LValue, depth int) ([]byt
 	})
 	if array && items > 0 {
 		if maxKey > 10 && maxKey > 2*items {
-			return nil, errors.New("Cannot serialise table: excessively sparse array")
+			return nil, cjsonError("Cannot serialise table: excessively sparse array")
 		}
 		b = append(b, '[')
 		for i := 1; i <= maxKey; i++ {
@@ -176,7 +181,7 @@ func appendJSONTable(b []byte, t *lua.LTable, null lua.LValue, depth int) ([]byt
 		case lua.LNumber:
 			b = appendJSONString(b, formatG(float64(k), 14))
 		default:
-			return nil, errors.New("Cannot serialise table: table key must be a number or string")
+			return nil, cjsonError("Cannot serialise table: table key must be a number or string")
 		}
 		b = append(b, ':')
 		var err error
