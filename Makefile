@@ -170,6 +170,10 @@ bench-raft: ## Raft benchmark (3 durable voters vs embedded etcd): cd tools && G
 bench-series: ## Temporal models vs redis-server (window reads, hourly counts, appends) and rollup vs scan: cd tools && GOWORK=off go run ./bench series
 	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench series
 
+.PHONY: bench-script
+bench-script: ## EVALSHA token bucket, 50 clients, vs redis-server: cd tools && GOWORK=off go run ./bench script
+	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench script
+
 bench-%: ## Any benchmark by name: cd tools && GOWORK=off go run ./bench <name>
 	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench $*
 

@@ -10,6 +10,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/temporalstore/temporalstore-go/matrixraft v0.0.0
 	github.com/vmihailenco/msgpack/v5 v5.4.1
+	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/time v0.16.0
 )
 

@@ -24,6 +24,16 @@ var commandDocs = map[string][2]string{
 	"slowlog":  {"server", "Returns or resets the log of calls slower than slowlog-log-slower-than."},
 	"time":     {"server", "Returns the server's time: seconds and microseconds."},
 
+	// scripting
+	"eval":       {"scripting", "Runs a Lua script, atomically on its keys' shard (their key group)."},
+	"evalsha":    {"scripting", "Runs a cached Lua script by its SHA1."},
+	"eval_ro":    {"scripting", "Runs a Lua script that may not write."},
+	"evalsha_ro": {"scripting", "Runs a cached Lua script by its SHA1; it may not write."},
+	"script":     {"scripting", "Loads scripts in the cache, checks for them, flushes the cache (SCRIPT LOAD, EXISTS, FLUSH) or kills the running script (SCRIPT KILL)."},
+	"fcall":      {"scripting", "Calls a function of a loaded library."},
+	"fcall_ro":   {"scripting", "Calls a function flagged no-writes."},
+	"function":   {"scripting", "Loads, lists, deletes and flushes function libraries (FUNCTION LOAD, LIST, DELETE, FLUSH, STATS) or kills the running function (FUNCTION KILL)."},
+
 	// generic keyspace
 	"del":         {"generic", "Deletes keys."},
 	"exists":      {"generic", "Counts how many of the keys exist."},

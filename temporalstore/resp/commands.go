@@ -30,6 +30,8 @@ const (
 	// none (MOVE, SWAPDB, FLUSHDB): runTimed does not create the
 	// selected one for it.
 	flagOwnDB
+	// flagNoScript: refused to scripts (redis.call).
+	flagNoScript
 )
 
 // cmdSpec is one command: Redis's arity (positive: exact; negative: at
@@ -111,6 +113,8 @@ func init() {
 	registerBlocking()
 	registerIntrospection()
 	registerHLL()
+	registerScripting()
+	markNoScript()
 	setSpec, getSpec = commands["set"], commands["get"]
 	for name, d := range commandDocs {
 		if s := commands[name]; s != nil {

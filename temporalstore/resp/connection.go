@@ -506,7 +506,9 @@ func (s *Server) tunables() map[string]tunable {
 			}
 			s.slowlog.threshold.Store(int64(t))
 		}},
-		"slowlog-max-len": {least: 0, get: func() int64 { return max(s.slowlog.maxLen.Load(), 0) }, set: s.slowlog.setMaxLen},
+		"busy-reply-threshold": {least: 0, get: s.scripts.thresholdMs.Load, set: s.scripts.thresholdMs.Store},
+		"lua-time-limit":       {least: 0, get: s.scripts.thresholdMs.Load, set: s.scripts.thresholdMs.Store},
+		"slowlog-max-len":      {least: 0, get: func() int64 { return max(s.slowlog.maxLen.Load(), 0) }, set: s.slowlog.setMaxLen},
 		"latency-monitor-threshold": {least: 0, get: s.latency.thresholdMs.Load, set: func(v int64) {
 			s.latency.thresholdMs.Store(min(v, math.MaxInt64/int64(time.Millisecond)))
 		}},

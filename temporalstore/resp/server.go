@@ -97,6 +97,9 @@ type Server struct {
 	saving   atomic.Bool
 	// settings are Redis's parameters that are accepted and ignored.
 	settings *settings
+	// scripts holds the scripts and function libraries, and the scripts
+	// running.
+	scripts *scripts
 }
 
 // faults are functions tests set to raise faults at a layer; nil in use.
@@ -150,6 +153,7 @@ func New(opts Options) (*Server, error) {
 		slowlog: newSlowlog(opts.SlowlogThreshold, opts.SlowlogMaxLen), latency: newLatencyMonitor(opts.LatencyMonitorThreshold)}
 	s.settings = newSettings()
 	s.lastSave.Store(s.started.Unix())
+	s.scripts = newScripts(s)
 	return s, nil
 }
 
@@ -219,6 +223,9 @@ func (s *Server) Close() error {
 		c.nc.Close()
 	}
 	s.mu.Unlock()
+	// A script runs on its connection's goroutine, which a closed
+	// socket does not stop.
+	s.scripts.stopAll()
 	s.wg.Wait()
 	return nil
 }
@@ -310,6 +317,9 @@ type conn struct {
 	inExec     bool
 	blockedFor time.Duration
 	watchDone  chan struct{}
+	// script is the connection the commands of the connection's scripts
+	// run on (scripted).
+	script *scriptConn
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {

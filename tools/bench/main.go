@@ -13,6 +13,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/tools/bench/objectbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/raftbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/respbench"
+	"github.com/temporalstore/temporalstore-go/tools/bench/scriptbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/seriesbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/walbench"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
@@ -48,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return raftbench.Command(args[1:], stdout, stderr)
 	case "series":
 		return seriesbench.Command(args[1:], stdout, stderr)
+	case "script":
+		return scriptbench.Command(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown benchmark %q\n\n", args[0])
 	usage(stderr)
@@ -90,6 +93,9 @@ Benchmarks:
         (FQUERY vs ZRANGEBYSCORE), "count in the last hour" (HSETANDGETOPT vs
         per-minute INCR/EXPIRE keys summed over MGET), durable appends, and
         the rollup ladder against a scan over 10,000 points.
+  script "EVALSHA token bucket, 50 clients": the RESP server's scripting
+        against redis-server with the same redis-benchmark EVALSHA of a
+        token-bucket script over 5,000 keys (async, appendfsync everysec).
 
 Flags of "bench wal" (each also read from the environment variable shown;
 a flag beats its variable, the variable beats the default):
@@ -112,6 +118,8 @@ Examples:
 	raftbench.PrintUsage(w)
 	fmt.Fprintln(w)
 	seriesbench.PrintUsage(w)
+	fmt.Fprintln(w)
+	scriptbench.PrintUsage(w)
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.
