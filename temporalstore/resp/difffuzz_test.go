@@ -1,0 +1,404 @@
+package resp
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testredis"
+)
+
+// The differential fuzzer: random sequences of commands sent in lockstep
+// to our server and to a real redis-server, raw replies compared (after
+// the rules of replyRules), each sequence ending with a comparison of
+// every key's type, contents and TTL, and a PING of a fresh connection.
+//
+// Environment:
+//
+//	DIFFFUZZ_TIME       how long to run (a Go duration; default 1m, 5s with -short)
+//	DIFFFUZZ_SEED       the base seed (default: drawn, and printed on failure)
+//	DIFFFUZZ_SEQ        replay only this sequence of the seed
+//	DIFFFUZZ_KEEPGOING  1: record every difference and go on (make fuzz-resp)
+//
+// A difference fails the test with its shrunk sequence, ready to paste
+// into diffFuzzRegressions.
+
+// fuzzWait bounds the wait for one reply: beyond it our server is stuck.
+const fuzzWait = 10 * time.Second
+
+// fuzzDiff is one difference: the sequence that shows it (its last
+// command, or the state check after it when atEnd), and the two replies.
+type fuzzDiff struct {
+	seq       [][]string
+	args      []string
+	want, got string
+	atEnd     bool
+	// at is the index in seq of the command that differed.
+	at int
+}
+
+func (d *fuzzDiff) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n  redis: %s\n  ours:  %s\n  sequence:\n%s", quoteArgs(d.args), d.want, d.got, goSequence(d.seq))
+	if d.atEnd {
+		b.WriteString("  (found by the state check after the sequence)\n")
+	}
+	return b.String()
+}
+
+// signature groups differences for the summary: the command and the
+// kinds of the two replies.
+func (d *fuzzDiff) signature() string {
+	k := func(s string) string {
+		if s == "" {
+			return "?"
+		}
+		if s[0] == '-' {
+			code, _, _ := strings.Cut(s, " ")
+			return code
+		}
+		return s[:1]
+	}
+	return strings.ToLower(d.args[0]) + " " + k(d.want) + "/" + k(d.got)
+}
+
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = strconv.Quote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// goSequence writes seq as a Go literal for diffFuzzRegressions.
+func goSequence(seq [][]string) string {
+	var b strings.Builder
+	for _, args := range seq {
+		q := make([]string, len(args))
+		for i, a := range args {
+			q[i] = strconv.Quote(a)
+		}
+		fmt.Fprintf(&b, "\t\t{%s},\n", strings.Join(q, ", "))
+	}
+	return b.String()
+}
+
+// fuzzServers are the two servers' addresses and the counters of a run.
+type fuzzServers struct {
+	ours, ref string
+	commands  int
+}
+
+// run plays seq on fresh connections (RESP proto) over two flushed
+// keyspaces, and returns the first difference, or nil.
+func (s *fuzzServers) run(seq [][]string, proto int) (*fuzzDiff, error) {
+	ours, err := dialRaw(s.ours)
+	if err != nil {
+		return nil, err
+	}
+	defer ours.Close()
+	ref, err := dialRaw(s.ref)
+	if err != nil {
+		return nil, err
+	}
+	defer ref.Close()
+	both := func(args []string) (want, got reply, oursErr error, err error) {
+		s.commands++
+		if err := ref.send(args); err != nil {
+			return want, got, nil, err
+		}
+		if oursErr = ours.send(args); oursErr == nil {
+			got, oursErr = ours.recv(fuzzWait)
+		}
+		want, err = ref.recv(fuzzWait)
+		return want, got, oursErr, err
+	}
+	for _, setup := range [][]string{{"FLUSHALL"}, {"HELLO", strconv.Itoa(proto)}} {
+		if _, _, oerr, err := both(setup); err != nil || oerr != nil {
+			return nil, fmt.Errorf("setup %v: redis %v, ours %v", setup, err, oerr)
+		}
+	}
+	var queued [][]string
+	inTx := false
+	// stop: a rule accepted a difference after which the keyspaces may
+	// differ; the sequence ends there.
+	stop := false
+	compare := func(args []string, atEnd bool) (*fuzzDiff, error) {
+		want, got, oerr, err := both(args)
+		if err != nil {
+			return nil, fmt.Errorf("redis-server, %v: %w", args, err)
+		}
+		d := &fuzzDiff{seq: seq, args: args, want: want.String(), got: got.String(), atEnd: atEnd}
+		if oerr != nil {
+			d.got = "no reply: " + oerr.Error()
+			return d, nil
+		}
+		name := strings.ToLower(args[0])
+		switch {
+		case inTx && want.kind == '+' && want.text == "QUEUED":
+			queued = append(queued, args)
+		case name == "multi" && want.kind == '+':
+			inTx, queued = true, nil
+		case name == "discard" && want.kind == '+':
+			inTx = false
+		case name == "exec" && inTx:
+			inTx = false
+			// Each of EXEC's replies by its own command's rules.
+			if len(want.elems) == len(queued) && len(got.elems) == len(queued) && !want.null {
+				for i, q := range queued {
+					same, ends := sameRawReply(q, want.elems[i], got.elems[i])
+					if same && ends {
+						stop = true
+						return nil, nil
+					}
+					if !same {
+						d.args = q
+						d.want, d.got = "EXEC[...] "+want.elems[i].String(), "EXEC[...] "+got.elems[i].String()
+						return d, nil
+					}
+				}
+				return nil, nil
+			}
+		}
+		same, ends := sameRawReply(args, want, got)
+		stop = stop || ends
+		if !same {
+			return d, nil
+		}
+		return nil, nil
+	}
+	for i, args := range seq {
+		if d, err := compare(args, false); d != nil || err != nil {
+			if d != nil {
+				d.at, d.seq = i, seq[:i+1]
+			}
+			return d, err
+		}
+		if stop {
+			return nil, nil
+		}
+	}
+	// The state: every key's type, contents and TTL.
+	end := [][]string{}
+	if inTx {
+		end = append(end, []string{"DISCARD"})
+	}
+	end = append(end, []string{"UNWATCH"}, []string{"KEYS", "*"})
+	for _, k := range fuzzKeys {
+		end = append(end, []string{"TYPE", k})
+	}
+	for _, args := range end {
+		if d, err := compare(args, true); d != nil || err != nil {
+			return d, err
+		}
+	}
+	for _, k := range fuzzKeys {
+		if err := ref.send([]string{"TYPE", k}); err != nil {
+			return nil, err
+		}
+		typ, err := ref.recv(fuzzWait)
+		if err != nil {
+			return nil, err
+		}
+		var read []string
+		switch typ.text {
+		case "string":
+			read = []string{"GET", k}
+		case "hash":
+			read = []string{"HGETALL", k}
+		case "set":
+			read = []string{"SMEMBERS", k}
+		case "zset":
+			read = []string{"ZRANGE", k, "0", "-1", "WITHSCORES"}
+		case "list":
+			read = []string{"LRANGE", k, "0", "-1"}
+		default:
+			continue
+		}
+		for _, args := range [][]string{read, {"TTL", k}} {
+			if d, err := compare(args, true); d != nil || err != nil {
+				return d, err
+			}
+		}
+	}
+	// Still alive: a fresh connection gets PONG.
+	ping, err := dialRaw(s.ours)
+	if err != nil {
+		return &fuzzDiff{seq: seq, args: []string{"PING"}, want: "+\"PONG\"", got: "no connection: " + err.Error(), atEnd: true}, nil
+	}
+	defer ping.Close()
+	if err := ping.send([]string{"PING"}); err != nil {
+		return &fuzzDiff{seq: seq, args: []string{"PING"}, want: "+\"PONG\"", got: err.Error(), atEnd: true}, nil
+	}
+	if r, err := ping.recv(fuzzWait); err != nil || r.String() != `+"PONG"` {
+		return &fuzzDiff{seq: seq, args: []string{"PING"}, want: "+\"PONG\"", got: fmt.Sprint(r, err), atEnd: true}, nil
+	}
+	return nil, nil
+}
+
+// shrink removes commands from d's sequence while a difference in the
+// same command remains, and returns the smallest difference found.
+func (s *fuzzServers) shrink(d *fuzzDiff, proto int) *fuzzDiff {
+	name := strings.ToLower(d.args[0])
+	seq := d.seq
+	for i := len(seq) - 1; i >= 0; i-- {
+		if len(seq) == 1 {
+			break
+		}
+		try := append(append([][]string{}, seq[:i]...), seq[i+1:]...)
+		if nd, err := s.run(try, proto); err == nil && nd != nil && strings.EqualFold(nd.args[0], name) && nd.atEnd == d.atEnd {
+			seq, d = try, nd
+		}
+	}
+	return d
+}
+
+// fuzzSettings reads the environment.
+type fuzzSettings struct {
+	budget    time.Duration
+	seed      uint64
+	onlySeq   int
+	keepGoing bool
+}
+
+func readFuzzSettings(t *testing.T) fuzzSettings {
+	st := fuzzSettings{budget: time.Minute, seed: rand.Uint64() >> 1, onlySeq: -1}
+	if testing.Short() {
+		st.budget = 5 * time.Second
+	}
+	if v := os.Getenv("DIFFFUZZ_TIME"); v != "" {
+		d, err := time.ParseDuration(v)
+		require.NoError(t, err, "DIFFFUZZ_TIME")
+		st.budget = d
+	}
+	if v := os.Getenv("DIFFFUZZ_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		require.NoError(t, err, "DIFFFUZZ_SEED")
+		st.seed = n
+	}
+	if v := os.Getenv("DIFFFUZZ_SEQ"); v != "" {
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err, "DIFFFUZZ_SEQ")
+		st.onlySeq = n
+	}
+	st.keepGoing = os.Getenv("DIFFFUZZ_KEEPGOING") == "1"
+	return st
+}
+
+// fuzzSequence draws sequence i of a seed, and the protocol it speaks.
+func fuzzSequence(seed uint64, i int) ([][]string, int) {
+	g := &fuzzGen{rng: rand.New(rand.NewPCG(seed, uint64(i)))}
+	proto := 2
+	if g.chance(3) {
+		proto = 3
+	}
+	return g.sequence(), proto
+}
+
+// fuzzSummary is the run's final JSON line.
+type fuzzSummary struct {
+	Seed           uint64         `json:"seed"`
+	Seconds        float64        `json:"seconds"`
+	Sequences      int            `json:"sequences"`
+	Commands       int            `json:"commands"`
+	CommandsPerSec float64        `json:"commands_per_sec"`
+	Differences    int            `json:"differences"`
+	Kinds          map[string]int `json:"kinds"`
+}
+
+// Random sequences give redis-server's replies and leave the keys as
+// redis-server leaves them. See the environment above.
+func TestDiffFuzz(t *testing.T) {
+	st := readFuzzSettings(t)
+	addr, _ := start(t, Options{})
+	ref := testredis.Start(t)
+	s := &fuzzServers{ours: addr, ref: ref.Options().Addr}
+	sum := fuzzSummary{Seed: st.seed, Kinds: map[string]int{}}
+	begin := time.Now()
+	lastReport := begin
+	report := func() {
+		el := time.Since(begin)
+		sum.Seconds = el.Seconds()
+		sum.CommandsPerSec = float64(s.commands) / max(el.Seconds(), 1e-9)
+		sum.Commands = s.commands
+	}
+	if st.keepGoing {
+		fmt.Printf("difffuzz: seed %d, for %v\n", st.seed, st.budget)
+	}
+	for i := 0; ; i++ {
+		if st.onlySeq >= 0 && i != st.onlySeq {
+			if i > st.onlySeq {
+				break
+			}
+			continue
+		}
+		if st.onlySeq < 0 && time.Since(begin) > st.budget {
+			break
+		}
+		seq, proto := fuzzSequence(st.seed, i)
+		sum.Sequences++
+		d, err := s.run(seq, proto)
+		require.NoError(t, err, "DIFFFUZZ_SEED=%d DIFFFUZZ_SEQ=%d", st.seed, i)
+		if d != nil {
+			d = s.shrink(d, proto)
+			sum.Differences++
+			sig := d.signature()
+			sum.Kinds[sig]++
+			msg := fmt.Sprintf("difference (replay: DIFFFUZZ_SEED=%d DIFFFUZZ_SEQ=%d, RESP%d): %s", st.seed, i, proto, d)
+			if !st.keepGoing {
+				t.Fatal(msg)
+			}
+			if sum.Kinds[sig] == 1 {
+				fmt.Println(msg)
+			}
+		}
+		if st.keepGoing && time.Since(lastReport) > 10*time.Second {
+			lastReport = time.Now()
+			report()
+			fmt.Printf("difffuzz: %3.0fs: %d sequences, %d commands (%.0f/s), %d differences (%d kinds)\n",
+				sum.Seconds, sum.Sequences, sum.Commands, sum.CommandsPerSec, sum.Differences, len(sum.Kinds))
+		}
+	}
+	report()
+	line, err := json.Marshal(sum)
+	require.NoError(t, err)
+	t.Logf("%s", line)
+	if st.keepGoing {
+		fmt.Printf("difffuzz: %d sequences, %d commands in %.0fs (%.0f commands/s), %d differences\n",
+			sum.Sequences, sum.Commands, sum.Seconds, sum.CommandsPerSec, sum.Differences)
+		for k, n := range sum.Kinds {
+			fmt.Printf("difffuzz:   %-40s %d\n", k, n)
+		}
+		fmt.Println(string(line))
+		require.Zero(t, sum.Differences, "differences found; see above")
+	}
+}
+
+// diffFuzzRegressions are sequences the fuzzer found differing, each
+// named for the behaviour it checks, replayed against both servers.
+var diffFuzzRegressions = []struct {
+	name string
+	seq  [][]string
+}{}
+
+func TestDiffFuzzRegressions(t *testing.T) {
+	addr, _ := start(t, Options{})
+	ref := testredis.Start(t)
+	s := &fuzzServers{ours: addr, ref: ref.Options().Addr}
+	for _, tc := range diffFuzzRegressions {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, proto := range []int{2, 3} {
+				d, err := s.run(tc.seq, proto)
+				require.NoError(t, err)
+				require.Nil(t, d, "RESP%d: %v", proto, d)
+			}
+		})
+	}
+}
