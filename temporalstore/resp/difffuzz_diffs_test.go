@@ -175,13 +175,6 @@ var replyRules = []replyRule{
 	{cmd: "unwatch", accept: func(want, got reply) bool { return want.text == "QUEUED" }, why: "open: UNWATCH is queued inside MULTI"},
 	{cmd: "exec", accept: func(want, got reply) bool { return true }, ends: true, why: "open: as UNWATCH; a WATCHed key that was absent, written and deleted again (its version is 0 before and after) does not fail EXEC"},
 	{cmd: "nosuchcommand", norm: normErrCode, why: "open: an unknown command's arguments are quoted up to a NUL, as C's printf does"},
-	{cmd: "set", when: anyArgIs("922337203685477"), accept: eitherErrs, ends: true, why: "open: relative expiries beyond 292 years"},
-	{cmd: "setex", accept: eitherErrs, ends: true, why: "open: relative expiries beyond 292 years"},
-	{cmd: "psetex", accept: eitherErrs, ends: true, why: "open: relative expiries beyond 292 years"},
-	{cmd: "getex", accept: eitherErrs, ends: true, why: "open: relative expiries beyond 292 years"},
-	{cmd: "set", accept: eitherErrs, ends: true, why: "open: relative expiries beyond 292 years"},
-	{cmd: "expire", accept: eitherErrs, ends: true, why: "open: relative expiries beyond 292 years"},
-	{cmd: "pexpire", accept: eitherErrs, ends: true, why: "open: relative expiries beyond 292 years"},
 }
 
 // rulesFor returns the rules of one request.

@@ -386,7 +386,15 @@ func TestDiffFuzz(t *testing.T) {
 var diffFuzzRegressions = []struct {
 	name string
 	seq  [][]string
-}{}
+}{
+	{"relative expiries beyond 292 years", [][]string{
+		{"SET", "{t}a", "v", "EX", "922337203685477"}, {"TTL", "{t}a"},
+		{"SETEX", "{t}b", "922337203685477", "v"}, {"PSETEX", "{t}c", "9223372036854776", "v"},
+		{"PEXPIRE", "{t}a", "9223372036854776"}, {"PTTL", "{t}a"}, {"GETEX", "{t}c", "PX", "9223372036854776"},
+		{"EXPIRE", "{t}b", "9223372036854775"}, {"SET", "{t}d", "v", "PX", "9223372036854775807"},
+		{"EXPIRE", "{t}b", "-922337203685477"}, {"EXISTS", "{t}b"},
+	}},
+}
 
 func TestDiffFuzzRegressions(t *testing.T) {
 	addr, _ := start(t, Options{})
