@@ -394,6 +394,16 @@ var diffFuzzRegressions = []struct {
 		{"EXPIRE", "{t}b", "9223372036854775"}, {"SET", "{t}d", "v", "PX", "9223372036854775807"},
 		{"EXPIRE", "{t}b", "-922337203685477"}, {"EXISTS", "{t}b"},
 	}},
+	{"score bounds read as strtod reads them", [][]string{
+		{"ZADD", "{t}a", "1", "a", "16", "b"},
+		{"ZCOUNT", "{t}a", "(", "+inf"}, {"ZCOUNT", "{t}a", "", "+inf"}, {"ZCOUNT", "{t}a", " 1", "+inf"},
+		{"ZCOUNT", "{t}a", "1 ", "+inf"}, {"ZCOUNT", "{t}a", "0x10", "+inf"}, {"ZCOUNT", "{t}a", "-1e400", "(1e400"},
+		{"ZCOUNT", "{t}a", " ", "+inf"}, {"ZCOUNT", "{t}a", "( 1", "+inf"}, {"ZCOUNT", "{t}a", ".5", "5."},
+		{"ZCOUNT", "{t}a", "0x", "+inf"}, {"ZCOUNT", "{t}a", "1_0", "+inf"},
+		{"ZRANGEBYSCORE", "{t}a", "", "(1e400", "WITHSCORES"}, {"ZRANGE", "{t}a", "(", "+inf", "BYSCORE"},
+		{"ZRANGESTORE", "{t}b", "{t}a", "", "(-inf", "BYSCORE", "REV"},
+		{"ZREMRANGEBYSCORE", "{t}a", "(", "("}, {"ZREMRANGEBYSCORE", "{t}a", "", "1"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {
