@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -170,6 +171,9 @@ func translate(w *Command, namespace, table, tenant string) (call, error) {
 			return cl, nil
 		}
 	}
+	if err := checkDurations(w); err != nil {
+		return cl, err
+	}
 	var err error
 	if orig, ok := originalKinds[w.Kind]; ok {
 		cl.orig = true
@@ -199,6 +203,23 @@ func needField(name string, present bool) error {
 }
 
 func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// maxMs is the longest duration in milliseconds (292 years): ms of more
+// would overflow a time.Duration and wrap to a negative or short one.
+const maxMs = math.MaxInt64 / int64(time.Millisecond)
+
+// checkDurations refuses a duration field beyond maxMs either way.
+func checkDurations(w *Command) error {
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{{"ttl_ms", w.TTLMs}, {"max_age_ms", &w.MaxAgeMs}, {"window_ms", &w.WindowMs}} {
+		if f.v != nil && (*f.v > maxMs || *f.v < -maxMs) {
+			return badf("%s is out of range: at most %d milliseconds", f.name, maxMs)
+		}
+	}
+	return nil
+}
 
 // originalKinds translate the original's key-value kinds.
 var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){
