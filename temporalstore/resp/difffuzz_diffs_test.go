@@ -215,6 +215,12 @@ func sameRawReply(args []string, want, got reply) (same, ends bool) {
 			if closeClock(args, want, got) {
 				return true, false
 			}
+		case normScan:
+			// COUNT is a hint: a page of a scan is whatever each
+			// server's table gives, so only a finished scan is compared.
+			if len(want.elems) == 2 && len(got.elems) == 2 && (want.elems[0].text != "0" || got.elems[0].text != "0") {
+				return true, false
+			}
 		}
 	}
 	if want.isErr() || got.isErr() {
