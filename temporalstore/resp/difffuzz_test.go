@@ -404,6 +404,9 @@ var diffFuzzRegressions = []struct {
 		{"ZRANGESTORE", "{t}b", "{t}a", "", "(-inf", "BYSCORE", "REV"},
 		{"ZREMRANGEBYSCORE", "{t}a", "(", "("}, {"ZREMRANGEBYSCORE", "{t}a", "", "1"},
 	}},
+	{"UNWATCH is queued inside MULTI", [][]string{
+		{"WATCH", "{t}a"}, {"MULTI"}, {"UNWATCH"}, {"SET", "{t}a", "1"}, {"EXEC"}, {"GET", "{t}a"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {

@@ -72,7 +72,9 @@ func registerTx() {
 			}
 			c.w.ok()
 		}},
-		&cmdSpec{name: "unwatch", arity: 1, flags: flagTxControl, run: func(c *conn, _ [][]byte) {
+		// UNWATCH is queued inside MULTI, as in Redis (EXEC unwatches
+		// anyway).
+		&cmdSpec{name: "unwatch", arity: 1, run: func(c *conn, _ [][]byte) {
 			c.watch = nil
 			c.w.ok()
 		}},
