@@ -407,6 +407,15 @@ var diffFuzzRegressions = []struct {
 	{"UNWATCH is queued inside MULTI", [][]string{
 		{"WATCH", "{t}a"}, {"MULTI"}, {"UNWATCH"}, {"SET", "{t}a", "1"}, {"EXEC"}, {"GET", "{t}a"},
 	}},
+	{"MPOP counts up to 2^63-1, numkeys and count read before the timeout", [][]string{
+		{"RPUSH", "{t}a", "1", "2", "3"}, {"ZADD", "{t}b", "1", "a", "2", "b"},
+		{"LMPOP", "2", "{t}c", "{t}a", "LEFT", "COUNT", "2147483648"},
+		{"ZMPOP", "1", "{t}b", "MIN", "COUNT", "9223372036854775807"},
+		{"BLMPOP", "0.01", "1", "{t}a", "RIGHT", "COUNT", "9223372036854775807"},
+		{"LMPOP", "x", "{t}a", "LEFT"}, {"ZMPOP", "x", "{t}a", "MIN"}, {"LMPOP", "2147483648", "{t}a", "LEFT"},
+		{"BLMPOP", "-1", "2", "{t}d", "{t}a", "LEFT", "COUNT", "-5"}, {"BZMPOP", "x", "1", "{t}a", "MAX", "COUNT", "0"},
+		{"BZMPOP", "x", "1", "{t}a", "MAX"}, {"BLMPOP", "0.01", "x", "{t}a", "LEFT"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {
