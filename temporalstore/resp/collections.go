@@ -235,6 +235,18 @@ func interCard(kind ts.Kind) func(c *conn, a [][]byte) {
 	}
 }
 
+// positiveCount reads the count of SPOP, LPOP, RPOP, ZPOPMIN and ZPOPMAX,
+// or writes Redis's error for anything but a non-negative integer (the
+// same for a non-integer) and returns -1.
+func positiveCount(c *conn, b []byte) int64 {
+	n, err := parseInt(b)
+	if err != nil || n < 0 {
+		c.errorf("ERR value is out of range, must be positive")
+		return -1
+	}
+	return n
+}
+
 // popLike is SPOP, SRANDMEMBER, LPOP and RPOP: one element, or with a count
 // an array; negative counts only where allowNeg.
 func popLike(c *conn, a [][]byte, kind ts.Kind, allowNeg bool) {
@@ -244,12 +256,13 @@ func popLike(c *conn, a [][]byte, kind ts.Kind, allowNeg bool) {
 	}
 	cmd := ts.Command{Kind: kind, Key: a[1]}
 	if len(a) == 3 {
-		n, ok := c.intArg(a[2])
-		if !ok {
-			return
-		}
-		if n < 0 && !allowNeg {
-			c.errorf("ERR value is out of range, must be positive")
+		var n int64
+		if allowNeg {
+			var ok bool
+			if n, ok = c.randCountArg(a[2]); !ok {
+				return
+			}
+		} else if n = positiveCount(c, a[2]); n < 0 {
 			return
 		}
 		cmd.HasCount, cmd.Count = true, int(n)

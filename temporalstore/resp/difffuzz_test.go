@@ -416,6 +416,16 @@ var diffFuzzRegressions = []struct {
 		{"BLMPOP", "-1", "2", "{t}d", "{t}a", "LEFT", "COUNT", "-5"}, {"BZMPOP", "x", "1", "{t}a", "MAX", "COUNT", "0"},
 		{"BZMPOP", "x", "1", "{t}a", "MAX"}, {"BLMPOP", "0.01", "x", "{t}a", "LEFT"},
 	}},
+	{"counts of pops and random reads: Redis's ranges and errors", [][]string{
+		{"SADD", "{t}a", "x", "y"}, {"HSET", "{t}b", "f", "v"}, {"ZADD", "{t}c", "1", "m"}, {"RPUSH", "{t}d", "1"},
+		{"SRANDMEMBER", "{t}a", "-9223372036854775808"}, {"HRANDFIELD", "{t}b", "-9223372036854775808"},
+		{"ZRANDMEMBER", "{t}c", "-9223372036854775808", "WITHSCORES"}, {"SRANDMEMBER", "{t}a", "9223372036854775807"},
+		{"HRANDFIELD", "{t}b", "9223372036854775807"}, {"ZRANDMEMBER", "{t}c", "9223372036854775807"},
+		{"HRANDFIELD", "{t}b", "4611686018427387904", "WITHVALUES"}, {"HRANDFIELD", "{t}b", "4611686018427387903", "WITHVALUES"},
+		{"ZRANDMEMBER", "{t}c", "-4611686018427387904", "WITHSCORES"}, {"SRANDMEMBER", "{t}a", "x"},
+		{"SPOP", "{t}a", "x"}, {"LPOP", "{t}d", "1.5"}, {"RPOP", "{t}d", "-1"}, {"ZPOPMIN", "{t}c", "x"}, {"ZPOPMAX", "{t}c", "-1"},
+		{"SPOP", "{t}a", "9223372036854775807"}, {"ZPOPMAX", "{t}c", "9223372036854775807"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {

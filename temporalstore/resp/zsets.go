@@ -400,12 +400,8 @@ func zpop(c *conn, a [][]byte, kind ts.Kind) {
 	}
 	cmd := ts.Command{Kind: kind, Key: a[1]}
 	if len(a) == 3 {
-		n, ok := c.intArg(a[2])
-		if !ok {
-			return
-		}
+		n := positiveCount(c, a[2])
 		if n < 0 {
-			c.errorf("ERR value is out of range, must be positive")
 			return
 		}
 		cmd.HasCount, cmd.Count = true, int(n)
