@@ -318,7 +318,15 @@ func cmdBLMove(c *conn, a [][]byte) {
 			c.w.bulk(r.Value)
 		}
 		return !ok || r.Found
-	}, c.w.null)
+	}, func() {
+		// Redis replies a null array when the wait times out, a null
+		// string when it does not wait (inside MULTI).
+		if c.inExec {
+			c.w.null()
+		} else {
+			c.w.nullArray()
+		}
+	})
 }
 
 // side reads LEFT or RIGHT.

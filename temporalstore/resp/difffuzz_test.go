@@ -426,6 +426,10 @@ var diffFuzzRegressions = []struct {
 		{"SPOP", "{t}a", "x"}, {"LPOP", "{t}d", "1.5"}, {"RPOP", "{t}d", "-1"}, {"ZPOPMIN", "{t}c", "x"}, {"ZPOPMAX", "{t}c", "-1"},
 		{"SPOP", "{t}a", "9223372036854775807"}, {"ZPOPMAX", "{t}c", "9223372036854775807"},
 	}},
+	{"BLMOVE and BRPOPLPUSH time out with a null array, inside MULTI a null string", [][]string{
+		{"BLMOVE", "{t}a", "{t}b", "LEFT", "RIGHT", "0.01"}, {"BRPOPLPUSH", "{t}a", "{t}b", "0.01"},
+		{"MULTI"}, {"BLMOVE", "{t}a", "{t}b", "LEFT", "RIGHT", "0.01"}, {"BRPOPLPUSH", "{t}a", "{t}b", "0.01"}, {"EXEC"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {
