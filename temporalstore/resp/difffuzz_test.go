@@ -430,6 +430,12 @@ var diffFuzzRegressions = []struct {
 		{"BLMOVE", "{t}a", "{t}b", "LEFT", "RIGHT", "0.01"}, {"BRPOPLPUSH", "{t}a", "{t}b", "0.01"},
 		{"MULTI"}, {"BLMOVE", "{t}a", "{t}b", "LEFT", "RIGHT", "0.01"}, {"BRPOPLPUSH", "{t}a", "{t}b", "0.01"}, {"EXEC"},
 	}},
+	{"an unknown command's arguments are quoted as Redis quotes them", [][]string{
+		{"NOSUCHCOMMAND", "{t}\x00\r\n\xff"}, {"NOSUCH\x00X", "a"},
+		{"NOSUCHCOMMAND", "a", "b", "c", "d", "e"}, {"NOSUCHCOMMAND", strings.Repeat("x", 200), "b"},
+		{"NOSUCHCOMMAND", strings.Repeat("x", 100), strings.Repeat("y", 100), "c"}, {strings.Repeat("N", 200)},
+		{"MULTI"}, {"NOSUCHCOMMAND", "a\r\nb"}, {"EXEC"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {
