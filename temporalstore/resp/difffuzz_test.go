@@ -436,6 +436,11 @@ var diffFuzzRegressions = []struct {
 		{"NOSUCHCOMMAND", strings.Repeat("x", 100), strings.Repeat("y", 100), "c"}, {strings.Repeat("N", 200)},
 		{"MULTI"}, {"NOSUCHCOMMAND", "a\r\nb"}, {"EXEC"},
 	}},
+	{"LPOS COUNT and MAXLEN that are not integers", [][]string{
+		{"RPUSH", "{t}a", "b"}, {"LPOS", "{t}a", "b", "MAXLEN", "2", "MAXLEN", "x"}, {"LPOS", "{t}a", "b", "COUNT", "x"},
+		{"LPOS", "{t}a", "b", "COUNT", "1.5"}, {"LPOS", "{t}a", "b", "RANK", "x"}, {"LPOS", "{t}b", "b", "MAXLEN", "x"},
+		{"LPOS", "{t}a", "b", "NOPE", "x"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {

@@ -95,8 +95,20 @@ func cmdLPos(c *conn, a [][]byte) {
 			c.syntaxErr()
 			return
 		}
-		n, ok := c.intArg(a[i+1])
-		if !ok {
+		n, err := parseInt(a[i+1])
+		if err != nil {
+			// Redis reads COUNT and MAXLEN as 0 to 2^63-1, with one
+			// error for a negative number and for anything else.
+			switch {
+			case is(a[i], "count"):
+				c.errorf("ERR COUNT can't be negative")
+			case is(a[i], "maxlen"):
+				c.errorf("ERR MAXLEN can't be negative")
+			case is(a[i], "rank"):
+				c.errorf("%s", err.Error())
+			default:
+				c.syntaxErr()
+			}
 			return
 		}
 		switch {
