@@ -192,11 +192,19 @@ func registerSets() {
 // counted up to limit (0: no limit).
 func interCard(kind ts.Kind) func(c *conn, a [][]byte) {
 	return func(c *conn, a [][]byte) {
-		n, ok := c.intArg(a[1])
+		// ZINTERCARD reads numkeys as ZINTER does, SINTERCARD as LMPOP.
+		n, err := parseInt(a[1])
 		switch {
-		case !ok:
+		case kind == ts.KindZInter && err != nil:
+			c.errorf("%s", err.Error())
 			return
-		case n <= 0:
+		case kind == ts.KindZInter && n <= 0:
+			c.errorf("ERR at least 1 input key is needed for 'zintercard' command")
+			return
+		case kind == ts.KindZInter && n > int64(len(a)-2):
+			c.syntaxErr()
+			return
+		case err != nil || n <= 0:
 			c.errorf("ERR numkeys should be greater than 0")
 			return
 		case n > int64(len(a)-2):

@@ -441,6 +441,11 @@ var diffFuzzRegressions = []struct {
 		{"LPOS", "{t}a", "b", "COUNT", "1.5"}, {"LPOS", "{t}a", "b", "RANK", "x"}, {"LPOS", "{t}b", "b", "MAXLEN", "x"},
 		{"LPOS", "{t}a", "b", "NOPE", "x"},
 	}},
+	{"SINTERCARD's and ZINTERCARD's numkeys errors", [][]string{
+		{"ZINTERCARD", "0", "{t}a"}, {"ZINTERCARD", "-1", "{t}a"}, {"ZINTERCARD", "x", "{t}a"}, {"ZINTERCARD", "2147483648", "{t}a"},
+		{"ZINTERCARD", "2", "{t}a", "LIMIT"}, {"ZINTERCARD", "1", "{t}a", "LIMIT", "x"},
+		{"SINTERCARD", "0", "{t}a"}, {"SINTERCARD", "x", "{t}a"}, {"SINTERCARD", "5", "{t}a"}, {"SINTERCARD", "1", "{t}a", "LIMIT", "x"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {
