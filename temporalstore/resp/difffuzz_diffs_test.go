@@ -179,8 +179,6 @@ var replyRules = []replyRule{
 	{cmd: "zrevrange", accept: eitherErrs, why: "open: as ZRANGE"},
 	{cmd: "zrangebylex", accept: eitherErrs, why: "open: as ZRANGE"},
 	{cmd: "zrevrangebylex", accept: eitherErrs, why: "open: as ZRANGE"},
-	{cmd: "lindex", accept: eitherErrs, why: "open: Redis looks the key up before reading the index"},
-	{cmd: "lset", accept: eitherErrs, ends: true, why: "open: Redis looks the key up before reading the index"},
 	{cmd: "exec", accept: func(want, got reply) bool { return want.null && !got.null }, ends: true, why: "open: a WATCHed key that was absent, written and deleted again (its version is 0 before and after) does not fail EXEC"},
 }
 

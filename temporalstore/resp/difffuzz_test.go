@@ -446,6 +446,11 @@ var diffFuzzRegressions = []struct {
 		{"ZINTERCARD", "2", "{t}a", "LIMIT"}, {"ZINTERCARD", "1", "{t}a", "LIMIT", "x"},
 		{"SINTERCARD", "0", "{t}a"}, {"SINTERCARD", "x", "{t}a"}, {"SINTERCARD", "5", "{t}a"}, {"SINTERCARD", "1", "{t}a", "LIMIT", "x"},
 	}},
+	{"LINDEX and LSET look the key up before reading the index", [][]string{
+		{"LINDEX", "{t}a", "01"}, {"LINDEX", "{t}a", "1 "}, {"LSET", "{t}a", "1.5", "v"}, {"SET", "{t}b", "v"},
+		{"LINDEX", "{t}b", "x"}, {"LSET", "{t}b", "x", "v"}, {"RPUSH", "{t}c", "v"}, {"LINDEX", "{t}c", "x"}, {"LSET", "{t}c", "x", "v"},
+		{"MULTI"}, {"LINDEX", "{t}a", "x"}, {"LSET", "{t}c", "x", "v"}, {"EXEC"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {

@@ -32,8 +32,11 @@ func registerLists() {
 		}),
 		keyed("llen", 2, 0, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindLLen, Key: a[1]}) }),
 		keyed("lindex", 3, 0, func(c *conn, a [][]byte) {
-			i, ok := c.intArg(a[2])
-			if !ok {
+			i, err := parseInt(a[2])
+			if err != nil {
+				if c.listBeforeIndex(a[1], func() { c.w.null() }) {
+					c.errorf("%s", err.Error())
+				}
 				return
 			}
 			if r, ok := c.exec(ts.Command{Kind: ts.KindLIndex, Key: a[1], Start: i}); ok {
@@ -41,8 +44,11 @@ func registerLists() {
 			}
 		}),
 		keyed("lset", 4, flagWrite, func(c *conn, a [][]byte) {
-			i, ok := c.intArg(a[2])
-			if !ok {
+			i, err := parseInt(a[2])
+			if err != nil {
+				if c.listBeforeIndex(a[1], func() { c.errorf("ERR no such key") }) {
+					c.errorf("%s", err.Error())
+				}
 				return
 			}
 			if _, ok := c.exec(ts.Command{Kind: ts.KindLSet, Key: a[1], Start: i, Value: a[3]}); ok {
@@ -86,6 +92,24 @@ func registerLists() {
 			}
 		}},
 	)
+}
+
+// listBeforeIndex looks key up as Redis does before it reads an index
+// (LINDEX, LSET): a missing key gets missing's reply, another type
+// WRONGTYPE; true when key holds a list, so the index's error is next.
+func (c *conn) listBeforeIndex(key []byte, missing func()) bool {
+	r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: key})
+	switch {
+	case !ok:
+		return false
+	case string(r.Value) == "none":
+		missing()
+		return false
+	case string(r.Value) != "list":
+		c.errorf("WRONGTYPE Operation against a key holding the wrong kind of value")
+		return false
+	}
+	return true
 }
 
 func cmdLPos(c *conn, a [][]byte) {
