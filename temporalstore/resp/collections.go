@@ -29,38 +29,82 @@ func (c *conn) valuesReply(cmd ts.Command) {
 	}
 }
 
+// parseCursor reads a SCAN cursor as Redis does, with C's strtoul: an
+// optional sign (a negative number wraps around 2^64), decimal digits, no
+// leading space, nothing after them; the empty text is 0.
+func parseCursor(b []byte) (uint64, bool) {
+	s := string(b)
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg, s = s[0] == '-', s[1:]
+		if s == "" {
+			return 0, false
+		}
+	}
+	if s == "" {
+		return 0, true
+	}
+	if s[0] < '0' || s[0] > '9' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
 // scanReply writes a collection scan's [cursor, page] reply, filtered by
 // MATCH on its elements (every step-th one, the rest following along).
 func (c *conn) collectionScan(a [][]byte, kind ts.Kind, step int) {
-	cur, err := strconv.ParseUint(string(a[2]), 10, 64)
-	if err != nil {
+	cur, ok := parseCursor(a[2])
+	if !ok {
 		c.errorf("ERR invalid cursor")
 		return
 	}
 	cmd := ts.Command{Kind: kind, Key: a[1], Cursor: cur}
 	var match []byte
-	for i := 3; i < len(a); i += 2 {
+	bad := ""
+	for i := 3; i < len(a) && bad == ""; i += 2 {
 		if i+1 >= len(a) {
-			c.syntaxErr()
-			return
+			bad = "ERR syntax error"
+			break
 		}
 		switch {
 		case is(a[i], "match"):
 			match = a[i+1]
 		case is(a[i], "count"):
-			n, ok := c.intArg(a[i+1])
-			if !ok {
-				return
-			}
-			if n < 1 {
-				c.syntaxErr()
-				return
+			n, err := parseInt(a[i+1])
+			switch {
+			case err != nil:
+				bad = err.Error()
+			case n < 1:
+				bad = "ERR syntax error"
 			}
 			cmd.Count = int(n)
 		default:
-			c.syntaxErr()
-			return
+			bad = "ERR syntax error"
 		}
+	}
+	if bad != "" {
+		// Redis looks the key up before it reads the options: a missing
+		// key is an empty scan, another type WRONGTYPE.
+		r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: a[1]})
+		switch {
+		case !ok:
+		case string(r.Value) == "none":
+			c.w.array(2)
+			c.w.bulkString("0")
+			c.w.array(0)
+		case string(r.Value) != map[ts.Kind]string{ts.KindHScan: "hash", ts.KindSScan: "set", ts.KindZScan: "zset"}[kind]:
+			c.errorf("WRONGTYPE Operation against a key holding the wrong kind of value")
+		default:
+			c.errorf("%s", bad)
+		}
+		return
 	}
 	r, ok := c.exec(cmd)
 	if !ok {

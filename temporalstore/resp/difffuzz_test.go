@@ -451,6 +451,13 @@ var diffFuzzRegressions = []struct {
 		{"LINDEX", "{t}b", "x"}, {"LSET", "{t}b", "x", "v"}, {"RPUSH", "{t}c", "v"}, {"LINDEX", "{t}c", "x"}, {"LSET", "{t}c", "x", "v"},
 		{"MULTI"}, {"LINDEX", "{t}a", "x"}, {"LSET", "{t}c", "x", "v"}, {"EXEC"},
 	}},
+	{"scan cursors read as strtoul reads them; a collection scan looks the key up before its options", [][]string{
+		{"SCAN", "-1"}, {"SCAN", "18446744073709551615"}, {"SCAN", "18446744073709551616"}, {"SCAN", " 5"}, {"SCAN", "+0"},
+		{"SCAN", "-"}, {"SCAN", "-1", "MATCH"}, {"SCAN", "0x1"}, {"HSCAN", "{t}a", "-1"}, {"SSCAN", "{t}a", "x"},
+		{"ZSCAN", "{t}a", "0", "TYPE", "MATCH", "?"}, {"HSCAN", "{t}a", "0", "COUNT", "0"}, {"SET", "{t}b", "v"},
+		{"HSCAN", "{t}b", "0", "NOPE"}, {"SSCAN", "{t}b", "x"}, {"HSET", "{t}c", "f", "v"}, {"HSCAN", "{t}c", "0", "NOPE"},
+		{"HSCAN", "{t}c", "0", "COUNT", "x"}, {"HSCAN", "{t}c", "-5"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {
