@@ -458,6 +458,11 @@ var diffFuzzRegressions = []struct {
 		{"HSCAN", "{t}b", "0", "NOPE"}, {"SSCAN", "{t}b", "x"}, {"HSET", "{t}c", "f", "v"}, {"HSCAN", "{t}c", "0", "NOPE"},
 		{"HSCAN", "{t}c", "0", "COUNT", "x"}, {"HSCAN", "{t}c", "-5"},
 	}},
+	{"BITPOS reads its unit before its end, BITCOUNT after", [][]string{
+		{"APPEND", "{t}d", "x"}, {"BITPOS", "{t}d", "1", "-3", " 1", "WORD"}, {"BITPOS", "{t}d", "1", "x", "1", "WORD"},
+		{"BITPOS", "{t}d", "1", "0", "x", "BIT"}, {"BITCOUNT", "{t}d", "0", " 1", "WORD"}, {"BITCOUNT", "{t}d", "0", "1", "WORD"},
+		{"BITPOS", "{t}a", "1", "0", "x", "WORD"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {
