@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"math"
 	"strconv"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
@@ -162,6 +163,10 @@ func registerHashes() {
 		keyed("hincrbyfloat", 4, flagWrite, func(c *conn, a [][]byte) {
 			f, ok := c.floatArg(a[3])
 			if !ok {
+				return
+			}
+			if math.IsInf(f, 0) {
+				c.errorf("ERR value is NaN or Infinity")
 				return
 			}
 			if r, ok := c.exec(ts.Command{Kind: ts.KindHIncrByFloat, Key: a[1], Args: a[2:3], Float: f, Value: a[3]}); ok {

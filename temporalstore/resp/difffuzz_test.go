@@ -463,6 +463,13 @@ var diffFuzzRegressions = []struct {
 		{"BITPOS", "{t}d", "1", "0", "x", "BIT"}, {"BITCOUNT", "{t}d", "0", " 1", "WORD"}, {"BITCOUNT", "{t}d", "0", "1", "WORD"},
 		{"BITPOS", "{t}a", "1", "0", "x", "WORD"},
 	}},
+	{"INCRBYFLOAT checks the type and the value before the increment; HINCRBYFLOAT refuses an infinite one", [][]string{
+		{"HSET", "{t}a", "f", "1"}, {"INCRBYFLOAT", "{t}a", "1 "}, {"INCRBYFLOAT", "{t}a", "inf"}, {"SET", "{t}b", "x"},
+		{"INCRBYFLOAT", "{t}b", "infinity"}, {"INCRBYFLOAT", "{t}b", "y"}, {"SET", "{t}c", "1"}, {"INCRBYFLOAT", "{t}c", "infinity"},
+		{"INCRBYFLOAT", "{t}c", "-inf"}, {"INCRBYFLOAT", "{t}c", "nan"}, {"INCRBYFLOAT", "{t}d", "inf"}, {"INCRBYFLOAT", "{t}d", "x"},
+		{"HINCRBYFLOAT", "{t}a", "f", "infinity"}, {"HINCRBYFLOAT", "{t}a", "f", "-inf"}, {"HINCRBYFLOAT", "{t}b", "f", "inf"},
+		{"HINCRBYFLOAT", "{t}a", "f", "x"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {

@@ -71,12 +71,13 @@ func registerStrings() {
 			}
 		}),
 		keyed("incrbyfloat", 3, flagWrite, func(c *conn, a [][]byte) {
-			f, ok := c.floatArg(a[2])
-			if !ok {
+			f, err := parseFloat(a[2])
+			switch {
+			case err != nil:
+				c.incrFloatRefused(a[1], err.Error())
 				return
-			}
-			if math.IsInf(f, 0) {
-				c.errorf("ERR increment would produce NaN or Infinity")
+			case math.IsInf(f, 0):
+				c.incrFloatRefused(a[1], "ERR increment would produce NaN or Infinity")
 				return
 			}
 			if r, ok := c.exec(ts.Command{Kind: ts.KindIncrByFloat, Key: a[1], Float: f, Value: a[2]}); ok {
@@ -159,6 +160,26 @@ func getRange(c *conn, a [][]byte) {
 	if r, ok := c.exec(ts.Command{Kind: ts.KindGetRange, Key: a[1], Start: s, End: e}); ok {
 		c.w.bulk(r.Value)
 	}
+}
+
+// incrFloatRefused replies to an INCRBYFLOAT whose increment is refused
+// with msg, after the checks Redis makes first: the key's type, then its
+// value.
+func (c *conn) incrFloatRefused(key []byte, msg string) {
+	r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: key})
+	switch {
+	case !ok:
+		return
+	case string(r.Value) == "string":
+		if g, ok := c.exec(ts.Command{Kind: ts.KindGet, Key: key}); !ok {
+			return
+		} else if _, err := parseFloat(g.Value); err != nil {
+			msg = err.Error()
+		}
+	case string(r.Value) != "none":
+		msg = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	}
+	c.errorf("%s", msg)
 }
 
 func incrBy(c *conn, key []byte, n int64) {
