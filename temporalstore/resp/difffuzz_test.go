@@ -470,6 +470,15 @@ var diffFuzzRegressions = []struct {
 		{"HINCRBYFLOAT", "{t}a", "f", "infinity"}, {"HINCRBYFLOAT", "{t}a", "f", "-inf"}, {"HINCRBYFLOAT", "{t}b", "f", "inf"},
 		{"HINCRBYFLOAT", "{t}a", "f", "x"},
 	}},
+	{"ZRANGE's checks in Redis's order, with its texts", [][]string{
+		{"ZADD", "{t}a", "1", "a", "2", "b", "3", "c"}, {"SET", "{t}s", "x"},
+		{"ZRANGE", "{t}a", "0", "1", "LIMIT", "3", "-1"}, {"ZRANGE", "{t}a", "-2", "-4", "rev", "LIMIT", "3", "-1"},
+		{"ZRANGE", "{t}a", "0", "1", "LIMIT", "0", "1"}, {"ZRANGE", "{t}s", "1", "1", "LIMIT", "-9223372036854775808", "3", "WITHSCORES"},
+		{"ZREVRANGE", "{t}s", "5", "3", "WITHSCORES", "LIMIT", "2147483648", "3"}, {"ZREVRANGE", "{t}a", "18446744073709551616", "4", "LIMIT", "3", "1"},
+		{"ZRANGESTORE", "{t}d", "{t}a", "1", "01", "LIMIT", "2", "1"}, {"ZRANGESTORE", "{t}d", "{t}a", "0", "1", "WITHSCORES", "LIMIT", "x"},
+		{"ZRANGE", "{t}a", "a", "[", "BYLEX", "WITHSCORES"}, {"ZRANGEBYLEX", "{t}a", "[a", "(a", "WITHSCORES"},
+		{"ZREVRANGEBYLEX", "{t}a", "+", "[a", "WITHSCORES", "LIMIT", "-5", "0"}, {"ZRANGESTORE", "{t}d", "{t}a", "0", "-1", "LIMIT", "0", "-1"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {
