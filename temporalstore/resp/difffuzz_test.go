@@ -479,6 +479,12 @@ var diffFuzzRegressions = []struct {
 		{"ZRANGE", "{t}a", "a", "[", "BYLEX", "WITHSCORES"}, {"ZRANGEBYLEX", "{t}a", "[a", "(a", "WITHSCORES"},
 		{"ZREVRANGEBYLEX", "{t}a", "+", "[a", "WITHSCORES", "LIMIT", "-5", "0"}, {"ZRANGESTORE", "{t}d", "{t}a", "0", "-1", "LIMIT", "0", "-1"},
 	}},
+	{"a SETBIT that changes no bit leaves a WATCH holding", [][]string{
+		{"INCR", "{t}c"}, {"WATCH", "{t}c"}, {"SETBIT", "{t}c", "7", "1"}, {"SETBIT", "{t}c", "0", "0"},
+		{"MULTI"}, {"RPUSH", "{t}a", "10", "c"}, {"EXEC"},
+		{"WATCH", "{t}c"}, {"SETBIT", "{t}c", "6", "1"}, {"MULTI"}, {"RPUSH", "{t}a", "d"}, {"EXEC"},
+		{"WATCH", "{t}c"}, {"SETBIT", "{t}c", "9", "0"}, {"MULTI"}, {"RPUSH", "{t}a", "d"}, {"EXEC"}, {"GET", "{t}c"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {
