@@ -485,6 +485,10 @@ var diffFuzzRegressions = []struct {
 		{"WATCH", "{t}c"}, {"SETBIT", "{t}c", "6", "1"}, {"MULTI"}, {"RPUSH", "{t}a", "d"}, {"EXEC"},
 		{"WATCH", "{t}c"}, {"SETBIT", "{t}c", "9", "0"}, {"MULTI"}, {"RPUSH", "{t}a", "d"}, {"EXEC"}, {"GET", "{t}c"},
 	}},
+	{"INCRBYFLOAT and HINCRBYFLOAT over a stored inf", [][]string{
+		{"MSETNX", "{t}a", "inf", "{t}b", "-Infinity", "{t}c", "+-inf"}, {"INCRBYFLOAT", "{t}a", "3"}, {"INCRBYFLOAT", "{t}b", "x"},
+		{"INCRBYFLOAT", "{t}c", "1"}, {"HSET", "{t}d", "f", "INF"}, {"HINCRBYFLOAT", "{t}d", "f", "1"}, {"GET", "{t}a"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {
