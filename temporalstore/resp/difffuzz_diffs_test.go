@@ -136,9 +136,9 @@ var replyRules = []replyRule{
 	{cmd: "zadd", accept: func(want, got reply) bool { return want.text == "-0" && got.text == "0" },
 		why: "Redis 7.0 replies -0 to an increment that gives -0.0, yet stores and later reads 0"},
 	{cmd: "incrbyfloat", when: anyArgIs("1e309"), accept: eitherErrs, ends: true,
-		why: "Redis adds in long double, which holds 1e309; ours in float64, which does not"},
+		why: "an increment beyond float64 (1e309) is refused as the argument is read; Redis takes it as a long double"},
 	{cmd: "hincrbyfloat", when: anyArgIs("1e309"), accept: eitherErrs, ends: true,
-		why: "Redis adds in long double, which holds 1e309; ours in float64, which does not"},
+		why: "an increment beyond float64 (1e309) is refused as the argument is read; Redis takes it as a long double"},
 	{cmd: "*", when: anyArgIs("1e400"), norm: normErrCode,
 		why: "Redis turns a timeout of 1e400 seconds into a negative integer (an overflowing cast); ours calls it out of range"},
 
