@@ -182,6 +182,10 @@ func (c *conn) dispatch(args [][]byte) {
 		c.w.simple("QUEUED")
 		return
 	}
+	if spec.flags&flagWrite != 0 && len(c.watch) > 0 {
+		c.runWatched(spec, args)
+		return
+	}
 	c.runTimed(spec, args)
 }
 

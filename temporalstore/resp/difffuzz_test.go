@@ -489,6 +489,12 @@ var diffFuzzRegressions = []struct {
 		{"MSETNX", "{t}a", "inf", "{t}b", "-Infinity", "{t}c", "+-inf"}, {"INCRBYFLOAT", "{t}a", "3"}, {"INCRBYFLOAT", "{t}b", "x"},
 		{"INCRBYFLOAT", "{t}c", "1"}, {"HSET", "{t}d", "f", "INF"}, {"HINCRBYFLOAT", "{t}d", "f", "1"}, {"GET", "{t}a"},
 	}},
+	{"a WATCHed key the watching client creates and deletes again fails EXEC", [][]string{
+		{"WATCH", "{t}a", "{t}d"}, {"HSETNX", "{t}a", "b", "2.5"}, {"DEL", "{t}c", "{t}a", "{t}c"}, {"MULTI"}, {"EXEC"},
+		{"WATCH", "{t}a"}, {"DEL", "{t}a"}, {"SREM", "{t}a", "x"}, {"MULTI"}, {"PING"}, {"EXEC"},
+		{"SET", "{t}b", "1"}, {"WATCH", "{t}b"}, {"INCRBY", "{t}b", "0"}, {"MULTI"}, {"GET", "{t}b"}, {"EXEC"},
+		{"WATCH", "{t}b"}, {"HSET", "{t}b", "f", "v"}, {"MULTI"}, {"GET", "{t}b"}, {"EXEC"},
+	}},
 }
 
 func TestDiffFuzzRegressions(t *testing.T) {

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 )
@@ -37,6 +38,42 @@ func (c *conn) txFail() {
 type watched struct {
 	key []byte
 	ver uint64
+}
+
+// watchTouched is the version of a watched key its own connection
+// changed: no key has it, so EXEC fails.
+const watchTouched = ^uint64(0)
+
+// runWatched runs a write of a connection that watches keys, and marks
+// the watched keys whose version the write changed. Redis fails EXEC
+// after any change to a watched key, the watching client's own included,
+// even one undone since: a key created and deleted again has version 0
+// before and after, which EXEC's comparison alone would miss.
+func (c *conn) runWatched(spec *cmdSpec, args [][]byte) {
+	type touch struct {
+		i   int
+		ver uint64
+	}
+	var touches []touch
+	for _, k := range spec.keysOf(args) {
+		for i, w := range c.watch {
+			if !bytes.Equal(w.key, k) {
+				continue
+			}
+			if v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, k); err == nil {
+				touches = append(touches, touch{i, v})
+			}
+		}
+	}
+	c.runTimed(spec, args)
+	for _, t := range touches {
+		if t.i >= len(c.watch) {
+			continue
+		}
+		if v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, c.watch[t.i].key); err == nil && v != t.ver {
+			c.watch[t.i].ver = watchTouched
+		}
+	}
 }
 
 func registerTx() {
