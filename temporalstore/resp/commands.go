@@ -212,7 +212,7 @@ func (c *conn) runTimed(spec *cmdSpec, args [][]byte) {
 	if c.errReplies > before {
 		failed = 1
 	}
-	c.errReplies = before
+	c.errReplies, c.lastFailed = before, failed == 1
 	c.observe(spec, 1, d, failed, func(int) [][]byte { return args })
 }
 

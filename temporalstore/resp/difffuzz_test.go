@@ -494,6 +494,10 @@ var diffFuzzRegressions = []struct {
 		{"WATCH", "{t}a"}, {"DEL", "{t}a"}, {"SREM", "{t}a", "x"}, {"MULTI"}, {"PING"}, {"EXEC"},
 		{"SET", "{t}b", "1"}, {"WATCH", "{t}b"}, {"INCRBY", "{t}b", "0"}, {"MULTI"}, {"GET", "{t}b"}, {"EXEC"},
 		{"WATCH", "{t}b"}, {"HSET", "{t}b", "f", "v"}, {"MULTI"}, {"GET", "{t}b"}, {"EXEC"},
+		{"WATCH", "{t}\x00\r\n\xff", "{t}b"}, {"SET", "{t}\x00\r\n\xff", "10", "PXAT", "1", "PXAT", "1000"}, {"MULTI"}, {"EXEC"},
+		{"WATCH", "{t}c"}, {"SET", "{t}c", "10", "XX", "PXAT", "1000"}, {"MULTI"}, {"EXEC"},
+		{"WATCH", "{t}c"}, {"SET", "{t}c", "10", "NX", "EXAT", "1"}, {"MULTI"}, {"EXEC"},
+		{"WATCH", "{t}c"}, {"SET", "{t}c", "10", "EXAT", "x"}, {"MULTI"}, {"EXEC"},
 	}},
 }
 

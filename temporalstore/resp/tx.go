@@ -70,10 +70,30 @@ func (c *conn) runWatched(spec *cmdSpec, args [][]byte) {
 		if t.i >= len(c.watch) {
 			continue
 		}
-		if v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, c.watch[t.i].key); err == nil && v != t.ver {
+		v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, c.watch[t.i].key)
+		if err == nil && (v != t.ver || v == 0 && setOfAbsent(spec, args, c.lastFailed)) {
 			c.watch[t.i].ver = watchTouched
 		}
 	}
+}
+
+// setOfAbsent reports whether a SET ran on a key absent before and after
+// it: one with an expiry in the past, which Redis writes (touching the
+// key) and which leaves no version here. An XX SET of an absent key does
+// nothing.
+func setOfAbsent(spec *cmdSpec, args [][]byte, failed bool) bool {
+	if spec.name != "set" || failed {
+		return false
+	}
+	for i := 3; i < len(args); i++ {
+		switch {
+		case is(args[i], "ex"), is(args[i], "px"), is(args[i], "exat"), is(args[i], "pxat"):
+			i++ // the value
+		case is(args[i], "xx"):
+			return false
+		}
+	}
+	return true
 }
 
 func registerTx() {
