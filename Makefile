@@ -55,7 +55,7 @@ help: ## List the targets.
 	@echo
 	@grep -hE '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-20s %s\n", $$1, $$2}'
 	@echo
-	@echo "Variables: RACE=$(RACE) TEST_TIMEOUT=$(TEST_TIMEOUT) FUZZTIME=$(FUZZTIME) BENCH_QUICK=1 (benchmarks)"
+	@echo "Variables: RACE=$(RACE) TEST_TIMEOUT=$(TEST_TIMEOUT) FUZZTIME=$(FUZZTIME) FUZZ_RESP_TIME=$(FUZZ_RESP_TIME) FUZZ_HTTP_TIME=$(FUZZ_HTTP_TIME) BENCH_QUICK=1 (benchmarks)"
 	@echo "Modules (from go.work): $(MODULE_DIRS)"
 	@echo "Out of the workspace: $(if $(HAVE_TOOLS),$(TOOLS_DIR) (GOWORK=off),none)"
 
@@ -192,6 +192,23 @@ fuzz: ## Run every Fuzz target in the workspace for FUZZTIME each (default 10s).
 		done; \
 	done; \
 	echo "fuzz: $$n targets, $(FUZZTIME) each"
+
+# Differential fuzzing: random command sequences on our RESP server and on a
+# real redis-server (temporalstore/resp TestDiffFuzz), and on the HTTP
+# /execute handler and a model of it (temporalstore/httpapi
+# TestExecuteDiffFuzz). `go test` runs each for a minute; these run them as
+# long as asked, print progress and end with a JSON summary line.
+# DIFFFUZZ_SEED=n (and DIFFFUZZ_SEQ=i) replay a run (a sequence of it).
+FUZZ_RESP_TIME ?= 10m
+FUZZ_HTTP_TIME ?= 10m
+
+.PHONY: fuzz-resp
+fuzz-resp: deps ## Differential fuzzer, RESP vs redis-server, for FUZZ_RESP_TIME (default 10m).
+	DIFFFUZZ_TIME=$(FUZZ_RESP_TIME) DIFFFUZZ_KEEPGOING=1 $(WORKSPACE) $(GO) test -count=1 -v -timeout 0 -run '^TestDiffFuzz$$' ./temporalstore/resp/
+
+.PHONY: fuzz-http
+fuzz-http: ## Differential fuzzer, HTTP /execute vs a model, for FUZZ_HTTP_TIME (default 10m).
+	DIFFFUZZ_TIME=$(FUZZ_HTTP_TIME) DIFFFUZZ_KEEPGOING=1 $(WORKSPACE) $(GO) test -count=1 -v -timeout 0 -run '^TestExecuteDiffFuzz$$' ./temporalstore/httpapi/
 
 # ---------------------------------------------------------------------------
 

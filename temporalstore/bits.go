@@ -63,7 +63,13 @@ func runSetBit(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 	}
 	byteAt, mask := c.Start>>3, byte(0x80)>>(c.Start&7)
 	var r Response
-	err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, _ bool) ([]byte, time.Time, shard.Action, error) {
+	err := s.Update(ctx, c.Key, func(old []byte, exp time.Time, found bool) ([]byte, time.Time, shard.Action, error) {
+		if found && byteAt < int64(len(old)) && (old[byteAt]&mask != 0) == (c.Delta == 1) {
+			// The bit is already so: nothing is written, as Redis
+			// leaves the key untouched (a WATCH of it still holds).
+			r.Int = c.Delta
+			return nil, time.Time{}, shard.Keep, nil
+		}
 		v := make([]byte, max(int64(len(old)), byteAt+1))
 		copy(v, old)
 		if v[byteAt]&mask != 0 {

@@ -124,9 +124,10 @@ func pickRandom(c *Command, names []string, r *Response, with func(i int)) {
 }
 
 func checkRandCount(c *Command) error {
-	// Redis's bound, so that a huge negative count cannot ask for more
-	// replies than memory holds.
-	if c.HasCount && (c.Count < -(1<<31) || c.Count > 1<<31) {
+	// A huge negative count asks for that many picks, repeats allowed,
+	// which no memory holds: refused beyond 2^31 (Redis tries). A huge
+	// positive count is the whole collection.
+	if c.HasCount && c.Count < -(1<<31) {
 		return fmt.Errorf("%w: value is out of range", ErrInvalid)
 	}
 	return nil

@@ -754,7 +754,9 @@ func (e *Engine) scan(ctx context.Context, c *Command) (Response, error) {
 	sh := int(c.Cursor >> (64 - scanShardBits))
 	cur := c.Cursor << scanShardBits
 	if sh >= len(t.shards) {
-		return Response{}, fmt.Errorf("%w: invalid cursor", ErrInvalid)
+		// Past the last shard: the scan is over, as Redis ends a scan
+		// from any cursor it did not hand out.
+		return Response{}, nil
 	}
 	var r Response
 	for sh < len(t.shards) && len(r.Keys) < count {

@@ -40,18 +40,34 @@ func parseLongDouble(s []byte) (*big.Float, bool) {
 	return f, true
 }
 
+// isInfText reports whether b is an infinity as strtold reads one: a sign,
+// then inf or infinity in any case.
+func isInfText(b []byte) bool {
+	t := strings.TrimLeft(string(b), "+-")
+	if len(b)-len(t) > 1 {
+		return false
+	}
+	return strings.EqualFold(t, "inf") || strings.EqualFold(t, "infinity")
+}
+
 // addFloat returns old (none when !found) plus the increment (incText
 // when given, else inc's shortest decimal digits) as Redis's INCRBYFLOAT
 // stores it, and the sum as a
 // float64. notFloat is the error for an old value that is not a number.
 func addFloat(old []byte, found bool, incText []byte, inc float64, notFloat error) ([]byte, float64, error) {
 	sum := new(big.Float).SetPrec(longDoublePrec)
+	infOld := false
 	if found {
 		f, ok := parseLongDouble(old)
-		if !ok {
+		switch {
+		case !ok && isInfText(old):
+			// Redis reads a stored inf, and refuses the sum below.
+			infOld = true
+		case !ok:
 			return nil, 0, notFloat
+		default:
+			sum.Set(f)
 		}
-		sum.Set(f)
 	}
 	if incText == nil {
 		// The float64's shortest digits, as a user would have typed them:
@@ -63,7 +79,7 @@ func addFloat(old []byte, found bool, incText []byte, inc float64, notFloat erro
 		return nil, 0, fmt.Errorf("%w: value is not a valid float", ErrInvalid)
 	}
 	sum.Add(sum, d)
-	if new(big.Float).Abs(sum).Cmp(maxLongDouble) > 0 {
+	if infOld || new(big.Float).Abs(sum).Cmp(maxLongDouble) > 0 {
 		return nil, 0, fmt.Errorf("%w: increment would produce NaN or Infinity", ErrInvalid)
 	}
 	out := []byte(sum.Text('f', 17))

@@ -29,7 +29,9 @@ func TestAddFloat(t *testing.T) {
 		{"0x10", true, "0x1", "17", nil},
 		{"1", true, "0x1_0", "", ErrInvalid},
 		{"abc", true, "1", "", errOld},
-		{"inf", true, "1", "", errOld},
+		{"inf", true, "1", "", ErrInvalid}, // Redis reads a stored inf; the sum is refused
+		{"inf", true, "x", "", ErrInvalid},
+		{" inf", true, "1", "", errOld},
 		{"1", true, "x", "", ErrInvalid},
 		{"1e4932", true, "1e4932", "", ErrInvalid},
 	} {

@@ -149,9 +149,14 @@ var setKinds = map[Kind]runner{
 		})
 		return r, err
 	},
-	KindSRandMember: setRead(0, func(o *object.Object, c *Command, r *Response) {
-		pickRandom(c, sortedMembers(o), r, nil)
-	}),
+	KindSRandMember: func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error) {
+		if err := checkRandCount(c); err != nil {
+			return Response{}, err
+		}
+		return setRead(0, func(o *object.Object, c *Command, r *Response) {
+			pickRandom(c, sortedMembers(o), r, nil)
+		})(ctx, e, s, c)
+	},
 	KindSScan: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
 		count, err := scanCount(c)
 		if err != nil {

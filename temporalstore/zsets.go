@@ -2,6 +2,7 @@ package temporalstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -99,18 +100,40 @@ type ZRange struct {
 }
 
 // ParseScoreBound reads a Redis score bound: a float, "(" before it for an
-// exclusive bound, or -inf/+inf.
+// exclusive bound, or -inf/+inf. The float is read as Redis reads it, with
+// C's strtod: leading white space is skipped, an empty text is 0, a
+// hexadecimal number needs no exponent, and one out of range is ±Inf.
 func ParseScoreBound(s string) (ScoreBound, error) {
 	var b ScoreBound
 	if strings.HasPrefix(s, "(") {
 		b.Excl, s = true, s[1:]
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) {
+	f, ok := strtod(s)
+	if !ok {
 		return b, fmt.Errorf("%w: min or max is not a float", ErrInvalid)
 	}
 	b.Value = f
 	return b, nil
+}
+
+// strtod reads s whole as C's strtod does (Redis's score bounds); NaN is
+// refused.
+func strtod(s string) (float64, bool) {
+	if s == "" {
+		return 0, true // no conversion, and the end pointer is at the NUL
+	}
+	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	if t == "" || strings.Contains(t, "_") {
+		return 0, false
+	}
+	if h := strings.TrimLeft(t, "+-"); (strings.HasPrefix(h, "0x") || strings.HasPrefix(h, "0X")) && !strings.ContainsAny(h, "pP") {
+		t += "p0"
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
 }
 
 // ParseLexBound reads a Redis lex bound: "-", "+", or "[" or "(" before a

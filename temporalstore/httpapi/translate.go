@@ -180,7 +180,7 @@ func translate(w *Command, namespace, table, tenant string) (call, error) {
 			return cl, nil
 		}
 	}
-	if err := durationsInRange(w); err != nil {
+	if err := checkDurations(w); err != nil {
 		return cl, err
 	}
 	var err error
@@ -213,24 +213,21 @@ func needField(name string, present bool) error {
 
 func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 
-// maxDurationMs is the longest duration in milliseconds a time.Duration
-// holds (292 years): a longer one would wrap around when converted.
-const maxDurationMs = math.MaxInt64 / int64(time.Millisecond)
+// maxMs is the longest duration in milliseconds (292 years): ms of more
+// would overflow a time.Duration and wrap to a negative or short one.
+const maxMs = math.MaxInt64 / int64(time.Millisecond)
 
-// durationsInRange refuses a duration field (ttl_ms, max_age_ms,
-// window_ms) that no time.Duration holds, before any is converted.
-func durationsInRange(w *Command) error {
-	check := func(name string, v int64) error {
-		if v > maxDurationMs || v < -maxDurationMs {
-			return badf("%s is out of range: at most %d", name, maxDurationMs)
+// checkDurations refuses a duration field beyond maxMs either way.
+func checkDurations(w *Command) error {
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{{"ttl_ms", w.TTLMs}, {"max_age_ms", &w.MaxAgeMs}, {"window_ms", &w.WindowMs}} {
+		if f.v != nil && (*f.v > maxMs || *f.v < -maxMs) {
+			return badf("%s is out of range: at most %d milliseconds", f.name, maxMs)
 		}
-		return nil
 	}
-	var ttl int64
-	if w.TTLMs != nil {
-		ttl = *w.TTLMs
-	}
-	return errors.Join(check("ttl_ms", ttl), check("max_age_ms", w.MaxAgeMs), check("window_ms", w.WindowMs))
+	return nil
 }
 
 // originalKinds translate the original's key-value kinds.

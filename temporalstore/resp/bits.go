@@ -41,7 +41,7 @@ func (c *conn) bitOffset(b []byte) (int64, bool) {
 // bitRange reads BITCOUNT's and BITPOS's start, end and unit; bad is the
 // error to reply, once the key has been looked up as Redis looks it up
 // first.
-func bitRange(start, end, unit []byte) (rg *ts.BitRange, bad string) {
+func bitRange(start, end, unit []byte, unitFirst bool) (rg *ts.BitRange, bad string) {
 	if start == nil {
 		return nil, ""
 	}
@@ -50,17 +50,28 @@ func bitRange(start, end, unit []byte) (rg *ts.BitRange, bad string) {
 	if rg.Start, err = parseInt(start); err != nil {
 		return nil, err.Error()
 	}
+	// BITPOS reads its unit before its end, BITCOUNT after (Redis's
+	// order, which decides which error a request with two gets).
+	readUnit := func() bool {
+		switch {
+		case unit == nil, is(unit, "byte"):
+		case is(unit, "bit"):
+			rg.Bit = true
+		default:
+			return false
+		}
+		return true
+	}
+	if unitFirst && !readUnit() {
+		return nil, "ERR syntax error"
+	}
 	if end != nil {
 		if rg.End, err = parseInt(end); err != nil {
 			return nil, err.Error()
 		}
 		rg.HasEnd = true
 	}
-	switch {
-	case unit == nil, is(unit, "byte"):
-	case is(unit, "bit"):
-		rg.Bit = true
-	default:
+	if !unitFirst && !readUnit() {
 		return nil, "ERR syntax error"
 	}
 	return rg, ""
@@ -73,7 +84,7 @@ func cmdBitCount(c *conn, a [][]byte) {
 	switch len(a) {
 	case 2:
 	case 4:
-		rg, bad = bitRange(a[2], a[3], nil)
+		rg, bad = bitRange(a[2], a[3], nil, false)
 	case 5:
 		unit := a[4]
 		// Redis answers 0 for two negative bounds the wrong way round
@@ -83,7 +94,7 @@ func cmdBitCount(c *conn, a [][]byte) {
 				unit = nil
 			}
 		}
-		rg, bad = bitRange(a[2], a[3], unit)
+		rg, bad = bitRange(a[2], a[3], unit, false)
 	default:
 		bad = "ERR syntax error"
 	}
@@ -109,11 +120,11 @@ func cmdBitPos(c *conn, a [][]byte) {
 	switch len(a) {
 	case 3:
 	case 4:
-		rg, bad = bitRange(a[3], nil, nil)
+		rg, bad = bitRange(a[3], nil, nil, true)
 	case 5:
-		rg, bad = bitRange(a[3], a[4], nil)
+		rg, bad = bitRange(a[3], a[4], nil, true)
 	case 6:
-		rg, bad = bitRange(a[3], a[4], a[5])
+		rg, bad = bitRange(a[3], a[4], a[5], true)
 	default:
 		bad = "ERR syntax error"
 	}

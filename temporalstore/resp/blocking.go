@@ -318,7 +318,15 @@ func cmdBLMove(c *conn, a [][]byte) {
 			c.w.bulk(r.Value)
 		}
 		return !ok || r.Found
-	}, c.w.null)
+	}, func() {
+		// Redis replies a null array when the wait times out, a null
+		// string when it does not wait (inside MULTI).
+		if c.inExec {
+			c.w.null()
+		} else {
+			c.w.nullArray()
+		}
+	})
 }
 
 // side reads LEFT or RIGHT.
@@ -347,11 +355,9 @@ func cmdBZPop(kind ts.Kind) func(c *conn, a [][]byte) {
 // mpopArgs reads LMPOP's and ZMPOP's numkeys key [key ...] WHERE [COUNT n]
 // from a (a[0] is numkeys); where is LEFT|RIGHT or MIN|MAX.
 func (c *conn) mpopArgs(a [][]byte, whereA, whereB string) (keys [][]byte, first bool, count int, ok bool) {
-	n, ok := c.intArg(a[0])
+	n, err := parseInt(a[0])
 	switch {
-	case !ok:
-		return nil, false, 0, false
-	case n <= 0:
+	case err != nil || n <= 0:
 		c.errorf("ERR numkeys should be greater than 0")
 		return nil, false, 0, false
 	case n >= int64(len(a)-1): // the keys and then LEFT|RIGHT or MIN|MAX
@@ -376,7 +382,7 @@ func (c *conn) mpopArgs(a [][]byte, whereA, whereB string) (keys [][]byte, first
 			return nil, false, 0, false
 		}
 		v, err := parseInt(rest[1])
-		if err != nil || v <= 0 || v > math.MaxInt32 {
+		if err != nil || v <= 0 {
 			c.errorf("ERR count should be greater than 0")
 			return nil, false, 0, false
 		}
@@ -394,15 +400,17 @@ func mpop(blocking bool, whereA, whereB string, try func(c *conn, keys [][]byte,
 		var timeout time.Duration
 		args := a[1:]
 		if blocking {
-			var ok bool
-			if timeout, ok = c.parseTimeout(a[1]); !ok {
-				return
-			}
 			args = a[2:]
 		}
 		keys, first, count, ok := c.mpopArgs(args, whereA, whereB)
 		if !ok {
 			return
+		}
+		// The timeout is read last, as Redis reads it.
+		if blocking {
+			if timeout, ok = c.parseTimeout(a[1]); !ok {
+				return
+			}
 		}
 		pop := func() bool { return try(c, keys, first, count) }
 		if !blocking {

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -30,38 +31,82 @@ func (c *conn) valuesReply(cmd ts.Command) {
 	}
 }
 
+// parseCursor reads a SCAN cursor as Redis does, with C's strtoul: an
+// optional sign (a negative number wraps around 2^64), decimal digits, no
+// leading space, nothing after them; the empty text is 0.
+func parseCursor(b []byte) (uint64, bool) {
+	s := string(b)
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg, s = s[0] == '-', s[1:]
+		if s == "" {
+			return 0, false
+		}
+	}
+	if s == "" {
+		return 0, true
+	}
+	if s[0] < '0' || s[0] > '9' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
 // scanReply writes a collection scan's [cursor, page] reply, filtered by
 // MATCH on its elements (every step-th one, the rest following along).
 func (c *conn) collectionScan(a [][]byte, kind ts.Kind, step int) {
-	cur, err := strconv.ParseUint(string(a[2]), 10, 64)
-	if err != nil {
+	cur, ok := parseCursor(a[2])
+	if !ok {
 		c.errorf("ERR invalid cursor")
 		return
 	}
 	cmd := ts.Command{Kind: kind, Key: a[1], Cursor: cur}
 	var match []byte
-	for i := 3; i < len(a); i += 2 {
+	bad := ""
+	for i := 3; i < len(a) && bad == ""; i += 2 {
 		if i+1 >= len(a) {
-			c.syntaxErr()
-			return
+			bad = "ERR syntax error"
+			break
 		}
 		switch {
 		case is(a[i], "match"):
 			match = a[i+1]
 		case is(a[i], "count"):
-			n, ok := c.intArg(a[i+1])
-			if !ok {
-				return
-			}
-			if n < 1 {
-				c.syntaxErr()
-				return
+			n, err := parseInt(a[i+1])
+			switch {
+			case err != nil:
+				bad = err.Error()
+			case n < 1:
+				bad = "ERR syntax error"
 			}
 			cmd.Count = int(n)
 		default:
-			c.syntaxErr()
-			return
+			bad = "ERR syntax error"
 		}
+	}
+	if bad != "" {
+		// Redis looks the key up before it reads the options: a missing
+		// key is an empty scan, another type WRONGTYPE.
+		r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: a[1]})
+		switch {
+		case !ok:
+		case string(r.Value) == "none":
+			c.w.array(2)
+			c.w.bulkString("0")
+			c.w.array(0)
+		case string(r.Value) != map[ts.Kind]string{ts.KindHScan: "hash", ts.KindSScan: "set", ts.KindZScan: "zset"}[kind]:
+			c.errorf("WRONGTYPE Operation against a key holding the wrong kind of value")
+		default:
+			c.errorf("%s", bad)
+		}
+		return
 	}
 	r, ok := c.exec(cmd)
 	if !ok {
@@ -119,6 +164,10 @@ func registerHashes() {
 		keyed("hincrbyfloat", 4, flagWrite, func(c *conn, a [][]byte) {
 			f, ok := c.floatArg(a[3])
 			if !ok {
+				return
+			}
+			if math.IsInf(f, 0) {
+				c.errorf("ERR value is NaN or Infinity")
 				return
 			}
 			if r, ok := c.exec(ts.Command{Kind: ts.KindHIncrByFloat, Key: a[1], Args: a[2:3], Float: f, Value: a[3]}); ok {
@@ -193,11 +242,19 @@ func registerSets() {
 // counted up to limit (0: no limit).
 func interCard(kind ts.Kind) func(c *conn, a [][]byte) {
 	return func(c *conn, a [][]byte) {
-		n, ok := c.intArg(a[1])
+		// ZINTERCARD reads numkeys as ZINTER does, SINTERCARD as LMPOP.
+		n, err := parseInt(a[1])
 		switch {
-		case !ok:
+		case kind == ts.KindZInter && err != nil:
+			c.errorf("%s", err.Error())
 			return
-		case n <= 0:
+		case kind == ts.KindZInter && n <= 0:
+			c.errorf("ERR at least 1 input key is needed for 'zintercard' command")
+			return
+		case kind == ts.KindZInter && n > int64(len(a)-2):
+			c.syntaxErr()
+			return
+		case err != nil || n <= 0:
 			c.errorf("ERR numkeys should be greater than 0")
 			return
 		case n > int64(len(a)-2):
@@ -236,6 +293,18 @@ func interCard(kind ts.Kind) func(c *conn, a [][]byte) {
 	}
 }
 
+// positiveCount reads the count of SPOP, LPOP, RPOP, ZPOPMIN and ZPOPMAX,
+// or writes Redis's error for anything but a non-negative integer (the
+// same for a non-integer) and returns -1.
+func positiveCount(c *conn, b []byte) int64 {
+	n, err := parseInt(b)
+	if err != nil || n < 0 {
+		c.errorf("ERR value is out of range, must be positive")
+		return -1
+	}
+	return n
+}
+
 // popLike is SPOP, SRANDMEMBER, LPOP and RPOP: one element, or with a count
 // an array; negative counts only where allowNeg.
 func popLike(c *conn, a [][]byte, kind ts.Kind, allowNeg bool) {
@@ -250,12 +319,13 @@ func popLike(c *conn, a [][]byte, kind ts.Kind, allowNeg bool) {
 	}
 	cmd := ts.Command{Kind: kind, Key: a[1]}
 	if len(a) == 3 {
-		n, ok := c.intArg(a[2])
-		if !ok {
-			return
-		}
-		if n < 0 && !allowNeg {
-			c.errorf("ERR value is out of range, must be positive")
+		var n int64
+		if allowNeg {
+			var ok bool
+			if n, ok = c.randCountArg(a[2]); !ok {
+				return
+			}
+		} else if n = positiveCount(c, a[2]); n < 0 {
 			return
 		}
 		cmd.HasCount, cmd.Count = true, int(n)

@@ -127,6 +127,14 @@ func init() {
 	}
 }
 
+// cString is b up to its first NUL, as C's printf writes it.
+func cString(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
+
 func lowerName(b []byte, buf []byte) []byte {
 	buf = buf[:0]
 	for _, c := range b {
@@ -143,11 +151,18 @@ func (c *conn) dispatch(args [][]byte) {
 	name := lowerName(args[0], nb[:0])
 	spec := commands[string(name)]
 	if spec == nil {
+		// Redis quotes the arguments while the list is under 128 bytes,
+		// each cut to what is left of them, and C strings end at a NUL.
 		var sb strings.Builder
-		for _, a := range args[1:min(len(args), 4)] {
-			fmt.Fprintf(&sb, "'%s' ", a)
+		for _, a := range args[1:] {
+			if sb.Len() >= 128 {
+				break
+			}
+			a = cString(a)
+			fmt.Fprintf(&sb, "'%s' ", a[:min(len(a), 128-sb.Len())])
 		}
-		c.errorf("ERR unknown command '%s', with args beginning with: %s", args[0], sb.String())
+		name := cString(args[0])
+		c.errorf("ERR unknown command '%s', with args beginning with: %s", name[:min(len(name), 128)], sb.String())
 		c.txFail()
 		return
 	}
@@ -172,6 +187,10 @@ func (c *conn) dispatch(args [][]byte) {
 		// Counted when EXEC runs it.
 		c.tx.queue(spec, args)
 		c.w.simple("QUEUED")
+		return
+	}
+	if spec.flags&flagWrite != 0 && len(c.watch) > 0 {
+		c.runWatched(spec, args)
 		return
 	}
 	c.runTimed(spec, args)
@@ -223,7 +242,7 @@ func (c *conn) runTimed(spec *cmdSpec, args [][]byte) {
 	if c.errReplies > before {
 		failed = 1
 	}
-	c.errReplies = before
+	c.errReplies, c.lastFailed = before, failed == 1
 	c.observe(spec, 1, d, failed, func(int) [][]byte { return args })
 }
 

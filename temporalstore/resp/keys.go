@@ -148,8 +148,8 @@ func expire(c *conn, a [][]byte, unit time.Duration, abs bool) {
 // TYPE filter the page the engine returns, as in Redis (a page may come
 // back empty with a non-zero cursor).
 func cmdScan(c *conn, a [][]byte) {
-	cur, err := strconv.ParseUint(string(a[1]), 10, 64)
-	if err != nil {
+	cur, ok := parseCursor(a[1])
+	if !ok {
 		c.errorf("ERR invalid cursor")
 		return
 	}

@@ -33,8 +33,11 @@ func registerLists() {
 		}),
 		keyed("llen", 2, 0, func(c *conn, a [][]byte) { c.intReply(ts.Command{Kind: ts.KindLLen, Key: a[1]}) }),
 		keyed("lindex", 3, 0, func(c *conn, a [][]byte) {
-			i, ok := c.intArg(a[2])
-			if !ok {
+			i, err := parseInt(a[2])
+			if err != nil {
+				if c.listBeforeIndex(a[1], func() { c.w.null() }) {
+					c.errorf("%s", err.Error())
+				}
 				return
 			}
 			if r, ok := c.exec(ts.Command{Kind: ts.KindLIndex, Key: a[1], Start: i}); ok {
@@ -42,8 +45,11 @@ func registerLists() {
 			}
 		}),
 		keyed("lset", 4, flagWrite, func(c *conn, a [][]byte) {
-			i, ok := c.intArg(a[2])
-			if !ok {
+			i, err := parseInt(a[2])
+			if err != nil {
+				if c.listBeforeIndex(a[1], func() { c.errorf("ERR no such key") }) {
+					c.errorf("%s", err.Error())
+				}
 				return
 			}
 			if _, ok := c.exec(ts.Command{Kind: ts.KindLSet, Key: a[1], Start: i, Value: a[3]}); ok {
@@ -89,6 +95,24 @@ func registerLists() {
 	)
 }
 
+// listBeforeIndex looks key up as Redis does before it reads an index
+// (LINDEX, LSET): a missing key gets missing's reply, another type
+// WRONGTYPE; true when key holds a list, so the index's error is next.
+func (c *conn) listBeforeIndex(key []byte, missing func()) bool {
+	r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: key})
+	switch {
+	case !ok:
+		return false
+	case string(r.Value) == "none":
+		missing()
+		return false
+	case string(r.Value) != "list":
+		c.errorf("WRONGTYPE Operation against a key holding the wrong kind of value")
+		return false
+	}
+	return true
+}
+
 func cmdLPos(c *conn, a [][]byte) {
 	cmd := ts.Command{Kind: ts.KindLPos, Key: a[1], Value: a[2]}
 	for i := 3; i < len(a); i += 2 {
@@ -96,8 +120,20 @@ func cmdLPos(c *conn, a [][]byte) {
 			c.syntaxErr()
 			return
 		}
-		n, ok := c.intArg(a[i+1])
-		if !ok {
+		n, err := parseInt(a[i+1])
+		if err != nil {
+			// Redis reads COUNT and MAXLEN as 0 to 2^63-1, with one
+			// error for a negative number and for anything else.
+			switch {
+			case is(a[i], "count"):
+				c.errorf("ERR COUNT can't be negative")
+			case is(a[i], "maxlen"):
+				c.errorf("ERR MAXLEN can't be negative")
+			case is(a[i], "rank"):
+				c.errorf("%s", err.Error())
+			default:
+				c.syntaxErr()
+			}
 			return
 		}
 		switch {

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"math"
 	"math/rand/v2"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
@@ -47,12 +48,23 @@ func cmdCopy(c *conn, a [][]byte) {
 	c.intReply(cmd)
 }
 
+// randCountArg reads the count of SRANDMEMBER, HRANDFIELD and
+// ZRANDMEMBER: an integer from -(2^63-1) to 2^63-1, as Redis takes it.
+func (c *conn) randCountArg(b []byte) (int64, bool) {
+	n, ok := c.intArg(b)
+	if ok && n == math.MinInt64 {
+		c.errorf("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return 0, false
+	}
+	return n, ok
+}
+
 // randomRead is HRANDFIELD and ZRANDMEMBER: key [count [with]], where with
 // is WITHVALUES or WITHSCORES.
 func randomRead(c *conn, a [][]byte, kind ts.Kind, with string) {
 	cmd := ts.Command{Kind: kind, Key: a[1]}
 	if len(a) >= 3 {
-		n, ok := c.intArg(a[2])
+		n, ok := c.randCountArg(a[2])
 		if !ok {
 			return
 		}
@@ -60,7 +72,8 @@ func randomRead(c *conn, a [][]byte, kind ts.Kind, with string) {
 		case len(a) > 4 || len(a) == 4 && !is(a[3], with):
 			c.syntaxErr()
 			return
-		case len(a) == 4 && (n < -(1<<62) || n > 1<<62):
+		case len(a) == 4 && (n < -math.MaxInt64/2 || n > math.MaxInt64/2):
+			// Twice the count (fields and values) must fit.
 			c.errorf("ERR value is out of range")
 			return
 		}

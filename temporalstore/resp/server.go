@@ -310,6 +310,8 @@ type conn struct {
 	// errReplies counts the error replies of the command running (see
 	// runTimed).
 	errReplies int
+	// lastFailed says the last command runTimed ran replied an error.
+	lastFailed bool
 	// inExec is set while EXEC runs the queued commands (a blocking
 	// command does not block then); blockedFor is the time the running
 	// command spent blocked, which is not its own; watchDone ends a

@@ -71,12 +71,13 @@ func registerStrings() {
 			}
 		}),
 		keyed("incrbyfloat", 3, flagWrite, func(c *conn, a [][]byte) {
-			f, ok := c.floatArg(a[2])
-			if !ok {
+			f, err := parseFloat(a[2])
+			switch {
+			case err != nil:
+				c.incrFloatRefused(a[1], err.Error())
 				return
-			}
-			if math.IsInf(f, 0) {
-				c.errorf("ERR increment would produce NaN or Infinity")
+			case math.IsInf(f, 0):
+				c.incrFloatRefused(a[1], "ERR increment would produce NaN or Infinity")
 				return
 			}
 			if r, ok := c.exec(ts.Command{Kind: ts.KindIncrByFloat, Key: a[1], Float: f, Value: a[2]}); ok {
@@ -161,6 +162,26 @@ func getRange(c *conn, a [][]byte) {
 	}
 }
 
+// incrFloatRefused replies to an INCRBYFLOAT whose increment is refused
+// with msg, after the checks Redis makes first: the key's type, then its
+// value.
+func (c *conn) incrFloatRefused(key []byte, msg string) {
+	r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: key})
+	switch {
+	case !ok:
+		return
+	case string(r.Value) == "string":
+		if g, ok := c.exec(ts.Command{Kind: ts.KindGet, Key: key}); !ok {
+			return
+		} else if _, err := parseFloat(g.Value); err != nil {
+			msg = err.Error()
+		}
+	case string(r.Value) != "none":
+		msg = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	}
+	c.errorf("%s", msg)
+}
+
 func incrBy(c *conn, key []byte, n int64) {
 	if r, ok := c.exec(ts.Command{Kind: ts.KindIncrBy, Key: key, Delta: n}); ok {
 		c.w.int(r.Int)
@@ -172,11 +193,12 @@ func setEx(c *conn, a [][]byte, unit time.Duration) {
 	if !ok {
 		return
 	}
-	if n <= 0 || n > math.MaxInt64/int64(unit) {
+	cmd := ts.Command{Kind: ts.KindSet, Key: a[1], Value: a[3]}
+	if n <= 0 || !setExpiry(&cmd, n, unit, false) {
 		c.errorf("ERR invalid expire time in '%s' command", map[time.Duration]string{time.Second: "setex", time.Millisecond: "psetex"}[unit])
 		return
 	}
-	if _, ok := c.exec(ts.Command{Kind: ts.KindSet, Key: a[1], Value: a[3], TTL: time.Duration(n) * unit}); ok {
+	if _, ok := c.exec(cmd); ok {
 		c.w.ok()
 	}
 }
@@ -235,23 +257,28 @@ func (e *expiryArg) apply(cmd *ts.Command, name string) (bad string) {
 }
 
 // setExpiry sets cmd's absolute expiry (abs) or TTL to n units; false when
-// n is out of range, either sign: an absolute time is kept in
-// milliseconds, as Redis keeps it, and a relative one must fit a
-// time.Duration (292 years).
+// n is out of Redis's range: n in milliseconds, and a relative n added to
+// the clock, must fit an int64 of milliseconds. A relative time too long
+// for a time.Duration (292 years) becomes an absolute one.
 func setExpiry(cmd *ts.Command, n int64, unit time.Duration, abs bool) bool {
 	ms := int64(unit / time.Millisecond)
-	limit := math.MaxInt64 / int64(unit) / 2
-	if abs {
-		limit = math.MaxInt64 / ms
-	}
-	if n > limit || n < -limit {
+	if n > math.MaxInt64/ms || n < math.MinInt64/ms {
 		return false
 	}
 	if abs {
 		cmd.ExpireAt = time.UnixMilli(n * ms)
-	} else {
-		cmd.TTL = time.Duration(n) * unit
+		return true
 	}
+	if limit := math.MaxInt64 / int64(unit) / 2; n <= limit && n >= -limit {
+		cmd.TTL = time.Duration(n) * unit
+		return true
+	}
+	now := time.Now().UnixMilli()
+	if n*ms > math.MaxInt64-now {
+		return false
+	}
+	// Far in the past: still after the epoch, as a zero expiry means none.
+	cmd.ExpireAt = time.UnixMilli(max(now+n*ms, 1))
 	return true
 }
 

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 )
@@ -42,6 +43,62 @@ type watched struct {
 	ver   uint64
 }
 
+// watchTouched is the version of a watched key its own connection
+// changed: no key has it, so EXEC fails.
+const watchTouched = ^uint64(0)
+
+// runWatched runs a write of a connection that watches keys, and marks
+// the watched keys whose version the write changed. Redis fails EXEC
+// after any change to a watched key, the watching client's own included,
+// even one undone since: a key created and deleted again has version 0
+// before and after, which EXEC's comparison alone would miss.
+func (c *conn) runWatched(spec *cmdSpec, args [][]byte) {
+	type touch struct {
+		i   int
+		ver uint64
+	}
+	var touches []touch
+	for _, k := range spec.keysOf(args) {
+		for i, w := range c.watch {
+			if !bytes.Equal(w.key, k) {
+				continue
+			}
+			if v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, k); err == nil {
+				touches = append(touches, touch{i, v})
+			}
+		}
+	}
+	c.runTimed(spec, args)
+	for _, t := range touches {
+		if t.i >= len(c.watch) {
+			continue
+		}
+		v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, c.watch[t.i].key)
+		if err == nil && (v != t.ver || v == 0 && setOfAbsent(spec, args, c.lastFailed)) {
+			c.watch[t.i].ver = watchTouched
+		}
+	}
+}
+
+// setOfAbsent reports whether a SET ran on a key absent before and after
+// it: one with an expiry in the past, which Redis writes (touching the
+// key) and which leaves no version here. An XX SET of an absent key does
+// nothing.
+func setOfAbsent(spec *cmdSpec, args [][]byte, failed bool) bool {
+	if spec.name != "set" || failed {
+		return false
+	}
+	for i := 3; i < len(args); i++ {
+		switch {
+		case is(args[i], "ex"), is(args[i], "px"), is(args[i], "exat"), is(args[i], "pxat"):
+			i++ // the value
+		case is(args[i], "xx"):
+			return false
+		}
+	}
+	return true
+}
+
 func registerTx() {
 	register(
 		&cmdSpec{name: "multi", arity: 1, flags: flagTxControl, run: func(c *conn, _ [][]byte) {
@@ -75,7 +132,9 @@ func registerTx() {
 			}
 			c.w.ok()
 		}},
-		&cmdSpec{name: "unwatch", arity: 1, flags: flagTxControl, run: func(c *conn, _ [][]byte) {
+		// UNWATCH is queued inside MULTI, as in Redis (EXEC unwatches
+		// anyway).
+		&cmdSpec{name: "unwatch", arity: 1, run: func(c *conn, _ [][]byte) {
 			c.watch = nil
 			c.w.ok()
 		}},

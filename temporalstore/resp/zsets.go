@@ -66,7 +66,7 @@ func (c *conn) rangeBounds(rg *ts.ZRange, lo, hi []byte) bool {
 // form (ZRANGEBYSCORE, ZREVRANGE ...) or, for ZRANGE, read from the
 // options; a reversed form takes max before min.
 func zrange(c *conn, a [][]byte, by ts.ZRangeBy, rev, generic bool) {
-	rg, ok := c.parseZRange(a, by, rev, generic)
+	rg, ok := c.parseZRange(a, by, rev, generic, false)
 	if !ok {
 		return
 	}
@@ -78,19 +78,16 @@ func zrange(c *conn, a [][]byte, by ts.ZRangeBy, rev, generic bool) {
 // cmdZRangeStore is ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV]
 // [LIMIT offset count]: ZRANGE's options, without WITHSCORES.
 func cmdZRangeStore(c *conn, a [][]byte) {
-	rg, ok := c.parseZRange(a[1:], ts.ByRank, false, true)
-	switch {
-	case !ok:
-	case rg.WithScores:
-		c.syntaxErr()
-	default:
+	if rg, ok := c.parseZRange(a[1:], ts.ByRank, false, true, true); ok {
 		c.intReply(ts.Command{Kind: ts.KindZRangeStore, Key: a[2], Dest: a[1], Range: rg})
 	}
 }
 
 // parseZRange reads a ZRANGE-like request, a[1] its key, a[2] and a[3]
-// its bounds, then its options.
-func (c *conn) parseZRange(a [][]byte, by ts.ZRangeBy, rev, generic bool) (ts.ZRange, bool) {
+// its bounds, then its options (store: ZRANGESTORE's, without
+// WITHSCORES), with Redis's checks in Redis's order: the options, their
+// combinations, then the bounds.
+func (c *conn) parseZRange(a [][]byte, by ts.ZRangeBy, rev, generic, store bool) (ts.ZRange, bool) {
 	rg := ts.ZRange{By: by, Rev: rev}
 	for i := 4; i < len(a); i++ {
 		switch {
@@ -100,7 +97,7 @@ func (c *conn) parseZRange(a [][]byte, by ts.ZRangeBy, rev, generic bool) (ts.ZR
 			rg.By = ts.ByLex
 		case generic && is(a[i], "rev") && !rg.Rev: // once, as Redis
 			rg.Rev = true
-		case is(a[i], "withscores"):
+		case !store && is(a[i], "withscores"):
 			rg.WithScores = true
 		case is(a[i], "limit") && i+2 < len(a):
 			off, ok := c.intArg(a[i+1])
@@ -118,8 +115,17 @@ func (c *conn) parseZRange(a [][]byte, by ts.ZRangeBy, rev, generic bool) (ts.ZR
 			return rg, false
 		}
 	}
+	switch {
+	case rg.By == ts.ByRank && rg.HasLimit && rg.Limit == -1:
+		// Redis ignores a LIMIT by rank whose count is -1 (no limit),
+		// offset and all.
+		rg.HasLimit, rg.Offset = false, 0
+	case rg.By == ts.ByRank && rg.HasLimit:
+		c.errorf("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+		return rg, false
+	}
 	if rg.By == ts.ByLex && rg.WithScores {
-		c.syntaxErr()
+		c.errorf("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
 		return rg, false
 	}
 	lo, hi := a[2], a[3]
@@ -400,12 +406,8 @@ func zpop(c *conn, a [][]byte, kind ts.Kind) {
 	}
 	cmd := ts.Command{Kind: kind, Key: a[1]}
 	if len(a) == 3 {
-		n, ok := c.intArg(a[2])
-		if !ok {
-			return
-		}
+		n := positiveCount(c, a[2])
 		if n < 0 {
-			c.errorf("ERR value is out of range, must be positive")
 			return
 		}
 		cmd.HasCount, cmd.Count = true, int(n)
