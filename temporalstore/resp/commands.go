@@ -198,9 +198,10 @@ func (c *conn) dispatch(args [][]byte) {
 
 // refuse answers a call of spec refused before it ran with msg, and
 // rejects it. An EXEC refused so ends the transaction, as Redis's does:
-// EXECABORT with the reason, and MULTI and the watches are gone.
+// EXECABORT with the reason (outside MULTI too), and MULTI and the
+// watches are gone.
 func (c *conn) refuse(spec *cmdSpec, msg string) {
-	if spec.name == "exec" && c.tx != nil {
+	if spec.name == "exec" {
 		code, rest, _ := strings.Cut(msg, " ")
 		if code != "ERR" {
 			rest = msg

@@ -195,9 +195,12 @@ var fuzzCommands = []struct {
 		return []string{g.pick("GETRANGE", "SUBSTR"), g.key(), g.smallInt(), g.smallInt()}
 	}},
 	{2, func(g *fuzzGen) []string {
-		// Offsets stay below 2^29 (Redis's largest string is 512MB), and
-		// the largest only with an empty value, which allocates nothing.
-		off := g.pick("0", "1", "3", "10", "-1", "x", "536870911", "100")
+		// The largest offset in range only with an empty value, which
+		// allocates nothing; those past 512 MB, and those that overflow
+		// with the value's length, are refused by both before anything
+		// is allocated.
+		off := g.pick("0", "1", "3", "10", "-1", "x", "536870911", "100", "536870912", "5368709120",
+			"9223372036854775807", "9223372036854775806", "-9223372036854775808")
 		v := g.value()
 		if off == "536870911" {
 			v = ""
