@@ -41,6 +41,16 @@ func (c *conn) bitOffset(b []byte) (int64, bool) {
 // bitRange reads BITCOUNT's and BITPOS's start, end and unit; bad is the
 // error to reply, once the key has been looked up as Redis looks it up
 // first.
+// given is an argument that was sent, as a non-nil slice even when empty:
+// bitRange takes nil for an argument not sent, and an empty one must be
+// read (and refused) as Redis reads it.
+func given(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
 func bitRange(start, end, unit []byte, unitFirst bool) (rg *ts.BitRange, bad string) {
 	if start == nil {
 		return nil, ""
@@ -84,9 +94,9 @@ func cmdBitCount(c *conn, a [][]byte) {
 	switch len(a) {
 	case 2:
 	case 4:
-		rg, bad = bitRange(a[2], a[3], nil, false)
+		rg, bad = bitRange(given(a[2]), given(a[3]), nil, false)
 	case 5:
-		unit := a[4]
+		unit := given(a[4])
 		// Redis answers 0 for two negative bounds the wrong way round
 		// before it reads the unit.
 		if s, err1 := parseInt(a[2]); err1 == nil && s < 0 {
@@ -94,7 +104,7 @@ func cmdBitCount(c *conn, a [][]byte) {
 				unit = nil
 			}
 		}
-		rg, bad = bitRange(a[2], a[3], unit, false)
+		rg, bad = bitRange(given(a[2]), given(a[3]), unit, false)
 	default:
 		bad = "ERR syntax error"
 	}
@@ -120,11 +130,11 @@ func cmdBitPos(c *conn, a [][]byte) {
 	switch len(a) {
 	case 3:
 	case 4:
-		rg, bad = bitRange(a[3], nil, nil, true)
+		rg, bad = bitRange(given(a[3]), nil, nil, true)
 	case 5:
-		rg, bad = bitRange(a[3], a[4], nil, true)
+		rg, bad = bitRange(given(a[3]), given(a[4]), nil, true)
 	case 6:
-		rg, bad = bitRange(a[3], a[4], a[5], true)
+		rg, bad = bitRange(given(a[3]), given(a[4]), given(a[5]), true)
 	default:
 		bad = "ERR syntax error"
 	}

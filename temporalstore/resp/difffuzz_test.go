@@ -404,6 +404,12 @@ var diffFuzzRegressions = []struct {
 		{"ZRANGESTORE", "{t}b", "{t}a", "", "(-inf", "BYSCORE", "REV"},
 		{"ZREMRANGEBYSCORE", "{t}a", "(", "("}, {"ZREMRANGEBYSCORE", "{t}a", "", "1"},
 	}},
+	{"an empty BITPOS or BITCOUNT bound or unit is read, not taken as absent", [][]string{
+		{"DECRBY", "{t}d", "-4"}, {"MULTI"}, {"BITPOS", "{t}d", "0", "1", "", "BIT"}, {"EXEC"},
+		{"BITPOS", "{t}d", "1", ""}, {"BITPOS", "{t}d", "1", "0", ""}, {"BITPOS", "{t}d", "1", "0", "1", ""},
+		{"BITCOUNT", "{t}d", "", "1"}, {"BITCOUNT", "{t}d", "0", ""}, {"BITCOUNT", "{t}d", "0", "1", ""},
+		{"BITPOS", "{t}none", "0", "1", ""}, {"BITCOUNT", "{t}none", "", ""},
+	}},
 	{"UNWATCH is queued inside MULTI", [][]string{
 		{"WATCH", "{t}a"}, {"MULTI"}, {"UNWATCH"}, {"SET", "{t}a", "1"}, {"EXEC"}, {"GET", "{t}a"},
 	}},
