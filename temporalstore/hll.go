@@ -40,9 +40,9 @@ const (
 
 // Errors of the HyperLogLog kinds; each changes nothing.
 var (
-	// ErrNotHLL: the string is not a HyperLogLog (Redis's WRONGTYPE Key
-	// is not a valid HyperLogLog string value.).
-	ErrNotHLL = errors.New("temporalstore: WRONGTYPE Key is not a valid HyperLogLog string value.")
+	// ErrNotHLL: the string is not a HyperLogLog (Redis's "WRONGTYPE Key
+	// is not a valid HyperLogLog string value.").
+	ErrNotHLL = errors.New("temporalstore: WRONGTYPE Key is not a valid HyperLogLog string value")
 	// ErrCorruptHLL: the string has a HyperLogLog's header but registers
 	// that do not add up (Redis's INVALIDOBJ Corrupted HLL object
 	// detected).

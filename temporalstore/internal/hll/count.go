@@ -42,7 +42,7 @@ func (s *Sketch) Count() (uint64, error) {
 	return estimate(&histo), nil
 }
 
-// Registers holds one value per register, the union of sketches.
+// RegisterSet holds one value per register, the union of sketches.
 type RegisterSet [Registers]uint8
 
 // Merge raises each register of m to the sketch's, if lower (Redis's
