@@ -109,3 +109,21 @@ func TestRedisPyCorpusMatchesRedis(t *testing.T) {
 		})
 	}
 }
+
+// TestRedisPyNewVerbsMatchRedis runs redis-py's own methods for scripts
+// (register_script, evalsha, function_load, fcall), HyperLogLog,
+// numbered databases (db=3, move, swapdb) and OBJECT/CONFIG on our server
+// and on redis-server, in RESP2 and RESP3, and requires the same results.
+func TestRedisPyNewVerbsMatchRedis(t *testing.T) {
+	py := pyvenv.Python(t, "redispy", "redis=="+redisPyVersion)
+	redisPort := startRedis(t)
+	addr := startServer(t, resp.Options{})
+	_, port, _ := net.SplitHostPort(addr)
+	for _, proto := range []string{"2", "3"} {
+		t.Run("resp"+proto, func(t *testing.T) {
+			out, err := exec.CommandContext(t.Context(), py, "testdata/redispy_newverbs.py", port, strconv.Itoa(redisPort), proto).CombinedOutput()
+			require.NoError(t, err, string(out))
+			require.Contains(t, string(out), "redis-py new verbs ok")
+		})
+	}
+}
