@@ -11,8 +11,8 @@ import (
 // OBJECT, MEMORY and DEBUG: the introspection verbs client libraries and
 // their test suites send. Encodings are Redis 7.0's, judged from the
 // value as it is now by the thresholds CONFIG SET keeps (Redis converts
-// once and never back, so a collection that shrank may report a compact
-// encoding where Redis still reports the large one).
+// on a write and never back, so right after CONFIG SET, or for a
+// collection that shrank, the two may differ).
 
 func registerIntrospection() {
 	register(
