@@ -74,7 +74,10 @@ func (c *conn) runWatched(spec *cmdSpec, args [][]byte) {
 			continue
 		}
 		v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, c.watch[t.i].key)
-		if err == nil && (v != t.ver || v == 0 && setOfAbsent(spec, args, c.lastFailed)) {
+		if err == nil && (v != t.ver || v == 0 && setOfAbsent(spec, args, c.lastFailed) ||
+			v != 0 && spec.name == "ltrim" && !c.lastFailed) {
+			// LTRIM touches its key in Redis even when it keeps every
+			// element, which writes nothing here.
 			c.watch[t.i].ver = watchTouched
 		}
 	}
