@@ -25,6 +25,8 @@ func registerIntrospection() {
 // keyShape is what the introspection verbs know of a key.
 type keyShape struct {
 	typ, encoding string
+	// value is a string's value (nil for other types).
+	value []byte
 	// bytes estimates the key's memory: its name, its value or
 	// elements, and a per-element overhead.
 	bytes int64
@@ -48,6 +50,7 @@ func (c *conn) shape(key []byte) (keyShape, bool, bool) {
 			return sh, false, false
 		}
 		v := r.Value
+		sh.value = v
 		sh.bytes += int64(len(v)) + 8
 		_, err := parseInt(v)
 		switch {
@@ -166,16 +169,10 @@ func cmdObject(c *conn, a [][]byte) {
 	case "encoding":
 		c.w.bulkString(sh.encoding)
 	case "refcount":
-		if sh.encoding == "int" {
-			// Redis shares the integers below 10000 (OBJ_SHARED_REFCOUNT).
-			if r, ok := c.exec(ts.Command{Kind: ts.KindGet, Key: a[2]}); ok {
-				if n, err := parseInt(r.Value); err == nil && n >= 0 && n < 10000 {
-					c.w.int(2147483647)
-					return
-				}
-			} else {
-				return
-			}
+		// Redis shares the integers below 10000 (OBJ_SHARED_REFCOUNT).
+		if n, err := parseInt(sh.value); sh.encoding == "int" && err == nil && n >= 0 && n < 10000 {
+			c.w.int(2147483647)
+			return
 		}
 		c.w.int(1)
 	case "idletime":

@@ -293,6 +293,8 @@ type conn struct {
 	// REPLY drops replies); reply is CLIENT REPLY's mode.
 	bw    *bufio.Writer
 	reply replyMode
+	// discard takes the replies CLIENT REPLY drops.
+	discard *bufio.Writer
 	// parsing is set while a request is being read.
 	parsing bool
 	since   time.Time
@@ -436,7 +438,10 @@ func (c *conn) dispatchQuiet(args [][]byte) {
 		c.reply = replySkipping
 	}
 	was := c.reply
-	c.w.bw = bufio.NewWriterSize(io.Discard, 512)
+	if c.discard == nil {
+		c.discard = bufio.NewWriterSize(io.Discard, 512)
+	}
+	c.w.bw = c.discard
 	defer func() { c.w.bw = c.bw }()
 	c.dispatch(args)
 	c.w.bw = c.bw
