@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -292,6 +293,11 @@ func TestCommandFlagsAndEnv(t *testing.T) {
 // it sizes the policy's sketch), and its DRAM never holds more entries
 // than the capacity.
 func TestOursReplaysItsPolicy(t *testing.T) {
+	// A collection may move the replaying goroutine's stack, and with it
+	// the read ring its hits go to; two rings in one drain look like
+	// concurrent readers, and the shard samples hits for a while (see
+	// matrixcache's stackStripe). Without collections the replay is exact.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	tr, err := GenerateZipf(ZipfParams{S: 1.0001, V: 10, IMax: 1_000_000, Requests: 200_000, Seed: 7})
 	require.NoError(t, err)
 	for _, capacity := range []int{300, 3000} {
@@ -311,6 +317,7 @@ func TestOursReplaysItsPolicy(t *testing.T) {
 			c.close()
 			hit[sys.name] = 100 * float64(hits) / float64(len(tr.Keys))
 		}
+		t.Logf("capacity %d: %v", capacity, hit)
 		require.Greater(t, hit[SystemOurs], 5.0, "capacity %d", capacity)
 		require.InDelta(t, hit[SystemPolicy], hit[SystemOurs], 0.5, "capacity %d", capacity)
 	}
