@@ -5,7 +5,8 @@
 //
 // # Basics
 //
-// Open a directory with [Open]; append with [Log.Append] or [Log.AppendBatch];
+// Open a directory with [Open]; append with [Log.Append], [Log.AppendBatch] or,
+// all or nothing across a crash, [Log.AppendGroup];
 // read back with [Log.Read] or an [Iterator]; reclaim the front with
 // [Log.TruncateFront]; drop a suffix (as Raft does on conflict) with
 // [Log.TruncateBack]; restart numbering (as after a Raft snapshot) with
@@ -37,7 +38,8 @@
 //
 //	[0:4] CRC32C (Castagnoli) of bytes [4:9] and the stored payload
 //	[4:8] stored payload length, little endian
-//	[8]   type: 1 = plain record, 2 = zstd-compressed, 3 = S2-compressed
+//	[8]   type: 1 = plain record, 2 = zstd-compressed, 3 = S2-compressed;
+//	      bit 0x80 set: a record of an AppendGroup group, more of which follow
 //
 // A record is stored compressed (zstd, or S2 with CompressionFast) when
 // that makes it smaller. A zero
@@ -56,7 +58,9 @@
 // an earlier segment, a valid record after a damaged one, a gap in the
 // indices, an unknown format version — makes Open fail with a
 // [*CorruptionError] naming the segment and offset; nothing is skipped
-// silently. [Options.RepairTail] lets an operator accept losing the tail of
+// silently. A log that ends inside an [Log.AppendGroup] group (its last
+// frame marked 0x80) loses the whole group at Open: a group is crash-atomic.
+// [Options.RepairTail] lets an operator accept losing the tail of
 // the last segment after, for example, a power failure that reordered writes.
 //
 // A LOCK file held with flock(2) keeps a second process (or a second Open in

@@ -14,6 +14,9 @@ var (
 	// ErrRecordTooLarge is returned by Append for a record over
 	// Options.MaxRecordSize. Nothing is appended.
 	ErrRecordTooLarge = errors.New("wal: record too large")
+	// ErrGroupTooLarge is returned by AppendGroup for a group whose frames
+	// do not fit in one segment (Log.MaxGroupSize). Nothing is appended.
+	ErrGroupTooLarge = errors.New("wal: group too large")
 	// ErrCompacted is returned for an index before the first retained record.
 	ErrCompacted = errors.New("wal: index compacted")
 	// ErrNotFound is returned for an index after the last record.

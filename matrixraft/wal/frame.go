@@ -17,6 +17,11 @@ const (
 	typeRecordZstd byte = 2
 	typeRecordS2   byte = 3
 
+	// typeGroupMore, or'ed into a frame's type, marks a record of an
+	// AppendGroup group that more records of the group follow. A log whose
+	// last frame carries it ends inside a group, which Open drops.
+	typeGroupMore byte = 0x80
+
 	// formatVersion is the segment format this build writes and reads.
 	formatVersion = 1
 
@@ -82,7 +87,7 @@ func decodeFrame(b []byte, maxStored int) (typ byte, payload []byte, n int, err 
 		}
 		return 0, nil, 0, errFrameType
 	}
-	if !knownType(typ) {
+	if !knownType(typ &^ typeGroupMore) {
 		return 0, nil, 0, errFrameType
 	}
 	if uint64(length) > uint64(maxStored) {
@@ -143,8 +148,12 @@ func decodeSegmentHeader(b []byte) (segmentHeader, error) {
 type scanResult struct {
 	header  segmentHeader
 	offsets []uint32 // offset of each valid record, in order
-	end     int64    // offset just past the last valid record
-	badErr  error    // why the frame at end did not decode; nil at a clean end
+	// openGroup is the position in offsets of the first record of a group
+	// the segment's valid frames end inside (its last frame is marked
+	// typeGroupMore); -1 when they end outside any group.
+	openGroup int
+	end       int64 // offset just past the last valid record
+	badErr    error // why the frame at end did not decode; nil at a clean end
 }
 
 // scanSegment verifies a segment's header and walks its frames until the first
@@ -155,15 +164,21 @@ func scanSegment(data []byte, maxStored int) (scanResult, error) {
 	if err != nil {
 		return scanResult{}, err
 	}
-	r := scanResult{header: h, end: segmentHeaderSize}
+	r := scanResult{header: h, end: segmentHeaderSize, openGroup: -1}
 	off := segmentHeaderSize
 	for off < len(data) {
-		_, _, n, err := decodeFrame(data[off:], maxStored)
+		typ, _, n, err := decodeFrame(data[off:], maxStored)
 		if err != nil {
 			if !errors.Is(err, errFrameZero) || !allZero(data[off:]) {
 				r.badErr = err
 			}
 			break
+		}
+		switch {
+		case typ&typeGroupMore == 0:
+			r.openGroup = -1
+		case r.openGroup < 0:
+			r.openGroup = len(r.offsets)
 		}
 		r.offsets = append(r.offsets, uint32(off))
 		off += n
@@ -194,7 +209,7 @@ func tornTail(data []byte, off int, maxStored int) bool {
 		return false
 	}
 	for p := off + 1; p+frameHeaderSize <= end; p++ {
-		if !knownType(data[p+8]) {
+		if !knownType(data[p+8] &^ typeGroupMore) {
 			continue
 		}
 		if _, _, _, err := decodeFrame(data[p:end], maxStored); err == nil {

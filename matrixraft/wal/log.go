@@ -268,6 +268,16 @@ func (l *Log) load() error {
 				return fmt.Errorf("wal: truncate segment %s: %w", name, err)
 			}
 		}
+		if i == len(names)-1 && r.openGroup >= 0 {
+			// The log ends inside an AppendGroup group: its writer was
+			// never answered, and none of it may survive alone.
+			cut := int64(r.offsets[r.openGroup])
+			l.opts.Logger.Warn("wal: dropping an unfinished group", "segment", name, "offset", cut, "records", len(r.offsets)-r.openGroup)
+			s.offsets, s.end = r.offsets[:r.openGroup], cut
+			if err := cutFile(f, cut, l.opts.SegmentSize, !l.opts.NoPreallocate); err != nil {
+				return fmt.Errorf("wal: truncate segment %s: %w", name, err)
+			}
+		}
 	}
 	for i := 1; i < len(l.segs); i++ {
 		prev, s := l.segs[i-1], l.segs[i]
@@ -352,7 +362,7 @@ func (l *Log) Append(ctx context.Context, data []byte) (uint64, error) {
 		l.release(&fr)
 		return 0, err
 	}
-	idx := l.enqueueLocked(&fr)
+	idx := l.enqueueLocked(&fr, int64(frameHeaderSize+len(fr.payload)))
 	l.release(&fr)
 	l.stats.payloadBytes.Add(uint64(len(data)))
 	return idx, l.awaitLocked(l.cur)
@@ -363,6 +373,25 @@ func (l *Log) Append(ctx context.Context, data []byte) (uint64, error) {
 // of an unacknowledged batch may survive. An empty batch appends nothing and
 // returns the index the next record will get.
 func (l *Log) AppendBatch(ctx context.Context, data [][]byte) (uint64, error) {
+	return l.appendFrames(ctx, data, false)
+}
+
+// AppendGroup is AppendBatch made crash-atomic: after a crash either every
+// record of the group is in the log or none is (Open drops a group the log
+// ends inside). The group is written into one segment, so its frames may
+// take at most MaxGroupSize bytes; a larger group returns ErrGroupTooLarge
+// and appends nothing. A TruncateBack that cuts a group leaves its prefix
+// marked as unfinished: Open drops it unless a record was appended after.
+func (l *Log) AppendGroup(ctx context.Context, data [][]byte) (uint64, error) {
+	return l.appendFrames(ctx, data, true)
+}
+
+// MaxGroupSize is the most bytes an AppendGroup group's frames may take:
+// a segment less its header. Each frame is its record, compressed when
+// that is smaller, and a 9-byte envelope.
+func (l *Log) MaxGroupSize() int64 { return l.opts.SegmentSize - segmentHeaderSize }
+
+func (l *Log) appendFrames(ctx context.Context, data [][]byte, group bool) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -380,20 +409,38 @@ func (l *Log) AppendBatch(ctx context.Context, data [][]byte) (uint64, error) {
 		frames = make([]frame, len(data))
 	}
 	frames = frames[:len(data)]
+	var stored int64
 	for i, d := range data {
-		l.prepare(&frames[i], d)
+		var flags byte
+		if group && i < len(data)-1 {
+			flags = typeGroupMore
+		}
+		l.prepareFrame(&frames[i], d, flags)
+		stored += int64(frameHeaderSize + len(frames[i].payload))
+	}
+	releaseAll := func() {
+		for i := range frames {
+			l.release(&frames[i])
+		}
+	}
+	if group && stored > l.MaxGroupSize() {
+		releaseAll()
+		return 0, fmt.Errorf("%w: %d bytes in %d records, limit %d", ErrGroupTooLarge, stored, len(data), l.MaxGroupSize())
 	}
 	l.mu.Lock()
 	if err := l.usableLocked(); err != nil {
 		l.mu.Unlock()
-		for i := range frames {
-			l.release(&frames[i])
-		}
+		releaseAll()
 		return 0, err
 	}
 	first := l.next
 	for i := range frames {
-		l.enqueueLocked(&frames[i])
+		need := int64(frameHeaderSize + len(frames[i].payload))
+		if group && i == 0 {
+			// The whole group goes into the segment of its first record.
+			need = stored
+		}
+		l.enqueueLocked(&frames[i], need)
 		l.release(&frames[i])
 	}
 	if len(data) == 0 {
@@ -417,7 +464,10 @@ func (l *Log) checkSize(data []byte) error {
 
 // prepare compresses (when worth it) and checksums a record outside the lock,
 // so concurrent appenders do this work in parallel.
-func (l *Log) prepare(fr *frame, data []byte) {
+func (l *Log) prepare(fr *frame, data []byte) { l.prepareFrame(fr, data, 0) }
+
+// prepareFrame is prepare with flags or'ed into the frame's type.
+func (l *Log) prepareFrame(fr *frame, data []byte, flags byte) {
 	fr.payload = data
 	typ := typeRecord
 	if l.compress != nil && len(data) >= l.opts.CompressMinSize && l.shouldTryCompress() {
@@ -435,7 +485,7 @@ func (l *Log) prepare(fr *frame, data []byte) {
 			l.compressMisses.Add(1)
 		}
 	}
-	putFrameHeader(fr.hdr[:], typ, fr.payload)
+	putFrameHeader(fr.hdr[:], typ|flags, fr.payload)
 }
 
 // s2Encode is CompressionFast's encoder: S2 needs room for its worst case
@@ -478,12 +528,14 @@ func (l *Log) usableLocked() error {
 	return l.err
 }
 
-// enqueueLocked copies fr into the pending chunks and assigns its index.
-func (l *Log) enqueueLocked(fr *frame) uint64 {
+// enqueueLocked copies fr into the pending chunks and assigns its index. A
+// new segment starts with fr when need bytes (fr's frame, and for a
+// group's first record the whole group) do not fit in the current one.
+func (l *Log) enqueueLocked(fr *frame, need int64) uint64 {
 	size := int64(frameHeaderSize + len(fr.payload))
 	idx := l.next
 	var c *chunk
-	if l.tailOff+size > l.opts.SegmentSize && idx > l.tailFirst {
+	if l.tailOff+need > l.opts.SegmentSize && idx > l.tailFirst {
 		l.tailFirst, l.tailOff = idx, segmentHeaderSize
 		c = l.newChunkLocked(idx)
 		c.newSeg = true
@@ -1009,7 +1061,7 @@ func (l *Log) decodeRecord(s *segment, off int64, buf, dst []byte) (rec []byte, 
 	if err != nil {
 		return nil, false, &CorruptionError{Segment: s.name, Offset: off, Reason: err.Error()}
 	}
-	switch typ {
+	switch typ &^ typeGroupMore {
 	case typeRecord:
 		return payload, false, nil
 	case typeRecordS2:
