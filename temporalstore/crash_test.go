@@ -69,7 +69,11 @@ func parseCrashOp(s string) (crashOp, bool) {
 
 func randomCrashOp(rng *rand.Rand, seq int) crashOp {
 	o := crashOp{seq: seq}
-	switch rng.IntN(9) {
+	switch rng.IntN(10) {
+	case 9:
+		// A transaction (Atomic) of three writes to three keys of one
+		// group: after a kill all of it is there or none.
+		o.kind, o.key = "tx", fmt.Sprint("{t", rng.IntN(2), "}")
 	case 8:
 		o.kind, o.key, o.arg = "csincr", fmt.Sprint("cs", rng.IntN(2)), fmt.Sprint(rng.IntN(10)*1000)
 	case 7:
@@ -90,6 +94,29 @@ func randomCrashOp(rng *rand.Rand, seq int) crashOp {
 		o.kind, o.key, o.arg = "zadd", fmt.Sprint("z", rng.IntN(2)), fmt.Sprint("m", rng.IntN(5))
 	}
 	return o
+}
+
+// execute runs o on e: one command, or a transaction's three.
+func (o crashOp) execute(ctx context.Context, e *Engine) (Response, error) {
+	if o.kind != "tx" {
+		return e.Execute(ctx, o.command())
+	}
+	v := []byte(strconv.Itoa(o.seq))
+	cmds := []Command{
+		{Kind: KindSet, Key: []byte(o.key + "s"), Value: v},
+		{Kind: KindRPush, Key: []byte(o.key + "l"), Args: [][]byte{v}},
+		{Kind: KindIncrBy, Key: []byte(o.key + "c"), Delta: 1},
+	}
+	err := e.Atomic(ctx, "crash", "t", cmds[0].Key, func(ctx context.Context) error {
+		for _, c := range cmds {
+			c.Namespace, c.Table = "crash", "t"
+			if _, err := e.Execute(ctx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return Response{}, err
 }
 
 func (o crashOp) command() Command {
@@ -146,7 +173,7 @@ func crashChild(dir string, async bool) {
 		o := randomCrashOp(rng, seq)
 		fmt.Fprintln(w, "intent", o)
 		w.Flush()
-		if _, err := e.Execute(ctx, o.command()); err != nil {
+		if _, err := o.execute(ctx, e); err != nil {
 			fmt.Fprintln(w, "error", err)
 			w.Flush()
 			os.Exit(2)
@@ -182,6 +209,10 @@ type crashState map[string]string
 
 func (s crashState) apply(o crashOp) {
 	switch o.kind {
+	case "tx":
+		s.apply(crashOp{seq: o.seq, kind: "set", key: o.key + "s"})
+		s.apply(crashOp{seq: o.seq, kind: "rpush", key: o.key + "l"})
+		s.apply(crashOp{seq: o.seq, kind: "incr", key: o.key + "c"})
 	case "set":
 		s[o.key] = "string:" + strconv.Itoa(o.seq)
 	case "del":
@@ -236,6 +267,11 @@ func readCrashState(t *testing.T, e *Engine) crashState {
 		keys = append(keys, fmt.Sprint("c", i), fmt.Sprint("l", i), fmt.Sprint("h", i))
 	}
 	keys = append(keys, "z0", "z1", "f0", "f1", "cs0", "cs1")
+	for i := range 2 {
+		for _, k := range []string{"s", "l", "c"} {
+			keys = append(keys, fmt.Sprint("{t", i, "}", k))
+		}
+	}
 	q := func(c Command) Response {
 		c.Namespace, c.Table = "crash", "t"
 		r, err := e.Execute(t.Context(), c)

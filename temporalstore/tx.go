@@ -8,8 +8,11 @@ import (
 // Atomic runs fn with the shard of key (in table namespace/name) to
 // itself: commands fn executes with the context it is given, on keys of
 // that shard, run with no other command of the shard in between, and no
-// reader sees their effects before fn returns (Redis's MULTI/EXEC). Each
-// write is still its own log record: a crash may keep a prefix of them.
+// reader sees their effects before fn returns (Redis's MULTI/EXEC). The
+// writes reach the shard's log together when fn returns, as one group that
+// a crash keeps whole or drops whole, and Atomic returns once they are
+// there (a transaction past the log's segment size is split in as many
+// groups as it takes).
 // Commands on other shards inside fn are not isolated; the caller keeps
 // fn to one shard (KeyGroup, hash tags).
 func (e *Engine) Atomic(ctx context.Context, namespace, name string, key []byte, fn func(ctx context.Context) error) error {

@@ -589,9 +589,11 @@ func (s *Shard) inTx(ctx context.Context) bool { return ctx.Value(txKey{s}) != n
 // Exclusive runs fn with the shard to itself: no other write appends and
 // no other read sees the shard until fn returns, so the writes fn makes
 // (through Mutate, Set, Read ... with the context it is given) are seen by
-// others all at once, as a Redis transaction's. Each write is still its own
-// log record. fn must not touch the shard with another context; other
-// shards it may use normally.
+// others all at once, as a Redis transaction's. Each write is its own log
+// record, and they reach the log together when fn returns, in one group
+// that a crash keeps whole or drops whole (txgroup.go); Exclusive returns
+// once they are there. fn must not touch the shard with another context;
+// other shards it may use normally.
 func (s *Shard) Exclusive(ctx context.Context, fn func(ctx context.Context) error) error {
 	if s.inTx(ctx) {
 		return fn(ctx)
@@ -601,7 +603,7 @@ func (s *Shard) Exclusive(ctx context.Context, fn func(ctx context.Context) erro
 	return err
 }
 
-func (s *Shard) exclusive(ctx context.Context, fn func(ctx context.Context) error) error {
+func (s *Shard) exclusive(ctx context.Context, fn func(ctx context.Context) error) (err error) {
 	s.gate.Lock()
 	defer s.gate.Unlock()
 	if err := s.settleLocked(); err != nil {
@@ -609,6 +611,14 @@ func (s *Shard) exclusive(ctx context.Context, fn func(ctx context.Context) erro
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.beginTxLocked()
+	// Deferred, so that the writes applied before a panic reach the log
+	// as well.
+	defer func() {
+		if cerr := s.commitTxLocked(false); err == nil {
+			err = cerr
+		}
+	}()
 	return fn(context.WithValue(ctx, txKey{s}, true))
 }
 

@@ -238,6 +238,13 @@ type Shard struct {
 	// skipped are the records left out of the state: each panicked when
 	// applied (skipped.go). Under mu once open.
 	skipped map[uint64]struct{}
+	// tx is the running Exclusive's records, applied and not yet in the
+	// log (txgroup.go); nil outside one. Set under mu; loaded without it by
+	// readRecord.
+	tx atomic.Pointer[txGroup]
+	// groupFault, when set (by tests), fails an Exclusive's group append
+	// with its error instead of appending.
+	groupFault func() error
 	// afterAppend, when set (by tests), is called by a plain write once
 	// the log has given its record an index, before it is applied.
 	afterAppend func(idx uint64)
@@ -652,6 +659,9 @@ func (s *Shard) cacheKey(addr uint64) blockfmt.Key {
 // cache, if any, and reports whether either had it, and the record's
 // command count when the recent records know it (0 otherwise).
 func (s *Shard) readRecord(addr uint64) (rec []byte, cmds int, hit bool, err error) {
+	if rec, ok := s.txRecord(addr); ok {
+		return rec, 0, true, nil
+	}
 	if s.recent != nil {
 		if rec, cmds, ok := s.recent.get(addr); ok {
 			return rec, cmds, true, nil
@@ -769,6 +779,9 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 	}
 	if failed != nil {
 		return failed
+	}
+	if tx && s.tx.Load() != nil {
+		return s.applyInTxLocked(cmds, rec)
 	}
 	// Inside Exclusive the gate and the lock are held already: this
 	// goroutine's writes are the only ones.

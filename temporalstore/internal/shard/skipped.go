@@ -86,6 +86,11 @@ func (s *Shard) skipLocked(idx uint64) error {
 // refuses further writes) rather than serve a state no replay gives.
 func (s *Shard) applyPanickedLocked(idx uint64, r any) error {
 	err := fmt.Errorf("shard: applying record %d: %w", idx, s.contained(r))
+	// In an Exclusive the record, and those before it, are not in the log
+	// yet: the rebuild below reads them there.
+	if ferr := s.commitTxLocked(true); ferr != nil {
+		return err
+	}
 	if ferr := s.skipLocked(idx); ferr != nil {
 		s.failLocked(ferr, idx+1)
 		return err
@@ -98,11 +103,13 @@ func (s *Shard) applyPanickedLocked(idx uint64, r any) error {
 }
 
 // rebuildLocked replaces the shard's state with a load up to the record
-// at idx (skipped), so that it is exactly what a restart would replay.
+// at idx (skipped, or the last before a refused group), so that it is
+// exactly what a restart would replay.
 func (s *Shard) rebuildLocked(idx uint64) error {
 	fresh := newShard(s.opts, s.dir, s.log, s.skipped)
 	fresh.recent = nil
-	if err := fresh.load(idx); err != nil {
+	// idx 0: nothing before (load would take 0 as "the whole log").
+	if err := fresh.loadUpTo(idx); err != nil {
 		fresh.objDelta(-fresh.spill.bytes)
 		return err
 	}
@@ -114,4 +121,12 @@ func (s *Shard) rebuildLocked(idx uint64) error {
 	s.sweepCursor = 0
 	s.applied = idx
 	return nil
+}
+
+// loadUpTo is load up to the record at idx, and nothing for 0.
+func (s *Shard) loadUpTo(idx uint64) error {
+	if idx == 0 {
+		return nil
+	}
+	return s.load(idx)
 }
