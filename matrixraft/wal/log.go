@@ -365,7 +365,7 @@ func (l *Log) Append(ctx context.Context, data []byte) (uint64, error) {
 	idx := l.enqueueLocked(&fr, int64(frameHeaderSize+len(fr.payload)))
 	l.release(&fr)
 	l.stats.payloadBytes.Add(uint64(len(data)))
-	return idx, l.awaitLocked(l.cur)
+	return idx, l.awaitLocked(l.cur, true)
 }
 
 // AppendBatch adds records in order and returns the index of the first. The
@@ -448,7 +448,10 @@ func (l *Log) appendFrames(ctx context.Context, data [][]byte, group bool) (uint
 		return first, nil
 	}
 	l.stats.payloadBytes.Add(total)
-	return first, l.awaitLocked(l.cur)
+	// A group's writer usually holds its other writers back until the
+	// group is written (a transaction), so none would join: it leads
+	// without waiting for them.
+	return first, l.awaitLocked(l.cur, !group)
 }
 
 // MaxRecordSize is the largest record Append accepts (Options.MaxRecordSize
@@ -571,9 +574,10 @@ func (l *Log) needSync(force bool) bool {
 }
 
 // awaitLocked waits until batch b is written (and synced under
-// SyncAlways), leading the flush itself when no flush is running. It is
-// called with mu held and returns with it released.
-func (l *Log) awaitLocked(b *batch) error {
+// SyncAlways), leading the flush itself when no flush is running (after
+// gatherLocked, when gather is set). It is called with mu held and returns
+// with it released.
+func (l *Log) awaitLocked(b *batch, gather bool) error {
 	for {
 		if b.finished {
 			l.mu.Unlock()
@@ -586,7 +590,9 @@ func (l *Log) awaitLocked(b *batch) error {
 			return b.err
 		}
 		if !l.flushing {
-			l.gatherLocked()
+			if gather {
+				l.gatherLocked()
+			}
 			l.leadLocked(l.needSync(false))
 			continue
 		}

@@ -217,11 +217,11 @@ func cmdFcall(readOnly bool) func(c *conn, args [][]byte) {
 		}
 		defer f.lib.vms.Put(vm)
 		run := &scriptRun{name: f.name, readOnly: readOnly || f.noWrites}
-		c.runScript(vm, run, args, keys, func(L *lua.LState) error {
+		c.runScript(vm, run, args, keys, func(L *lua.LState) int {
 			L.Push(vm.fns[f.name])
 			L.Push(stringsTable(L, keys))
 			L.Push(stringsTable(L, argv))
-			return L.PCall(2, 1, vm.handler)
+			return 2
 		})
 	}
 }

@@ -66,7 +66,11 @@ type scriptRun struct {
 	// SCRIPT KILL or FUNCTION KILL stopped it.
 	wrote, killed atomic.Bool
 	resp3         bool
-	args          [][]byte
+	// args, argBuf and argEnds are the arguments of the command the
+	// script calls (luaVM.call), reused from one call to the next.
+	args    [][]byte
+	argBuf  []byte
+	argEnds []int
 }
 
 // scriptConn is the connection a script's commands run on: the server's
@@ -294,15 +298,14 @@ func cmdEval(bySHA, readOnly bool) func(c *conn, args [][]byte) {
 		vm := c.s.scripts.vms.Get().(*luaVM)
 		defer c.s.scripts.vms.Put(vm)
 		run := &scriptRun{name: sha, isEval: true, readOnly: readOnly || es.noWrites}
-		c.runScript(vm, run, args, keys, func(L *lua.LState) error {
+		c.runScript(vm, run, args, keys, func(L *lua.LState) int {
 			keysT, argvT := stringsTable(L, keys), stringsTable(L, argv)
 			// Replaced by the next script's, not cleared: a delete costs
 			// the globals' map more than the stale tables do.
 			vm.globals.RawSetString("KEYS", keysT)
 			vm.globals.RawSetString("ARGV", argvT)
-			fn := L.NewFunctionFromProto(es.proto)
-			L.Push(fn)
-			return L.PCall(0, 1, vm.handler)
+			L.Push(L.NewFunctionFromProto(es.proto))
+			return 0
 		})
 	}
 }
@@ -315,12 +318,13 @@ func stringsTable(L *lua.LState, vs [][]byte) *lua.LTable {
 	return t
 }
 
-// runScript runs a script (invoke pushes and calls it, leaving its result
-// on the stack) and writes its reply. With keys, which must share one key
-// group, it runs inside Engine.Atomic on their shard, as EXEC does: no
-// other command of the shard runs in between. Without, each command it
-// calls is isolated on its own.
-func (c *conn) runScript(vm *luaVM, run *scriptRun, request, keys [][]byte, invoke func(L *lua.LState) error) {
+// runScript runs a script and writes its reply: prepare pushes the
+// function and its nargs arguments, then the call runs. With keys, which
+// must share one key group, the call runs inside Engine.Atomic on their
+// shard, as EXEC does: no other command of the shard runs in between.
+// Without, each command it calls is isolated on its own. What does not
+// need the shard (the arguments' tables, the reply) is done outside it.
+func (c *conn) runScript(vm *luaVM, run *scriptRun, request, keys [][]byte, prepare func(L *lua.LState) (nargs int)) {
 	run.group = -1
 	for _, k := range keys {
 		g, err := c.s.opts.Engine.KeyGroup(c.namespace, c.table, k)
@@ -337,35 +341,31 @@ func (c *conn) runScript(vm *luaVM, run *scriptRun, request, keys [][]byte, invo
 	sc := c.scripted()
 	run.c, run.command = sc, request
 	ss := c.s.scripts
+	L := vm.L
+	// Its own context, not the connection's: a closed connection does not
+	// stop a script (as in Redis), and a child of the connection's would
+	// cost a registration per call.
+	lctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run.cancel = cancel
+	nargs := prepare(L)
+	ran := false
+	var err error
 	do := func(ctx context.Context) {
+		ran = true
 		sc.ctx = ctx
-		// Its own context, not the connection's: a closed connection
-		// does not stop a script (as in Redis), and a child of the
-		// connection's would cost a registration per call.
-		lctx, cancel := context.WithCancel(context.Background())
-		run.cancel, run.started = cancel, time.Now()
+		run.started = time.Now()
 		ss.mu.Lock()
 		ss.running[run] = struct{}{}
 		ss.mu.Unlock()
-		defer func() {
-			ss.mu.Lock()
-			delete(ss.running, run)
-			ss.mu.Unlock()
-			cancel()
-		}()
-		L := vm.L
 		vm.run, vm.errSource, vm.errLine = run, "", 0
 		L.SetContext(lctx)
-		err := invoke(L)
+		err = L.PCall(nargs, 1, vm.handler)
 		L.RemoveContext()
 		vm.run = nil
-		if err != nil {
-			c.errorf("%s", vm.errorText(run, err))
-			return
-		}
-		res := L.Get(-1)
-		L.Pop(1)
-		writeLua(c, res, run.resp3)
+		ss.mu.Lock()
+		delete(ss.running, run)
+		ss.mu.Unlock()
 	}
 	// Atomic takes the shard by a key, which may not be empty.
 	var lockKey []byte
@@ -377,14 +377,28 @@ func (c *conn) runScript(vm *luaVM, run *scriptRun, request, keys [][]byte, invo
 	}
 	if lockKey == nil {
 		do(c.ctx)
-		return
-	}
-	if err := c.s.opts.Engine.Atomic(c.ctx, c.namespace, c.table, lockKey, func(ctx context.Context) error {
+	} else if aerr := c.s.opts.Engine.Atomic(c.ctx, c.namespace, c.table, lockKey, func(ctx context.Context) error {
 		do(ctx)
 		return nil
-	}); err != nil {
-		c.engineError(err)
+	}); aerr != nil {
+		// Refused before the script ran, or its writes did not reach the
+		// log (the shard failed): the client hears that, not the result.
+		switch {
+		case !ran:
+			L.Pop(nargs + 1)
+		case err == nil:
+			L.Pop(1)
+		}
+		c.engineError(aerr)
+		return
 	}
+	if err != nil {
+		c.errorf("%s", vm.errorText(run, err))
+		return
+	}
+	res := L.Get(-1)
+	L.Pop(1)
+	writeLua(c, res, run.resp3)
 }
 
 // errorText is Redis's error reply for a script that raised err: the

@@ -311,18 +311,27 @@ func (vm *luaVM) call(L *lua.LState, raise bool) int {
 	if n == 0 {
 		return vm.fail(L, raise, "ERR Please specify at least one argument for this redis lib call")
 	}
-	args := run.args[:0]
+	// The arguments are copied into one buffer the run reuses, as a
+	// connection's requests share its read buffer: handlers copy what
+	// they keep.
+	buf, ends := run.argBuf[:0], run.argEnds[:0]
 	for i := 1; i <= n; i++ {
 		switch v := L.Get(i).(type) {
 		case lua.LString:
-			args = append(args, []byte(string(v)))
+			buf = append(buf, v...)
 		case lua.LNumber:
-			args = append(args, luaNumberArg(float64(v)))
+			buf = appendLuaNumber(buf, float64(v))
 		default:
 			return vm.fail(L, raise, "ERR Lua redis lib command arguments must be strings or integers")
 		}
+		ends = append(ends, len(buf))
 	}
-	run.args = args
+	args, from := run.args[:0], 0
+	for _, to := range ends {
+		args = append(args, buf[from:to:to])
+		from = to
+	}
+	run.args, run.argBuf, run.argEnds = args, buf, ends
 	out, msg := run.exec(args)
 	if msg != "" {
 		return vm.fail(L, raise, msg)
@@ -347,9 +356,14 @@ func (vm *luaVM) fail(L *lua.LState, raise bool, msg string) int {
 	return 1
 }
 
-// luaNumberArg is a Lua number as a command argument, as Redis 7.0
-// prints it ("%.17g").
-func luaNumberArg(f float64) []byte { return []byte(formatG(f, 17)) }
+// appendLuaNumber appends a Lua number as a command argument, as Redis
+// 7.0 prints it ("%.17g"); an integer below 10^15 prints as its digits.
+func appendLuaNumber(dst []byte, f float64) []byte {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 && (f != 0 || !math.Signbit(f)) {
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
+	return append(dst, formatG(f, 17)...)
+}
 
 // formatG is C's printf("%.<prec>g", f).
 func formatG(f float64, prec int) string {

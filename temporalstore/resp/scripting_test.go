@@ -3,6 +3,8 @@ package resp
 import (
 	"bufio"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"net"
 	"strings"
 	"testing"
@@ -304,5 +306,19 @@ func TestScriptRESP3MatchesRedis(t *testing.T) {
 		if args[0] != "HELLO" { // the servers' details differ
 			require.Equal(t, want, got, "case %d: %q", i, args)
 		}
+	}
+}
+
+// TestAppendLuaNumberIsPercent17g: the integer shortcut prints what
+// "%.17g" prints.
+func TestAppendLuaNumberIsPercent17g(t *testing.T) {
+	values := []float64{0, math.Copysign(0, -1), 1, -1, 7, 100, 1 << 40, -(1 << 49), 999_999_999_999_999,
+		-999_999_999_999_999, 1e15, 1e15 + 1, 1e17, 0.5, -2.25, 1.0 / 3, 1e300, math.Inf(1), math.Inf(-1), math.NaN()}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		values = append(values, math.Trunc(rng.NormFloat64()*1e12), rng.NormFloat64()*1e6)
+	}
+	for _, f := range values {
+		require.Equal(t, formatG(f, 17), string(appendLuaNumber(nil, f)), "%v", f)
 	}
 }
