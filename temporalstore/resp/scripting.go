@@ -29,6 +29,8 @@ type scripts struct {
 	libs    map[string]*library
 	funcs   map[string]*libFunction
 	running map[*scriptRun]struct{}
+	// queues are the scripts waiting for their key group (scriptqueue.go).
+	queues map[groupKey]*scriptQueue
 	// thresholdMs is busy-reply-threshold, in milliseconds.
 	thresholdMs atomic.Int64
 	vms         sync.Pool
@@ -36,7 +38,7 @@ type scripts struct {
 
 func newScripts(s *Server) *scripts {
 	sc := &scripts{cache: map[string]*evalScript{}, libs: map[string]*library{}, funcs: map[string]*libFunction{},
-		running: map[*scriptRun]struct{}{}}
+		running: map[*scriptRun]struct{}{}, queues: map[groupKey]*scriptQueue{}}
 	sc.thresholdMs.Store(DefaultBusyReplyThreshold.Milliseconds())
 	sc.vms.New = func() any { return newLuaVM(s) }
 	return sc
@@ -375,12 +377,21 @@ func (c *conn) runScript(vm *luaVM, run *scriptRun, request, keys [][]byte, prep
 			break
 		}
 	}
-	if lockKey == nil {
+	var aerr error
+	switch {
+	case lockKey == nil:
 		do(c.ctx)
-	} else if aerr := c.s.opts.Engine.Atomic(c.ctx, c.namespace, c.table, lockKey, func(ctx context.Context) error {
-		do(ctx)
-		return nil
-	}); aerr != nil {
+	case c.inExec:
+		// Inside EXEC, which may hold the shard already (its context
+		// says so), not among the queued scripts.
+		aerr = c.s.opts.Engine.Atomic(c.ctx, c.namespace, c.table, lockKey, func(ctx context.Context) error {
+			do(ctx)
+			return nil
+		})
+	default:
+		aerr = c.runQueued(groupKey{c.namespace, c.table, run.group}, lockKey, do)
+	}
+	if aerr != nil {
 		// Refused before the script ran, or its writes did not reach the
 		// log (the shard failed): the client hears that, not the result.
 		switch {
