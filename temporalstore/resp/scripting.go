@@ -12,6 +12,8 @@ import (
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/yuin/gopher-lua/parse"
 )
 
@@ -68,11 +70,10 @@ type scriptRun struct {
 	// SCRIPT KILL or FUNCTION KILL stopped it.
 	wrote, killed atomic.Bool
 	resp3         bool
-	// args, argBuf and argEnds are the arguments of the command the
-	// script calls (luaVM.call), reused from one call to the next.
-	args    [][]byte
-	argBuf  []byte
-	argEnds []int
+	// groupsOf and groups cache the key group count of the table the
+	// script's commands last ran in.
+	groupsOf [2]string
+	groups   int
 }
 
 // scriptConn is the connection a script's commands run on: the server's
@@ -134,9 +135,15 @@ func (r *scriptRun) exec(args [][]byte) ([]byte, string) {
 	if r.group >= 0 {
 		// The script holds its keys' shard: a key of another would be
 		// neither isolated nor safe to wait for.
+		if r.groupsOf != [2]string{c.namespace, c.table} || r.groups == 0 {
+			o, err := c.s.opts.Engine.TableOptions(c.namespace, c.table)
+			if err != nil {
+				return nil, errScriptNonLocal
+			}
+			r.groupsOf, r.groups = [2]string{c.namespace, c.table}, o.KeyGroups
+		}
 		for _, k := range spec.keysOf(args) {
-			g, err := c.s.opts.Engine.KeyGroup(c.namespace, c.table, k)
-			if err != nil || g != r.group {
+			if temporalstore.ShardOf(k, r.groups) != r.group {
 				return nil, errScriptNonLocal
 			}
 		}

@@ -37,6 +37,11 @@ type luaVM struct {
 	// errSource, errLine are where the last error was raised.
 	errSource string
 	errLine   int
+	// args, argBuf and argEnds are the arguments of the command a script
+	// calls (call), reused from one call to the next.
+	args    [][]byte
+	argBuf  []byte
+	argEnds []int
 }
 
 // Errors raised into Lua, with Redis's texts.
@@ -314,7 +319,7 @@ func (vm *luaVM) call(L *lua.LState, raise bool) int {
 	// The arguments are copied into one buffer the run reuses, as a
 	// connection's requests share its read buffer: handlers copy what
 	// they keep.
-	buf, ends := run.argBuf[:0], run.argEnds[:0]
+	buf, ends := vm.argBuf[:0], vm.argEnds[:0]
 	for i := 1; i <= n; i++ {
 		switch v := L.Get(i).(type) {
 		case lua.LString:
@@ -326,12 +331,15 @@ func (vm *luaVM) call(L *lua.LState, raise bool) int {
 		}
 		ends = append(ends, len(buf))
 	}
-	args, from := run.args[:0], 0
+	args, from := vm.args[:0], 0
 	for _, to := range ends {
 		args = append(args, buf[from:to:to])
 		from = to
 	}
-	run.args, run.argBuf, run.argEnds = args, buf, ends
+	vm.args, vm.argBuf, vm.argEnds = args, buf, ends
+	if cap(buf) > maxKeptScriptOut {
+		vm.argBuf = nil // a huge argument does not stay with the pooled state
+	}
 	out, msg := run.exec(args)
 	if msg != "" {
 		return vm.fail(L, raise, msg)

@@ -8,7 +8,9 @@
 // run it; both servers load it with SCRIPT LOAD first. Redis runs with
 // appendonly and appendfsync everysec, ours on an async table synced every
 // second (the same window of acknowledged writes). The ratio is ours/redis
-// ops/s, its spread the min and max over repeat pairs.
+// ops/s, its spread the min and max over repeat pairs. In the same run each
+// server also runs TokenBucketLuaOnly, the script's Lua without its
+// commands: ours on it is the ceiling of ours on the script.
 package scriptbench
 
 import (
@@ -54,6 +56,40 @@ redis.call('HSET', key, 'tokens', tokens, 'ts', now)
 redis.call('PEXPIRE', key, math.ceil(capacity / rate * 1000) * 2)
 return {allowed, math.floor(tokens)}
 `
+
+// TokenBucketLuaOnly is TokenBucket with its four redis.call replaced by
+// the values they return on a bucket's first call (TIME as a fixed time,
+// HMGET as two nils) and by the argument tables the other two would take:
+// the script's Lua alone. Our server running it is the ceiling of ours on
+// TokenBucket, whatever its commands cost: the interpreter's share.
+const TokenBucketLuaOnly = `local key = KEYS[1]
+local rate = tonumber(ARGV[1])
+local capacity = tonumber(ARGV[2])
+local requested = tonumber(ARGV[3])
+local t = {'1764999999', '123456'}
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local b = {false, false}
+local tokens = tonumber(b[1]) or capacity
+local ts = tonumber(b[2]) or now
+tokens = math.min(capacity, tokens + math.max(0, now - ts) * rate / 1000)
+local allowed = 0
+if tokens >= requested then
+  tokens = tokens - requested
+  allowed = 1
+end
+local hset = {'HSET', key, 'tokens', tokens, 'ts', now}
+local pexpire = {'PEXPIRE', key, math.ceil(capacity / rate * 1000) * 2}
+return {allowed, math.floor(tokens)}
+`
+
+// The systems of a run: each server with the script, and with its Lua
+// alone.
+const (
+	sysRedis        = "redis"
+	sysOurs         = "ours"
+	sysRedisLuaOnly = "redis-lua-only"
+	sysOursLuaOnly  = "ours-lua-only"
+)
 
 // Config is one `bench script` run.
 type Config struct {
@@ -133,16 +169,19 @@ type result struct {
 }
 
 type report struct {
-	Name       string                      `json:"name"`
-	Started    string                      `json:"started"`
-	Scenario   string                      `json:"scenario"`
-	Runs       map[string][]result         `json:"runs"`
-	Ops        map[string]benchkit.Summary `json:"ops_per_s"`
-	P99        map[string]benchkit.Summary `json:"p99_ms"`
-	ServerCPU  map[string]benchkit.Summary `json:"server_cpu_us"`
-	Ratio      benchkit.Summary            `json:"ratio"`
-	Conditions map[string]any              `json:"conditions"`
-	Summary    benchkit.Pairs              `json:"summary"`
+	Name      string                      `json:"name"`
+	Started   string                      `json:"started"`
+	Scenario  string                      `json:"scenario"`
+	Runs      map[string][]result         `json:"runs"`
+	Ops       map[string]benchkit.Summary `json:"ops_per_s"`
+	P99       map[string]benchkit.Summary `json:"p99_ms"`
+	ServerCPU map[string]benchkit.Summary `json:"server_cpu_us"`
+	Ratio     benchkit.Summary            `json:"ratio"`
+	// Ceiling is ours running the script's Lua alone over redis running
+	// the script.
+	Ceiling    benchkit.Summary `json:"ceiling_ratio"`
+	Conditions map[string]any   `json:"conditions"`
+	Summary    benchkit.Pairs   `json:"summary"`
 }
 
 // Run runs the scenario and writes the report.
@@ -184,11 +223,13 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		return err
 	}
 	defer op.Stop()
-	procs := map[string]benchkit.ServerProcess{"redis": rp, "ours": op}
-	sha := ""
-	for _, sys := range []string{"redis", "ours"} {
+	procs := map[string]benchkit.ServerProcess{sysRedis: rp, sysOurs: op, sysRedisLuaOnly: rp, sysOursLuaOnly: op}
+	scripts := map[string]string{sysRedis: TokenBucket, sysOurs: TokenBucket, sysRedisLuaOnly: TokenBucketLuaOnly, sysOursLuaOnly: TokenBucketLuaOnly}
+	systems := []string{sysRedis, sysOurs, sysRedisLuaOnly, sysOursLuaOnly}
+	shas := map[string]string{}
+	for _, sys := range systems {
 		c := redis.NewClient(&redis.Options{Addr: procs[sys].Addr})
-		s, err := c.ScriptLoad(ctx, TokenBucket).Result()
+		s, err := c.ScriptLoad(ctx, scripts[sys]).Result()
 		if err == nil {
 			// A script that fails would be measured failing.
 			err = c.EvalSha(ctx, s, []string{"tb:check"}, 100, 50, 1).Err()
@@ -197,12 +238,12 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		if err != nil {
 			return fmt.Errorf("%s: the token bucket script: %w", sys, err)
 		}
-		sha = s
+		shas[sys] = s
 	}
 	rep := &report{Name: "script", Started: began.UTC().Format(time.RFC3339), Runs: map[string][]result{},
 		Scenario: fmt.Sprintf("EVALSHA token bucket, %d clients, %d keys", cfg.Clients, cfg.Keys)}
-	err = benchkit.Alternate(ctx, cfg.Repeats, []string{"redis", "ours"}, func(ctx context.Context, r int, sys string) error {
-		res, err := benchmark(ctx, procs[sys], sha, cfg)
+	err = benchkit.Alternate(ctx, cfg.Repeats, systems, func(ctx context.Context, r int, sys string) error {
+		res, err := benchmark(ctx, procs[sys], shas[sys], cfg)
 		if err != nil {
 			return err
 		}
@@ -223,7 +264,8 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		rep.P99[sys] = benchkit.Summarize(benchkit.Column(runs, func(r result) float64 { return r.P99Ms }))
 		rep.ServerCPU[sys] = benchkit.Summarize(benchkit.Column(runs, func(r result) float64 { return r.ServerCPUUs }))
 	}
-	rep.Ratio = benchkit.RatioSpread(ops["ours"], ops["redis"], benchkit.HigherIsBetter)
+	rep.Ratio = benchkit.RatioSpread(ops[sysOurs], ops[sysRedis], benchkit.HigherIsBetter)
+	rep.Ceiling = benchkit.RatioSpread(ops[sysOursLuaOnly], ops[sysRedis], benchkit.HigherIsBetter)
 	rep.Conditions = map[string]any{
 		"host":        benchkit.HostConditions(),
 		"filesystem":  benchkit.Filesystem(cfg.Dir),
@@ -233,6 +275,8 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		"requests":    cfg.Requests,
 		"repeats":     cfg.Repeats,
 		"script":      TokenBucket,
+		"ceiling":     "ours-lua-only and redis-lua-only run TokenBucketLuaOnly, the script's Lua with its four redis.call replaced by constants; ceiling_ratio = ours-lua-only / redis (ours on the script can reach at most that with commands of no cost)",
+		"lua_only":    TokenBucketLuaOnly,
 		"redis":       "redis-server --appendonly yes --appendfsync everysec --save ''",
 		"ours":        fmt.Sprintf("examples/server, its own process, --async=true --sync-interval %s, its other flags their defaults", cfg.SyncInterval),
 		"client":      "redis-benchmark: EVALSHA <sha> 1 tb:__rand_int__ 100 50 1, -r keys",
@@ -243,8 +287,11 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		benchkit.NewPair("evalsha_ratio", rep.Ratio.Median, 2),
 		benchkit.NewPair("evalsha_ratio_min", rep.Ratio.Min, 2),
 		benchkit.NewPair("evalsha_ratio_max", rep.Ratio.Max, 2),
-		benchkit.NewPair("ours_ops_per_s", rep.Ops["ours"].Median, 0),
-		benchkit.NewPair("redis_ops_per_s", rep.Ops["redis"].Median, 0),
+		benchkit.NewPair("ceiling_ratio", rep.Ceiling.Median, 2),
+		benchkit.NewPair("ours_ops_per_s", rep.Ops[sysOurs].Median, 0),
+		benchkit.NewPair("redis_ops_per_s", rep.Ops[sysRedis].Median, 0),
+		benchkit.NewPair("ours_lua_only_ops_per_s", rep.Ops[sysOursLuaOnly].Median, 0),
+		benchkit.NewPair("redis_lua_only_ops_per_s", rep.Ops[sysRedisLuaOnly].Median, 0),
 	}
 	if err := benchkit.WriteJSON(out, rep); err != nil {
 		return err
@@ -256,6 +303,9 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		rep.Ratio.Median, rep.Ratio.Min, rep.Ratio.Max, rep.P99["redis"].Median, rep.P99["ours"].Median,
 		rep.ServerCPU["redis"].Median, rep.ServerCPU["ours"].Median)
 	tw.Flush()
+	fmt.Fprintf(stdout, "the script's Lua alone (ceiling): redis %.0f ops/s (%.1f µs CPU), ours %.0f ops/s (%.1f µs CPU); ours on it / redis on the script %.2f (%.2f..%.2f)\n",
+		rep.Ops[sysRedisLuaOnly].Median, rep.ServerCPU[sysRedisLuaOnly].Median, rep.Ops[sysOursLuaOnly].Median, rep.ServerCPU[sysOursLuaOnly].Median,
+		rep.Ceiling.Median, rep.Ceiling.Min, rep.Ceiling.Max)
 	fmt.Fprintln(stdout, benchkit.SummaryLine("script", rep.Summary))
 	return nil
 }
