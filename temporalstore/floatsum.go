@@ -37,7 +37,24 @@ func parseLongDouble(s []byte) (*big.Float, bool) {
 	if err != nil || f.IsInf() {
 		return nil, false
 	}
+	// Past a long double's range strtold reports ERANGE, and Redis refuses
+	// the number: an overflow, or an underflow to zero.
+	if a := new(big.Float).Abs(f); a.Cmp(maxLongDouble) > 0 || a.Sign() != 0 && a.Cmp(minLongDouble) < 0 {
+		return nil, false
+	}
 	return f, true
+}
+
+// minLongDouble is half the smallest long double above zero: less rounds
+// to zero.
+var minLongDouble, _, _ = big.ParseFloat("1.8225997659412373012e-4951", 10, longDoublePrec, big.ToNearestEven)
+
+// IsLongDouble reports whether b is a number INCRBYFLOAT adds to, as
+// Redis reads one (strtold): finite within a long double's range, which
+// reaches past a float64's (1e400 is one), or an infinity.
+func IsLongDouble(b []byte) bool {
+	_, ok := parseLongDouble(b)
+	return ok || isInfText(b)
 }
 
 // isInfText reports whether b is an infinity as strtold reads one: a sign,

@@ -3,6 +3,8 @@ package temporalstore
 import (
 	"context"
 	"fmt"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
 // Atomic runs fn with the shard of key (in table namespace/name) to
@@ -40,6 +42,64 @@ func (e *Engine) KeyVersion(ctx context.Context, namespace, name string, key []b
 		return 0, err
 	}
 	return t.shards[i].Version(ctx, key)
+}
+
+// Watch is a watch of one key, made by WatchKey: Touched says whether a
+// write touched the key since. Release it with Unwatch.
+type Watch struct {
+	namespace, table string
+	key              []byte
+	shard            *shard.Shard
+	since            uint64
+}
+
+// WatchKey starts watching key in table namespace/name, for Redis's WATCH:
+// any write to it after this, even one undone since, makes Touched true.
+func (e *Engine) WatchKey(ctx context.Context, namespace, name string, key []byte) (Watch, error) {
+	c := Command{Namespace: namespace, Table: name, Key: key}
+	if len(key) == 0 {
+		return Watch{}, fmt.Errorf("%w: empty key", ErrInvalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return Watch{}, err
+	}
+	t, i, err := e.route(&c)
+	if err != nil {
+		return Watch{}, err
+	}
+	k := append([]byte(nil), key...)
+	sh := t.shards[i]
+	return Watch{namespace: namespace, table: name, key: k, shard: sh, since: sh.Watch(k)}, nil
+}
+
+// Touched reports whether a write through the watched table touched w's
+// key since WatchKey. A table since replaced (flushed, swapped, dropped)
+// reports false: compare KeyVersion for those. Inside Atomic, pass
+// Atomic's context.
+func (e *Engine) Touched(ctx context.Context, w Watch) (bool, error) {
+	if w.shard == nil {
+		return false, fmt.Errorf("%w: not a watch", ErrInvalid)
+	}
+	c := Command{Namespace: w.namespace, Table: w.table, Key: w.key}
+	t, i, err := e.route(&c)
+	if err != nil {
+		return false, nil
+	}
+	sh := t.shards[i]
+	if sh != w.shard {
+		return false, nil
+	}
+	return sh.Touched(w.key, w.since, sh.InTx(ctx)), nil
+}
+
+// Key is the key w watches.
+func (w Watch) Key() []byte { return w.key }
+
+// Unwatch ends w; once for each WatchKey.
+func (e *Engine) Unwatch(w Watch) {
+	if w.shard != nil {
+		w.shard.Unwatch(w.key)
+	}
 }
 
 // KeyGroup is the key group of key in table namespace/name

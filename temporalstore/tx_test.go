@@ -74,3 +74,49 @@ func TestAtomicIsolatesItsWrites(t *testing.T) {
 	s2, _ := e.KeyVersion(ctx, "", "", b("s"))
 	require.NotEqual(t, s1, s2)
 }
+
+// A watch sees every write of its key after WatchKey, even one undone
+// since, and nothing else; two watchers of a key each release their own.
+func TestWatchKeyNotesWrites(t *testing.T) {
+	e := openEngine(t, t.TempDir(), testclock.New(time.Unix(1_764_460_800, 0)))
+	defer e.Close()
+	ctx := t.Context()
+	watch := func(key string) Watch {
+		w, err := e.WatchKey(ctx, "", "", []byte(key))
+		require.NoError(t, err)
+		return w
+	}
+	touched := func(ctx context.Context, w Watch) bool {
+		b, err := e.Touched(ctx, w)
+		require.NoError(t, err)
+		return b
+	}
+	exec(t, e, Command{Kind: KindSet, Key: []byte("before"), Value: []byte("v")})
+	a, b := watch("k"), watch("k")
+	other := watch("other")
+	require.False(t, touched(ctx, a))
+	exec(t, e, Command{Kind: KindSet, Key: []byte("k"), Value: []byte("v")})
+	exec(t, e, Command{Kind: KindDelete, Key: []byte("k")})
+	require.True(t, touched(ctx, a), "created and deleted again")
+	require.True(t, touched(ctx, b))
+	require.False(t, touched(ctx, other))
+	// A delete of an absent key touches nothing.
+	exec(t, e, Command{Kind: KindDelete, Key: []byte("other")})
+	require.False(t, touched(ctx, other))
+	e.Unwatch(a)
+	c := watch("k") // after the writes: untouched, and b still sees them
+	require.False(t, touched(ctx, c))
+	require.True(t, touched(ctx, b))
+	// Inside Atomic, with its context.
+	require.NoError(t, e.Atomic(ctx, "", "", []byte("k"), func(ctx context.Context) error {
+		_, err := e.Execute(ctx, Command{Kind: KindHSet, Key: []byte("k"), Args: bs("f", "1")})
+		require.NoError(t, err)
+		require.True(t, touched(ctx, c))
+		return nil
+	}))
+	e.Unwatch(b)
+	e.Unwatch(c)
+	e.Unwatch(other)
+	_, err := e.Touched(ctx, Watch{})
+	require.ErrorIs(t, err, ErrInvalid)
+}

@@ -207,7 +207,8 @@ func (c *conn) refuse(spec *cmdSpec, msg string) {
 			rest = msg
 		}
 		c.errorf("EXECABORT Transaction discarded because of: %s", rest)
-		c.tx, c.watch = nil, nil
+		c.tx = nil
+		c.unwatch()
 		c.s.cmdStats.reject(spec)
 		return
 	}

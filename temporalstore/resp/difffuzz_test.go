@@ -483,6 +483,12 @@ var diffFuzzRegressions = []struct {
 		{"BITPOS", "{t}d", "1", "0", "x", "BIT"}, {"BITCOUNT", "{t}d", "0", " 1", "WORD"}, {"BITCOUNT", "{t}d", "0", "1", "WORD"},
 		{"BITPOS", "{t}a", "1", "0", "x", "WORD"},
 	}},
+	{"a stored value past a float64 is a long double to INCRBYFLOAT, an infinite increment refused for the sum", [][]string{
+		{"SET", "{t}a", "-42949672961e308"}, {"INCRBYFLOAT", "{t}a", "+inf"}, {"INCRBYFLOAT", "{t}a", "1"},
+		{"SET", "{t}b", "1e5000"}, {"INCRBYFLOAT", "{t}b", "inf"}, {"INCRBYFLOAT", "{t}b", "1"},
+		{"SET", "{t}c", "1e-5000"}, {"INCRBYFLOAT", "{t}c", "1"}, {"SET", "{t}d", "1"}, {"INCRBYFLOAT", "{t}d", "1e400"},
+		{"INCRBYFLOAT", "{t}d", "-1e400"}, {"INCRBYFLOAT", "{t}d", "1e5000"}, {"INCRBYFLOAT", "{t}d", "1e-4940"},
+	}},
 	{"INCRBYFLOAT checks the type and the value before the increment; HINCRBYFLOAT refuses an infinite one", [][]string{
 		{"HSET", "{t}a", "f", "1"}, {"INCRBYFLOAT", "{t}a", "1 "}, {"INCRBYFLOAT", "{t}a", "inf"}, {"SET", "{t}b", "x"},
 		{"INCRBYFLOAT", "{t}b", "infinity"}, {"INCRBYFLOAT", "{t}b", "y"}, {"SET", "{t}c", "1"}, {"INCRBYFLOAT", "{t}c", "infinity"},

@@ -344,6 +344,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.cancel()
+	defer c.unwatch()
 	var st serveState
 	for !c.quit && c.serveNext(&st) {
 	}

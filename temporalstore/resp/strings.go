@@ -72,6 +72,11 @@ func registerStrings() {
 		}),
 		keyed("incrbyfloat", 3, flagWrite, func(c *conn, a [][]byte) {
 			f, err := parseFloat(a[2])
+			if err != nil && ts.IsLongDouble(a[2]) {
+				// Past a float64 but a long double (1e400), as Redis adds
+				// in: the engine adds the text.
+				f, err = 0, nil
+			}
 			switch {
 			case err != nil:
 				c.incrFloatRefused(a[1], err.Error())
@@ -173,8 +178,8 @@ func (c *conn) incrFloatRefused(key []byte, msg string) {
 	case string(r.Value) == "string":
 		if g, ok := c.exec(ts.Command{Kind: ts.KindGet, Key: key}); !ok {
 			return
-		} else if _, err := parseFloat(g.Value); err != nil {
-			msg = err.Error()
+		} else if !ts.IsLongDouble(g.Value) {
+			msg = "ERR value is not a valid float"
 		}
 	case string(r.Value) != "none":
 		msg = "WRONGTYPE Operation against a key holding the wrong kind of value"

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore"
 )
 
 // txState is a connection's MULTI: the queued commands, whether queuing
@@ -41,6 +43,27 @@ type watched struct {
 	table string
 	key   []byte
 	ver   uint64
+	// w notes any write to the key, even one undone since.
+	w temporalstore.Watch
+}
+
+// changed reports whether the watched key changed since WATCH: its
+// version differs, or a write touched it. Inside EXEC's Atomic, ctx is
+// Atomic's.
+func (c *conn) changed(ctx context.Context, w watched) (bool, error) {
+	v, err := c.s.opts.Engine.KeyVersion(ctx, c.namespace, w.table, w.key)
+	if err != nil || v != w.ver {
+		return true, err
+	}
+	return c.s.opts.Engine.Touched(ctx, w.w)
+}
+
+// unwatch ends the connection's watches.
+func (c *conn) unwatch() {
+	for _, w := range c.watch {
+		c.s.opts.Engine.Unwatch(w.w)
+	}
+	c.watch = nil
 }
 
 // watchTouched is the version of a watched key its own connection
@@ -48,10 +71,9 @@ type watched struct {
 const watchTouched = ^uint64(0)
 
 // runWatched runs a write of a connection that watches keys, and marks
-// the watched keys whose version the write changed. Redis fails EXEC
-// after any change to a watched key, the watching client's own included,
-// even one undone since: a key created and deleted again has version 0
-// before and after, which EXEC's comparison alone would miss.
+// the watched keys the write touched without writing a record (which the
+// engine's watch notes): Redis fails EXEC after any write to a watched
+// key, the watching client's own included.
 func (c *conn) runWatched(spec *cmdSpec, args [][]byte) {
 	type touch struct {
 		i   int
@@ -117,7 +139,8 @@ func registerTx() {
 				c.errorf("ERR DISCARD without MULTI")
 				return
 			}
-			c.tx, c.watch = nil, nil
+			c.tx = nil
+			c.unwatch()
 			c.w.ok()
 		}},
 		&cmdSpec{name: "watch", arity: -2, flags: flagTxControl, first: 1, last: -1, step: 1, run: func(c *conn, a [][]byte) {
@@ -131,14 +154,19 @@ func registerTx() {
 					c.engineError(err)
 					return
 				}
-				c.watch = append(c.watch, watched{c.table, append([]byte(nil), k...), v})
+				w, err := c.s.opts.Engine.WatchKey(c.ctx, c.namespace, c.table, k)
+				if err != nil {
+					c.engineError(err)
+					return
+				}
+				c.watch = append(c.watch, watched{c.table, w.Key(), v, w})
 			}
 			c.w.ok()
 		}},
 		// UNWATCH is queued inside MULTI, as in Redis (EXEC unwatches
 		// anyway).
 		&cmdSpec{name: "unwatch", arity: 1, run: func(c *conn, _ [][]byte) {
-			c.watch = nil
+			c.unwatch()
 			c.w.ok()
 		}},
 		&cmdSpec{name: "exec", arity: 1, flags: flagTxControl, run: cmdExec},
@@ -150,6 +178,11 @@ var errWatchFailed = errors.New("watched key changed")
 func cmdExec(c *conn, _ [][]byte) {
 	tx, watch := c.tx, c.watch
 	c.tx, c.watch = nil, nil
+	defer func() {
+		for _, w := range watch {
+			c.s.opts.Engine.Unwatch(w.w)
+		}
+	}()
 	switch {
 	case tx == nil:
 		c.errorf("ERR EXEC without MULTI")
@@ -212,11 +245,11 @@ func cmdExec(c *conn, _ [][]byte) {
 	outer := c.ctx
 	err := c.s.opts.Engine.Atomic(outer, c.namespace, c.table, first, func(ctx context.Context) error {
 		for _, w := range watch {
-			v, err := c.s.opts.Engine.KeyVersion(ctx, c.namespace, w.table, w.key)
+			changed, err := c.changed(ctx, w)
 			if err != nil {
 				return err
 			}
-			if v != w.ver {
+			if changed {
 				return errWatchFailed
 			}
 		}
@@ -270,12 +303,12 @@ func crossesDatabases(c *conn, tx *txState, watch []watched) bool {
 // take; a SELECT in the queue decides the tables only as it runs.
 func execAcross(c *conn, tx *txState, watch []watched) {
 	for _, w := range watch {
-		v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, w.table, w.key)
+		changed, err := c.changed(c.ctx, w)
 		if err != nil {
 			c.engineError(err)
 			return
 		}
-		if v != w.ver {
+		if changed {
 			c.w.nullArray()
 			return
 		}

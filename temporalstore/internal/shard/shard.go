@@ -201,6 +201,9 @@ type Shard struct {
 	// waiting counts the writers waiting on turn (see appendApply).
 	pending map[uint64]*pendingRecord
 	waiting int
+	// watched are the keys WATCHed, and the last write of each (watch.go).
+	// Under mu.
+	watched map[string]*watchedKey
 	// applying is the index of the record being applied: a collection's
 	// version once the record changes it.
 	applying uint64
@@ -421,6 +424,14 @@ func (s *Shard) replay(from, upTo uint64) (err error) {
 // at the record; a collection op changes the object in memory.
 func (s *Shard) applyLocked(index uint64, l command.Loc, share int64, c *command.Command) {
 	s.applying = index
+	if len(s.watched) != 0 && c.Op != OpImage && (c.Op != OpDelete || s.presentLocked(c.Key)) {
+		// A delete of an absent key (a STORE of nothing, say) changes
+		// nothing, and Redis does not count it.
+		s.touchWatchedLocked(index, c.Key)
+		if c.Op == OpRename && len(c.Args) > 0 {
+			s.touchWatchedLocked(index, c.Args[0])
+		}
+	}
 	switch c.Op {
 	case OpSet:
 		s.pointAtRecord(c, metaString, index, l, share)
