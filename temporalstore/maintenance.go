@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -200,8 +201,12 @@ func (e *Engine) maintain() {
 			return
 		case <-tick.C:
 		}
-		r, err := e.Maintain(ctx)
-		if err != nil && !errors.Is(err, ErrClosed) && ctx.Err() == nil {
+		r, err := e.maintainSafely(ctx)
+		var pe *shard.PanicError
+		switch {
+		case errors.As(err, &pe):
+			e.opts.Logger.Error("maintenance round panicked; contained", "err", err, "stack", string(pe.Stack))
+		case err != nil && !errors.Is(err, ErrClosed) && ctx.Err() == nil:
 			e.opts.Logger.Warn("maintenance round failed", "err", err)
 		}
 		attrs := []any{"duration", r.Duration}
@@ -306,4 +311,17 @@ func sortedTableNames(m map[tableName]*table) []tableName {
 		return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
 	})
 	return names
+}
+
+// maintainSafely is Maintain for the background goroutine: a panic outside
+// the shards' steps (which contain their own) ends the round with its
+// error instead of the process, and is counted.
+func (e *Engine) maintainSafely(ctx context.Context) (r Round, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.panics.Add(1)
+			err = &shard.PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return e.Maintain(ctx)
 }

@@ -74,7 +74,8 @@ func (s *Shard) Checkpoint(ctx context.Context) (uint64, error) {
 // and Open refuses an image whose lowest record is below the log's first:
 // a caller about to drop the log before floor, having made sure no string
 // points there, passes it so that the image it writes stays usable.
-func (s *Shard) checkpoint(ctx context.Context, floor uint64) (uint64, error) {
+func (s *Shard) checkpoint(ctx context.Context, floor uint64) (_ uint64, err error) {
+	defer s.maintSafely("checkpoint", &err)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -86,26 +87,43 @@ func (s *Shard) checkpoint(ctx context.Context, floor uint64) (uint64, error) {
 	// The copies below are made while writers wait; their memory is taken
 	// first, so that the allocation, and any work for the garbage
 	// collector it brings, happens before.
-	s.mu.RLock()
-	nslots, nsnap := s.index.Slots(), len(s.objs)
-	s.mu.RUnlock()
+	var nslots, nsnap int
+	s.rlocked(func() { nslots, nsnap = s.index.Slots(), len(s.objs) })
 	spare, snap := keyindex.NewSpare(nslots), make([]*object.Object, 0, nsnap+nsnap/8)
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
+	var applied, low uint64
+	var live int64
+	var idx *keyindex.Index
+	closed, snapping := false, false
+	// Until the snapshot ends writers copy what they change: a panic
+	// before must not leave them copying for good.
+	defer func() {
+		if snapping {
+			s.snapActive.Add(-1)
+		}
+	}()
+	s.rlocked(func() {
+		if closed = s.closed; closed {
+			return
+		}
+		// The log holds every record a string points at, so its first
+		// index is a floor too, one that the bucketed bound may fall below.
+		applied, live, low = s.applied, s.liveBytes, max(s.lowestStringLocked(), floor, s.log.FirstIndex())
+		// The index and the slots of the collections are copied while
+		// writers wait (memory copies) and encoded after they go on; until
+		// then a writer copies a collection before it changes it
+		// (writableLocked).
+		idx = s.index.CloneWith(spare)
+		snap = append(snap, s.objs...)
+		s.snapEpoch.Add(1)
+		s.snapActive.Add(1)
+		snapping = true
+		if s.maintFault != nil {
+			s.maintFault("checkpoint")
+		}
+	})
+	if closed {
 		return 0, ErrClosed
 	}
-	// The log holds every record a string points at, so its first index
-	// is a floor too, one that the bucketed bound may fall below.
-	applied, live, low := s.applied, s.liveBytes, max(s.lowestStringLocked(), floor, s.log.FirstIndex())
-	// The index and the slots of the collections are copied while writers
-	// wait (memory copies) and encoded after they go on; until then a
-	// writer copies a collection before it changes it (writableLocked).
-	idx := s.index.CloneWith(spare)
-	snap = append(snap, s.objs...)
-	s.snapEpoch.Add(1)
-	s.snapActive.Add(1)
-	s.mu.RUnlock()
 	if s.afterSnapshot != nil {
 		s.afterSnapshot()
 	}
@@ -118,6 +136,7 @@ func (s *Shard) checkpoint(ctx context.Context, floor uint64) (uint64, error) {
 			nobjs++
 		}
 	}
+	snapping = false
 	s.snapActive.Add(-1)
 	imgLen := idx.ImageSize()
 	buf := make([]byte, 0, imageHeader+imgLen+binary.MaxVarintLen64+len(objs)+4)
@@ -139,9 +158,7 @@ func (s *Shard) checkpoint(ctx context.Context, floor uint64) (uint64, error) {
 	if err := writeFileSync(name, buf); err != nil {
 		return 0, fmt.Errorf("shard: checkpoint: %w", err)
 	}
-	s.mu.Lock()
-	s.checkpointed = max(s.checkpointed, applied)
-	s.mu.Unlock()
+	s.locked(func() { s.checkpointed = max(s.checkpointed, applied) })
 	imgs, err := listImages(s.dir)
 	if err == nil && len(imgs) > keepImages {
 		for _, old := range imgs[:len(imgs)-keepImages] {

@@ -37,14 +37,18 @@ type ReclaimStats struct {
 // below the lowest record a string points at, once a checkpoint covers
 // the collections' ops in them. It moves no data, so it is cheap; Compact
 // does the rest.
-func (s *Shard) ReclaimLog(ctx context.Context) (ReclaimStats, error) {
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
+func (s *Shard) ReclaimLog(ctx context.Context) (st ReclaimStats, err error) {
+	defer s.maintSafely("reclaim log", &err)
+	var low uint64
+	closed := false
+	s.rlocked(func() {
+		if closed = s.closed; !closed {
+			low = s.lowestStringLocked()
+		}
+	})
+	if closed {
 		return ReclaimStats{}, ErrClosed
 	}
-	low := s.lowestStringLocked()
-	s.mu.RUnlock()
 	return s.dropBefore(ctx, low, ReclaimStats{})
 }
 
@@ -82,8 +86,8 @@ func (s *Shard) dropBefore(ctx context.Context, cut uint64, st ReclaimStats) (Re
 // hold at the log's head (an expired one is deleted instead), writes a
 // checkpoint, and drops them. Each rewrite is an ordinary logged write of
 // the same value and expiry, so a crash at any point loses nothing.
-func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, error) {
-	var st ReclaimStats
+func (s *Shard) Compact(ctx context.Context, maxSegments int) (st ReclaimStats, err error) {
+	defer s.maintSafely("compact", &err)
 	segs := s.log.Segments()
 	if len(segs) < 2 || maxSegments < 1 {
 		return st, nil
@@ -102,12 +106,13 @@ func (s *Shard) Compact(ctx context.Context, maxSegments int) (ReclaimStats, err
 	}
 	// Should a string still be certainly below cut (a bucket of the counts
 	// wholly under it), the log is dropped only below that.
-	s.mu.RLock()
-	low, ok := s.strs.lowest()
-	if !ok {
-		low = s.scanLowestStringLocked()
-	}
-	s.mu.RUnlock()
+	var low uint64
+	var ok bool
+	s.rlocked(func() {
+		if low, ok = s.strs.lowest(); !ok {
+			low = s.scanLowestStringLocked()
+		}
+	})
 	if low < cut && (!ok || cut-low >= addrBucket) {
 		cut = low
 	}
@@ -176,22 +181,26 @@ func moveOf(c *command.Command, e keyindex.Entry) move {
 // ordinary logged write of the same value and expiry, as Compact's, so a
 // crash at any point loses nothing. A record whose segment was dropped
 // meanwhile has nothing left to move.
-func (s *Shard) RelocateSparse(ctx context.Context, limit int) (ReclaimStats, error) {
-	var st ReclaimStats
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+func (s *Shard) RelocateSparse(ctx context.Context, limit int) (st ReclaimStats, err error) {
+	defer s.maintSafely("relocate", &err)
+	var addrs []uint64
+	closed := false
+	s.locked(func() {
+		if closed = s.closed; closed {
+			return
+		}
+		addrs = make([]uint64, 0, min(limit, len(s.sparse)))
+		for addr := range s.sparse {
+			if len(addrs) == limit {
+				break
+			}
+			addrs = append(addrs, addr)
+			delete(s.sparse, addr)
+		}
+	})
+	if closed {
 		return st, ErrClosed
 	}
-	addrs := make([]uint64, 0, min(limit, len(s.sparse)))
-	for addr := range s.sparse {
-		if len(addrs) == limit {
-			break
-		}
-		addrs = append(addrs, addr)
-		delete(s.sparse, addr)
-	}
-	s.mu.Unlock()
 	// The moves are made from the record in hand: a read of each live
 	// value's record again, as Compact does, would double the reads.
 	var moves []move
@@ -211,21 +220,21 @@ func (s *Shard) RelocateSparse(ctx context.Context, limit int) (ReclaimStats, er
 			return st, fmt.Errorf("shard: relocate: record %d: %w", addr, err)
 		}
 		n := len(moves)
-		s.mu.RLock()
-		for i := range cmds {
-			if cmds[i].Op != OpSet {
-				continue
+		s.rlocked(func() {
+			for i := range cmds {
+				if cmds[i].Op != OpSet {
+					continue
+				}
+				// The entry that points at this command, found by its
+				// place, which no other entry shares: no record is read.
+				at := func(e keyindex.Entry) bool {
+					return e.Addr == addr && !isObject(e) && !isSpilled(e) && (loc(e) == command.Loc{Offset: cmds[i].Offset} || loc(e) == command.Loc{Pos: i})
+				}
+				if e, ok := s.index.Get(hashKey(cmds[i].Key), at); ok {
+					moves = append(moves, moveOf(&cmds[i].Command, e))
+				}
 			}
-			// The entry that points at this command, found by its
-			// place, which no other entry shares: no record is read.
-			at := func(e keyindex.Entry) bool {
-				return e.Addr == addr && !isObject(e) && !isSpilled(e) && (loc(e) == command.Loc{Offset: cmds[i].Offset} || loc(e) == command.Loc{Pos: i})
-			}
-			if e, ok := s.index.Get(hashKey(cmds[i].Key), at); ok {
-				moves = append(moves, moveOf(&cmds[i].Command, e))
-			}
-		}
-		s.mu.RUnlock()
+		})
 		if (len(moves)-n)*sparseLiveShare > len(cmds) {
 			// Not sparse (its count is a hint): queued again when
 			// another of its entries goes.
@@ -259,22 +268,30 @@ const compactScanChunk = 4096
 func (s *Shard) stringsBelow(cut uint64) ([]keyindex.Entry, error) {
 	var old []keyindex.Entry
 	for cursor := uint64(0); ; {
-		s.mu.RLock()
-		if s.closed {
-			s.mu.RUnlock()
-			return nil, ErrClosed
-		}
-		if low, ok := s.strs.lowest(); cursor == 0 && ok && low >= cut {
-			s.mu.RUnlock()
-			return nil, nil
-		}
-		cursor = s.index.Scan(cursor, compactScanChunk, func(e keyindex.Entry) {
-			if !isObject(e) && e.Addr < cut {
-				old = append(old, e)
+		closed, none := false, false
+		s.rlocked(func() {
+			if closed = s.closed; closed {
+				return
 			}
+			if low, ok := s.strs.lowest(); cursor == 0 && ok && low >= cut {
+				none = true
+				return
+			}
+			cursor = s.index.Scan(cursor, compactScanChunk, func(e keyindex.Entry) {
+				if s.maintFault != nil {
+					s.maintFault("compact")
+				}
+				if !isObject(e) && e.Addr < cut {
+					old = append(old, e)
+				}
+			})
 		})
-		s.mu.RUnlock()
-		if cursor == 0 {
+		switch {
+		case closed:
+			return nil, ErrClosed
+		case none:
+			return nil, nil
+		case cursor == 0:
 			return old, nil
 		}
 	}
@@ -404,17 +421,18 @@ type Stats struct {
 
 // Stats returns the shard's statistics.
 func (s *Shard) Stats() Stats {
-	s.mu.RLock()
-	st := Stats{
-		Keys:         s.index.Len(),
-		IndexBytes:   s.index.Bytes(),
-		LiveBytes:    s.liveBytes,
-		Applied:      s.applied,
-		PayloadBytes: s.payload,
-	}
-	st.Spilled, st.CollectionBytes = s.spill.spilled, s.spill.bytes
-	st.Collections = len(s.objs) - len(s.free) + st.Spilled
-	s.mu.RUnlock()
+	var st Stats
+	s.rlocked(func() {
+		st = Stats{
+			Keys:         s.index.Len(),
+			IndexBytes:   s.index.Bytes(),
+			LiveBytes:    s.liveBytes,
+			Applied:      s.applied,
+			PayloadBytes: s.payload,
+		}
+		st.Spilled, st.CollectionBytes = s.spill.spilled, s.spill.bytes
+		st.Collections = len(s.objs) - len(s.free) + st.Spilled
+	})
 	st.Spills, st.Loads, st.Promotions = s.spill.spills.Load(), s.spill.loads.Load(), s.spill.promotions.Load()
 	if s.recent != nil {
 		st.RecentBytes, st.RecentRecords = s.recent.size()
@@ -462,13 +480,20 @@ func roundBlock(n int64) int64 { return (n + 4095) &^ 4095 }
 // is shrunk when mostly empty, and the collections' slot table is cut
 // after its last live slot. It returns the bytes freed (index slots and
 // object slots).
-func (s *Shard) ReclaimMemory() int {
+func (s *Shard) ReclaimMemory() (freed int) {
+	var err error
+	defer func() {
+		if err != nil {
+			freed = 0 // counted by maintSafely; the step is retried next round
+		}
+	}()
+	defer s.maintSafely("reclaim memory", &err)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return 0
 	}
-	freed := s.index.Shrink()
+	freed = s.index.Shrink()
 	n := len(s.objs)
 	for n > 0 && s.objs[n-1] == nil {
 		n--

@@ -527,17 +527,8 @@ func (s *Shard) AppendString(ctx context.Context, dst, key []byte) (out []byte, 
 	if s.inTx(ctx) {
 		return s.appendStringView(ctx, dst, key)
 	}
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return dst, false, false, ErrClosed
-	}
-	v, ok, coll, err := s.findStringLocked(key, hashKey(key), heldRecord{})
-	found = ok && !coll && (v.Expiry == 0 || v.Expiry > s.opts.Now().UnixMilli())
-	if found {
-		dst = append(dst, v.Arg...)
-	}
-	s.mu.RUnlock()
+	var ok bool
+	dst, found, ok, coll, err = s.appendStringLocked(dst, key)
 	switch {
 	case !ok:
 		return dst, false, false, err
@@ -545,6 +536,31 @@ func (s *Shard) AppendString(ctx context.Context, dst, key []byte) (out []byte, 
 		return s.appendStringView(ctx, dst, key)
 	}
 	return dst, found, false, nil
+}
+
+// appendStringLocked is AppendString's look-up under the read lock, which
+// a panic in it (a record that does not decode as it should) lets go of
+// and returns as its error.
+func (s *Shard) appendStringLocked(dst, key []byte) (out []byte, found, ok, coll bool, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	defer func() {
+		if r := recover(); r != nil {
+			out, found, ok, coll, err = dst, false, false, false, s.contained(r)
+		}
+	}()
+	if s.closed {
+		return dst, false, false, false, ErrClosed
+	}
+	if s.getFault != nil {
+		s.getFault(key)
+	}
+	v, ok, coll, err := s.findStringLocked(key, hashKey(key), heldRecord{})
+	found = ok && !coll && (v.Expiry == 0 || v.Expiry > s.opts.Now().UnixMilli())
+	if found {
+		dst = append(dst, v.Arg...)
+	}
+	return dst, found, ok, coll, err
 }
 
 // appendStringView is AppendString through Read and View.Get.

@@ -34,6 +34,31 @@ func (s *Shard) contained(r any) *PanicError {
 // Panics is how many panics the shard has contained since it opened.
 func (s *Shard) Panics() int64 { return s.panics.Load() }
 
+// maintSafely, deferred by a maintenance step (Checkpoint, Sweep, Compact
+// ...), turns a panic of the step into its error, counted and with its
+// stack. The steps let their locks go by defers, so a panic leaves none
+// held; what a step changed before it is whole (its writes are logged
+// records), so the shard goes on.
+func (s *Shard) maintSafely(step string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("shard: %s: %w", step, s.contained(r))
+	}
+}
+
+// rlocked runs fn under the shard's read lock, let go even if fn panics.
+func (s *Shard) rlocked(fn func()) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	fn()
+}
+
+// locked runs fn under the shard's lock, let go even if fn panics.
+func (s *Shard) locked(fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn()
+}
+
 // evalSafely runs a write's function; a panic in it is its error.
 func (s *Shard) evalSafely(fn MutateFunc, v *View) (cmds []command.Command, err error) {
 	defer func() {

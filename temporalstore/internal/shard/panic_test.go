@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -187,5 +188,109 @@ func TestApplyPanicsSkipTheWholeRecord(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok)
 	require.Len(t, s.Skipped(), writers*each/3*2+1)
+	require.NoError(t, s.Close())
+}
+
+// A panic inside a maintenance step's locked scan (sweep, compact,
+// checkpoint) is that step's error, counted, with no lock left held:
+// writes and reads go on, and the step runs again once the bug is gone.
+func TestMaintenancePanicsAreContained(t *testing.T) {
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	s, err := Open(t.TempDir(), Options{Durable: true, Now: clk.Now, SegmentSize: 64 << 10})
+	require.NoError(t, err)
+	leaked := false // Close would wait for the lock for good
+	defer func() {
+		if !leaked {
+			s.Close()
+		}
+	}()
+	ctx := t.Context()
+	val := make([]byte, 500) // incompressible: the log spans segments
+	_, _ = rand.NewChaCha8([32]byte{7}).Read(val)
+	for i := range 400 {
+		require.NoError(t, s.Set(ctx, fmt.Appendf(nil, "k%d", i), val, clk.Now().Add(time.Hour)))
+	}
+	for i := range 200 { // garbage for Compact
+		require.NoError(t, s.Set(ctx, fmt.Appendf(nil, "k%d", i), val, time.Time{}))
+	}
+	var armed atomic.Bool
+	s.maintFault = func(step string) {
+		if armed.Load() {
+			panic("injected: " + step)
+		}
+	}
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"sweep", func() error { _, err := s.Sweep(ctx, 1000); return err }},
+		{"compact", func() error { _, err := s.Compact(ctx, 3); return err }},
+		{"checkpoint", func() error { _, err := s.Checkpoint(ctx); return err }},
+	}
+	for _, st := range steps {
+		before := s.Panics()
+		armed.Store(true)
+		err := st.run()
+		require.ErrorIs(t, err, ErrInternal, st.name)
+		require.ErrorContains(t, err, "injected: "+st.name)
+		require.Equal(t, before+1, s.Panics(), st.name)
+		// No lock was left held: a write (the lock) and a read (the read
+		// lock) go through.
+		done := make(chan error, 1)
+		go func() {
+			if err := s.Set(ctx, []byte("after-"+st.name), []byte("x"), time.Time{}); err != nil {
+				done <- err
+				return
+			}
+			_, _, err := s.Get([]byte("k0"))
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			require.NoError(t, err, st.name)
+		case <-time.After(10 * time.Second):
+			leaked = true
+			t.Fatalf("%s: the shard's lock was left held", st.name)
+		}
+		armed.Store(false)
+		require.NoError(t, st.run(), st.name)
+	}
+	clk.Advance(2 * time.Hour)
+	_, err = s.Sweep(ctx, 10_000)
+	require.NoError(t, err)
+	_, ok, err := s.Get([]byte("k300"))
+	require.NoError(t, err)
+	require.False(t, ok)
+}
+
+// A panic in a plain GET's look-up (under the read lock, outside any
+// function of the caller's) is its error, and the lock is let go.
+func TestGetPanicIsContained(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{Durable: true, SegmentSize: 1 << 20})
+	require.NoError(t, err)
+	// Closed at the end, not deferred: with the lock left held Close would
+	// wait for good.
+	s.getFault = func(key []byte) {
+		if string(key) == "poison" {
+			panic("injected: get")
+		}
+	}
+	ctx := t.Context()
+	require.NoError(t, s.Set(ctx, []byte("k"), []byte("v"), time.Time{}))
+	_, _, _, err = s.AppendString(ctx, nil, []byte("poison"))
+	require.ErrorIs(t, err, ErrInternal)
+	require.Equal(t, int64(1), s.Panics())
+	done := make(chan error, 1)
+	go func() { done <- s.Set(ctx, []byte("k"), []byte("w"), time.Time{}) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the read lock was left held") // Close would wait for good: the test ends here
+	}
+	out, found, _, err := s.AppendString(ctx, nil, []byte("k"))
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, "w", string(out))
 	require.NoError(t, s.Close())
 }

@@ -245,6 +245,12 @@ type Shard struct {
 	// log (txgroup.go); nil outside one. Set under mu; loaded without it by
 	// readRecord.
 	tx atomic.Pointer[txGroup]
+	// getFault, when set (by tests), is called by AppendString's look-up
+	// under the read lock.
+	getFault func(key []byte)
+	// maintFault, when set (by tests), is called inside the maintenance
+	// steps' locked scans, with the step's name.
+	maintFault func(step string)
 	// groupFault, when set (by tests), fails an Exclusive's group append
 	// with its error instead of appending.
 	groupFault func() error

@@ -24,37 +24,19 @@ type SweepStats struct {
 // back. Only entries marked as having an expiry are read, so keys without
 // one cost no log read. The deletes are one logged record, so replay
 // removes the same keys.
-func (s *Shard) Sweep(ctx context.Context, budget int) (SweepStats, error) {
-	var st SweepStats
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return st, ErrClosed
-	}
-	now := s.opts.Now().UnixMilli()
+func (s *Shard) Sweep(ctx context.Context, budget int) (st SweepStats, err error) {
+	defer s.maintSafely("sweep", &err)
 	var keys [][]byte
-	var err error
-	next := s.index.Scan(s.sweepCursor, max(budget, 1), func(e keyindex.Entry) {
-		st.Examined++
-		if e.Meta&metaTTL == 0 {
-			return
-		}
-		if isObject(e) {
-			if o := s.objs[e.Addr]; o.Expired(now) {
-				keys = append(keys, o.Key)
-			}
-			return
-		}
-		c, cerr := s.commandAt(e)
-		if cerr != nil {
-			err = cerr
-			return
-		}
-		if c.Expiry != 0 && c.Expiry <= now {
-			keys = append(keys, c.Key)
+	var next uint64
+	closed := false
+	s.rlocked(func() {
+		if closed = s.closed; !closed {
+			next, keys, err = s.sweepScanLocked(budget, &st)
 		}
 	})
-	s.mu.RUnlock()
+	if closed {
+		return st, ErrClosed
+	}
 	if err != nil {
 		return st, err
 	}
@@ -74,11 +56,39 @@ func (s *Shard) Sweep(ctx context.Context, budget int) (SweepStats, error) {
 			return st, err
 		}
 	}
-	s.mu.Lock()
-	s.sweepCursor = next
-	s.mu.Unlock()
+	s.locked(func() { s.sweepCursor = next })
 	st.Done = next == 0
 	return st, nil
+}
+
+// sweepScanLocked looks at about budget index entries from the sweep's
+// cursor and returns where it stopped and the expired keys it found.
+func (s *Shard) sweepScanLocked(budget int, st *SweepStats) (next uint64, keys [][]byte, err error) {
+	now := s.opts.Now().UnixMilli()
+	next = s.index.Scan(s.sweepCursor, max(budget, 1), func(e keyindex.Entry) {
+		if s.maintFault != nil {
+			s.maintFault("sweep")
+		}
+		st.Examined++
+		if e.Meta&metaTTL == 0 {
+			return
+		}
+		if isObject(e) {
+			if o := s.objs[e.Addr]; o.Expired(now) {
+				keys = append(keys, o.Key)
+			}
+			return
+		}
+		c, cerr := s.commandAt(e)
+		if cerr != nil {
+			err = cerr
+			return
+		}
+		if c.Expiry != 0 && c.Expiry <= now {
+			keys = append(keys, c.Key)
+		}
+	})
+	return next, keys, err
 }
 
 // expired reports whether key has an index entry that is expired.
