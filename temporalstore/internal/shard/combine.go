@@ -297,10 +297,106 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	}
 	sc := &s.comb.scratch
 	defer sc.reset()
+	// A panic outside the functions (evalSafely contains theirs) and the
+	// applies (which skip their record) is answered here, so that the
+	// combiner, whose leader this goroutine is, goes on: before the append
+	// nothing was written and every undecided mutation fails with it;
+	// after, the records not yet applied are in the log, so the shard fails
+	// as on a failed append, and replay applies them. It runs before the
+	// scratch is reset and after the lock is let go.
+	var appended bool
+	var first uint64
+	applied := 0
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		perr := s.contained(r)
+		if appended {
+			s.locked(func() { s.failLocked(perr, first+uint64(applied)) })
+			for _, st := range sc.stages[applied:] {
+				st.m.err = perr
+			}
+			return
+		}
+		d := deferred
+		for _, m := range batch {
+			if len(d) > 0 && d[0] == m {
+				d = d[1:]
+			} else if m.err == nil {
+				m.err = perr
+			}
+		}
+	}()
 	limit := s.log.MaxRecordSize()
 	// The functions read under the read lock, so readers proceed; nothing
 	// applies while the gate is held.
-	s.mu.RLock()
+	s.rlocked(func() { deferred = s.decideLocked(batch, limit, sc) })
+	stages, recs := sc.stages, sc.recs
+	if len(recs) == 0 {
+		return deferred
+	}
+	// Written whatever the callers' contexts say now: a record the log
+	// took is applied on replay, so it is applied now too.
+	var err error
+	first, err = s.log.AppendBatch(context.Background(), recs)
+	appended = err == nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil && first != s.applied+1 {
+		err = fmt.Errorf("shard: the log put a batch at record %d, after %d", first, s.applied)
+		first = s.applied + 1 // the record nothing will apply
+	}
+	if err != nil {
+		// As for a plain write (appendApply): records the log may hold
+		// are not applied, and nothing after them waits for them.
+		err = fmt.Errorf("shard: append: %w", err)
+		s.failLocked(err, first)
+		for _, st := range stages {
+			st.m.err = err
+		}
+		return deferred
+	}
+	var poisoned map[string]bool // keys whose record in this batch was skipped
+	for i, st := range stages {
+		idx := first + uint64(i)
+		if st.m.key != nil && poisoned[keyView(st.m.key)] {
+			// It was decided over the skipped write's effect (the
+			// batch's view folds a key's writes): it is skipped too.
+			st.m.err = fmt.Errorf("%w: an earlier write to its key in the same batch failed", ErrInternal)
+			if err := s.skipLocked(idx); err != nil {
+				s.failLocked(err, idx)
+				st.m.err = err
+			}
+			s.applied = idx
+			applied = i + 1
+			continue
+		}
+		if setsKeys(st.cmds) {
+			s.keepWrittenLocked(idx, bytes.Clone(recs[i]), len(st.cmds))
+		}
+		if err := s.applyRecordLocked(idx, recordShare(len(recs[i]), len(st.cmds)), st.cmds); err != nil {
+			st.m.err = err
+			if st.m.key != nil {
+				if poisoned == nil {
+					poisoned = map[string]bool{}
+				}
+				poisoned[keyView(st.m.key)] = true
+			}
+		}
+		applied = i + 1
+	}
+	if s.waiting > 0 {
+		s.turn.Broadcast()
+	}
+	return deferred
+}
+
+// decideLocked runs the batch's functions in turn, under the read lock,
+// staging the records of those that write (sc.stages, sc.recs), and
+// returns the mutations left for the next batch.
+func (s *Shard) decideLocked(batch []*mutation, limit int, sc *batchScratch) (deferred []*mutation) {
 	for i, m := range batch {
 		mk := keyView(m.key)
 		bk, seen := sc.keys[mk]
@@ -319,6 +415,9 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 		}
 		if m.err = m.ctx.Err(); m.err != nil {
 			continue
+		}
+		if s.combineFault != nil {
+			s.combineFault(m.key)
 		}
 		// One view serves the batch's functions in turn (a function must
 		// not keep it).
@@ -368,60 +467,6 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 			}
 			sc.pending[mk] = it
 		}
-	}
-	s.mu.RUnlock()
-	stages, recs := sc.stages, sc.recs
-	if len(recs) == 0 {
-		return deferred
-	}
-	// Written whatever the callers' contexts say now: a record the log
-	// took is applied on replay, so it is applied now too.
-	first, err := s.log.AppendBatch(context.Background(), recs)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err == nil && first != s.applied+1 {
-		err = fmt.Errorf("shard: the log put a batch at record %d, after %d", first, s.applied)
-		first = s.applied + 1 // the record nothing will apply
-	}
-	if err != nil {
-		// As for a plain write (appendApply): records the log may hold
-		// are not applied, and nothing after them waits for them.
-		err = fmt.Errorf("shard: append: %w", err)
-		s.failLocked(err, first)
-		for _, st := range stages {
-			st.m.err = err
-		}
-		return deferred
-	}
-	var poisoned map[string]bool // keys whose record in this batch was skipped
-	for i, st := range stages {
-		idx := first + uint64(i)
-		if st.m.key != nil && poisoned[keyView(st.m.key)] {
-			// It was decided over the skipped write's effect (the
-			// batch's view folds a key's writes): it is skipped too.
-			st.m.err = fmt.Errorf("%w: an earlier write to its key in the same batch failed", ErrInternal)
-			if err := s.skipLocked(idx); err != nil {
-				s.failLocked(err, idx)
-				st.m.err = err
-			}
-			s.applied = idx
-			continue
-		}
-		if setsKeys(st.cmds) {
-			s.keepWrittenLocked(idx, bytes.Clone(recs[i]), len(st.cmds))
-		}
-		if err := s.applyRecordLocked(idx, recordShare(len(recs[i]), len(st.cmds)), st.cmds); err != nil {
-			st.m.err = err
-			if st.m.key != nil {
-				if poisoned == nil {
-					poisoned = map[string]bool{}
-				}
-				poisoned[keyView(st.m.key)] = true
-			}
-		}
-	}
-	if s.waiting > 0 {
-		s.turn.Broadcast()
 	}
 	return deferred
 }

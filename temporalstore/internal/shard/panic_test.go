@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -292,5 +293,60 @@ func TestGetPanicIsContained(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Equal(t, "w", string(out))
+	require.NoError(t, s.Close())
+}
+
+// A panic in the combiner's own code (not a write function) fails the
+// writes of its batch that were not decided, leaves no lock held, and the
+// combiner goes on leading the next batches: no write waits for good.
+func TestCombinerPanicIsContained(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{Durable: true, SegmentSize: 1 << 20})
+	require.NoError(t, err)
+	s.combineFault = func(key []byte) {
+		if string(key) == "poison" {
+			panic("injected: combiner")
+		}
+	}
+	ctx := t.Context()
+	const writers, each = 8, 40
+	var acked [writers]atomic.Int64
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			key := fmt.Appendf(nil, "n%d", g)
+			for i := range each {
+				if i%10 == 5 {
+					require.ErrorIs(t, s.Update(ctx, []byte("poison"), incrDecimal), ErrInternal)
+				}
+				switch err := s.Update(ctx, key, incrDecimal); {
+				case err == nil:
+					acked[g].Add(1)
+				case errors.Is(err, ErrInternal):
+					failed.Add(1) // batched with a poisoned write
+				default:
+					t.Error(err)
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("writes wait for good: the combiner stopped") // Close would wait too
+	}
+	for g := range writers {
+		v, ok, err := s.Get(fmt.Appendf(nil, "n%d", g))
+		require.NoError(t, err)
+		n := int64(0)
+		if ok {
+			n, err = strconv.ParseInt(string(v), 10, 64)
+			require.NoError(t, err)
+		}
+		require.Equal(t, acked[g].Load(), n, "an acknowledged write was lost or a failed one applied")
+	}
+	require.Positive(t, s.Panics())
 	require.NoError(t, s.Close())
 }

@@ -245,6 +245,9 @@ type Shard struct {
 	// log (txgroup.go); nil outside one. Set under mu; loaded without it by
 	// readRecord.
 	tx atomic.Pointer[txGroup]
+	// combineFault, when set (by tests), is called by the combiner for
+	// each mutation it decides, outside the mutation's function.
+	combineFault func(key []byte)
 	// getFault, when set (by tests), is called by AppendString's look-up
 	// under the read lock.
 	getFault func(key []byte)
