@@ -31,8 +31,10 @@ type scripts struct {
 	libs    map[string]*library
 	funcs   map[string]*libFunction
 	running map[*scriptRun]struct{}
-	// queues are the scripts waiting for their key group (scriptqueue.go).
+	// queues are the scripts waiting for their key group (scriptqueue.go),
+	// and jobs their spare entries, channels and all.
 	queues map[groupKey]*scriptQueue
+	jobs   sync.Pool
 	// thresholdMs is busy-reply-threshold, in milliseconds.
 	thresholdMs atomic.Int64
 	vms         sync.Pool
@@ -351,11 +353,11 @@ func (c *conn) runScript(vm *luaVM, run *scriptRun, request, keys [][]byte, prep
 	run.c, run.command = sc, request
 	ss := c.s.scripts
 	L := vm.L
-	// Its own context, not the connection's: a closed connection does not
-	// stop a script (as in Redis), and a child of the connection's would
-	// cost a registration per call.
-	lctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	// The state's own context, not the connection's: a closed connection
+	// does not stop a script (as in Redis), and a child of the
+	// connection's would cost a registration per call. It lasts until a
+	// kill cancels it.
+	lctx, cancel := vm.context()
 	run.cancel = cancel
 	nargs := prepare(L)
 	ran := false
@@ -484,8 +486,14 @@ func (c *conn) kill(eval bool) {
 		case !eval && oldest.isEval:
 			c.errorf("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
 		default:
-			oldest.killed.Store(true)
-			oldest.cancel()
+			// Only while it still runs: its state's context is the next
+			// script's once it ends.
+			ss.mu.Lock()
+			if _, running := ss.running[oldest]; running {
+				oldest.killed.Store(true)
+				oldest.cancel()
+			}
+			ss.mu.Unlock()
 			c.w.ok()
 		}
 		return

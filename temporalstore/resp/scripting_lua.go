@@ -37,11 +37,24 @@ type luaVM struct {
 	// errSource, errLine are where the last error was raised.
 	errSource string
 	errLine   int
+	// ctx is the context scripts run under on this state, and cancel
+	// SCRIPT KILL's way to stop one; a new pair follows a kill.
+	ctx    context.Context
+	cancel context.CancelFunc
 	// args, argBuf and argEnds are the arguments of the command a script
 	// calls (call), reused from one call to the next.
 	args    [][]byte
 	argBuf  []byte
 	argEnds []int
+}
+
+// context returns the state's context for the next script, and its
+// cancel.
+func (vm *luaVM) context() (context.Context, context.CancelFunc) {
+	if vm.ctx == nil || vm.ctx.Err() != nil {
+		vm.ctx, vm.cancel = context.WithCancel(context.Background())
+	}
+	return vm.ctx, vm.cancel
 }
 
 // Errors raised into Lua, with Redis's texts.

@@ -36,8 +36,9 @@ type scriptQueue struct {
 type scriptJob struct {
 	lockKey []byte
 	do      func(ctx context.Context)
-	// done is closed once the job ran or its batch failed, or, with lead
-	// set, when its caller is to run the queue next.
+	// done is signalled once the job ran or its batch failed, or, with
+	// lead set, when its caller is to run the queue next (a buffer of one,
+	// so that a pooled job's channel serves again).
 	done     chan struct{}
 	lead     bool
 	err      error // the batch's Atomic failed
@@ -60,7 +61,15 @@ func (ss *scripts) queueFor(gk groupKey) *scriptQueue {
 // group's other scripts, and returns the Atomic's error.
 func (c *conn) runQueued(gk groupKey, lockKey []byte, do func(ctx context.Context)) error {
 	q := c.s.scripts.queueFor(gk)
-	job := &scriptJob{lockKey: lockKey, do: do, done: make(chan struct{})}
+	job, _ := c.s.scripts.jobs.Get().(*scriptJob)
+	if job == nil {
+		job = &scriptJob{done: make(chan struct{}, 1)}
+	}
+	job.lockKey, job.do = lockKey, do
+	defer func() {
+		*job = scriptJob{done: job.done}
+		c.s.scripts.jobs.Put(job)
+	}()
 	q.mu.Lock()
 	q.jobs = append(q.jobs, job)
 	waiting := q.running
@@ -72,8 +81,8 @@ func (c *conn) runQueued(gk groupKey, lockKey []byte, do func(ctx context.Contex
 	if !waiting || job.lead {
 		q.drain(c.s, gk, job)
 	}
-	if job.panicked != nil {
-		panic(job.panicked)
+	if p := job.panicked; p != nil {
+		panic(p)
 	}
 	return job.err
 }
@@ -100,7 +109,7 @@ func (q *scriptQueue) drain(s *Server, gk groupKey, own *scriptJob) {
 			if j == own {
 				ranOwn = true
 			} else {
-				close(j.done)
+				j.done <- struct{}{}
 			}
 		}
 		if !ranOwn {
@@ -112,7 +121,7 @@ func (q *scriptQueue) drain(s *Server, gk groupKey, own *scriptJob) {
 		} else {
 			next := q.jobs[0]
 			next.lead = true
-			close(next.done)
+			next.done <- struct{}{}
 		}
 		q.mu.Unlock()
 		return
