@@ -18,7 +18,9 @@ import (
 // A tiny run against the real redis-server with the real redis-benchmark.
 func TestRunSmoke(t *testing.T) {
 	cfg := DefaultConfig(true)
-	cfg.Requests, cfg.Repeats, cfg.Sizes, cfg.Pipelines = 2000, 1, []int{16}, []int{1}
+	// Enough requests that each server's CPU time spans several of the
+	// clock ticks /proc counts it in (10 ms): 2,000 SETs left Redis's at 0.
+	cfg.Requests, cfg.Repeats, cfg.Sizes, cfg.Pipelines = 30_000, 1, []int{16}, []int{1}
 	cfg.Dir, cfg.Out = t.TempDir(), filepath.Join(t.TempDir(), "resp.json")
 	var out bytes.Buffer
 	require.NoError(t, Run(t.Context(), cfg, &out, benchkit.NewProgress(io.Discard)))
