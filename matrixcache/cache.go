@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/sync/singleflight"
 	"math"
 	"math/bits"
 	"os"
@@ -108,6 +109,8 @@ type Cache struct {
 	lower bool
 
 	st counters
+	// loads is GetOrLoad's single flight: one load per key at a time.
+	loads singleflight.Group
 
 	// ev queues eviction events; it is written only while an eviction
 	// callback is set, and kept apart from what hits read.
@@ -123,6 +126,7 @@ type counters struct {
 	demotionFailures, pins, unpins, recovered                                                    atomic.Int64
 	expiredReads, refillRejected, dramNoRoom, dramOversize, batchReads, batchWrites              atomic.Int64
 	expiredReclaimed                                                                             atomic.Int64
+	loads, loadFailures                                                                          atomic.Int64
 
 	getLatency, putLatency, readThroughLatency latencyHist
 }

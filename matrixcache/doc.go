@@ -46,6 +46,9 @@
 //     GetShared returns the cached buffer itself and allocates nothing.
 //     Prefetch loads what a run of lookups will read, so that their cache
 //     misses overlap; it counts and changes nothing.
+//   - GetOrLoad is a read-through to the caller's source: on a miss it runs
+//     the caller's load once for all the concurrent misses of the key
+//     (single flight, golang.org/x/sync), puts the value and returns it.
 //   - A DRAM victim is demoted to each lower tier that does not hold it and
 //     whose admission, at the victim's hotness, admits it. The resident
 //     tier's own victims are dropped: what it holds is in the SSD tier too.

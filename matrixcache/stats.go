@@ -50,6 +50,9 @@ type Stats struct {
 	Misses int64
 	// Rejected counts writes no tier accepts (ErrTooLarge).
 	Rejected int64
+	// Loads counts the loads GetOrLoad ran (one per single flight), and
+	// LoadFailures those that returned an error.
+	Loads, LoadFailures int64
 	// HotnessPromotions counts DRAM entries whose hotness crossed the DRAM
 	// hotness threshold.
 	HotnessPromotions int64
@@ -140,7 +143,8 @@ func (c *Cache) Stats() Stats {
 		DRAMNoRoom:       st.dramNoRoom.Load(), DRAMOversize: st.dramOversize.Load(),
 		EvictionCallbacks: c.ev.n.Load(), BatchReadsCoalesced: st.batchReads.Load(),
 		BatchWritesCoalesced: st.batchWrites.Load(),
-		GetLatency:           st.getLatency.snapshot(), PutLatency: st.putLatency.snapshot(),
+		Loads:                st.loads.Load(), LoadFailures: st.loadFailures.Load(),
+		GetLatency: st.getLatency.snapshot(), PutLatency: st.putLatency.snapshot(),
 		ReadThroughLatency: st.readThroughLatency.snapshot(),
 	}
 	for _, sh := range c.shards {

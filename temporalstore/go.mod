@@ -14,7 +14,10 @@ require (
 	golang.org/x/time v0.16.0
 )
 
-require github.com/kylelemons/godebug v1.1.0 // indirect
+require (
+	github.com/kylelemons/godebug v1.1.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
