@@ -89,6 +89,8 @@ var statsFields = []field[stats]{
 	counter("batch_reads_coalesced_total", "GetBatch positions answered from an earlier position's read of the lower tiers for the same key.", func(s *stats) int64 { return s.BatchReadsCoalesced }),
 	counter("batch_writes_coalesced_total", "PutBatch items not written because a later item of the batch writes the same key.", func(s *stats) int64 { return s.BatchWritesCoalesced }),
 	counter("eviction_callbacks_total", "Calls of the eviction callback.", func(s *stats) int64 { return s.EvictionCallbacks }),
+	counter("loads_total", "Loads GetOrLoad ran on a miss (one for all the concurrent misses of a key).", func(s *stats) int64 { return s.Loads }),
+	counter("load_failures_total", "GetOrLoad loads that returned an error.", func(s *stats) int64 { return s.LoadFailures }),
 	counter("dram_hits_to_policy_total", "DRAM hits the replacement policy was told of (the rest: a hot entry hit again within an epoch, or left out of the sample taken while goroutines read a shard at once).", func(s *stats) int64 { return s.DRAMHitsToPolicy }),
 
 	gauge("ssd_store_entries", "Blocks the SSD store holds.", func(s *stats) int64 { return s.SSDStore.Entries }),
