@@ -31,7 +31,8 @@
 //
 //   - Redis's: strings, keys and TTLs, hashes, sets, native sorted sets
 //     and native lists, with WRONGTYPE, MULTI-style atomic sections
-//     (Engine.Atomic) and WATCH versions (Engine.KeyVersion).
+//     (Engine.Atomic: isolated, and crash-atomic in the log) and WATCH
+//     (Engine.KeyVersion, Engine.WatchKey).
 //   - Feast rows: hash rows written only when their event time is newer.
 //   - Feature series (features.go): per-key points with unique timestamps,
 //     window and filtered reads, write policies, replace, retention by

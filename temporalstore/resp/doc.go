@@ -110,9 +110,11 @@
 // # Transactions
 //
 // MULTI queues commands, EXEC runs them with no other command of their
-// shard in between (the shard's append gate and read gate held), DISCARD
-// drops them, WATCH makes EXEC fail (null reply) when a watched key
-// changed. All keys of a transaction, watched ones included, must be on one
+// shard in between (the shard's append gate and read gate held) and their
+// writes reach the log as one group a crash keeps whole or drops whole,
+// DISCARD drops them, WATCH makes EXEC fail (null reply) when a watched key
+// was written since, even if changed back. Scripts with keys run the same
+// way, queued per key group. All keys of a transaction, watched ones included, must be on one
 // shard (a common {hash tag}); EXEC of one that spans shards fails with
 // CROSSSLOT and runs nothing.
 //
