@@ -89,11 +89,14 @@ func (e *Engine) Touched(ctx context.Context, w Watch) (bool, error) {
 	if sh != w.shard {
 		return false, nil
 	}
-	return sh.Touched(w.key, w.since, sh.InTx(ctx)), nil
+	return sh.Touched(ctx, w.key, w.since), nil
 }
 
 // Key is the key w watches.
 func (w Watch) Key() []byte { return w.key }
+
+// Table is the name of the table of w's key.
+func (w Watch) Table() string { return w.table }
 
 // Unwatch ends w; once for each WatchKey.
 func (e *Engine) Unwatch(w Watch) {

@@ -40,18 +40,17 @@ func (c *conn) txFail() {
 // watched is a WATCHed key, with the table of the database it was
 // watched in (which SWAPDB may give other data since).
 type watched struct {
-	table string
-	key   []byte
-	ver   uint64
-	// w notes any write to the key, even one undone since.
-	w temporalstore.Watch
+	// w is the engine's watch (the key, its table), which notes any write
+	// to the key, even one undone since; ver the key's version at WATCH.
+	w   temporalstore.Watch
+	ver uint64
 }
 
 // changed reports whether the watched key changed since WATCH: its
 // version differs, or a write touched it. Inside EXEC's Atomic, ctx is
 // Atomic's.
 func (c *conn) changed(ctx context.Context, w watched) (bool, error) {
-	v, err := c.s.opts.Engine.KeyVersion(ctx, c.namespace, w.table, w.key)
+	v, err := c.s.opts.Engine.KeyVersion(ctx, c.namespace, w.w.Table(), w.w.Key())
 	if err != nil || v != w.ver {
 		return true, err
 	}
@@ -60,10 +59,15 @@ func (c *conn) changed(ctx context.Context, w watched) (bool, error) {
 
 // unwatch ends the connection's watches.
 func (c *conn) unwatch() {
-	for _, w := range c.watch {
+	c.release(c.watch)
+	c.watch = nil
+}
+
+// release ends the engine's watches of ws.
+func (c *conn) release(ws []watched) {
+	for _, w := range ws {
 		c.s.opts.Engine.Unwatch(w.w)
 	}
-	c.watch = nil
 }
 
 // watchTouched is the version of a watched key its own connection
@@ -71,36 +75,25 @@ func (c *conn) unwatch() {
 const watchTouched = ^uint64(0)
 
 // runWatched runs a write of a connection that watches keys, and marks
-// the watched keys the write touched without writing a record (which the
-// engine's watch notes): Redis fails EXEC after any write to a watched
-// key, the watching client's own included.
+// the watched keys it touched without writing a record, which the
+// engine's watch cannot note: an LTRIM that keeps every element, and a SET
+// with an expiry in the past of an absent key. Redis counts both.
 func (c *conn) runWatched(spec *cmdSpec, args [][]byte) {
-	type touch struct {
-		i   int
-		ver uint64
+	c.runTimed(spec, args)
+	ltrim := spec.name == "ltrim"
+	if c.lastFailed || !ltrim && !setOfAbsent(spec, args) {
+		return
 	}
-	var touches []touch
 	for _, k := range spec.keysOf(args) {
-		for i, w := range c.watch {
-			if !bytes.Equal(w.key, k) {
+		for i := range c.watch {
+			if !bytes.Equal(c.watch[i].w.Key(), k) {
 				continue
 			}
-			if v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, k); err == nil {
-				touches = append(touches, touch{i, v})
+			v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, k)
+			// An LTRIM of a list still there; a SET that left no key.
+			if err == nil && (ltrim && v != 0 || !ltrim && v == 0) {
+				c.watch[i].ver = watchTouched
 			}
-		}
-	}
-	c.runTimed(spec, args)
-	for _, t := range touches {
-		if t.i >= len(c.watch) {
-			continue
-		}
-		v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, c.watch[t.i].key)
-		if err == nil && (v != t.ver || v == 0 && setOfAbsent(spec, args, c.lastFailed) ||
-			v != 0 && spec.name == "ltrim" && !c.lastFailed) {
-			// LTRIM touches its key in Redis even when it keeps every
-			// element, which writes nothing here.
-			c.watch[t.i].ver = watchTouched
 		}
 	}
 }
@@ -109,8 +102,8 @@ func (c *conn) runWatched(spec *cmdSpec, args [][]byte) {
 // it: one with an expiry in the past, which Redis writes (touching the
 // key) and which leaves no version here. An XX SET of an absent key does
 // nothing.
-func setOfAbsent(spec *cmdSpec, args [][]byte, failed bool) bool {
-	if spec.name != "set" || failed {
+func setOfAbsent(spec *cmdSpec, args [][]byte) bool {
+	if spec.name != "set" {
 		return false
 	}
 	for i := 3; i < len(args); i++ {
@@ -159,7 +152,7 @@ func registerTx() {
 					c.engineError(err)
 					return
 				}
-				c.watch = append(c.watch, watched{c.table, w.Key(), v, w})
+				c.watch = append(c.watch, watched{w, v})
 			}
 			c.w.ok()
 		}},
@@ -177,12 +170,10 @@ var errWatchFailed = errors.New("watched key changed")
 
 func cmdExec(c *conn, _ [][]byte) {
 	tx, watch := c.tx, c.watch
+	// The queued commands run unwatched (runWatched is for the watcher's
+	// writes before EXEC); the watches end with it.
 	c.tx, c.watch = nil, nil
-	defer func() {
-		for _, w := range watch {
-			c.s.opts.Engine.Unwatch(w.w)
-		}
-	}()
+	defer c.release(watch)
 	switch {
 	case tx == nil:
 		c.errorf("ERR EXEC without MULTI")
@@ -221,7 +212,7 @@ func cmdExec(c *conn, _ [][]byte) {
 		return true
 	}
 	for _, w := range watch {
-		if !check(w.key) {
+		if !check(w.w.Key()) {
 			return
 		}
 	}
@@ -277,7 +268,7 @@ func cmdExec(c *conn, _ [][]byte) {
 // addresses another (SELECT, MOVE, SWAPDB, COPY ... DB).
 func crossesDatabases(c *conn, tx *txState, watch []watched) bool {
 	for _, w := range watch {
-		if w.table != c.table {
+		if w.w.Table() != c.table {
 			return true
 		}
 	}

@@ -481,13 +481,9 @@ func roundBlock(n int64) int64 { return (n + 4095) &^ 4095 }
 // after its last live slot. It returns the bytes freed (index slots and
 // object slots).
 func (s *Shard) ReclaimMemory() (freed int) {
-	var err error
-	defer func() {
-		if err != nil {
-			freed = 0 // counted by maintSafely; the step is retried next round
-		}
-	}()
-	defer s.maintSafely("reclaim memory", &err)
+	// A panic is counted and the round goes on; freed is what was freed
+	// before it.
+	defer s.maintSafely("reclaim memory", new(error))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

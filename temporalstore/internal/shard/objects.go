@@ -599,9 +599,6 @@ func (s *Shard) settleLocked() error {
 
 type txKey struct{ s *Shard }
 
-// InTx reports whether ctx is inside an Exclusive of this shard.
-func (s *Shard) InTx(ctx context.Context) bool { return s.inTx(ctx) }
-
 // inTx reports whether ctx is inside an Exclusive of this shard.
 func (s *Shard) inTx(ctx context.Context) bool { return ctx.Value(txKey{s}) != nil }
 

@@ -1,5 +1,7 @@
 package shard
 
+import "context"
+
 // WATCH asks whether any write touched a key between the WATCH and the
 // EXEC, even one undone since (a key created and deleted again has no
 // version before or after). Versions cannot say that, and keeping the
@@ -43,8 +45,8 @@ func (s *Shard) Unwatch(key []byte) {
 
 // Touched reports whether a write touched key, watched since the point
 // its Watch returned. Inside an Exclusive pass its context.
-func (s *Shard) Touched(key []byte, since uint64, inTx bool) bool {
-	if !inTx {
+func (s *Shard) Touched(ctx context.Context, key []byte, since uint64) bool {
+	if !s.inTx(ctx) {
 		s.mu.RLock()
 		defer s.mu.RUnlock()
 	}
