@@ -1205,21 +1205,13 @@ func (s *Shard) Scan(cursor uint64, count int) ([][]byte, uint64, error) {
 	var keys [][]byte
 	var err error
 	next := s.index.Scan(cursor, count, func(e keyindex.Entry) {
-		if isObject(e) {
-			if o := s.objs[e.Addr]; !o.Expired(now) {
-				keys = append(keys, o.Key)
-			}
-			return
+		key, expired, kerr := s.entryKeyLocked(e, now)
+		switch {
+		case kerr != nil:
+			err = kerr
+		case !expired:
+			keys = append(keys, key)
 		}
-		c, cerr := s.commandAt(e)
-		if cerr != nil {
-			err = cerr
-			return
-		}
-		if c.Expiry != 0 && c.Expiry <= now {
-			return
-		}
-		keys = append(keys, c.Key)
 	})
 	return keys, next, err
 }

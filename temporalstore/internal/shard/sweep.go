@@ -73,22 +73,29 @@ func (s *Shard) sweepScanLocked(budget int, st *SweepStats) (next uint64, keys [
 		if e.Meta&metaTTL == 0 {
 			return
 		}
-		if isObject(e) {
-			if o := s.objs[e.Addr]; o.Expired(now) {
-				keys = append(keys, o.Key)
-			}
-			return
-		}
-		c, cerr := s.commandAt(e)
-		if cerr != nil {
-			err = cerr
-			return
-		}
-		if c.Expiry != 0 && c.Expiry <= now {
-			keys = append(keys, c.Key)
+		key, expired, kerr := s.entryKeyLocked(e, now)
+		switch {
+		case kerr != nil:
+			err = kerr
+		case expired:
+			keys = append(keys, key)
 		}
 	})
 	return next, keys, err
+}
+
+// entryKeyLocked returns the key of index entry e and whether it has
+// expired at now; a string's is read from its record.
+func (s *Shard) entryKeyLocked(e keyindex.Entry, now int64) (key []byte, expired bool, err error) {
+	if isObject(e) {
+		o := s.objs[e.Addr]
+		return o.Key, o.Expired(now), nil
+	}
+	c, err := s.commandAt(e)
+	if err != nil {
+		return nil, false, err
+	}
+	return c.Key, c.Expiry != 0 && c.Expiry <= now, nil
 }
 
 // expired reports whether key has an index entry that is expired.
