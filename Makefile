@@ -80,11 +80,15 @@ deps: ## Install the system packages the tests use, if missing (redis-server, py
 	@if command -v dpkg-query >/dev/null; then scripts/need-debs $(TEST_DEBS); \
 	else command -v redis-server >/dev/null || { echo "deps: install redis-server" >&2; exit 1; }; fi
 
-test: deps test-work test-modules test-tools ## Run all tests: go test -race work, the GOWORK=off build+vet loop, then tools/ (build, vet, test).
+test: deps test-work test-mem test-modules test-tools ## Run all tests: go test -race work, the engine's suites on the in-memory storage, the GOWORK=off build+vet loop, then tools/ (build, vet, test).
 
 .PHONY: test-work
 test-work: ## go test -race -count=1 over every module in go.work.
 	$(WORKSPACE) $(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) work
+
+.PHONY: test-mem
+test-mem: ## The engine's suites again on the in-memory Log and RecordCache of package storage.
+	cd temporalstore && TEMPORALSTORE_TEST_STORAGE=mem $(WORKSPACE) $(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) . ./internal/shard
 
 .PHONY: test-modules
 test-modules: ## In each go.work module: GOWORK=off go build ./... && go vet ./... (each go.mod stands alone).

@@ -33,14 +33,25 @@ var allowedDeps = []depRule{
 	{"examples", "matrixobject"},
 	{"examples", "matrixraft"},
 	{"examples", "temporalstore"},
-	{"temporalstore", "matrixcache"},
-	{"temporalstore", "matrixobject"},
-	{"temporalstore", "matrixraft"},
+	// The engine declares its storage (package storage); only the default
+	// wiring reaches the cache and the log, and the tests' choice of it.
+	{"temporalstore/storage/disk", "matrixcache"},
+	{"temporalstore/storage/disk", "matrixraft"},
+	{"temporalstore/local", "matrixcache"},
+	{"temporalstore/internal/teststorage", "matrixcache"},
 	{"ferricstore", "matrixraft"},
 	// matrixark defines its own Store interface; only its adapter package
 	// may reach the engine.
 	{"matrixark/tsstore", "temporalstore"},
 }
+
+// surfaceDirs are the engine's front ends: they reach the engine through its
+// public packages only, and never its storage wiring (their tests may open
+// an engine on it).
+var surfaceDirs = []string{"temporalstore/resp", "temporalstore/httpapi", "temporalstore/client"}
+
+// surfaceForbidden are the engine packages a surface may not import.
+var surfaceForbidden = []string{"temporalstore/internal", "temporalstore/storage/disk", "temporalstore/local"}
 
 // outOfWorkspace lists module directories kept out of go.work on purpose.
 var outOfWorkspace = []string{"tools"}
@@ -317,6 +328,32 @@ func TestModuleImports(t *testing.T) {
 			}
 			if !allowed(f.dir, to) {
 				t.Errorf("%s imports %s: module %s may not depend on %s (see docs/ARCHITECTURE.md)", f.rel, ip, f.module, to)
+			}
+		}
+	}
+}
+
+// TestSurfaceImports checks that the surfaces import no engine internals and
+// no storage wiring, and that no package imports examples.
+func TestSurfaceImports(t *testing.T) {
+	root := repoRoot(t)
+	for _, f := range parseWorkspace(t, root, workspaceModules(t, root)) {
+		for _, ip := range f.imports {
+			if ip == modulePrefix+"examples" || strings.HasPrefix(ip, modulePrefix+"examples/") {
+				if f.module != "examples" {
+					t.Errorf("%s imports %s: nothing imports examples", f.rel, ip)
+				}
+			}
+			if f.test || !slices.ContainsFunc(surfaceDirs, func(d string) bool { return f.dir == d || strings.HasPrefix(f.dir, d+"/") }) {
+				continue
+			}
+			for _, bad := range surfaceForbidden {
+				if ip == modulePrefix+bad || strings.HasPrefix(ip, modulePrefix+bad+"/") {
+					t.Errorf("%s imports %s: a surface reaches the engine through its public packages", f.rel, ip)
+				}
+			}
+			if !strings.HasPrefix(ip, modulePrefix+"temporalstore") && strings.HasPrefix(ip, modulePrefix) {
+				t.Errorf("%s imports %s: a surface imports no other module", f.rel, ip)
 			}
 		}
 	}

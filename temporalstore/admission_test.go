@@ -14,7 +14,7 @@ import (
 func TestAdmissionLimits(t *testing.T) {
 	dir := t.TempDir()
 	clk := testclock.New(time.Unix(1_764_460_800, 0))
-	e, err := Open(t.Context(), Options{Dir: dir, Now: clk.Now, TenantQPS: 2})
+	e, err := testOpen(t.Context(), Options{Dir: dir, Now: clk.Now, TenantQPS: 2})
 	require.NoError(t, err)
 	ctx := t.Context()
 	require.NoError(t, e.CreateTable(ctx, "ns", "w", TableOptions{Shards: 1, WriteQPS: 3}))
@@ -66,7 +66,7 @@ func TestAdmissionLimits(t *testing.T) {
 
 	// Limits are table options, kept in the catalog.
 	require.NoError(t, e.Close())
-	e, err = Open(ctx, Options{Dir: dir, Now: clk.Now})
+	e, err = testOpen(ctx, Options{Dir: dir, Now: clk.Now})
 	require.NoError(t, err)
 	defer e.Close()
 	for range 3 {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/teststorage"
 )
 
 // The hot-key crash test's child: an engine process whose writers all
@@ -54,7 +56,7 @@ var hotKinds = []string{"cs", "h", "f"}
 func crashHotChild(dir string) {
 	ctx := context.Background()
 	budget, _ := strconv.ParseInt(os.Getenv(crashHotBudgetEnv), 10, 64)
-	e, err := Open(ctx, Options{Dir: dir, MaintenanceInterval: 5 * time.Millisecond, CheckpointRecords: 500, CollectionBytes: budget})
+	e, err := testOpen(ctx, Options{Dir: dir, MaintenanceInterval: 5 * time.Millisecond, CheckpointRecords: 500, CollectionBytes: budget})
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(2)
@@ -114,6 +116,7 @@ func crashHotChild(dir string) {
 // acknowledged and the attempted increments, and every acknowledged hash
 // field and series point is there, every present one attempted.
 func TestCrashHotKeysKeepAcknowledgedWrites(t *testing.T) {
+	teststorage.SkipOnMem(t, "a killed process and its files")
 	if testing.Short() {
 		t.Skip("crash test")
 	}
@@ -180,7 +183,7 @@ func crashHotRounds(t *testing.T, budget int64) {
 		seed = maxID + 1
 		spilled += roundSpills
 
-		e, err := Open(t.Context(), Options{Dir: dir, MaintenanceInterval: Disabled, CollectionBytes: budget})
+		e, err := testOpen(t.Context(), Options{Dir: dir, MaintenanceInterval: Disabled, CollectionBytes: budget})
 		require.NoError(t, err, "round %d: reopen after the kill", round)
 		q := func(c Command) Response {
 			c.Namespace, c.Table = "crash", "hot"

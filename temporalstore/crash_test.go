@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/teststorage"
 )
 
 // The crash test's child: an engine process that writes until killed.
@@ -151,7 +153,7 @@ func (o crashOp) command() Command {
 // land in it too.
 func crashChild(dir string, async bool) {
 	ctx := context.Background()
-	e, err := Open(ctx, Options{
+	e, err := testOpen(ctx, Options{
 		Dir: dir, MaintenanceInterval: 2 * time.Millisecond, CheckpointRecords: 300,
 		CompactSpaceAmp: 1.2, CompactMinGarbage: 1, CacheBytes: 1 << 20,
 		// Small enough that collections are spilled and loaded again all
@@ -325,6 +327,7 @@ func readCrashState(t *testing.T, e *Engine) crashState {
 // prefix that includes every acknowledged write, in async mode possibly
 // without the unsynced tail. Nothing is ever torn or corrupt.
 func TestCrashRecoversAPrefixOfTheWrites(t *testing.T) {
+	teststorage.SkipOnMem(t, "a killed process and its files")
 	if testing.Short() {
 		t.Skip("crash test")
 	}
@@ -384,7 +387,7 @@ func TestCrashRecoversAPrefixOfTheWrites(t *testing.T) {
 				_ = cmd.Wait()
 				kills++
 
-				e, err := Open(t.Context(), Options{Dir: dir, MaintenanceInterval: Disabled})
+				e, err := testOpen(t.Context(), Options{Dir: dir, MaintenanceInterval: Disabled})
 				require.NoError(t, err, "round %d: reopen after the kill", round)
 				stats, err := e.Stats()
 				require.NoError(t, err)

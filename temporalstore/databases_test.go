@@ -178,7 +178,7 @@ func TestCopyBetween(t *testing.T) {
 // hold; MOVE's two records on two shards (durable: two fsyncs).
 func BenchmarkDatabases(b *testing.B) {
 	ctx := b.Context()
-	e, err := Open(ctx, Options{Dir: b.TempDir(), MaintenanceInterval: Disabled})
+	e, err := testOpen(ctx, Options{Dir: b.TempDir(), MaintenanceInterval: Disabled})
 	require.NoError(b, err)
 	defer e.Close()
 	db1, err := e.CreateDatabase(ctx, "", "", 1)

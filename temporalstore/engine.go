@@ -18,8 +18,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/temporalstore/temporalstore-go/matrixcache"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 )
 
 // Errors. Match them with errors.Is.
@@ -94,22 +94,23 @@ type Options struct {
 	// a second, with a burst of one second's worth. Default: 0, no limit.
 	TenantQPS float64
 
-	// CacheBytes is the memory budget of the record cache in front of the
-	// shards' logs (a matrixcache DRAM tier shared by every shard).
-	// Besides it, each shard holds its newest string records, up to
-	// RecentShardBytes or CacheBytes/4 if less (and CacheBytes/4 for all
-	// shards together), until no key points at them or newer ones push
-	// them into the cache: the writes and reads of fresh keys find them
-	// without the cache's work. Default:
-	// DefaultCacheBytes; Disabled turns both off (reads then go to the
-	// log files and the operating system's page cache).
+	// OpenLog opens each shard's log. Required: package storage/disk's
+	// OpenLog keeps them in the shards' directories, and package local
+	// wires it.
+	OpenLog storage.OpenLogFunc
+	// RecordCache, when set, holds log records in memory in front of the
+	// logs, shared by every shard. The engine does not close it. Default:
+	// nil, reads go to the logs.
+	RecordCache storage.RecordCache
+	// CacheBytes is the memory budget for records: the wiring in package
+	// local sizes RecordCache with it, and besides the cache each shard
+	// holds its newest string records, up to RecentShardBytes or
+	// CacheBytes/4 if less (and CacheBytes/4 for all shards together),
+	// until no key points at them or newer ones push them into the cache:
+	// the writes and reads of fresh keys find them without the cache's
+	// work. Default: DefaultCacheBytes; Disabled turns the recent records
+	// off. Without a RecordCache there are none either.
 	CacheBytes int64
-	// CacheResidentPath, when set, adds matrixcache's file-backed resident
-	// tier there, CacheResidentBytes large (default: the cache's own
-	// default). Default: none. The log is the disk tier, so the cache has
-	// no SSD tier.
-	CacheResidentPath  string
-	CacheResidentBytes int64
 	// CollectionBytes is the memory budget of the resident hashes, sets,
 	// sorted sets and lists, shared by every shard. Past it, the
 	// collections least recently used are spilled to their shard's log and
@@ -202,6 +203,8 @@ func (o Options) Validate() error {
 	switch {
 	case o.Dir == "":
 		return fmt.Errorf("%w: Options.Dir is required", ErrInvalid)
+	case o.OpenLog == nil:
+		return fmt.Errorf("%w: Options.OpenLog is required (package local wires the default)", ErrInvalid)
 	case o.CacheBytes < Disabled:
 		return fmt.Errorf("%w: CacheBytes %d", ErrInvalid, o.CacheBytes)
 	case o.CollectionBytes < Disabled:
@@ -346,8 +349,8 @@ type Engine struct {
 	// (standIn); under mu.
 	standIns map[tableName]*table
 	tenants  tenants
-	// cache is the record cache the shards share (nil when disabled).
-	cache *matrixcache.Cache
+	// cache is the record cache the shards share (nil: none).
+	cache storage.RecordCache
 	// recent bounds the shards' recent records together (nil without a
 	// cache).
 	recent *shard.RecentPool
@@ -398,21 +401,8 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("temporalstore: %w", err)
 	}
-	e := &Engine{opts: opts, tables: map[tableName]*table{}}
-	if opts.CacheBytes != Disabled {
-		co := matrixcache.Options{
-			DRAMCapacityBytes:     opts.CacheBytes,
-			SSDCapacityBytes:      matrixcache.Disabled,
-			ResidentCapacityBytes: matrixcache.Disabled,
-		}
-		if opts.CacheResidentPath != "" {
-			co.ResidentPath, co.ResidentCapacityBytes = opts.CacheResidentPath, opts.CacheResidentBytes
-		}
-		c, err := matrixcache.New(ctx, co)
-		if err != nil {
-			return nil, fmt.Errorf("temporalstore: record cache: %w", err)
-		}
-		e.cache = c
+	e := &Engine{opts: opts, tables: map[tableName]*table{}, cache: opts.RecordCache}
+	if e.cache != nil && opts.CacheBytes != Disabled {
 		e.recent = shard.NewRecentPool(opts.CacheBytes / 4)
 	}
 	if opts.CollectionBytes != Disabled {
@@ -515,7 +505,7 @@ func (e *Engine) createTable(namespace, name string, opts TableOptions) error {
 // recentBytes is each shard's budget for its newest string records: none
 // without a record cache.
 func (e *Engine) recentBytes() int64 {
-	if e.cache == nil {
+	if e.recent == nil {
 		return 0
 	}
 	return min(RecentShardBytes, e.opts.CacheBytes/4)
@@ -546,6 +536,10 @@ func (e *Engine) openTable(namespace, name, dir string, opts TableOptions) (*tab
 			return nil, fmt.Errorf("temporalstore: %w", err)
 		}
 		s, err := shard.Open(dir, shard.Options{
+			OpenLog:      e.opts.OpenLog,
+			Namespace:    namespace,
+			Table:        name,
+			ShardIndex:   i,
 			Durable:      !opts.Async,
 			SyncInterval: opts.SyncInterval,
 			Now:          e.opts.Now,
@@ -707,9 +701,6 @@ func (e *Engine) Close() error {
 	}
 	if len(e.standIns) > 0 {
 		err = errors.Join(err, os.RemoveAll(filepath.Join(e.opts.Dir, standInDir)))
-	}
-	if e.cache != nil {
-		err = errors.Join(err, e.cache.Close())
 	}
 	return err
 }

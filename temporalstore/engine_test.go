@@ -2,6 +2,7 @@ package temporalstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,11 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/teststorage"
 )
 
 func openEngine(t *testing.T, dir string, clk *testclock.Clock) *Engine {
 	t.Helper()
-	e, err := Open(t.Context(), Options{Dir: dir, Now: clk.Now})
+	e, err := testOpen(t.Context(), Options{Dir: dir, Now: clk.Now})
 	require.NoError(t, err)
 	return e
 }
@@ -454,7 +456,7 @@ func TestBucketOfIsInTheRange(t *testing.T) {
 func TestAppendGetDuringOverwrites(t *testing.T) {
 	// A small cache: the recent buffer holds 16 KiB, so most records are
 	// pushed out to the cache, and many out of it, while being read.
-	e, err := Open(t.Context(), Options{Dir: t.TempDir(), CacheBytes: 64 << 10})
+	e, err := testOpen(t.Context(), Options{Dir: t.TempDir(), CacheBytes: 64 << 10})
 	require.NoError(t, err)
 	defer e.Close()
 	ctx := t.Context()
@@ -498,10 +500,11 @@ func TestAppendGetDuringOverwrites(t *testing.T) {
 // has not; the interval is kept across a restart, and one out of range
 // is refused and creates nothing.
 func TestSyncInterval(t *testing.T) {
+	teststorage.SkipOnMem(t, "the disk log's periodic fsyncs")
 	ctx := t.Context()
 	dir := t.TempDir()
 	// No maintenance rounds: nothing but the interval syncs the log.
-	e, err := Open(ctx, Options{Dir: dir, MaintenanceInterval: -1})
+	e, err := testOpen(ctx, Options{Dir: dir, MaintenanceInterval: -1})
 	require.NoError(t, err)
 	require.NoError(t, e.CreateTable(ctx, "n", "fast", TableOptions{Async: true, Shards: 1, SyncInterval: 5 * time.Millisecond}))
 	require.NoError(t, e.CreateTable(ctx, "n", "slow", TableOptions{Async: true, Shards: 1, SyncInterval: time.Minute}))
@@ -532,7 +535,7 @@ func TestSyncInterval(t *testing.T) {
 	require.Equal(t, before["slow"], fsyncs("slow"), "a minute's interval has not synced yet")
 
 	require.NoError(t, e.Close())
-	e, err = Open(ctx, Options{Dir: dir})
+	e, err = testOpen(ctx, Options{Dir: dir})
 	require.NoError(t, err)
 	defer e.Close()
 	o, err := e.TableOptions("n", "slow")
@@ -544,4 +547,20 @@ func TestSyncInterval(t *testing.T) {
 	v, found := get(t, e, Command{Namespace: "n", Table: "slow", Key: []byte("k")})
 	require.True(t, found)
 	require.Equal(t, "v", v)
+}
+
+// testOpen is Open on the storage the tests run on (teststorage): a record
+// cache of opts.CacheBytes unless Disabled, when opts gives none.
+func testOpen(ctx context.Context, opts Options) (*Engine, error) {
+	if opts.OpenLog == nil {
+		opts.OpenLog = teststorage.OpenLog()
+	}
+	if opts.RecordCache == nil && opts.CacheBytes != Disabled {
+		c, err := teststorage.NewCache(cmp.Or(opts.CacheBytes, DefaultCacheBytes))
+		if err != nil {
+			return nil, err
+		}
+		opts.RecordCache = c
+	}
+	return Open(ctx, opts)
 }

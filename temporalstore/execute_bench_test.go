@@ -24,7 +24,7 @@ func BenchmarkExecuteGet(b *testing.B) {
 
 // benchEngine opens an engine with an async table n/t, closed with b.
 func benchEngine(b *testing.B) *Engine {
-	e, err := Open(b.Context(), Options{Dir: b.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	e, err := testOpen(b.Context(), Options{Dir: b.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

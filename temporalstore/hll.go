@@ -249,3 +249,7 @@ func b2i(b bool) int64 {
 	}
 	return 0
 }
+
+// HyperLogLogSelfTest checks the HyperLogLog encodings against each other
+// over random sets, as Redis's PFSELFTEST does; nil when they agree.
+func HyperLogLogSelfTest() error { return hll.SelfTest() }

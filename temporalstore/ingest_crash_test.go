@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/teststorage"
 )
 
 const ingestDirEnv = "TEMPORALSTORE_INGEST_CRASH_DIR"
@@ -26,7 +28,7 @@ const ingestKeys = 5
 // ingestKeys. It prints each batch's committed offset.
 func ingestChild(dir string) {
 	ctx := context.Background()
-	e, err := Open(ctx, Options{Dir: dir, MaintenanceInterval: 2 * time.Millisecond, CheckpointRecords: 200})
+	e, err := testOpen(ctx, Options{Dir: dir, MaintenanceInterval: 2 * time.Millisecond, CheckpointRecords: 200})
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(2)
@@ -60,6 +62,7 @@ func ingestChild(dir string) {
 // exactly once: the counters add up to the records committed, no more
 // (a replayed half batch is skipped) and no less.
 func TestIngestCrashIsExactlyOnce(t *testing.T) {
+	teststorage.SkipOnMem(t, "a killed process and its files")
 	if testing.Short() {
 		t.Skip("crash test")
 	}
@@ -91,7 +94,7 @@ func TestIngestCrashIsExactlyOnce(t *testing.T) {
 		}
 	}
 	// A last clean batch, then the books must balance.
-	e, err := Open(t.Context(), Options{Dir: dir, MaintenanceInterval: Disabled})
+	e, err := testOpen(t.Context(), Options{Dir: dir, MaintenanceInterval: Disabled})
 	require.NoError(t, err)
 	defer e.Close()
 	next, err := e.IngestOffset(t.Context(), "", "", "stream", 0)

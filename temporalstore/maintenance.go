@@ -9,8 +9,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 )
 
 // Maintenance stages, in the order a round runs them. The order matters:
@@ -108,7 +108,7 @@ func (e *Engine) Maintain(ctx context.Context) (Round, error) {
 			}
 		case StageEvict:
 			if e.cache != nil {
-				ev := e.cache.Stats().DRAM.Evictions
+				ev := e.cache.Stats().Evictions
 				rep.Items = ev - e.lastEvictions
 				e.lastEvictions = ev
 			}
@@ -263,9 +263,9 @@ type ShardStats struct {
 }
 
 // LatencyHistogram counts durations in buckets whose bounds double from
-// one microsecond (wal.BucketBound), the last open-ended: the log's own
-// histogram, with its Total, Quantile and Merge.
-type LatencyHistogram = wal.Histogram
+// one microsecond (storage.BucketBound), the last open-ended, with its
+// Total, Quantile and Merge.
+type LatencyHistogram = storage.Histogram
 
 // Stats returns every shard's statistics, tables in name order.
 func (e *Engine) Stats() ([]ShardStats, error) {

@@ -26,7 +26,7 @@ func TestMaintenanceRoundRunsStagesInOrder(t *testing.T) {
 	dir := t.TempDir()
 	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	opts := Options{Dir: dir, Now: clk.Now, MaintenanceInterval: Disabled, CheckpointRecords: 500}
-	e, err := Open(t.Context(), opts)
+	e, err := testOpen(t.Context(), opts)
 	require.NoError(t, err)
 	ctx := t.Context()
 	require.NoError(t, e.CreateTable(ctx, "m", "t", TableOptions{Shards: 2, SegmentBytes: 64 << 10}))
@@ -96,7 +96,7 @@ func TestMaintenanceRoundRunsStagesInOrder(t *testing.T) {
 	}
 	check(e)
 	require.NoError(t, e.Close())
-	e, err = Open(t.Context(), opts)
+	e, err = testOpen(t.Context(), opts)
 	require.NoError(t, err)
 	defer e.Close()
 	check(e)
@@ -105,7 +105,7 @@ func TestMaintenanceRoundRunsStagesInOrder(t *testing.T) {
 // The background loop runs rounds on its own.
 func TestBackgroundMaintenanceSweeps(t *testing.T) {
 	clk := testclock.New(time.Unix(1_764_460_800, 0))
-	e, err := Open(t.Context(), Options{Dir: t.TempDir(), Now: clk.Now, MaintenanceInterval: 5 * time.Millisecond})
+	e, err := testOpen(t.Context(), Options{Dir: t.TempDir(), Now: clk.Now, MaintenanceInterval: 5 * time.Millisecond})
 	require.NoError(t, err)
 	defer e.Close()
 	for i := range 50 {

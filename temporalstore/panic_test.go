@@ -54,7 +54,7 @@ func TestEnginePanicsAreContained(t *testing.T) {
 	clk := testclock.New(time.Unix(1_764_460_800, 0))
 	logs := &lockedBuffer{}
 	opts := Options{Dir: dir, Now: clk.Now, Logger: slog.New(slog.NewTextHandler(logs, nil))}
-	e, err := Open(t.Context(), opts)
+	e, err := testOpen(t.Context(), opts)
 	require.NoError(t, err)
 	ctx := t.Context()
 	const workers, each, keys = 8, 60, 3
@@ -94,7 +94,7 @@ func TestEnginePanicsAreContained(t *testing.T) {
 	}
 	before := state(e)
 	require.NoError(t, e.Close())
-	e, err = Open(t.Context(), opts)
+	e, err = testOpen(t.Context(), opts)
 	require.NoError(t, err)
 	defer e.Close()
 	require.Equal(t, before, state(e))

@@ -21,7 +21,7 @@ func TestRecentWindowFollowsCacheBytes(t *testing.T) {
 		{"cache off", Disabled, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := Open(t.Context(), Options{Dir: t.TempDir(), CacheBytes: tc.cache, Logger: slog.New(slog.DiscardHandler)})
+			e, err := testOpen(t.Context(), Options{Dir: t.TempDir(), CacheBytes: tc.cache, Logger: slog.New(slog.DiscardHandler)})
 			require.NoError(t, err)
 			defer e.Close()
 			require.Equal(t, tc.want, e.recentBytes())

@@ -497,7 +497,7 @@ func TestKindsAgainstRedis(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
 			require.NoError(t, rc.FlushAll(ctx).Err())
-			e, err := Open(ctx, Options{Dir: t.TempDir()})
+			e, err := testOpen(ctx, Options{Dir: t.TempDir()})
 			require.NoError(t, err)
 			defer e.Close()
 			require.NoError(t, e.CreateTable(ctx, "m", "t", TableOptions{Shards: tc.shards}))

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/teststorage"
 )
 
 // Collections far larger than the collection budget are all served, from
@@ -13,6 +15,7 @@ import (
 // hashes of 16 KiB (24 MiB of values) under a 2 MiB budget and a 1 MiB
 // record cache, across writes, reads and a reopen.
 func TestCollectionsLargerThanTheBudgetAreServed(t *testing.T) {
+	teststorage.SkipOnMem(t, "the heap to hold the budget, which an in-memory log is part of")
 	if testing.Short() {
 		t.Skip("writes 24 MiB")
 	}
@@ -22,7 +25,7 @@ func TestCollectionsLargerThanTheBudgetAreServed(t *testing.T) {
 	)
 	dir := t.TempDir()
 	opts := Options{Dir: dir, CollectionBytes: budget, CacheBytes: 1 << 20, MaintenanceInterval: Disabled}
-	e, err := Open(t.Context(), opts)
+	e, err := testOpen(t.Context(), opts)
 	require.NoError(t, err)
 	require.NoError(t, e.CreateTable(t.Context(), "big", "t", TableOptions{Shards: 2, Async: true}))
 	key := func(i int) []byte { return fmt.Appendf(nil, "h%05d", i) }
@@ -75,7 +78,7 @@ func TestCollectionsLargerThanTheBudgetAreServed(t *testing.T) {
 		"the heap holds the budget, not the collections")
 	require.NoError(t, e.Close())
 
-	e, err = Open(t.Context(), opts)
+	e, err = testOpen(t.Context(), opts)
 	require.NoError(t, err)
 	defer e.Close()
 	check(e)
@@ -85,7 +88,7 @@ func TestCollectionsLargerThanTheBudgetAreServed(t *testing.T) {
 // budget from the series' next write, and leaves the count exactly when
 // the series goes.
 func TestRollupCountsAgainstTheCollectionBudget(t *testing.T) {
-	e, err := Open(t.Context(), Options{Dir: t.TempDir(), MaintenanceInterval: Disabled})
+	e, err := testOpen(t.Context(), Options{Dir: t.TempDir(), MaintenanceInterval: Disabled})
 	require.NoError(t, err)
 	defer e.Close()
 	base := e.collections.Used()

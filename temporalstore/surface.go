@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/temporalstore/temporalstore-go/matrixcache"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 )
 
 // This file holds what the serving surfaces (RESP, HTTP, the Go client)
@@ -87,11 +87,10 @@ func (e *Engine) FreezeShard(ctx context.Context, namespace, table string, shard
 	return t.shards[shard].Freeze(ctx)
 }
 
-// CacheStats returns the record cache's statistics; false when the cache
-// is disabled.
-func (e *Engine) CacheStats() (matrixcache.Stats, bool) {
+// CacheStats returns the record cache's counters; false without one.
+func (e *Engine) CacheStats() (storage.CacheStats, bool) {
 	if e.cache == nil {
-		return matrixcache.Stats{}, false
+		return storage.CacheStats{}, false
 	}
 	return e.cache.Stats(), true
 }

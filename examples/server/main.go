@@ -19,12 +19,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/temporalstore/temporalstore-go/matrixcache/cacheprom"
 	"github.com/temporalstore/temporalstore-go/matrixobject"
 	"github.com/temporalstore/temporalstore-go/matrixobject/s3api"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/engineprom"
 	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
+	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp/respprom"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/disk"
 )
 
 func main() {
@@ -324,13 +331,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	started := time.Now()
-	e, err := temporalstore.Open(ctx, temporalstore.Options{
-		Dir: filepath.Join(c.dataDir, "engine"), CacheBytes: c.cacheBytes, CollectionBytes: c.collectionBytes, Logger: log,
-		DefaultTableOptions: defaultTable(c),
-	})
+	// The composition: each shard's log a wal log in its directory, the
+	// records cached in a matrixcache, and one registry for every part's
+	// metrics.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	eo := temporalstore.Options{
+		Dir: filepath.Join(c.dataDir, "engine"), OpenLog: disk.OpenLog, CacheBytes: c.cacheBytes,
+		CollectionBytes: c.collectionBytes, Logger: log, DefaultTableOptions: defaultTable(c),
+	}
+	if c.cacheBytes != temporalstore.Disabled {
+		cache, err := local.NewCache(ctx, c.cacheBytes)
+		if err != nil {
+			return err
+		}
+		defer cache.Close()
+		eo.RecordCache = disk.NewRecordCache(cache)
+		reg.MustRegister(cacheprom.NewCollector(cache, cacheprom.Options{}))
+	}
+	e, err := temporalstore.Open(ctx, eo)
 	if err != nil {
 		return err
 	}
+	reg.MustRegister(engineprom.NewCollector(e))
 	log.Info("engine open", "dir", filepath.Join(c.dataDir, "engine"), "took", time.Since(started).Round(time.Millisecond))
 	// The default table keeps the options it was created with, which
 	// need not be this run's flags.
@@ -356,7 +379,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	var respSrv *resp.Server
 	if c.respAddr != "" {
 		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
 			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: c.databases})
@@ -376,14 +398,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}()
 		closers = append(closers, srv.Close)
-		respSrv = srv
+		reg.MustRegister(respprom.NewCollector(srv))
 	}
 	if c.httpAddr != "" {
-		h, err := httpapi.New(httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof})
-		if err == nil && respSrv != nil {
-			// /metrics also covers the RESP commands.
-			err = h.Registry().Register(respprom.NewCollector(respSrv))
-		}
+		h, err := httpapi.New(httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof, Registry: reg})
 		if err != nil {
 			shutdown()
 			e.Close()

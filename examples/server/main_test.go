@@ -125,6 +125,11 @@ func TestServeStopRestart(t *testing.T) {
 	require.Contains(t, string(body), `temporalstore_resp_command_duration_seconds_count{command="rpush"} 1`)
 	require.Contains(t, string(body), `temporalstore_http_command_duration_seconds_count{kind="string_get"} 1`)
 	require.Regexp(t, `temporalstore_resp_connected_clients [1-9]`, string(body))
+	// One registry: the engine's, the record cache's tiers, the runtime's.
+	require.Regexp(t, `temporalstore_shard_keys\{namespace="default",shard="\d",table="default"\} [0-9]`, string(body))
+	require.Regexp(t, `matrixcache_tier_hits_total\{tier="dram"\} [0-9]`, string(body))
+	require.Contains(t, string(body), `temporalstore_record_cache_entries `)
+	require.Contains(t, string(body), `go_goroutines `)
 	require.NoError(t, srv.stop(), srv.log())
 	require.Contains(t, srv.log(), "msg=stopped")
 	images, _ := filepath.Glob(filepath.Join(data, "engine", "*", "*", "*", "checkpoint-*.img"))

@@ -41,13 +41,17 @@ func New(opts Options) (*Handler, error) {
 	}
 	opts = opts.withDefaults()
 	h := &Handler{opts: opts, tokens: newTokens(opts.ReadWriteTokens, opts.ReadOnlyTokens)}
-	h.metrics = newMetrics(opts.Engine)
+	m, err := newMetrics(opts.Engine, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	h.metrics = m
 	h.prom = promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{})
 	return h, nil
 }
 
-// Registry is the handler's metrics registry, served on /metrics: a
-// server may register its other surfaces' collectors in it.
+// Registry is the registry served on /metrics (Options.Registry, or the
+// handler's own).
 func (h *Handler) Registry() *prometheus.Registry { return h.metrics.reg }
 
 // Routes. The original's aliases of /execute and /batch_execute (its

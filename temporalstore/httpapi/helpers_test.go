@@ -15,13 +15,14 @@ import (
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 )
 
 var epoch = time.Unix(1_764_460_800, 0)
 
 func newEngine(t *testing.T, clk *testclock.Clock) *ts.Engine {
 	t.Helper()
-	e, err := ts.Open(t.Context(), ts.Options{Dir: t.TempDir(), Now: clk.Now, MaintenanceInterval: ts.Disabled})
+	e, err := local.Open(t.Context(), ts.Options{Dir: t.TempDir(), Now: clk.Now, MaintenanceInterval: ts.Disabled})
 	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })
 	return e

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 )
 
@@ -48,6 +50,12 @@ type Options struct {
 	// off, since profiles show the server's internals and cost CPU while
 	// they are taken.
 	Profiling bool
+	// Registry is the Prometheus registry /metrics serves; the handler
+	// registers its own metrics on it, and the program the collectors of
+	// everything else it runs (package engineprom's for the engine).
+	// Default: a registry of the handler's own, holding its metrics, the
+	// engine's and the Go runtime's.
+	Registry *prometheus.Registry
 }
 
 func (o Options) withDefaults() Options {

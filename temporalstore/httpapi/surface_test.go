@@ -274,8 +274,8 @@ func TestMetrics(t *testing.T) {
 	require.Equal(t, 5.0, keys)
 	require.Positive(t, fsyncs, "durable sets fsync the log")
 	require.Positive(t, recent, "the sets' records are held as written")
-	metric(`temporalstore_cache_entries\{tier="dram"\}`)
-	metric(`temporalstore_cache_lookup_misses_total`)
+	metric(`temporalstore_record_cache_entries`)
+	metric(`temporalstore_record_cache_misses_total`)
 	metric(`go_goroutines`)
 }
 

@@ -155,6 +155,10 @@ func TestClientUnblockAndKill(t *testing.T) {
 	require.NoError(t, err)
 	defer nc.Close()
 	require.ErrorContains(t, c.Do(ctx, "CLIENT", "KILL", "10.0.0.1:1").Err(), "No such client")
+	// The dial returns before the server has registered the connection.
+	require.Eventually(t, func() bool {
+		return strings.Contains(c.Do(ctx, "CLIENT", "LIST").String(), nc.LocalAddr().String())
+	}, 5*time.Second, time.Millisecond)
 	require.Equal(t, "OK", c.Do(ctx, "CLIENT", "KILL", nc.LocalAddr().String()).Val())
 	_, err = nc.Read(make([]byte, 1))
 	require.Error(t, err, "killed")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testredis"
+	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 )
 
 // databaseSteps are a session over numbered databases: the same on our
@@ -150,7 +151,7 @@ func TestDatabasesSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := t.Context()
 	serve := func() (*redis.Client, func()) {
-		e, err := temporalstore.Open(ctx, temporalstore.Options{Dir: dir, MaintenanceInterval: temporalstore.Disabled})
+		e, err := local.Open(ctx, temporalstore.Options{Dir: dir, MaintenanceInterval: temporalstore.Disabled})
 		require.NoError(t, err)
 		s, err := New(Options{Engine: e})
 		require.NoError(t, err)

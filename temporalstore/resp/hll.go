@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
-	"github.com/temporalstore/temporalstore-go/temporalstore/internal/hll"
 )
 
 // registerHLL serves the HyperLogLog commands. PFCOUNT is not a write, as
@@ -25,7 +24,7 @@ func registerHLL() {
 		}},
 		&cmdSpec{name: "pfdebug", arity: 3, flags: flagWrite, first: 2, last: 2, step: 1, run: cmdPFDebug},
 		&cmdSpec{name: "pfselftest", arity: 1, run: func(c *conn, _ [][]byte) {
-			if err := hll.SelfTest(); err != nil {
+			if err := ts.HyperLogLogSelfTest(); err != nil {
 				c.errorf("%s", err.Error())
 				return
 			}

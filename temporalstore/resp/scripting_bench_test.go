@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 )
 
 // benchTokenBucket is bench script's token bucket (tools/bench/scriptbench).
@@ -37,7 +38,7 @@ return {allowed, math.floor(tokens)}
 // fsync), as bench script's server runs, so fsyncs do not hide the
 // scripts' own cost.
 func startAsync(b *testing.B) string {
-	e, err := temporalstore.Open(b.Context(), temporalstore.Options{Dir: b.TempDir(), MaintenanceInterval: temporalstore.Disabled})
+	e, err := local.Open(b.Context(), temporalstore.Options{Dir: b.TempDir(), MaintenanceInterval: temporalstore.Disabled})
 	require.NoError(b, err)
 	require.NoError(b, e.CreateTable(b.Context(), "bench", "async", temporalstore.TableOptions{Async: true}))
 	s, err := New(Options{Engine: e, Namespace: "bench", Table: "async"})

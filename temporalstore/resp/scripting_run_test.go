@@ -13,6 +13,7 @@ import (
 
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testredis"
+	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 )
 
 // Real-world scripts, unchanged.
@@ -304,7 +305,7 @@ func TestScriptReadOnlyAccess(t *testing.T) {
 func TestScriptWritesSurviveReopen(t *testing.T) {
 	dir := t.TempDir()
 	serve := func() (*redis.Client, func()) {
-		e, err := temporalstore.Open(t.Context(), temporalstore.Options{Dir: dir, MaintenanceInterval: temporalstore.Disabled})
+		e, err := local.Open(t.Context(), temporalstore.Options{Dir: dir, MaintenanceInterval: temporalstore.Disabled})
 		require.NoError(t, err)
 		s, err := New(Options{Engine: e})
 		require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testredis"
+	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 )
 
 // start runs a server over a fresh engine on a loopback port.
@@ -31,7 +32,7 @@ func start(t testing.TB, opts Options) (string, *temporalstore.Engine) {
 // startServer is start returning the server.
 func startServer(t testing.TB, opts Options) (*Server, string) {
 	t.Helper()
-	e, err := temporalstore.Open(t.Context(), temporalstore.Options{Dir: t.TempDir(), MaintenanceInterval: temporalstore.Disabled})
+	e, err := local.Open(t.Context(), temporalstore.Options{Dir: t.TempDir(), MaintenanceInterval: temporalstore.Disabled})
 	require.NoError(t, err)
 	opts.Engine = e
 	s, err := New(opts)
@@ -702,7 +703,7 @@ func genArgs(rng *rand.Rand) []any {
 // one-shard table with four groups refuses what a four-shard table refuses,
 // as the server's default table does on a small machine.
 func TestTransactionsFollowKeyGroups(t *testing.T) {
-	e, err := temporalstore.Open(t.Context(), temporalstore.Options{Dir: t.TempDir(), MaintenanceInterval: temporalstore.Disabled})
+	e, err := local.Open(t.Context(), temporalstore.Options{Dir: t.TempDir(), MaintenanceInterval: temporalstore.Disabled})
 	require.NoError(t, err)
 	require.NoError(t, e.CreateTable(t.Context(), "app", "one", temporalstore.TableOptions{Shards: 1, KeyGroups: 4}))
 	s, err := New(Options{Engine: e, Namespace: "app", Table: "one"})

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 	"github.com/temporalstore/temporalstore-go/tools/pyvenv"
 )
@@ -21,7 +22,7 @@ import (
 const redisPyVersion = "8.1.0"
 
 func startServer(t *testing.T, opts resp.Options) string {
-	e, err := temporalstore.Open(t.Context(), temporalstore.Options{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	e, err := local.Open(t.Context(), temporalstore.Options{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	opts.Engine = e
 	s, err := resp.New(opts)

@@ -3,7 +3,6 @@ package shard
 import (
 	"context"
 
-	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 )
 
@@ -153,20 +152,20 @@ func keep(uint32) {}
 // record cache's copy, when the cache has it, so that the pass after
 // touches its bytes with the others' and their misses overlap.
 func (s *Shard) heldFromCache(held []heldRecord) {
-	c := s.opts.Cache
-	var keys [stringBatch]blockfmt.Key
+	c, id := s.opts.Cache, s.opts.CacheID
+	var addrs [stringBatch]uint64
 	var at [stringBatch]int
 	n := 0
 	for i := range held {
 		if held[i].addr != 0 && held[i].rec == nil {
-			keys[n], at[n] = s.cacheKey(held[i].addr), i
+			addrs[n], at[n] = held[i].addr, i
 			n++
 		}
 	}
-	c.Prefetch(keys[:n])
-	for j, k := range keys[:n] {
+	c.Prefetch(id, addrs[:n])
+	for j, addr := range addrs[:n] {
 		// The cache's own buffer, as readRecord takes it.
-		if v, _, ok, err := c.GetShared(context.Background(), k); err == nil && ok {
+		if v, ok := c.GetShared(id, addr); ok {
 			held[at[j]].rec = v
 		}
 	}

@@ -7,9 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/temporalstore/temporalstore-go/matrixcache"
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/teststorage"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 )
 
 // With a cache, reads are served from it (records written are put there),
@@ -41,7 +42,7 @@ func TestReadsThroughTheCache(t *testing.T) {
 	check()
 	check()
 	st := c.Stats()
-	require.Positive(t, st.DRAM.Hits, "reads are served from the cache")
+	require.Positive(t, st.Hits, "reads are served from the cache")
 	require.Positive(t, st.Misses, "and the log serves what it evicted")
 	require.NoError(t, s.Close())
 	s, err = Open(dir, opts)
@@ -58,7 +59,7 @@ func TestDeadRecordsLeaveTheCache(t *testing.T) {
 	s, err := Open(t.TempDir(), Options{Now: testclock.New(time.Unix(1_764_460_800, 0)).Now, Cache: c, CacheID: 3})
 	require.NoError(t, err)
 	defer s.Close()
-	entries := func() int64 { return c.Stats().DRAM.Entries }
+	entries := func() int64 { return c.Stats().Entries }
 
 	// One record of four sets, two of them to the same key: three keys
 	// point at it.
@@ -72,8 +73,7 @@ func TestDeadRecordsLeaveTheCache(t *testing.T) {
 	require.NoError(t, s.SetBatch(ctx, batch("a", "1", "b", "1", "a", "2", "c", "1")))
 	batchAt := s.log.LastIndex()
 	cached := func(idx uint64) bool {
-		_, _, ok, err := c.Peek(ctx, s.cacheKey(idx))
-		require.NoError(t, err)
+		_, ok := c.GetShared(s.opts.CacheID, idx)
 		return ok
 	}
 	require.True(t, cached(batchAt))
@@ -101,14 +101,10 @@ func TestDeadRecordsLeaveTheCache(t *testing.T) {
 	require.Empty(t, s.recordRefs)
 }
 
-// newDRAMCache is a record cache of one DRAM tier of capacity bytes,
-// closed when tb ends.
-func newDRAMCache(tb testing.TB, capacity int64) *matrixcache.Cache {
-	tb.Helper()
-	c, err := matrixcache.New(tb.Context(), matrixcache.Options{
-		DRAMCapacityBytes: capacity, SSDCapacityBytes: matrixcache.Disabled, ResidentCapacityBytes: matrixcache.Disabled,
-	})
-	require.NoError(tb, err)
-	tb.Cleanup(func() { c.Close() })
-	return c
+// newDRAMCache is a record cache of capacity bytes (a DRAM tier on the
+// disk storage), closed when tb ends.
+func newDRAMCache(tb testing.TB, capacity int64) storage.RecordCache {
+	return teststorage.Cache(tb, capacity)
 }
+
+func init() { testOpenLog = teststorage.OpenLog() }

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 
-	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 )
 
 // relocateBatch bounds how many values Compact reads at a time, and one
@@ -209,7 +206,7 @@ func (s *Shard) RelocateSparse(ctx context.Context, limit int) (st ReclaimStats,
 			return st, err
 		}
 		rec, _, _, err := s.readRecord(addr)
-		if errors.Is(err, wal.ErrCompacted) {
+		if errors.Is(err, storage.ErrCompacted) {
 			continue
 		}
 		if err != nil {
@@ -410,7 +407,7 @@ type Stats struct {
 	// open: records appended, fsyncs, and bytes written to segments.
 	LogRecords, LogFsyncs, LogWritten uint64
 	// LogFsyncLatency is the log's fdatasync latencies since open.
-	LogFsyncLatency wal.Histogram
+	LogFsyncLatency storage.Histogram
 	// Applied is the index of the last applied record.
 	Applied uint64
 	// PayloadBytes is the key and argument bytes of the commands written
@@ -440,7 +437,7 @@ func (s *Shard) Stats() Stats {
 	ls := s.log.Stats()
 	st.LogRecords, st.LogFsyncs, st.LogWritten, st.LogSegments = ls.Records, ls.Fsyncs, ls.Bytes, ls.Segments
 	st.LogFsyncLatency = ls.FsyncLatency
-	st.LogBytes = diskBytes(s.dir, func(name string) bool { return strings.HasSuffix(name, ".wal") })
+	st.LogBytes = ls.DiskBytes
 	if st.LiveBytes > 0 {
 		st.SpaceAmp = float64(st.LogBytes) / float64(st.LiveBytes)
 	}
@@ -453,28 +450,6 @@ func (s *Shard) Stats() Stats {
 	}
 	return st
 }
-
-// diskBytes is the allocated size of the files in dir that keep selects.
-func diskBytes(dir string, keep func(string) bool) int64 {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return 0
-	}
-	var n int64
-	for _, e := range ents {
-		if !keep(e.Name()) {
-			continue
-		}
-		fi, err := os.Stat(filepath.Join(dir, e.Name()))
-		if err == nil {
-			n += allocated(fi)
-		}
-	}
-	return n
-}
-
-// roundBlock rounds n up to whole 4 KiB blocks.
-func roundBlock(n int64) int64 { return (n + 4095) &^ 4095 }
 
 // ReclaimMemory gives back memory deletes left behind: the index's table
 // is shrunk when mostly empty, and the collections' slot table is cut

@@ -3,7 +3,6 @@ package shard
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,12 +12,10 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/temporalstore/temporalstore-go/matrixcache"
-	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
-	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 )
 
 // Ops of the records this package applies. Numbers are stable: they are
@@ -109,13 +106,18 @@ var (
 
 // Options configures a shard.
 type Options struct {
-	// Durable acknowledges a write once the log has fsynced it; otherwise
-	// once it reached the operating system, with a sync every SyncInterval.
+	// OpenLog opens the shard's log. Required.
+	OpenLog storage.OpenLogFunc
+	// Namespace, Table and ShardIndex name the shard to OpenLog.
+	Namespace, Table string
+	ShardIndex       int
+	// Durable acknowledges a write once the log has made it durable;
+	// otherwise once it is written, with a sync every SyncInterval.
 	// Default: false (the zero value); the engine sets it per table.
 	Durable bool
-	// SyncInterval is the async mode's sync period. Default: 10 ms.
+	// SyncInterval is the async mode's sync period. Default: the log's.
 	SyncInterval time.Duration
-	// SegmentSize is the log's segment size. Default: the wal default.
+	// SegmentSize is the log's segment size. Default: the log's.
 	SegmentSize int64
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
@@ -123,12 +125,11 @@ type Options struct {
 	// checkpoints; Open refuses a checkpoint stamped otherwise. Default:
 	// shard 0, range 0..0.
 	Stamp Stamp
-	// Cache, when set, holds log records in memory (and whatever tiers it
-	// has) in front of the log's files, under keys of shard CacheID; the
-	// engine shares one among its shards. Records are immutable, so
-	// cached ones never go stale. Default: nil, every read goes to the log
-	// (and the operating system's page cache).
-	Cache   *matrixcache.Cache
+	// Cache, when set, holds log records in memory in front of the log,
+	// under log id CacheID; the engine shares one among its shards.
+	// Records are immutable, so cached ones never go stale. Default: nil,
+	// every read goes to the log.
+	Cache   storage.RecordCache
 	CacheID uint64
 	// RecentBytes bounds the newest string records the shard holds in
 	// memory from their write until no key points at them (recent.go),
@@ -153,7 +154,7 @@ type Options struct {
 type Shard struct {
 	opts Options
 	dir  string
-	log  *wal.Log
+	log  storage.Log
 	// panics counts the panics contained in write and read functions.
 	panics atomic.Int64
 	// damagedImages counts checkpoints Open skipped as damaged, and
@@ -296,18 +297,22 @@ func isObject(e keyindex.Entry) bool { return e.Meta&metaTypeMask == metaObject 
 
 func isSpilled(e keyindex.Entry) bool { return e.Meta&metaTypeMask == metaSpilled }
 
-// Open opens (creating if needed) the shard in dir and replays its log.
+// Open opens (creating if needed) the shard in dir, its log through
+// opts.OpenLog, and replays the log.
 func Open(dir string, opts Options) (*Shard, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	// S2, not zstd: a record is compressed on the write's path, where
-	// zstd's fastest level cost a quarter of a pipelined SET's CPU.
-	wo := wal.Options{SegmentSize: opts.SegmentSize, Sync: wal.SyncInterval, SyncInterval: opts.SyncInterval, Compression: wal.CompressionFast}
-	if opts.Durable {
-		wo.Sync = wal.SyncAlways
+	if opts.OpenLog == nil {
+		opts.OpenLog = testOpenLog
 	}
-	l, err := wal.Open(dir, wo)
+	if opts.OpenLog == nil {
+		return nil, errors.New("shard: Options.OpenLog is required")
+	}
+	l, err := opts.OpenLog(context.Background(), storage.LogOptions{
+		Dir: dir, Namespace: opts.Namespace, Table: opts.Table, Shard: opts.ShardIndex,
+		Durable: opts.Durable, SyncInterval: opts.SyncInterval, SegmentBytes: opts.SegmentSize,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("shard: open log: %w", err)
 	}
@@ -343,7 +348,7 @@ func Open(dir string, opts Options) (*Shard, error) {
 }
 
 // newShard is a shard over log l with nothing loaded.
-func newShard(opts Options, dir string, l *wal.Log, skipped map[uint64]struct{}) *Shard {
+func newShard(opts Options, dir string, l storage.Log, skipped map[uint64]struct{}) *Shard {
 	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0), pending: map[uint64]*pendingRecord{}, recordRefs: map[uint64]int32{}, sparse: map[uint64]struct{}{}, skipped: skipped}
 	s.turn = sync.NewCond(&s.mu)
 	if opts.RecentBytes > 0 {
@@ -644,7 +649,7 @@ func (s *Shard) releaseRecordLocked(addr uint64) {
 		return
 	}
 	if s.opts.Cache != nil {
-		_, _ = s.opts.Cache.Delete(context.Background(), s.cacheKey(addr))
+		s.opts.Cache.Delete(s.opts.CacheID, addr)
 	}
 }
 
@@ -667,14 +672,6 @@ func (s *Shard) commandAt(e keyindex.Entry) (command.Decoded, error) {
 	return c, err
 }
 
-// cacheKey is the cache key of the record at addr: namespace "oplog",
-// the address (8 bytes, big endian) as the record key.
-func (s *Shard) cacheKey(addr uint64) blockfmt.Key {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], addr)
-	return blockfmt.Key{Shard: s.opts.CacheID, Record: string(b[:]), Namespace: blockfmt.NamespaceOplog}
-}
-
 // readRecord reads the record at addr through the recent records and the
 // cache, if any, and reports whether either had it, and the record's
 // command count when the recent records know it (0 otherwise).
@@ -694,7 +691,7 @@ func (s *Shard) readRecord(addr uint64) (rec []byte, cmds int, hit bool, err err
 	}
 	// The cache's own buffer, not a copy: it is never written again, and
 	// what this package returns from it is read-only to its callers.
-	if v, _, ok, err := c.GetShared(context.Background(), s.cacheKey(addr)); err == nil && ok {
+	if v, ok := c.GetShared(s.opts.CacheID, addr); ok {
 		return v, 0, true, nil
 	}
 	rec, err = s.log.Read(addr)
@@ -832,9 +829,9 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 		switch {
 		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 			return err
-		case errors.Is(err, wal.ErrClosed):
+		case errors.Is(err, storage.ErrClosed):
 			return ErrClosed
-		case errors.Is(err, wal.ErrRecordTooLarge):
+		case errors.Is(err, storage.ErrRecordTooLarge):
 			return fmt.Errorf("%w: %w", ErrTooLarge, err)
 		}
 		// The log refuses further writes (a failed write or fsync). A
@@ -1012,7 +1009,7 @@ func (s *Shard) queueSparseLocked(addr uint64) {
 // that cannot take it costs a later read, not correctness.
 func (s *Shard) cacheRecord(idx uint64, rec []byte) {
 	if s.opts.Cache != nil {
-		_ = s.opts.Cache.Put(context.Background(), s.cacheKey(idx), rec, matrixcache.PutOptions{})
+		s.opts.Cache.Put(s.opts.CacheID, idx, rec)
 	}
 }
 
@@ -1189,7 +1186,7 @@ func (s *Shard) Close() error {
 }
 
 // LogStats returns the shard's log statistics (bytes written, fsyncs).
-func (s *Shard) LogStats() wal.Stats { return s.log.Stats() }
+func (s *Shard) LogStats() storage.LogStats { return s.log.Stats() }
 
 // Scan returns live keys from the resident index in scan order, at least
 // count of them unless the shard ends first, and the cursor to continue
@@ -1232,3 +1229,7 @@ func (s *Shard) SetBatch(ctx context.Context, cmds []command.Command) error {
 	}
 	return s.write(ctx, cmds)
 }
+
+// testOpenLog is the OpenLog of shards opened without one, set by this
+// package's tests alone (to the disk log or the in-memory one).
+var testOpenLog storage.OpenLogFunc

@@ -19,6 +19,7 @@ import (
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/teststorage"
 )
 
 func open(t *testing.T, dir string, clk *testclock.Clock, durable bool) *Shard {
@@ -158,6 +159,7 @@ func crashChild(dir string) {
 // acknowledged write: after reopening, each key holds its last acknowledged
 // value or a later one that was written but not yet acknowledged.
 func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
+	teststorage.SkipOnMem(t, "a killed process and its files")
 	if testing.Short() {
 		t.Skip("crash test")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp/respprom"
 )
@@ -19,7 +20,7 @@ import (
 // client of it.
 func serve(t *testing.T) (*resp.Server, *redis.Client) {
 	t.Helper()
-	e, err := temporalstore.Open(t.Context(), temporalstore.Options{Dir: t.TempDir(), MaintenanceInterval: temporalstore.Disabled})
+	e, err := local.Open(t.Context(), temporalstore.Options{Dir: t.TempDir(), MaintenanceInterval: temporalstore.Disabled})
 	require.NoError(t, err)
 	s, err := resp.New(resp.Options{Engine: e})
 	require.NoError(t, err)

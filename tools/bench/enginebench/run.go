@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
 
@@ -162,7 +163,7 @@ func round(x float64, digits int) float64 {
 // openEngine opens an engine for a section: no background maintenance, so
 // that it does not write during a measurement.
 func openEngine(ctx context.Context, dir string, cacheBytes int64) (*temporalstore.Engine, error) {
-	return temporalstore.Open(ctx, temporalstore.Options{
+	return local.Open(ctx, temporalstore.Options{
 		Dir: dir, MaintenanceInterval: temporalstore.Disabled, CacheBytes: cacheBytes,
 		Logger: slog.New(slog.DiscardHandler),
 	})

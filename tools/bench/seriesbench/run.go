@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
 
@@ -452,7 +453,7 @@ func cmpErr(a, b error) error {
 // process, on a table with the rollup ladder and on one without,
 // alternating.
 func rollupVsScan(ctx context.Context, dir string, repeats int) (rollupResult, error) {
-	e, err := temporalstore.Open(ctx, temporalstore.Options{Dir: dir, Logger: slog.New(slog.DiscardHandler), MaintenanceInterval: temporalstore.Disabled})
+	e, err := local.Open(ctx, temporalstore.Options{Dir: dir, Logger: slog.New(slog.DiscardHandler), MaintenanceInterval: temporalstore.Disabled})
 	if err != nil {
 		return rollupResult{}, err
 	}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package shard
+package disk
 
 import "os"
 

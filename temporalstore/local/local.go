@@ -1,0 +1,43 @@
+package local
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"github.com/temporalstore/temporalstore-go/matrixcache"
+	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/disk"
+)
+
+// Open opens (creating if needed) the engine in opts.Dir, with
+// disk.OpenLog as its OpenLog and, unless opts.CacheBytes is Disabled, a
+// RecordCache over a DRAM-only matrixcache of opts.CacheBytes (default
+// temporalstore.DefaultCacheBytes), where opts leaves them unset. Such a
+// cache holds memory alone: nothing to close besides the engine.
+func Open(ctx context.Context, opts temporalstore.Options) (*temporalstore.Engine, error) {
+	if opts.OpenLog == nil {
+		opts.OpenLog = disk.OpenLog
+	}
+	if opts.RecordCache == nil && opts.CacheBytes != temporalstore.Disabled {
+		c, err := NewCache(ctx, cmp.Or(opts.CacheBytes, temporalstore.DefaultCacheBytes))
+		if err != nil {
+			return nil, err
+		}
+		opts.RecordCache = disk.NewRecordCache(c)
+	}
+	return temporalstore.Open(ctx, opts)
+}
+
+// NewCache is a DRAM-only matrixcache of capacity bytes, as Open makes.
+func NewCache(ctx context.Context, capacity int64) (*matrixcache.Cache, error) {
+	c, err := matrixcache.New(ctx, matrixcache.Options{
+		DRAMCapacityBytes:     capacity,
+		SSDCapacityBytes:      matrixcache.Disabled,
+		ResidentCapacityBytes: matrixcache.Disabled,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("local: record cache: %w", err)
+	}
+	return c, nil
+}
