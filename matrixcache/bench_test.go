@@ -2,6 +2,7 @@ package matrixcache
 
 import (
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -14,7 +15,7 @@ import (
 func benchKeys(n int) []blockfmt.Key {
 	keys := make([]blockfmt.Key, n)
 	for i := range keys {
-		keys[i] = blockfmt.StringKey(uint64(i%4), fmt.Sprintf("record-%06d", i))
+		keys[i] = cachekey.String(uint64(i%4), fmt.Sprintf("record-%06d", i))
 	}
 	return keys
 }
@@ -121,7 +122,7 @@ func BenchmarkPutOverwrite(b *testing.B) {
 	keys := make([]blockfmt.Key, n)
 	value := make([]byte, 64)
 	for i := range keys {
-		keys[i] = blockfmt.StringKey(0, fmt.Sprintf("key-%06d", i))
+		keys[i] = cachekey.String(0, fmt.Sprintf("key-%06d", i))
 		require.NoError(b, c.Put(ctx, keys[i], value, PutOptions{}))
 	}
 	order := rand.New(rand.NewPCG(1, 2)).Perm(n)
@@ -184,7 +185,7 @@ func benchGetZipfParallel(b *testing.B, readers int) {
 	ctx := b.Context()
 	keys := make([]blockfmt.Key, n)
 	for i := range keys {
-		keys[i] = blockfmt.StringKey(0, fmt.Sprintf("key-%06d", i))
+		keys[i] = cachekey.String(0, fmt.Sprintf("key-%06d", i))
 		if err := c.Put(ctx, keys[i], make([]byte, 64), PutOptions{}); err != nil {
 			b.Fatal(err)
 		}

@@ -1508,3 +1508,10 @@ func (c *Cache) SetDRAMCapacity(ctx context.Context, bytes int64) error {
 	c.tiers.Store(&t)
 	return nil
 }
+
+// Key names a cache entry (see blockfmt.Key).
+type Key = blockfmt.Key
+
+// KeyOf is the key of one string, for a cache whose user names entries
+// that way: matrixcache.KeyOf("user:42").
+func KeyOf(record string) Key { return blockfmt.KeyOf(record) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"sync"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ import (
 func testOptions(t *testing.T, n int) (Options, *fakeclock.Clock) {
 	clk := fakeclock.New()
 	return Options{
-		DRAMCapacityBytes:  int64(n) * entryCost(blockfmt.StringKey(0, "k00"), 32),
+		DRAMCapacityBytes:  int64(n) * entryCost(cachekey.String(0, "k00"), 32),
 		Shards:             1,
 		Policy:             "slru",
 		SSDPath:            t.TempDir(),
@@ -39,7 +40,7 @@ func newTestCache(t *testing.T, opts Options) *Cache {
 
 func val(s string) []byte { return bytes.Repeat([]byte(s), 32/len(s)) }
 
-func skey(i int) blockfmt.Key { return blockfmt.StringKey(0, fmt.Sprintf("k%02d", i)) }
+func skey(i int) blockfmt.Key { return cachekey.String(0, fmt.Sprintf("k%02d", i)) }
 
 func TestPutThenGetReturnsTheBytesAndTier(t *testing.T) {
 	opts, _ := testOptions(t, 4)
@@ -142,7 +143,7 @@ func TestSSDDurabilityOnAndOffBothStoreAndServeEvictedEntries(t *testing.T) {
 			ctx := t.Context()
 			items := make([]Item, 256)
 			for i := range items {
-				items[i] = Item{Key: blockfmt.StringKey(0, fmt.Sprintf("e%03d", i)), Value: []byte(fmt.Sprintf("value-%03d", i))}
+				items[i] = Item{Key: cachekey.String(0, fmt.Sprintf("e%03d", i)), Value: []byte(fmt.Sprintf("value-%03d", i))}
 			}
 			require.NoError(t, c.PutBatch(ctx, items))
 			require.Positive(t, c.Stats().DRAM.Evictions)
@@ -585,9 +586,9 @@ func TestInvalidationClearsEveryTier(t *testing.T) {
 	ctx := t.Context()
 	put := func(k blockfmt.Key) { require.NoError(t, c.Put(ctx, k, val("v"), PutOptions{})) }
 	for i := range 4 {
-		put(blockfmt.StringKey(1, fmt.Sprintf("user:%d", i)))
-		put(blockfmt.StringKey(1, fmt.Sprintf("post:%d", i)))
-		put(blockfmt.StringKey(2, fmt.Sprintf("user:%d", i)))
+		put(cachekey.String(1, fmt.Sprintf("user:%d", i)))
+		put(cachekey.String(1, fmt.Sprintf("post:%d", i)))
+		put(cachekey.String(2, fmt.Sprintf("user:%d", i)))
 	}
 	present := func(k blockfmt.Key) bool {
 		_, _, ok, err := c.Peek(ctx, k)
@@ -598,20 +599,20 @@ func TestInvalidationClearsEveryTier(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 4, r.SSD)
 	for i := range 4 {
-		require.False(t, present(blockfmt.StringKey(1, fmt.Sprintf("user:%d", i))))
-		require.True(t, present(blockfmt.StringKey(1, fmt.Sprintf("post:%d", i))))
+		require.False(t, present(cachekey.String(1, fmt.Sprintf("user:%d", i))))
+		require.True(t, present(cachekey.String(1, fmt.Sprintf("post:%d", i))))
 	}
 	r, err = c.DeleteShard(ctx, 2)
 	require.NoError(t, err)
 	require.Equal(t, 4, r.SSD)
 	for i := range 4 {
-		require.False(t, present(blockfmt.StringKey(2, fmt.Sprintf("user:%d", i))))
+		require.False(t, present(cachekey.String(2, fmt.Sprintf("user:%d", i))))
 	}
-	found, err := c.Delete(ctx, blockfmt.StringKey(1, "post:3"))
+	found, err := c.Delete(ctx, cachekey.String(1, "post:3"))
 	require.NoError(t, err)
 	require.True(t, found)
-	require.False(t, present(blockfmt.StringKey(1, "post:3")))
-	found, err = c.Delete(ctx, blockfmt.StringKey(1, "post:3"))
+	require.False(t, present(cachekey.String(1, "post:3")))
+	found, err = c.Delete(ctx, cachekey.String(1, "post:3"))
 	require.NoError(t, err)
 	require.False(t, found)
 }
@@ -928,7 +929,7 @@ func TestAHotSetSurvivesAScan(t *testing.T) {
 		}
 	}
 	for i := range 10_000 {
-		k := blockfmt.StringKey(1, fmt.Sprintf("scan-%05d", i))
+		k := cachekey.String(1, fmt.Sprintf("scan-%05d", i))
 		require.NoError(t, c.Put(ctx, k, val("s"), PutOptions{}))
 		_, _, _, err := c.Peek(ctx, k)
 		require.NoError(t, err)

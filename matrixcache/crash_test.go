@@ -3,6 +3,7 @@ package matrixcache
 import (
 	"bufio"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"os"
 	"os/exec"
 	"strconv"
@@ -24,7 +25,7 @@ func crashOptions(dir string) Options {
 	}
 }
 
-func crashKey(i int) blockfmt.Key { return blockfmt.StringKey(7, fmt.Sprintf("key-%03d", i%40)) }
+func crashKey(i int) blockfmt.Key { return cachekey.String(7, fmt.Sprintf("key-%03d", i%40)) }
 
 // TestCrashChildProcess is the process TestCrashAcknowledgedWritesSurviveAProcessKill
 // kills: it rewrites 40 keys with increasing versions and prints each

@@ -436,7 +436,7 @@ func hashKey(k blockfmt.Key) uint64 {
 }
 
 // namesHash is the hash of a key's namespace and selector, folded into the
-// record's by hashKey. StringKey's names, the constants themselves (the
+// record's by hashKey. cachekey.String's names, the constants themselves (the
 // same bytes, so a pointer comparison tells), take a precomputed value:
 // most keys are strings', and hashing their names cost a third of a hash.
 func namesHash(namespace, selector string) uint64 {
@@ -447,10 +447,10 @@ func namesHash(namespace, selector string) uint64 {
 	return computeNamesHash(namespace, selector)
 }
 
-// stringSelector is StringKey's selector.
+// stringSelector is cachekey.String's selector.
 const stringSelector = "value"
 
-// stringNamesHash is computeNamesHash of StringKey's names
+// stringNamesHash is computeNamesHash of cachekey.String's names
 // (TestStringNamesHash).
 const stringNamesHash = 0xe0067b5721836463
 

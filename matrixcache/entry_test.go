@@ -2,6 +2,7 @@ package matrixcache
 
 import (
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"sync"
 	"testing"
 	"unsafe"
@@ -17,7 +18,7 @@ func TestKeyNamesBeyondTheInternBound(t *testing.T) {
 	c := oneShardDRAMCache(t)
 	ctx := t.Context()
 	n := maxInternedNames + 300
-	key := func(i int) blockfmt.Key { return blockfmt.HashKey(0, "user-1", fmt.Sprintf("field-%04d", i)) }
+	key := func(i int) blockfmt.Key { return cachekey.Hash(0, "user-1", fmt.Sprintf("field-%04d", i)) }
 	for i := range n {
 		require.NoError(t, c.Put(ctx, key(i), fmt.Appendf(nil, "v%d", i), PutOptions{}))
 	}
@@ -151,7 +152,7 @@ func TestPutAllocatesTheValueCopyAndTheEntry(t *testing.T) {
 	opts.SSDCapacityBytes = Disabled
 	c := newTestCache(t, opts)
 	ctx := t.Context()
-	k := blockfmt.HashKey(0, "user-1", "field")
+	k := cachekey.Hash(0, "user-1", "field")
 	v := val("a")
 	require.NoError(t, c.Put(ctx, k, v, PutOptions{}))
 	allocs := testing.AllocsPerRun(200, func() {
@@ -162,11 +163,11 @@ func TestPutAllocatesTheValueCopyAndTheEntry(t *testing.T) {
 	require.LessOrEqual(t, allocs, 2.0)
 }
 
-// The names StringKey uses are interned as the constants themselves, so a
+// The names cachekey.String uses are interned as the constants themselves, so a
 // lookup's comparison finds the caller's pointers; other names are copies.
 func TestStaticNamesShareTheConstantsBytes(t *testing.T) {
 	addr := func(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(s))) }
-	k := blockfmt.StringKey(0, "r")
+	k := cachekey.String(0, "r")
 	require.Equal(t, addr(k.Namespace), addr(staticName(string([]byte(k.Namespace)))))
 	require.Equal(t, addr(k.Selector), addr(staticName(string([]byte(k.Selector)))))
 	other := string([]byte("field-1"))
@@ -182,7 +183,7 @@ func TestStaticNamesShareTheConstantsBytes(t *testing.T) {
 func TestConcurrentHitsReachThePolicyAsASample(t *testing.T) {
 	c := oneShardDRAMCache(t)
 	ctx := t.Context()
-	key := func(i int) blockfmt.Key { return blockfmt.StringKey(0, fmt.Sprintf("k%04d", i)) }
+	key := func(i int) blockfmt.Key { return cachekey.String(0, fmt.Sprintf("k%04d", i)) }
 	const keys, readers, turns, perTurn = 256, 8, 250, 8
 	for i := range keys {
 		require.NoError(t, c.Put(ctx, key(i), []byte("v"), PutOptions{}))
@@ -277,7 +278,7 @@ func TestSampledHitsLeaveHotEntriesUnwritten(t *testing.T) {
 			opts.DRAMHotnessThreshold = tc.dramThreshold
 			c := newTestCache(t, opts)
 			ctx := t.Context()
-			k := blockfmt.StringKey(0, "hot")
+			k := cachekey.String(0, "hot")
 			require.NoError(t, c.Put(ctx, k, []byte("v"), PutOptions{}))
 			s := c.shards[0]
 			e := s.m.load(hashKey(k))
@@ -300,14 +301,14 @@ func TestSampledHitsLeaveHotEntriesUnwritten(t *testing.T) {
 	}
 }
 
-// StringKey's names take a precomputed hash, equal to the computed one, and
+// cachekey.String's names take a precomputed hash, equal to the computed one, and
 // names of the same bytes hash alike wherever their bytes live.
 func TestStringNamesHash(t *testing.T) {
 	require.Equal(t, computeNamesHash(blockfmt.NamespaceString, stringSelector), uint64(stringNamesHash))
-	k := blockfmt.StringKey(7, "rec")
+	k := cachekey.String(7, "rec")
 	copied := blockfmt.Key{Shard: 7, Record: "rec", Namespace: string([]byte(k.Namespace)), Selector: string([]byte(k.Selector))}
 	require.Equal(t, hashKey(k), hashKey(copied), "names copied elsewhere hash as the constants do")
-	other := blockfmt.HashKey(7, "rec", "value")
+	other := cachekey.Hash(7, "rec", "value")
 	require.NotEqual(t, hashKey(k), hashKey(other))
-	require.NotEqual(t, hashKey(k), hashKey(blockfmt.StringKey(8, "rec")))
+	require.NotEqual(t, hashKey(k), hashKey(cachekey.String(8, "rec")))
 }

@@ -3,10 +3,10 @@ package matrixcache_test
 import (
 	"context"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"os"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache"
-	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 )
 
 func Example() {
@@ -26,7 +26,7 @@ func Example() {
 	}
 	defer c.Close()
 
-	key := blockfmt.StringKey(1, "greeting")
+	key := cachekey.String(1, "greeting")
 	if err := c.Put(ctx, key, []byte("hello"), matrixcache.PutOptions{}); err != nil {
 		panic(err)
 	}

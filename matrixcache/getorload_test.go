@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,7 +20,7 @@ import (
 func TestGetOrLoadSharesOneLoad(t *testing.T) {
 	c := newTestCache(t, Options{SSDCapacityBytes: Disabled})
 	ctx := t.Context()
-	key := blockfmt.StringKey(0, "user:1")
+	key := cachekey.String(0, "user:1")
 	var loads atomic.Int64
 	release := make(chan struct{})
 	load := func(context.Context) ([]byte, error) {
@@ -60,7 +61,7 @@ func TestGetOrLoadSharesOneLoad(t *testing.T) {
 func TestGetOrLoadErrorsAndCancel(t *testing.T) {
 	c := newTestCache(t, Options{SSDCapacityBytes: Disabled})
 	ctx := t.Context()
-	key := blockfmt.StringKey(0, "k")
+	key := cachekey.String(0, "k")
 	boom := errors.New("backend down")
 	_, err := c.GetOrLoad(ctx, key, PutOptions{}, func(context.Context) ([]byte, error) { return nil, boom })
 	require.ErrorIs(t, err, boom)

@@ -3,11 +3,10 @@ package matrixcache
 import (
 	"context"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"math/rand/v2"
 	"testing"
 	"time"
-
-	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 )
 
 // BenchmarkHitStages prices a DRAM hit against an unsynchronised Go map
@@ -32,7 +31,7 @@ func BenchmarkHitStages(b *testing.B) {
 	m := make(map[string][]byte, n)
 	for i := range records {
 		records[i] = fmt.Sprintf("key-%06d", i)
-		if err := c.Put(ctx, blockfmt.StringKey(0, records[i]), make([]byte, 64), PutOptions{}); err != nil {
+		if err := c.Put(ctx, cachekey.String(0, records[i]), make([]byte, 64), PutOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		m[records[i]] = make([]byte, 64)
@@ -55,7 +54,7 @@ func BenchmarkHitStages(b *testing.B) {
 		{"index", func(from, count int) bool {
 			ok := true
 			for i := from; i < from+count; i++ {
-				h := hashKey(blockfmt.StringKey(0, records[stream[i&(streamLen-1)]]))
+				h := hashKey(cachekey.String(0, records[stream[i&(streamLen-1)]]))
 				ok = ok && c.shardFor(h).m.load(h) != nil
 			}
 			return ok
@@ -63,7 +62,7 @@ func BenchmarkHitStages(b *testing.B) {
 		{"lookup", func(from, count int) bool {
 			ok := true
 			for i := from; i < from+count; i++ {
-				k := blockfmt.StringKey(0, records[stream[i&(streamLen-1)]])
+				k := cachekey.String(0, records[stream[i&(streamLen-1)]])
 				h := hashKey(k)
 				ok = ok && c.loadLive(c.shardFor(h), h, k) != nil
 			}
@@ -72,7 +71,7 @@ func BenchmarkHitStages(b *testing.B) {
 		{"get", func(from, count int) bool {
 			ok := true
 			for i := from; i < from+count; i++ {
-				_, _, hit, _ := c.GetShared(context.Background(), blockfmt.StringKey(0, records[stream[i&(streamLen-1)]]))
+				_, _, hit, _ := c.GetShared(context.Background(), cachekey.String(0, records[stream[i&(streamLen-1)]]))
 				ok = ok && hit
 			}
 			return ok

@@ -2,6 +2,7 @@ package matrixcache
 
 import (
 	"bytes"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"testing"
 	"time"
 
@@ -207,9 +208,9 @@ func TestInvalidationAndPurgeReachTheResidentTier(t *testing.T) {
 	c := newTestCache(t, opts)
 	ctx := t.Context()
 	for i := range 4 {
-		require.NoError(t, c.Put(ctx, blockfmt.StringKey(1, "user:"+string(rune('a'+i))), val("v"), PutOptions{}))
+		require.NoError(t, c.Put(ctx, cachekey.String(1, "user:"+string(rune('a'+i))), val("v"), PutOptions{}))
 	}
-	require.NoError(t, c.Put(ctx, blockfmt.StringKey(1, "post:a"), val("v"), PutOptions{TTL: time.Second}))
+	require.NoError(t, c.Put(ctx, cachekey.String(1, "post:a"), val("v"), PutOptions{TTL: time.Second}))
 	r, err := c.DeletePrefix(ctx, 1, "user:")
 	require.NoError(t, err)
 	require.Equal(t, InvalidateReport{DRAM: 4, Resident: 4, SSD: 4}, r)
@@ -217,7 +218,7 @@ func TestInvalidationAndPurgeReachTheResidentTier(t *testing.T) {
 	r, err = c.PurgeExpired(ctx)
 	require.NoError(t, err)
 	require.Equal(t, InvalidateReport{DRAM: 1, Resident: 1, SSD: 1}, r)
-	found, err := c.Delete(ctx, blockfmt.StringKey(1, "user:a"))
+	found, err := c.Delete(ctx, cachekey.String(1, "user:a"))
 	require.NoError(t, err)
 	require.False(t, found)
 	require.Zero(t, c.Stats().ResidentStore.Entries)

@@ -2,6 +2,7 @@ package matrixcache
 
 import (
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"math/rand/v2"
 	"testing"
 
@@ -17,7 +18,7 @@ func BenchmarkShardCount(b *testing.B) {
 	const entries, writeSet = 16384, 1024
 	keys := make([]blockfmt.Key, entries+writeSet)
 	for i := range keys {
-		keys[i] = blockfmt.StringKey(0, fmt.Sprintf("key-%06d", i))
+		keys[i] = cachekey.String(0, fmt.Sprintf("key-%06d", i))
 	}
 	value := make([]byte, 64)
 	for _, shards := range []int{1, 16, 64, 256, 1024} {

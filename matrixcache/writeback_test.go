@@ -3,6 +3,7 @@ package matrixcache
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"sync"
 	"testing"
 
@@ -144,7 +145,7 @@ func TestWriteBackLastWriteWinsUnderConcurrency(t *testing.T) {
 			opts.WriteBackQueueLen = 8
 			c := newTestCache(t, opts)
 			ctx := t.Context()
-			key := func(w, i int) blockfmt.Key { return blockfmt.StringKey(uint64(w), fmt.Sprintf("k%d", i)) }
+			key := func(w, i int) blockfmt.Key { return cachekey.String(uint64(w), fmt.Sprintf("k%d", i)) }
 			var wg sync.WaitGroup
 			for w := range 3 {
 				wg.Go(func() {

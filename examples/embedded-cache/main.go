@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache"
-	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 )
 
 func main() {
@@ -152,7 +151,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func key(i int) blockfmt.Key { return blockfmt.StringKey(0, fmt.Sprintf("user:%08d", i)) }
+func key(i int) matrixcache.Key { return matrixcache.KeyOf(fmt.Sprintf("user:%08d", i)) }
 
 // load writes every key once and waits for the SSD tier to hold them all.
 // Progress is logged every tenth of the keys.

@@ -10,7 +10,7 @@ func BenchmarkEncode(b *testing.B) {
 	for _, size := range []int{64, 4096} {
 		for _, opts := range []Options{{}, {Compression: CompressionZstd}} {
 			b.Run(fmt.Sprintf("%dB/%s", size, opts.Compression), func(b *testing.B) {
-				blk := NewBlock(PageKey(1, 2, 0, uint64(size)), bytes.Repeat([]byte("block value "), size/12+1)[:size])
+				blk := NewBlock(testPageKey(1, 2, 0, uint64(size)), bytes.Repeat([]byte("block value "), size/12+1)[:size])
 				buf := make([]byte, 0, 2*size+128)
 				b.SetBytes(int64(size))
 				b.ReportAllocs()
@@ -32,7 +32,7 @@ func BenchmarkDecode(b *testing.B) {
 	for _, size := range []int{64, 4096} {
 		for _, opts := range []Options{{}, {Compression: CompressionZstd}} {
 			b.Run(fmt.Sprintf("%dB/%s", size, opts.Compression), func(b *testing.B) {
-				blk := NewBlock(PageKey(1, 2, 0, uint64(size)), bytes.Repeat([]byte("block value "), size/12+1)[:size])
+				blk := NewBlock(testPageKey(1, 2, 0, uint64(size)), bytes.Repeat([]byte("block value "), size/12+1)[:size])
 				enc := mustEncode(blk, opts)
 				b.SetBytes(int64(size))
 				b.ReportAllocs()
@@ -47,7 +47,7 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 func BenchmarkAppendOrderedKey(b *testing.B) {
-	k := PageKeyWithSlot(3, 99, 4096, 4096, 7)
+	k := testPageKeyWithSlot(3, 99, 4096, 4096, 7)
 	buf := make([]byte, 0, 128)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -25,13 +25,13 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		opts           Options
 		wantCompressed bool
 	}{
-		{"empty value", NewBlock(StringKey(1, "k"), nil), Options{}, false},
-		{"small", NewBlock(HashKey(2, "h", "f"), []byte("v")), zstdOpts, false},
-		{"below min compress", NewBlock(StringKey(1, "k"), compressible[:63]), zstdOpts, false},
-		{"compressed", NewBlock(PageKey(9, 1, 0, 4096), compressible), zstdOpts, true},
-		{"compression off", NewBlock(PageKey(9, 1, 0, 4096), compressible), Options{}, false},
-		{"incompressible", NewBlock(StringKey(1, "rand"), random), zstdOpts, false},
-		{"default min compress", NewBlock(StringKey(1, "k"), compressible[:DefaultMinCompressBytes]), Options{Compression: CompressionZstd}, true},
+		{"empty value", NewBlock(testStringKey(1, "k"), nil), Options{}, false},
+		{"small", NewBlock(testHashKey(2, "h", "f"), []byte("v")), zstdOpts, false},
+		{"below min compress", NewBlock(testStringKey(1, "k"), compressible[:63]), zstdOpts, false},
+		{"compressed", NewBlock(testPageKey(9, 1, 0, 4096), compressible), zstdOpts, true},
+		{"compression off", NewBlock(testPageKey(9, 1, 0, 4096), compressible), Options{}, false},
+		{"incompressible", NewBlock(testStringKey(1, "rand"), random), zstdOpts, false},
+		{"default min compress", NewBlock(testStringKey(1, "k"), compressible[:DefaultMinCompressBytes]), Options{Compression: CompressionZstd}, true},
 		{"ttl and kind", Block{Key: Key{1<<64 - 1, "r\x00", "oplog", ""}, Kind: KindOplog, Hotness: 255, ExpiresAt: -1, Value: []byte{0}}, Options{}, false},
 	}
 	for _, tt := range tests {
@@ -82,8 +82,8 @@ func TestTornBlocksNeverDecode(t *testing.T) {
 		b    Block
 		opts Options
 	}{
-		{NewBlock(StringKey(1, "k"), []byte("hello world")), Options{}},
-		{NewBlock(PageKey(3, 4, 0, 4096), bytes.Repeat([]byte("abcd"), 200)), zstdOpts},
+		{NewBlock(testStringKey(1, "k"), []byte("hello world")), Options{}},
+		{NewBlock(testPageKey(3, 4, 0, 4096), bytes.Repeat([]byte("abcd"), 200)), zstdOpts},
 	}
 	for _, tc := range blocks {
 		enc, err := Encode(nil, tc.b, tc.opts)
@@ -115,7 +115,7 @@ func reseal(b []byte) []byte {
 }
 
 func TestDecodeVersionsAndForgedHeaders(t *testing.T) {
-	enc, err := Encode(nil, NewBlock(StringKey(1, "k"), bytes.Repeat([]byte("x"), 1000)), zstdOpts)
+	enc, err := Encode(nil, NewBlock(testStringKey(1, "k"), bytes.Repeat([]byte("x"), 1000)), zstdOpts)
 	require.NoError(t, err)
 	tests := []struct {
 		name  string

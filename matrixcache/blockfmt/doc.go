@@ -2,9 +2,9 @@
 // persistent tiers of matrixcache (the SSD tier in package ssdtier, and the
 // file-backed resident tier).
 //
-// It defines the cache's [Key] (shard, record key, namespace, selector) with
-// the original's byte-exact constructors ([StringKey], [PageKey], ...), the
-// block kinds and initial hotness rules, a [Block] codec ([Encode], [Decode],
+// It defines the cache's [Key] (shard, record key, namespace, selector),
+// [KeyOf] for a key named by one string (package cachekey builds the rest),
+// the block kinds and initial hotness rules, a [Block] codec ([Encode], [Decode],
 // [DecodeHeader]) and an order-preserving encoding of a Key for use as a
 // key in an ordered key/value store ([AppendOrderedKey]).
 //

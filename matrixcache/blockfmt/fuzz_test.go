@@ -23,9 +23,9 @@ func mustEncode(b Block, opts Options) []byte {
 
 // seedBlocks are encodings worth starting FuzzDecode from.
 func seedBlocks() [][]byte {
-	plain := mustEncode(NewBlock(StringKey(1, "user:1"), []byte("hello")), Options{})
-	zstd := mustEncode(NewBlock(PageKey(2, 3, 0, 4096), bytes.Repeat([]byte("page "), 200)), zstdOpts)
-	ttl := mustEncode(Block{Key: HashKey(0, "h\x00", "f"), Kind: KindObject, Hotness: 9, ExpiresAt: 1 << 60, Value: []byte{0, 1, 2}}, Options{})
+	plain := mustEncode(NewBlock(testStringKey(1, "user:1"), []byte("hello")), Options{})
+	zstd := mustEncode(NewBlock(testPageKey(2, 3, 0, 4096), bytes.Repeat([]byte("page "), 200)), zstdOpts)
+	ttl := mustEncode(Block{Key: testHashKey(0, "h\x00", "f"), Kind: KindObject, Hotness: 9, ExpiresAt: 1 << 60, Value: []byte{0, 1, 2}}, Options{})
 	newer := reseal(bytes.Clone(plain))
 	newer[4] = Version + 1
 	reseal(newer)
@@ -43,7 +43,7 @@ func seedBlocks() [][]byte {
 
 func seedOrderedKeys() [][]byte {
 	return [][]byte{
-		AppendOrderedKey(nil, StringKey(1, "user:1")),
+		AppendOrderedKey(nil, testStringKey(1, "user:1")),
 		AppendOrderedKey(nil, Key{1, "a\x00", "\x00", "x\x00"}),
 		AppendOrderedKey(nil, Key{}),
 		ShardPrefix(3),

@@ -16,8 +16,8 @@ type Key struct {
 	Selector  string
 }
 
-// Namespaces that the key constructors use and that [KindForNamespace]
-// recognises.
+// Namespaces that [KindForNamespace] recognises (package cachekey's
+// constructors use them).
 const (
 	NamespaceString  = "string"
 	NamespaceHash    = "hash"
@@ -28,86 +28,12 @@ const (
 	NamespaceOplog   = "oplog"
 )
 
-// DefaultFeatureQueryCount is the count [FeatureQueryKey] puts in the
-// selector when the caller gives none.
-const DefaultFeatureQueryCount = 5000
-
-// StringKey is the key of a string value: namespace "string", selector
-// "value".
-func StringKey(shard uint64, key string) Key {
-	return Key{Shard: shard, Record: key, Namespace: NamespaceString, Selector: "value"}
+// KeyOf is the key of a value named by one string, for a cache whose user
+// names entries that way: shard 0, namespace "string", selector "value", so
+// that the block is an object (KindObject) with an object's hotness.
+func KeyOf(record string) Key {
+	return Key{Record: record, Namespace: NamespaceString, Selector: "value"}
 }
-
-// HashKey is the key of one field of a hash: namespace "hash", selector the
-// field.
-func HashKey(shard uint64, key, field string) Key {
-	return Key{Shard: shard, Record: key, Namespace: NamespaceHash, Selector: field}
-}
-
-// SetMembersKey is the key of a set's members: namespace "set", selector
-// "members".
-func SetMembersKey(shard uint64, key string) Key {
-	return Key{Shard: shard, Record: key, Namespace: NamespaceSet, Selector: "members"}
-}
-
-// FeatureQueryKey is the key of a feature query result: namespace
-// "feature", selector "{startMs}:{endMs}:{count}". A count of zero or less
-// stands for the original's None and is written as
-// [DefaultFeatureQueryCount].
-func FeatureQueryKey(shard uint64, key string, startMs, endMs int64, count int) Key {
-	if count <= 0 {
-		count = DefaultFeatureQueryCount
-	}
-	sel := strconv.FormatInt(startMs, 10) + ":" + strconv.FormatInt(endMs, 10) + ":" + strconv.Itoa(count)
-	return Key{Shard: shard, Record: key, Namespace: NamespaceFeature, Selector: sel}
-}
-
-// PageKey is the key of a page of a segment: namespace "page", record key
-// "segment-" and the segment number zero-padded to 20 digits, selector
-// "{offset}:{length}".
-func PageKey(shard, segment, offset, length uint64) Key {
-	return Key{Shard: shard, Record: segmentRecord(segment), Namespace: NamespacePage, Selector: pageSelector(offset, length)}
-}
-
-// PageKeyWithSlot is [PageKey] for a page routed to a slot: selector
-// "slot-{slot}:{offset}:{length}".
-func PageKeyWithSlot(shard, segment, offset, length uint64, slot uint32) Key {
-	k := PageKey(shard, segment, offset, length)
-	k.Selector = slotPrefix(slot) + k.Selector
-	return k
-}
-
-// PageKeyWithGeneration is [PageKey] for a given generation of the page:
-// selector "gen-{generation}:{offset}:{length}".
-func PageKeyWithGeneration(shard, segment, offset, length, generation uint64) Key {
-	k := PageKey(shard, segment, offset, length)
-	k.Selector = genPrefix(generation) + k.Selector
-	return k
-}
-
-// PageKeyWithSlotGeneration is [PageKey] for a given generation of a page
-// routed to a slot: selector "slot-{slot}:gen-{generation}:{offset}:{length}".
-func PageKeyWithSlotGeneration(shard, segment, offset, length uint64, slot uint32, generation uint64) Key {
-	k := PageKey(shard, segment, offset, length)
-	k.Selector = slotPrefix(slot) + genPrefix(generation) + k.Selector
-	return k
-}
-
-func segmentRecord(segment uint64) string {
-	s := strconv.FormatUint(segment, 10)
-	if len(s) < 20 {
-		s = strings.Repeat("0", 20-len(s)) + s
-	}
-	return "segment-" + s
-}
-
-func pageSelector(offset, length uint64) string {
-	return strconv.FormatUint(offset, 10) + ":" + strconv.FormatUint(length, 10)
-}
-
-func slotPrefix(slot uint32) string { return "slot-" + strconv.FormatUint(uint64(slot), 10) + ":" }
-
-func genPrefix(gen uint64) string { return "gen-" + strconv.FormatUint(gen, 10) + ":" }
 
 // RoutingSlot parses the routing slot back from a selector that starts
 // with "slot-N:". It reports false when there is none.

@@ -2,6 +2,7 @@ package blockfmt
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -9,35 +10,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestKeyConstructorsKeepTheirExactBytes(t *testing.T) {
-	tests := []struct {
-		name string
-		got  Key
-		want Key
-	}{
-		{"string", StringKey(7, "user:1"), Key{7, "user:1", "string", "value"}},
-		{"hash", HashKey(1, "h", "field-a"), Key{1, "h", "hash", "field-a"}},
-		{"set members", SetMembersKey(2, "s"), Key{2, "s", "set", "members"}},
-		{"feature query", FeatureQueryKey(3, "f", 1000, 2000, 10), Key{3, "f", "feature", "1000:2000:10"}},
-		{"feature query default count", FeatureQueryKey(3, "f", -5, 20, 0), Key{3, "f", "feature", "-5:20:5000"}},
-		{"page", PageKey(4, 12, 4096, 512), Key{4, "segment-00000000000000000012", "page", "4096:512"}},
-		{"page max segment", PageKey(0, 1<<64-1, 0, 0), Key{0, "segment-18446744073709551615", "page", "0:0"}},
-		{"page with slot", PageKeyWithSlot(4, 12, 0, 64, 9), Key{4, "segment-00000000000000000012", "page", "slot-9:0:64"}},
-		{"page with generation", PageKeyWithGeneration(4, 1, 8, 16, 3), Key{4, "segment-00000000000000000001", "page", "gen-3:8:16"}},
-		{"page with slot and generation", PageKeyWithSlotGeneration(4, 1, 8, 16, 2, 3), Key{4, "segment-00000000000000000001", "page", "slot-2:gen-3:8:16"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, tt.got)
-			require.Equal(t, 8+len(tt.want.Record)+len(tt.want.Namespace)+len(tt.want.Selector), tt.got.Size())
-		})
-	}
+// The keys of package cachekey's kinds, built here since it imports this
+// package.
+func testStringKey(shard uint64, key string) Key { return Key{shard, key, NamespaceString, "value"} }
+
+func testHashKey(shard uint64, key, field string) Key { return Key{shard, key, NamespaceHash, field} }
+
+func testPageKey(shard, segment, offset, length uint64) Key {
+	return Key{shard, fmt.Sprintf("segment-%020d", segment), NamespacePage, fmt.Sprintf("%d:%d", offset, length)}
+}
+
+func testPageKeyWithSlot(shard, segment, offset, length uint64, slot uint32) Key {
+	k := testPageKey(shard, segment, offset, length)
+	k.Selector = fmt.Sprintf("slot-%d:", slot) + k.Selector
+	return k
+}
+
+func TestKeyOf(t *testing.T) {
+	k := KeyOf("user:1")
+	require.Equal(t, testStringKey(0, "user:1"), k)
+	require.Equal(t, KindObject, k.Kind())
 }
 
 func TestKeySize(t *testing.T) {
 	require.Equal(t, 8, Key{}.Size())
-	require.Equal(t, 8+len("user:1")+len("string")+len("value"), StringKey(0, "user:1").Size())
-	require.Equal(t, 8+28+4+8, PageKey(1, 2, 4096, 512).Size())
+	require.Equal(t, 8+len("user:1")+len("string")+len("value"), testStringKey(0, "user:1").Size())
+	require.Equal(t, 8+28+4+8, testPageKey(1, 2, 4096, 512).Size())
 }
 
 func TestRoutingSlot(t *testing.T) {
@@ -103,7 +101,7 @@ func TestOrderedKeyExactBytes(t *testing.T) {
 		want []byte
 	}{
 		{"empty", Key{}, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1}},
-		{"string", StringKey(0x0102, "ab"), []byte("\x00\x00\x00\x00\x00\x00\x01\x02ab\x00\x01string\x00\x01value")},
+		{"string", testStringKey(0x0102, "ab"), []byte("\x00\x00\x00\x00\x00\x00\x01\x02ab\x00\x01string\x00\x01value")},
 		{"zero bytes escaped", Key{1, "a\x00", "\x00", "x\x00"}, []byte("\x00\x00\x00\x00\x00\x00\x00\x01a\x00\xff\x00\x01\x00\xff\x00\x01x\x00\xff")},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package cacheprom_test
 
 import (
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -126,7 +127,7 @@ func value(t *testing.T, ss map[string]sample, name string, labels ...string) fl
 func newCache(t *testing.T, writeBack bool) *matrixcache.Cache {
 	t.Helper()
 	c, err := matrixcache.New(t.Context(), matrixcache.Options{
-		DRAMCapacityBytes: 4 * int64(blockfmt.StringKey(0, "k00").Size()+32),
+		DRAMCapacityBytes: 4 * int64(cachekey.String(0, "k00").Size()+32),
 		Shards:            1,
 		Policy:            "slru",
 		SSDPath:           t.TempDir(),
@@ -138,7 +139,7 @@ func newCache(t *testing.T, writeBack bool) *matrixcache.Cache {
 	return c
 }
 
-func key(i int) blockfmt.Key { return blockfmt.StringKey(0, fmt.Sprintf("k%02d", i)) }
+func key(i int) blockfmt.Key { return cachekey.String(0, fmt.Sprintf("k%02d", i)) }
 
 func TestCollectorExportsWhatARealCacheCounts(t *testing.T) {
 	const keys, absent = 16, 3

@@ -3,6 +3,7 @@ package cacheprom_test
 import (
 	"context"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache"
-	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 	"github.com/temporalstore/temporalstore-go/matrixcache/cacheprom"
 )
 
@@ -39,7 +39,7 @@ func Example() {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
-	key := blockfmt.StringKey(1, "greeting")
+	key := cachekey.String(1, "greeting")
 	if err := cache.Put(ctx, key, []byte("hello"), matrixcache.PutOptions{}); err != nil {
 		panic(err)
 	}

@@ -2,6 +2,7 @@ package residenttier
 
 import (
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"sync/atomic"
 	"testing"
 
@@ -21,7 +22,7 @@ func BenchmarkPut(b *testing.B) {
 			i := uint64(0)
 			for b.Loop() {
 				i++
-				k := blockfmt.PageKey(i%16, i%4096, 0, 4096)
+				k := cachekey.Page(i%16, i%4096, 0, 4096)
 				if err := s.Put(ctx, blockfmt.NewBlock(k, value)); err != nil {
 					b.Fatal(err)
 				}
@@ -40,7 +41,7 @@ func BenchmarkGetHit(b *testing.B) {
 		s := openStore(b, Options{Mmap: mmap})
 		value := make([]byte, 4096)
 		for i := range uint64(keys) {
-			if err := s.Put(b.Context(), blockfmt.NewBlock(blockfmt.PageKey(1, i, 0, 4096), value)); err != nil {
+			if err := s.Put(b.Context(), blockfmt.NewBlock(cachekey.Page(1, i, 0, 4096), value)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -50,7 +51,7 @@ func BenchmarkGetHit(b *testing.B) {
 			i := uint64(0)
 			for b.Loop() {
 				i++
-				if _, ok, err := s.Get(blockfmt.PageKey(1, i%keys, 0, 4096)); !ok || err != nil {
+				if _, ok, err := s.Get(cachekey.Page(1, i%keys, 0, 4096)); !ok || err != nil {
 					b.Fatal(ok, err)
 				}
 			}
@@ -62,7 +63,7 @@ func BenchmarkGetHit(b *testing.B) {
 			var sum atomic.Int64
 			for b.Loop() {
 				i++
-				ok, err := s.View(blockfmt.PageKey(1, i%keys, 0, 4096), func(bl blockfmt.Block) error {
+				ok, err := s.View(cachekey.Page(1, i%keys, 0, 4096), func(bl blockfmt.Block) error {
 					sum.Add(int64(bl.Value[len(bl.Value)-1]))
 					return nil
 				})
@@ -81,7 +82,7 @@ func BenchmarkOpen(b *testing.B) {
 	s := openStore(b, Options{})
 	value := make([]byte, 4096)
 	for i := range uint64(keys) {
-		if err := s.Put(b.Context(), blockfmt.NewBlock(blockfmt.PageKey(1, i, 0, 4096), value)); err != nil {
+		if err := s.Put(b.Context(), blockfmt.NewBlock(cachekey.Page(1, i, 0, 4096), value)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +38,7 @@ func reopen(t testing.TB, s *Store, opts Options) *Store {
 }
 
 func blk(shard uint64, record string, value string) blockfmt.Block {
-	return blockfmt.NewBlock(blockfmt.StringKey(shard, record), []byte(value))
+	return blockfmt.NewBlock(cachekey.String(shard, record), []byte(value))
 }
 
 func pathOf(s *Store, k blockfmt.Key) string {
@@ -108,9 +109,9 @@ func TestPutGet(t *testing.T) {
 				want[tt.record] = tt.value
 			}
 			for r, v := range want {
-				requireValue(t, s, blockfmt.StringKey(1, r), v)
+				requireValue(t, s, cachekey.String(1, r), v)
 			}
-			requireMissing(t, s, blockfmt.StringKey(2, "a"))
+			requireMissing(t, s, cachekey.String(2, "a"))
 			st := s.Stats()
 			require.Equal(t, int64(3), st.Entries)
 			require.Equal(t, int64(len(tests)), st.Puts)
@@ -123,7 +124,7 @@ func TestPutGet(t *testing.T) {
 			}
 
 			// The file is where the package documentation says.
-			k := blockfmt.StringKey(1, "a")
+			k := cachekey.String(1, "a")
 			h := xxhash.Sum64(blockfmt.AppendOrderedKey(nil, k))
 			data, err := os.ReadFile(filepath.Join(s.Path(), fmt.Sprintf("%02x", h>>56), fmt.Sprintf("%016x.cache_block", h)))
 			require.NoError(t, err)
@@ -133,8 +134,8 @@ func TestPutGet(t *testing.T) {
 
 			// PutBatch: a later block of a key wins.
 			require.NoError(t, s.PutBatch(ctx, []blockfmt.Block{blk(1, "d", "x"), blk(1, "e", "y"), blk(1, "d", "z")}))
-			requireValue(t, s, blockfmt.StringKey(1, "d"), "z")
-			requireValue(t, s, blockfmt.StringKey(1, "e"), "y")
+			requireValue(t, s, cachekey.String(1, "d"), "z")
+			requireValue(t, s, cachekey.String(1, "e"), "y")
 
 			// Survives a reopen, index rebuilt.
 			before := s.Stats()
@@ -143,7 +144,7 @@ func TestPutGet(t *testing.T) {
 			require.Equal(t, before.Entries, after.Entries)
 			require.Equal(t, before.Bytes, after.Bytes)
 			for r, v := range map[string]string{"a": "2", "b": "", "c": "3" + big, "d": "z", "e": "y"} {
-				requireValue(t, s, blockfmt.StringKey(1, r), v)
+				requireValue(t, s, cachekey.String(1, r), v)
 			}
 		})
 	}
@@ -156,7 +157,7 @@ func TestTooLarge(t *testing.T) {
 	// A batch with one block that can never be stored writes nothing.
 	err = s.PutBatch(t.Context(), []blockfmt.Block{blk(1, "b", "ok"), blk(1, "a", string(make([]byte, 2048)))})
 	require.ErrorIs(t, err, ErrTooLarge)
-	requireMissing(t, s, blockfmt.StringKey(1, "b"))
+	requireMissing(t, s, cachekey.String(1, "b"))
 }
 
 func TestTTL(t *testing.T) {
@@ -225,7 +226,7 @@ func TestInvalidation(t *testing.T) {
 		for _, r := range []string{"user:1", "user:10", "user:2", "order:1", "us"} {
 			require.NoError(t, s.Put(ctx, blk(shard, r, r)))
 		}
-		require.NoError(t, s.Put(ctx, blockfmt.NewBlock(blockfmt.HashKey(shard, "user:1", "f"), []byte("h"))))
+		require.NoError(t, s.Put(ctx, blockfmt.NewBlock(cachekey.Hash(shard, "user:1", "f"), []byte("h"))))
 	}
 	tests := []struct {
 		name    string
@@ -235,19 +236,19 @@ func TestInvalidation(t *testing.T) {
 		staying []blockfmt.Key
 	}{
 		{"key", func() (int, error) {
-			ok, err := s.Delete(ctx, blockfmt.StringKey(0, "us"))
+			ok, err := s.Delete(ctx, cachekey.String(0, "us"))
 			return map[bool]int{true: 1}[ok], err
-		}, 1, []blockfmt.Key{blockfmt.StringKey(0, "us")}, []blockfmt.Key{blockfmt.StringKey(1, "us"), blockfmt.StringKey(0, "user:1")}},
+		}, 1, []blockfmt.Key{cachekey.String(0, "us")}, []blockfmt.Key{cachekey.String(1, "us"), cachekey.String(0, "user:1")}},
 		{"absent key", func() (int, error) {
-			ok, err := s.Delete(ctx, blockfmt.StringKey(0, "us"))
+			ok, err := s.Delete(ctx, cachekey.String(0, "us"))
 			return map[bool]int{true: 1}[ok], err
 		}, 0, nil, nil},
 		{"prefix", func() (int, error) { return s.DeletePrefix(ctx, 1, "user:1") }, 3,
-			[]blockfmt.Key{blockfmt.StringKey(1, "user:1"), blockfmt.StringKey(1, "user:10"), blockfmt.HashKey(1, "user:1", "f")},
-			[]blockfmt.Key{blockfmt.StringKey(1, "user:2"), blockfmt.StringKey(1, "us"), blockfmt.StringKey(0, "user:1"), blockfmt.StringKey(2, "user:10")}},
+			[]blockfmt.Key{cachekey.String(1, "user:1"), cachekey.String(1, "user:10"), cachekey.Hash(1, "user:1", "f")},
+			[]blockfmt.Key{cachekey.String(1, "user:2"), cachekey.String(1, "us"), cachekey.String(0, "user:1"), cachekey.String(2, "user:10")}},
 		{"shard", func() (int, error) { return s.DeleteShard(ctx, 2) }, 6,
-			[]blockfmt.Key{blockfmt.StringKey(2, "user:1"), blockfmt.StringKey(2, "order:1")},
-			[]blockfmt.Key{blockfmt.StringKey(0, "order:1"), blockfmt.StringKey(1, "order:1")}},
+			[]blockfmt.Key{cachekey.String(2, "user:1"), cachekey.String(2, "order:1")},
+			[]blockfmt.Key{cachekey.String(0, "order:1"), cachekey.String(1, "order:1")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -269,14 +270,14 @@ func TestInvalidation(t *testing.T) {
 	// Invalidated blocks do not come back after a reopen.
 	s = reopen(t, s, Options{})
 	require.Equal(t, int64(18-10), s.Stats().Entries)
-	requireMissing(t, s, blockfmt.StringKey(2, "order:1"))
+	requireMissing(t, s, cachekey.String(2, "order:1"))
 
 	// Clear removes the rest, files included, and nothing comes back.
 	n, err := s.Clear(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 8, n)
-	requireMissing(t, s, blockfmt.StringKey(0, "order:1"))
-	require.NoFileExists(t, pathOf(s, blockfmt.StringKey(0, "order:1")))
+	requireMissing(t, s, cachekey.String(0, "order:1"))
+	require.NoFileExists(t, pathOf(s, cachekey.String(0, "order:1")))
 	s = reopen(t, s, Options{})
 	require.Zero(t, s.Stats().Entries)
 }
@@ -288,7 +289,7 @@ func TestEvictionOrder(t *testing.T) {
 	size := int64(len(enc))
 	s := openStore(t, Options{CapacityBytes: 4 * size})
 	ctx := t.Context()
-	key := func(i int) blockfmt.Key { return blockfmt.StringKey(0, fmt.Sprintf("k%02d", i)) }
+	key := func(i int) blockfmt.Key { return cachekey.String(0, fmt.Sprintf("k%02d", i)) }
 	put := func(i int) { require.NoError(t, s.Put(ctx, blockfmt.NewBlock(key(i), []byte("0123456789")))) }
 	for i := range 4 {
 		put(i)
@@ -325,7 +326,7 @@ func TestEvictionOrder(t *testing.T) {
 func TestCorruptFiles(t *testing.T) {
 	s := openStore(t, Options{})
 	ctx := t.Context()
-	keys := []blockfmt.Key{blockfmt.StringKey(1, "flip"), blockfmt.StringKey(1, "cut"), blockfmt.StringKey(1, "empty"), blockfmt.StringKey(1, "ok")}
+	keys := []blockfmt.Key{cachekey.String(1, "flip"), cachekey.String(1, "cut"), cachekey.String(1, "empty"), cachekey.String(1, "ok")}
 	for _, k := range keys {
 		require.NoError(t, s.Put(ctx, blockfmt.NewBlock(k, []byte("value of "+k.Record))))
 	}
@@ -382,7 +383,7 @@ func TestCorruptFiles(t *testing.T) {
 func TestHashCollision(t *testing.T) {
 	s := openStore(t, Options{})
 	ctx := t.Context()
-	a, b := blockfmt.StringKey(1, "a"), blockfmt.StringKey(1, "b")
+	a, b := cachekey.String(1, "a"), cachekey.String(1, "b")
 	require.NoError(t, s.Put(ctx, blockfmt.NewBlock(a, []byte("A"))))
 	ha := xxhash.Sum64(blockfmt.AppendOrderedKey(nil, a))
 	// Pretend b hashes like a: its index lookup finds a's entry, whose key
@@ -411,7 +412,7 @@ func TestLocked(t *testing.T) {
 	require.ErrorIs(t, err, ErrLocked)
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close())
-	_, _, err = s.Get(blockfmt.StringKey(1, "a"))
+	_, _, err = s.Get(cachekey.String(1, "a"))
 	require.ErrorIs(t, err, ErrClosed)
 	require.ErrorIs(t, s.Put(t.Context(), blk(1, "a", "x")), ErrClosed)
 	s2 := openStore(t, Options{Dir: s.Path()})
@@ -423,7 +424,7 @@ func TestView(t *testing.T) {
 		t.Run(fmt.Sprintf("mmap=%v", mmap), func(t *testing.T) {
 			s := openStore(t, Options{Mmap: mmap})
 			ctx := t.Context()
-			k := blockfmt.PageKey(1, 2, 0, 4096)
+			k := cachekey.Page(1, 2, 0, 4096)
 			value := bytes.Repeat([]byte{7}, 4096)
 			require.NoError(t, s.Put(ctx, blockfmt.NewBlock(k, value)))
 			var seen []byte
@@ -442,7 +443,7 @@ func TestView(t *testing.T) {
 			ok, err = s.View(k, func(b blockfmt.Block) error { return fmt.Errorf("stop") })
 			require.True(t, ok)
 			require.EqualError(t, err, "stop")
-			ok, err = s.View(blockfmt.PageKey(1, 3, 0, 1), func(blockfmt.Block) error { panic("called") })
+			ok, err = s.View(cachekey.Page(1, 3, 0, 1), func(blockfmt.Block) error { panic("called") })
 			require.NoError(t, err)
 			require.False(t, ok)
 			// Damaged while mapped-read: never a value.
@@ -492,7 +493,7 @@ func TestConcurrent(t *testing.T) {
 			for w := range 8 {
 				wg.Go(func() {
 					for i := range 400 {
-						k := blockfmt.StringKey(uint64(i%3), fmt.Sprintf("k%d", (i*7+w)%50))
+						k := cachekey.String(uint64(i%3), fmt.Sprintf("k%d", (i*7+w)%50))
 						switch i % 10 {
 						case 0:
 							_, err := s.Delete(ctx, k)
@@ -553,7 +554,7 @@ func TestOnEvict(t *testing.T) {
 				require.False(t, ok)
 			}})
 			ctx := t.Context()
-			key := func(i int) blockfmt.Key { return blockfmt.StringKey(0, fmt.Sprintf("k%02d", i)) }
+			key := func(i int) blockfmt.Key { return cachekey.String(0, fmt.Sprintf("k%02d", i)) }
 			for i := range 3 {
 				b := blockfmt.NewBlock(key(i), []byte(fmt.Sprintf("%010d", i)))
 				if i == 1 {
@@ -578,12 +579,12 @@ func TestCancelledContext(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, s.Put(ctx, blk(1, "a", "x")), context.Canceled)
 	require.ErrorIs(t, s.PutBatch(ctx, []blockfmt.Block{blk(1, "a", "x")}), context.Canceled)
-	_, err := s.Delete(ctx, blockfmt.StringKey(1, "a"))
+	_, err := s.Delete(ctx, cachekey.String(1, "a"))
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, s.Iterate(ctx, func(blockfmt.Block) bool { return true }), context.Canceled)
 	_, err = s.DeleteShard(ctx, 1)
 	require.ErrorIs(t, err, context.Canceled)
-	requireMissing(t, s, blockfmt.StringKey(1, "a"))
+	requireMissing(t, s, cachekey.String(1, "a"))
 }
 
 // TestEveryByteDamaged flips each byte of a block file in turn: a read
@@ -594,7 +595,7 @@ func TestEveryByteDamaged(t *testing.T) {
 		t.Run(fmt.Sprintf("mmap=%v/%v", opts.Mmap, opts.Block.Compression), func(t *testing.T) {
 			s := openStore(t, opts)
 			ctx := t.Context()
-			k := blockfmt.HashKey(3, "rec", "field")
+			k := cachekey.Hash(3, "rec", "field")
 			value := []byte(strings.Repeat("value-", 20))
 			require.NoError(t, s.Put(ctx, blockfmt.NewBlock(k, value)))
 			p := pathOf(s, k)
@@ -628,7 +629,7 @@ func TestOpenCancelledReleasesLock(t *testing.T) {
 	_, err := Open(ctx, Options{Dir: s.Path()})
 	require.ErrorIs(t, err, context.Canceled)
 	s = openStore(t, Options{Dir: s.Path()})
-	requireValue(t, s, blockfmt.StringKey(1, "a"), "x")
+	requireValue(t, s, cachekey.String(1, "a"), "x")
 }
 
 func TestSyncedDeletes(t *testing.T) {
@@ -636,7 +637,7 @@ func TestSyncedDeletes(t *testing.T) {
 	ctx := t.Context()
 	require.NoError(t, s.PutBatch(ctx, []blockfmt.Block{blk(1, "a", "x"), blk(1, "b", "y"), blk(2, "c", "z")}))
 	require.Equal(t, int64(6), s.Stats().Fsyncs) // file and directory per block
-	ok, err := s.Delete(ctx, blockfmt.StringKey(1, "a"))
+	ok, err := s.Delete(ctx, cachekey.String(1, "a"))
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, int64(7), s.Stats().Fsyncs) // the directory

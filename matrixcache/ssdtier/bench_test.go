@@ -2,6 +2,7 @@ package ssdtier
 
 import (
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func BenchmarkPut(b *testing.B) {
 					b.RunParallel(func(pb *testing.PB) {
 						for pb.Next() {
 							i := n.Add(1)
-							k := blockfmt.PageKey(i%16, i%4096, 0, uint64(size))
+							k := cachekey.Page(i%16, i%4096, 0, uint64(size))
 							if err := s.Put(ctx, blockfmt.NewBlock(k, value)); err != nil {
 								b.Fatal(err)
 							}
@@ -54,7 +55,7 @@ func BenchmarkPutBatch(b *testing.B) {
 	for b.Loop() {
 		for j := range batch {
 			i++
-			batch[j] = blockfmt.NewBlock(blockfmt.PageKey(1, i%8192, 0, 1024), value)
+			batch[j] = blockfmt.NewBlock(cachekey.Page(1, i%8192, 0, 1024), value)
 		}
 		if err := s.PutBatch(b.Context(), batch); err != nil {
 			b.Fatal(err)
@@ -76,7 +77,7 @@ func BenchmarkGetHit(b *testing.B) {
 				const keys = 4096
 				var batch []blockfmt.Block
 				for i := range keys {
-					batch = append(batch, blockfmt.NewBlock(blockfmt.PageKey(1, uint64(i), 0, uint64(size)), value))
+					batch = append(batch, blockfmt.NewBlock(cachekey.Page(1, uint64(i), 0, uint64(size)), value))
 				}
 				if err := s.PutBatch(b.Context(), batch); err != nil {
 					b.Fatal(err)
@@ -111,7 +112,7 @@ func BenchmarkBoltBatchBaseline(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					i := n.Add(1)
-					blk := blockfmt.NewBlock(blockfmt.PageKey(i%16, i%4096, 0, 256), value)
+					blk := blockfmt.NewBlock(cachekey.Page(i%16, i%4096, 0, 256), value)
 					enc, err := blockfmt.Encode(nil, blk, blockfmt.Options{})
 					if err != nil {
 						b.Fatal(err)
@@ -135,7 +136,7 @@ func BenchmarkBudgetAdmit(b *testing.B) {
 		b.Run(fmt.Sprintf("target=%d", target), func(b *testing.B) {
 			now := time.Unix(1_700_000_000, 0)
 			bud := newBudget(target, now)
-			key := blockfmt.AppendOrderedKey(nil, blockfmt.PageKey(1, 42, 0, 4096))
+			key := blockfmt.AppendOrderedKey(nil, cachekey.Page(1, 42, 0, 4096))
 			n, admitted := 0, 0
 			b.ReportAllocs()
 			for b.Loop() {

@@ -2,6 +2,7 @@ package ssdtier
 
 import (
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ const mib = 1 << 20
 
 // orderedKey is the key the budget hashes for a block of blk(shard, record, _).
 func orderedKey(shard uint64, record string) []byte {
-	return blockfmt.AppendOrderedKey(nil, blockfmt.StringKey(shard, record))
+	return blockfmt.AppendOrderedKey(nil, cachekey.String(shard, record))
 }
 
 // storedSize is what the budget counts for a block: its ordered key plus
@@ -273,7 +274,7 @@ func overloadWindow(t *testing.T, s *Store, clock *fakeclock.Clock, bytes int) {
 	require.Equal(t, int64(MaxBudgetShare), s.Stats().BudgetShare)
 	const size = 64 << 10
 	for i := range bytes / size {
-		require.NoError(t, s.Put(t.Context(), blockfmt.NewBlock(blockfmt.StringKey(99, fmt.Sprint("fill", i)), make([]byte, size))))
+		require.NoError(t, s.Put(t.Context(), blockfmt.NewBlock(cachekey.String(99, fmt.Sprint("fill", i)), make([]byte, size))))
 	}
 	clock.Advance(time.Second)
 }
@@ -304,7 +305,7 @@ func TestWriteBudgetDecidesByKey(t *testing.T) {
 				record := fmt.Sprint("k", i)
 				want := admitsKey(orderedKey(1, record), share)
 				for _, st := range []*Store{s, s, other} {
-					err := st.Put(t.Context(), blockfmt.NewBlock(blockfmt.StringKey(1, record), make([]byte, size)))
+					err := st.Put(t.Context(), blockfmt.NewBlock(cachekey.String(1, record), make([]byte, size)))
 					if want {
 						require.NoError(t, err, "key %s", record)
 					} else {
@@ -384,7 +385,7 @@ func TestWriteBudgetStats(t *testing.T) {
 			require.Zero(t, st.BudgetObservedBytesPerSec, "no window has closed")
 			var perWindow int64
 			for i := range 2 * perSec {
-				b := blockfmt.NewBlock(blockfmt.StringKey(1, fmt.Sprintf("k%03d", i)), make([]byte, 256<<10))
+				b := blockfmt.NewBlock(cachekey.String(1, fmt.Sprintf("k%03d", i)), make([]byte, 256<<10))
 				require.NoError(t, s.Put(t.Context(), b))
 				if i < perSec {
 					perWindow += storedSize(t, b)
@@ -397,7 +398,7 @@ func TestWriteBudgetStats(t *testing.T) {
 			require.Equal(t, int64(MaxBudgetShare), st.BudgetShare)
 			require.Zero(t, st.BudgetRefused)
 
-			_, err := s.Delete(t.Context(), blockfmt.StringKey(1, "k000"))
+			_, err := s.Delete(t.Context(), cachekey.String(1, "k000"))
 			require.NoError(t, err)
 			clock.Advance(time.Second)
 			st = s.Stats()
@@ -414,7 +415,7 @@ func TestWriteBudgetUnlimitedAdmitsAll(t *testing.T) {
 	for sec := range 3 {
 		var batch []blockfmt.Block
 		for i := range 64 {
-			batch = append(batch, blockfmt.NewBlock(blockfmt.StringKey(1, fmt.Sprint(sec, "/", i)), make([]byte, 64<<10)))
+			batch = append(batch, blockfmt.NewBlock(cachekey.String(1, fmt.Sprint(sec, "/", i)), make([]byte, 64<<10)))
 		}
 		require.NoError(t, s.PutBatch(t.Context(), batch))
 		clock.Advance(time.Second)
@@ -445,7 +446,7 @@ func TestWriteBudgetOverload(t *testing.T) {
 			batch := make([]blockfmt.Block, 64)
 			for i := range batch {
 				key++
-				batch[i] = blockfmt.NewBlock(blockfmt.StringKey(1, fmt.Sprint(key)), make([]byte, 1024))
+				batch[i] = blockfmt.NewBlock(cachekey.String(1, fmt.Sprint(key)), make([]byte, 1024))
 			}
 			if err := s.PutBatch(t.Context(), batch); err != nil {
 				require.ErrorIs(t, err, ErrBudgetExceeded)
@@ -480,7 +481,7 @@ func TestWriteBudgetNeverZero(t *testing.T) {
 	s := openStore(t, Options{Clock: clock, NoSync: true, WriteBytesPerSec: 1})
 	lowest := int64(MaxBudgetShare)
 	for i := range 800 {
-		err := s.Put(t.Context(), blockfmt.NewBlock(blockfmt.StringKey(1, fmt.Sprint(i)), make([]byte, 4096)))
+		err := s.Put(t.Context(), blockfmt.NewBlock(cachekey.String(1, fmt.Sprint(i)), make([]byte, 4096)))
 		if err != nil {
 			require.ErrorIs(t, err, ErrBudgetExceeded)
 		}
@@ -506,7 +507,7 @@ func TestWriteBudgetConcurrent(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				err := s.Put(t.Context(), blockfmt.NewBlock(blockfmt.StringKey(uint64(w), fmt.Sprint(i)), make([]byte, 1024)))
+				err := s.Put(t.Context(), blockfmt.NewBlock(cachekey.String(uint64(w), fmt.Sprint(i)), make([]byte, 1024)))
 				if err != nil {
 					require.ErrorIs(t, err, ErrBudgetExceeded)
 				}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"os"
 	"path/filepath"
 	"sync"
@@ -30,7 +31,7 @@ func openStore(t testing.TB, opts Options) *Store {
 }
 
 func blk(shard uint64, record string, value string) blockfmt.Block {
-	return blockfmt.NewBlock(blockfmt.StringKey(shard, record), []byte(value))
+	return blockfmt.NewBlock(cachekey.String(shard, record), []byte(value))
 }
 
 // flush waits until everything queued before it, including background
@@ -97,10 +98,10 @@ func TestPutGet(t *testing.T) {
 		block blockfmt.Block
 	}{
 		{"string", blk(1, "user:1", "alice")},
-		{"empty value", blockfmt.NewBlock(blockfmt.StringKey(1, "empty"), nil)},
-		{"page", blockfmt.NewBlock(blockfmt.PageKeyWithSlot(2, 7, 0, 4096, 3), big)},
+		{"empty value", blockfmt.NewBlock(cachekey.String(1, "empty"), nil)},
+		{"page", blockfmt.NewBlock(cachekey.PageWithSlot(2, 7, 0, 4096, 3), big)},
 		{"zero bytes in key", blockfmt.NewBlock(blockfmt.Key{Shard: 0, Record: "a\x00b", Namespace: "x\x00", Selector: "\x00"}, []byte{0})},
-		{"hotness and ttl kept", blockfmt.Block{Key: blockfmt.HashKey(3, "h", "f"), Kind: blockfmt.KindObject, Hotness: 9,
+		{"hotness and ttl kept", blockfmt.Block{Key: cachekey.Hash(3, "h", "f"), Kind: blockfmt.KindObject, Hotness: 9,
 			ExpiresAt: time.Unix(1_800_000_000, 0).UnixNano(), Value: []byte("v")}},
 	}
 	for _, compression := range []blockfmt.Compression{blockfmt.CompressionNone, blockfmt.CompressionZstd} {
@@ -114,7 +115,7 @@ func TestPutGet(t *testing.T) {
 				require.Equal(t, tt.block, got)
 			})
 		}
-		_, ok, err := s.Get(blockfmt.StringKey(1, "absent"))
+		_, ok, err := s.Get(cachekey.String(1, "absent"))
 		require.NoError(t, err)
 		require.False(t, ok)
 		st := s.Stats()
@@ -129,7 +130,7 @@ func TestPutGet(t *testing.T) {
 func TestLastWriteWins(t *testing.T) {
 	s := openStore(t, Options{})
 	ctx := t.Context()
-	k := blockfmt.StringKey(1, "k")
+	k := cachekey.String(1, "k")
 	for i := range 10 {
 		require.NoError(t, s.Put(ctx, blk(1, "k", fmt.Sprint("v", i))))
 	}
@@ -152,14 +153,14 @@ func TestDeletes(t *testing.T) {
 		remaining map[uint64][]string
 	}{
 		{"key", func(ctx context.Context, s *Store) (int, error) {
-			ok, err := s.Delete(ctx, blockfmt.StringKey(1, "user:1"))
+			ok, err := s.Delete(ctx, cachekey.String(1, "user:1"))
 			if ok {
 				return 1, err
 			}
 			return 0, err
 		}, 1, map[uint64][]string{1: {"user:10", "user:2", "order:1", "use", "user\x00x"}, 2: records}},
 		{"absent key", func(ctx context.Context, s *Store) (int, error) {
-			ok, err := s.Delete(ctx, blockfmt.StringKey(3, "user:1"))
+			ok, err := s.Delete(ctx, cachekey.String(3, "user:1"))
 			if ok {
 				return 1, err
 			}
@@ -268,7 +269,7 @@ func TestReopenRecovers(t *testing.T) {
 			want := map[blockfmt.Key][]byte{}
 			var batch []blockfmt.Block
 			for i := range 500 {
-				b := blockfmt.NewBlock(blockfmt.PageKey(uint64(i%4), uint64(i), 0, 4096), bytes.Repeat([]byte{byte(i)}, i*3))
+				b := blockfmt.NewBlock(cachekey.Page(uint64(i%4), uint64(i), 0, 4096), bytes.Repeat([]byte{byte(i)}, i*3))
 				want[b.Key] = b.Value
 				batch = append(batch, b)
 			}
@@ -292,17 +293,17 @@ func TestReopenRecovers(t *testing.T) {
 
 func TestEvictionLeastRecentlyUsedFirst(t *testing.T) {
 	ctx := t.Context()
-	one := int64(blockfmt.OrderedKeyLen(blockfmt.StringKey(1, "a"))) + int64(len(mustEncode(t, blk(1, "a", "0123456789"))))
+	one := int64(blockfmt.OrderedKeyLen(cachekey.String(1, "a"))) + int64(len(mustEncode(t, blk(1, "a", "0123456789"))))
 	s := openStore(t, Options{CapacityBytes: 3 * one})
 	for _, r := range []string{"a", "b", "c"} {
 		require.NoError(t, s.Put(ctx, blk(1, r, "0123456789")))
 	}
 	require.Equal(t, 3*one, s.Stats().Bytes)
-	_, ok, _ := s.Get(blockfmt.StringKey(1, "a")) // a is now the most recently used
+	_, ok, _ := s.Get(cachekey.String(1, "a")) // a is now the most recently used
 	require.True(t, ok)
 	require.NoError(t, s.Put(ctx, blk(1, "d", "0123456789")))
 	present := func(r string) bool {
-		_, ok, err := s.Get(blockfmt.StringKey(1, r))
+		_, ok, err := s.Get(cachekey.String(1, r))
 		require.NoError(t, err)
 		return ok
 	}
@@ -335,9 +336,9 @@ func TestEvictionAfterReopenWithSmallerCapacity(t *testing.T) {
 	st := s.Stats()
 	require.LessOrEqual(t, st.Bytes, total/2)
 	require.Equal(t, 100-st.Entries, st.Evictions)
-	_, ok, _ := s.Get(blockfmt.StringKey(1, "k99"))
+	_, ok, _ := s.Get(cachekey.String(1, "k99"))
 	require.False(t, ok, "the coldest block goes first after a restart")
-	_, ok, _ = s.Get(blockfmt.StringKey(1, "k0"))
+	_, ok, _ = s.Get(cachekey.String(1, "k0"))
 	require.True(t, ok, "the hottest stays")
 }
 
@@ -357,7 +358,7 @@ func TestConcurrentPutsAreBatched(t *testing.T) {
 			for i := range each {
 				require.NoError(t, s.Put(ctx, blk(uint64(w), fmt.Sprint(i), fmt.Sprint(w, "/", i))))
 				if i%10 == 0 {
-					_, _, err := s.Get(blockfmt.StringKey(uint64(w), fmt.Sprint(i)))
+					_, _, err := s.Get(cachekey.String(uint64(w), fmt.Sprint(i)))
 					require.NoError(t, err)
 				}
 			}
@@ -371,7 +372,7 @@ func TestConcurrentPutsAreBatched(t *testing.T) {
 	t.Logf("%d puts in %d commits (%.1f per commit)", st.Puts, st.Commits, float64(st.CommittedOps)/float64(st.Commits))
 	for w := range writers {
 		for i := range each {
-			b, ok, err := s.Get(blockfmt.StringKey(uint64(w), fmt.Sprint(i)))
+			b, ok, err := s.Get(cachekey.String(uint64(w), fmt.Sprint(i)))
 			require.NoError(t, err)
 			require.True(t, ok)
 			require.Equal(t, fmt.Sprint(w, "/", i), string(b.Value))
@@ -434,14 +435,14 @@ func TestCorruptBlocksAreDroppedAtOpen(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(blocksBucket)
-		k := blockfmt.AppendOrderedKey(nil, blockfmt.StringKey(1, "3"))
+		k := blockfmt.AppendOrderedKey(nil, cachekey.String(1, "3"))
 		v := bytes.Clone(b.Get(k))
 		v[len(v)-1] ^= 1 // a flipped bit
 		require.NoError(t, b.Put(k, v))
-		k = blockfmt.AppendOrderedKey(nil, blockfmt.StringKey(1, "4"))
+		k = blockfmt.AppendOrderedKey(nil, cachekey.String(1, "4"))
 		require.NoError(t, b.Put(k, bytes.Clone(b.Get(k))[:20])) // torn
 		// A valid block filed under the wrong key.
-		return b.Put(blockfmt.AppendOrderedKey(nil, blockfmt.StringKey(1, "5")), bytes.Clone(b.Get(blockfmt.AppendOrderedKey(nil, blockfmt.StringKey(1, "6")))))
+		return b.Put(blockfmt.AppendOrderedKey(nil, cachekey.String(1, "5")), bytes.Clone(b.Get(blockfmt.AppendOrderedKey(nil, cachekey.String(1, "6")))))
 	}))
 	require.NoError(t, db.Close())
 
@@ -450,11 +451,11 @@ func TestCorruptBlocksAreDroppedAtOpen(t *testing.T) {
 	require.Equal(t, int64(3), st.Corrupt)
 	require.Equal(t, int64(7), st.Entries)
 	for _, r := range []string{"3", "4", "5"} {
-		_, ok, err := s.Get(blockfmt.StringKey(1, r))
+		_, ok, err := s.Get(cachekey.String(1, r))
 		require.NoError(t, err)
 		require.False(t, ok)
 	}
-	b, ok, err := s.Get(blockfmt.StringKey(1, "6"))
+	b, ok, err := s.Get(cachekey.String(1, "6"))
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, "value", string(b.Value))
@@ -481,7 +482,7 @@ func TestClosedAndLocked(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close(), "Close twice is fine")
 	ctx := t.Context()
-	k := blockfmt.StringKey(1, "k")
+	k := cachekey.String(1, "k")
 	require.ErrorIs(t, s.Put(ctx, blk(1, "k", "v")), ErrClosed)
 	require.ErrorIs(t, s.PutBatch(ctx, []blockfmt.Block{blk(1, "k", "v")}), ErrClosed)
 	_, _, err = s.Get(k)

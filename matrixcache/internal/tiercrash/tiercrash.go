@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -85,7 +86,7 @@ func Value(k blockfmt.Key, version uint64) []byte {
 }
 
 func key(worker, i int) blockfmt.Key {
-	return blockfmt.StringKey(uint64(worker), fmt.Sprintf("crash-%d-%03d", worker, i))
+	return cachekey.String(uint64(worker), fmt.Sprintf("crash-%d-%03d", worker, i))
 }
 
 // Child is the body of the child test: it skips unless started by Run, and
@@ -171,7 +172,7 @@ func Run(t *testing.T, c Config) {
 				if err1 != nil || err2 != nil || v>>32 != uint64(round+1) {
 					continue // a line cut by the kill is not an ack
 				}
-				k := blockfmt.StringKey(shard, f[2])
+				k := cachekey.String(shard, f[2])
 				acked[k] = max(acked[k], v)
 				acks++
 			case strings.Contains(line, "-error"):

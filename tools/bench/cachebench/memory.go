@@ -3,6 +3,7 @@ package cachebench
 import (
 	"context"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"io"
 	"log/slog"
 	"math"
@@ -14,7 +15,6 @@ import (
 	"github.com/maypok86/otter/v2"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache"
-	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
 
@@ -56,7 +56,7 @@ func memSystems() map[string]memSystem {
 				"module":     oursModule,
 				"source_dir": "matrixcache",
 				"options":    fmt.Sprintf("matrixcache.Options{SSDCapacityBytes: Disabled, DRAMCapacityBytes: %d%% of the entries × the largest entry cost}; other fields default", memCapacityPercent),
-				"write":      "Put(ctx, blockfmt.StringKey(0, record), value, PutOptions{}); Put copies the value, so the caller's copy becomes garbage",
+				"write":      "Put(ctx, cachekey.String(0, record), value, PutOptions{}); Put copies the value, so the caller's copy becomes garbage",
 			},
 		},
 		SystemOtter: {
@@ -98,11 +98,11 @@ func memSystems() map[string]memSystem {
 type oursMem struct{ c *matrixcache.Cache }
 
 func (o oursMem) put(record string, value []byte) bool {
-	return o.c.Put(context.Background(), blockfmt.StringKey(0, record), value, matrixcache.PutOptions{}) == nil
+	return o.c.Put(context.Background(), cachekey.String(0, record), value, matrixcache.PutOptions{}) == nil
 }
 
 func (o oursMem) has(record string) bool {
-	_, _, ok, _ := o.c.GetShared(context.Background(), blockfmt.StringKey(0, record))
+	_, _, ok, _ := o.c.GetShared(context.Background(), cachekey.String(0, record))
 	return ok
 }
 func (o oursMem) settle() {}
@@ -155,7 +155,7 @@ func bytesPerEntry(heap int64, held int) float64 {
 func measureMemory(ctx context.Context, sys memSystem, n, valueLen int) (memResult, error) {
 	tmpl := valueBytes(valueLen)
 	w := digits(n)
-	entry := int64(len(recordName(n-1, w))+valueLen) + int64(blockfmt.StringKey(0, "").Size())
+	entry := int64(len(recordName(n-1, w))+valueLen) + int64(cachekey.String(0, "").Size())
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.GC()

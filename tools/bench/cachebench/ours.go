@@ -3,6 +3,7 @@ package cachebench
 import (
 	"context"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache"
 	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
@@ -25,7 +26,7 @@ func ours() (system, bool) {
 			"source_dir": "matrixcache",
 			"options":    "matrixcache.Options{SSDCapacityBytes: Disabled, DRAMCapacityBytes: capacity × the entry cost, Shards: 1}; every other field its default (policy tinylfu)",
 			"shards_why": "one policy over the whole capacity, as otter and ristretto have; shards spread concurrent writers, and this replay is one goroutine (Options.Shards asks for about a thousand entries per shard)",
-			"keys":       "blockfmt.StringKey(0, record), record \"key-\" and the trace key in 20 digits, so every key costs the same (key.Size() bytes, the value empty) and the capacity in bytes holds exactly capacity entries",
+			"keys":       "cachekey.String(0, record), record \"key-\" and the trace key in 20 digits, so every key costs the same (key.Size() bytes, the value empty) and the capacity in bytes holds exactly capacity entries",
 			"replay":     "GetShared; on a miss Put(key, empty value)",
 		},
 	}, true
@@ -39,7 +40,7 @@ type oursCache struct {
 
 // oursKey is the Cache key of trace key k: its 20 digits make every key
 // the same size.
-func oursKey(k uint64) blockfmt.Key { return blockfmt.StringKey(0, fmt.Sprintf("key-%020d", k)) }
+func oursKey(k uint64) blockfmt.Key { return cachekey.String(0, fmt.Sprintf("key-%020d", k)) }
 
 func openOurs(capacity int) (simCache, error) {
 	cost := int64(oursKey(0).Size())

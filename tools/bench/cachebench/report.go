@@ -213,7 +213,7 @@ func conditions(cfg Config, names []string, skipped map[string]string, systems m
 		s := cfg.SSD
 		c["ssd"] = map[string]any{
 			"cache":      fmt.Sprintf("matrixcache.Cache, Shards %d, other options default; DRAM-only: SSDCapacityBytes Disabled; DRAM+SSD: the same DRAM plus SSDCapacityBytes %d× the footprint + 1 MiB (it holds every key: ssd_evictions stays 0), SSDPath a fresh temporary directory, SSDNoSync true", s.Shards, ssdCapacityFactor),
-			"footprint":  fmt.Sprintf("sum over the trace's distinct keys of key.Size() + %d (the value length): the Cache's own DRAM cost of each entry; records are \"key-<trace key>\" under blockfmt.StringKey(0, record)", s.ValueBytes),
+			"footprint":  fmt.Sprintf("sum over the trace's distinct keys of key.Size() + %d (the value length): the Cache's own DRAM cost of each entry; records are \"key-<trace key>\" under cachekey.String(0, record)", s.ValueBytes),
 			"dram":       fmt.Sprintf("DRAMCapacityBytes = %g%% of the footprint", s.DRAMPercent),
 			"replay":     "from cold, one goroutine: GetShared(key); a hit is counted by the tier that answered (an SSD hit refills DRAM); a miss is followed by Put(key, value), so the cache reads through",
 			"workloads":  s.Workloads,

@@ -3,6 +3,7 @@ package cachebench
 import (
 	"context"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"io"
 	"log/slog"
 	"math"
@@ -53,7 +54,7 @@ func newSSDTrace(tr *Trace, valueLen int) (*ssdTrace, error) {
 		if !ok {
 			j = int32(len(st.keys))
 			index[k] = j
-			key := blockfmt.StringKey(0, "key-"+strconv.FormatUint(k, 10))
+			key := cachekey.String(0, "key-"+strconv.FormatUint(k, 10))
 			st.keys = append(st.keys, key)
 			st.footprint += int64(key.Size() + valueLen)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/temporalstore/temporalstore-go/matrixcache/cachekey"
 	"log/slog"
 	"math/rand/v2"
 	"runtime"
@@ -17,7 +18,6 @@ import (
 	"github.com/maypok86/otter/v2"
 
 	"github.com/temporalstore/temporalstore-go/matrixcache"
-	"github.com/temporalstore/temporalstore-go/matrixcache/blockfmt"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
 
@@ -63,7 +63,7 @@ const cacheCapacityFactor = 2
 // same records, the same value.
 type keyspace struct {
 	// records are "key-000000", "key-000001", ...: every system's keys.
-	// Ours builds blockfmt.StringKey(0, record) at each call, as a caller
+	// Ours builds cachekey.String(0, record) at each call, as a caller
 	// holding record IDs does, so every system reads the same records.
 	records []string
 	// value is the one value every Set writes.
@@ -109,7 +109,7 @@ func newKeyspace(n, valueLen int) *keyspace {
 func (ks *keyspace) entryBytes() int64 {
 	var m int
 	for _, r := range ks.records {
-		m = max(m, blockfmt.StringKey(0, r).Size())
+		m = max(m, cachekey.String(0, r).Size())
 	}
 	return int64(m + len(ks.value))
 }
@@ -169,7 +169,7 @@ func kvSystems() map[string]kvSystem {
 				"module":     oursModule,
 				"source_dir": "matrixcache",
 				"options":    fmt.Sprintf("matrixcache.Options{SSDCapacityBytes: Disabled, DRAMCapacityBytes: %d × keys × the largest entry cost (key.Size()+len(value)); every other field its default (Shards %d, policy tinylfu)}", cacheCapacityFactor, matrixcache.DefaultShards),
-				"get":        "GetShared(ctx, blockfmt.StringKey(0, record)), the key built at each call from the same record strings the peers get: the zero-copy read",
+				"get":        "GetShared(ctx, cachekey.String(0, record)), the key built at each call from the same record strings the peers get: the zero-copy read",
 				"set":        "Put(ctx, key, value, PutOptions{}), which copies the value",
 			},
 		},
@@ -229,7 +229,7 @@ func (o *oursKV) run(stream []uint32, mixed bool, stop *atomic.Bool) loadCount {
 	i := 0
 	for !stop.Load() {
 		for range stopEvery {
-			k := blockfmt.StringKey(0, o.records[stream[i&mask]])
+			k := cachekey.String(0, o.records[stream[i&mask]])
 			if mixed && i&3 == 3 {
 				if err := o.c.Put(ctx, k, o.value, matrixcache.PutOptions{}); err != nil && n.err == nil {
 					n.err = err
@@ -251,11 +251,11 @@ func (o *oursKV) run(stream []uint32, mixed bool, stop *atomic.Bool) loadCount {
 }
 
 func (o *oursKV) set(i int) bool {
-	return o.c.Put(context.Background(), blockfmt.StringKey(0, o.records[i]), o.value, matrixcache.PutOptions{}) == nil
+	return o.c.Put(context.Background(), cachekey.String(0, o.records[i]), o.value, matrixcache.PutOptions{}) == nil
 }
 
 func (o *oursKV) get(i int) bool {
-	_, _, ok, _ := o.c.GetShared(context.Background(), blockfmt.StringKey(0, o.records[i]))
+	_, _, ok, _ := o.c.GetShared(context.Background(), cachekey.String(0, o.records[i]))
 	return ok
 }
 
