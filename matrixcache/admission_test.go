@@ -10,7 +10,9 @@ import (
 
 func defaultTiering() Tiering {
 	t := Options{}.Tiering()
-	t.ResidentCapacityBytes = DefaultResidentCapacityBytes // as the original's default policy
+	// As the original's default policy: every tier has its capacity.
+	t.ResidentCapacityBytes = DefaultResidentCapacityBytes
+	t.SSDCapacityBytes = DefaultSSDCapacityBytes
 	return t
 }
 

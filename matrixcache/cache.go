@@ -9,7 +9,6 @@ import (
 	"golang.org/x/sync/singleflight"
 	"math"
 	"math/bits"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,7 +99,6 @@ type Cache struct {
 	ssdSt   *ssdtier.Store
 	res     *residenttier.Store
 	wb      *writeback
-	tempDir string
 
 	// life orders Close after the calls that use the lower tiers; DRAM
 	// hits check closed only, since DRAM needs no closing.
@@ -166,16 +164,8 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 		c.shards = append(c.shards, newShard(cp, pol))
 	}
 	if c.tiering.ssdEnabled() {
-		path := o.SSDPath
-		if path == "" {
-			dir, err := os.MkdirTemp("", "matrixcache-ssd-")
-			if err != nil {
-				return nil, fmt.Errorf("matrixcache: temporary SSD directory: %w", err)
-			}
-			c.tempDir, path = dir, dir
-		}
 		st, err := ssdtier.Open(ctx, ssdtier.Options{
-			Path:             path,
+			Path:             o.SSDPath,
 			CapacityBytes:    o.SSDCapacityBytes,
 			NoSync:           o.SSDNoSync,
 			WriteBytesPerSec: o.SSDWriteBytesPerSec,
@@ -183,7 +173,6 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 			Clock:            o.Clock,
 		})
 		if err != nil {
-			c.removeTemp()
 			return nil, fmt.Errorf("matrixcache: open SSD tier: %w", err)
 		}
 		c.ssd, c.ssdSt = st, st
@@ -236,14 +225,8 @@ func (c *Cache) openResident(ctx context.Context) error {
 	return nil
 }
 
-func (c *Cache) removeTemp() {
-	if c.tempDir != "" {
-		_ = os.RemoveAll(c.tempDir)
-	}
-}
-
-// Close closes the tiers; a temporary SSD tier is removed. Later calls on the
-// cache return ErrClosed; Close itself is idempotent.
+// Close closes the tiers. Later calls on the cache return ErrClosed; Close
+// itself is idempotent.
 func (c *Cache) Close() error {
 	c.life.Lock()
 	defer c.life.Unlock()
@@ -261,7 +244,6 @@ func (c *Cache) Close() error {
 	if c.ssd != nil {
 		err = errors.Join(err, c.ssd.Close())
 	}
-	c.removeTemp()
 	return err
 }
 

@@ -711,14 +711,20 @@ func TestNewRefusesCriticalFindingsAndBuildsOnWarnings(t *testing.T) {
 	require.NoError(t, c.Put(t.Context(), skey(1), val("a"), PutOptions{}))
 }
 
-func TestDefaultCacheUsesATemporarySSDTierRemovedByClose(t *testing.T) {
+// The zero Options are a DRAM-only cache: the SSD tier needs a path.
+func TestZeroOptionsAreDRAMOnly(t *testing.T) {
 	c, err := New(t.Context(), Options{})
 	require.NoError(t, err)
-	dir := c.tempDir
-	require.DirExists(t, dir)
+	require.Nil(t, c.ssdSt, "no SSD tier")
+	require.Nil(t, c.res, "no resident tier")
+	require.Zero(t, c.tiering.SSDCapacityBytes)
 	require.NoError(t, c.Put(t.Context(), skey(1), val("a"), PutOptions{}))
+	v, tier, ok, err := c.Get(t.Context(), skey(1))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, TierDRAM, tier)
+	require.Equal(t, val("a"), v)
 	require.NoError(t, c.Close())
-	require.NoDirExists(t, dir)
 	require.NoError(t, c.Close())
 }
 

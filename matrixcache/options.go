@@ -67,12 +67,13 @@ type Options struct {
 	// pmem_block_durability).
 	ResidentDurable bool
 
-	// SSDCapacityBytes bounds the SSD tier. Default (0)
-	// DefaultSSDCapacityBytes (16 GiB); Disabled turns the tier off.
+	// SSDCapacityBytes and SSDPath configure the SSD tier: its capacity and
+	// its bbolt file or directory (see ssdtier.Options Path). Default
+	// capacity (0) DefaultSSDCapacityBytes (16 GiB), default path none:
+	// with no path the tier is off, so the zero Options are a DRAM-only
+	// cache; Disabled turns it off too.
 	SSDCapacityBytes int64
-	// SSDPath is the SSD tier's bbolt file or directory (see ssdtier.Options
-	// Path). Default none: a fresh temporary directory, removed by Close.
-	SSDPath string
+	SSDPath          string
 	// SSDNoSync turns off fsync of SSD writes. Default false: every SSD
 	// write is flushed before it returns (the original's
 	// ssd_block_durability = true).
@@ -226,12 +227,12 @@ func capOf(v int64) int64 {
 }
 
 // Tiering is the admission policy the options give (after defaults): a
-// disabled tier has capacity 0, and a resident tier without a path too.
+// disabled tier has capacity 0, and a resident or SSD tier without a path
+// too.
 func (o Options) Tiering() Tiering {
 	o = o.withDefaults()
 	t := Tiering{
 		DRAMCapacityBytes:        capOf(o.DRAMCapacityBytes),
-		SSDCapacityBytes:         capOf(o.SSDCapacityBytes),
 		Placement:                o.Placement,
 		PlacementThresholdBytes:  o.PlacementThresholdBytes,
 		DRAMHotnessThreshold:     o.DRAMHotnessThreshold,
@@ -244,6 +245,9 @@ func (o Options) Tiering() Tiering {
 	}
 	if o.ResidentPath != "" {
 		t.ResidentCapacityBytes = capOf(o.ResidentCapacityBytes)
+	}
+	if o.SSDPath != "" {
+		t.SSDCapacityBytes = capOf(o.SSDCapacityBytes)
 	}
 	return t
 }
@@ -273,13 +277,13 @@ func (s Severity) String() string {
 // Finding ids, those of the original's config check where one exists.
 const (
 	FindingNoTierHasCapacity           = "no_tier_has_capacity"
-	FindingSSDTierIsTemporary          = "ssd_tier_is_temporary"
-	FindingRecoveryFromTemporaryTier   = "recovery_expected_from_a_temporary_tier"
-	FindingResidentTierIsUnreachable   = "pmem_tier_is_unreachable"
-	FindingResidentTierEmptiedAtStart  = "pmem_tier_emptied_at_start"
+	FindingSSDTierHasNoPath            = "ssd_tier_has_no_path"
+	FindingRecoveryWithoutSSDTier      = "recovery_expected_without_an_ssd_tier"
+	FindingResidentTierIsUnreachable   = "resident_tier_is_unreachable"
+	FindingResidentTierEmptiedAtStart  = "resident_tier_emptied_at_start"
 	FindingRecoveryExpectsDurability   = "recovery_expects_durability_that_is_off"
 	FindingSSDPathWithoutCapacity      = "ssd_path_without_capacity"
-	FindingResidentPathWithoutCapacity = "pmem_path_without_capacity"
+	FindingResidentPathWithoutCapacity = "resident_path_without_capacity"
 	FindingPolicyNotRecognised         = "replacement_policy_not_recognised"
 	FindingTierHasFewerBytesThanShards = "tier_has_fewer_bytes_than_shards"
 	FindingShardRefusesValuesItHasRoom = "sharded_tier_refuses_values_it_has_room_for"
@@ -358,21 +362,20 @@ func (o Options) Validate() []Finding {
 		add(FindingInvalidValue, SeverityCritical, "Placement", "unknown placement %d", d.Placement)
 	}
 
-	dram, ssd := d.DRAMCapacityBytes > 0, d.SSDCapacityBytes > 0
+	dram, ssd := d.DRAMCapacityBytes > 0, d.SSDCapacityBytes > 0 && d.SSDPath != ""
 	if !dram && !ssd {
 		add(FindingNoTierHasCapacity, SeverityCritical, "DRAMCapacityBytes",
-			"neither DRAM nor SSD has capacity: the cache would hold nothing")
+			"neither DRAM nor an SSD tier with a path has capacity: the cache would hold nothing")
 	}
-	if ssd && d.SSDPath == "" {
-		if d.AutoRecoverOnStart {
-			add(FindingRecoveryFromTemporaryTier, SeverityCritical, "SSDPath",
-				"AutoRecoverOnStart is set but SSDPath is empty: the SSD tier is a temporary directory, empty every time the cache starts")
-		} else {
-			add(FindingSSDTierIsTemporary, SeverityInfo, "SSDPath",
-				"SSDPath is empty: the SSD tier is a temporary directory removed by Close")
-		}
+	switch {
+	case !ssd && d.AutoRecoverOnStart:
+		add(FindingRecoveryWithoutSSDTier, SeverityCritical, "SSDPath",
+			"AutoRecoverOnStart is set but there is no SSD tier (it needs SSDPath and capacity) to recover from")
+	case d.SSDPath == "" && o.SSDCapacityBytes > 0:
+		add(FindingSSDTierHasNoPath, SeverityInfo, "SSDPath",
+			"the SSD tier has %d bytes but no path: it is off", o.SSDCapacityBytes)
 	}
-	if !ssd && d.SSDPath != "" {
+	if d.SSDCapacityBytes <= 0 && d.SSDPath != "" {
 		add(FindingSSDPathWithoutCapacity, SeverityWarning, "SSDCapacityBytes",
 			"SSDPath %q is set but the SSD tier is disabled: nothing is written there", d.SSDPath)
 	}

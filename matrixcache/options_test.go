@@ -21,7 +21,7 @@ func TestDefaultOptionsReportOnlyInfo(t *testing.T) {
 		require.Equal(t, SeverityInfo, f.Severity, f.String())
 	}
 	ids := findingIDs(fs)
-	require.Contains(t, ids, FindingSSDTierIsTemporary)
+	require.NotContains(t, ids, FindingSSDTierHasNoPath, "the SSD tier is off without a word")
 	require.Contains(t, ids, FindingResidentTierIsUnreachable)
 	require.NoError(t, critical(fs))
 }
@@ -53,8 +53,10 @@ func TestValidateFindings(t *testing.T) {
 		sev   Severity
 		field string
 	}{
-		{"recovery from a temporary SSD tier is refused", Options{AutoRecoverOnStart: true},
-			FindingRecoveryFromTemporaryTier, SeverityCritical, "SSDPath"},
+		{"recovery without an SSD tier is refused", Options{AutoRecoverOnStart: true},
+			FindingRecoveryWithoutSSDTier, SeverityCritical, "SSDPath"},
+		{"SSD capacity without a path", Options{SSDCapacityBytes: 1 << 30},
+			FindingSSDTierHasNoPath, SeverityInfo, "SSDPath"},
 		{"recovery from an unflushed SSD tier warns", Options{AutoRecoverOnStart: true, SSDPath: "/x", SSDNoSync: true},
 			FindingRecoveryExpectsDurability, SeverityWarning, "SSDNoSync"},
 		{"recovery from an unflushed resident tier warns", Options{AutoRecoverOnStart: true, SSDPath: "/x", ResidentPath: "/r"},
@@ -115,5 +117,5 @@ func TestCriticalFindingNamesField(t *testing.T) {
 	err := critical(Options{AutoRecoverOnStart: true}.Validate())
 	require.ErrorIs(t, err, ErrInvalidOptions)
 	require.Contains(t, err.Error(), "SSDPath")
-	require.Contains(t, err.Error(), "empty every time")
+	require.Contains(t, err.Error(), "no SSD tier")
 }

@@ -31,11 +31,8 @@ func Open(ctx context.Context, opts temporalstore.Options) (*temporalstore.Engin
 
 // NewCache is a DRAM-only matrixcache of capacity bytes, as Open makes.
 func NewCache(ctx context.Context, capacity int64) (*matrixcache.Cache, error) {
-	c, err := matrixcache.New(ctx, matrixcache.Options{
-		DRAMCapacityBytes:     capacity,
-		SSDCapacityBytes:      matrixcache.Disabled,
-		ResidentCapacityBytes: matrixcache.Disabled,
-	})
+	// The zero Options but the DRAM tier's size: a DRAM-only cache.
+	c, err := matrixcache.New(ctx, matrixcache.Options{DRAMCapacityBytes: capacity})
 	if err != nil {
 		return nil, fmt.Errorf("local: record cache: %w", err)
 	}

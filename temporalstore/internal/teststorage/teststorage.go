@@ -45,9 +45,7 @@ func NewCache(capacity int64) (storage.RecordCache, error) {
 	if Mem() {
 		return storage.NewMemCache(capacity), nil
 	}
-	c, err := matrixcache.New(context.Background(), matrixcache.Options{
-		DRAMCapacityBytes: capacity, SSDCapacityBytes: matrixcache.Disabled, ResidentCapacityBytes: matrixcache.Disabled,
-	})
+	c, err := matrixcache.New(context.Background(), matrixcache.Options{DRAMCapacityBytes: capacity})
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ func TestLog(t *testing.T) { storagetest.Log(t, disk.OpenLog) }
 
 func TestRecordCache(t *testing.T) {
 	storagetest.RecordCache(t, func(n int64) storage.RecordCache {
-		c, err := matrixcache.New(t.Context(), matrixcache.Options{DRAMCapacityBytes: n, SSDCapacityBytes: matrixcache.Disabled, ResidentCapacityBytes: matrixcache.Disabled})
+		c, err := matrixcache.New(t.Context(), matrixcache.Options{DRAMCapacityBytes: n})
 		require.NoError(t, err)
 		t.Cleanup(func() { c.Close() })
 		return disk.NewRecordCache(c)
