@@ -83,10 +83,11 @@ type cmdCounters struct {
 // commandStats holds every command's counters, by cmdSpec.id.
 type commandStats struct {
 	byID []cmdCounters
+	list []*cmdSpec // the specs, by id
 }
 
-func newCommandStats() *commandStats {
-	return &commandStats{byID: make([]cmdCounters, len(commandList))}
+func newCommandStats(list []*cmdSpec) *commandStats {
+	return &commandStats{byID: make([]cmdCounters, len(list)), list: list}
 }
 
 // record counts n calls of spec that took d together, failed of them with
@@ -124,7 +125,7 @@ func (cs *commandStats) reset() {
 func (cs *commandStats) stat(i int) CommandStat {
 	ct := &cs.byID[i]
 	st := CommandStat{
-		Name:     commandList[i].name,
+		Name:     cs.list[i].name,
 		Calls:    ct.calls.Load(),
 		Failed:   ct.failed.Load(),
 		Rejected: ct.rejected.Load(),
@@ -136,8 +137,7 @@ func (cs *commandStats) stat(i int) CommandStat {
 	return st
 }
 
-// snapshot returns the commands called or rejected at least once, by name
-// (commandList is in name order).
+// snapshot returns the commands called or rejected at least once, by name.
 func (cs *commandStats) snapshot() []CommandStat {
 	var out []CommandStat
 	for i := range cs.byID {
@@ -145,6 +145,8 @@ func (cs *commandStats) snapshot() []CommandStat {
 			out = append(out, st)
 		}
 	}
+	// The built-ins are in name order, added commands after them.
+	slices.SortFunc(out, func(a, b CommandStat) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -162,7 +164,7 @@ func (s *Server) CommandStats() []CommandStat { return s.cmdStats.snapshot() }
 // CommandStat returns the counters of the command named name (lower
 // case): zero ones when it was not called or is not served.
 func (s *Server) CommandStat(name string) CommandStat {
-	if spec := commands[name]; spec != nil {
+	if spec := s.cmds.byName[name]; spec != nil {
 		return s.cmdStats.stat(spec.id)
 	}
 	return CommandStat{Name: name}

@@ -214,7 +214,7 @@ func TestErrorCodesBounded(t *testing.T) {
 // BenchmarkCommandStatsRecord is the cost of counting one call: a
 // command's time, taken with two clock reads, and its counters.
 func BenchmarkCommandStatsRecord(b *testing.B) {
-	s := &Server{started: time.Now(), cmdStats: newCommandStats()}
+	s := &Server{started: time.Now(), cmdStats: newCommandStats(commandList)}
 	cs, spec := s.cmdStats, commands["get"]
 	for b.Loop() {
 		start := s.clock()
@@ -227,7 +227,7 @@ func BenchmarkCommandStatsRecord(b *testing.B) {
 // every processor, the counters' worst case: their cache lines move
 // between cores on every call.
 func BenchmarkCommandStatsRecordParallel(b *testing.B) {
-	s := &Server{started: time.Now(), cmdStats: newCommandStats()}
+	s := &Server{started: time.Now(), cmdStats: newCommandStats(commandList)}
 	cs, spec := s.cmdStats, commands["get"]
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

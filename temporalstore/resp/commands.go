@@ -86,8 +86,7 @@ func register(specs ...*cmdSpec) {
 	}
 }
 
-// Commands returns the names of the commands served, for documentation
-// and COMMAND.
+// Commands returns the names of the built-in commands, for documentation.
 func Commands() []string {
 	out := make([]string, 0, len(commands))
 	for n := range commands {
@@ -149,7 +148,7 @@ func lowerName(b []byte, buf []byte) []byte {
 func (c *conn) dispatch(args [][]byte) {
 	var nb [32]byte
 	name := lowerName(args[0], nb[:0])
-	spec := commands[string(name)]
+	spec := c.s.cmds.byName[string(name)]
 	if spec == nil {
 		// Redis quotes the arguments while the list is under 128 bytes,
 		// each cut to what is left of them, and C strings end at a NUL.

@@ -279,12 +279,11 @@ func human(n uint64) string {
 // from the command table: enough for redis-cli's hints and go-redis's
 // key-position lookups.
 func cmdCommand(c *conn, args [][]byte) {
-	names := Commands()
-	slices.Sort(names)
+	names := c.s.cmds.names()
 	if len(args) == 1 {
 		c.w.array(len(names))
 		for _, n := range names {
-			writeCommandInfo(c, commands[n])
+			writeCommandInfo(c, c.s.cmds.byName[n])
 		}
 		return
 	}
@@ -301,7 +300,7 @@ func cmdCommand(c *conn, args [][]byte) {
 		}
 		c.w.array(len(want))
 		for _, n := range want {
-			if s := commands[strings.ToLower(string(n))]; s != nil {
+			if s := c.s.cmds.byName[strings.ToLower(string(n))]; s != nil {
 				writeCommandInfo(c, s)
 			} else {
 				c.w.nullArray()
@@ -317,7 +316,7 @@ func cmdCommand(c *conn, args [][]byte) {
 		}
 		var found []*cmdSpec
 		for _, n := range want {
-			if s := commands[strings.ToLower(string(n))]; s != nil {
+			if s := c.s.cmds.byName[strings.ToLower(string(n))]; s != nil {
 				found = append(found, s)
 			}
 		}

@@ -27,6 +27,15 @@
 // DOCS gives every command's group and summary (commanddocs.go), which
 // redis-cli's HELP shows, the time-aware verbs' included.
 //
+// # Adding commands
+//
+// Another module mounts its verbs on the same listener through
+// Options.Commands: each a Command with its arity, write flag, key
+// positions and a Run that replies through Request.Reply, the writer the
+// built-in verbs use. They get the built-ins' treatment (AUTH, read-only
+// tokens, MULTI, COMMAND, commandstats, slowlog); a name already served is
+// refused by New.
+//
 // # Statistics
 //
 // Every call is counted under its command with its server time (from the

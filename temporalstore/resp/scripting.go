@@ -116,8 +116,8 @@ const (
 // returns its reply, or the error refusing it before it ran.
 func (r *scriptRun) exec(args [][]byte) ([]byte, string) {
 	var nb [32]byte
-	spec := commands[string(lowerName(args[0], nb[:0]))]
 	c := r.c
+	spec := c.s.cmds.byName[string(lowerName(args[0], nb[:0]))]
 	switch {
 	case spec == nil:
 		return nil, errScriptUnknown

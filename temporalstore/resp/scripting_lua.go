@@ -271,7 +271,7 @@ func (vm *luaVM) redisLib(s *Server) *lua.LTable {
 			raiseErr(L, "Please specify at least one argument for this redis lib call")
 		}
 		var nb [32]byte
-		spec := commands[string(lowerName([]byte(L.CheckString(1)), nb[:0]))]
+		spec := s.cmds.byName[string(lowerName([]byte(L.CheckString(1)), nb[:0]))]
 		if spec == nil {
 			raiseErr(L, "Invalid command passed to redis.acl_check_cmd()")
 		}

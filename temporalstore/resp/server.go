@@ -70,6 +70,9 @@ type Options struct {
 	LatencyMonitorThreshold time.Duration
 
 	faults faults
+	// Commands are verbs added to the built-in ones, served on the same
+	// connections (see Command). Default: none.
+	Commands []Command
 }
 
 // Server serves RESP connections.
@@ -86,8 +89,10 @@ type Server struct {
 
 	stats    serverStats
 	cmdStats *commandStats
-	slowlog  *slowlog
-	latency  *latencyMonitor
+	// cmds are the commands served: the built-ins and Options.Commands.
+	cmds    commandTable
+	slowlog *slowlog
+	latency *latencyMonitor
 	// blocked holds the connections waiting in a blocking command.
 	blocked blockers
 	// lastSave is the Unix time of the last checkpoint SAVE or BGSAVE
@@ -149,7 +154,11 @@ func New(opts Options) (*Server, error) {
 	if opts.LatencyMonitorThreshold < 0 {
 		return nil, fmt.Errorf("%w: negative LatencyMonitorThreshold", ErrInvalidOptions)
 	}
-	s := &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmdStats: newCommandStats(),
+	cmds, err := extend(opts.Commands)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmds: cmds, cmdStats: newCommandStats(cmds.list),
 		slowlog: newSlowlog(opts.SlowlogThreshold, opts.SlowlogMaxLen), latency: newLatencyMonitor(opts.LatencyMonitorThreshold)}
 	s.settings = newSettings()
 	s.lastSave.Store(s.started.Unix())
