@@ -109,10 +109,10 @@ func (o crashOp) execute(ctx context.Context, e *Engine) (Response, error) {
 		{Kind: KindRPush, Key: []byte(o.key + "l"), Args: [][]byte{v}},
 		{Kind: KindIncrBy, Key: []byte(o.key + "c"), Delta: 1},
 	}
-	err := e.Atomic(ctx, "crash", "t", cmds[0].Key, func(ctx context.Context) error {
+	err := e.Atomic(ctx, "crash", "t", cmds[0].Key, func(tx *Tx) error {
 		for _, c := range cmds {
 			c.Namespace, c.Table = "crash", "t"
-			if _, err := e.Execute(ctx, c); err != nil {
+			if _, err := tx.Execute(ctx, c); err != nil {
 				return err
 			}
 		}

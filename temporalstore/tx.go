@@ -2,22 +2,33 @@ package temporalstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
+// ErrTxDone is returned by the methods of a Tx after its Atomic returned.
+var ErrTxDone = errors.New("temporalstore: transaction done")
+
 // Atomic runs fn with the shard of key (in table namespace/name) to
-// itself: commands fn executes with the context it is given, on keys of
-// that shard, run with no other command of the shard in between, and no
-// reader sees their effects before fn returns (Redis's MULTI/EXEC). The
-// writes reach the shard's log together when fn returns, as one group that
-// a crash keeps whole or drops whole, and Atomic returns once they are
-// there (a transaction past the log's segment size is split in as many
-// groups as it takes).
-// Commands on other shards inside fn are not isolated; the caller keeps
-// fn to one shard (KeyGroup, hash tags).
-func (e *Engine) Atomic(ctx context.Context, namespace, name string, key []byte, fn func(ctx context.Context) error) error {
+// itself, handing it the transaction (bbolt's db.Update is the model): the
+// commands fn runs through tx, on keys of that shard, run with no other
+// command of the shard in between, and no reader sees their effects before
+// fn returns (Redis's MULTI/EXEC). The writes reach the shard's log
+// together when fn returns, as one group that a crash keeps whole or drops
+// whole, and Atomic returns once they are there (a transaction past the
+// log's segment size is split in as many groups as it takes). ctx bounds
+// the wait for the shard. Commands on other shards through tx are not
+// isolated; the caller keeps fn to one shard (KeyGroup, hash tags). A
+// command on the shard through the Engine rather than tx waits for fn to
+// return.
+func (e *Engine) Atomic(ctx context.Context, namespace, name string, key []byte, fn func(tx *Tx) error) error {
+	return e.atomic(ctx, namespace, name, key, fn)
+}
+
+func (e *Engine) atomic(ctx context.Context, namespace, name string, key []byte, fn func(tx *Tx) error) error {
 	c := Command{Namespace: namespace, Table: name, Key: key}
 	if len(key) == 0 {
 		return fmt.Errorf("%w: empty key", ErrInvalid)
@@ -26,7 +37,95 @@ func (e *Engine) Atomic(ctx context.Context, namespace, name string, key []byte,
 	if err != nil {
 		return err
 	}
-	return engineErr(t.shards[i].Exclusive(ctx, fn))
+	return engineErr(t.shards[i].Exclusive(ctx, func(held context.Context) error {
+		tx := &Tx{e: e, held: held}
+		defer tx.done.Store(true)
+		return fn(tx)
+	}))
+}
+
+// Tx is a transaction Atomic hands its callback: the engine's operations,
+// run inside it. A context given to its methods bounds the call (the
+// caller's own will do: the transaction is the Tx, not the context). It is
+// for the callback's goroutine, until the callback returns.
+type Tx struct {
+	e *Engine
+	// held carries the shard's hold (and any Atomic's it is nested in).
+	held context.Context
+	done atomic.Bool
+}
+
+// bind is ctx joined to the transaction.
+func (tx *Tx) bind(ctx context.Context) (context.Context, error) {
+	if tx.done.Load() {
+		return nil, ErrTxDone
+	}
+	return shard.JoinTx(ctx, tx.held), nil
+}
+
+// Execute is Engine.Execute inside the transaction.
+func (tx *Tx) Execute(ctx context.Context, c Command) (Response, error) {
+	ctx, err := tx.bind(ctx)
+	if err != nil {
+		return Response{}, err
+	}
+	return tx.e.Execute(ctx, c)
+}
+
+// ExecuteInPlace is Engine.ExecuteInPlace inside the transaction.
+func (tx *Tx) ExecuteInPlace(ctx context.Context, c *Command) (Response, error) {
+	ctx, err := tx.bind(ctx)
+	if err != nil {
+		return Response{}, err
+	}
+	return tx.e.ExecuteInPlace(ctx, c)
+}
+
+// AppendGet is Engine.AppendGet inside the transaction.
+func (tx *Tx) AppendGet(ctx context.Context, namespace, name string, key, dst []byte) ([]byte, bool, error) {
+	ctx, err := tx.bind(ctx)
+	if err != nil {
+		return dst, false, err
+	}
+	return tx.e.AppendGet(ctx, namespace, name, key, dst)
+}
+
+// KeyVersion is Engine.KeyVersion inside the transaction.
+func (tx *Tx) KeyVersion(ctx context.Context, namespace, name string, key []byte) (uint64, error) {
+	ctx, err := tx.bind(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return tx.e.KeyVersion(ctx, namespace, name, key)
+}
+
+// Touched is Engine.Touched inside the transaction.
+func (tx *Tx) Touched(ctx context.Context, w Watch) (bool, error) {
+	ctx, err := tx.bind(ctx)
+	if err != nil {
+		return false, err
+	}
+	return tx.e.Touched(ctx, w)
+}
+
+// CopyBetween is Engine.CopyBetween inside the transaction.
+func (tx *Tx) CopyBetween(ctx context.Context, namespace, from, to string, key, dest []byte, replace, move bool) (bool, error) {
+	ctx, err := tx.bind(ctx)
+	if err != nil {
+		return false, err
+	}
+	return tx.e.CopyBetween(ctx, namespace, from, to, key, dest, replace, move)
+}
+
+// Atomic is Engine.Atomic nested in the transaction: fn gets the same
+// transaction when key is on its shard, and holds another shard as well
+// otherwise.
+func (tx *Tx) Atomic(ctx context.Context, namespace, name string, key []byte, fn func(tx *Tx) error) error {
+	ctx, err := tx.bind(ctx)
+	if err != nil {
+		return err
+	}
+	return tx.e.atomic(ctx, namespace, name, key, fn)
 }
 
 // KeyVersion is a token that changes whenever key is written (0 when it is
@@ -74,8 +173,8 @@ func (e *Engine) WatchKey(ctx context.Context, namespace, name string, key []byt
 
 // Touched reports whether a write through the watched table touched w's
 // key since WatchKey. A table since replaced (flushed, swapped, dropped)
-// reports false: compare KeyVersion for those. Inside Atomic, pass
-// Atomic's context.
+// reports false: compare KeyVersion for those. Inside Atomic, call the
+// Tx's.
 func (e *Engine) Touched(ctx context.Context, w Watch) (bool, error) {
 	if w.shard == nil {
 		return false, fmt.Errorf("%w: not a watch", ErrInvalid)

@@ -41,14 +41,14 @@ func TestAtomicIsolatesItsWrites(t *testing.T) {
 		}
 	}()
 	for range 100 {
-		require.NoError(t, e.Atomic(ctx, "", "", []byte("{a}x"), func(ctx context.Context) error {
-			if _, err := e.Execute(ctx, Command{Kind: KindIncrBy, Key: b("{a}x"), Delta: 1}); err != nil {
+		require.NoError(t, e.Atomic(ctx, "", "", []byte("{a}x"), func(tx *Tx) error {
+			if _, err := tx.Execute(ctx, Command{Kind: KindIncrBy, Key: b("{a}x"), Delta: 1}); err != nil {
 				return err
 			}
-			if _, err := e.Execute(ctx, Command{Kind: KindSet, Key: b("{a}z"), Value: b("plain set")}); err != nil {
+			if _, err := tx.Execute(ctx, Command{Kind: KindSet, Key: b("{a}z"), Value: b("plain set")}); err != nil {
 				return err
 			}
-			_, err := e.Execute(ctx, Command{Kind: KindIncrBy, Key: b("{a}y"), Delta: 1})
+			_, err := tx.Execute(ctx, Command{Kind: KindIncrBy, Key: b("{a}y"), Delta: 1})
 			return err
 		}))
 	}
@@ -107,11 +107,13 @@ func TestWatchKeyNotesWrites(t *testing.T) {
 	c := watch("k") // after the writes: untouched, and b still sees them
 	require.False(t, touched(ctx, c))
 	require.True(t, touched(ctx, b))
-	// Inside Atomic, with its context.
-	require.NoError(t, e.Atomic(ctx, "", "", []byte("k"), func(ctx context.Context) error {
-		_, err := e.Execute(ctx, Command{Kind: KindHSet, Key: []byte("k"), Args: bs("f", "1")})
+	// Inside Atomic, through its transaction.
+	require.NoError(t, e.Atomic(ctx, "", "", []byte("k"), func(tx *Tx) error {
+		_, err := tx.Execute(ctx, Command{Kind: KindHSet, Key: []byte("k"), Args: bs("f", "1")})
 		require.NoError(t, err)
-		require.True(t, touched(ctx, c))
+		got, err := tx.Touched(ctx, c)
+		require.NoError(t, err)
+		require.True(t, got)
 		return nil
 	}))
 	e.Unwatch(b)
@@ -119,4 +121,38 @@ func TestWatchKeyNotesWrites(t *testing.T) {
 	e.Unwatch(other)
 	_, err := e.Touched(ctx, Watch{})
 	require.ErrorIs(t, err, ErrInvalid)
+}
+
+// The transaction is the Tx, not a context: a callback that runs its
+// commands with the context Atomic was given (which deadlocked when the
+// transaction travelled in the callback's context) completes, a nested
+// Atomic on the same shard joins it, and a Tx kept past its Atomic is
+// refused.
+func TestAtomicCallbackUsesTheOuterContext(t *testing.T) {
+	e := openEngine(t, t.TempDir(), testclock.New(time.Unix(1_764_460_800, 0)))
+	outer := t.Context()
+	var kept *Tx
+	done := make(chan error, 1)
+	go func() {
+		done <- e.Atomic(outer, "", "", []byte("{t}a"), func(tx *Tx) error {
+			kept = tx
+			if _, err := tx.Execute(outer, Command{Kind: KindSet, Key: []byte("{t}a"), Value: []byte("1")}); err != nil {
+				return err
+			}
+			return tx.Atomic(outer, "", "", []byte("{t}b"), func(inner *Tx) error {
+				_, err := inner.Execute(outer, Command{Kind: KindIncrBy, Key: []byte("{t}b"), Delta: 5})
+				return err
+			})
+		})
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Atomic did not return: the callback's commands wait for the shard it holds")
+	}
+	require.Equal(t, "1", string(exec(t, e, Command{Kind: KindGet, Key: []byte("{t}a")}).Value))
+	require.Equal(t, "5", string(exec(t, e, Command{Kind: KindGet, Key: []byte("{t}b")}).Value))
+	_, err := kept.Execute(outer, Command{Kind: KindGet, Key: []byte("{t}a")})
+	require.ErrorIs(t, err, ErrTxDone)
 }

@@ -290,7 +290,7 @@ func (c *conn) onePoint(p temporalstore.Point) []temporalstore.Point {
 // which the engine may change while it runs.
 func (c *conn) execIn(cmd *temporalstore.Command) (temporalstore.Response, bool) {
 	cmd.Namespace, cmd.Table = c.namespace, c.table
-	r, err := c.s.opts.Engine.ExecuteInPlace(c.ctx, cmd)
+	r, err := c.engine().ExecuteInPlace(c.ctx, cmd)
 	if err != nil {
 		c.engineError(err)
 		return r, false

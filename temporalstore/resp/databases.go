@@ -119,7 +119,7 @@ func (c *conn) copyToDB(key, dest []byte, db int, replace, move bool) {
 	if !c.createDB(db) {
 		return
 	}
-	done, err := c.s.opts.Engine.CopyBetween(c.ctx, c.namespace, c.table, c.dbTable(db), key, dest, replace, move)
+	done, err := c.engine().CopyBetween(c.ctx, c.namespace, c.table, c.dbTable(db), key, dest, replace, move)
 	if err != nil {
 		c.engineError(err)
 		return

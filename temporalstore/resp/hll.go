@@ -37,7 +37,7 @@ func registerHLL() {
 func cmdPFDebug(c *conn, a [][]byte) {
 	cmd := c.command(ts.Command{Kind: ts.KindPFDebug, Key: a[2], Aggregator: string(a[1])})
 	cmd.Namespace, cmd.Table = c.namespace, c.table
-	r, err := c.s.opts.Engine.ExecuteInPlace(c.ctx, cmd)
+	r, err := c.engine().ExecuteInPlace(c.ctx, cmd)
 	switch {
 	case errors.Is(err, ts.ErrNoSuchKey):
 		c.errorf("ERR The specified key does not exist")

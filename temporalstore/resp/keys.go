@@ -190,7 +190,7 @@ func cmdScan(c *conn, a [][]byte) {
 			continue
 		}
 		if typ != nil {
-			tr, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: c.table, Kind: ts.KindType, Key: k})
+			tr, err := c.engine().Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: c.table, Kind: ts.KindType, Key: k})
 			if err != nil || !is(typ, string(tr.Value)) {
 				continue
 			}
@@ -210,7 +210,7 @@ func (c *conn) scanAll(fn func(k []byte)) error { return c.scanTable(c.table, fn
 func (c *conn) scanTable(table string, fn func(k []byte)) error {
 	var cur uint64
 	for {
-		r, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: table, Kind: ts.KindScan, Cursor: cur, Count: 1000})
+		r, err := c.engine().Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: table, Kind: ts.KindScan, Cursor: cur, Count: 1000})
 		if err != nil {
 			c.engineError(err)
 			return err
@@ -254,7 +254,7 @@ func (c *conn) flushTable(table string) bool {
 		if len(batch) == 0 {
 			return true
 		}
-		_, err := c.s.opts.Engine.Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: table, Kind: ts.KindDeleteKeys, Keys: batch})
+		_, err := c.engine().Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: table, Kind: ts.KindDeleteKeys, Keys: batch})
 		batch = batch[:0]
 		if err != nil {
 			c.engineError(err)

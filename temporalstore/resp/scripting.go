@@ -362,9 +362,10 @@ func (c *conn) runScript(vm *luaVM, run *scriptRun, request, keys [][]byte, prep
 	nargs := prepare(L)
 	ran := false
 	var err error
-	do := func(ctx context.Context) {
+	do := func(tx *temporalstore.Tx) {
 		ran = true
-		sc.ctx = ctx
+		// Not the connection's context either: a script runs to its end.
+		sc.ctx, sc.atomic = context.Background(), tx
 		run.started = time.Now()
 		ss.mu.Lock()
 		ss.running[run] = struct{}{}
@@ -373,7 +374,7 @@ func (c *conn) runScript(vm *luaVM, run *scriptRun, request, keys [][]byte, prep
 		L.SetContext(lctx)
 		err = L.PCall(nargs, 1, vm.handler)
 		L.RemoveContext()
-		vm.run = nil
+		vm.run, sc.atomic = nil, nil
 		ss.mu.Lock()
 		delete(ss.running, run)
 		ss.mu.Unlock()
@@ -389,12 +390,12 @@ func (c *conn) runScript(vm *luaVM, run *scriptRun, request, keys [][]byte, prep
 	var aerr error
 	switch {
 	case lockKey == nil:
-		do(c.ctx)
+		do(c.atomic)
 	case c.inExec:
-		// Inside EXEC, which may hold the shard already (its context
+		// Inside EXEC, which may hold the shard already (its transaction
 		// says so), not among the queued scripts.
-		aerr = c.s.opts.Engine.Atomic(c.ctx, c.namespace, c.table, lockKey, func(ctx context.Context) error {
-			do(ctx)
+		aerr = c.engine().Atomic(c.ctx, c.namespace, c.table, lockKey, func(tx *temporalstore.Tx) error {
+			do(tx)
 			return nil
 		})
 	default:

@@ -3,6 +3,8 @@ package resp
 import (
 	"context"
 	"sync"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore"
 )
 
 // Scripts with keys run one after another on their shard, each inside
@@ -35,7 +37,7 @@ type scriptQueue struct {
 // scriptJob is one script waiting in a queue.
 type scriptJob struct {
 	lockKey []byte
-	do      func(ctx context.Context)
+	do      func(tx *temporalstore.Tx)
 	// done is signalled once the job ran or its batch failed, or, with
 	// lead set, when its caller is to run the queue next (a buffer of one,
 	// so that a pooled job's channel serves again).
@@ -59,7 +61,7 @@ func (ss *scripts) queueFor(gk groupKey) *scriptQueue {
 
 // runQueued runs do on key group gk's shard (taken by lockKey) among the
 // group's other scripts, and returns the Atomic's error.
-func (c *conn) runQueued(gk groupKey, lockKey []byte, do func(ctx context.Context)) error {
+func (c *conn) runQueued(gk groupKey, lockKey []byte, do func(tx *temporalstore.Tx)) error {
 	q := c.s.scripts.queueFor(gk)
 	job, _ := c.s.scripts.jobs.Get().(*scriptJob)
 	if job == nil {
@@ -97,9 +99,9 @@ func (q *scriptQueue) drain(s *Server, gk groupKey, own *scriptJob) {
 		batch = append(batch[:0], q.jobs[:n]...)
 		q.jobs = append(q.jobs[:0], q.jobs[n:]...)
 		q.mu.Unlock()
-		err := s.opts.Engine.Atomic(context.Background(), gk.namespace, gk.table, batch[0].lockKey, func(ctx context.Context) error {
+		err := s.opts.Engine.Atomic(context.Background(), gk.namespace, gk.table, batch[0].lockKey, func(tx *temporalstore.Tx) error {
 			for _, j := range batch {
-				j.run(ctx)
+				j.run(tx)
 			}
 			return nil
 		})
@@ -129,11 +131,11 @@ func (q *scriptQueue) drain(s *Server, gk groupKey, own *scriptJob) {
 }
 
 // run runs the job's script, keeping a panic for its caller.
-func (j *scriptJob) run(ctx context.Context) {
+func (j *scriptJob) run(tx *temporalstore.Tx) {
 	defer func() {
 		if r := recover(); r != nil {
 			j.panicked = r
 		}
 	}()
-	j.do(ctx)
+	j.do(tx)
 }

@@ -1,7 +1,6 @@
 package resp
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore"
 )
 
 // TestQueuedScriptsAreIsolatedAndAllRun: scripts of one key group from
@@ -60,9 +61,9 @@ func TestQueuedScriptPanicReachesItsCaller(t *testing.T) {
 	for i := range 40 {
 		wg.Go(func() {
 			c := &conn{s: srv}
-			do := func(context.Context) { ran.Add(1) }
+			do := func(*temporalstore.Tx) { ran.Add(1) }
 			if i%5 == 0 {
-				do = func(context.Context) { panic(fmt.Sprintf("injected: job %d", i)) }
+				do = func(*temporalstore.Tx) { panic(fmt.Sprintf("injected: job %d", i)) }
 				require.PanicsWithValue(t, fmt.Sprintf("injected: job %d", i), func() {
 					_ = c.runQueued(gk, []byte("k"), do)
 				})

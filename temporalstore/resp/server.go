@@ -297,7 +297,10 @@ type conn struct {
 	dbReady          bool
 	ctx              context.Context
 	cancel           context.CancelFunc
-	quit             bool
+	// atomic is the engine transaction the connection's commands run in
+	// (EXEC, a script), nil outside one.
+	atomic *temporalstore.Tx
+	quit   bool
 	// bw is the connection's reply buffer (the writer's, unless CLIENT
 	// REPLY drops replies); reply is CLIENT REPLY's mode.
 	bw    *bufio.Writer
@@ -495,4 +498,24 @@ func (c *conn) errorf(format string, a ...any) {
 	c.s.stats.errorCodes.count(msg)
 	c.errReplies++
 	c.w.err(msg)
+}
+
+// executor is what a command runs on: the engine, or a transaction of it.
+type executor interface {
+	Execute(ctx context.Context, c temporalstore.Command) (temporalstore.Response, error)
+	ExecuteInPlace(ctx context.Context, c *temporalstore.Command) (temporalstore.Response, error)
+	AppendGet(ctx context.Context, namespace, name string, key, dst []byte) ([]byte, bool, error)
+	KeyVersion(ctx context.Context, namespace, name string, key []byte) (uint64, error)
+	Touched(ctx context.Context, w temporalstore.Watch) (bool, error)
+	CopyBetween(ctx context.Context, namespace, from, to string, key, dest []byte, replace, move bool) (bool, error)
+	Atomic(ctx context.Context, namespace, name string, key []byte, fn func(tx *temporalstore.Tx) error) error
+}
+
+// engine is what the connection's commands run on: its transaction inside
+// one, the engine otherwise.
+func (c *conn) engine() executor {
+	if c.atomic != nil {
+		return c.atomic
+	}
+	return c.s.opts.Engine
 }

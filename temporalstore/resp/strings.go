@@ -127,7 +127,7 @@ func b2i(b bool) int64 {
 // cmdGet reads into the connection's scratch buffer, which the reply is
 // copied from at once: no allocation per GET.
 func cmdGet(c *conn, a [][]byte) {
-	v, found, err := c.s.opts.Engine.AppendGet(c.ctx, c.namespace, c.table, a[1], c.scratch[:0])
+	v, found, err := c.engine().AppendGet(c.ctx, c.namespace, c.table, a[1], c.scratch[:0])
 	if cap(v) <= maxScratch {
 		c.scratch = v[:0]
 	}

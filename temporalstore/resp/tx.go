@@ -2,7 +2,6 @@ package resp
 
 import (
 	"bytes"
-	"context"
 	"errors"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore"
@@ -49,12 +48,12 @@ type watched struct {
 // changed reports whether the watched key changed since WATCH: its
 // version differs, or a write touched it. Inside EXEC's Atomic, ctx is
 // Atomic's.
-func (c *conn) changed(ctx context.Context, w watched) (bool, error) {
-	v, err := c.s.opts.Engine.KeyVersion(ctx, c.namespace, w.w.Table(), w.w.Key())
+func (c *conn) changed(ex executor, w watched) (bool, error) {
+	v, err := ex.KeyVersion(c.ctx, c.namespace, w.w.Table(), w.w.Key())
 	if err != nil || v != w.ver {
 		return true, err
 	}
-	return c.s.opts.Engine.Touched(ctx, w.w)
+	return ex.Touched(c.ctx, w.w)
 }
 
 // unwatch ends the connection's watches.
@@ -89,7 +88,7 @@ func (c *conn) runWatched(spec *cmdSpec, args [][]byte) {
 			if !bytes.Equal(c.watch[i].w.Key(), k) {
 				continue
 			}
-			v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, k)
+			v, err := c.engine().KeyVersion(c.ctx, c.namespace, c.table, k)
 			// An LTRIM of a list still there; a SET that left no key.
 			if err == nil && (ltrim && v != 0 || !ltrim && v == 0) {
 				c.watch[i].ver = watchTouched
@@ -142,7 +141,7 @@ func registerTx() {
 				return
 			}
 			for _, k := range a[1:] {
-				v, err := c.s.opts.Engine.KeyVersion(c.ctx, c.namespace, c.table, k)
+				v, err := c.engine().KeyVersion(c.ctx, c.namespace, c.table, k)
 				if err != nil {
 					c.engineError(err)
 					return
@@ -233,10 +232,9 @@ func cmdExec(c *conn, _ [][]byte) {
 		c.inExec = false
 		return
 	}
-	outer := c.ctx
-	err := c.s.opts.Engine.Atomic(outer, c.namespace, c.table, first, func(ctx context.Context) error {
+	err := c.engine().Atomic(c.ctx, c.namespace, c.table, first, func(atx *temporalstore.Tx) error {
 		for _, w := range watch {
-			changed, err := c.changed(ctx, w)
+			changed, err := c.changed(atx, w)
 			if err != nil {
 				return err
 			}
@@ -244,11 +242,11 @@ func cmdExec(c *conn, _ [][]byte) {
 				return errWatchFailed
 			}
 		}
-		// The commands run with the transaction's context, so the engine
-		// does not take the shard's locks again.
-		c.ctx = ctx
-		c.inExec = true
-		defer func() { c.ctx, c.inExec = outer, false }()
+		// The commands run in the transaction, so the engine does not
+		// take the shard's locks again.
+		outer := c.atomic
+		c.atomic, c.inExec = atx, true
+		defer func() { c.atomic, c.inExec = outer, false }()
 		c.w.array(len(tx.queued))
 		for _, q := range tx.queued {
 			c.runTimed(q.spec, q.args)
@@ -294,7 +292,7 @@ func crossesDatabases(c *conn, tx *txState, watch []watched) bool {
 // take; a SELECT in the queue decides the tables only as it runs.
 func execAcross(c *conn, tx *txState, watch []watched) {
 	for _, w := range watch {
-		changed, err := c.changed(c.ctx, w)
+		changed, err := c.changed(c.engine(), w)
 		if err != nil {
 			c.engineError(err)
 			return

@@ -661,3 +661,22 @@ func (s *Shard) Version(ctx context.Context, key []byte) (uint64, error) {
 	})
 	return ver, err
 }
+
+// JoinTx returns ctx holding what held holds of Exclusives (of any
+// shards): a transaction's hold travels with the transaction value, and a
+// call made under it with any context of the caller's joins it here.
+func JoinTx(ctx, held context.Context) context.Context { return joinedTx{ctx, held} }
+
+// joinedTx is a context whose deadline and cancellation are its own and
+// whose Exclusive holds are held's.
+type joinedTx struct {
+	context.Context
+	held context.Context
+}
+
+func (j joinedTx) Value(key any) any {
+	if _, ok := key.(txKey); ok {
+		return j.held.Value(key)
+	}
+	return j.Context.Value(key)
+}
