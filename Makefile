@@ -7,8 +7,10 @@
 # Layout: go.work at the root lists the library modules and examples. tools/ is
 # a module of its own and stays out of go.work on purpose, so that the
 # dependencies of the peers it benchmarks against (etcd server, bbolt, ...)
-# never enter the workspace's version selection. Every target that touches
-# tools/ runs there with GOWORK=off, and only if tools/go.mod exists.
+# never enter the workspace's version selection: it has a workspace of its
+# own, tools/go.work, which every target that touches tools/ uses (and only
+# if tools/go.mod exists). No go.mod has a replace line; the workspaces serve
+# development, and `make release-check` proves the modules fetchable.
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -31,6 +33,7 @@ endif
 
 # tools/ is built and checked only when it exists.
 TOOLS_DIR := tools
+TOOLS_WORK := GOWORK=$(CURDIR)/$(TOOLS_DIR)/go.work
 HAVE_TOOLS := $(wildcard $(TOOLS_DIR)/go.mod)
 
 # go test flags. RACE= turns the race detector off (it needs cgo and a C
@@ -57,7 +60,7 @@ help: ## List the targets.
 	@echo
 	@echo "Variables: RACE=$(RACE) TEST_TIMEOUT=$(TEST_TIMEOUT) FUZZTIME=$(FUZZTIME) FUZZ_RESP_TIME=$(FUZZ_RESP_TIME) FUZZ_HTTP_TIME=$(FUZZ_HTTP_TIME) BENCH_QUICK=1 (benchmarks)"
 	@echo "Modules (from go.work): $(MODULE_DIRS)"
-	@echo "Out of the workspace: $(if $(HAVE_TOOLS),$(TOOLS_DIR) (GOWORK=off),none)"
+	@echo "Out of the workspace: $(if $(HAVE_TOOLS),$(TOOLS_DIR) (its own $(TOOLS_DIR)/go.work),none)"
 
 .PHONY: build
 build: ## Build every workspace package (go build work).
@@ -80,7 +83,7 @@ deps: ## Install the system packages the tests use, if missing (redis-server, py
 	@if command -v dpkg-query >/dev/null; then scripts/need-debs $(TEST_DEBS); \
 	else command -v redis-server >/dev/null || { echo "deps: install redis-server" >&2; exit 1; }; fi
 
-test: deps test-work test-mem test-modules test-tools ## Run all tests: go test -race work, the engine's suites on the in-memory storage, the GOWORK=off build+vet loop, then tools/ (build, vet, test).
+test: deps test-work test-mem release-check test-tools ## Run all tests: go test -race work, the engine's suites on the in-memory storage, the release check, then tools/ (build, vet, test).
 
 .PHONY: test-work
 test-work: ## go test -race -count=1 over every module in go.work.
@@ -90,18 +93,15 @@ test-work: ## go test -race -count=1 over every module in go.work.
 test-mem: ## The engine's suites again on the in-memory Log and RecordCache of package storage.
 	cd temporalstore && TEMPORALSTORE_TEST_STORAGE=mem $(WORKSPACE) $(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) . ./internal/shard
 
-.PHONY: test-modules
-test-modules: ## In each go.work module: GOWORK=off go build ./... && go vet ./... (each go.mod stands alone).
-	@for d in $(MODULE_DIRS); do \
-		echo "==> $$d: GOWORK=off go build ./... && go vet ./..."; \
-		(cd "$$d" && GOWORK=off $(GO) build ./... && GOWORK=off $(GO) vet ./...) || exit 1; \
-	done
+.PHONY: release-check
+release-check: ## Tag every module with code at VERSION in a throwaway clone, serve them from a file:// GOPROXY, and go get + go build each and go install examples/server from an empty consumer (GOWORK=off).
+	scripts/release-check
 
 .PHONY: test-tools
-test-tools: ## In tools/ (if present): GOWORK=off go build, go vet and go test (race) ./...
+test-tools: ## In tools/ (if present), on its workspace: go build, go vet and go test (race) ./...
 ifneq ($(HAVE_TOOLS),)
-	@echo "==> $(TOOLS_DIR): GOWORK=off go build ./... && go vet ./... && go test ./..."
-	cd $(TOOLS_DIR) && GOWORK=off $(GO) build ./... && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
+	@echo "==> $(TOOLS_DIR): go build ./... && go vet ./... && go test ./..."
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) build ./... && $(TOOLS_WORK) $(GO) vet ./... && $(TOOLS_WORK) $(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 else
 	@echo "==> $(TOOLS_DIR): no go.mod, skipped"
 endif
@@ -132,14 +132,14 @@ vet: ## go vet work.
 	$(WORKSPACE) $(GO) vet work
 
 .PHONY: staticcheck
-staticcheck: staticcheck-install ## staticcheck ./... in each module dir, and in tools/ with GOWORK=off.
+staticcheck: staticcheck-install ## staticcheck ./... in each module dir, and in tools/ on its workspace.
 	@for d in $(MODULE_DIRS); do \
 		echo "==> $$d: staticcheck ./..."; \
 		(cd "$$d" && $(WORKSPACE) $(STATICCHECK) ./...) || exit 1; \
 	done
 ifneq ($(HAVE_TOOLS),)
-	@echo "==> $(TOOLS_DIR): GOWORK=off staticcheck ./..."
-	cd $(TOOLS_DIR) && GOWORK=off $(STATICCHECK) ./...
+	@echo "==> $(TOOLS_DIR): staticcheck ./..."
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(STATICCHECK) ./...
 endif
 
 .PHONY: staticcheck-install
@@ -156,30 +156,30 @@ staticcheck-install: ## Install the pinned staticcheck (STATICCHECK_VERSION) int
 # or on the make command line: `make bench-wal BENCH_QUICK=1`.
 
 .PHONY: bench-wal
-bench-wal: ## WAL benchmark: cd tools && GOWORK=off go run ./bench wal
-	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench wal
+bench-wal: ## WAL benchmark: cd tools && go run ./bench wal
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench wal
 
 .PHONY: bench-object
-bench-object: ## Object store benchmark: cd tools && GOWORK=off go run ./bench object
-	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench object
+bench-object: ## Object store benchmark: cd tools && go run ./bench object
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench object
 
 .PHONY: bench-engine
 bench-engine: ## Engine benchmark (index bytes/key, write amplification, durable SETs vs etcd, memory vs redis-server)
-	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench engine
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench engine
 .PHONY: bench-raft
-bench-raft: ## Raft benchmark (3 durable voters vs embedded etcd): cd tools && GOWORK=off go run ./bench raft
-	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench raft
+bench-raft: ## Raft benchmark (3 durable voters vs embedded etcd): cd tools && go run ./bench raft
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench raft
 
 .PHONY: bench-series
-bench-series: ## Temporal models vs redis-server (window reads, hourly counts, appends) and rollup vs scan: cd tools && GOWORK=off go run ./bench series
-	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench series
+bench-series: ## Temporal models vs redis-server (window reads, hourly counts, appends) and rollup vs scan: cd tools && go run ./bench series
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench series
 
 .PHONY: bench-script
-bench-script: ## EVALSHA token bucket, 50 clients, vs redis-server: cd tools && GOWORK=off go run ./bench script
-	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench script
+bench-script: ## EVALSHA token bucket, 50 clients, vs redis-server: cd tools && go run ./bench script
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench script
 
-bench-%: ## Any benchmark by name: cd tools && GOWORK=off go run ./bench <name>
-	cd $(TOOLS_DIR) && GOWORK=off $(GO) run ./bench $*
+bench-%: ## Any benchmark by name: cd tools && go run ./bench <name>
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench $*
 
 # ---------------------------------------------------------------------------
 # Fuzzing

@@ -1,21 +1,15 @@
 // Package examples holds runnable programs that compose the modules of this
 // repository. It is a thin layer: flags and environment variables, wiring,
-// listeners. Nothing here is a library, and this module is never tagged or
-// released.
+// listeners. Nothing here is a library, and no module should require this
+// one.
 //
-// The programs will live in subdirectories:
+// The programs live in subdirectories:
 //
 //   - server: the thin server that serves every surface from one process
 //     (RESP on 127.0.0.1:6379, HTTP on 127.0.0.1:17102, the S3-compatible
-//     API on 127.0.0.1:9000). It arrives with the serving-surfaces work;
-//     until then there is no server to run. Then it runs with
-//     go run ./examples/server.
-//   - cluster: three local nodes replicated through Raft.
+//     API on 127.0.0.1:9000): go run ./examples/server.
 //   - embedded-cache: matrixcache used on its own.
 //   - raft-kv: a small replicated key-value store on matrixraft.
-//   - ads-demo: ads retrieval and ranking on the engine.
-//   - context-memory: matrixark context workflows and the /memories API.
-//   - feast: the engine as a Feast online store.
 //
 // The package itself also carries repository-wide layout tests: every
 // package has a doc comment, no module imports another module's internal

@@ -1,3 +1,3 @@
 module github.com/temporalstore/temporalstore-go/ferricstore
 
-go 1.25.0
+go 1.26.0

@@ -103,8 +103,9 @@ type Options struct {
 	// values without a TTL never expire.
 	DefaultTTL time.Duration
 
-	// AutoRecoverOnStart refills DRAM from the SSD tier in New, up to the
-	// DRAM capacity, skipping expired blocks. Default false.
+	// AutoRecoverOnStart refills DRAM from the resident tier, then the SSD
+	// tier, in New, up to the DRAM capacity, skipping expired blocks.
+	// Default false.
 	AutoRecoverOnStart bool
 
 	// Placement is the DRAM/resident placement. Default PlacementTiered.

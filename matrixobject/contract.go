@@ -5,14 +5,14 @@ import (
 	"io"
 )
 
-// BlobStore is the part of a Store the TemporalStore engine uses: large
-// values kept by content, and append blobs for shared log segments. It is
-// written down here as the contract matrixobject keeps; the engine declares
-// its own copy of the methods it calls, as narrow as it needs.
+// BlobStore is the part of a Store a storage engine needs: large values
+// kept by content, and append blobs for shared log segments. It is written
+// down here as the contract matrixobject keeps; a consumer declares its own
+// copy of the methods it calls, as narrow as it needs.
 //
 // The guarantees behind it:
 //   - PutBlob is durable on return, content and reference; equal content is
-//     stored once. DecRef drops a reference (the engine's delete);
+//     stored once. DecRef drops a reference (a delete);
 //     unreferenced blobs go at the next SweepBlobs.
 //   - Append and AppendAt are durable on return and atomic across a crash;
 //     appends to one blob are serialized; AppendAt fails with

@@ -2,9 +2,10 @@
 // in a local directory, with an S3-compatible HTTP handler in front of them
 // (package s3api).
 //
-// It holds the large values, blobs and shared log segments of the
-// TemporalStore engine, and it can be used on its own wherever a program
-// wants durable objects without running a separate object server.
+// It is built for the large values, blobs and shared log segments of a
+// storage engine, and for any program that wants durable objects without
+// running a separate object server; the TemporalStore server serves one
+// over S3.
 //
 // # What it offers
 //
@@ -23,7 +24,7 @@
 //   - Content-addressed blobs ([Store.PutBlob], [Store.OpenBlob]) with
 //     durable reference counts and [Store.SweepBlobs] (dry run or real).
 //
-// [BlobStore] is the contract the engine consumes.
+// [BlobStore] is the part of this a storage engine needs, as a contract.
 //
 // # Durability and atomicity
 //

@@ -918,6 +918,16 @@ func (n *Node) observe(rd raft.Ready) {
 	n.observeOwnEntries(rd.Entries)
 }
 
+// handleReady handles one Ready of the synchronous loop, in this order: a
+// leader sends its appends and heartbeats first (they do not depend on its
+// own disk); Storage.Save writes and fsyncs a received snapshot's file,
+// then one log batch holding the snapshot record, the entries and the
+// HardState; then the remaining messages go out (votes, append responses:
+// never before what they promise is durable); then the snapshot is
+// restored into the state machine and the committed entries are applied;
+// read requests whose index is applied are released; and a snapshot is
+// taken when SnapshotEntries have been applied since the last (its state
+// captured here, the rest written beside the loop by maybeSnapshot).
 func (n *Node) handleReady(rd raft.Ready) error {
 	start := time.Now()
 	n.observe(rd)

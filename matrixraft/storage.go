@@ -577,7 +577,7 @@ func (s *Storage) fenceLocked() uint64 {
 // recovery state, when its durable snapshot covers every entry it wrote:
 // its snapshot record, which holds the HardState too, or with no snapshot
 // a HardState record. Recovery reads the newest of either, so the copy
-// written later stands for the originals. ok is false when the group has
+// written later stands for the older records. ok is false when the group has
 // entries to keep or no records. Called with wmu held, so that no write
 // of the group comes between this record and its bookkeeping.
 func (s *Storage) rehomeRecord() (rec []byte, cur hardState, ok bool) {

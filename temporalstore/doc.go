@@ -1,61 +1,60 @@
 // Package temporalstore is the TemporalStore engine: a time-aware serving
-// store that answers latest-value feature reads, windowed event sequences,
-// aggregates and rollups, frequency caps and counters, and context retrieval
-// from one durable, time-ordered index.
+// store for key-value data, latest-value feature rows, feature series with
+// windowed reads and aggregates, event sequences, and counters, quotas and
+// other control state, kept in durable per-shard logs.
 //
-// # What this module owns
+// The time-aware models' names and semantics follow TemporalStore's Rust
+// implementation ("the original" in comments below).
 //
-//   - Namespaces, tables and shards, and the routing of a command to its
-//     shard and bucket.
-//   - The resident index, which holds block addresses and never values, and
-//     the block store built on matrixcache.
-//   - All data models, TTL and expiry, and background maintenance.
-//   - The durability path: every write is a command proposed to a log
-//     (a local matrixraft/wal log, or a replicated matrixraft group), made
-//     durable, applied to the shard's state machine and only then
-//     acknowledged. Durable and async commit modes are chosen per table.
-//   - Checkpoints and recovery, with format-stamped, checksummed images; an
-//     image or log of an unknown format is refused, never guessed.
-//   - Replication modes.
-//   - The serving surfaces, as packages: resp (RESP2/RESP3), httpapi (the
-//     HTTP command surface) and client (the Go client).
+// Open needs Options.OpenLog (and optionally a RecordCache); package
+// local wires the default storage in one call:
 //
-// The entry points are Open(ctx, Options) and Engine.Execute(ctx, Command).
+//	e, err := local.Open(ctx, temporalstore.Options{Dir: "data"})
+//	defer e.Close()
+//	_, err = e.Execute(ctx, temporalstore.Command{Kind: temporalstore.KindSet, Key: []byte("k"), Value: []byte("v")})
+//	r, err := e.Execute(ctx, temporalstore.Command{Kind: temporalstore.KindGet, Key: []byte("k")})
 //
-// # Dependencies
-//
-// This module depends on matrixcache, matrixraft and matrixobject, and on no
-// other module of this repository.
+// A Command names its Kind (Kinds lists them) and its table (the default
+// table when Namespace and Table are empty); ExecuteBatch runs several in
+// order. TableOptions (CreateTable) choose a table's shards, commit mode
+// (durable, or Async), limits and feature retention.
 //
 // # Data models
 //
-//   - Redis's: strings, keys and TTLs, hashes, sets, native sorted sets
-//     and native lists, with WRONGTYPE, MULTI-style atomic sections
-//     (Engine.Atomic: isolated, and crash-atomic in the log) and WATCH
-//     (Engine.KeyVersion, Engine.WatchKey).
-//   - Feast rows: hash rows written only when their event time is newer.
-//   - Feature series (features.go): per-key points with unique timestamps,
-//     window and filtered reads, write policies, replace, retention by
-//     count and by age, the original's aggregators and more (floats,
-//     percentiles, distinct, top-k, decay; aggregates.go), answered from a
-//     rollup ladder over wide windows.
-//   - Sequences (sequences.go): event rows in the series, single and batch
-//     window queries.
-//   - Control state (control.go): bucketed counters with windowed reads,
-//     distinct values (exact, then HyperLogLog), families, idempotent
-//     set-and-get, first/last selections, quotas and pacing.
-//   - Stream ingestion (ingest.go): exactly-once batches through a ledger
-//     written with each record, a dead-letter queue and an offset
-//     handshake.
+//   - Redis's strings, keys and TTLs, hashes, sets, sorted sets, lists,
+//     bitmaps and HyperLogLogs, with WRONGTYPE, MULTI (Atomic) and WATCH
+//     (WatchKey, Touched); Feast rows, written only when newer.
+//   - Feature series: per-key points, window and filtered reads, write
+//     policies, retention by count and age, and aggregates (the original's
+//     and more: floats, percentiles, distinct, top-k, decay) answered from
+//     a rollup ladder; sequences, event rows in a series.
+//   - Control state: bucketed counters, distinct values, families,
+//     idempotent set-and-get, first/last selections, quotas and pacing.
+//   - Stream ingestion (Ingest): exactly-once batches, with a dead-letter
+//     queue (DeadLetters) and a resume offset (IngestOffset).
 //
-// Collections past their memory budget (Options.CollectionBytes) are
-// spilled to the log and served from it. Read-modify-writes of distinct
-// keys are combined into one log append (internal/shard's combine.go);
-// runs of plain SETs are one record per shard (ExecuteBatch).
+// # Durability
 //
-// # Concurrency
+// A key's shard is ShardOf(key), a hash of its {hash tag}. A write is a
+// command record appended to its shard's log; Execute returns once the
+// record is durable (for an Async table, handed to the operating system
+// and synced within TableOptions.SyncInterval) and applied. A shard's resident index maps
+// keys to log records, whose values are read through the RecordCache if
+// any; collections past Options.CollectionBytes are spilled to the log.
+// Maintenance (Options.MaintenanceInterval, or Maintain) expires keys,
+// compacts logs and checkpoints indexes; Open replays each log after its
+// newest checkpoint, and refuses an image or log of unknown format.
 //
-// An Engine is safe for concurrent use. Writes to one shard are appended
-// concurrently (the log batches them into one write and one fsync) and
-// applied in log order; reads take a shard's read lock.
+// # Errors and concurrency
+//
+// Errors wrap the package's sentinels (ErrInvalid, ErrWrongType,
+// ErrCrossShard, ...): match them with errors.Is. Bad input changes
+// nothing. An Engine is safe for concurrent use: writes to one shard are
+// appended concurrently (the log batches them into one write and one
+// fsync) and applied in log order; reads take a shard's read lock. A
+// multi-key command takes keys of one key group (TableOptions.KeyGroups; a
+// common {hash tag} ensures it), and Atomic isolates one shard.
+//
+// The engine is written against package storage's interfaces; the serving
+// surfaces are packages resp (RESP2/RESP3), httpapi (HTTP) and client (Go).
 package temporalstore

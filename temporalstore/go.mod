@@ -8,7 +8,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
-	github.com/temporalstore/temporalstore-go/matrixraft v0.0.0
+	github.com/temporalstore/temporalstore-go/matrixraft v0.1.0
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/time v0.16.0
@@ -32,12 +32,8 @@ require (
 
 require (
 	github.com/klauspost/compress v1.20.4 // indirect
-	github.com/temporalstore/temporalstore-go/matrixcache v0.0.0
+	github.com/temporalstore/temporalstore-go/matrixcache v0.1.0
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )
-
-replace github.com/temporalstore/temporalstore-go/matrixraft => ../matrixraft
-
-replace github.com/temporalstore/temporalstore-go/matrixcache => ../matrixcache

@@ -12,9 +12,9 @@ require (
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
-	github.com/temporalstore/temporalstore-go/examples v0.0.0
-	github.com/temporalstore/temporalstore-go/matrixcache v0.0.0
-	github.com/temporalstore/temporalstore-go/matrixraft v0.0.0
+	github.com/temporalstore/temporalstore-go/examples v0.1.0
+	github.com/temporalstore/temporalstore-go/matrixcache v0.1.0
+	github.com/temporalstore/temporalstore-go/matrixraft v0.1.0
 	go.etcd.io/bbolt v1.5.0
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
@@ -87,8 +87,8 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/temporalstore/temporalstore-go/matrixobject v0.0.0
-	github.com/temporalstore/temporalstore-go/temporalstore v0.0.0
+	github.com/temporalstore/temporalstore-go/matrixobject v0.1.0
+	github.com/temporalstore/temporalstore-go/temporalstore v0.1.0
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/pkg/v3 v3.7.3 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
@@ -101,14 +101,3 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace (
-	github.com/temporalstore/temporalstore-go/matrixcache => ../matrixcache
-	github.com/temporalstore/temporalstore-go/matrixraft => ../matrixraft
-)
-
-replace github.com/temporalstore/temporalstore-go/matrixobject => ../matrixobject
-
-replace github.com/temporalstore/temporalstore-go/temporalstore => ../temporalstore
-
-replace github.com/temporalstore/temporalstore-go/examples => ../examples

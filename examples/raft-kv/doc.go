@@ -11,7 +11,7 @@
 //	    --http 127.0.0.1:8001 --data /tmp/raft-kv/1
 //	go run ./raft-kv --help
 //
-// The README beside this file starts three processes and kills the leader.
+// The README in this directory starts three processes and kills the leader.
 //
 // # HTTP API
 //

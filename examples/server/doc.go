@@ -1,7 +1,8 @@
 // Command server is the thin TemporalStore server: it opens the engine on
 // a local data directory (single node) and serves it over RESP (redis-cli,
 // go-redis, redis-py) and the HTTP command surface (curl, the Go client),
-// and the object store over the S3 API.
+// and the object store over the S3 API. The HTTP surface speaks the
+// command shapes of TemporalStore's Rust implementation ("the original").
 //
 // Every flag also reads an environment variable (TS_...); a flag beats its
 // variable, which beats the default. `server --help` lists them. It refuses

@@ -6,7 +6,9 @@
 // [KeyOf] for a key named by one string (package cachekey builds the rest),
 // the block kinds and initial hotness rules, a [Block] codec ([Encode], [Decode],
 // [DecodeHeader]) and an order-preserving encoding of a Key for use as a
-// key in an ordered key/value store ([AppendOrderedKey]).
+// key in an ordered key/value store ([AppendOrderedKey]). The key, kinds
+// and block options mirror TemporalStore's Rust implementation ("the
+// original" in comments below).
 //
 // # Block format (version 1)
 //
@@ -39,11 +41,10 @@
 // lengths in the header exactly, so a truncated, extended or damaged block
 // decodes to [ErrCorrupt] — never to a wrong value. A block written by a
 // newer format version decodes to [ErrUnsupportedVersion]. Decoding never
-// allocates more than the input's own length plus the declared value length,
-// which is itself bounded by [MaxValueLen]; the zstd decoder runs with a
-// memory limit of the same size. A decoded [Block] never aliases the input,
-// so it stays valid after the input buffer (for example a memory-mapped
-// page) goes away.
+// allocates more than the input's own length plus the declared value
+// length, bounded by [MaxValueLen]. A decoded [Block] never aliases the
+// input, so it stays valid after the input buffer (for example a
+// memory-mapped page) goes away.
 //
 // # Ordered keys
 //

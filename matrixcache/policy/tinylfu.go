@@ -25,18 +25,56 @@ const (
 // climberTolerance is ours, not Caffeine's: in standard errors of the
 // difference between two samples' hit rates, the gain a larger window must
 // show to keep growing, and the loss a smaller one must show to stop
-// shrinking. Caffeine reacts to the sign of any change; at a few hundred
-// entries a sample is a few thousand requests, whose hit rate varies by more
-// than one step of the window moves it, so the window wanders at random and
-// stays wherever the decaying step leaves it. See the package documentation.
+// shrinking. Caffeine and otter act on the sign of any change, but at 500
+// entries a sample is 5,000 requests, whose hit rate varies by about 0.85
+// points from one sample to the next on Zipf, twice what one step changes:
+// the window took a random walk that the decaying step froze anywhere from
+// 1% to half of the capacity, depending on how keys collide in the sketch
+// (a 22.6% hit ratio with the window at 20% on Zipf at 500, 23.8% at 1%).
+// With the tolerance, noise moves the window toward the small end, and it
+// grows only on a clear gain. On the traces of the package documentation,
+// OLTP (recency-biased) averages a window of 23% at 1000 entries, while
+// Zipf, Glimpse and loop keep it near 1%.
 const climberTolerance = 0.5
 
-// TinyLFU is an adaptive Window-TinyLFU policy, the default for the DRAM
-// tier. New entries enter a small LRU window; entries leaving the window
-// compete with the main space's probation victim, and the one the frequency
-// sketch says is seen more often stays. The main space is a segmented LRU
-// (probation and protected). A hill climber resizes the window from the
-// observed hit rate. See the package documentation for details.
+// TinyLFU is an adaptive Window-TinyLFU policy, the algorithm of Caffeine
+// and of otter v2, and the default for the DRAM tier:
+//
+//   - A new entry enters the admission window, an LRU that starts at 1% of
+//     the capacity. The rest, the main space, is a segmented LRU: entries
+//     enter its probation segment and move to the protected segment (80% of
+//     the main space) on a hit; protected overflow falls back to probation.
+//   - When the window overflows, its least recently used entries become
+//     candidates for the main space. Each candidate is compared with the
+//     probation segment's least recently used entry, and the one the
+//     frequency sketch estimates as seen more often stays. Ties and losses
+//     go against the candidate, except that a candidate seen at least 6
+//     times wins with probability 1/128: without that jitter an attacker
+//     could keep a hot entry out by inflating a victim's colliding counters
+//     (hash flooding).
+//   - The frequency sketch is a count-min sketch of 4-bit counters, four
+//     per key, all in one 64-byte block. After 10 increments per
+//     sized-for entry, every counter is halved, so popularity ages. There
+//     is no doorkeeper (a bloom filter that keeps first sightings out of
+//     the sketch), as in Caffeine and otter: measured on the package
+//     documentation's traces, one gained 1 point on OLTP at 250 entries and
+//     0.5 on Zipf at 5000, but lost 0.5 on Zipf at 500 and 1.9 on loop at
+//     500, and it costs another cache line per access.
+//   - A hill climber sizes the window. Once per sample (as many requests as
+//     the sketch's reset period) it compares the hit rate with the previous
+//     sample's. It keeps growing the window only while the hit rate gains
+//     more than climberTolerance, and keeps shrinking it unless the hit
+//     rate loses more than that; otherwise it reverses. The step starts at
+//     6.25% of the capacity, decays by 2% per sample, and restarts when the
+//     hit rate moves by 5 points or more.
+//   - Costs are weights: eviction continues until the total fits, and an
+//     entry whose cost exceeds the capacity is refused.
+//
+// On a loop longer than the cache, the frequency filter keeps a fixed part
+// of the loop resident, where LRU keeps none. On a hit, Access costs one
+// map lookup, one sketch block and a list move, and allocates nothing;
+// Admit allocates nothing in steady state either, given a victims slice
+// with room.
 //
 // A TinyLFU is not safe for concurrent use.
 type TinyLFU struct {

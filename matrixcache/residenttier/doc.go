@@ -1,89 +1,59 @@
-// Package residenttier is matrixcache's resident tier: files standing in
-// for the original's persistent-memory (PMEM) tier, one file per cache
-// block, each holding the block in the [blockfmt] format. It offers the
-// same methods as package ssdtier, with the same meaning, so the cache
-// can use either through one interface.
+// Package residenttier is matrixcache's resident tier: a directory of files,
+// one per cache block, each holding the block in the [blockfmt] format. It
+// stands in for the persistent-memory (PMEM) tier of TemporalStore's Rust
+// implementation ("the original" in comments below), and offers the same
+// methods as package ssdtier, with the same meaning, so the cache can use
+// either through one interface.
+//
+// [Open] a [Store] on [Options.Dir]; [Store.Put], [Store.Get],
+// [Store.View], [Store.Delete], [Store.DeletePrefix], [Store.DeleteShard]
+// and [Store.Iterate] work on [blockfmt.Block] values. A Store is safe for
+// concurrent use; {Dir}/LOCK is flocked while one has the directory open.
 //
 // # Layout
 //
-// A block lives in the file
+// A block lives in {Dir}/{h>>56:02x}/{h:016x}.cache_block, where h is the
+// xxhash64 of [blockfmt.AppendOrderedKey] of its key, and the file holds
+// [blockfmt.Encode] of the block, nothing else. Two keys of the same hash
+// share a file: the block carries its full key, so a read of the other key
+// is a miss, never a wrong value, and a Put of either replaces the other's
+// block. Files ending in ".tmp" are writes in progress, removed by Open.
 //
-//	{Dir}/{h>>56:02x}/{h:016x}.cache_block
+// # Durability
 //
-// where h is the xxhash64 of [blockfmt.AppendOrderedKey] of its key: 256
-// subdirectories, by the hash's first byte, keep each directory small.
-// The file's content is [blockfmt.Encode] of the block, nothing else.
-// {Dir}/LOCK is flocked while a [Store] has the directory open. Files
-// ending in ".tmp" are writes in progress.
-//
-// Two keys of the same hash share a file. The stored block carries its
-// full key, so a read of the other key finds a key that does not match
-// and is a miss, never a wrong value; and a Put of either key replaces
-// the other's block (the last write of the file wins). With 64-bit hashes
-// this is vanishingly rare, and for a cache it only costs a miss.
-//
-// # Writes and durability
-//
-// A write goes to a temporary file in the block's subdirectory, which is
-// then renamed over the block's file. A rename is atomic, so a reader —
-// and a process reopening the directory after a crash — finds the old
-// block or the new one, whole, never a torn one. Open removes the
-// temporary files an interrupted write leaves behind.
-//
-// What a write that returned survives depends on [Options.Sync]:
+// A write goes to a temporary file renamed over the block's file, so a
+// reader, or a process reopening the directory after a crash, finds the
+// old block or the new one, whole, never a torn one. What a write that
+// returned survives depends on [Options.Sync]:
 //
 //   - false (the default, the original's pmem_block_durability = false):
-//     write and rename, no fsync. The block is in the operating system's
-//     page cache, which a killed process does not lose: after a process
-//     crash every acknowledged write is there. A machine that stops
-//     abruptly may lose recent writes — a lost block is a miss — or bring
-//     back blocks deleted shortly before it stopped.
-//   - true: the file is fsynced before the rename and its directory after
-//     it (2 fsyncs per block), and the directory after every delete, so
-//     acknowledged writes and deletes survive a machine crash.
-//
-// Real persistent memory is durable without a flush; these files are not,
-// which is why the default matters: a cache that recovers this tier on
-// start expects it complete, and should set Sync.
+//     no fsync. A killed process loses nothing, but a machine that stops
+//     abruptly may lose recent writes (a miss) or bring back blocks
+//     deleted shortly before.
+//   - true: the file and its directory are fsynced on every write, and the
+//     directory on every delete, so writes and deletes survive a machine
+//     crash. A cache that recovers this tier on start should set it.
 //
 // Every block carries a CRC32C over all its bytes, checked on every read
-// ([Store.Get], [Store.View], [Store.Iterate]) and at Open: a damaged file
-// is reported ([blockfmt.ErrCorrupt] from Get and View) or skipped
-// (Iterate, Open), counted, and deleted — never returned as a value.
+// and at Open: a damaged file is reported ([blockfmt.ErrCorrupt] from Get
+// and View) or skipped (Iterate, Open), counted, and deleted, never
+// returned as a value. The last write of a key wins; writing an expired
+// block deletes the key.
 //
-// The last write of a key wins. Writing a block whose expiry has passed
-// deletes the key.
+// # Index, expiry and eviction
 //
-// # Index and expiry
+// Open reads and verifies every file to rebuild an in-memory index, so
+// opening costs one read of the whole tier. A block's expiry is checked
+// against [Options.Clock] on every read, including after a restart, and
+// expired blocks are deleted when met, at Open and by [Store.PurgeExpired].
+// The total of the files' lengths is kept within [Options.CapacityBytes]
+// by evicting the least recently used blocks after the write that
+// overflowed it; [Options.OnEvict] receives them, so the cache can demote
+// them to the SSD tier. Access order is not persisted: Open ranks blocks
+// by hotness, then by age.
 //
-// The store keeps an in-memory index of its files: ordered key, file
-// length, expiry and recency. Open rebuilds it by reading every file and
-// verifying it ([blockfmt.DecodeHeader]), so opening costs one read of
-// the whole tier. A block's expiry is in its header and is checked
-// against [Options.Clock] on every read, including after a restart, so an
-// expired block is never served; expired blocks met by a read are
-// deleted, Open deletes every expired block, and [Store.PurgeExpired]
-// does on demand. [Store.DeletePrefix] and [Store.DeleteShard] scan the
-// index: files are named by hash, not in key order.
-//
-// # Capacity and eviction
-//
-// The store accounts every block as its file's length and keeps the total
-// within [Options.CapacityBytes] by evicting, right after the write that
-// overflowed it, the least recently used blocks (a write or a read hit
-// makes a block most recently used). Access order is not persisted: Open
-// ranks blocks coldest (lowest hotness in their header) first, then least
-// recently written. [Options.OnEvict] receives the blocks a write
-// evicts, so the cache can demote them to the SSD tier; expired blocks
-// are dropped without it.
-//
-// # Memory-mapped reads
-//
-// With [Options.Mmap] a read maps the block file instead of reading it.
-// [Store.View] passes its callback a value that is the mapped file itself
-// (for an uncompressed value), valid until the callback returns, after
-// which it is unmapped. Files are only ever replaced by rename or
-// unlinked, never truncated or written in place, so a mapping stays
-// intact while a concurrent write replaces the block. [Store.Get] always
-// returns a copy.
+// With [Options.Mmap] a read maps the block file: [Store.View] passes its
+// callback the mapped value (when uncompressed), valid until the callback
+// returns. Files are only replaced by rename or unlinked, never written in
+// place, so a mapping stays intact. [Store.Get] always returns a copy.
 package residenttier

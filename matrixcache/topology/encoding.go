@@ -36,8 +36,8 @@ const (
 func castagnoli() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) }
 
 // MarshalBinary encodes the ring's membership and options (not its derived
-// points) in the compact format described in the package documentation.
-// It implements encoding.BinaryMarshaler and never fails.
+// points) in the membership encoding (see encodingMagic), for gossip and
+// persistence. It implements encoding.BinaryMarshaler and never fails.
 func (r *Ring) MarshalBinary() ([]byte, error) {
 	return r.AppendBinary(nil)
 }

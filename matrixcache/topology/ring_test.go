@@ -89,7 +89,7 @@ func TestMembershipChangesAreCopyOnWrite(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, 5, n.Weight)
 
-	// The original ring is untouched.
+	// r, the ring every change above started from, is untouched.
 	after, err := r.MarshalBinary()
 	require.NoError(t, err)
 	require.Equal(t, before, after)

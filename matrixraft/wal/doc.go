@@ -1,7 +1,6 @@
 // Package wal is a durable, segmented, append-only log of opaque records
-// addressed by a contiguous uint64 index. It is the write-ahead log under every
-// durable write in TemporalStore: the engine's local mode, Raft's log storage
-// and streams.
+// addressed by a contiguous uint64 index. It is the log under matrixraft's
+// Storage and Host, and under the TemporalStore engine's shard logs.
 //
 // # Basics
 //
@@ -12,6 +11,11 @@
 // [Log.TruncateBack]; restart numbering (as after a Raft snapshot) with
 // [Log.Reset].
 //
+//	l, err := wal.Open(dir, wal.Options{Sync: wal.SyncAlways})
+//	defer l.Close()
+//	i, err := l.Append(ctx, []byte("record"))
+//	rec, err := l.Read(i)
+//
 // # Durability and group commit
 //
 // Concurrent Append callers are batched: the first caller to find no write in
@@ -21,54 +25,36 @@
 // storage. Under [SyncInterval] it returns once the record reaches the
 // operating system and a background goroutine syncs every
 // [Options.SyncInterval]; [Log.Sync] forces a sync. [SyncNever] is for tests.
-// Before writing, a leader yields briefly while its batch keeps growing, so
-// callers just released by the previous flush can join it. Under SyncAlways
-// the active segment is written with O_DIRECT (see [Options.NoDirectIO]).
+// Under SyncAlways the active segment is written with O_DIRECT (see
+// [Options.NoDirectIO]). A record of at least [Options.CompressMinSize]
+// bytes is stored compressed (zstd, or S2 with [CompressionFast]) when that
+// makes it smaller.
 //
 // A failed write or fdatasync makes the log fail permanently: every later call
 // returns the same error, because after a failed fsync the kernel may have
 // dropped the dirty pages and retrying would report success for lost data.
 //
-// # On-disk format
-//
-// A segment file is named after the index of its first record
-// (%020d.wal). It starts with a 32-byte header (magic, format version, flags,
-// first index, CRC32C of the header) and is preallocated to
-// [Options.SegmentSize]. Records follow as frames with a 9-byte envelope:
-//
-//	[0:4] CRC32C (Castagnoli) of bytes [4:9] and the stored payload
-//	[4:8] stored payload length, little endian
-//	[8]   type: 1 = plain record, 2 = zstd-compressed, 3 = S2-compressed;
-//	      bit 0x80 set: a record of an AppendGroup group, more of which follow
-//
-// A record is stored compressed (zstd, or S2 with CompressionFast) when
-// that makes it smaller. A zero
-// envelope marks the end of the data. Segments are created under a temporary
-// name, written, preallocated and synced, then renamed into place; the
-// directory is synced after every create and delete. A segment is synced
-// before the next one is started, so only the last segment can hold a torn
-// write.
-//
 // # Recovery
 //
-// Open reads and verifies every segment. In the last segment, a damaged frame
-// followed by nothing but zeros (or the end of the file) and by no other valid
-// frame is a torn write: no record at or after it can have been acknowledged,
-// so it is truncated away and logged. Damage anywhere else — a bad checksum in
-// an earlier segment, a valid record after a damaged one, a gap in the
-// indices, an unknown format version — makes Open fail with a
+// Each record is a CRC32C-checked frame in a segment file named after its
+// first index; a segment is synced before the next one is started, so only
+// the last segment can hold a torn write. Open reads and verifies every
+// segment. In the last segment, a damaged frame followed by nothing but
+// zeros (or the end of the file) and by no other valid frame is a torn
+// write: no record at or after it can have been acknowledged, so it is
+// truncated away and logged. Damage anywhere else (a bad checksum in an
+// earlier segment, a valid record after a damaged one, a gap in the
+// indices, an unknown format version) makes Open fail with a
 // [*CorruptionError] naming the segment and offset; nothing is skipped
-// silently. A log that ends inside an [Log.AppendGroup] group (its last
-// frame marked 0x80) loses the whole group at Open: a group is crash-atomic.
-// [Options.RepairTail] lets an operator accept losing the tail of
-// the last segment after, for example, a power failure that reordered writes.
-//
-// A LOCK file held with flock(2) keeps a second process (or a second Open in
-// this one) out of the directory.
+// silently. A log that ends inside an [Log.AppendGroup] group loses the
+// whole group at Open: a group is crash-atomic. [Options.RepairTail] lets
+// an operator accept losing the tail of the last segment after, for
+// example, a power failure that reordered writes.
 //
 // # Concurrency
 //
 // A Log is safe for concurrent use. Reads never block on appends except
 // briefly while a truncation rearranges segments. An [Iterator] is for one
-// goroutine.
+// goroutine. A LOCK file held with flock(2) keeps a second process (or a
+// second Open in this one) out of the directory.
 package wal

@@ -8,6 +8,18 @@ import (
 	"hash/crc32"
 )
 
+// A segment file, named after the index of its first record (%020d.wal),
+// starts with a segmentHeaderSize header (magic, format version, flags,
+// first index, CRC32C of the header) and is preallocated to
+// Options.SegmentSize. Records follow as frames with a frameHeaderSize
+// envelope:
+//
+//	[0:4] CRC32C (Castagnoli) of bytes [4:9] and the stored payload
+//	[4:8] stored payload length, little endian
+//	[8]   type: 1 = plain record, 2 = zstd-compressed, 3 = S2-compressed;
+//	      bit 0x80 set: a record of an AppendGroup group, more of which follow
+//
+// A zero envelope marks the end of the data.
 const (
 	frameHeaderSize   = 9
 	segmentHeaderSize = 32

@@ -6,9 +6,11 @@
 //
 // Local wraps an *temporalstore.Engine in the same process. HTTP speaks
 // to a server's /execute and /batch_execute (package httpapi): it encodes
-// commands in the engine's own kinds, in MessagePack by default or JSON,
-// keeps connections alive and reuses them, and sends a Batch as one
-// request per run of commands addressed to the same table.
+// commands in the engine's own kinds, in MessagePack by default or in
+// JSON, the encoding of TemporalStore's Rust implementation ("the
+// original" in comments below); it keeps connections alive and reuses
+// them, and sends a Batch as one request per run of commands addressed to
+// the same table and tenant (at most HTTPOptions.MaxBatch each).
 //
 // # Retries
 //

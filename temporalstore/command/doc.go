@@ -1,6 +1,6 @@
 // Package command is the engine's command record: the compact, versioned
-// binary form in which a write is proposed to a shard's log, stored there,
-// and carried by replication.
+// binary form in which a write is appended to a shard's log and stored
+// there.
 //
 // # Format (version 1)
 //

@@ -419,7 +419,28 @@ type BatchResponse struct {
 }
 
 // Response is a command's response as a client decodes it: Kind, and the
-// fields of that kind (see the package doc).
+// fields of that kind. The kinds, and the engine kinds that answer them:
+//
+//	empty                          (the original's kinds only)
+//	bytes {value: bytes|null}      get, hget, lindex, pops without count, ...
+//	                               (set with return_old adds applied)
+//	integer {value: n|null}        counts and lengths; null when absent
+//	                               (zrank, zrevrank, lpos)
+//	float {value: f|null}          zscore, zincrby, zadd with incr, hincrbyfloat
+//	string {value}                 type
+//	applied {applied}              set, mset, rename, lset, ltrim, row_write
+//	members {members: [bytes]|null} smembers, hkeys, lrange, pops with count
+//	values {values: [bytes|null]}  mget, hmget, zmscore
+//	hash_entries {entries}         hgetall
+//	scored_members {members, scores?} zrange, zpopmin, zpopmax
+//	integers {integers}            smismember, lpos with count, row_write_batch
+//	scan {cursor, keys|values}     scan, hscan, sscan, zscan
+//	feature_points {points}        fquery, fqueryfiltered
+//	aggregate {value}              fagg
+//	aggregates {aggregates: [{name, int|float|top}]}  fagg with aggregators
+//	sequence_rows {rows}           seqquery
+//	sequence_row_groups {groups}   seqbatchquery
+//	quota {applied, value, retry_after_ms}  cstake, cspace
 type Response struct {
 	Kind     string     `json:"kind" msgpack:"kind"`
 	Value    RawValue   `json:"value" msgpack:"value"`

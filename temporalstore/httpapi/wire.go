@@ -40,8 +40,64 @@ type BatchRequest struct {
 
 // Command is one command on the wire: the original's kinds (string_set,
 // hash_get, ...) with their fields, and the engine's own kinds (set, hset,
-// zadd, ...) with the fields documented in the package doc. Fields a kind
-// does not use are ignored.
+// zadd, ...) with fields that mirror temporalstore.Command. Fields a kind
+// does not use are ignored; absent fields are zero.
+//
+// The original's key-value kinds are common_delete, common_expire,
+// common_ttl, common_exists, string_set, string_set_ex,
+// string_set_conditional, string_get, string_delete, hash_set, hash_get,
+// hash_multi_get, hash_multi_set, hash_incr_by, hash_get_all, hash_len,
+// hash_delete, set_add, set_members and set_remove, with the original's
+// fields, response kinds and status codes: not_found for common_expire on
+// a missing key, unmatched and out_of_range for hash_incr_by on a
+// non-integer field and on overflow. string_set keeps the key's TTL, as
+// the original's does; string_set_conditional without ttl_ms clears it.
+// Where the original kept each model in its own map, this engine has one
+// keyspace: a hash command on a string key answers wrong_type.
+//
+// The original's feature kinds: feature_append {key, points:
+// [{timestamp_ms, value}]}, feature_append_with_policy (+ policy: upsert,
+// insert_if_absent|first|nx, replace_existing|update|xx, block; integer 1
+// when anything changed), feature_query {key, start_ms, end_ms, count?}
+// and feature_query_filtered (+ filters: [{field, op, value}]) answering
+// feature_points, feature_replace {key, start_ms, end_ms, points},
+// feature_delete {key}, and feature_agg_query {key, start_ms, end_ms,
+// aggregator, count?} answering aggregate {value}. A series is a key of
+// its own type, so a feature command on a string or hash key answers
+// wrong_type.
+//
+// Sequences: sequence_add {key, rows: [{timestamp_ms, gid, action_type,
+// duration, author_id}]}, sequence_query {key, start_ms, end_ms, count
+// (required), filters} answering sequence_rows, and sequence_batch_query
+// {queries: [{key, start_ms, end_ms, count, filters}]} answering
+// sequence_row_groups {groups: [[key, rows]]}.
+//
+// Control state: control_state_increment and
+// control_state_increment_with_options {key, timestamp_ms, amount,
+// precision_ms?, ttl_ms?}, control_state_change_add (+ value),
+// control_state_count, control_state_query (+ aggregator) and
+// control_state_detail {key, start_ms, end_ms, count?} on the raw key;
+// control_state_set, control_state_set_and_get[_with_options] (+ family,
+// start_ms, end_ms, aggregator, uuid) and control_state_family_query on
+// the family's key control_state:<family>:<key>;
+// control_state_selection_set (or _fol_set) {key, value, occur_time_ms,
+// ttl_ms, selection_type|fol_type} and control_state_selection_query (or
+// _fol_query). control_state_manager {key, op_type? (2 query, 5 field
+// list, 6 field count, 7 all data; else a summary), field_list [[ts, ""],
+// ...], start_offset, end_offset (a timestamp range; both 0: all),
+// is_distinct or is_cpc} and control_state_debug {key, start_ms, end_ms}
+// answer hash_entries. The original's context_* kinds are understood, not
+// run, and answered with code "unsupported".
+//
+// The engine's kinds (temporalstore.Kinds) take key, value, ttl_ms,
+// keep_ttl, condition ("always"|"nx"|"xx", also
+// "if_not_exists"|"if_exists"), return_old, delta, float, start, end,
+// cursor, count (present: HasCount), keys, args, scores, zadd, range,
+// dest, from_left, to_left, before, rank, max_len, expire_at_ms, persist,
+// event_time_ms, ts_field, rows, points, policy, filters, aggregator,
+// aggregators, seq_rows, queries, at, precision_ms, family, request_id,
+// select_last, limit, window_ms and max_age_ms; for example
+// {"kind":"zadd","key":"board","args":["YWxpY2U="],"scores":[12.5]}.
 type Command struct {
 	Kind   string `json:"kind" msgpack:"kind"`
 	Tenant string `json:"tenant,omitempty" msgpack:"tenant,omitempty"`

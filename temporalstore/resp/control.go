@@ -10,8 +10,21 @@ import (
 )
 
 // The original's control state verbs, with its arities and replies, and
-// QUOTATAKE. Family verbs come in the original's spellings: H or COUNTER,
-// CPC or DISTINCT, FOL or SELECTION.
+// two of this server's own, QUOTATAKE and PACE. Family verbs come in the
+// original's spellings: H or COUNTER, CPC or DISTINCT, FOL or SELECTION.
+//
+//	CONTROLSTATEINCR key ts amount, CONTROLSTATEINCROPT key ts amount
+//	precision ttl, CONTROLSTATECHANGE key ts value [precision ttl],
+//	HCHANGE, CONTROLSTATECOUNT key s e, CONTROLSTATEQUERY key s e agg,
+//	CONTROLSTATEDETAIL key s e [count], CONTROLSTATE{H,COUNTER,CPC,
+//	DISTINCT,FOL,SELECTION}SET key ts amount, {H,COUNTER,CPC,DISTINCT,FOL,
+//	SELECTION}SETANDGET key ts amount s e agg, ...SETANDGETOPT key ts
+//	amount s e agg precision ttl uuid, {H,...}QUERY key s e agg,
+//	FOLSET|SELECTIONSET key value occur ttl FIRST|LAST, FOLQUERY|
+//	SELECTIONQUERY key, CONTROLSTATEMANAGER key [op is_distinct [ts ... |
+//	start end]], CONTROLSTATEDEBUG key s e
+//	QUOTATAKE key limit window_ms [amount]    [taken 0|1, used, retry after ms]
+//	PACE key limit window_ms [burst [cost]]   [allowed 0|1, retry after ms]
 func registerControl() {
 	families := map[string]string{"h": "h", "counter": "h", "cpc": "cpc", "distinct": "cpc", "fol": "fol", "selection": "fol"}
 	register(

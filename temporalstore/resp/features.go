@@ -9,10 +9,24 @@ import (
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 )
 
-// The original's feature series verbs: FAPPEND, FAPPENDPOLICY, FQUERY,
-// FQUERYFILTER, FQUERYFILTERSTR, FREPLACE, FDEL and FAGG, with its
-// arities and replies. A window's points are an array of [timestamp,
-// value] pairs, the timestamp an integer.
+// The original's feature series verbs, with its arities and replies, and
+// FAGGS. A window's points are an array of [timestamp, value] pairs, the
+// timestamp an integer, oldest first:
+//
+//	FAPPEND key ts value [MAXAGE ms]     +OK (MAXAGE drops points older
+//	                                     than now - ms)
+//	FAPPENDPOLICY key ts value policy    :1 when anything changed
+//	                                     (UPSERT, FIRST|NX, UPDATE|XX, BLOCK)
+//	FQUERY key start end [count]         [[ts, value], ...]
+//	FQUERYFILTER key s e count field op val
+//	FQUERYFILTERSTR key s e count "field op val" ...
+//	FREPLACE key s e ts value            +OK
+//	FDEL key                             +OK
+//	FAGG key s e agg [count]             integer (sum, avg, min, max,
+//	                                     first, last, count), or a float
+//	                                     (sumf, avgf, minf, maxf, pNN,
+//	                                     decay:H) or top:K's pairs
+//	FAGGS key s e agg [agg ...]          one reply per aggregator
 func registerFeatures() {
 	register(
 		keyed("fappend", -4, flagWrite, func(c *conn, a [][]byte) {

@@ -23,7 +23,7 @@
 // tools module with the workspace off, so the peers' dependencies stay out
 // of the library modules:
 //
-//	cd tools && GOWORK=off go run ./bench wal
+//	cd tools && go run ./bench wal
 //
 // `bench --help` lists every flag and environment variable.
 package main

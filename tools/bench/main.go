@@ -103,9 +103,9 @@ a flag beats its variable, the variable beats the default):
 	printWALFlags(w)
 	fmt.Fprint(w, `
 Examples:
-  cd tools && GOWORK=off go run ./bench wal
-  BENCH_QUICK=1 GOWORK=off go run ./bench wal
-  GOWORK=off go run ./bench wal --payloads 1024 --concurrency 8,32 --sync always --dir /mnt/nvme/tmp
+  cd tools && go run ./bench wal
+  BENCH_QUICK=1 go run ./bench wal
+  go run ./bench wal --payloads 1024 --concurrency 8,32 --sync always --dir /mnt/nvme/tmp
 
 `)
 	cachebench.PrintUsage(w)

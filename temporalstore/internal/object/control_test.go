@@ -66,9 +66,9 @@ func TestControlState(t *testing.T) {
 	require.Equal(t, int64(12345), back.Control.Pace)
 }
 
-// Clone copies a control state whole: its image is the original's, and
-// changing either afterwards (buckets, distinct values exact and
-// sketched, selection, ledger, pace) leaves the other as it was.
+// Clone copies a control state whole: its image is that of the state it
+// copies, and changing either afterwards (buckets, distinct values exact
+// and sketched, selection, ledger, pace) leaves the other as it was.
 func TestControlClone(t *testing.T) {
 	o := New(KindControl, []byte("c"))
 	o.Expiry, o.Ver = 99, 7

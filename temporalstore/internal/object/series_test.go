@@ -209,10 +209,10 @@ func TestSeriesUpsertCopies(t *testing.T) {
 	require.Equal(t, int64(8+slabMaxValue+1), s.Bytes())
 }
 
-// A clone and its original change independently: points added, replaced,
-// trimmed or deleted on one are not seen by the other, and values both
-// append after the clone was made do not overwrite each other (the clone
-// has a slab of its own).
+// A clone and the series it copies change independently: points added,
+// replaced, trimmed or deleted on one are not seen by the other, and
+// values both append after the clone was made do not overwrite each other
+// (the clone has a slab of its own).
 func TestObjectCloneIndependent(t *testing.T) {
 	for _, k := range []Kind{KindSeries, KindHash, KindControl} {
 		t.Run(k.String(), func(t *testing.T) {

@@ -1,14 +1,15 @@
 // Package shard is one shard of the engine: its log, its resident index and
 // the state machine that applies the log to the index.
 //
-// The log is the value store. A write is a command record (package command)
-// appended to the shard's matrixraft/wal log; once the log has made it
-// durable (or written it, in async mode) the shard applies it, which points
-// the key's index entry at the record, and only then acknowledges it. A read
-// finds the key's entry, reads the record it points at (the key is not held
-// in memory, so the record's key is compared with the one asked for) and
-// returns the value's bytes from it. Open rebuilds the index by replaying
-// the log, judging expiry by each record's own time.
+// The log (a storage.Log, opened by Options.OpenLog) is the value store. A
+// write is a command record (package command) appended to the log; once
+// the log has made it durable (or written it, in async mode) the shard
+// applies it, which points the key's index entry at the record, and only
+// then acknowledges it. A read finds the key's entry, reads the record it
+// points at (the key is not held in memory, so the record's key is
+// compared with the one asked for) and returns the value's bytes from it.
+// Open rebuilds the index by replaying the log, judging expiry by each
+// record's own time.
 //
 // Checkpoint writes an image of the index (stamped with the shard's id and
 // routing range, CRC32C-checked, written to a temporary file, fsynced,
@@ -18,10 +19,11 @@
 // an image of an unknown format or another stamp fails the open.
 //
 // Hashes, sets, sorted sets and lists are native objects (package object)
-// held in memory and logged as their effects; past the budget of
+// held in memory and logged as their effects; past the Budget of
 // Options.Collections, the least recently used are spilled to the log as
-// images and served from there (spill.go). Compaction (compact.go) moves
-// the live values and images out of old segments so that they can go.
+// images and served from there (Spill). Compact moves the live values and
+// images out of old segments so that they can go; ReclaimLog drops the
+// segments nothing needs any more.
 //
 // A Shard is safe for concurrent use. Writers append without the shard's
 // lock, so the log batches concurrent appenders into one write and one

@@ -121,10 +121,10 @@ a flag beats its variable, the variable beats the default):
 	benchkit.PrintOptions(w, options)
 	fmt.Fprint(w, `
 Examples:
-  cd tools && GOWORK=off go run ./bench cache
-  BENCH_QUICK=1 GOWORK=off go run ./bench cache
-  SECTIONS=throughput,memory THREADS=1,2,8 GOWORK=off go run ./bench cache
-  TRACE=/data/my.trace.gz FORMAT=lirs CAPACITY=1000,10000 GOWORK=off go run ./bench cache
+  cd tools && go run ./bench cache
+  BENCH_QUICK=1 go run ./bench cache
+  SECTIONS=throughput,memory THREADS=1,2,8 go run ./bench cache
+  TRACE=/data/my.trace.gz FORMAT=lirs CAPACITY=1000,10000 go run ./bench cache
 `)
 }
 

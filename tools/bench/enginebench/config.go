@@ -132,8 +132,8 @@ a flag beats its variable, the variable beats the default):
 The memory section starts redis-server (it must be on PATH: make deps).
 
 Examples:
-  cd tools && GOWORK=off go run ./bench engine
-  BENCH_QUICK=1 GOWORK=off go run ./bench engine
+  cd tools && go run ./bench engine
+  BENCH_QUICK=1 go run ./bench engine
 `)
 }
 

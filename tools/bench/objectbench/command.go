@@ -46,10 +46,10 @@ a flag beats its variable, the variable beats the default):
 	benchkit.PrintOptions(w, options)
 	fmt.Fprint(w, `
 Examples:
-  cd tools && GOWORK=off go run ./bench object
-  BENCH_QUICK=1 GOWORK=off go run ./bench object
-  GOWORK=off go run ./bench object --sizes 65536,16777216 --dir /mnt/nvme/tmp
-  GOWORK=off go run ./bench object --sizes 67108864 --body stream
+  cd tools && go run ./bench object
+  BENCH_QUICK=1 go run ./bench object
+  go run ./bench object --sizes 65536,16777216 --dir /mnt/nvme/tmp
+  go run ./bench object --sizes 67108864 --body stream
 `)
 }
 

@@ -73,9 +73,9 @@ a flag beats its variable, the variable beats the default):
 	benchkit.PrintOptions(w, options)
 	fmt.Fprint(w, `
 Examples:
-  cd tools && GOWORK=off go run ./bench raft
-  BENCH_QUICK=1 GOWORK=off go run ./bench raft
-  GOWORK=off go run ./bench raft --payloads 256 --concurrency 256 --repeats 5
+  cd tools && go run ./bench raft
+  BENCH_QUICK=1 go run ./bench raft
+  go run ./bench raft --payloads 256 --concurrency 256 --repeats 5
 `)
 }
 

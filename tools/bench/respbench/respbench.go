@@ -105,8 +105,8 @@ func PrintUsage(w io.Writer) {
 Needs redis-server and redis-benchmark on PATH (make deps).
 
 Examples:
-  cd tools && GOWORK=off go run ./bench resp
-  BENCH_QUICK=1 GOWORK=off go run ./bench resp
+  cd tools && go run ./bench resp
+  BENCH_QUICK=1 go run ./bench resp
 `)
 }
 

@@ -147,8 +147,8 @@ func PrintUsage(w io.Writer) {
 Needs redis-server and redis-benchmark on PATH (make deps).
 
 Examples:
-  cd tools && GOWORK=off go run ./bench script
-  BENCH_QUICK=1 GOWORK=off go run ./bench script
+  cd tools && go run ./bench script
+  BENCH_QUICK=1 go run ./bench script
 `)
 }
 

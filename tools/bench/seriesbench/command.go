@@ -110,8 +110,8 @@ a flag beats its variable, the variable beats the default):
 	benchkit.PrintOptions(w, options)
 	fmt.Fprint(w, `
 Examples:
-  cd tools && GOWORK=off go run ./bench series
-  BENCH_QUICK=1 GOWORK=off go run ./bench series
+  cd tools && go run ./bench series
+  BENCH_QUICK=1 go run ./bench series
 `)
 }
 
