@@ -14,8 +14,9 @@ import (
 // upwards holds a go.work file.
 var ErrNoRepoRoot = errors.New("benchkit: no go.work found above the working directory")
 
-// RepoRoot walks up from dir to the first directory that holds go.work (the
-// repository root of this monorepo) and returns it.
+// RepoRoot walks up from dir to the repository root of this monorepo: the
+// first directory that holds a go.work and no go.mod (tools/ holds both:
+// its workspace of its own).
 func RepoRoot(dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -23,7 +24,9 @@ func RepoRoot(dir string) (string, error) {
 	}
 	for {
 		if fi, err := os.Stat(filepath.Join(dir, "go.work")); err == nil && !fi.IsDir() {
-			return dir, nil
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); errors.Is(err, os.ErrNotExist) {
+				return dir, nil
+			}
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {

@@ -105,6 +105,10 @@ func TestWriteJSONAndRepoRoot(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "go.work"), []byte("go 1.25.0\n"), 0o644))
 	sub := filepath.Join(root, "tools", "bench")
 	require.NoError(t, os.MkdirAll(sub, 0o755))
+	// tools/ is a module with a workspace of its own: not the root.
+	for _, f := range []string{"go.work", "go.mod"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, "tools", f), []byte("go 1.25.0\n"), 0o644))
+	}
 	got, err := RepoRoot(sub)
 	require.NoError(t, err)
 	require.Equal(t, root, got)
