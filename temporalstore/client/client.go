@@ -16,7 +16,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
-	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
+	"github.com/temporalstore/temporalstore-go/temporalstore/wire"
 )
 
 // Client runs engine commands.
@@ -177,12 +177,12 @@ func (c *HTTP) Close() error {
 
 // Execute implements Client.
 func (c *HTTP) Execute(ctx context.Context, cmd ts.Command) (ts.Response, error) {
-	w := httpapi.FromEngine(cmd)
-	body, err := c.encode(httpapi.Request{Namespace: cmd.Namespace, TableName: cmd.Table, Tenant: cmd.Tenant, Command: &w})
+	w := wire.FromEngine(cmd)
+	body, err := c.encode(wire.Request{Namespace: cmd.Namespace, TableName: cmd.Table, Tenant: cmd.Tenant, Command: &w})
 	if err != nil {
 		return ts.Response{}, err
 	}
-	var r httpapi.ExecuteResponse
+	var r wire.ExecuteResponse
 	if err := c.do(ctx, "/execute", body, ts.IsReadKind(cmd.Kind), &r, true); err != nil {
 		return ts.Response{}, err
 	}
@@ -216,17 +216,17 @@ func sameAddress(a, b *ts.Command) bool {
 }
 
 func (c *HTTP) batch(ctx context.Context, cs []ts.Command) ([]Result, error) {
-	req := httpapi.BatchRequest{Namespace: cs[0].Namespace, TableName: cs[0].Table, Tenant: cs[0].Tenant, Commands: make([]httpapi.Command, len(cs))}
+	req := wire.BatchRequest{Namespace: cs[0].Namespace, TableName: cs[0].Table, Tenant: cs[0].Tenant, Commands: make([]wire.Command, len(cs))}
 	read := true
 	for i, cmd := range cs {
-		req.Commands[i] = httpapi.FromEngine(cmd)
+		req.Commands[i] = wire.FromEngine(cmd)
 		read = read && ts.IsReadKind(cmd.Kind)
 	}
 	body, err := c.encode(req)
 	if err != nil {
 		return nil, err
 	}
-	var br httpapi.BatchResponse
+	var br wire.BatchResponse
 	if err := c.do(ctx, "/batch_execute", body, read, &br, false); err != nil {
 		return nil, err
 	}
@@ -301,10 +301,10 @@ func (c *HTTP) do(ctx context.Context, path string, body []byte, read bool, v an
 }
 
 func (c *HTTP) refusal(path string, code int, reply []byte, execute bool) error {
-	var st httpapi.Status
+	var st wire.Status
 	var err error
 	if execute {
-		var r httpapi.ExecuteResponse
+		var r wire.ExecuteResponse
 		err = c.decode(reply, &r)
 		st = r.Status
 	} else {
@@ -322,9 +322,9 @@ func (c *HTTP) post(ctx context.Context, path string, body []byte) (int, []byte,
 		return 0, nil, err
 	}
 	if c.mp {
-		req.Header.Set("Content-Type", httpapi.ContentTypeMsgpack)
+		req.Header.Set("Content-Type", wire.ContentTypeMsgpack)
 	} else {
-		req.Header.Set("Content-Type", httpapi.ContentTypeJSON)
+		req.Header.Set("Content-Type", wire.ContentTypeJSON)
 	}
 	if c.opts.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.opts.Token)

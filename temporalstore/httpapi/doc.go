@@ -5,10 +5,10 @@
 // and the engine's own kinds are served beside them.
 //
 // New returns a Handler, an http.Handler; the server owns the listener and
-// TLS. Request, BatchRequest and Command encode requests (FromEngine builds
-// a Command from a temporalstore.Command); ExecuteResponse, BatchResponse
-// and Response decode replies, and Response.Engine and Status.Err turn them
-// back into the engine's values and errors. Package client uses them.
+// TLS. The request and reply shapes, their codecs, the translation to and
+// from the engine's commands and the status codes are package wire's
+// (Request, Command, ExecuteResponse, Status... are also named here), so
+// that a client links them without this server.
 //
 // # Routes
 //

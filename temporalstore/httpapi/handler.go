@@ -1,9 +1,7 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,15 +13,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/vmihailenco/msgpack/v5"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
-)
-
-// Content types.
-const (
-	ContentTypeJSON    = "application/json"
-	ContentTypeMsgpack = "application/msgpack"
+	"github.com/temporalstore/temporalstore-go/temporalstore/wire"
 )
 
 // Handler serves the HTTP command surface. It is safe for concurrent use.
@@ -165,13 +157,6 @@ func isMsgpack(r *http.Request) bool {
 	return false
 }
 
-func newWriter(mp bool) writer {
-	if mp {
-		return newMsgpackWriter()
-	}
-	return &jsonWriter{buf: make([]byte, 0, 256)}
-}
-
 func (h *Handler) send(w http.ResponseWriter, route string, code int, mp bool, body []byte) {
 	ct := ContentTypeJSON
 	if mp {
@@ -185,23 +170,17 @@ func (h *Handler) send(w http.ResponseWriter, route string, code int, mp bool, b
 
 // sendStatus replies with a bare status object.
 func (h *Handler) sendStatus(w http.ResponseWriter, route string, code int, mp bool, s Status) {
-	wr := newWriter(mp)
-	writeStatus(wr, s)
-	h.send(w, route, code, mp, wr.bytes())
+	enc := wire.NewEncoder(mp)
+	enc.Status(s)
+	h.send(w, route, code, mp, enc.Bytes())
 }
 
 // sendExecuteError replies to /execute with a failed status and the empty
 // response, as the original does for a request it cannot take.
 func (h *Handler) sendExecuteError(w http.ResponseWriter, code int, mp bool, s Status) {
-	wr := newWriter(mp)
-	wr.mapLen(2)
-	wr.key("status")
-	writeStatus(wr, s)
-	wr.key("response")
-	head(wr, "empty", 0)
-	wr.end()
-	wr.end()
-	h.send(w, "/execute", code, mp, wr.bytes())
+	enc := wire.NewEncoder(mp)
+	enc.ExecuteFailed(s)
+	h.send(w, "/execute", code, mp, enc.Bytes())
 }
 
 // fail replies to a request of route that cannot be run.
@@ -235,24 +214,11 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, route string,
 		h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
 		return false
 	}
-	if err := decodeBody(body, mp, v); err != nil {
+	if err := wire.Decode(body, mp, v); err != nil {
 		h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
 		return false
 	}
 	return true
-}
-
-// decodeBody decodes a request body in JSON or MessagePack.
-func decodeBody(body []byte, mp bool, v any) error {
-	if !mp {
-		return json.Unmarshal(body, v) // unknown fields are ignored, as the original does
-	}
-	d := msgpack.NewDecoder(bytes.NewReader(body))
-	d.SetCustomStructTag("json")
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	return nil
 }
 
 func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
@@ -270,40 +236,35 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "/execute", http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: "missing field `command`"})
 		return
 	}
-	cl, err := translate(req.Command, req.Namespace, req.TableName, req.Tenant)
+	cl, err := wire.Translate(req.Command, req.Namespace, req.TableName, req.Tenant)
 	if err != nil {
 		h.fail(w, "/execute", http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
 		return
 	}
-	if cl.write() && acc != accessWrite {
-		h.fail(w, "/execute", http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("a read-only token cannot run %s", cl.kind)})
+	if cl.Write() && acc != accessWrite {
+		h.fail(w, "/execute", http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("a read-only token cannot run %s", cl.Kind())})
 		return
 	}
-	wr := newWriter(mp)
-	wr.mapLen(2)
-	h.run(r.Context(), wr, &cl)
-	wr.end()
-	h.send(w, "/execute", http.StatusOK, mp, wr.bytes())
+	enc := wire.NewEncoder(mp)
+	h.run(r.Context(), enc, &cl)
+	h.send(w, "/execute", http.StatusOK, mp, enc.Bytes())
 }
 
-// run executes cl and writes its "status" and "response" fields.
-func (h *Handler) run(ctx context.Context, wr writer, cl *call) {
+// run executes cl and writes its result.
+func (h *Handler) run(ctx context.Context, enc *wire.Encoder, cl *wire.Call) {
 	var resp ts.Response
 	var err error
-	if !cl.unsupported {
+	if !cl.Unsupported() {
 		t0 := time.Now()
-		resp, err = h.opts.Engine.Execute(ctx, cl.cmd)
-		h.metrics.cmdDur.WithLabelValues(cl.kind).Observe(time.Since(t0).Seconds())
+		resp, err = h.opts.Engine.Execute(ctx, cl.Command())
+		h.metrics.cmdDur.WithLabelValues(cl.Kind()).Observe(time.Since(t0).Seconds())
 	}
-	st := statusOf(cl, &resp, err)
-	h.metrics.cmdTotal.WithLabelValues(cl.kind, st.Code).Inc()
+	st := wire.StatusOf(cl, &resp, err)
+	h.metrics.cmdTotal.WithLabelValues(cl.Kind(), st.Code).Inc()
 	if st.Code == CodeInternal {
-		h.opts.Logger.Warn("command failed", "kind", cl.kind, "err", err)
+		h.opts.Logger.Warn("command failed", "kind", cl.Kind(), "err", err)
 	}
-	wr.key("status")
-	writeStatus(wr, st)
-	wr.key("response")
-	writeResponse(wr, cl, &resp, st.OK)
+	enc.Result(cl, &resp, st)
 }
 
 func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
@@ -322,33 +283,26 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, route, http.StatusRequestEntityTooLarge, mp, Status{Code: CodeTooLarge, Message: fmt.Sprintf("batch of %d commands exceeds %d", len(req.Commands), h.opts.MaxBatchCommands)})
 		return
 	}
-	calls := make([]call, len(req.Commands))
+	calls := make([]wire.Call, len(req.Commands))
 	for i := range req.Commands {
-		cl, err := translate(&req.Commands[i], req.Namespace, req.TableName, req.Tenant)
+		cl, err := wire.Translate(&req.Commands[i], req.Namespace, req.TableName, req.Tenant)
 		if err != nil {
 			h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: fmt.Sprintf("commands[%d]: %v", i, err)})
 			return
 		}
-		if cl.write() && acc != accessWrite {
-			h.fail(w, route, http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("commands[%d]: a read-only token cannot run %s", i, cl.kind)})
+		if cl.Write() && acc != accessWrite {
+			h.fail(w, route, http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("commands[%d]: a read-only token cannot run %s", i, cl.Kind())})
 			return
 		}
 		calls[i] = cl
 	}
-	wr := newWriter(mp)
-	wr.mapLen(2)
-	wr.key("status")
-	writeStatus(wr, Status{OK: true, Code: CodeOK})
-	wr.key("responses")
-	wr.arrayLen(len(calls))
+	enc := wire.NewEncoder(mp)
+	enc.BeginBatch(len(calls))
 	for i := range calls {
-		wr.mapLen(2)
-		h.run(r.Context(), wr, &calls[i])
-		wr.end()
+		h.run(r.Context(), enc, &calls[i])
 	}
-	wr.end()
-	wr.end()
-	h.send(w, route, http.StatusOK, mp, wr.bytes())
+	enc.EndBatch()
+	h.send(w, route, http.StatusOK, mp, enc.Bytes())
 }
 
 // ready replies 200 when every shard answers its probe within

@@ -16,6 +16,7 @@ import (
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 	"github.com/temporalstore/temporalstore-go/temporalstore/local"
+	"github.com/temporalstore/temporalstore-go/temporalstore/wire"
 )
 
 var epoch = time.Unix(1_764_460_800, 0)
@@ -110,7 +111,7 @@ func execWire(t *testing.T, srv *httptest.Server, mp bool, req Request) ExecuteR
 // back into the engine's response and error.
 func execEngine(t *testing.T, srv *httptest.Server, mp bool, c ts.Command) (ts.Response, error) {
 	t.Helper()
-	w := FromEngine(c)
+	w := wire.FromEngine(c)
 	r := execWire(t, srv, mp, Request{Command: &w, Namespace: c.Namespace, TableName: c.Table})
 	if err := r.Status.Err(); err != nil {
 		return ts.Response{}, err
@@ -128,10 +129,17 @@ func requireSameError(t *testing.T, want, got error, msg ...any) {
 	}
 	require.Error(t, got, msg...)
 	require.Equal(t, want.Error(), got.Error(), msg...)
-	for _, ec := range errorCodes {
-		if errors.Is(want, ec.err) {
-			require.ErrorIs(t, got, ec.err, msg...)
+	for _, sentinel := range engineSentinels {
+		if errors.Is(want, sentinel) {
+			require.ErrorIs(t, got, sentinel, msg...)
 			return
 		}
 	}
+}
+
+// engineSentinels are the engine's errors a reply's status stands for.
+var engineSentinels = []error{
+	ts.ErrInvalid, ts.ErrSeriesTooLarge, ts.ErrUnknownKind, ts.ErrWrongType, ts.ErrNotInteger, ts.ErrNotFloat,
+	ts.ErrOverflow, ts.ErrTooLarge, ts.ErrCrossShard, ts.ErrNotHLL, ts.ErrCorruptHLL, ts.ErrNoSuchKey, ts.ErrOutOfRange,
+	ts.ErrNoTable, ts.ErrReadOnly, ts.ErrReadQPS, ts.ErrWriteQPS, ts.ErrTenantQPS, ts.ErrShardRate, ts.ErrClosed,
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/wire"
 )
 
 // IngestRequest is the body of POST /ingest: a batch of one source's
@@ -74,12 +75,13 @@ func (h *Handler) ingest(w http.ResponseWriter, r *http.Request) {
 	}
 	b := ts.IngestBatch{Namespace: req.Namespace, Table: req.TableName, Source: req.Source, Partition: req.Partition}
 	for _, rec := range req.Records {
-		cl, err := translate(&rec.Command, req.Namespace, req.TableName, "")
-		if err != nil || cl.unsupported {
+		cl, err := wire.Translate(&rec.Command, req.Namespace, req.TableName, "")
+		cmd := cl.Command()
+		if err != nil || cl.Unsupported() {
 			// Not understood: the engine will dead-letter it as invalid.
-			cl.cmd = ts.Command{Kind: ts.Kind("untranslatable:" + rec.Command.Kind), Key: rec.Command.Key}
+			cmd = ts.Command{Kind: ts.Kind("untranslatable:" + rec.Command.Kind), Key: rec.Command.Key}
 		}
-		b.Records = append(b.Records, ts.IngestRecord{Offset: rec.Offset, Command: cl.cmd})
+		b.Records = append(b.Records, ts.IngestRecord{Offset: rec.Offset, Command: cmd})
 	}
 	res, err := h.opts.Engine.Ingest(r.Context(), b)
 	switch {
@@ -87,7 +89,7 @@ func (h *Handler) ingest(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
 		return
 	case err != nil:
-		s := statusOf(&call{}, nil, err)
+		s := wire.StatusOfError(err)
 		h.fail(w, route, http.StatusServiceUnavailable, mp, s)
 		return
 	}
@@ -122,7 +124,7 @@ func (h *Handler) ingestOffset(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, ts.ErrIngest) {
 			code = http.StatusBadRequest
 		}
-		h.fail(w, route, code, false, statusOf(&call{}, nil, err))
+		h.fail(w, route, code, false, wire.StatusOfError(err))
 		return
 	}
 	h.sendValue(w, route, false, map[string]any{"status": Status{OK: true, Code: CodeOK}, "next_offset": next})
@@ -144,7 +146,7 @@ func (h *Handler) deadLetters(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, ts.ErrIngest) {
 			code = http.StatusBadRequest
 		}
-		h.fail(w, route, code, false, statusOf(&call{}, nil, err))
+		h.fail(w, route, code, false, wire.StatusOfError(err))
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")

@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"cmp"
@@ -91,6 +91,13 @@ var nativeShapes = map[ts.Kind]shape{
 	ts.KindCDetail: shPoints, ts.KindCSetAndGet: shInt, ts.KindCFamilyQuery: shInt,
 	ts.KindCSelect: shEmpty, ts.KindCSelection: shBytes, ts.KindCTake: shQuota, ts.KindCPace: shQuota,
 	ts.KindCManager: shEntries, ts.KindCDebug: shEntries,
+}
+
+// HasShape reports whether the surface has a reply shape for engine kind
+// k, so that it serves it.
+func HasShape(k ts.Kind) bool {
+	_, ok := nativeShapes[k]
+	return ok
 }
 
 // shapeOf is the response shape of engine command c.

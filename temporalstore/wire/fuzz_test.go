@@ -1,9 +1,10 @@
-package httpapi
+package wire
 
 import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -30,7 +31,7 @@ func seedBodies(f *testing.F) []string {
 		`{"command":{"kind":"nope"}}`,
 		`{"command":`,
 	}
-	for _, c := range kindcases.Steps(epoch) {
+	for _, c := range kindcases.Steps(time.Unix(1_764_460_800, 0)) {
 		w := FromEngine(c)
 		b, err := json.Marshal(Request{Command: &w})
 		if err != nil {
@@ -46,11 +47,11 @@ func seedBodies(f *testing.F) []string {
 // panic, a translation error is a bad request, and what is written decodes.
 func checkBody(t *testing.T, body []byte, mp bool) {
 	var req Request
-	if decodeBody(body, mp, &req) == nil && req.Command != nil {
+	if Decode(body, mp, &req) == nil && req.Command != nil {
 		checkCommand(t, req.Command, mp)
 	}
 	var br BatchRequest
-	if decodeBody(body, mp, &br) == nil {
+	if Decode(body, mp, &br) == nil {
 		for i := range br.Commands {
 			checkCommand(t, &br.Commands[i], mp)
 		}
@@ -66,22 +67,18 @@ func checkCommand(t *testing.T, w *Command, mp bool) {
 		return
 	}
 	r := ts.Response{Value: []byte{1}, Found: true, Values: [][]byte{nil, {}, {0xff}}, Keys: [][]byte{{'k'}}, Scores: []float64{1}, Ints: []int64{1}}
-	wr := newWriter(mp)
-	wr.mapLen(2)
-	wr.key("status")
-	writeStatus(wr, statusOf(&cl, &r, nil))
-	wr.key("response")
-	writeResponse(wr, &cl, &r, true)
-	wr.end()
+	enc := NewEncoder(mp)
+	c := Call{cl}
+	enc.Result(&c, &r, StatusOf(&c, &r, nil))
 	var er ExecuteResponse
-	if err := decodeBody(wr.bytes(), mp, &er); err != nil {
-		t.Fatalf("reply to %s does not decode: %v: %q", cl.kind, err, wr.bytes())
+	if err := Decode(enc.Bytes(), mp, &er); err != nil {
+		t.Fatalf("reply to %s does not decode: %v: %q", cl.kind, err, enc.Bytes())
 	}
 	if mp {
 		return
 	}
-	if !json.Valid(wr.bytes()) {
-		t.Fatalf("reply to %s is not JSON: %s", cl.kind, wr.bytes())
+	if !json.Valid(enc.Bytes()) {
+		t.Fatalf("reply to %s is not JSON: %s", cl.kind, enc.Bytes())
 	}
 }
 

@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"bytes"
@@ -12,6 +12,12 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// Content types of the request and reply bodies.
+const (
+	ContentTypeJSON    = "application/json"
+	ContentTypeMsgpack = "application/msgpack"
 )
 
 // Status codes beyond the engine's errors.
@@ -64,17 +70,17 @@ var errorCodes = []struct {
 // Errors a client gets for the surface's own status codes (Status.Err).
 var (
 	// ErrBadRequest: the server could not understand the request (400).
-	ErrBadRequest = errors.New("httpapi: bad request")
+	ErrBadRequest = errors.New("wire: bad request")
 	// ErrUnauthorized: no valid bearer token (401).
-	ErrUnauthorized = errors.New("httpapi: unauthorized")
+	ErrUnauthorized = errors.New("wire: unauthorized")
 	// ErrForbidden: a read-only token sent a write (403).
-	ErrForbidden = errors.New("httpapi: forbidden")
+	ErrForbidden = errors.New("wire: forbidden")
 	// ErrUnsupported: a kind of a model the server does not have.
-	ErrUnsupported = errors.New("httpapi: unsupported command kind")
+	ErrUnsupported = errors.New("wire: unsupported command kind")
 	// ErrNotFound: common_expire on a missing key, or an unknown route.
-	ErrNotFound = errors.New("httpapi: not found")
+	ErrNotFound = errors.New("wire: not found")
 	// ErrInternal: the server failed unexpectedly.
-	ErrInternal = errors.New("httpapi: internal error")
+	ErrInternal = errors.New("wire: internal error")
 )
 
 // surfaceCodes map the surface's own codes to its errors.
@@ -527,7 +533,7 @@ func (v RawValue) Decode(dst any) error {
 	if v.mp != nil {
 		return msgpack.Unmarshal(v.mp, dst)
 	}
-	return errors.New("httpapi: no value")
+	return errors.New("wire: no value")
 }
 
 func toBytes(l []Bytes) [][]byte {
@@ -655,7 +661,7 @@ func (wr *Response) Engine(c ts.Command) (ts.Response, error) {
 		r.Cursor, r.Values = wr.Cursor, toBytes(wr.Values)
 	}
 	if err != nil {
-		return ts.Response{}, fmt.Errorf("httpapi: %s response: %w", c.Kind, err)
+		return ts.Response{}, fmt.Errorf("wire: %s response: %w", c.Kind, err)
 	}
 	return r, nil
 }

@@ -1,0 +1,18 @@
+// Package wire is what crosses the HTTP surface: the request shapes
+// (Request, BatchRequest, Command, in JSON or MessagePack, those of
+// TemporalStore's Rust implementation — "the original" in comments below —
+// and the engine's own kinds), their translation to and from the engine's
+// commands (Translate, FromEngine), the reply shapes (ExecuteResponse,
+// BatchResponse, Response, Status) with their encoder (Encoder) and
+// decoding back to the engine's responses (Response.Engine), and the status
+// codes with the errors they stand for (Status.Err matches the engine's
+// sentinels with errors.Is).
+//
+// It imports no storage, no server and no metrics: package client is built
+// on it alone, package httpapi serves it.
+//
+//	var r wire.ExecuteResponse
+//	_ = json.Unmarshal(body, &r)
+//	if err := r.Status.Err(); err != nil { ... }
+//	resp, err := r.Response.Engine(cmd) // the engine's Response for cmd
+package wire

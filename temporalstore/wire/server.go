@@ -1,0 +1,112 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+// Call is one request command translated for the engine (Translate).
+type Call struct{ c call }
+
+// Translate checks w and translates it into the engine's command, in table
+// namespace/name for tenant. A malformed command is an error matching
+// ErrBadRequest.
+func Translate(w *Command, namespace, table, tenant string) (Call, error) {
+	c, err := translate(w, namespace, table, tenant)
+	return Call{c}, err
+}
+
+// Command is the engine command the call runs.
+func (c *Call) Command() ts.Command { return c.c.cmd }
+
+// Kind is the wire kind, the label of the call's metrics.
+func (c *Call) Kind() string { return c.c.kind }
+
+// Unsupported says the kind is one of TemporalStore's Rust implementation
+// that this server has no model for: it is answered CodeUnsupported
+// without running.
+func (c *Call) Unsupported() bool { return c.c.unsupported }
+
+// Write says the call writes: a read-only token cannot send it.
+func (c *Call) Write() bool { return c.c.write() }
+
+// StatusOf is the status of the call's result r or error err.
+func StatusOf(c *Call, r *ts.Response, err error) Status { return statusOf(&c.c, r, err) }
+
+// StatusOfError is the status of err, for a request no Call stands for.
+func StatusOfError(err error) Status { return statusOf(&call{}, nil, err) }
+
+// Encoder writes a reply body, JSON or MessagePack, in the shapes of the
+// HTTP surface.
+type Encoder struct{ w writer }
+
+// NewEncoder returns an encoder of MessagePack when mp, else of JSON.
+func NewEncoder(mp bool) *Encoder {
+	if mp {
+		return &Encoder{w: newMsgpackWriter()}
+	}
+	return &Encoder{w: &jsonWriter{buf: make([]byte, 0, 256)}}
+}
+
+// Bytes is what was written.
+func (e *Encoder) Bytes() []byte { return e.w.bytes() }
+
+// Status writes a bare status object.
+func (e *Encoder) Status(s Status) { writeStatus(e.w, s) }
+
+// ExecuteFailed writes /execute's reply to a request it cannot take: the
+// failed status and the empty response.
+func (e *Encoder) ExecuteFailed(s Status) {
+	e.w.mapLen(2)
+	e.w.key("status")
+	writeStatus(e.w, s)
+	e.w.key("response")
+	head(e.w, "empty", 0)
+	e.w.end()
+	e.w.end()
+}
+
+// Result writes one command's reply: its status st and the response r in
+// the shape of c's kind (an ExecuteResponse).
+func (e *Encoder) Result(c *Call, r *ts.Response, st Status) {
+	e.w.mapLen(2)
+	e.w.key("status")
+	writeStatus(e.w, st)
+	e.w.key("response")
+	writeResponse(e.w, &c.c, r, st.OK)
+	e.w.end()
+}
+
+// BeginBatch starts /batch_execute's reply of n results (each written by
+// Result); EndBatch ends it.
+func (e *Encoder) BeginBatch(n int) {
+	e.w.mapLen(2)
+	e.w.key("status")
+	writeStatus(e.w, Status{OK: true, Code: CodeOK})
+	e.w.key("responses")
+	e.w.arrayLen(n)
+}
+
+// EndBatch ends the reply BeginBatch started.
+func (e *Encoder) EndBatch() {
+	e.w.end()
+	e.w.end()
+}
+
+// Decode decodes a request body, MessagePack when mp and JSON otherwise,
+// into v. Unknown fields are ignored.
+func Decode(body []byte, mp bool, v any) error {
+	if !mp {
+		return json.Unmarshal(body, v) // unknown fields are ignored, as the original does
+	}
+	d := msgpack.NewDecoder(bytes.NewReader(body))
+	d.SetCustomStructTag("json")
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	return nil
+}
