@@ -355,6 +355,10 @@ func TestSurfaceImports(t *testing.T) {
 			if !strings.HasPrefix(ip, modulePrefix+"temporalstore") && strings.HasPrefix(ip, modulePrefix) {
 				t.Errorf("%s imports %s: a surface imports no other module", f.rel, ip)
 			}
+			// The client links the wire shapes, not a server.
+			if f.dir == "temporalstore/client" && (ip == modulePrefix+"temporalstore/httpapi" || ip == modulePrefix+"temporalstore/resp") {
+				t.Errorf("%s imports %s: the client builds on package wire, not on a server", f.rel, ip)
+			}
 		}
 	}
 }
