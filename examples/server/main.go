@@ -22,13 +22,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/temporalstore/temporalstore-go/matrixcache"
 	"github.com/temporalstore/temporalstore-go/matrixcache/cacheprom"
 	"github.com/temporalstore/temporalstore-go/matrixobject"
 	"github.com/temporalstore/temporalstore-go/matrixobject/s3api"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/engineprom"
 	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
-	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp/respprom"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage/disk"
@@ -341,9 +341,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		CollectionBytes: c.collectionBytes, Logger: log, DefaultTableOptions: defaultTable(c),
 	}
 	if c.cacheBytes != temporalstore.Disabled {
-		cache, err := local.NewCache(ctx, c.cacheBytes)
+		cache, err := matrixcache.New(ctx, matrixcache.Options{DRAMCapacityBytes: c.cacheBytes})
 		if err != nil {
-			return err
+			return fmt.Errorf("record cache: %w", err)
 		}
 		defer cache.Close()
 		eo.RecordCache = disk.NewRecordCache(cache)

@@ -20,21 +20,12 @@ func Open(ctx context.Context, opts temporalstore.Options) (*temporalstore.Engin
 		opts.OpenLog = disk.OpenLog
 	}
 	if opts.RecordCache == nil && opts.CacheBytes != temporalstore.Disabled {
-		c, err := NewCache(ctx, cmp.Or(opts.CacheBytes, temporalstore.DefaultCacheBytes))
+		// The zero matrixcache Options but the DRAM tier's size: DRAM only.
+		c, err := matrixcache.New(ctx, matrixcache.Options{DRAMCapacityBytes: cmp.Or(opts.CacheBytes, temporalstore.DefaultCacheBytes)})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("local: record cache: %w", err)
 		}
 		opts.RecordCache = disk.NewRecordCache(c)
 	}
 	return temporalstore.Open(ctx, opts)
-}
-
-// NewCache is a DRAM-only matrixcache of capacity bytes, as Open makes.
-func NewCache(ctx context.Context, capacity int64) (*matrixcache.Cache, error) {
-	// The zero Options but the DRAM tier's size: a DRAM-only cache.
-	c, err := matrixcache.New(ctx, matrixcache.Options{DRAMCapacityBytes: capacity})
-	if err != nil {
-		return nil, fmt.Errorf("local: record cache: %w", err)
-	}
-	return c, nil
 }
