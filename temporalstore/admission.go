@@ -1,7 +1,6 @@
 package temporalstore
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -9,41 +8,6 @@ import (
 
 	"golang.org/x/time/rate"
 )
-
-// Admission refusals. Each is its own error so a surface can map it to its
-// own code; none changes anything.
-var (
-	// ErrReadQPS is returned when a table's read QPS limit is reached.
-	ErrReadQPS = errors.New("temporalstore: table read QPS limit reached")
-	// ErrWriteQPS is returned when a table's write QPS limit is reached.
-	ErrWriteQPS = errors.New("temporalstore: table write QPS limit reached")
-	// ErrTenantQPS is returned when a tenant's QPS limit is reached.
-	ErrTenantQPS = errors.New("temporalstore: tenant QPS limit reached")
-	// ErrShardRate is returned when a shard's rate and burst are used up.
-	ErrShardRate = errors.New("temporalstore: shard rate limit reached")
-	// ErrReadOnly is returned for a write to a shard in read-only mode.
-	ErrReadOnly = errors.New("temporalstore: shard is read-only")
-)
-
-// readKinds are the kinds that do not write.
-var readKinds = map[Kind]bool{
-	KindGet: true, KindStrLen: true, KindGetRange: true, KindExists: true,
-	KindGetBit: true, KindBitCount: true, KindBitPos: true,
-	KindPTTL: true, KindType: true, KindScan: true, KindExpireTime: true,
-	KindExistsKeys: true, KindMGet: true,
-	KindHGet: true, KindHMGet: true, KindHGetAll: true, KindHLen: true,
-	KindHExists: true, KindHStrLen: true, KindHKeys: true, KindHVals: true, KindHScan: true,
-	KindSMembers: true, KindSIsMember: true, KindSMIsMember: true, KindSCard: true,
-	KindSRandMember: true, KindSScan: true, KindSInter: true, KindSUnion: true, KindSDiff: true,
-	KindZRange: true, KindZCount: true, KindZRank: true, KindZRevRank: true,
-	KindZScore: true, KindZMScore: true, KindZCard: true, KindZScan: true,
-	KindZUnion: true, KindZInter: true, KindZDiff: true, KindHRandField: true, KindZRandMember: true,
-	KindLRange: true, KindLLen: true, KindLIndex: true, KindLPos: true,
-	KindFQuery: true, KindFQueryFiltered: true, KindFAgg: true,
-	KindSeqQuery: true, KindSeqBatchQuery: true,
-	KindCCount: true, KindCQuery: true, KindCDetail: true, KindCFamilyQuery: true, KindCSelection: true,
-	KindCManager: true, KindCDebug: true,
-}
 
 // limiter is a token bucket on the engine's clock; nil admits everything.
 type limiter struct{ l *rate.Limiter }
@@ -109,7 +73,7 @@ func (t *tenants) allow(name string, now time.Time) bool {
 // admit applies c's admission checks, in order: read-only mode, tenant,
 // table QPS, shard rate.
 func (e *Engine) admit(t *table, shard int, c *Command) error {
-	return e.admitKind(t, shard, !readKinds[c.Kind], c.Tenant)
+	return e.admitKind(t, shard, !IsReadKind(c.Kind), c.Tenant)
 }
 
 // admitKind is admit for a write or a read of tenant.

@@ -14,37 +14,6 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
 )
 
-// Aggregators beyond the original's, for KindFAgg's Aggregators (several
-// in one request, over one read of the window) and its Aggregator:
-//
-//	sumf, avgf, minf, maxf  the values as float64 (decimal or float syntax)
-//	p50, p90, p99, pNN.N    a percentile of the numeric values, from a
-//	                        DDSketch (1% relative accuracy), mergeable
-//	distinct                distinct values (exact up to 4,096, HyperLogLog
-//	                        beyond)
-//	top:K                   the K most frequent values with their counts
-//	decay:H                 Σ value × 2^(−age/H), H a half-life in ms and
-//	                        age the point's age at the engine's clock
-//
-// and the original's sum, avg, min, max, first, last and count.
-
-// Aggregate is one aggregator's result.
-type Aggregate struct {
-	Name string
-	// Int is an integer aggregator's result; Float a float one's (IsFloat).
-	Int     int64
-	Float   float64
-	IsFloat bool
-	// Top is top:K's values, most frequent first (ties by value).
-	Top []TopValue
-}
-
-// TopValue is a value and how many points of the window hold it.
-type TopValue struct {
-	Value []byte
-	Count int64
-}
-
 // percentileAccuracy is the percentiles' relative accuracy.
 const percentileAccuracy = 0.01
 
@@ -62,7 +31,7 @@ func parseAgg(name string) (aggSpec, error) {
 		return a, fmt.Errorf("%w: unknown aggregator %q (sum, avg, min, max, first, last, count, sumf, avgf, minf, maxf, pNN, distinct, top:K, decay:H)", ErrInvalid, name)
 	}
 	switch {
-	case n == "" || aggregators[n]:
+	case IsPlainAggregator(n):
 		if n == "" {
 			a.kind = "count"
 		}

@@ -16,59 +16,6 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
-// Control state kinds: per-key counters in time buckets (a bucket starts
-// at At, or at At rounded down to PrecisionMs), the distinct values added
-// per bucket (exact up to 4096 a bucket, a HyperLogLog sketch beyond), a
-// first/last selection, and windowed reads over them, so that "at most N
-// in the last hour" is one round trip. TYPE names the key "controlstate".
-// A write with a TTL sets the whole key's expiry to now + TTL (sliding).
-const (
-	// KindCIncr adds Delta at At (CONTROLSTATEINCR, ...INCROPT).
-	KindCIncr Kind = "csincr"
-	// KindCChange adds Value to the distinct values at At
-	// (CONTROLSTATECHANGE).
-	KindCChange Kind = "cschange"
-	// KindCCount sums the amounts of Start..End into Int
-	// (CONTROLSTATECOUNT).
-	KindCCount Kind = "cscount"
-	// KindCQuery aggregates Start..End with Aggregator into Int:
-	// sum|count|"" the amounts' sum, events|len the buckets, min, max,
-	// first, last over the buckets' sums, change the distinct values
-	// (CONTROLSTATEQUERY).
-	KindCQuery Kind = "csquery"
-	// KindCDetail returns Start..End's buckets as Points, each sum in
-	// decimal, the first Count with HasCount (CONTROLSTATEDETAIL).
-	KindCDetail Kind = "csdetail"
-	// KindCSetAndGet adds Delta at At to Family's state of Key, then
-	// aggregates Start..End as KindCQuery, in one round trip. With
-	// RequestID, a repeat of the same id within ControlDedupWindow adds
-	// nothing and returns the current aggregate (HSETANDGET[OPT], ...).
-	// Without Start and End it only adds (CONTROLSTATEHSET, ...).
-	KindCSetAndGet Kind = "cssetandget"
-	// KindCFamilyQuery is KindCQuery on Family's state of Key (HQUERY,
-	// CPCQUERY, FOLQUERY, ...).
-	KindCFamilyQuery Kind = "csfamilyquery"
-	// KindCSelect sets Key's selection to Value occurring at At (0: now):
-	// with SelectLast the latest occurrence is kept, else the earliest
-	// (FOLSET, SELECTIONSET).
-	KindCSelect Kind = "csselect"
-	// KindCSelection returns the selection's value (FOLQUERY key,
-	// SELECTIONQUERY key).
-	KindCSelection Kind = "csselection"
-	// KindCTake is a quota: it adds Delta at At (0: now) only if the sum
-	// of Key's last Window (ending at At) stays within Limit. Applied says
-	// whether it did; Int is the window's sum after; RetryAfter, when
-	// refused, is how long until enough of the window has aged out
-	// (QUOTATAKE).
-	KindCTake Kind = "cstake"
-	// KindCPace paces Key to Limit events a Window, evenly (the generic
-	// cell rate algorithm): an event of cost Delta (0 counts as 1) is
-	// allowed when it keeps to that rate, with bursts of up to Count
-	// events (HasCount; default 1). Applied says whether it was; when
-	// not, RetryAfter is when it would be (PACE).
-	KindCPace Kind = "cspace"
-)
-
 // ControlDedupWindow is how long a KindCSetAndGet request id is
 // remembered, as the original's 300,000 ms.
 const ControlDedupWindow = 5 * time.Minute
@@ -80,20 +27,6 @@ func FamilyKey(family string, key []byte) []byte {
 	b := make([]byte, 0, len(prefix)+len(family)+1+len(key))
 	b = append(append(append(b, prefix...), family...), ':')
 	return append(b, key...)
-}
-
-// ParseFamily reads a family by its names: h (or counter), cpc (or
-// distinct), fol (or selection).
-func ParseFamily(s string) (string, bool) {
-	switch strings.ToLower(s) {
-	case "h", "counter":
-		return "h", true
-	case "cpc", "distinct":
-		return "cpc", true
-	case "fol", "selection":
-		return "fol", true
-	}
-	return "", false
 }
 
 var controlKinds = map[Kind]runner{
@@ -112,7 +45,6 @@ var controlKinds = map[Kind]runner{
 	KindCSelect:      runCSelect,
 	KindCTake:        runCTake,
 	KindCPace:        runCPace,
-	KindCManager:     runCManager,
 	KindCDebug:       controlRead(controlDebug),
 }
 
@@ -449,26 +381,6 @@ func runCPace(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respo
 	return r, err
 }
 
-// Control state views, the original's manager and debug commands.
-const (
-	// KindCManager reads Family's state of Key (h unless Family is cpc)
-	// as field, value pairs in Values, by the operation in Count:
-	// ManagerQuery the sums
-	// at the timestamps in Args; ManagerFieldList "key_list", the
-	// timestamps of Start..End comma-joined; ManagerFieldCount "size",
-	// their number; ManagerAllData every bucket of Start..End, timestamp →
-	// sum; any other a summary: h_events and h_sum of the counter family,
-	// cpc_events and cpc_sum of the distinct family, and fol_value,
-	// fol_occur_time_ms and fol_type of the key's selection
-	// (CONTROLSTATEMANAGER). Start and End both 0 mean every bucket.
-	KindCManager Kind = "csmanager"
-	// KindCDebug returns Key's raw state over Start..End as field, value
-	// pairs: "<ts>" → the bucket's sum, "change:<ts>" → its distinct
-	// values, and "selection", "selection_occur_time_ms",
-	// "selection_type" (CONTROLSTATEDEBUG).
-	KindCDebug Kind = "csdebug"
-)
-
 // Manager operations, numbered as the original's.
 const (
 	ManagerQuery      = 2
@@ -485,7 +397,19 @@ func viewRange(c *Command) (int64, int64) {
 	return c.Start, c.End
 }
 
-func runCManager(ctx context.Context, e *Engine, _ *shard.Shard, c *Command) (Response, error) {
+// runCManager reads the selection of c.Key and its family's state, which
+// may be on another shard: it runs as a multi-key kind.
+func runCManager(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
+	if len(c.Key) == 0 {
+		return Response{}, fmt.Errorf("%w: empty key", ErrInvalid)
+	}
+	t, i, err := e.route(c)
+	if err != nil {
+		return Response{}, err
+	}
+	if err := e.admit(t, i, c); err != nil {
+		return Response{}, err
+	}
 	family := "h"
 	if f, ok := ParseFamily(c.Family); ok && f == "cpc" {
 		family = "cpc"
@@ -495,11 +419,7 @@ func runCManager(ctx context.Context, e *Engine, _ *shard.Shard, c *Command) (Re
 		if f != "" {
 			fk = FamilyKey(f, c.Key)
 		}
-		t, err := e.table(c)
-		if err != nil {
-			return err
-		}
-		return readObj(ctx, t.shards[ShardOf(fk, len(t.shards))], fk, object.KindControl, func(o *object.Object, _ *shard.View) error {
+		return readObj(ctx, x.shard(t, ShardOf(fk, len(t.shards))), fk, object.KindControl, func(o *object.Object, _ *shard.View) error {
 			return fn(o)
 		})
 	}
@@ -507,7 +427,6 @@ func runCManager(ctx context.Context, e *Engine, _ *shard.Shard, c *Command) (Re
 	r := Response{Values: [][]byte{}}
 	pair := func(k string, v []byte) { r.Values = append(r.Values, []byte(k), v) }
 	num := func(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
-	var err error
 	switch c.Count {
 	case ManagerQuery:
 		err = read(family, func(o *object.Object) error {

@@ -176,6 +176,10 @@ const standInDir = ".empty"
 // the key in both tables, never in neither. Strings and every kind of
 // collection are copied (series and control states as their images).
 func (e *Engine) CopyBetween(ctx context.Context, namespace, from, to string, key, dest []byte, replace, move bool) (bool, error) {
+	return e.copyBetween(ctx, nil, namespace, from, to, key, dest, replace, move)
+}
+
+func (e *Engine) copyBetween(ctx context.Context, x *scope, namespace, from, to string, key, dest []byte, replace, move bool) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
@@ -199,14 +203,20 @@ func (e *Engine) CopyBetween(ctx context.Context, namespace, from, to string, ke
 	if err := e.admitKind(t2, i2, true, ""); err != nil {
 		return false, err
 	}
-	s1, s2 := t1.shards[i1], t2.shards[i2]
-	first, second := s1, s2
-	if t2.dir < t1.dir {
-		first, second = s2, s1
+	// The two shards are held in the order of their tables' directories,
+	// so that two opposite copies cannot deadlock.
+	first, second := x.shard(t1, i1), x.shard(t2, i2)
+	swap := t2.dir < t1.dir
+	if swap {
+		first, second = second, first
 	}
 	var done bool
-	err = first.Exclusive(ctx, func(ctx context.Context) error {
-		return second.Exclusive(ctx, func(ctx context.Context) error {
+	err = first.Exclusive(ctx, func(heldFirst *shard.Shard) error {
+		return second.Exclusive(ctx, func(heldSecond *shard.Shard) error {
+			s1, s2 := heldFirst, heldSecond
+			if swap {
+				s1, s2 = s2, s1
+			}
 			var cmds []command.Command
 			err := s1.Read(ctx, func(v *shard.View) error {
 				it, err := v.Get(key)

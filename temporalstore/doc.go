@@ -16,7 +16,8 @@
 //
 // A Command names its Kind (Kinds lists them) and its table (the default
 // table when Namespace and Table are empty); ExecuteBatch runs several in
-// order. TableOptions (CreateTable) choose a table's shards, commit mode
+// order. Command, Response, the kinds and the errors are package api's,
+// under the same names here, so a client needs api and not the engine. TableOptions (CreateTable) choose a table's shards, commit mode
 // (durable, or Async), limits and feature retention.
 //
 // # Data models

@@ -22,23 +22,6 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 )
 
-// Errors. Match them with errors.Is.
-var (
-	// ErrClosed is returned by calls on a closed engine.
-	ErrClosed = errors.New("temporalstore: engine closed")
-	// ErrNoTable is returned for a command addressed to a table that does
-	// not exist.
-	ErrNoTable = errors.New("temporalstore: no such table")
-	// ErrTableExists is returned by CreateTable for a name in use.
-	ErrTableExists = errors.New("temporalstore: table exists")
-	// ErrInvalid is returned for a malformed command or option; nothing is
-	// changed.
-	ErrInvalid = errors.New("temporalstore: invalid argument")
-	// ErrUnknownKind is returned for a command kind the engine does not
-	// implement.
-	ErrUnknownKind = errors.New("temporalstore: unknown command kind")
-)
-
 // Defaults.
 const (
 	// DefaultNamespace and DefaultTable address commands that name none.

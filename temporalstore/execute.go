@@ -11,94 +11,9 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
-// Kind names a command.
-type Kind string
-
-// Command kinds the engine executes so far, with Redis's semantics.
-const (
-	// KindSet stores Value under Key (SET). TTL sets an expiry; KeepTTL
-	// keeps the key's; neither removes it. Cond NX/XX makes it conditional
-	// (Response.Applied says whether it wrote); ReturnOld returns the old
-	// value in Value/Found (SET … GET).
-	KindSet Kind = "set"
-	// KindGet reads Key (GET).
-	KindGet Kind = "get"
-	// KindDelete removes Key (DEL); Response.Int is 1 if it existed.
-	KindDelete Kind = "delete"
-	// KindGetDel reads and removes Key (GETDEL).
-	KindGetDel Kind = "get_del"
-	// KindIncrBy adds Delta to the integer at Key (INCRBY; 0 when absent),
-	// keeping its TTL; the result is in Response.Int.
-	KindIncrBy Kind = "incr_by"
-	// KindIncrByFloat adds Float to the number at Key (INCRBYFLOAT); the
-	// result is in Value.
-	KindIncrByFloat Kind = "incr_by_float"
-	// KindAppend appends Value (APPEND); the new length is in Response.Int.
-	KindAppend Kind = "append"
-	// KindStrLen returns the value's length in Response.Int (STRLEN).
-	KindStrLen Kind = "strlen"
-	// KindGetRange returns bytes Start..End inclusive, negative counting
-	// from the end (GETRANGE).
-	KindGetRange Kind = "get_range"
-	// KindSetRange writes Value at byte Start, zero-padding (SETRANGE);
-	// the new length is in Response.Int.
-	KindSetRange Kind = "set_range"
-	// KindExists reports in Response.Int whether Key exists (EXISTS).
-	KindExists Kind = "exists"
-	// KindPTTL returns the remaining TTL in ms in Response.Int: -2 when
-	// the key is absent, -1 when it has no expiry (PTTL).
-	KindPTTL Kind = "pttl"
-	// KindExpire sets the key's TTL (PEXPIRE); a TTL of zero or less
-	// deletes it. Response.Int is 1 if the key existed and ExpireCond let
-	// the expiry be set.
-	KindExpire Kind = "expire"
-	// KindPersist removes the key's TTL (PERSIST); Response.Int is 1 if
-	// there was one.
-	KindPersist Kind = "persist"
-	// KindType returns "string" or "none" in Value (TYPE).
-	KindType Kind = "type"
-	// KindScan returns up to about Count live keys of the table from
-	// Cursor (0 to start) in Keys, and the cursor to continue from (0 when
-	// done) in Cursor (SCAN). Key is not used.
-	KindScan Kind = "scan"
-)
-
-// DefaultScanCount is KindScan's count when Command.Count is 0, as Redis's.
-const DefaultScanCount = 10
-
-// Cond makes a KindSet conditional.
-type Cond uint8
-
-// Conditions.
-const (
-	// Always writes.
-	Always Cond = iota
-	// IfAbsent writes only if the key does not exist (NX).
-	IfAbsent
-	// IfPresent writes only if the key exists (XX).
-	IfPresent
-)
-
-// ExpireCond makes a KindExpire conditional on the key's current expiry,
-// as the NX, XX, GT and LT options of Redis's EXPIRE: a set of conditions,
-// all of which must hold (zero: none). A key without an expiry counts as
-// expiring never: GT never holds for it, LT always does.
-type ExpireCond uint8
-
-// Expiry conditions.
-const (
-	// ExpireIfNone: the key has no expiry (NX).
-	ExpireIfNone ExpireCond = 1 << iota
-	// ExpireIfSet: the key has an expiry (XX).
-	ExpireIfSet
-	// ExpireIfLater: the new expiry is later than the key's (GT).
-	ExpireIfLater
-	// ExpireIfEarlier: the new expiry is earlier than the key's (LT).
-	ExpireIfEarlier
-)
-
-// allows reports whether an expiry of exp may replace cur (zero: none).
-func (ec ExpireCond) allows(cur, exp time.Time) bool {
+// expiryAllowed reports whether ec lets an expiry of exp replace cur (zero:
+// none).
+func expiryAllowed(ec ExpireCond, cur, exp time.Time) bool {
 	none := cur.IsZero()
 	switch {
 	case ec&ExpireIfNone != 0 && !none,
@@ -114,179 +29,23 @@ func (ec ExpireCond) allows(cur, exp time.Time) bool {
 // Redis's proto-max-bulk-len default.
 const maxStringBytes = 512 << 20
 
-// Errors of the string kinds, with Redis's meaning. Each changes nothing.
-var (
-	// ErrNotInteger: the stored value is not a base-10 64-bit integer.
-	ErrNotInteger = errors.New("temporalstore: value is not an integer or out of range")
-	// ErrNotFloat: the stored value is not a valid float.
-	ErrNotFloat = errors.New("temporalstore: value is not a valid float")
-	// ErrOverflow: the increment's result does not fit.
-	ErrOverflow = errors.New("temporalstore: increment or decrement would overflow")
-	// ErrTooLarge: the string would exceed 512 MiB, or its log record the
-	// log's record size limit (16 MiB).
-	ErrTooLarge = errors.New("temporalstore: string exceeds maximum allowed size")
-	// ErrWrongType: the key holds a value of another type than the kind
-	// works on (Redis's WRONGTYPE).
-	ErrWrongType = errors.New("temporalstore: WRONGTYPE Operation against a key holding the wrong kind of value")
-	// ErrCrossShard: a kind's keys are on different shards. Keys that
-	// share a {hash tag} share a shard, as in Redis Cluster.
-	ErrCrossShard = errors.New("temporalstore: keys are on different shards (give them a common {hash tag})")
-	// ErrNoSuchKey: the kind needs the key to exist (RENAME, LSET).
-	ErrNoSuchKey = errors.New("temporalstore: no such key")
-	// ErrOutOfRange: an index is outside the list (LSET).
-	ErrOutOfRange = errors.New("temporalstore: index out of range")
-)
-
-// Command is one request to the engine, addressed to a table (the default
-// table when Namespace and Table are empty).
-type Command struct {
-	Namespace string
-	Table     string
-	// Tenant names who sends the command, for Options.TenantQPS.
-	Tenant    string
-	Kind      Kind
-	Key       []byte
-	Value     []byte
-	TTL       time.Duration
-	KeepTTL   bool
-	Cond      Cond
-	ReturnOld bool
-	// Delta is KindIncrBy's increment, Float KindIncrByFloat's and
-	// KindHIncrByFloat's. Value, when set for those two, is their increment
-	// as text instead: the sum is then computed from the digits, as Redis
-	// computes it (floatsum.go).
-	Delta int64
-	Float float64
-	// Start and End are KindGetRange's bounds; Start is KindSetRange's
-	// offset.
-	Start, End int64
-	// Cursor and Count are the scans' (KindScan, KindHScan, ...). Count is
-	// also the count of the pops, SRANDMEMBER, LREM and LPOS, when
-	// HasCount is set (a pop without it returns one element, not a list).
-	Cursor   uint64
-	Count    int
-	HasCount bool
-	// Keys are a multi-key kind's keys (MGET, MSET, DEL, EXISTS, SINTER,
-	// ...); Key is then not used.
-	Keys [][]byte
-	// Args are a kind's elements: fields, field/value pairs, members,
-	// MSET's values (one per key).
-	Args [][]byte
-	// Scores are KindZAdd's scores, one per member in Args.
-	Scores []float64
-	// ZAdd holds KindZAdd's flags.
-	ZAdd ZAddFlags
-	// Range is the sorted-set range of KindZRange, KindZCount and
-	// KindZRemRange.
-	Range ZRange
-	// Dest is the destination key of KindRename and KindLMove; it must be
-	// on the same shard as Key (a shared {hash tag} ensures it).
-	Dest []byte
-	// FromLeft and ToLeft are KindLMove's ends; Before is KindLInsert's
-	// side.
-	FromLeft, ToLeft, Before bool
-	// Rank and MaxLen are KindLPos's options (Rank 0 means 1).
-	Rank, MaxLen int64
-	// ExpireAt is an absolute expiry for KindSet, KindExpire and
-	// KindGetEx, used instead of TTL when set. Persist makes KindGetEx remove the TTL.
-	ExpireAt time.Time
-	Persist  bool
-	// ExpireCond makes KindExpire conditional (NX, XX, GT, LT).
-	ExpireCond ExpireCond
-	// Replace lets KindCopy overwrite an existing destination.
-	// WithValues adds the values (KindHRandField) or scores
-	// (KindZRandMember) to a random read with a count.
-	Replace, WithValues bool
-	// Bits is KindBitCount's and KindBitPos's range (nil: the string).
-	Bits *BitRange
-	// EventTime is KindRowWrite's event time; TSField the hash field that
-	// stores it (default DefaultTSField); Rows are KindRowWriteBatch's.
-	EventTime time.Time
-	TSField   string
-	Rows      []Row
-	// Points are a feature write's points (KindFAppend, KindFReplace),
-	// under Policy (KindFAppend). Start and End are a feature window's
-	// bounds, in Unix ms; Filters KindFQueryFiltered's and Aggregator
-	// KindFAgg's.
-	Points     []Point
-	Policy     WritePolicy
-	Filters    []Filter
-	Aggregator string
-	// MaxAge is a feature write's age retention for its key (overriding
-	// the table's FeatureMaxAge): points older than now − MaxAge go.
-	MaxAge time.Duration
-	// Aggregators are KindFAgg's several aggregators over one read (see
-	// aggregates.go); each result is in Response.Aggregates.
-	Aggregators []string
-	// SeqRows are KindSeqAdd's rows; SeqQueries KindSeqBatchQuery's
-	// windows (KindSeqQuery uses Key, Start, End, Count and Filters).
-	SeqRows    []SeqRow
-	SeqQueries []SeqQuery
-	// At is a control state write's time (Unix ms), bucketed by
-	// PrecisionMs (0: the exact time); Family names a family kind's state
-	// (h, cpc, fol); RequestID makes KindCSetAndGet idempotent;
-	// SelectLast is KindCSelect's kind; Limit and Window are KindCTake's
-	// quota. Delta is the amount, Value a change or selection's value.
-	At          int64
-	PrecisionMs int64
-	Family      string
-	RequestID   string
-	SelectLast  bool
-	Limit       int64
-	Window      time.Duration
-	// Into, when set, is memory the caller lends a window read
-	// (KindFQuery): Response.Points and their values are put in it instead
-	// of fresh allocations, and stay valid until its next use.
-	Into *PointBuffer
-}
-
-// Response is what a command returns.
-type Response struct {
-	// Value and Found are a read's value.
-	Value []byte
-	Found bool
-	// Int is an integer reply.
-	Int int64
-	// Applied says whether a conditional write wrote.
-	Applied bool
-	// Keys and Cursor are a scan's page and where to continue.
-	Keys   [][]byte
-	Cursor uint64
-	// Values is an array reply (MGET, HGETALL as field, value, ...); a nil
-	// element is a missing value, an empty value is a non-nil empty slice.
-	Values [][]byte
-	// Scores are the scores of Values' members when a sorted-set kind
-	// returns them.
-	Scores []float64
-	// Ints is an array of integers (SMISMEMBER, LPOS with a count).
-	Ints []int64
-	// Points are a feature read's points, ascending.
-	Points []Point
-	// Aggregates are KindFAgg's results, one per aggregator asked (with
-	// Aggregators, or an aggregator beyond the original's).
-	Aggregates []Aggregate
-	// SeqRows are a sequence read's rows, ascending; SeqGroups a batch
-	// query's, one group per query.
-	SeqRows   []SeqRow
-	SeqGroups []SeqGroup
-	// RetryAfter is when a refused KindCTake could succeed.
-	RetryAfter time.Duration
-	// Float is a score reply (ZSCORE, ZINCRBY), also formatted in Value.
-	Float float64
-}
-
 // Execute routes c to its shard and runs it. A write returns once it is
 // durable (or written, for an async table) and applied. Bad input gets an
 // error wrapping ErrInvalid (or the kind's own error) and changes nothing.
 func (e *Engine) Execute(ctx context.Context, c Command) (Response, error) {
+	return e.executeCopy(ctx, nil, c)
+}
+
+// executeCopy runs a pooled copy of c in x: the runners take a pointer,
+// which would move every command to the heap; a pooled copy serves
+// instead (they keep no pointer to it).
+func (e *Engine) executeCopy(ctx context.Context, x *scope, c Command) (Response, error) {
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
 	}
-	// The runners take a pointer, which would move every command to the
-	// heap; a pooled copy serves instead (they keep no pointer to it).
 	pc := commandPool.Get().(*Command)
 	*pc = c
-	r, err := e.execute(ctx, pc)
+	r, err := e.execute(ctx, x, pc)
 	*pc = Command{} // keeps none of the caller's bytes alive
 	commandPool.Put(pc)
 	return r, err
@@ -302,12 +61,13 @@ func (e *Engine) ExecuteInPlace(ctx context.Context, c *Command) (Response, erro
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
 	}
-	return e.execute(ctx, c)
+	return e.execute(ctx, nil, c)
 }
 
 var commandPool = sync.Pool{New: func() any { return new(Command) }}
 
-func (e *Engine) execute(ctx context.Context, c *Command) (_ Response, err error) {
+// execute runs c in x (nil: outside any transaction).
+func (e *Engine) execute(ctx context.Context, x *scope, c *Command) (_ Response, err error) {
 	// A panic becomes this command's error (panic.go); a closure rather
 	// than a call taking &err, which would move err to the heap.
 	defer func() {
@@ -322,7 +82,7 @@ func (e *Engine) execute(ctx context.Context, c *Command) (_ Response, err error
 	}
 	info := kindInfos[c.Kind]
 	if info.multi != nil {
-		r, err := info.multi(ctx, e, c)
+		r, err := info.multi(ctx, e, x, c)
 		return r, engineErr(err)
 	}
 	if len(c.Key) == 0 {
@@ -360,7 +120,7 @@ func (e *Engine) execute(ctx context.Context, c *Command) (_ Response, err error
 	if t.opts.DefaultTTL > 0 && c.TTL == 0 && !c.KeepTTL && (c.Kind == KindSet || c.Kind == KindRowWrite) {
 		c.TTL = t.opts.DefaultTTL
 	}
-	r, err := info.run(ctx, e, t.shards[i], c)
+	r, err := info.run(ctx, e, x.shard(t, i), c)
 	return r, engineErr(err)
 }
 
@@ -369,7 +129,7 @@ type kindInfo struct {
 	run    runner      // a single-key kind's runner
 	multi  multiRunner // a kind over several keys
 	family bool        // kept under its family key (familyKinds)
-	read   bool        // writes nothing (readKinds)
+	read   bool        // writes nothing (IsReadKind)
 }
 
 var kindInfos = func() map[Kind]kindInfo {
@@ -388,8 +148,8 @@ var kindInfos = func() map[Kind]kindInfo {
 	for k := range familyKinds {
 		set(k, func(i *kindInfo) { i.family = true })
 	}
-	for k := range readKinds {
-		set(k, func(i *kindInfo) { i.read = true })
+	for k := range m {
+		set(k, func(i *kindInfo) { i.read = IsReadKind(k) })
 	}
 	return m
 }()
@@ -437,6 +197,10 @@ var kinds = func() map[Kind]runner {
 // Response to build, and no allocation when dst has room. found is false
 // for an absent or expired key; a collection gets ErrWrongType.
 func (e *Engine) AppendGet(ctx context.Context, namespace, name string, key, dst []byte) (out []byte, found bool, err error) {
+	return e.appendGet(ctx, nil, namespace, name, key, dst)
+}
+
+func (e *Engine) appendGet(ctx context.Context, x *scope, namespace, name string, key, dst []byte) (out []byte, found bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return dst, false, err
 	}
@@ -451,7 +215,7 @@ func (e *Engine) AppendGet(ctx context.Context, namespace, name string, key, dst
 	if err := e.admitKind(t, i, false, ""); err != nil {
 		return dst, false, err
 	}
-	return appendString(ctx, t.shards[i], dst, key)
+	return appendString(ctx, x.shard(t, i), dst, key)
 }
 
 // getBatch is how many keys AppendGets groups by shard at a time: its
@@ -670,24 +434,6 @@ func runSetRange(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Re
 		return v, exp, shard.Write, nil
 	})
 	return r, err
-}
-
-// ParseInt reads a stored integer as Redis does: an optional '-', then
-// decimal digits without a leading zero (or just "0"), within int64. "+1",
-// "01", "-0" and " 1" are not integers.
-func ParseInt(b []byte) (int64, error) {
-	d := b
-	if len(d) > 0 && d[0] == '-' {
-		d = d[1:]
-	}
-	if len(d) == 0 || len(d) > 19 || d[0] < '0' || d[0] > '9' || d[0] == '0' && (len(d) > 1 || len(b) > 1) {
-		return 0, ErrNotInteger
-	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil {
-		return 0, ErrNotInteger
-	}
-	return n, nil
 }
 
 // redisRange resolves LRANGE's and LTRIM's inclusive bounds over n

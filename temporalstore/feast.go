@@ -11,35 +11,6 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
-// Feast row kinds: latest-value feature rows, stored as hashes, written
-// only when newer than what is stored.
-const (
-	// KindRowWrite writes the field/value pairs of Args into the hash at
-	// Key if EventTime is newer than the row's stored event time (field
-	// TSField), atomically; the stored time becomes EventTime and, when
-	// TTL is set, the row's TTL is renewed. An older or equal EventTime is
-	// a stale write: refused (Applied false), counted in the shard's
-	// StaleRejects, nothing changed, the TTL not renewed.
-	KindRowWrite Kind = "row_write"
-	// KindRowWriteBatch is KindRowWrite for each of Rows (Key, Args,
-	// EventTime of each row; TTL and TSField of the command). The rows of
-	// one shard are one crash-atomic record. Response.Ints has 1 for each
-	// row written and 0 for each stale one; Response.Int counts the
-	// written.
-	KindRowWriteBatch Kind = "row_write_batch"
-)
-
-// DefaultTSField is the hash field that holds a row's event time (Unix
-// ms, decimal) when Command.TSField is empty.
-const DefaultTSField = "_ts"
-
-// Row is one entity's feature row in a KindRowWriteBatch.
-type Row struct {
-	Key       []byte
-	Args      [][]byte
-	EventTime time.Time
-}
-
 // eventTime returns the event time stored in field of hash o (nil:
 // absent), and whether there is one.
 func eventTime(o *object.Object, key []byte, field string) (int64, bool, error) {
@@ -70,7 +41,7 @@ func rowCommands(key []byte, args [][]byte, ms int64, field string, c *Command, 
 }
 
 // tsField is the hash field c's rows keep their event time in.
-func (c *Command) tsField() string {
+func tsField(c *Command) string {
 	if c.TSField == "" {
 		return DefaultTSField
 	}
@@ -96,12 +67,12 @@ func runRowWrite(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Re
 	var r Response
 	err := writeObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, v *shard.View) ([]command.Command, error) {
 		ms := c.EventTime.UnixMilli()
-		prev, has, err := eventTime(o, c.Key, c.tsField())
+		prev, has, err := eventTime(o, c.Key, tsField(c))
 		if err != nil || has && ms <= prev {
 			return nil, err
 		}
 		r.Applied = true
-		return rowCommands(c.Key, c.Args, ms, c.tsField(), c, v.Now()), nil
+		return rowCommands(c.Key, c.Args, ms, tsField(c), c, v.Now()), nil
 	})
 	if err == nil && !r.Applied {
 		e.countStale(c, 1)
@@ -109,7 +80,7 @@ func runRowWrite(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Re
 	return r, err
 }
 
-func runRowWriteBatch(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runRowWriteBatch(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	keys := make([][]byte, len(c.Rows))
 	for i, row := range c.Rows {
 		if err := checkRow(row.Key, row.Args, row.EventTime); err != nil {
@@ -128,7 +99,7 @@ func runRowWriteBatch(ctx context.Context, e *Engine, c *Command) (Response, err
 	}
 	r := Response{Ints: make([]int64, len(c.Rows))}
 	for sh, idx := range groups {
-		err := t.shards[sh].Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+		err := x.shard(t, sh).Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
 			var cmds []command.Command
 			// Rows of one entity in one batch apply in order, each
 			// judged against the event time the ones before it left.
@@ -140,7 +111,7 @@ func runRowWriteBatch(ctx context.Context, e *Engine, c *Command) (Response, err
 				if !has {
 					o, err := objOf(v, row.Key, object.KindHash)
 					if err == nil {
-						prev, has, err = eventTime(o, row.Key, c.tsField())
+						prev, has, err = eventTime(o, row.Key, tsField(c))
 					}
 					if err != nil {
 						return nil, fmt.Errorf("row %d: %w", i, err)
@@ -150,7 +121,7 @@ func runRowWriteBatch(ctx context.Context, e *Engine, c *Command) (Response, err
 					continue
 				}
 				r.Ints[i] = 1
-				cmds = append(cmds, rowCommands(row.Key, row.Args, ms, c.tsField(), c, v.Now())...)
+				cmds = append(cmds, rowCommands(row.Key, row.Args, ms, tsField(c), c, v.Now())...)
 				latest[string(row.Key)] = ms
 			}
 			return cmds, nil

@@ -3,47 +3,14 @@ package temporalstore
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
-)
-
-// Feature series kinds. A series is one key's points, each a timestamp
-// (Unix ms) and a value, with unique timestamps, kept in ascending order;
-// TYPE names it "series". Windows are Start..End inclusive (Start > End:
-// empty) and read ascending, earliest first.
-const (
-	// KindFAppend upserts Points, in order (the last of a timestamp wins),
-	// under Policy; Response.Int is 1 when anything changed, a retention
-	// trim included. The table's FeatureMaxSize is then applied: the
-	// oldest points go while more remain (FAPPEND, FAPPENDPOLICY).
-	KindFAppend Kind = "fappend"
-	// KindFQuery returns the window's points in Points: the first Count
-	// of them with HasCount, at most the table's FeatureMaxSize (FQUERY).
-	KindFQuery Kind = "fquery"
-	// KindFQueryFiltered is KindFQuery keeping the points whose value,
-	// decoded as protobuf varint fields 1 gid, 2 action_type, 3
-	// duration, 4 author_id, passes every one of Filters. Count limits the
-	// points scanned, before filtering, as in the original; a value
-	// lacking a field or not decoding is dropped (FQUERYFILTER).
-	KindFQueryFiltered Kind = "fqueryfiltered"
-	// KindFReplace removes the points of Start..End, then upserts Points
-	// (which may lie outside the window), then trims (FREPLACE).
-	KindFReplace Kind = "freplace"
-	// KindFDelete removes the series; Response.Int is 1 when there was
-	// one (FDEL).
-	KindFDelete Kind = "fdel"
-	// KindFAgg aggregates the window's values with Aggregator (sum, avg,
-	// min, max, first, last, count) into Response.Int, over the first
-	// Count points with HasCount (FAGG).
-	KindFAgg Kind = "fagg"
 )
 
 // Feature series limits.
@@ -54,95 +21,10 @@ const (
 	MaxFeatureAppend = 100_000
 )
 
-// ErrSeriesTooLarge is returned for a feature write that would take the
-// series past MaxFeatureAppend points; nothing is written.
-var ErrSeriesTooLarge = errors.New("temporalstore: feature series size bigger than 100000")
-
-// Point is one point of a feature series.
-type Point struct {
-	// TS is the point's time, in Unix milliseconds (not negative).
-	TS    int64
-	Value []byte
-}
-
-// WritePolicy says which points of a KindFAppend are written.
-type WritePolicy uint8
-
-// Write policies.
-const (
-	// PolicyUpsert writes every point (the default).
-	PolicyUpsert WritePolicy = iota
-	// PolicyInsertIfAbsent writes a point only where its timestamp has
-	// none; within a request the first of a timestamp wins.
-	PolicyInsertIfAbsent
-	// PolicyReplaceExisting writes a point only over an existing one.
-	PolicyReplaceExisting
-	// PolicyBlock refuses the write (ErrInvalid), as the original does.
-	PolicyBlock
-)
-
-// ParseWritePolicy reads a policy by the original's names and aliases:
-// upsert; insert_if_absent, first, nx; replace_existing, update, xx;
-// block. Case does not matter.
-func ParseWritePolicy(s string) (WritePolicy, bool) {
-	switch strings.ToLower(s) {
-	case "upsert":
-		return PolicyUpsert, true
-	case "insert_if_absent", "first", "nx":
-		return PolicyInsertIfAbsent, true
-	case "replace_existing", "update", "xx":
-		return PolicyReplaceExisting, true
-	case "block":
-		return PolicyBlock, true
-	}
-	return 0, false
-}
-
-// FilterOp compares a row field with a filter's value.
-type FilterOp uint8
-
-// Filter operators.
-const (
-	FilterEqual FilterOp = iota
-	FilterNotEqual
-	FilterGreater
-	FilterGreaterOrEqual
-	FilterLess
-	FilterLessOrEqual
-)
-
-// ParseFilterOp reads an operator: = == eq, != <> ne, > gt, >= ge gte,
-// < lt, <= le lte, or the original's names (equal, not_equal,
-// greater_than, greater_or_equal, less_than, less_or_equal).
-func ParseFilterOp(s string) (FilterOp, bool) {
-	switch strings.ToLower(s) {
-	case "=", "==", "eq", "equal":
-		return FilterEqual, true
-	case "!=", "<>", "ne", "not_equal":
-		return FilterNotEqual, true
-	case ">", "gt", "greater_than":
-		return FilterGreater, true
-	case ">=", "ge", "gte", "greater_or_equal":
-		return FilterGreaterOrEqual, true
-	case "<", "lt", "less_than":
-		return FilterLess, true
-	case "<=", "le", "lte", "less_or_equal":
-		return FilterLessOrEqual, true
-	}
-	return 0, false
-}
-
 // Row fields a filter may name, in protobuf field order.
 var rowFields = []string{"gid", "action_type", "duration", "author_id"}
 
-// Filter keeps the rows whose Field compares with Value as Op says.
-type Filter struct {
-	Field string
-	Op    FilterOp
-	Value uint64
-}
-
-func (f Filter) pass(row *[4]uint64) bool {
+func filterPasses(f Filter, row *[4]uint64) bool {
 	v := row[slices.Index(rowFields, f.Field)]
 	switch f.Op {
 	case FilterEqual:
@@ -162,7 +44,7 @@ func (f Filter) pass(row *[4]uint64) bool {
 // passes reports whether row passes every filter.
 func passes(fs []Filter, row *[4]uint64) bool {
 	for _, f := range fs {
-		if !f.pass(row) {
+		if !filterPasses(f, row) {
 			return false
 		}
 	}
@@ -456,33 +338,17 @@ func queryWindow(o *object.Object, c *Command, _ featureEnv, limit int, r *Respo
 		n += len(v)
 	}
 	into := cmp.Or(c.Into, &PointBuffer{})
-	buf := slices.Grow(into.values[:0], n)
-	r.Points = slices.Grow(into.points[:0], hi-lo)
+	points, buf := into.Reuse()
+	buf = slices.Grow(buf, n)
+	r.Points = slices.Grow(points, hi-lo)
 	for i := lo; i < hi; i++ {
 		ts, v := o.Series.At(i)
 		at := len(buf)
 		buf = append(buf, v...)
 		r.Points = append(r.Points, Point{TS: ts, Value: buf[at:len(buf):len(buf)]})
 	}
-	into.values, into.points = buf, r.Points
+	into.Keep(r.Points, buf)
 	return nil
-}
-
-// PointBuffer is memory a caller lends window reads through Command.Into,
-// reused from read to read: a read's points and their values live in it
-// until the next read into it. Its zero value is ready; it is not safe for
-// concurrent reads.
-type PointBuffer struct {
-	points []Point
-	values []byte
-}
-
-// Shrink lets the buffer's memory go when it holds more than maxBytes, so
-// that one large read does not keep its size for every read after.
-func (b *PointBuffer) Shrink(maxBytes int) {
-	if cap(b.values)+cap(b.points)*int(unsafe.Sizeof(Point{})) > maxBytes {
-		*b = PointBuffer{}
-	}
 }
 
 // checkFilters refuses a filter of an unknown field or operator.
@@ -516,16 +382,6 @@ func queryFiltered(o *object.Object, c *Command, _ featureEnv, limit int, r *Res
 	return nil
 }
 
-// IsPlainAggregator reports whether name is one of the original's
-// aggregators, whose result is Response.Int alone.
-func IsPlainAggregator(name string) bool { return name == "" || aggregators[strings.ToLower(name)] }
-
-// Aggregators of KindFAgg.
-var aggregators = map[string]bool{
-	"sum": true, "avg": true, "average": true, "min": true, "max": true,
-	"first": true, "last": true, "count": true, "events": true,
-}
-
 // aggregateWindow follows the original: values are decimal i64 after
 // leading ASCII whitespace; sum, avg (truncating, 0 when none), min and
 // max (0 when none) skip the others; first and last take the window's
@@ -538,7 +394,7 @@ func aggregateWindow(o *object.Object, c *Command, env featureEnv, limit int, r 
 	if agg == "" {
 		agg = "count"
 	}
-	if len(c.Aggregators) > 0 || !aggregators[agg] {
+	if len(c.Aggregators) > 0 || !IsPlainAggregator(agg) {
 		// Several aggregators, or one beyond the original's: one pass.
 		names := c.Aggregators
 		if len(names) == 0 {

@@ -12,28 +12,9 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
-// Kinds that read and write several keys at once, atomically: the keys
-// must share one key group, as Redis Cluster wants them in one slot
-// (ErrCrossShard, CROSSSLOT, otherwise).
-const (
-	// KindSMove moves member Args[0] from the set at Key to the set at
-	// Dest (SMOVE); Response.Int is 1 if it was moved.
-	KindSMove Kind = "smove"
-	// KindSInterStore, KindSUnionStore and KindSDiffStore store at Dest
-	// the combination of the sets at Keys (a missing key is an empty set),
-	// replacing what Dest held; Response.Int is its size
-	// (SINTERSTORE ...). An empty result deletes Dest.
-	KindSInterStore Kind = "sinterstore"
-	KindSUnionStore Kind = "sunionstore"
-	KindSDiffStore  Kind = "sdiffstore"
-	// KindMSetNX stores Args[i] under Keys[i] only if none of Keys
-	// exists (MSETNX); Response.Int is 1 if it did.
-	KindMSetNX Kind = "msetnx"
-)
-
 // oneGroup returns the table and the shard holding keys, which must share
 // a key group, with the command admitted on it.
-func (e *Engine) oneGroup(c *Command, keys ...[]byte) (*table, *shard.Shard, error) {
+func (e *Engine) oneGroup(x *scope, c *Command, keys ...[]byte) (*table, *shard.Shard, error) {
 	t, err := e.table(c)
 	if err != nil {
 		return nil, nil, err
@@ -53,7 +34,7 @@ func (e *Engine) oneGroup(c *Command, keys ...[]byte) (*table, *shard.Shard, err
 	if err := e.admit(t, sh, c); err != nil {
 		return nil, nil, err
 	}
-	return t, t.shards[sh], nil
+	return t, x.shard(t, sh), nil
 }
 
 func runSMove(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
@@ -87,11 +68,11 @@ func runSMove(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Respo
 	return r, err
 }
 
-func runSetStore(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runSetStore(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	if len(c.Keys) == 0 {
 		return Response{}, fmt.Errorf("%w: no keys", ErrInvalid)
 	}
-	_, s, err := e.oneGroup(c, append([][]byte{c.Dest}, c.Keys...)...)
+	_, s, err := e.oneGroup(x, c, append([][]byte{c.Dest}, c.Keys...)...)
 	if err != nil {
 		return Response{}, err
 	}
@@ -157,11 +138,11 @@ func combineSets(kind Kind, sets []map[string]struct{}) map[string]struct{} {
 	return out
 }
 
-func runMSetNX(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runMSetNX(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	if len(c.Args) != len(c.Keys) || len(c.Keys) == 0 {
 		return Response{}, fmt.Errorf("%w: %d keys and %d values", ErrInvalid, len(c.Keys), len(c.Args))
 	}
-	t, s, err := e.oneGroup(c, c.Keys...)
+	t, s, err := e.oneGroup(x, c, c.Keys...)
 	if err != nil {
 		return Response{}, err
 	}

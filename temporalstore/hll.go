@@ -12,43 +12,6 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
-// HyperLogLog kinds, with Redis's semantics and Redis's own string format
-// (internal/hll): the value is a plain string, which GET returns byte for
-// byte as redis-server would, and which SET can put back.
-const (
-	// KindPFAdd adds the elements Args to the HyperLogLog at Key,
-	// creating it (PFADD); Response.Int is 1 if a register changed or the
-	// key was created.
-	KindPFAdd Kind = "pfadd"
-	// KindPFCount returns in Response.Int the estimated cardinality of the
-	// HyperLogLog at Keys[0] (PFCOUNT), or of the union of those at Keys
-	// (which share a key group); a missing key is empty. For one key the
-	// computed cardinality is cached in the value, as Redis caches it,
-	// which writes the key when the cache was stale.
-	KindPFCount Kind = "pfcount"
-	// KindPFMerge stores at Dest the union of the HyperLogLogs at Dest and
-	// Keys (PFMERGE), keeping Dest's TTL; they share a key group. Dest is
-	// written even when nothing changed (its cache is marked stale).
-	KindPFMerge Kind = "pfmerge"
-	// KindPFDebug is PFDEBUG's subcommand Aggregator on the HyperLogLog
-	// at Key, which must exist (ErrNoSuchKey): "getreg" returns the
-	// registers in Ints, turning a sparse value dense; "todense" turns it
-	// dense, Response.Int 1 if it was sparse; "encoding" returns "sparse"
-	// or "dense" and "decode" a sparse value's opcodes in Value.
-	KindPFDebug Kind = "pfdebug"
-)
-
-// Errors of the HyperLogLog kinds; each changes nothing.
-var (
-	// ErrNotHLL: the string is not a HyperLogLog (Redis's "WRONGTYPE Key
-	// is not a valid HyperLogLog string value.").
-	ErrNotHLL = errors.New("temporalstore: WRONGTYPE Key is not a valid HyperLogLog string value")
-	// ErrCorruptHLL: the string has a HyperLogLog's header but registers
-	// that do not add up (Redis's INVALIDOBJ Corrupted HLL object
-	// detected).
-	ErrCorruptHLL = errors.New("temporalstore: INVALIDOBJ Corrupted HLL object detected")
-)
-
 var hllKinds = map[Kind]runner{KindPFAdd: runPFAdd, KindPFDebug: runPFDebug}
 
 // hllErr gives the package's errors the engine's names.
@@ -75,11 +38,11 @@ func runPFAdd(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Respo
 	return r, err
 }
 
-func runPFCount(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runPFCount(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	if len(c.Keys) == 0 {
 		return Response{}, fmt.Errorf("%w: PFCOUNT needs a key", ErrInvalid)
 	}
-	_, s, err := e.oneGroup(c, c.Keys...)
+	_, s, err := e.oneGroup(x, c, c.Keys...)
 	if err != nil {
 		return Response{}, err
 	}
@@ -166,13 +129,13 @@ func pfCountUnion(ctx context.Context, s *shard.Shard, keys [][]byte) (Response,
 	return r, err
 }
 
-func runPFMerge(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runPFMerge(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	if len(c.Dest) == 0 {
 		return Response{}, fmt.Errorf("%w: empty destination key", ErrInvalid)
 	}
 	// Redis merges the destination first, as a source.
 	keys := append([][]byte{c.Dest}, c.Keys...)
-	_, s, err := e.oneGroup(c, keys...)
+	_, s, err := e.oneGroup(x, c, keys...)
 	if err != nil {
 		return Response{}, err
 	}

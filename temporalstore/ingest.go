@@ -211,11 +211,12 @@ func (e *Engine) ingestOne(ctx context.Context, b *IngestBatch, rec IngestRecord
 			return IngestDuplicate, nil
 		}
 	}
-	if _, multi := multiKinds[c.Kind]; multi || c.Kind == KindScan || readKinds[c.Kind] {
+	if _, multi := multiKinds[c.Kind]; multi || c.Kind == KindScan || IsReadKind(c.Kind) {
 		return 0, fmt.Errorf("%w: an ingested record is a single-key write, not %q", ErrInvalid, c.Kind)
 	}
 	mark := command.Command{Op: shard.OpSet, Key: lk, Args: [][]byte{strconv.AppendInt(nil, rec.Offset, 10)}}
-	if _, err := e.Execute(shard.WithAlso(ctx, mark), c); err != nil {
+	// The mark lands in the same record as the write.
+	if _, err := e.executeCopy(ctx, &scope{handles: []*shard.Shard{s.WithAlso(mark)}}, c); err != nil {
 		return 0, err
 	}
 	return IngestApplied, nil

@@ -10,34 +10,6 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
-// Kinds over keys of any type.
-const (
-	// KindExistsKeys counts how many of Keys exist (EXISTS k1 k2 ...); a
-	// key named twice counts twice.
-	KindExistsKeys Kind = "exists_keys"
-	// KindDeleteKeys deletes Keys (DEL/UNLINK k1 k2 ...); Response.Int is
-	// how many existed. Keys of one shard are deleted in one crash-atomic
-	// record.
-	KindDeleteKeys Kind = "delete_keys"
-	// KindMGet reads Keys (MGET); Values has nil for a missing key or one
-	// that is not a string.
-	KindMGet Kind = "mget"
-	// KindMSet stores Args[i] under Keys[i] (MSET). The keys of one shard
-	// are written in one crash-atomic record; keys on several shards are
-	// several records (give them a common {hash tag} for one).
-	KindMSet Kind = "mset"
-	// KindGetEx reads a string and sets its TTL (TTL or ExpireAt), or
-	// removes it (Persist), as GETEX.
-	KindGetEx Kind = "get_ex"
-	// KindExpireTime returns the absolute expiry in Unix ms in
-	// Response.Int: -2 when absent, -1 when none (PEXPIRETIME).
-	KindExpireTime Kind = "expire_time"
-	// KindRename renames Key to Dest, replacing Dest (RENAME). Key must
-	// exist (ErrNoSuchKey). With Cond IfAbsent it renames only when Dest
-	// does not exist (RENAMENX); Applied says it did.
-	KindRename Kind = "rename"
-)
-
 var keyKinds = map[Kind]runner{
 	KindCopy:       runCopy,
 	KindSet:        runSet,
@@ -52,7 +24,9 @@ var keyKinds = map[Kind]runner{
 	KindRename:     runRename,
 }
 
-type multiRunner func(ctx context.Context, e *Engine, c *Command) (Response, error)
+// multiRunner runs a kind over several keys (or none), finding their
+// shards itself through x.
+type multiRunner func(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error)
 
 var multiKinds = map[Kind]multiRunner{
 	KindExistsKeys:  runExistsKeys,
@@ -78,6 +52,7 @@ var multiKinds = map[Kind]multiRunner{
 
 	KindRowWriteBatch: runRowWriteBatch,
 	KindSeqBatchQuery: runSeqBatchQuery,
+	KindCManager:      runCManager,
 }
 
 // item reads key's state.
@@ -173,7 +148,7 @@ func runExpire(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Resp
 			return nil, err
 		}
 		exp := expiryOf(c, v.Now())
-		if !c.ExpireCond.allows(it.Expiry, exp) {
+		if !expiryAllowed(c.ExpireCond, it.Expiry, exp) {
 			return nil, nil
 		}
 		r.Int = 1
@@ -351,14 +326,14 @@ func (e *Engine) byShard(c *Command, keys [][]byte) (*table, map[int][]int, erro
 	return t, groups, nil
 }
 
-func runExistsKeys(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runExistsKeys(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	t, groups, err := e.byShard(c, c.Keys)
 	if err != nil {
 		return Response{}, err
 	}
 	var r Response
 	for sh, idx := range groups {
-		err := t.shards[sh].Read(ctx, func(v *shard.View) error {
+		err := x.shard(t, sh).Read(ctx, func(v *shard.View) error {
 			for _, i := range idx {
 				it, err := v.Get(c.Keys[i])
 				if err != nil {
@@ -377,14 +352,14 @@ func runExistsKeys(ctx context.Context, e *Engine, c *Command) (Response, error)
 	return r, nil
 }
 
-func runDeleteKeys(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runDeleteKeys(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	t, groups, err := e.byShard(c, c.Keys)
 	if err != nil {
 		return Response{}, err
 	}
 	var r Response
 	for sh, idx := range groups {
-		err := t.shards[sh].Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+		err := x.shard(t, sh).Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
 			var cmds []command.Command
 			seen := map[string]bool{}
 			for _, i := range idx {
@@ -411,7 +386,7 @@ func runDeleteKeys(ctx context.Context, e *Engine, c *Command) (Response, error)
 	return r, nil
 }
 
-func runMGet(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runMGet(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	t, groups, err := e.byShard(c, c.Keys)
 	if err != nil {
 		return Response{}, err
@@ -428,7 +403,7 @@ func runMGet(ctx context.Context, e *Engine, c *Command) (Response, error) {
 		for _, i := range idx {
 			keys = append(keys, c.Keys[i])
 		}
-		vals = t.shards[sh].AppendStrings(ctx, vals, keys, reads, coll)
+		vals = x.shard(t, sh).AppendStrings(ctx, vals, keys, reads, coll)
 		for j, i := range idx {
 			g := reads[j]
 			if g.Err != nil {
@@ -442,7 +417,7 @@ func runMGet(ctx context.Context, e *Engine, c *Command) (Response, error) {
 	return r, nil
 }
 
-func runMSet(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runMSet(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	if len(c.Args) != len(c.Keys) {
 		return Response{}, fmt.Errorf("%w: %d keys and %d values", ErrInvalid, len(c.Keys), len(c.Args))
 	}
@@ -451,7 +426,7 @@ func runMSet(ctx context.Context, e *Engine, c *Command) (Response, error) {
 		return Response{}, err
 	}
 	for sh, idx := range groups {
-		err := t.shards[sh].Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
+		err := x.shard(t, sh).Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
 			var exp time.Time
 			if t.opts.DefaultTTL > 0 {
 				exp = v.Now().Add(t.opts.DefaultTTL)

@@ -8,12 +8,6 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
-// ErrInternal is the error of a command that met a bug (a panic) while it
-// ran. The panic is contained: the command changed nothing (a write panics
-// while it is being decided, before its record is logged), its stack is
-// logged, Panics counts it, and every other command goes on.
-var ErrInternal = errors.New("temporalstore: internal error")
-
 // Panics is how many panics the engine has contained since it opened:
 // in its commands' runners and in its shards' write and read functions.
 func (e *Engine) Panics() int64 {

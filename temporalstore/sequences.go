@@ -9,48 +9,8 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
-// Sequence kinds: event rows kept in a feature series (the same key and
-// series as the feature kinds), one row per timestamp, stored as JSON as
-// the original stores them, so a sequence read sees only rows written as
-// rows, and a filtered feature read only protobuf values.
-const (
-	// KindSeqAdd upserts SeqRows, each at its own timestamp, then applies
-	// the table's retention, as KindFAppend (SEQADD).
-	KindSeqAdd Kind = "seqadd"
-	// KindSeqQuery returns the rows of Start..End passing Filters: Count
-	// (required, > 0) limits the points scanned before filtering, as in
-	// the original (SEQQUERY).
-	KindSeqQuery Kind = "seqquery"
-	// KindSeqBatchQuery runs SeqQueries, each on its own key, and returns
-	// one group per query, in order (SEQBATCHQUERY).
-	KindSeqBatchQuery Kind = "seqbatchquery"
-)
-
-// SeqRow is one event row of a sequence.
-type SeqRow struct {
-	TimestampMs int64  `json:"timestamp_ms"`
-	GID         uint64 `json:"gid"`
-	ActionType  uint32 `json:"action_type"`
-	Duration    uint32 `json:"duration"`
-	AuthorID    uint64 `json:"author_id"`
-}
-
-func (r *SeqRow) fields() [4]uint64 {
+func seqFields(r *SeqRow) [4]uint64 {
 	return [4]uint64{r.GID, uint64(r.ActionType), uint64(r.Duration), r.AuthorID}
-}
-
-// SeqQuery is one window of a KindSeqBatchQuery.
-type SeqQuery struct {
-	Key        []byte
-	Start, End int64
-	Count      int
-	Filters    []Filter
-}
-
-// SeqGroup is one query's rows in a KindSeqBatchQuery response.
-type SeqGroup struct {
-	Key  []byte
-	Rows []SeqRow
 }
 
 var sequenceKinds = map[Kind]runner{
@@ -112,7 +72,7 @@ func seqRows(ctx context.Context, s *shard.Shard, key []byte, start, end int64, 
 			if !ok {
 				continue // not a row: a feature value
 			}
-			if f := row.fields(); passes(filters, &f) {
+			if f := seqFields(&row); passes(filters, &f) {
 				rows = append(rows, row)
 			}
 		}
@@ -121,7 +81,7 @@ func seqRows(ctx context.Context, s *shard.Shard, key []byte, start, end int64, 
 	return rows, err
 }
 
-func runSeqBatchQuery(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runSeqBatchQuery(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	if len(c.SeqQueries) == 0 {
 		return Response{}, fmt.Errorf("%w: no queries", ErrInvalid)
 	}
@@ -138,7 +98,7 @@ func runSeqBatchQuery(ctx context.Context, e *Engine, c *Command) (Response, err
 	}
 	r := Response{SeqGroups: make([]SeqGroup, len(c.SeqQueries))}
 	for i, q := range c.SeqQueries {
-		s := t.shards[ShardOf(q.Key, len(t.shards))]
+		s := x.shard(t, ShardOf(q.Key, len(t.shards)))
 		rows, err := seqRows(ctx, s, q.Key, q.Start, q.End, min(q.Count, t.opts.FeatureMaxSize), q.Filters)
 		if err != nil {
 			return Response{}, fmt.Errorf("queries[%d]: %w", i, err)

@@ -12,36 +12,6 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
-// Set kinds, with Redis's semantics. Members are in Args.
-const (
-	// KindSAdd adds members; Response.Int is how many are new (SADD).
-	KindSAdd Kind = "sadd"
-	// KindSRem removes members; Response.Int is how many existed (SREM).
-	KindSRem Kind = "srem"
-	// KindSMembers returns the members in byte order (SMEMBERS).
-	KindSMembers Kind = "smembers"
-	// KindSIsMember is 1 if Args[0] is a member (SISMEMBER).
-	KindSIsMember Kind = "sismember"
-	// KindSMIsMember returns 1 or 0 per member of Args in Ints.
-	KindSMIsMember Kind = "smismember"
-	// KindSCard is the number of members (SCARD).
-	KindSCard Kind = "scard"
-	// KindSPop removes and returns a random member (Value), or Count of
-	// them (Values) when HasCount (SPOP).
-	KindSPop Kind = "spop"
-	// KindSRandMember returns a random member, or with HasCount up to
-	// Count distinct ones, or -Count possibly repeated ones when Count is
-	// negative (SRANDMEMBER).
-	KindSRandMember Kind = "srandmember"
-	// KindSScan pages through members (SSCAN).
-	KindSScan Kind = "sscan"
-	// KindSInter, KindSUnion and KindSDiff combine the sets at Keys (a
-	// missing key is an empty set) and return members in byte order.
-	KindSInter Kind = "sinter"
-	KindSUnion Kind = "sunion"
-	KindSDiff  Kind = "sdiff"
-)
-
 var setKinds = map[Kind]runner{
 	KindSMove: runSMove,
 	KindSAdd: func(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
@@ -224,7 +194,7 @@ func toBytes(ss []string) [][]byte {
 
 // runSetAlgebra is SINTER, SUNION and SDIFF over sets that may sit on
 // several shards; each set is read under its shard's lock.
-func runSetAlgebra(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runSetAlgebra(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	// byShard checks the keys and admits the command on every shard read.
 	t, _, err := e.byShard(c, c.Keys)
 	if err != nil {
@@ -232,7 +202,7 @@ func runSetAlgebra(ctx context.Context, e *Engine, c *Command) (Response, error)
 	}
 	sets := make([]map[string]struct{}, len(c.Keys))
 	for i, k := range c.Keys {
-		err := readObj(ctx, t.shards[ShardOf(k, len(t.shards))], k, object.KindSet, func(o *object.Object, _ *shard.View) error {
+		err := readObj(ctx, x.shard(t, ShardOf(k, len(t.shards))), k, object.KindSet, func(o *object.Object, _ *shard.View) error {
 			sets[i] = map[string]struct{}{}
 			if o != nil {
 				for m := range o.Set {

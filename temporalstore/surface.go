@@ -15,11 +15,6 @@ import (
 // need from the engine beyond Execute: which kinds exist and which of them
 // write, a readiness probe, and the cache's statistics.
 
-// IsReadKind reports whether kind only reads: a surface may run it for a
-// read-only client, and a client may retry it. Every other kind, unknown
-// ones included, is treated as a write.
-func IsReadKind(kind Kind) bool { return readKinds[kind] }
-
 // Kinds lists every kind Execute runs, sorted.
 func Kinds() []Kind {
 	all := slices.Collect(maps.Keys(kinds))

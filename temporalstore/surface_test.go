@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/temporalstore/temporalstore-go/temporalstore/api"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
 )
 
@@ -112,7 +113,7 @@ func TestKindsAndReadKinds(t *testing.T) {
 	require.Contains(t, all, KindMGet)
 	require.Contains(t, all, KindScan)
 	require.Contains(t, all, KindRowWriteBatch)
-	for k := range readKinds {
+	for _, k := range api.ReadKinds() {
 		require.Contains(t, all, k)
 	}
 	for _, k := range all {

@@ -25,10 +25,10 @@ var ErrTxDone = errors.New("temporalstore: transaction done")
 // command on the shard through the Engine rather than tx waits for fn to
 // return.
 func (e *Engine) Atomic(ctx context.Context, namespace, name string, key []byte, fn func(tx *Tx) error) error {
-	return e.atomic(ctx, namespace, name, key, fn)
+	return e.atomic(ctx, nil, namespace, name, key, fn)
 }
 
-func (e *Engine) atomic(ctx context.Context, namespace, name string, key []byte, fn func(tx *Tx) error) error {
+func (e *Engine) atomic(ctx context.Context, x *scope, namespace, name string, key []byte, fn func(tx *Tx) error) error {
 	c := Command{Namespace: namespace, Table: name, Key: key}
 	if len(key) == 0 {
 		return fmt.Errorf("%w: empty key", ErrInvalid)
@@ -37,8 +37,8 @@ func (e *Engine) atomic(ctx context.Context, namespace, name string, key []byte,
 	if err != nil {
 		return err
 	}
-	return engineErr(t.shards[i].Exclusive(ctx, func(held context.Context) error {
-		tx := &Tx{e: e, held: held}
+	return engineErr(x.shard(t, i).Exclusive(ctx, func(held *shard.Shard) error {
+		tx := &Tx{e: e, x: x.with(held)}
 		defer tx.done.Store(true)
 		return fn(tx)
 	}))
@@ -50,88 +50,122 @@ func (e *Engine) atomic(ctx context.Context, namespace, name string, key []byte,
 // for the callback's goroutine, until the callback returns.
 type Tx struct {
 	e *Engine
-	// held carries the shard's hold (and any Atomic's it is nested in).
-	held context.Context
+	// x holds the shard (and those of the Atomics it is nested in).
+	x    *scope
 	done atomic.Bool
 }
 
-// bind is ctx joined to the transaction.
-func (tx *Tx) bind(ctx context.Context) (context.Context, error) {
-	if tx.done.Load() {
-		return nil, ErrTxDone
+// scope is what a call runs inside of, passed down explicitly: handles
+// of shards to use instead of the tables' own (those a transaction holds,
+// or one whose writes carry an ingest's ledger record). nil is none.
+type scope struct {
+	handles []*shard.Shard
+}
+
+// shard returns the handle of t's shard i a call in x uses.
+func (x *scope) shard(t *table, i int) *shard.Shard {
+	s := t.shards[i]
+	if x != nil {
+		for _, h := range x.handles {
+			if h.Same(s) {
+				return h
+			}
+		}
 	}
-	return shard.JoinTx(ctx, tx.held), nil
+	return s
+}
+
+// with returns x and the handle h.
+func (x *scope) with(h *shard.Shard) *scope {
+	out := &scope{}
+	if x != nil {
+		for _, o := range x.handles {
+			if !o.Same(h) {
+				out.handles = append(out.handles, o)
+			}
+		}
+	}
+	out.handles = append(out.handles, h)
+	return out
+}
+
+// check refuses a call on a finished transaction.
+func (tx *Tx) check() error {
+	if tx.done.Load() {
+		return ErrTxDone
+	}
+	return nil
 }
 
 // Execute is Engine.Execute inside the transaction.
 func (tx *Tx) Execute(ctx context.Context, c Command) (Response, error) {
-	ctx, err := tx.bind(ctx)
-	if err != nil {
+	if err := tx.check(); err != nil {
 		return Response{}, err
 	}
-	return tx.e.Execute(ctx, c)
+	return tx.e.executeCopy(ctx, tx.x, c)
 }
 
 // ExecuteInPlace is Engine.ExecuteInPlace inside the transaction.
 func (tx *Tx) ExecuteInPlace(ctx context.Context, c *Command) (Response, error) {
-	ctx, err := tx.bind(ctx)
-	if err != nil {
+	if err := tx.check(); err != nil {
 		return Response{}, err
 	}
-	return tx.e.ExecuteInPlace(ctx, c)
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	return tx.e.execute(ctx, tx.x, c)
 }
 
 // AppendGet is Engine.AppendGet inside the transaction.
 func (tx *Tx) AppendGet(ctx context.Context, namespace, name string, key, dst []byte) ([]byte, bool, error) {
-	ctx, err := tx.bind(ctx)
-	if err != nil {
+	if err := tx.check(); err != nil {
 		return dst, false, err
 	}
-	return tx.e.AppendGet(ctx, namespace, name, key, dst)
+	return tx.e.appendGet(ctx, tx.x, namespace, name, key, dst)
 }
 
 // KeyVersion is Engine.KeyVersion inside the transaction.
 func (tx *Tx) KeyVersion(ctx context.Context, namespace, name string, key []byte) (uint64, error) {
-	ctx, err := tx.bind(ctx)
-	if err != nil {
+	if err := tx.check(); err != nil {
 		return 0, err
 	}
-	return tx.e.KeyVersion(ctx, namespace, name, key)
+	return tx.e.keyVersion(ctx, tx.x, namespace, name, key)
 }
 
 // Touched is Engine.Touched inside the transaction.
 func (tx *Tx) Touched(ctx context.Context, w Watch) (bool, error) {
-	ctx, err := tx.bind(ctx)
-	if err != nil {
+	if err := tx.check(); err != nil {
 		return false, err
 	}
-	return tx.e.Touched(ctx, w)
+	return tx.e.touched(ctx, tx.x, w)
 }
 
 // CopyBetween is Engine.CopyBetween inside the transaction.
 func (tx *Tx) CopyBetween(ctx context.Context, namespace, from, to string, key, dest []byte, replace, move bool) (bool, error) {
-	ctx, err := tx.bind(ctx)
-	if err != nil {
+	if err := tx.check(); err != nil {
 		return false, err
 	}
-	return tx.e.CopyBetween(ctx, namespace, from, to, key, dest, replace, move)
+	return tx.e.copyBetween(ctx, tx.x, namespace, from, to, key, dest, replace, move)
 }
 
 // Atomic is Engine.Atomic nested in the transaction: fn gets the same
 // transaction when key is on its shard, and holds another shard as well
 // otherwise.
 func (tx *Tx) Atomic(ctx context.Context, namespace, name string, key []byte, fn func(tx *Tx) error) error {
-	ctx, err := tx.bind(ctx)
-	if err != nil {
+	if err := tx.check(); err != nil {
 		return err
 	}
-	return tx.e.atomic(ctx, namespace, name, key, fn)
+	return tx.e.atomic(ctx, tx.x, namespace, name, key, fn)
 }
 
 // KeyVersion is a token that changes whenever key is written (0 when it is
 // absent), for WATCH: compare the token taken before with the one inside
 // Atomic.
 func (e *Engine) KeyVersion(ctx context.Context, namespace, name string, key []byte) (uint64, error) {
+	return e.keyVersion(ctx, nil, namespace, name, key)
+}
+
+func (e *Engine) keyVersion(ctx context.Context, x *scope, namespace, name string, key []byte) (uint64, error) {
 	c := Command{Namespace: namespace, Table: name, Key: key}
 	if len(key) == 0 {
 		return 0, fmt.Errorf("%w: empty key", ErrInvalid)
@@ -140,7 +174,7 @@ func (e *Engine) KeyVersion(ctx context.Context, namespace, name string, key []b
 	if err != nil {
 		return 0, err
 	}
-	return t.shards[i].Version(ctx, key)
+	return x.shard(t, i).Version(ctx, key)
 }
 
 // Watch is a watch of one key, made by WatchKey: Touched says whether a
@@ -176,6 +210,10 @@ func (e *Engine) WatchKey(ctx context.Context, namespace, name string, key []byt
 // reports false: compare KeyVersion for those. Inside Atomic, call the
 // Tx's.
 func (e *Engine) Touched(ctx context.Context, w Watch) (bool, error) {
+	return e.touched(ctx, nil, w)
+}
+
+func (e *Engine) touched(ctx context.Context, x *scope, w Watch) (bool, error) {
 	if w.shard == nil {
 		return false, fmt.Errorf("%w: not a watch", ErrInvalid)
 	}
@@ -184,8 +222,8 @@ func (e *Engine) Touched(ctx context.Context, w Watch) (bool, error) {
 	if err != nil {
 		return false, nil
 	}
-	sh := t.shards[i]
-	if sh != w.shard {
+	sh := x.shard(t, i)
+	if !sh.Same(w.shard) {
 		return false, nil
 	}
 	return sh.Touched(ctx, w.key, w.since), nil

@@ -2,6 +2,7 @@ package temporalstore
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -155,4 +156,64 @@ func TestAtomicCallbackUsesTheOuterContext(t *testing.T) {
 	require.Equal(t, "5", string(exec(t, e, Command{Kind: KindGet, Key: []byte("{t}b")}).Value))
 	_, err := kept.Execute(outer, Command{Kind: KindGet, Key: []byte("{t}a")})
 	require.ErrorIs(t, err, ErrTxDone)
+}
+
+// Inside Atomic every way a call finds its shard finds the held one: the
+// multi-key kinds, a kind reading another key's shard (CMANAGER),
+// AppendGet, KeyVersion, Touched, a copy to another database, a nested
+// Atomic on another shard that reads back into this one. None of them waits for the
+// shard the callback holds.
+func TestAtomicReachesItsShardByEveryPath(t *testing.T) {
+	e := openEngine(t, t.TempDir(), testclock.New(time.Unix(1_764_460_800, 0)))
+	ctx := t.Context()
+	other, err := e.CreateDatabase(ctx, "", "", 1)
+	require.NoError(t, err)
+	exec(t, e, Command{Kind: KindSet, Key: []byte("{t}a"), Value: []byte("1")})
+	w, err := e.WatchKey(ctx, "", "", []byte("{t}a"))
+	require.NoError(t, err)
+	defer e.Unwatch(w)
+	done := make(chan error, 1)
+	go func() {
+		done <- e.Atomic(ctx, "", "", []byte("{t}a"), func(tx *Tx) error {
+			steps := []Command{
+				{Kind: KindMSet, Keys: bs("{t}b", "{t}c"), Args: bs("2", "3")},
+				{Kind: KindMGet, Keys: bs("{t}a", "{t}b", "{t}c")},
+				{Kind: KindExistsKeys, Keys: bs("{t}a", "{t}b")},
+				{Kind: KindDeleteKeys, Keys: bs("{t}c")},
+				{Kind: KindCManager, Key: []byte("{t}ctl")},
+				{Kind: KindSInterStore, Dest: []byte("{t}s"), Keys: bs("{t}x", "{t}y")},
+			}
+			for _, c := range steps {
+				if _, err := tx.Execute(ctx, c); err != nil {
+					return fmt.Errorf("%s: %w", c.Kind, err)
+				}
+			}
+			if v, found, err := tx.AppendGet(ctx, "", "", []byte("{t}b"), nil); err != nil || !found || string(v) != "2" {
+				return fmt.Errorf("AppendGet: %q %v %w", v, found, err)
+			}
+			if _, err := tx.KeyVersion(ctx, "", "", []byte("{t}a")); err != nil {
+				return err
+			}
+			if _, err := tx.Touched(ctx, w); err != nil {
+				return err
+			}
+			if ok, err := tx.CopyBetween(ctx, "", "", other, []byte("{t}a"), []byte("{t}a"), false, false); err != nil || !ok {
+				return fmt.Errorf("CopyBetween: %v %w", ok, err)
+			}
+			return tx.Atomic(ctx, "", "", []byte("elsewhere"), func(inner *Tx) error {
+				_, err := inner.Execute(ctx, Command{Kind: KindMGet, Keys: bs("{t}a", "elsewhere")})
+				return err
+			})
+		})
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Atomic did not return: a call inside it waited for the shard it holds")
+	}
+	r := exec(t, e, Command{Kind: KindMGet, Keys: bs("{t}a", "{t}b", "{t}c")})
+	require.Equal(t, [][]byte{[]byte("1"), []byte("2"), nil}, r.Values)
+	r = exec(t, e, Command{Table: other, Kind: KindGet, Key: []byte("{t}a")})
+	require.Equal(t, "1", string(r.Value))
 }

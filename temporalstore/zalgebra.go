@@ -14,29 +14,6 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
-// Sorted-set algebra and ZRANGESTORE, with Redis's semantics.
-const (
-	// KindZUnion, KindZInter and KindZDiff combine the sorted sets at Keys
-	// (a set counts as a sorted set of scores 1; a missing key is empty).
-	// Scores are multiplied by Scores[i], the weights (default 1), and
-	// combined by Aggregator: "sum" (default), "min" or "max"; KindZDiff
-	// takes neither. The result is in Values and Scores, by score then
-	// member (ZUNION, ZINTER, ZDIFF).
-	KindZUnion Kind = "zunion"
-	KindZInter Kind = "zinter"
-	KindZDiff  Kind = "zdiff"
-	// KindZUnionStore, KindZInterStore and KindZDiffStore store that
-	// result at Dest, replacing what it held, and return its size in
-	// Response.Int. Dest and Keys must share a key group.
-	KindZUnionStore Kind = "zunionstore"
-	KindZInterStore Kind = "zinterstore"
-	KindZDiffStore  Kind = "zdiffstore"
-	// KindZRangeStore stores at Dest the members of the sorted set at Key
-	// in Range (without WithScores), replacing what Dest held; Response.Int
-	// is their count (ZRANGESTORE).
-	KindZRangeStore Kind = "zrangestore"
-)
-
 // scored is a member and its score.
 type scored struct {
 	member string
@@ -182,7 +159,7 @@ func combineZSets(c *Command, sets []map[string]float64) []scored {
 
 // runZAlgebra serves KindZUnion, KindZInter and KindZDiff: each key read
 // on its shard, as SUNION's are.
-func runZAlgebra(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runZAlgebra(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	if err := checkZAlgebra(c); err != nil {
 		return Response{}, err
 	}
@@ -192,7 +169,7 @@ func runZAlgebra(ctx context.Context, e *Engine, c *Command) (Response, error) {
 	}
 	sets := make([]map[string]float64, len(c.Keys))
 	for i, k := range c.Keys {
-		err := t.shards[ShardOf(k, len(t.shards))].Read(ctx, func(v *shard.View) error {
+		err := x.shard(t, ShardOf(k, len(t.shards))).Read(ctx, func(v *shard.View) error {
 			s, err := zsetsOf(v, [][]byte{k})
 			if err == nil && s[0] != nil {
 				sets[i] = maps.Clone(s[0]) // the view's own map, not to be kept
@@ -224,11 +201,11 @@ func storeZ(dest []byte, members []scored) []command.Command {
 	return append(cmds, command.Command{Op: shard.OpZAdd, Key: dest, Args: args})
 }
 
-func runZAlgebraStore(ctx context.Context, e *Engine, c *Command) (Response, error) {
+func runZAlgebraStore(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
 	if err := checkZAlgebra(c); err != nil {
 		return Response{}, err
 	}
-	_, s, err := e.oneGroup(c, append([][]byte{c.Dest}, c.Keys...)...)
+	_, s, err := e.oneGroup(x, c, append([][]byte{c.Dest}, c.Keys...)...)
 	if err != nil {
 		return Response{}, err
 	}
@@ -246,7 +223,7 @@ func runZAlgebraStore(ctx context.Context, e *Engine, c *Command) (Response, err
 }
 
 func runZRangeStore(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) (Response, error) {
-	if err := c.Range.validate(); err != nil {
+	if err := checkRange(&c.Range); err != nil {
 		return Response{}, err
 	}
 	if c.Range.WithScores {
@@ -260,7 +237,7 @@ func runZRangeStore(ctx context.Context, _ *Engine, s *shard.Shard, c *Command) 
 		}
 		var res []scored
 		if o != nil {
-			c.Range.walk(o.ZSet, func(m string, sc float64) { res = append(res, scored{m, sc}) })
+			walkRange(&c.Range, o.ZSet, func(m string, sc float64) { res = append(res, scored{m, sc}) })
 		}
 		r.Int = int64(len(res))
 		return storeZ(c.Dest, res), nil

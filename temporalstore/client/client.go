@@ -15,44 +15,52 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
-	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/api"
 	"github.com/temporalstore/temporalstore-go/temporalstore/wire"
 )
 
 // Client runs engine commands.
 type Client interface {
 	// Execute runs c and returns its response, or the engine's error.
-	Execute(ctx context.Context, c ts.Command) (ts.Response, error)
+	Execute(ctx context.Context, c api.Command) (api.Response, error)
 	// Batch runs cs in order and returns one result per command. The
 	// error is the batch's own (a transport failure, a refused request);
 	// each command's failure is in its Result.
-	Batch(ctx context.Context, cs []ts.Command) ([]Result, error)
+	Batch(ctx context.Context, cs []api.Command) ([]Result, error)
 	// Close releases the client's resources (not the engine's).
 	Close() error
 }
 
 // Result is one command's outcome in a Batch.
 type Result struct {
-	Response ts.Response
+	Response api.Response
 	Err      error
 }
 
 // ErrInvalidOptions is returned by NewHTTP for options it cannot take.
 var ErrInvalidOptions = errors.New("client: invalid options")
 
-// Local runs commands on an engine in the same process.
-type Local struct{ e *ts.Engine }
+// Executor runs one command in the same process: a *temporalstore.Engine
+// is one. The client declares it rather than importing the engine, so a
+// program that only speaks HTTP does not link the engine.
+type Executor interface {
+	Execute(ctx context.Context, c api.Command) (api.Response, error)
+}
 
-// NewLocal returns a client of e. Closing it does not close e.
-func NewLocal(e *ts.Engine) *Local { return &Local{e: e} }
+// Local runs commands on an engine in the same process.
+type Local struct{ e Executor }
+
+// NewLocal returns a client of e (a *temporalstore.Engine). Closing it does
+// not close e.
+func NewLocal(e Executor) *Local { return &Local{e: e} }
 
 // Execute implements Client.
-func (l *Local) Execute(ctx context.Context, c ts.Command) (ts.Response, error) {
+func (l *Local) Execute(ctx context.Context, c api.Command) (api.Response, error) {
 	return l.e.Execute(ctx, c)
 }
 
 // Batch implements Client.
-func (l *Local) Batch(ctx context.Context, cs []ts.Command) ([]Result, error) {
+func (l *Local) Batch(ctx context.Context, cs []api.Command) ([]Result, error) {
 	out := make([]Result, len(cs))
 	for i, c := range cs {
 		out[i].Response, out[i].Err = l.e.Execute(ctx, c)
@@ -176,25 +184,25 @@ func (c *HTTP) Close() error {
 }
 
 // Execute implements Client.
-func (c *HTTP) Execute(ctx context.Context, cmd ts.Command) (ts.Response, error) {
+func (c *HTTP) Execute(ctx context.Context, cmd api.Command) (api.Response, error) {
 	w := wire.FromEngine(cmd)
 	body, err := c.encode(wire.Request{Namespace: cmd.Namespace, TableName: cmd.Table, Tenant: cmd.Tenant, Command: &w})
 	if err != nil {
-		return ts.Response{}, err
+		return api.Response{}, err
 	}
 	var r wire.ExecuteResponse
-	if err := c.do(ctx, "/execute", body, ts.IsReadKind(cmd.Kind), &r, true); err != nil {
-		return ts.Response{}, err
+	if err := c.do(ctx, "/execute", body, api.IsReadKind(cmd.Kind), &r, true); err != nil {
+		return api.Response{}, err
 	}
 	if err := r.Status.Err(); err != nil {
-		return ts.Response{}, err
+		return api.Response{}, err
 	}
 	return r.Response.Engine(cmd)
 }
 
 // Batch implements Client: consecutive commands addressed to the same
 // table (and tenant) go in one request, up to MaxBatch each.
-func (c *HTTP) Batch(ctx context.Context, cs []ts.Command) ([]Result, error) {
+func (c *HTTP) Batch(ctx context.Context, cs []api.Command) ([]Result, error) {
 	out := make([]Result, 0, len(cs))
 	for start := 0; start < len(cs); {
 		end := start + 1
@@ -211,16 +219,16 @@ func (c *HTTP) Batch(ctx context.Context, cs []ts.Command) ([]Result, error) {
 	return out, nil
 }
 
-func sameAddress(a, b *ts.Command) bool {
+func sameAddress(a, b *api.Command) bool {
 	return a.Namespace == b.Namespace && a.Table == b.Table && a.Tenant == b.Tenant
 }
 
-func (c *HTTP) batch(ctx context.Context, cs []ts.Command) ([]Result, error) {
+func (c *HTTP) batch(ctx context.Context, cs []api.Command) ([]Result, error) {
 	req := wire.BatchRequest{Namespace: cs[0].Namespace, TableName: cs[0].Table, Tenant: cs[0].Tenant, Commands: make([]wire.Command, len(cs))}
 	read := true
 	for i, cmd := range cs {
 		req.Commands[i] = wire.FromEngine(cmd)
-		read = read && ts.IsReadKind(cmd.Kind)
+		read = read && api.IsReadKind(cmd.Kind)
 	}
 	body, err := c.encode(req)
 	if err != nil {

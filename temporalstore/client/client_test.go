@@ -107,7 +107,7 @@ func TestLocalAndHTTPAgree(t *testing.T) {
 			local = NewLocal(newEngine(t, clk))
 			srv, remote = serve(t, clk, nil, nil)
 			hc = newHTTP(t, HTTPOptions{BaseURL: srv.URL, Encoding: enc, MaxBatch: 7})
-			for _, e := range []*ts.Engine{local.e, remote} {
+			for _, e := range []*ts.Engine{local.e.(*ts.Engine), remote} {
 				require.NoError(t, e.CreateTable(t.Context(), "ns", "t", ts.TableOptions{Shards: 2}))
 			}
 			steps = append(steps, ts.Command{Namespace: "ns", Table: "t", Kind: ts.KindSet, Key: []byte("k"), Value: []byte("in t")},

@@ -67,6 +67,9 @@ func anyArgIs(v string) func([]string) bool {
 	}
 }
 
+// gtOrLt: a relative EXPIRE or PEXPIRE conditional on the current expiry.
+func gtOrLt(args []string) bool { return anyArgIs("GT")(args) || anyArgIs("LT")(args) }
+
 // replyRules is the table of intentional differences the fuzzer (and its
 // regression cases) consult. Every line says why; docs/ARCHITECTURE.md
 // points here.
@@ -97,6 +100,8 @@ var replyRules = []replyRule{
 	{cmd: "pttl", norm: normClock, why: "relative expiries are set on two clocks"},
 	{cmd: "expiretime", norm: normClock, why: "relative expiries are set on two clocks"},
 	{cmd: "pexpiretime", norm: normClock, why: "relative expiries are set on two clocks"},
+	{cmd: "expire", when: gtOrLt, accept: bothReplied, ends: true, why: "GT and LT compare two relative expiries, set within one millisecond on one server and across one on the other"},
+	{cmd: "pexpire", when: gtOrLt, accept: bothReplied, ends: true, why: "GT and LT compare two relative expiries, set within one millisecond on one server and across one on the other"},
 	// Redis 7.2's answer where 7.0.15, the peer here, has a bug.
 	{cmd: "lpos", when: anyArgIs("-9223372036854775808"), norm: normSkip,
 		why: "LPOS RANK LLONG_MIN: Redis 7.0.15 accepts it, 7.2 says the value is out of range, as we do"},

@@ -403,6 +403,11 @@ var diffFuzzRegressions = []struct {
 		{"EXPIRE", "{t}b", "9223372036854775"}, {"SET", "{t}d", "v", "PX", "9223372036854775807"},
 		{"EXPIRE", "{t}b", "-922337203685477"}, {"EXISTS", "{t}b"},
 	}},
+	{"LREM with the count -2^63", [][]string{
+		{"RPUSH", "{t}d", "a", "b", "a", "a"}, {"LREM", "{t}d", "-9223372036854775808", "a"},
+		{"LRANGE", "{t}d", "0", "-1"}, {"RPUSH", "{t}d", "a"}, {"LREM", "{t}d", "9223372036854775807", "a"},
+		{"LLEN", "{t}d"},
+	}},
 	{"score bounds read as strtod reads them", [][]string{
 		{"ZADD", "{t}a", "1", "a", "16", "b"},
 		{"ZCOUNT", "{t}a", "(", "+inf"}, {"ZCOUNT", "{t}a", "", "+inf"}, {"ZCOUNT", "{t}a", " 1", "+inf"},

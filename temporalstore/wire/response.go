@@ -11,7 +11,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
-	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/api"
 )
 
 // Content types of the request and reply bodies.
@@ -43,26 +43,26 @@ var errorCodes = []struct {
 	err  error
 	code string
 }{
-	{ts.ErrInvalid, "invalid_argument"},
-	{ts.ErrSeriesTooLarge, "invalid_argument"},
-	{ts.ErrUnknownKind, "unknown_kind"},
-	{ts.ErrWrongType, "wrong_type"},
-	{ts.ErrNotInteger, "not_integer"},
-	{ts.ErrNotFloat, "not_float"},
-	{ts.ErrOverflow, "overflow"},
-	{ts.ErrTooLarge, CodeTooLarge},
-	{ts.ErrCrossShard, "cross_shard"},
-	{ts.ErrNotHLL, "wrong_type"},
-	{ts.ErrCorruptHLL, "corrupt_hll"},
-	{ts.ErrNoSuchKey, "no_such_key"},
-	{ts.ErrOutOfRange, CodeOutOfRange},
-	{ts.ErrNoTable, "table_not_found"},
-	{ts.ErrReadOnly, "readonly_shard"},
-	{ts.ErrReadQPS, "admission_rejected"},
-	{ts.ErrWriteQPS, "admission_rejected"},
-	{ts.ErrTenantQPS, "admission_rejected"},
-	{ts.ErrShardRate, "admission_rejected"},
-	{ts.ErrClosed, "shard_not_loaded"},
+	{api.ErrInvalid, "invalid_argument"},
+	{api.ErrSeriesTooLarge, "invalid_argument"},
+	{api.ErrUnknownKind, "unknown_kind"},
+	{api.ErrWrongType, "wrong_type"},
+	{api.ErrNotInteger, "not_integer"},
+	{api.ErrNotFloat, "not_float"},
+	{api.ErrOverflow, "overflow"},
+	{api.ErrTooLarge, CodeTooLarge},
+	{api.ErrCrossShard, "cross_shard"},
+	{api.ErrNotHLL, "wrong_type"},
+	{api.ErrCorruptHLL, "corrupt_hll"},
+	{api.ErrNoSuchKey, "no_such_key"},
+	{api.ErrOutOfRange, CodeOutOfRange},
+	{api.ErrNoTable, "table_not_found"},
+	{api.ErrReadOnly, "readonly_shard"},
+	{api.ErrReadQPS, "admission_rejected"},
+	{api.ErrWriteQPS, "admission_rejected"},
+	{api.ErrTenantQPS, "admission_rejected"},
+	{api.ErrShardRate, "admission_rejected"},
+	{api.ErrClosed, "shard_not_loaded"},
 	{context.DeadlineExceeded, "deadline_exceeded"},
 	{context.Canceled, "canceled"},
 }
@@ -132,7 +132,7 @@ func (e *StatusError) Error() string {
 func (e *StatusError) Unwrap() error { return e.err }
 
 // statusOf is the status of a call's result.
-func statusOf(cl *call, r *ts.Response, err error) Status {
+func statusOf(cl *call, r *api.Response, err error) Status {
 	switch {
 	case cl.unsupported:
 		return Status{Code: CodeUnsupported, Message: fmt.Sprintf("%s is not supported by this server yet", cl.kind)}
@@ -148,7 +148,7 @@ func statusOf(cl *call, r *ts.Response, err error) Status {
 			break
 		}
 	}
-	if cl.orig && cl.cmd.Kind == ts.KindHIncrBy {
+	if cl.orig && cl.cmd.Kind == api.KindHIncrBy {
 		switch code {
 		case "not_integer":
 			code = CodeUnmatched
@@ -191,7 +191,7 @@ func writeList(w writer, l [][]byte, nullable bool) {
 
 // writeResponse writes the response of a call that succeeded (or the
 // empty response of one that did not).
-func writeResponse(w writer, cl *call, r *ts.Response, ok bool) {
+func writeResponse(w writer, cl *call, r *api.Response, ok bool) {
 	if !ok {
 		head(w, "empty", 0)
 		w.end()
@@ -467,7 +467,7 @@ type Response struct {
 	Aggregates []Aggregate `json:"aggregates" msgpack:"aggregates"`
 }
 
-func writeSeqRows(w writer, rows []ts.SeqRow) {
+func writeSeqRows(w writer, rows []api.SeqRow) {
 	w.arrayLen(len(rows))
 	for _, r := range rows {
 		w.mapLen(5)
@@ -486,10 +486,10 @@ func writeSeqRows(w writer, rows []ts.SeqRow) {
 	w.end()
 }
 
-func seqRows(rows []SeqRow) []ts.SeqRow {
-	out := make([]ts.SeqRow, len(rows))
+func seqRows(rows []SeqRow) []api.SeqRow {
+	out := make([]api.SeqRow, len(rows))
 	for i, r := range rows {
-		out[i] = ts.SeqRow(r)
+		out[i] = api.SeqRow(r)
 	}
 	return out
 }
@@ -549,8 +549,8 @@ func toBytes(l []Bytes) [][]byte {
 
 // Engine is the engine response c's wire response stands for: the
 // inverse of what the server writes for c's kind.
-func (wr *Response) Engine(c ts.Command) (ts.Response, error) {
-	var r ts.Response
+func (wr *Response) Engine(c api.Command) (api.Response, error) {
+	var r api.Response
 	var err error
 	switch shapeOf(&c) {
 	case shBytes, shSetOld:
@@ -575,7 +575,7 @@ func (wr *Response) Engine(c ts.Command) (ts.Response, error) {
 		if !wr.Value.IsNull() {
 			var f Float
 			err = wr.Value.Decode(&f)
-			r.Float, r.Value, r.Found = float64(f), ts.FormatScore(float64(f)), true
+			r.Float, r.Value, r.Found = float64(f), api.FormatScore(float64(f)), true
 		}
 	case shHFloat:
 		var f Float
@@ -589,7 +589,7 @@ func (wr *Response) Engine(c ts.Command) (ts.Response, error) {
 		r.Applied = wr.Applied
 	case shMembers:
 		r.Values = toBytes(wr.Members)
-		if c.Kind == ts.KindLPop || c.Kind == ts.KindRPop {
+		if c.Kind == api.KindLPop || c.Kind == api.KindRPop {
 			// A list pop with a count says the list existed.
 			r.Found = r.Values != nil
 		}
@@ -610,7 +610,7 @@ func (wr *Response) Engine(c ts.Command) (ts.Response, error) {
 		}
 	case shInts, shRowBatch:
 		r.Ints = wr.Integers
-		if c.Kind == ts.KindRowWriteBatch {
+		if c.Kind == api.KindRowWriteBatch {
 			for _, v := range r.Ints {
 				r.Int += v
 			}
@@ -618,19 +618,19 @@ func (wr *Response) Engine(c ts.Command) (ts.Response, error) {
 	case shPoints:
 		r.Points = points(wr.Points)
 		if r.Points == nil {
-			r.Points = []ts.Point{}
+			r.Points = []api.Point{}
 		}
 	case shAggregate:
 		err = wr.Value.Decode(&r.Int)
 	case shAggregates:
-		r.Aggregates = make([]ts.Aggregate, len(wr.Aggregates))
+		r.Aggregates = make([]api.Aggregate, len(wr.Aggregates))
 		for i, a := range wr.Aggregates {
-			x := ts.Aggregate{Name: a.Name}
+			x := api.Aggregate{Name: a.Name}
 			switch {
 			case a.HasTop:
-				x.Top = make([]ts.TopValue, len(a.Top))
+				x.Top = make([]api.TopValue, len(a.Top))
 				for j, tv := range a.Top {
-					x.Top[j] = ts.TopValue{Value: nonNil(tv.Value), Count: tv.Count}
+					x.Top[j] = api.TopValue{Value: nonNil(tv.Value), Count: tv.Count}
 				}
 			case a.Float != nil:
 				x.Float, x.IsFloat = float64(*a.Float), true
@@ -651,9 +651,9 @@ func (wr *Response) Engine(c ts.Command) (ts.Response, error) {
 	case shSeqRows:
 		r.SeqRows = seqRows(wr.Rows)
 	case shSeqGroups:
-		r.SeqGroups = make([]ts.SeqGroup, len(wr.Groups))
+		r.SeqGroups = make([]api.SeqGroup, len(wr.Groups))
 		for i, g := range wr.Groups {
-			r.SeqGroups[i] = ts.SeqGroup{Key: nonNil(g.Key), Rows: seqRows(g.Rows)}
+			r.SeqGroups[i] = api.SeqGroup{Key: nonNil(g.Key), Rows: seqRows(g.Rows)}
 		}
 	case shScan:
 		r.Cursor, r.Keys = wr.Cursor, toBytes(wr.Keys)
@@ -661,7 +661,7 @@ func (wr *Response) Engine(c ts.Command) (ts.Response, error) {
 		r.Cursor, r.Values = wr.Cursor, toBytes(wr.Values)
 	}
 	if err != nil {
-		return ts.Response{}, fmt.Errorf("wire: %s response: %w", c.Kind, err)
+		return api.Response{}, fmt.Errorf("wire: %s response: %w", c.Kind, err)
 	}
 	return r, nil
 }

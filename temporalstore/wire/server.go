@@ -6,7 +6,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
-	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/api"
 )
 
 // Call is one request command translated for the engine (Translate).
@@ -21,7 +21,7 @@ func Translate(w *Command, namespace, table, tenant string) (Call, error) {
 }
 
 // Command is the engine command the call runs.
-func (c *Call) Command() ts.Command { return c.c.cmd }
+func (c *Call) Command() api.Command { return c.c.cmd }
 
 // Kind is the wire kind, the label of the call's metrics.
 func (c *Call) Kind() string { return c.c.kind }
@@ -35,7 +35,7 @@ func (c *Call) Unsupported() bool { return c.c.unsupported }
 func (c *Call) Write() bool { return c.c.write() }
 
 // StatusOf is the status of the call's result r or error err.
-func StatusOf(c *Call, r *ts.Response, err error) Status { return statusOf(&c.c, r, err) }
+func StatusOf(c *Call, r *api.Response, err error) Status { return statusOf(&c.c, r, err) }
 
 // StatusOfError is the status of err, for a request no Call stands for.
 func StatusOfError(err error) Status { return statusOf(&call{}, nil, err) }
@@ -72,7 +72,7 @@ func (e *Encoder) ExecuteFailed(s Status) {
 
 // Result writes one command's reply: its status st and the response r in
 // the shape of c's kind (an ExecuteResponse).
-func (e *Encoder) Result(c *Call, r *ts.Response, st Status) {
+func (e *Encoder) Result(c *Call, r *api.Response, st Status) {
 	e.w.mapLen(2)
 	e.w.key("status")
 	writeStatus(e.w, st)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/api"
 )
 
 // shape is how a kind's response is put on the wire.
@@ -47,95 +47,95 @@ const (
 // nativeShapes gives each engine kind its response shape. Kinds whose
 // shape depends on the command (a count, ZADD INCR, SET GET) are resolved
 // in shapeOf.
-var nativeShapes = map[ts.Kind]shape{
-	ts.KindSet: shApplied, ts.KindGet: shBytes, ts.KindDelete: shInt, ts.KindGetDel: shBytes,
-	ts.KindIncrBy: shInt, ts.KindIncrByFloat: shBytes, ts.KindAppend: shInt, ts.KindStrLen: shInt,
-	ts.KindGetRange: shRangeBytes, ts.KindSetRange: shInt, ts.KindExists: shInt, ts.KindPTTL: shInt,
-	ts.KindExpire: shInt, ts.KindPersist: shInt, ts.KindType: shType, ts.KindScan: shScan,
-	ts.KindExistsKeys: shInt, ts.KindDeleteKeys: shInt, ts.KindMGet: shValues, ts.KindMSet: shApplied,
-	ts.KindGetEx: shBytes, ts.KindExpireTime: shInt, ts.KindRename: shApplied,
+var nativeShapes = map[api.Kind]shape{
+	api.KindSet: shApplied, api.KindGet: shBytes, api.KindDelete: shInt, api.KindGetDel: shBytes,
+	api.KindIncrBy: shInt, api.KindIncrByFloat: shBytes, api.KindAppend: shInt, api.KindStrLen: shInt,
+	api.KindGetRange: shRangeBytes, api.KindSetRange: shInt, api.KindExists: shInt, api.KindPTTL: shInt,
+	api.KindExpire: shInt, api.KindPersist: shInt, api.KindType: shType, api.KindScan: shScan,
+	api.KindExistsKeys: shInt, api.KindDeleteKeys: shInt, api.KindMGet: shValues, api.KindMSet: shApplied,
+	api.KindGetEx: shBytes, api.KindExpireTime: shInt, api.KindRename: shApplied,
 
-	ts.KindHSet: shInt, ts.KindHSetNX: shInt, ts.KindHGet: shBytes, ts.KindHMGet: shValues,
-	ts.KindHGetAll: shEntries, ts.KindHDel: shInt, ts.KindHIncrBy: shInt, ts.KindHIncrByFloat: shHFloat,
-	ts.KindHLen: shInt, ts.KindHExists: shInt, ts.KindHStrLen: shInt, ts.KindHKeys: shMembers,
-	ts.KindHVals: shMembers, ts.KindHScan: shCollScan,
+	api.KindHSet: shInt, api.KindHSetNX: shInt, api.KindHGet: shBytes, api.KindHMGet: shValues,
+	api.KindHGetAll: shEntries, api.KindHDel: shInt, api.KindHIncrBy: shInt, api.KindHIncrByFloat: shHFloat,
+	api.KindHLen: shInt, api.KindHExists: shInt, api.KindHStrLen: shInt, api.KindHKeys: shMembers,
+	api.KindHVals: shMembers, api.KindHScan: shCollScan,
 
-	ts.KindSAdd: shInt, ts.KindSRem: shInt, ts.KindSMembers: shMembers, ts.KindSIsMember: shInt,
-	ts.KindSMIsMember: shInts, ts.KindSCard: shInt, ts.KindSPop: shBytes, ts.KindSRandMember: shBytes,
-	ts.KindSScan: shCollScan, ts.KindSInter: shMembers, ts.KindSUnion: shMembers, ts.KindSDiff: shMembers,
-	ts.KindSInterStore: shInt, ts.KindSUnionStore: shInt, ts.KindSDiffStore: shInt, ts.KindSMove: shInt,
-	ts.KindMSetNX: shInt, ts.KindZUnion: shScored, ts.KindZInter: shScored, ts.KindZDiff: shScored,
-	ts.KindSetBit: shInt, ts.KindGetBit: shInt, ts.KindBitCount: shInt, ts.KindBitPos: shInt, ts.KindBitOp: shInt,
-	ts.KindCopy: shInt, ts.KindHRandField: shBytes, ts.KindZRandMember: shBytes,
-	ts.KindZUnionStore: shInt, ts.KindZInterStore: shInt, ts.KindZDiffStore: shInt, ts.KindZRangeStore: shInt,
+	api.KindSAdd: shInt, api.KindSRem: shInt, api.KindSMembers: shMembers, api.KindSIsMember: shInt,
+	api.KindSMIsMember: shInts, api.KindSCard: shInt, api.KindSPop: shBytes, api.KindSRandMember: shBytes,
+	api.KindSScan: shCollScan, api.KindSInter: shMembers, api.KindSUnion: shMembers, api.KindSDiff: shMembers,
+	api.KindSInterStore: shInt, api.KindSUnionStore: shInt, api.KindSDiffStore: shInt, api.KindSMove: shInt,
+	api.KindMSetNX: shInt, api.KindZUnion: shScored, api.KindZInter: shScored, api.KindZDiff: shScored,
+	api.KindSetBit: shInt, api.KindGetBit: shInt, api.KindBitCount: shInt, api.KindBitPos: shInt, api.KindBitOp: shInt,
+	api.KindCopy: shInt, api.KindHRandField: shBytes, api.KindZRandMember: shBytes,
+	api.KindZUnionStore: shInt, api.KindZInterStore: shInt, api.KindZDiffStore: shInt, api.KindZRangeStore: shInt,
 
-	ts.KindZAdd: shInt, ts.KindZRange: shScored, ts.KindZCount: shInt, ts.KindZRemRange: shInt,
-	ts.KindZRank: shRank, ts.KindZRevRank: shRank, ts.KindZScore: shFloat, ts.KindZMScore: shValues,
-	ts.KindZIncrBy: shFloat, ts.KindZRem: shInt, ts.KindZCard: shInt, ts.KindZPopMin: shScored,
-	ts.KindZPopMax: shScored, ts.KindZScan: shCollScan,
+	api.KindZAdd: shInt, api.KindZRange: shScored, api.KindZCount: shInt, api.KindZRemRange: shInt,
+	api.KindZRank: shRank, api.KindZRevRank: shRank, api.KindZScore: shFloat, api.KindZMScore: shValues,
+	api.KindZIncrBy: shFloat, api.KindZRem: shInt, api.KindZCard: shInt, api.KindZPopMin: shScored,
+	api.KindZPopMax: shScored, api.KindZScan: shCollScan,
 
-	ts.KindLPush: shInt, ts.KindRPush: shInt, ts.KindLPop: shBytes, ts.KindRPop: shBytes,
-	ts.KindLRange: shMembers, ts.KindLLen: shInt, ts.KindLIndex: shBytes, ts.KindLSet: shApplied,
-	ts.KindLTrim: shApplied, ts.KindLRem: shInt, ts.KindLInsert: shInt, ts.KindLPos: shRank,
-	ts.KindLMove: shBytes,
+	api.KindLPush: shInt, api.KindRPush: shInt, api.KindLPop: shBytes, api.KindRPop: shBytes,
+	api.KindLRange: shMembers, api.KindLLen: shInt, api.KindLIndex: shBytes, api.KindLSet: shApplied,
+	api.KindLTrim: shApplied, api.KindLRem: shInt, api.KindLInsert: shInt, api.KindLPos: shRank,
+	api.KindLMove: shBytes,
 
-	ts.KindRowWrite: shApplied, ts.KindRowWriteBatch: shRowBatch,
+	api.KindRowWrite: shApplied, api.KindRowWriteBatch: shRowBatch,
 
-	ts.KindPFAdd: shInt, ts.KindPFCount: shInt, ts.KindPFMerge: shApplied, ts.KindPFDebug: shInt,
+	api.KindPFAdd: shInt, api.KindPFCount: shInt, api.KindPFMerge: shApplied, api.KindPFDebug: shInt,
 
-	ts.KindFAppend: shInt, ts.KindFReplace: shEmpty, ts.KindFDelete: shInt, ts.KindFQuery: shPoints,
-	ts.KindFQueryFiltered: shPoints, ts.KindFAgg: shAggregate,
-	ts.KindSeqAdd: shEmpty, ts.KindSeqQuery: shSeqRows, ts.KindSeqBatchQuery: shSeqGroups,
+	api.KindFAppend: shInt, api.KindFReplace: shEmpty, api.KindFDelete: shInt, api.KindFQuery: shPoints,
+	api.KindFQueryFiltered: shPoints, api.KindFAgg: shAggregate,
+	api.KindSeqAdd: shEmpty, api.KindSeqQuery: shSeqRows, api.KindSeqBatchQuery: shSeqGroups,
 
-	ts.KindCIncr: shEmpty, ts.KindCChange: shEmpty, ts.KindCCount: shInt, ts.KindCQuery: shInt,
-	ts.KindCDetail: shPoints, ts.KindCSetAndGet: shInt, ts.KindCFamilyQuery: shInt,
-	ts.KindCSelect: shEmpty, ts.KindCSelection: shBytes, ts.KindCTake: shQuota, ts.KindCPace: shQuota,
-	ts.KindCManager: shEntries, ts.KindCDebug: shEntries,
+	api.KindCIncr: shEmpty, api.KindCChange: shEmpty, api.KindCCount: shInt, api.KindCQuery: shInt,
+	api.KindCDetail: shPoints, api.KindCSetAndGet: shInt, api.KindCFamilyQuery: shInt,
+	api.KindCSelect: shEmpty, api.KindCSelection: shBytes, api.KindCTake: shQuota, api.KindCPace: shQuota,
+	api.KindCManager: shEntries, api.KindCDebug: shEntries,
 }
 
 // HasShape reports whether the surface has a reply shape for engine kind
 // k, so that it serves it.
-func HasShape(k ts.Kind) bool {
+func HasShape(k api.Kind) bool {
 	_, ok := nativeShapes[k]
 	return ok
 }
 
 // shapeOf is the response shape of engine command c.
-func shapeOf(c *ts.Command) shape {
+func shapeOf(c *api.Command) shape {
 	switch c.Kind {
-	case ts.KindSet:
+	case api.KindSet:
 		if c.ReturnOld {
 			return shSetOld
 		}
-	case ts.KindLPop, ts.KindRPop, ts.KindSPop, ts.KindSRandMember:
+	case api.KindLPop, api.KindRPop, api.KindSPop, api.KindSRandMember:
 		if c.HasCount {
 			return shMembers
 		}
-	case ts.KindHRandField:
+	case api.KindHRandField:
 		if c.HasCount {
 			return shMembers // field, value pairs WithValues, as HGETALL's values
 		}
-	case ts.KindZRandMember:
+	case api.KindZRandMember:
 		if c.HasCount {
 			return shScored
 		}
-	case ts.KindLPos:
+	case api.KindLPos:
 		if c.HasCount {
 			return shInts
 		}
-	case ts.KindPFDebug:
+	case api.KindPFDebug:
 		switch strings.ToLower(c.Aggregator) {
 		case "getreg":
 			return shInts
 		case "encoding", "decode":
 			return shType
 		}
-	case ts.KindZAdd:
+	case api.KindZAdd:
 		if c.ZAdd.Incr {
 			return shFloat
 		}
-	case ts.KindFAgg:
-		if len(c.Aggregators) > 0 || !ts.IsPlainAggregator(c.Aggregator) {
+	case api.KindFAgg:
+		if len(c.Aggregators) > 0 || !api.IsPlainAggregator(c.Aggregator) {
 			return shAggregates
 		}
 	}
@@ -159,7 +159,7 @@ func badf(format string, args ...any) error {
 type call struct {
 	// kind is the wire kind, the label of the command's metrics.
 	kind  string
-	cmd   ts.Command
+	cmd   api.Command
 	shape shape
 	// orig says the kind is one of the original's, whose error codes
 	// differ (see statusOf).
@@ -169,7 +169,7 @@ type call struct {
 }
 
 // write says the call writes (a read-only token cannot send it).
-func (c *call) write() bool { return !c.unsupported && !ts.IsReadKind(c.cmd.Kind) }
+func (c *call) write() bool { return !c.unsupported && !api.IsReadKind(c.cmd.Kind) }
 
 // translate turns a wire command into an engine command and the shape of
 // its response. Errors wrap errBadRequest.
@@ -194,7 +194,7 @@ func translate(w *Command, namespace, table, tenant string) (call, error) {
 	if orig, ok := originalKinds[w.Kind]; ok {
 		cl.orig = true
 		cl.cmd, cl.shape, err = orig(w)
-	} else if _, ok := nativeShapes[ts.Kind(w.Kind)]; ok {
+	} else if _, ok := nativeShapes[api.Kind(w.Kind)]; ok {
 		cl.cmd, err = nativeCommand(w)
 		cl.shape = shapeOf(&cl.cmd)
 	} else {
@@ -238,99 +238,99 @@ func checkDurations(w *Command) error {
 }
 
 // originalKinds translate the original's key-value kinds.
-var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){
-	"common_delete": origKey(ts.KindDelete, shEmpty),
-	"common_expire": func(w *Command) (ts.Command, shape, error) {
+var originalKinds = map[string]func(w *Command) (api.Command, shape, error){
+	"common_delete": origKey(api.KindDelete, shEmpty),
+	"common_expire": func(w *Command) (api.Command, shape, error) {
 		if err := errors.Join(needKey(w), needField("ttl_ms", w.TTLMs != nil)); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
 		if *w.TTLMs < 0 {
-			return ts.Command{}, 0, badf("ttl_ms must be an unsigned integer")
+			return api.Command{}, 0, badf("ttl_ms must be an unsigned integer")
 		}
-		return ts.Command{Kind: ts.KindExpire, Key: w.Key, TTL: ms(*w.TTLMs)}, shOrigExpire, nil
+		return api.Command{Kind: api.KindExpire, Key: w.Key, TTL: ms(*w.TTLMs)}, shOrigExpire, nil
 	},
-	"common_ttl":    origKey(ts.KindPTTL, shInt),
-	"common_exists": origKey(ts.KindExists, shInt),
-	"string_set": func(w *Command) (ts.Command, shape, error) {
+	"common_ttl":    origKey(api.KindPTTL, shInt),
+	"common_exists": origKey(api.KindExists, shInt),
+	"string_set": func(w *Command) (api.Command, shape, error) {
 		if err := errors.Join(needKey(w), needField("value", w.Value != nil)); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
 		// The original's string_set keeps the key's TTL.
-		return ts.Command{Kind: ts.KindSet, Key: w.Key, Value: w.Value, KeepTTL: true}, shEmpty, nil
+		return api.Command{Kind: api.KindSet, Key: w.Key, Value: w.Value, KeepTTL: true}, shEmpty, nil
 	},
-	"string_set_ex": func(w *Command) (ts.Command, shape, error) {
+	"string_set_ex": func(w *Command) (api.Command, shape, error) {
 		if err := errors.Join(needKey(w), needField("value", w.Value != nil), needField("ttl_ms", w.TTLMs != nil)); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
 		if *w.TTLMs <= 0 {
-			return ts.Command{}, 0, badf("ttl_ms must be a positive integer")
+			return api.Command{}, 0, badf("ttl_ms must be a positive integer")
 		}
-		return ts.Command{Kind: ts.KindSet, Key: w.Key, Value: w.Value, TTL: ms(*w.TTLMs)}, shEmpty, nil
+		return api.Command{Kind: api.KindSet, Key: w.Key, Value: w.Value, TTL: ms(*w.TTLMs)}, shEmpty, nil
 	},
-	"string_set_conditional": func(w *Command) (ts.Command, shape, error) {
+	"string_set_conditional": func(w *Command) (api.Command, shape, error) {
 		if err := errors.Join(needKey(w), needField("value", w.Value != nil), needField("condition", w.Condition != "")); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
 		cond, err := condition(w.Condition)
 		if err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
-		c := ts.Command{Kind: ts.KindSet, Key: w.Key, Value: w.Value, Cond: cond, ReturnOld: w.ReturnOld}
+		c := api.Command{Kind: api.KindSet, Key: w.Key, Value: w.Value, Cond: cond, ReturnOld: w.ReturnOld}
 		if w.TTLMs != nil {
 			if *w.TTLMs <= 0 {
-				return ts.Command{}, 0, badf("ttl_ms must be a positive integer")
+				return api.Command{}, 0, badf("ttl_ms must be a positive integer")
 			}
 			c.TTL = ms(*w.TTLMs)
 		}
 		return c, shOrigCond, nil
 	},
-	"string_get":    origKey(ts.KindGet, shBytes),
-	"string_delete": origKey(ts.KindDelete, shEmpty),
-	"hash_set": func(w *Command) (ts.Command, shape, error) {
+	"string_get":    origKey(api.KindGet, shBytes),
+	"string_delete": origKey(api.KindDelete, shEmpty),
+	"hash_set": func(w *Command) (api.Command, shape, error) {
 		if err := errors.Join(needKey(w), needField("field", w.Field != nil), needField("value", w.Value != nil)); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
-		return ts.Command{Kind: ts.KindHSet, Key: w.Key, Args: [][]byte{w.Field, w.Value}}, shEmpty, nil
+		return api.Command{Kind: api.KindHSet, Key: w.Key, Args: [][]byte{w.Field, w.Value}}, shEmpty, nil
 	},
-	"hash_get": origField(ts.KindHGet, shBytes),
-	"hash_multi_get": func(w *Command) (ts.Command, shape, error) {
+	"hash_get": origField(api.KindHGet, shBytes),
+	"hash_multi_get": func(w *Command) (api.Command, shape, error) {
 		if err := errors.Join(needKey(w), needField("fields", w.Fields != nil)); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
 		if len(w.Fields) == 0 {
-			return ts.Command{Kind: ts.KindHMGet, Key: w.Key}, shValues, nil
+			return api.Command{Kind: api.KindHMGet, Key: w.Key}, shValues, nil
 		}
-		return ts.Command{Kind: ts.KindHMGet, Key: w.Key, Args: texts(w.Fields)}, shValues, nil
+		return api.Command{Kind: api.KindHMGet, Key: w.Key, Args: texts(w.Fields)}, shValues, nil
 	},
-	"hash_multi_set": func(w *Command) (ts.Command, shape, error) {
+	"hash_multi_set": func(w *Command) (api.Command, shape, error) {
 		if err := errors.Join(needKey(w), needField("entries", w.Entries != nil)); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
 		args := make([][]byte, 0, 2*len(w.Entries))
 		for _, e := range w.Entries {
 			args = append(args, e.Field, nonNil(e.Value))
 		}
-		return ts.Command{Kind: ts.KindHSet, Key: w.Key, Args: args}, shEmpty, nil
+		return api.Command{Kind: api.KindHSet, Key: w.Key, Args: args}, shEmpty, nil
 	},
-	"hash_incr_by": func(w *Command) (ts.Command, shape, error) {
+	"hash_incr_by": func(w *Command) (api.Command, shape, error) {
 		if err := errors.Join(needKey(w), needField("field", w.Field != nil), needField("increment", w.Increment != nil)); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
-		return ts.Command{Kind: ts.KindHIncrBy, Key: w.Key, Args: [][]byte{w.Field}, Delta: *w.Increment}, shInt, nil
+		return api.Command{Kind: api.KindHIncrBy, Key: w.Key, Args: [][]byte{w.Field}, Delta: *w.Increment}, shInt, nil
 	},
-	"hash_get_all": origKey(ts.KindHGetAll, shEntries),
-	"hash_len":     origKey(ts.KindHLen, shInt),
-	"hash_delete":  origField(ts.KindHDel, shEmpty),
-	"set_add":      origMember(ts.KindSAdd),
-	"set_members":  origKey(ts.KindSMembers, shMembers),
-	"set_remove":   origMember(ts.KindSRem),
+	"hash_get_all": origKey(api.KindHGetAll, shEntries),
+	"hash_len":     origKey(api.KindHLen, shInt),
+	"hash_delete":  origField(api.KindHDel, shEmpty),
+	"set_add":      origMember(api.KindSAdd),
+	"set_members":  origKey(api.KindSMembers, shMembers),
+	"set_remove":   origMember(api.KindSRem),
 
-	"feature_append": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindFAppend, true, false)
+	"feature_append": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindFAppend, true, false)
 		return c, shEmpty, err
 	},
-	"feature_append_with_policy": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindFAppend, true, false)
+	"feature_append_with_policy": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindFAppend, true, false)
 		if err == nil {
 			err = needField("policy", w.Policy != "")
 		}
@@ -339,12 +339,12 @@ var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){
 		}
 		return c, shInt, err
 	},
-	"feature_query": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindFQuery, false, true)
+	"feature_query": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindFQuery, false, true)
 		return c, shPoints, err
 	},
-	"feature_query_filtered": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindFQueryFiltered, false, true)
+	"feature_query_filtered": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindFQueryFiltered, false, true)
 		if err == nil {
 			err = needField("filters", w.Filters != nil)
 		}
@@ -353,61 +353,61 @@ var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){
 		}
 		return c, shPoints, err
 	},
-	"feature_replace": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindFReplace, true, true)
+	"feature_replace": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindFReplace, true, true)
 		return c, shEmpty, err
 	},
-	"feature_delete": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindFDelete, false, false)
+	"feature_delete": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindFDelete, false, false)
 		return c, shEmpty, err
 	},
-	"feature_agg_query": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindFAgg, false, true)
+	"feature_agg_query": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindFAgg, false, true)
 		if err == nil {
 			err = needField("aggregator", w.Aggregator != "")
 		}
 		c.Aggregator = w.Aggregator
 		return c, shAggregate, err
 	},
-	"control_state_increment":              origControl(ts.KindCIncr, shEmpty, false, false),
-	"control_state_increment_with_options": origControl(ts.KindCIncr, shEmpty, false, false),
-	"control_state_change_add": func(w *Command) (ts.Command, shape, error) {
-		c, sh, err := origControl(ts.KindCChange, shEmpty, false, false)(w)
+	"control_state_increment":              origControl(api.KindCIncr, shEmpty, false, false),
+	"control_state_increment_with_options": origControl(api.KindCIncr, shEmpty, false, false),
+	"control_state_change_add": func(w *Command) (api.Command, shape, error) {
+		c, sh, err := origControl(api.KindCChange, shEmpty, false, false)(w)
 		if err == nil {
 			err = needField("value", w.Value != nil)
 		}
 		c.Value = nonNil(w.Value)
 		return c, sh, err
 	},
-	"control_state_count": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindCCount, false, true)
+	"control_state_count": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindCCount, false, true)
 		return c, shInt, err
 	},
-	"control_state_query": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindCQuery, false, true)
+	"control_state_query": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindCQuery, false, true)
 		c.Aggregator = w.Aggregator
 		return c, shInt, err
 	},
-	"control_state_detail": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindCDetail, false, true)
+	"control_state_detail": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindCDetail, false, true)
 		return c, shPoints, err
 	},
-	"control_state_set":                      origControl(ts.KindCSetAndGet, shEmpty, true, false),
-	"control_state_set_and_get":              origControl(ts.KindCSetAndGet, shInt, true, true),
-	"control_state_set_and_get_with_options": origControl(ts.KindCSetAndGet, shInt, true, true),
-	"control_state_family_query": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindCFamilyQuery, false, true)
+	"control_state_set":                      origControl(api.KindCSetAndGet, shEmpty, true, false),
+	"control_state_set_and_get":              origControl(api.KindCSetAndGet, shInt, true, true),
+	"control_state_set_and_get_with_options": origControl(api.KindCSetAndGet, shInt, true, true),
+	"control_state_family_query": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindCFamilyQuery, false, true)
 		if err == nil {
 			err = needField("family", w.Family != "")
 		}
 		c.Family, c.Aggregator = w.Family, w.Aggregator
 		return c, shInt, err
 	},
-	"control_state_manager": func(w *Command) (ts.Command, shape, error) {
+	"control_state_manager": func(w *Command) (api.Command, shape, error) {
 		if err := needKey(w); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
-		c := ts.Command{Kind: ts.KindCManager, Key: w.Key, Start: w.StartOffset, End: w.EndOffset}
+		c := api.Command{Kind: api.KindCManager, Key: w.Key, Start: w.StartOffset, End: w.EndOffset}
 		if w.OpType != nil {
 			c.Count = *w.OpType
 		}
@@ -431,29 +431,29 @@ var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){
 		}
 		return c, shEntries, nil
 	},
-	"control_state_debug": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindCDebug, false, true)
+	"control_state_debug": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindCDebug, false, true)
 		return c, shEntries, err
 	},
 	"control_state_selection_set":   origSelect,
 	"control_state_fol_set":         origSelect,
-	"control_state_selection_query": origKey(ts.KindCSelection, shBytes),
-	"control_state_fol_query":       origKey(ts.KindCSelection, shBytes),
-	"sequence_add": func(w *Command) (ts.Command, shape, error) {
+	"control_state_selection_query": origKey(api.KindCSelection, shBytes),
+	"control_state_fol_query":       origKey(api.KindCSelection, shBytes),
+	"sequence_add": func(w *Command) (api.Command, shape, error) {
 		if err := errors.Join(needKey(w), needField("rows", w.Rows != nil)); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
-		c := ts.Command{Kind: ts.KindSeqAdd, Key: w.Key, SeqRows: make([]ts.SeqRow, len(w.Rows))}
+		c := api.Command{Kind: api.KindSeqAdd, Key: w.Key, SeqRows: make([]api.SeqRow, len(w.Rows))}
 		for i, r := range w.Rows {
 			if r.TimestampMs == nil {
 				return c, 0, badf("rows[%d]: missing field `timestamp_ms`", i)
 			}
-			c.SeqRows[i] = ts.SeqRow{TimestampMs: *r.TimestampMs, GID: r.GID, ActionType: r.ActionType, Duration: r.Duration, AuthorID: r.AuthorID}
+			c.SeqRows[i] = api.SeqRow{TimestampMs: *r.TimestampMs, GID: r.GID, ActionType: r.ActionType, Duration: r.Duration, AuthorID: r.AuthorID}
 		}
 		return c, shEmpty, nil
 	},
-	"sequence_query": func(w *Command) (ts.Command, shape, error) {
-		c, err := origFeature(w, ts.KindSeqQuery, false, true)
+	"sequence_query": func(w *Command) (api.Command, shape, error) {
+		c, err := origFeature(w, api.KindSeqQuery, false, true)
 		if err == nil {
 			err = needField("count", w.Count != nil)
 		}
@@ -462,11 +462,11 @@ var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){
 		}
 		return c, shSeqRows, err
 	},
-	"sequence_batch_query": func(w *Command) (ts.Command, shape, error) {
+	"sequence_batch_query": func(w *Command) (api.Command, shape, error) {
 		if err := needField("queries", w.Queries != nil); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
-		c := ts.Command{Kind: ts.KindSeqBatchQuery}
+		c := api.Command{Kind: api.KindSeqBatchQuery}
 		var err error
 		c.SeqQueries, err = seqQueries(w.Queries)
 		return c, shSeqGroups, err
@@ -477,11 +477,11 @@ var originalKinds = map[string]func(w *Command) (ts.Command, shape, error){
 // timestamp_ms and amount (family when withFamily; start_ms, end_ms and
 // aggregator when withWindow), and the options precision_ms, ttl_ms and
 // uuid.
-func origControl(k ts.Kind, sh shape, withFamily, withWindow bool) func(w *Command) (ts.Command, shape, error) {
-	return func(w *Command) (ts.Command, shape, error) {
-		c := ts.Command{Kind: k, Key: w.Key, Family: w.Family, RequestID: w.UUID, Aggregator: w.Aggregator}
+func origControl(k api.Kind, sh shape, withFamily, withWindow bool) func(w *Command) (api.Command, shape, error) {
+	return func(w *Command) (api.Command, shape, error) {
+		c := api.Command{Kind: k, Key: w.Key, Family: w.Family, RequestID: w.UUID, Aggregator: w.Aggregator}
 		errs := []error{needKey(w), needField("timestamp_ms", w.TimestampMs != nil)}
-		if k != ts.KindCChange {
+		if k != api.KindCChange {
 			errs = append(errs, needField("amount", w.Amount != nil))
 		}
 		if withFamily {
@@ -510,11 +510,11 @@ func origControl(k ts.Kind, sh shape, withFamily, withWindow bool) func(w *Comma
 	}
 }
 
-func origSelect(w *Command) (ts.Command, shape, error) {
+func origSelect(w *Command) (api.Command, shape, error) {
 	if err := errors.Join(needKey(w), needField("value", w.Value != nil), needField("occur_time_ms", w.OccurTimeMs != nil)); err != nil {
-		return ts.Command{}, 0, err
+		return api.Command{}, 0, err
 	}
-	c := ts.Command{Kind: ts.KindCSelect, Key: w.Key, Value: nonNil(w.Value), At: *w.OccurTimeMs}
+	c := api.Command{Kind: api.KindCSelect, Key: w.Key, Value: nonNil(w.Value), At: *w.OccurTimeMs}
 	if w.TTLMs != nil {
 		c.TTL = ms(*w.TTLMs)
 	}
@@ -528,17 +528,17 @@ func origSelect(w *Command) (ts.Command, shape, error) {
 	return c, shEmpty, nil
 }
 
-func seqQueries(qs []SeqQuery) ([]ts.SeqQuery, error) {
+func seqQueries(qs []SeqQuery) ([]api.SeqQuery, error) {
 	if qs == nil {
 		return nil, nil
 	}
-	out := make([]ts.SeqQuery, len(qs))
+	out := make([]api.SeqQuery, len(qs))
 	for i, q := range qs {
 		fs, err := filters(q.Filters)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = ts.SeqQuery{Key: nonNil(q.Key), Start: q.StartMs, End: q.EndMs, Count: q.Count, Filters: fs}
+		out[i] = api.SeqQuery{Key: nonNil(q.Key), Start: q.StartMs, End: q.EndMs, Count: q.Count, Filters: fs}
 	}
 	return out, nil
 }
@@ -546,8 +546,8 @@ func seqQueries(qs []SeqQuery) ([]ts.SeqQuery, error) {
 // origFeature translates the fields the original's feature kinds share:
 // key, points (when withPoints), start_ms and end_ms (when withWindow),
 // and the optional count.
-func origFeature(w *Command, k ts.Kind, withPoints, withWindow bool) (ts.Command, error) {
-	c := ts.Command{Kind: k, Key: w.Key}
+func origFeature(w *Command, k api.Kind, withPoints, withWindow bool) (api.Command, error) {
+	c := api.Command{Kind: k, Key: w.Key}
 	errs := []error{needKey(w)}
 	if withPoints {
 		errs = append(errs, needField("points", w.Points != nil))
@@ -565,67 +565,67 @@ func origFeature(w *Command, k ts.Kind, withPoints, withWindow bool) (ts.Command
 	return c, errors.Join(errs...)
 }
 
-func points(ps []Point) []ts.Point {
+func points(ps []Point) []api.Point {
 	if ps == nil {
 		return nil
 	}
-	out := make([]ts.Point, len(ps))
+	out := make([]api.Point, len(ps))
 	for i, p := range ps {
-		out[i] = ts.Point{TS: p.TimestampMs, Value: nonNil(p.Value)}
+		out[i] = api.Point{TS: p.TimestampMs, Value: nonNil(p.Value)}
 	}
 	return out
 }
 
-func policy(s string) (ts.WritePolicy, error) {
+func policy(s string) (api.WritePolicy, error) {
 	if s == "" {
-		return ts.PolicyUpsert, nil
+		return api.PolicyUpsert, nil
 	}
-	p, ok := ts.ParseWritePolicy(s)
+	p, ok := api.ParseWritePolicy(s)
 	if !ok {
 		return 0, badf("unknown variant `%s` of policy", s)
 	}
 	return p, nil
 }
 
-func filters(fs []Filter) ([]ts.Filter, error) {
+func filters(fs []Filter) ([]api.Filter, error) {
 	if fs == nil {
 		return nil, nil
 	}
-	out := make([]ts.Filter, len(fs))
+	out := make([]api.Filter, len(fs))
 	for i, f := range fs {
-		op, ok := ts.ParseFilterOp(f.Op)
+		op, ok := api.ParseFilterOp(f.Op)
 		if !ok {
 			return nil, badf("unknown variant `%s` of filters[%d].op", f.Op, i)
 		}
-		out[i] = ts.Filter{Field: f.Field, Op: op, Value: f.Value}
+		out[i] = api.Filter{Field: f.Field, Op: op, Value: f.Value}
 	}
 	return out, nil
 }
 
-func origKey(k ts.Kind, sh shape) func(w *Command) (ts.Command, shape, error) {
-	return func(w *Command) (ts.Command, shape, error) {
+func origKey(k api.Kind, sh shape) func(w *Command) (api.Command, shape, error) {
+	return func(w *Command) (api.Command, shape, error) {
 		if err := needKey(w); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
-		return ts.Command{Kind: k, Key: w.Key}, sh, nil
+		return api.Command{Kind: k, Key: w.Key}, sh, nil
 	}
 }
 
-func origField(k ts.Kind, sh shape) func(w *Command) (ts.Command, shape, error) {
-	return func(w *Command) (ts.Command, shape, error) {
+func origField(k api.Kind, sh shape) func(w *Command) (api.Command, shape, error) {
+	return func(w *Command) (api.Command, shape, error) {
 		if err := errors.Join(needKey(w), needField("field", w.Field != nil)); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
-		return ts.Command{Kind: k, Key: w.Key, Args: [][]byte{w.Field}}, sh, nil
+		return api.Command{Kind: k, Key: w.Key, Args: [][]byte{w.Field}}, sh, nil
 	}
 }
 
-func origMember(k ts.Kind) func(w *Command) (ts.Command, shape, error) {
-	return func(w *Command) (ts.Command, shape, error) {
+func origMember(k api.Kind) func(w *Command) (api.Command, shape, error) {
+	return func(w *Command) (api.Command, shape, error) {
 		if err := errors.Join(needKey(w), needField("member", w.Member != nil)); err != nil {
-			return ts.Command{}, 0, err
+			return api.Command{}, 0, err
 		}
-		return ts.Command{Kind: k, Key: w.Key, Args: [][]byte{w.Member}}, shEmpty, nil
+		return api.Command{Kind: k, Key: w.Key, Args: [][]byte{w.Member}}, shEmpty, nil
 	}
 }
 
@@ -644,14 +644,14 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
-func condition(s string) (ts.Cond, error) {
+func condition(s string) (api.Cond, error) {
 	switch strings.ToLower(s) {
 	case "", "always":
-		return ts.Always, nil
+		return api.Always, nil
 	case "if_not_exists", "nx":
-		return ts.IfAbsent, nil
+		return api.IfAbsent, nil
 	case "if_exists", "xx":
-		return ts.IfPresent, nil
+		return api.IfPresent, nil
 	}
 	return 0, badf("unknown variant `%s`, expected one of `always`, `if_exists`, `if_not_exists`", s)
 }
@@ -659,11 +659,11 @@ func condition(s string) (ts.Cond, error) {
 // expireConds are ExpireIf's names, in the order FromEngine writes them.
 var expireConds = []struct {
 	name string
-	cond ts.ExpireCond
-}{{"nx", ts.ExpireIfNone}, {"xx", ts.ExpireIfSet}, {"gt", ts.ExpireIfLater}, {"lt", ts.ExpireIfEarlier}}
+	cond api.ExpireCond
+}{{"nx", api.ExpireIfNone}, {"xx", api.ExpireIfSet}, {"gt", api.ExpireIfLater}, {"lt", api.ExpireIfEarlier}}
 
-func expireIf(names []string) (ts.ExpireCond, error) {
-	var ec ts.ExpireCond
+func expireIf(names []string) (api.ExpireCond, error) {
+	var ec api.ExpireCond
 next:
 	for _, n := range names {
 		for _, c := range expireConds {
@@ -678,9 +678,9 @@ next:
 }
 
 // nativeCommand translates an engine kind's wire command.
-func nativeCommand(w *Command) (ts.Command, error) {
-	c := ts.Command{
-		Kind: ts.Kind(w.Kind), Key: w.Key, Value: w.Value, KeepTTL: w.KeepTTL, ReturnOld: w.ReturnOld,
+func nativeCommand(w *Command) (api.Command, error) {
+	c := api.Command{
+		Kind: api.Kind(w.Kind), Key: w.Key, Value: w.Value, KeepTTL: w.KeepTTL, ReturnOld: w.ReturnOld,
 		Delta: w.Delta, Float: float64(w.Float), Start: w.Start, End: w.End, Cursor: w.Cursor,
 		FromLeft: w.FromLeft, ToLeft: w.ToLeft, Before: w.Before, Rank: w.Rank, MaxLen: w.MaxLen,
 		Persist: w.Persist, TSField: w.TSField, Replace: w.Replace, WithValues: w.WithValues,
@@ -718,7 +718,7 @@ func nativeCommand(w *Command) (ts.Command, error) {
 		c.PrecisionMs = *w.PrecisionMs
 	}
 	for _, r := range w.SeqRows {
-		c.SeqRows = append(c.SeqRows, ts.SeqRow(r))
+		c.SeqRows = append(c.SeqRows, api.SeqRow(r))
 	}
 	if w.Keys != nil {
 		c.Keys = texts(w.Keys)
@@ -736,7 +736,7 @@ func nativeCommand(w *Command) (ts.Command, error) {
 		}
 	}
 	if w.ZAdd != nil {
-		c.ZAdd = ts.ZAddFlags(*w.ZAdd)
+		c.ZAdd = api.ZAddFlags(*w.ZAdd)
 	}
 	if w.Range != nil {
 		if c.Range, err = engineRange(w.Range); err != nil {
@@ -744,7 +744,7 @@ func nativeCommand(w *Command) (ts.Command, error) {
 		}
 	}
 	if w.Bits != nil {
-		c.Bits = &ts.BitRange{Start: w.Bits.Start, Bit: w.Bits.Bit}
+		c.Bits = &api.BitRange{Start: w.Bits.Start, Bit: w.Bits.Bit}
 		if w.Bits.End != nil {
 			c.Bits.End, c.Bits.HasEnd = *w.Bits.End, true
 		}
@@ -756,7 +756,7 @@ func nativeCommand(w *Command) (ts.Command, error) {
 		c.EventTime = time.UnixMilli(*w.EventTimeMs)
 	}
 	for _, r := range w.Rows {
-		row := ts.Row{Key: r.Key, EventTime: time.UnixMilli(r.EventTimeMs)}
+		row := api.Row{Key: r.Key, EventTime: time.UnixMilli(r.EventTimeMs)}
 		for _, a := range r.Args {
 			row.Args = append(row.Args, nonNil(a))
 		}
@@ -765,24 +765,24 @@ func nativeCommand(w *Command) (ts.Command, error) {
 	return c, nil
 }
 
-func engineRange(r *Range) (ts.ZRange, error) {
-	zr := ts.ZRange{Start: r.Start, Stop: r.Stop, Rev: r.Rev, WithScores: r.WithScores}
+func engineRange(r *Range) (api.ZRange, error) {
+	zr := api.ZRange{Start: r.Start, Stop: r.Stop, Rev: r.Rev, WithScores: r.WithScores}
 	switch r.By {
 	case "", "rank":
-		zr.By = ts.ByRank
+		zr.By = api.ByRank
 	case "score":
-		zr.By = ts.ByScore
+		zr.By = api.ByScore
 		if r.Min == nil || r.Max == nil {
 			return zr, badf("a score range needs min and max")
 		}
-		zr.Min, zr.Max = ts.ScoreBound(*r.Min), ts.ScoreBound(*r.Max)
+		zr.Min, zr.Max = api.ScoreBound(*r.Min), api.ScoreBound(*r.Max)
 	case "lex":
-		zr.By = ts.ByLex
+		zr.By = api.ByLex
 		var err error
-		if zr.LexMin, err = ts.ParseLexBound(string(r.LexMin)); err != nil {
+		if zr.LexMin, err = api.ParseLexBound(string(r.LexMin)); err != nil {
 			return zr, badf("lex_min: %v", err)
 		}
-		if zr.LexMax, err = ts.ParseLexBound(string(r.LexMax)); err != nil {
+		if zr.LexMax, err = api.ParseLexBound(string(r.LexMax)); err != nil {
 			return zr, badf("lex_max: %v", err)
 		}
 	default:
@@ -797,7 +797,7 @@ func engineRange(r *Range) (ts.ZRange, error) {
 // FromEngine is the wire form of an engine command, in the engine's own
 // kinds: what a client sends for c. Namespace, Table and Tenant go in
 // the request, not the command.
-func FromEngine(c ts.Command) Command {
+func FromEngine(c api.Command) Command {
 	w := Command{
 		Kind: string(c.Kind), Key: Text(c.Key), Value: Bytes(c.Value), KeepTTL: c.KeepTTL,
 		ReturnOld: c.ReturnOld, Delta: c.Delta, Float: Float(c.Float), Start: c.Start, End: c.End,
@@ -806,9 +806,9 @@ func FromEngine(c ts.Command) Command {
 		Replace: c.Replace, WithValues: c.WithValues,
 	}
 	switch c.Cond {
-	case ts.IfAbsent:
+	case api.IfAbsent:
 		w.Condition = "nx"
-	case ts.IfPresent:
+	case api.IfPresent:
 		w.Condition = "xx"
 	}
 	for _, ec := range expireConds {
@@ -833,7 +833,7 @@ func FromEngine(c ts.Command) Command {
 	for _, s := range c.Scores {
 		w.Scores = append(w.Scores, Float(s))
 	}
-	if c.ZAdd != (ts.ZAddFlags{}) {
+	if c.ZAdd != (api.ZAddFlags{}) {
 		f := ZAddFlags(c.ZAdd)
 		w.ZAdd = &f
 	}
@@ -886,20 +886,20 @@ func FromEngine(c ts.Command) Command {
 	return w
 }
 
-func zeroRange(r ts.ZRange) bool {
-	return r.By == ts.ByRank && r.Start == 0 && r.Stop == 0 && !r.Rev && !r.HasLimit && !r.WithScores &&
-		r.Offset == 0 && r.Limit == 0 && r.Min == (ts.ScoreBound{}) && r.Max == (ts.ScoreBound{}) &&
+func zeroRange(r api.ZRange) bool {
+	return r.By == api.ByRank && r.Start == 0 && r.Stop == 0 && !r.Rev && !r.HasLimit && !r.WithScores &&
+		r.Offset == 0 && r.Limit == 0 && r.Min == (api.ScoreBound{}) && r.Max == (api.ScoreBound{}) &&
 		r.LexMin.Value == nil && r.LexMax.Value == nil && r.LexMin.Inf == 0 && r.LexMax.Inf == 0
 }
 
-func wireRange(zr ts.ZRange) *Range {
+func wireRange(zr api.ZRange) *Range {
 	r := &Range{Start: zr.Start, Stop: zr.Stop, Rev: zr.Rev, WithScores: zr.WithScores}
 	switch zr.By {
-	case ts.ByScore:
+	case api.ByScore:
 		r.By = "score"
 		lo, hi := ScoreBound(zr.Min), ScoreBound(zr.Max)
 		r.Min, r.Max = &lo, &hi
-	case ts.ByLex:
+	case api.ByLex:
 		r.By, r.LexMin, r.LexMax = "lex", lexText(zr.LexMin), lexText(zr.LexMax)
 	}
 	if zr.HasLimit {
@@ -908,7 +908,7 @@ func wireRange(zr ts.ZRange) *Range {
 	return r
 }
 
-func lexText(b ts.LexBound) Text {
+func lexText(b api.LexBound) Text {
 	switch {
 	case b.Inf < 0:
 		return Text("-")
@@ -923,14 +923,14 @@ func lexText(b ts.LexBound) Text {
 // policyNames and filterOpNames are the wire names of the engine's
 // policies and filter operators (upsert, the default, is left out).
 var (
-	policyNames   = map[ts.WritePolicy]string{ts.PolicyInsertIfAbsent: "insert_if_absent", ts.PolicyReplaceExisting: "replace_existing", ts.PolicyBlock: "block"}
-	filterOpNames = map[ts.FilterOp]string{
-		ts.FilterEqual: "equal", ts.FilterNotEqual: "not_equal", ts.FilterGreater: "greater_than",
-		ts.FilterGreaterOrEqual: "greater_or_equal", ts.FilterLess: "less_than", ts.FilterLessOrEqual: "less_or_equal",
+	policyNames   = map[api.WritePolicy]string{api.PolicyInsertIfAbsent: "insert_if_absent", api.PolicyReplaceExisting: "replace_existing", api.PolicyBlock: "block"}
+	filterOpNames = map[api.FilterOp]string{
+		api.FilterEqual: "equal", api.FilterNotEqual: "not_equal", api.FilterGreater: "greater_than",
+		api.FilterGreaterOrEqual: "greater_or_equal", api.FilterLess: "less_than", api.FilterLessOrEqual: "less_or_equal",
 	}
 )
 
-func wireFilters(fs []ts.Filter) []Filter {
+func wireFilters(fs []api.Filter) []Filter {
 	var out []Filter
 	for _, f := range fs {
 		out = append(out, Filter{Field: f.Field, Op: filterOpNames[f.Op], Value: f.Value})

@@ -14,7 +14,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
-	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/api"
 )
 
 // Request is the body of /execute: one command, addressed to a table (the
@@ -637,10 +637,10 @@ func (f Float) EncodeMsgpack(e *msgpack.Encoder) error { return e.EncodeFloat64(
 
 // ScoreBound is one end of a score range: a number (inclusive), or a
 // string in Redis's form: "(1.5" (exclusive), "-inf", "+inf".
-type ScoreBound temporalstore.ScoreBound
+type ScoreBound api.ScoreBound
 
 func (b *ScoreBound) parse(s string) error {
-	v, err := temporalstore.ParseScoreBound(s)
+	v, err := api.ParseScoreBound(s)
 	*b = ScoreBound(v)
 	return err
 }

@@ -125,8 +125,9 @@ func (l *List) reset(vs [][]byte) {
 func (l *List) Remove(count int, v []byte) int {
 	vs := l.Slice()
 	removed := 0
-	limit := count
-	if limit < 0 {
+	// Unsigned, so that the count −2⁶³ has a magnitude too.
+	limit := uint64(count)
+	if count < 0 {
 		limit = -limit
 	}
 	keep := make([]bool, len(vs))
@@ -138,7 +139,7 @@ func (l *List) Remove(count int, v []byte) int {
 			keep[i] = false
 			removed++
 		}
-		return limit == 0 || removed < limit
+		return limit == 0 || uint64(removed) < limit
 	}
 	if count >= 0 {
 		for i := 0; i < len(vs) && visit(i); i++ {

@@ -31,7 +31,7 @@ const stringBatch = 64
 // another, so their cache misses overlap; one key at a time, a read waits
 // for its slot, its record's place and its record in turn.
 func (s *Shard) AppendStrings(ctx context.Context, dst []byte, keys [][]byte, reads []StringRead, coll []bool) []byte {
-	if s.inTx(ctx) {
+	if s.held {
 		for i, k := range keys {
 			start := len(dst)
 			var err error

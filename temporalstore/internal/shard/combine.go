@@ -44,7 +44,9 @@ type mutation struct {
 	ctx context.Context
 	key []byte // nil: any keys; runs alone
 	fn  MutateFunc
-	err error
+	// also are the records of the handle's WithAlso.
+	also []command.Command
+	err  error
 	// waits is set for a mutation queued behind a leader: it waits on
 	// wake, and lead says why it was woken: to lead the next batch, or
 	// because it has run. A mutation that led its own batch at once is
@@ -79,7 +81,7 @@ func (s *Shard) MutateKey(ctx context.Context, key []byte, fn MutateFunc) error 
 		return ErrEmptyKey
 	}
 	err := s.mutateKey(ctx, key, fn)
-	if err == nil && !s.inTx(ctx) {
+	if err == nil && !s.held {
 		s.spillIfOver(ctx)
 	}
 	return err
@@ -89,7 +91,7 @@ func (s *Shard) mutateKey(ctx context.Context, key []byte, fn MutateFunc) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if s.inTx(ctx) {
+	if s.held {
 		return s.mutate(ctx, fn)
 	}
 	return s.combine(ctx, key, fn)
@@ -102,7 +104,7 @@ func (s *Shard) combine(ctx context.Context, key []byte, fn MutateFunc) error {
 	if !ok {
 		m = &mutation{wake: make(chan struct{}, 1)}
 	}
-	m.ctx, m.key, m.fn = ctx, key, fn
+	m.ctx, m.key, m.fn, m.also = ctx, key, fn, s.also
 	defer func() {
 		*m = mutation{wake: m.wake}
 		c.free.Put(m)
@@ -427,7 +429,7 @@ func (s *Shard) decideLocked(batch []*mutation, limit int, sc *batchScratch) (de
 			m.err = err
 			continue
 		}
-		cmds = withAlso(m.ctx, cmds)
+		cmds = append(cmds, m.also...)
 		if m.err = stamp(cmds, sc.view.now); m.err != nil {
 			continue
 		}
@@ -510,21 +512,10 @@ func (sc *batchScratch) reset() {
 	sc.view = View{}
 }
 
-type alsoKey struct{}
-
-// WithAlso returns a context under which every record a write of this
-// shard makes also carries cmds (blind writes, typically a ledger entry),
+// WithAlso returns a handle of the shard through which every record a
+// write makes also carries cmds (blind writes, typically a ledger entry),
 // so they land atomically with it. Writes that make no record carry
 // nothing.
-func WithAlso(ctx context.Context, cmds ...command.Command) context.Context {
-	return context.WithValue(ctx, alsoKey{}, cmds)
-}
-
-// withAlso appends ctx's WithAlso commands to cmds.
-func withAlso(ctx context.Context, cmds []command.Command) []command.Command {
-	also, _ := ctx.Value(alsoKey{}).([]command.Command)
-	if len(also) == 0 {
-		return cmds
-	}
-	return append(cmds, also...)
+func (s *Shard) WithAlso(cmds ...command.Command) *Shard {
+	return &Shard{shardState: s.shardState, held: s.held, also: cmds}
 }

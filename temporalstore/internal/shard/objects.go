@@ -118,7 +118,7 @@ type MutateFunc func(v *View) ([]command.Command, error)
 // command's Time is set to View.Now, so replay judges expiry as fn did.
 func (s *Shard) Mutate(ctx context.Context, fn MutateFunc) error {
 	err := s.mutate(ctx, fn)
-	if err == nil && !s.inTx(ctx) {
+	if err == nil && !s.held {
 		s.spillIfOver(ctx)
 	}
 	return err
@@ -128,7 +128,7 @@ func (s *Shard) mutate(ctx context.Context, fn MutateFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !s.inTx(ctx) {
+	if !s.held {
 		return s.combine(ctx, nil, fn)
 	}
 	if s.closed || s.failed != nil {
@@ -490,7 +490,7 @@ func varintArg(a [][]byte, i int) int64 {
 // Read runs fn over the shard's applied state under its read lock. fn must
 // not keep v or the objects it returns.
 func (s *Shard) Read(ctx context.Context, fn func(v *View) error) error {
-	if s.inTx(ctx) {
+	if s.held {
 		if s.closed {
 			return ErrClosed
 		}
@@ -524,7 +524,7 @@ var viewPool = sync.Pool{New: func() any { return new(View) }}
 // It is the path of a plain GET: it decodes the value alone, in place, and
 // reads the clock only for a key with an expiry.
 func (s *Shard) AppendString(ctx context.Context, dst, key []byte) (out []byte, found, coll bool, err error) {
-	if s.inTx(ctx) {
+	if s.held {
 		return s.appendStringView(ctx, dst, key)
 	}
 	var ok bool
@@ -597,29 +597,25 @@ func (s *Shard) settleLocked() error {
 	return s.failed
 }
 
-type txKey struct{ s *Shard }
-
-// inTx reports whether ctx is inside an Exclusive of this shard.
-func (s *Shard) inTx(ctx context.Context) bool { return ctx.Value(txKey{s}) != nil }
-
 // Exclusive runs fn with the shard to itself: no other write appends and
 // no other read sees the shard until fn returns, so the writes fn makes
-// (through Mutate, Set, Read ... with the context it is given) are seen by
+// (through Mutate, Read ... on the handle it is given) are seen by
 // others all at once, as a Redis transaction's. Each write is its own log
 // record, and they reach the log together when fn returns, in one group
 // that a crash keeps whole or drops whole (txgroup.go); Exclusive returns
-// once they are there. fn must not touch the shard with another context;
-// other shards it may use normally.
-func (s *Shard) Exclusive(ctx context.Context, fn func(ctx context.Context) error) error {
-	if s.inTx(ctx) {
-		return fn(ctx)
+// once they are there. fn must not touch the shard through another
+// handle; other shards it may use normally. Through a handle that holds
+// the shard already, Exclusive just calls fn with it.
+func (s *Shard) Exclusive(ctx context.Context, fn func(held *Shard) error) error {
+	if s.held {
+		return fn(s)
 	}
 	err := s.exclusive(ctx, fn)
 	s.spillIfOver(ctx)
 	return err
 }
 
-func (s *Shard) exclusive(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+func (s *Shard) exclusive(ctx context.Context, fn func(held *Shard) error) (err error) {
 	s.gate.Lock()
 	defer s.gate.Unlock()
 	if err := s.settleLocked(); err != nil {
@@ -635,7 +631,7 @@ func (s *Shard) exclusive(ctx context.Context, fn func(ctx context.Context) erro
 			err = cerr
 		}
 	}()
-	return fn(context.WithValue(ctx, txKey{s}, true))
+	return fn(&Shard{shardState: s.shardState, held: true, also: s.also})
 }
 
 // Version is a token that changes whenever key is written: the log index
@@ -662,21 +658,5 @@ func (s *Shard) Version(ctx context.Context, key []byte) (uint64, error) {
 	return ver, err
 }
 
-// JoinTx returns ctx holding what held holds of Exclusives (of any
-// shards): a transaction's hold travels with the transaction value, and a
-// call made under it with any context of the caller's joins it here.
-func JoinTx(ctx, held context.Context) context.Context { return joinedTx{ctx, held} }
-
-// joinedTx is a context whose deadline and cancellation are its own and
-// whose Exclusive holds are held's.
-type joinedTx struct {
-	context.Context
-	held context.Context
-}
-
-func (j joinedTx) Value(key any) any {
-	if _, ok := key.(txKey); ok {
-		return j.held.Value(key)
-	}
-	return j.Context.Value(key)
-}
+// Same reports whether s and o are handles of the same shard.
+func (s *Shard) Same(o *Shard) bool { return o != nil && s.shardState == o.shardState }

@@ -150,8 +150,22 @@ type Options struct {
 	applyFault func(idx uint64, c *command.Command)
 }
 
-// Shard is one shard's log, index and state.
+// Shard is a handle on one shard's log, index and state. Open returns the
+// shard's own; Exclusive hands its callback one that holds the shard, and
+// WithAlso one whose writes carry more records. A handle says explicitly
+// what a call runs inside of; nothing travels in its context.
 type Shard struct {
+	*shardState
+	// held: calls through this handle run inside an Exclusive of the
+	// shard, whose gate and lock are held already.
+	held bool
+	// also are records every write through this handle appends with its
+	// own, in the same record (WithAlso).
+	also []command.Command
+}
+
+// shardState is a shard's log, index and state, shared by its handles.
+type shardState struct {
 	opts Options
 	dir  string
 	log  storage.Log
@@ -349,7 +363,7 @@ func Open(dir string, opts Options) (*Shard, error) {
 
 // newShard is a shard over log l with nothing loaded.
 func newShard(opts Options, dir string, l storage.Log, skipped map[uint64]struct{}) *Shard {
-	s := &Shard{opts: opts, dir: dir, log: l, index: keyindex.New(0), pending: map[uint64]*pendingRecord{}, recordRefs: map[uint64]int32{}, sparse: map[uint64]struct{}{}, skipped: skipped}
+	s := &Shard{shardState: &shardState{opts: opts, dir: dir, log: l, index: keyindex.New(0), pending: map[uint64]*pendingRecord{}, recordRefs: map[uint64]int32{}, sparse: map[uint64]struct{}{}, skipped: skipped}}
 	s.turn = sync.NewCond(&s.mu)
 	if opts.RecentBytes > 0 {
 		s.recent = newRecentRecords(opts.RecentBytes, opts.RecentPool)
@@ -775,7 +789,7 @@ func (s *Shard) write(ctx context.Context, cmds []command.Command) error {
 }
 
 func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGate bool) error {
-	if also := withAlso(ctx, nil); len(also) > 0 {
+	if also := slices.Clone(s.also); len(also) > 0 {
 		now := s.opts.Now().UnixMilli()
 		for i := range also {
 			also[i].Time = now
@@ -783,7 +797,7 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 		cmds = append(cmds, also...)
 	}
 	rec := encodeRecord(cmds)
-	tx := s.inTx(ctx)
+	tx := s.held
 	if !tx {
 		s.mu.RLock()
 	}

@@ -46,7 +46,7 @@ func TestExclusiveAppendsItsWritesAsOneGroup(t *testing.T) {
 	ctx := t.Context()
 	require.NoError(t, s.Set(ctx, []byte("before"), []byte("0"), time.Time{}))
 	last := s.log.LastIndex()
-	require.NoError(t, s.Exclusive(ctx, func(ctx context.Context) error {
+	require.NoError(t, s.Exclusive(ctx, func(s *Shard) error {
 		require.NoError(t, s.Set(ctx, []byte("a"), []byte("1"), time.Time{}))
 		require.NoError(t, s.Update(ctx, []byte("a"), incrDecimal))
 		require.NoError(t, s.SetBatch(ctx, []command.Command{
@@ -80,7 +80,7 @@ func TestExclusiveLostWholeWhenTheLogEndsInside(t *testing.T) {
 	require.NoError(t, err)
 	ctx := t.Context()
 	require.NoError(t, s.Set(ctx, []byte("before"), []byte("0"), time.Time{}))
-	require.NoError(t, s.Exclusive(ctx, func(ctx context.Context) error {
+	require.NoError(t, s.Exclusive(ctx, func(s *Shard) error {
 		for _, k := range []string{"a", "b", "c"} {
 			require.NoError(t, s.Set(ctx, []byte(k), bytes.Repeat([]byte(k), 100), time.Time{}))
 		}
@@ -123,7 +123,7 @@ func TestExclusiveReadsItsRecordsPastTheRecentOnes(t *testing.T) {
 	defer s.Close()
 	ctx := t.Context()
 	val := bytes.Repeat([]byte("v"), 1000)
-	require.NoError(t, s.Exclusive(ctx, func(ctx context.Context) error {
+	require.NoError(t, s.Exclusive(ctx, func(s *Shard) error {
 		for i := range 50 {
 			require.NoError(t, s.Set(ctx, fmt.Appendf(nil, "k%d", i), val, time.Time{}))
 		}
@@ -149,7 +149,7 @@ func TestExclusiveLargerThanAGroup(t *testing.T) {
 	val := make([]byte, 4000) // incompressible, so the log stores it whole
 	_, _ = rand.NewChaCha8([32]byte{1}).Read(val)
 	const n = 60 // about four segments' worth
-	require.NoError(t, s.Exclusive(ctx, func(ctx context.Context) error {
+	require.NoError(t, s.Exclusive(ctx, func(s *Shard) error {
 		for i := range n {
 			require.NoError(t, s.Set(ctx, fmt.Appendf(nil, "k%d", i), val, time.Time{}))
 		}
@@ -180,7 +180,7 @@ func TestExclusiveApplyPanicSkipsOneRecord(t *testing.T) {
 	s, err := Open(dir, opts)
 	require.NoError(t, err)
 	ctx := t.Context()
-	require.NoError(t, s.Exclusive(ctx, func(ctx context.Context) error {
+	require.NoError(t, s.Exclusive(ctx, func(s *Shard) error {
 		require.NoError(t, s.Set(ctx, []byte("a"), []byte("1"), time.Time{}))
 		require.ErrorIs(t, s.Set(ctx, []byte("poison"), []byte("p"), time.Time{}), ErrInternal)
 		require.NoError(t, s.Set(ctx, []byte("c"), []byte("3"), time.Time{}))
@@ -214,7 +214,7 @@ func TestExclusiveRefusedByAFailedLogTakesItsWritesBack(t *testing.T) {
 	require.NoError(t, s.Set(ctx, []byte("before"), []byte("0"), time.Time{}))
 	errInjected := errors.New("injected: the log refuses the group")
 	s.groupFault = func() error { return errInjected }
-	err = s.Exclusive(ctx, func(ctx context.Context) error {
+	err = s.Exclusive(ctx, func(s *Shard) error {
 		require.NoError(t, s.Set(ctx, []byte("a"), []byte("1"), time.Time{}))
 		v, ok := readString(t, ctx, s, "a")
 		require.True(t, ok)

@@ -44,9 +44,9 @@ func (s *Shard) Unwatch(key []byte) {
 }
 
 // Touched reports whether a write touched key, watched since the point
-// its Watch returned. Inside an Exclusive pass its context.
+// its Watch returned. Inside an Exclusive call it on the held handle.
 func (s *Shard) Touched(ctx context.Context, key []byte, since uint64) bool {
-	if !s.inTx(ctx) {
+	if !s.held {
 		s.mu.RLock()
 		defer s.mu.RUnlock()
 	}

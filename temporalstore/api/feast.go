@@ -1,0 +1,32 @@
+package api
+
+import "time"
+
+// Feast row kinds: latest-value feature rows, stored as hashes, written
+// only when newer than what is stored.
+const (
+	// KindRowWrite writes the field/value pairs of Args into the hash at
+	// Key if EventTime is newer than the row's stored event time (field
+	// TSField), atomically; the stored time becomes EventTime and, when
+	// TTL is set, the row's TTL is renewed. An older or equal EventTime is
+	// a stale write: refused (Applied false), counted in the shard's
+	// StaleRejects, nothing changed, the TTL not renewed.
+	KindRowWrite Kind = "row_write"
+	// KindRowWriteBatch is KindRowWrite for each of Rows (Key, Args,
+	// EventTime of each row; TTL and TSField of the command). The rows of
+	// one shard are one crash-atomic record. Response.Ints has 1 for each
+	// row written and 0 for each stale one; Response.Int counts the
+	// written.
+	KindRowWriteBatch Kind = "row_write_batch"
+)
+
+// DefaultTSField is the hash field that holds a row's event time (Unix
+// ms, decimal) when Command.TSField is empty.
+const DefaultTSField = "_ts"
+
+// Row is one entity's feature row in a KindRowWriteBatch.
+type Row struct {
+	Key       []byte
+	Args      [][]byte
+	EventTime time.Time
+}
