@@ -16,6 +16,6 @@
 // Durability and replication come from matrixraft. This module imports no
 // other module of this repository.
 //
-// The implementation has not landed yet; this package holds only its
-// documentation.
+// So far the stream data type is built (package stream); the store, its
+// durability and its RESP commands are not.
 package ferricstore

@@ -1,3 +1,10 @@
 module github.com/temporalstore/temporalstore-go/ferricstore
 
 go 1.26.0
+
+require (
+	github.com/google/btree v1.1.3
+	github.com/stretchr/testify v1.12.1
+)
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -2,14 +2,14 @@
 // (Request, BatchRequest, Command, in JSON or MessagePack, those of
 // TemporalStore's Rust implementation — "the original" in comments below —
 // and the engine's own kinds), their translation to and from the engine's
-// commands (Translate, FromEngine), the reply shapes (ExecuteResponse,
+// commands, package api's (Translate, FromEngine), the reply shapes (ExecuteResponse,
 // BatchResponse, Response, Status) with their encoder (Encoder) and
 // decoding back to the engine's responses (Response.Engine), and the status
 // codes with the errors they stand for (Status.Err matches the engine's
 // sentinels with errors.Is).
 //
-// It imports no storage, no server and no metrics: package client is built
-// on it alone, package httpapi serves it.
+// It imports api and MessagePack, and no storage, server or metrics:
+// package client is built on the two, package httpapi serves them.
 //
 //	var r wire.ExecuteResponse
 //	_ = json.Unmarshal(body, &r)
