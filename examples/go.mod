@@ -6,6 +6,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
+	github.com/temporalstore/temporalstore-go/ferricstore v0.1.0
 	github.com/temporalstore/temporalstore-go/matrixcache v0.1.0
 	github.com/temporalstore/temporalstore-go/matrixobject v0.1.0
 	github.com/temporalstore/temporalstore-go/matrixraft v0.1.0
@@ -14,6 +15,7 @@ require (
 
 require (
 	github.com/DataDog/sketches-go v1.4.8 // indirect
+	github.com/google/btree v1.1.3 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect

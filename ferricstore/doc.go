@@ -1,21 +1,27 @@
-// Package ferricstore provides streams, pub/sub, durable flows and queues,
-// and a key-value store, served over RESP and usable directly from Go.
+// Package ferricstore is streams (and, to come, pub/sub and durable flows)
+// in the shape of Redis's, durable on its own logs and usable from Go
+// without a server; package commands serves them over RESP.
 //
-// # What this module owns
+//	st, err := ferricstore.Open(ferricstore.Options{Dir: "data/streams"})
+//	defer st.Close()
+//	x := st.Streams()
+//	id, _, err := x.Add(ctx, "orders", ferricstore.AddArgs{Fields: [][]byte{[]byte("sku"), []byte("42")}})
+//	err = x.CreateGroup(ctx, "orders", "billing", "0", false, stream.UnknownEntriesRead)
+//	es, err := x.ReadGroup(ctx, "orders", "billing", "worker-1", ">", 10, false)
+//	n, err := x.Ack(ctx, "orders", "billing", []stream.ID{es[0].ID})
 //
-//   - Streams: XADD, XRANGE, XREAD and consumer groups.
-//   - Pub/sub with exact and pattern subscriptions, fan-out, and isolation of
-//     slow consumers so one cannot stall the others.
-//   - Durable flows and queues with leases, fencing and retries.
-//   - A key-value store.
+// Keys are sharded by Redis Cluster's hash slot (CRC16 of the {hash tag}).
+// Each shard has a matrixraft/wal log and one writer goroutine: a write is
+// resolved against the shard's state (an XADD's ID, the time, what a read
+// delivers), applied, and logged with the other writes of its batch in one
+// append and one fsync; it returns once durable (Options.Async: once
+// written, synced every SyncInterval). Readers see durable state only.
+// Open replays the logs, restoring entries, groups, pending lists and
+// delivery counts exactly.
 //
-// The planned entry point is Open(Options).
-//
-// # Dependencies
-//
-// Durability and replication come from matrixraft. This module imports no
-// other module of this repository.
-//
-// So far the stream data type is built (package stream); the store, its
-// durability and its RESP commands are not.
+// The methods take Redis's arguments and return its errors (ErrNoSuchKey,
+// stream.ErrNoGroup, stream.ErrIDTooSmall, ...). Streams.Changes lets a
+// reader block until a shard changes. This module imports matrixraft and
+// no other module of this repository. Pub/sub, flows and queues are not
+// built yet.
 package ferricstore

@@ -22,6 +22,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/temporalstore/temporalstore-go/ferricstore"
+	"github.com/temporalstore/temporalstore-go/ferricstore/commands"
 	"github.com/temporalstore/temporalstore-go/matrixcache"
 	"github.com/temporalstore/temporalstore-go/matrixcache/cacheprom"
 	"github.com/temporalstore/temporalstore-go/matrixobject"
@@ -380,14 +382,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if c.respAddr != "" {
-		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
-			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: c.databases})
+		// Streams live in ferricstore, in a directory of their own, and
+		// their verbs are mounted on the engine's RESP listener.
+		streams, err := ferricstore.Open(ferricstore.Options{Dir: filepath.Join(c.dataDir, "streams"), Async: c.async, SyncInterval: c.syncInterval, Logger: log})
 		if err != nil {
+			e.Close()
+			return fmt.Errorf("streams: %w", err)
+		}
+		closers = append(closers, streams.Close)
+		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
+			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: c.databases,
+			Commands: streamCommands(streams)})
+		if err != nil {
+			shutdown()
 			e.Close()
 			return err
 		}
 		l, err := listen(c.respAddr)
 		if err != nil {
+			shutdown()
 			e.Close()
 			return fmt.Errorf("RESP: %w", err)
 		}
@@ -484,4 +497,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // machine, whatever shard count the machine's processors chose.
 func defaultTable(c config) temporalstore.TableOptions {
 	return temporalstore.TableOptions{Async: c.async, SyncInterval: c.syncInterval, Shards: c.shards, KeyGroups: temporalstore.PortableKeyGroups(c.shards)}
+}
+
+// streamCommands adapts ferricstore's stream verbs to the RESP server's
+// command table.
+func streamCommands(st *ferricstore.Store) []resp.Command {
+	var out []resp.Command
+	for _, c := range commands.Commands(st) {
+		run := c.Run
+		out = append(out, resp.Command{Name: c.Name, Arity: c.Arity, Write: c.Write, FirstKey: c.FirstKey, LastKey: c.LastKey,
+			KeyStep: c.KeyStep, Group: c.Group, Summary: c.Summary, Run: func(r *resp.Request) {
+				run(r.Context(), commands.Call{Args: r.Args, Protocol: r.Protocol(), NoBlock: !r.MayBlock()}, r.Reply())
+			}})
+	}
+	return out
 }

@@ -93,11 +93,15 @@ func ParseID(s string, missingSeq uint64) (ID, error) {
 
 // ParseStrictID reads an explicit ID, as XACK, XDEL, XCLAIM and MINID take
 // it: "ms-seq" or "ms" (sequence 0); not "-" or "+".
-func ParseStrictID(s string) (ID, error) {
+func ParseStrictID(s string) (ID, error) { return ParseStrictBound(s, 0) }
+
+// ParseStrictBound is ParseStrictID for an exclusive range bound ("(id"),
+// whose bare "ms" has the sequence missingSeq.
+func ParseStrictBound(s string, missingSeq uint64) (ID, error) {
 	if s == "-" || s == "+" {
 		return ID{}, ErrInvalidID
 	}
-	id, _, err := parseID(s, 0, false)
+	id, _, err := parseID(s, missingSeq, false)
 	return id, err
 }
 

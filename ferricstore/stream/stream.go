@@ -53,8 +53,6 @@ var (
 	ErrExhausted = errors.New("ERR The stream has exhausted the last possible ID, unable to add more items")
 	// ErrSetIDTooSmall: XSETID below the stream's top entry.
 	ErrSetIDTooSmall = errors.New("ERR The ID specified in XSETID is smaller than the target stream top item")
-	// ErrSetIDBelowDeleted: XSETID below the largest deleted ID.
-	ErrSetIDBelowDeleted = errors.New("ERR The ID specified in XSETID is smaller than current max_deleted_entry_id")
 	// ErrSetIDAdded: XSETID's ENTRIESADDED below the stream's length.
 	ErrSetIDAdded = errors.New("ERR The entries_added specified in XSETID is smaller than the target stream length")
 )
@@ -312,19 +310,12 @@ func (s *Stream) dropHead(end int) {
 }
 
 // SetID sets the last ID (XSETID), EntriesAdded unless added is
-// negative, and MaxDeletedID unless maxDeleted is 0-0, with Redis's checks
-// in Redis's order.
+// negative, and MaxDeletedID unless maxDeleted is 0-0, with redis-server
+// 7.0's checks in its order (an ID below MaxDeletedID is taken, as 7.0
+// takes it).
 func (s *Stream) SetID(id ID, added int64, maxDeleted ID) error {
-	if id.Less(s.MaxDeletedID) {
-		return ErrSetIDBelowDeleted
-	}
-	if s.Len() > 0 {
-		if last, _ := s.Last(); id.Less(last.ID) {
-			return ErrSetIDTooSmall
-		}
-		if added >= 0 && uint64(s.Len()) > uint64(added) {
-			return ErrSetIDAdded
-		}
+	if err := s.CheckSetID(id, added); err != nil {
+		return err
 	}
 	s.LastID = id
 	if added >= 0 {
@@ -332,6 +323,19 @@ func (s *Stream) SetID(id ID, added int64, maxDeleted ID) error {
 	}
 	if !maxDeleted.IsZero() {
 		s.MaxDeletedID = maxDeleted
+	}
+	return nil
+}
+
+// CheckSetID returns the error SetID would return, changing nothing.
+func (s *Stream) CheckSetID(id ID, added int64) error {
+	if s.Len() > 0 {
+		if last, _ := s.Last(); id.Less(last.ID) {
+			return ErrSetIDTooSmall
+		}
+		if added >= 0 && uint64(s.Len()) > uint64(added) {
+			return ErrSetIDAdded
+		}
 	}
 	return nil
 }

@@ -55,6 +55,11 @@ func (r *Request) Protocol() int {
 	return 2
 }
 
+// MayBlock reports whether the call may wait (a blocking read): not
+// inside MULTI/EXEC or a script, where Redis answers at once as if the
+// wait had timed out.
+func (r *Request) MayBlock() bool { return !r.c.inExec }
+
 // Reply is the writer of the call's reply: the one the built-in verbs
 // use, in the connection's protocol.
 func (r *Request) Reply() Reply { return Reply{c: r.c} }

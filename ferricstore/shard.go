@@ -1,0 +1,215 @@
+package ferricstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/temporalstore/temporalstore-go/ferricstore/stream"
+	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
+)
+
+// shard is one shard's streams, log and writer. Writes queue to the
+// writer, which resolves and applies each in turn and logs a batch with
+// one append (one fsync); readers take the read lock, which the writer
+// holds until the batch is durable, so they see durable state only.
+type shard struct {
+	id    int
+	store *Store
+	log   *wal.Log
+
+	mu      sync.RWMutex
+	streams map[string]*stream.Stream
+	// failed, once set (an append failed), refuses every call: what was
+	// applied may not be in the log.
+	failed error
+	// changed is closed, and replaced, once a batch of changes is
+	// durable, to wake blocked readers.
+	changed chan struct{}
+
+	qmu     sync.Mutex
+	queue   []*request
+	wake    chan struct{}
+	closing bool
+	stopped chan struct{}
+}
+
+// request is one write waiting for the writer.
+type request struct {
+	ctx context.Context
+	// resolve checks the write against the state (read-only) and returns
+	// the op to apply and log, or a result (and no op, code 0) when there
+	// is nothing to change.
+	resolve func(st map[string]*stream.Stream) (op, any, error)
+	res     any
+	err     error
+	done    chan struct{}
+}
+
+func openShard(st *Store, i int) (*shard, error) {
+	policy := wal.SyncAlways
+	if st.opts.Async {
+		policy = wal.SyncInterval
+	}
+	l, err := wal.Open(filepath.Join(st.opts.Dir, fmt.Sprintf("shard-%03d", i)), wal.Options{
+		Sync: policy, SyncInterval: st.opts.SyncInterval, Logger: st.opts.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &shard{id: i, store: st, log: l, streams: map[string]*stream.Stream{}, changed: make(chan struct{}), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	if err := s.replay(); err != nil {
+		l.Close()
+		return nil, err
+	}
+	go s.write()
+	return s, nil
+}
+
+// replay applies the log's records in order.
+func (s *shard) replay() error {
+	it := s.log.Iterator(s.log.FirstIndex())
+	defer it.Close()
+	for it.Next() {
+		rec := bytes.Clone(it.Value())
+		o, err := decodeOp(rec)
+		if err == nil {
+			_, err = apply(s.streams, &o)
+		}
+		if err != nil {
+			return fmt.Errorf("ferricstore: shard %d, record %d: %w", s.id, it.Index(), err)
+		}
+	}
+	return it.Err()
+}
+
+// do queues a write and waits for its result.
+func (s *shard) do(ctx context.Context, resolve func(st map[string]*stream.Stream) (op, any, error)) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := &request{ctx: ctx, resolve: resolve, done: make(chan struct{})}
+	s.qmu.Lock()
+	if s.closing {
+		s.qmu.Unlock()
+		return nil, ErrClosed
+	}
+	s.queue = append(s.queue, r)
+	s.qmu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	// The write is the writer's once queued: it completes even if ctx
+	// ends, as a logged record is applied whatever the caller does.
+	<-r.done
+	return r.res, r.err
+}
+
+// write is the shard's writer goroutine.
+func (s *shard) write() {
+	defer close(s.stopped)
+	var recs [][]byte
+	var buf []byte
+	for {
+		s.qmu.Lock()
+		batch := s.queue
+		s.queue = nil
+		closing := s.closing
+		s.qmu.Unlock()
+		if len(batch) == 0 {
+			if closing {
+				return
+			}
+			<-s.wake
+			continue
+		}
+		recs, buf = recs[:0], buf[:0]
+		var logged []*request
+		s.mu.Lock()
+		for _, r := range batch {
+			if s.failed != nil {
+				r.err = s.failed
+				continue
+			}
+			if err := r.ctx.Err(); err != nil {
+				r.err = err
+				continue
+			}
+			o, res, err := r.resolve(s.streams)
+			if err != nil || o.code == 0 {
+				r.res, r.err = res, err
+				continue
+			}
+			r.res, r.err = apply(s.streams, &o)
+			if r.err != nil {
+				// A resolve that does not fit its own apply is a bug;
+				// the shard's state may be half changed.
+				s.failed = fmt.Errorf("%w: %v", ErrFailed, r.err)
+				continue
+			}
+			start := len(buf)
+			buf = o.encode(buf)
+			recs = append(recs, buf[start:len(buf):len(buf)])
+			logged = append(logged, r)
+		}
+		if len(recs) > 0 {
+			if _, err := s.log.AppendBatch(context.Background(), recs); err != nil {
+				s.failed = fmt.Errorf("%w: %v", ErrFailed, err)
+				for _, r := range logged {
+					r.res, r.err = nil, s.failed
+				}
+			}
+			close(s.changed)
+			s.changed = make(chan struct{})
+		}
+		s.mu.Unlock()
+		for _, r := range batch {
+			close(r.done)
+		}
+	}
+}
+
+// read runs fn under the read lock.
+func (s *shard) read(fn func(st map[string]*stream.Stream) error) error {
+	if s.store.closed.Load() {
+		return ErrClosed
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.failed != nil {
+		return s.failed
+	}
+	return fn(s.streams)
+}
+
+// changes returns a channel closed at the shard's next durable change.
+func (s *shard) changes() <-chan struct{} {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.changed
+}
+
+// close stops the writer once the queue is drained, and closes the log.
+func (s *shard) close() error {
+	s.qmu.Lock()
+	s.closing = true
+	s.qmu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	<-s.stopped
+	return s.log.Close()
+}
+
+// Errors of the store.
+var (
+	// ErrClosed: the store is closed.
+	ErrClosed = errors.New("ferricstore: closed")
+	// ErrFailed: a shard's log failed; it refuses every call from then on.
+	ErrFailed = errors.New("ferricstore: shard failed")
+)
