@@ -16,8 +16,10 @@
 // delivers), applied, and logged with the other writes of its batch in one
 // append and one fsync; it returns once durable (Options.Async: once
 // written, synced every SyncInterval). Readers see durable state only.
-// Open replays the logs, restoring entries, groups, pending lists and
-// delivery counts exactly.
+// Every Options.SnapshotEvery records a shard writes a snapshot of its
+// state and lets the log before it go; Open loads the snapshots and
+// replays the logs after them, restoring entries, groups, pending lists
+// and delivery counts exactly.
 //
 // The methods take Redis's arguments and return its errors (ErrNoSuchKey,
 // stream.ErrNoGroup, stream.ErrIDTooSmall, ...). Streams.Changes lets a

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -20,6 +21,10 @@ type shard struct {
 	id    int
 	store *Store
 	log   *wal.Log
+	// snapDir holds the shard's snapshot; snapIndex is the log index the
+	// last one was taken at.
+	snapDir   string
+	snapIndex uint64
 
 	mu      sync.RWMutex
 	streams map[string]*stream.Stream
@@ -60,7 +65,12 @@ func openShard(st *Store, i int) (*shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &shard{id: i, store: st, log: l, streams: map[string]*stream.Stream{}, changed: make(chan struct{}), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	snapDir := filepath.Join(st.opts.Dir, "snapshots", fmt.Sprintf("shard-%03d", i))
+	if err := os.MkdirAll(snapDir, 0o755); err != nil {
+		l.Close()
+		return nil, err
+	}
+	s := &shard{id: i, store: st, log: l, snapDir: snapDir, streams: map[string]*stream.Stream{}, changed: make(chan struct{}), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	if err := s.replay(); err != nil {
 		l.Close()
 		return nil, err
@@ -69,9 +79,28 @@ func openShard(st *Store, i int) (*shard, error) {
 	return s, nil
 }
 
-// replay applies the log's records in order.
+// replay loads the newest snapshot and applies the log's records after
+// it in order.
 func (s *shard) replay() error {
-	it := s.log.Iterator(s.log.FirstIndex())
+	streams, index, err := loadSnapshot(s.snapDir, func(name string, err error) {
+		s.store.opts.Logger.Warn("ferricstore: snapshot skipped", "file", name, "err", err)
+	})
+	if err != nil {
+		return err
+	}
+	s.streams, s.snapIndex = streams, index
+	if last := s.log.LastIndex(); index > last {
+		// The snapshot outlived the log's unsynced tail (an async shard
+		// after a machine crash): the log goes on after the snapshot.
+		if err := s.log.Reset(context.Background(), index+1); err != nil {
+			return err
+		}
+		return nil
+	}
+	if first := s.log.FirstIndex(); first > index+1 {
+		return fmt.Errorf("ferricstore: shard %d: the log starts at %d, after the snapshot's %d: records are missing", s.id, first, index)
+	}
+	it := s.log.Iterator(index + 1)
 	defer it.Close()
 	for it.Next() {
 		rec := bytes.Clone(it.Value())
@@ -166,10 +195,32 @@ func (s *shard) write() {
 			close(s.changed)
 			s.changed = make(chan struct{})
 		}
+		var snap []byte
+		var snapAt uint64
+		if s.failed == nil && s.log.LastIndex()-s.snapIndex >= uint64(s.store.opts.SnapshotEvery) {
+			snapAt = s.log.LastIndex()
+			snap = encodeSnapshot(s.streams, snapAt)
+		}
 		s.mu.Unlock()
+		if snap != nil {
+			s.snapshot(snap, snapAt)
+		}
 		for _, r := range batch {
 			close(r.done)
 		}
+	}
+}
+
+// snapshot writes a snapshot taken at index and lets the log before it
+// go. A failure is logged: the log still holds everything.
+func (s *shard) snapshot(data []byte, index uint64) {
+	if err := writeSnapshot(s.snapDir, index, data); err != nil {
+		s.store.opts.Logger.Error("ferricstore: snapshot failed", "shard", s.id, "err", err)
+		return
+	}
+	s.snapIndex = index
+	if err := s.log.TruncateFront(context.Background(), index+1); err != nil {
+		s.store.opts.Logger.Error("ferricstore: log truncation failed", "shard", s.id, "err", err)
 	}
 }
 

@@ -15,6 +15,8 @@ const (
 	DefaultShards = 4
 	// DefaultSyncInterval is Options.SyncInterval's default.
 	DefaultSyncInterval = 10 * time.Millisecond
+	// DefaultSnapshotEvery is Options.SnapshotEvery's default.
+	DefaultSnapshotEvery = 100_000
 )
 
 // Options configure a Store.
@@ -33,6 +35,10 @@ type Options struct {
 	SyncInterval time.Duration
 	// Now is the clock (IDs, delivery and idle times). Default: time.Now.
 	Now func() time.Time
+	// SnapshotEvery is how many log records a shard appends between
+	// snapshots of its state, after which the log before the snapshot
+	// is let go. Default: DefaultSnapshotEvery.
+	SnapshotEvery int
 	// Logger receives recovery events. Default: discarded.
 	Logger *slog.Logger
 }
@@ -56,8 +62,11 @@ func Open(opts Options) (*Store, error) {
 	if opts.Dir == "" {
 		return nil, fmt.Errorf("%w: Dir is required", ErrInvalidOptions)
 	}
-	if opts.Shards < 0 || opts.SyncInterval < 0 {
-		return nil, fmt.Errorf("%w: negative Shards or SyncInterval", ErrInvalidOptions)
+	if opts.Shards < 0 || opts.SyncInterval < 0 || opts.SnapshotEvery < 0 {
+		return nil, fmt.Errorf("%w: negative Shards, SyncInterval or SnapshotEvery", ErrInvalidOptions)
+	}
+	if opts.SnapshotEvery == 0 {
+		opts.SnapshotEvery = DefaultSnapshotEvery
 	}
 	if opts.Shards == 0 {
 		opts.Shards = DefaultShards

@@ -3,6 +3,7 @@ package ferricstore
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,9 +20,12 @@ type clock struct{ ms atomic.Int64 }
 
 func (c *clock) now() time.Time { return time.UnixMilli(c.ms.Load()) }
 
-func open(t *testing.T, dir string, clk *clock) *Store {
+func open(t *testing.T, dir string, clk *clock) *Store { return openEvery(t, dir, clk, 0) }
+
+// openEvery opens with a snapshot every n records (0: the default).
+func openEvery(t *testing.T, dir string, clk *clock, n int) *Store {
 	t.Helper()
-	st, err := Open(Options{Dir: dir, Shards: 3, Now: clk.now})
+	st, err := Open(Options{Dir: dir, Shards: 3, Now: clk.now, SnapshotEvery: n})
 	require.NoError(t, err)
 	return st
 }
@@ -183,12 +187,20 @@ func dump(t *testing.T, st *Store, keys []string) string {
 }
 
 // Reopening restores every stream exactly: entries, IDs, counters,
-// groups, consumers, pending entries and delivery counts.
+// groups, consumers, pending entries and delivery counts; from the log
+// alone, and from snapshots taken every 7 records with the log before
+// them let go.
 func TestReopenRestoresEverything(t *testing.T) {
+	for _, every := range []int{0, 7} {
+		t.Run(fmt.Sprint("snapshot every ", every), func(t *testing.T) { testReopen(t, every) })
+	}
+}
+
+func testReopen(t *testing.T, every int) {
 	clk := &clock{}
 	clk.ms.Store(1_000_000)
 	dir := t.TempDir()
-	st := open(t, dir, clk)
+	st := openEvery(t, dir, clk, every)
 	ctx := t.Context()
 	x := st.Streams()
 	keys := []string{"a", "b", "{t}c", "{t}d", "gone"}
@@ -230,9 +242,23 @@ func TestReopenRestoresEverything(t *testing.T) {
 	all := append(keys, "new")
 	before := dump(t, st, all)
 	require.NoError(t, st.Close())
-	st = open(t, dir, clk)
+	st = openEvery(t, dir, clk, every)
+	require.Equal(t, before, dump(t, st, all))
+	// Once more, after writes on the reopened store.
+	_, _, err = x.Add(ctx, "a", AddArgs{Fields: kv("after", "reopen")})
+	require.ErrorIs(t, err, ErrClosed, "the closed store's handle")
+	x = st.Streams()
+	_, _, err = x.Add(ctx, "a", AddArgs{Fields: kv("after", "reopen")})
+	require.NoError(t, err)
+	before = dump(t, st, all)
+	require.NoError(t, st.Close())
+	st = openEvery(t, dir, clk, every)
 	defer st.Close()
 	require.Equal(t, before, dump(t, st, all))
+	if every > 0 {
+		snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "snapshot-*"))
+		require.NotEmpty(t, snaps)
+	}
 	require.Contains(t, before, "pending")
 	require.Contains(t, before, "consumer carol")
 }

@@ -123,6 +123,25 @@ func (g *Group) CreateConsumer(name string, nowMs int64) (*Consumer, bool) {
 	return c, true
 }
 
+// RestoreConsumer recreates a consumer as a snapshot holds it.
+func (g *Group) RestoreConsumer(name string, seen, active int64) {
+	c, _ := g.CreateConsumer(name, seen)
+	c.SeenTime, c.ActiveTime = seen, active
+}
+
+// RestorePending recreates a PEL entry as a snapshot holds it; false if
+// its consumer does not exist.
+func (g *Group) RestorePending(id ID, consumer string, deliveryTime int64, count uint64) bool {
+	c := g.consumers[consumer]
+	if c == nil {
+		return false
+	}
+	p := &Pending{ID: id, DeliveryTime: deliveryTime, DeliveryCount: count}
+	g.pel.ReplaceOrInsert(p)
+	g.give(p, c)
+	return true
+}
+
 // seen returns consumer name, created if need be, its SeenTime set.
 func (g *Group) seen(name string, nowMs int64) *Consumer {
 	c, _ := g.CreateConsumer(name, nowMs)
