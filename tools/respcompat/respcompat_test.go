@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/temporalstore/temporalstore-go/ferricstore"
+	"github.com/temporalstore/temporalstore-go/ferricstore/commands"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
@@ -125,6 +127,34 @@ func TestRedisPyNewVerbsMatchRedis(t *testing.T) {
 			out, err := exec.CommandContext(t.Context(), py, "testdata/redispy_newverbs.py", port, strconv.Itoa(redisPort), proto).CombinedOutput()
 			require.NoError(t, err, string(out))
 			require.Contains(t, string(out), "redis-py new verbs ok")
+		})
+	}
+}
+
+// TestRedisPyStreamsMatchRedis runs redis-py's stream methods on our
+// server, with ferricstore's verbs mounted as examples/server mounts
+// them, and on redis-server, in RESP2 and RESP3.
+func TestRedisPyStreamsMatchRedis(t *testing.T) {
+	py := pyvenv.Python(t, "redispy", "redis=="+redisPyVersion)
+	redisPort := startRedis(t)
+	st, err := ferricstore.Open(ferricstore.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	var cmds []resp.Command
+	for _, c := range commands.Commands(st) {
+		run := c.Run
+		cmds = append(cmds, resp.Command{Name: c.Name, Arity: c.Arity, Write: c.Write, FirstKey: c.FirstKey, LastKey: c.LastKey,
+			KeyStep: c.KeyStep, Run: func(r *resp.Request) {
+				run(r.Context(), commands.Call{Args: r.Args, Protocol: r.Protocol(), NoBlock: !r.MayBlock()}, r.Reply())
+			}})
+	}
+	addr := startServer(t, resp.Options{Commands: cmds})
+	_, port, _ := net.SplitHostPort(addr)
+	for _, proto := range []string{"2", "3"} {
+		t.Run("resp"+proto, func(t *testing.T) {
+			out, err := exec.CommandContext(t.Context(), py, "testdata/redispy_streams.py", port, strconv.Itoa(redisPort), proto).CombinedOutput()
+			require.NoError(t, err, string(out))
+			require.Contains(t, string(out), "redis-py streams ok")
 		})
 	}
 }
