@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/temporalstore/temporalstore-go/ferricstore/stream"
 	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
@@ -34,6 +35,7 @@ type shard struct {
 	// changed is closed, and replaced, once a batch of changes is
 	// durable, to wake blocked readers.
 	changed chan struct{}
+	stats   struct{ writes, batches, deliveries, snapshots atomic.Uint64 }
 
 	qmu     sync.Mutex
 	queue   []*request
@@ -180,12 +182,17 @@ func (s *shard) write() {
 				s.failed = fmt.Errorf("%w: %v", ErrFailed, r.err)
 				continue
 			}
+			if o.code == opReadNew || o.code == opReadHistory || o.code == opClaim || o.code == opAutoClaim {
+				s.stats.deliveries.Add(delivered(r.res))
+			}
 			start := len(buf)
 			buf = o.encode(buf)
 			recs = append(recs, buf[start:len(buf):len(buf)])
 			logged = append(logged, r)
 		}
 		if len(recs) > 0 {
+			s.stats.writes.Add(uint64(len(recs)))
+			s.stats.batches.Add(1)
 			if _, err := s.log.AppendBatch(context.Background(), recs); err != nil {
 				s.failed = fmt.Errorf("%w: %v", ErrFailed, err)
 				for _, r := range logged {
@@ -219,6 +226,7 @@ func (s *shard) snapshot(data []byte, index uint64) {
 		return
 	}
 	s.snapIndex = index
+	s.stats.snapshots.Add(1)
 	if err := s.log.TruncateFront(context.Background(), index+1); err != nil {
 		s.store.opts.Logger.Error("ferricstore: log truncation failed", "shard", s.id, "err", err)
 	}

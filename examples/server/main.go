@@ -24,6 +24,7 @@ import (
 
 	"github.com/temporalstore/temporalstore-go/ferricstore"
 	"github.com/temporalstore/temporalstore-go/ferricstore/commands"
+	"github.com/temporalstore/temporalstore-go/ferricstore/ferricprom"
 	"github.com/temporalstore/temporalstore-go/matrixcache"
 	"github.com/temporalstore/temporalstore-go/matrixcache/cacheprom"
 	"github.com/temporalstore/temporalstore-go/matrixobject"
@@ -390,6 +391,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("streams: %w", err)
 		}
 		closers = append(closers, streams.Close)
+		reg.MustRegister(ferricprom.NewCollector(streams))
 		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
 			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: c.databases,
 			Commands: streamCommands(streams)})

@@ -130,6 +130,7 @@ func TestServeStopRestart(t *testing.T) {
 	require.Regexp(t, `matrixcache_tier_hits_total\{tier="dram"\} [0-9]`, string(body))
 	require.Contains(t, string(body), `temporalstore_record_cache_entries `)
 	require.Contains(t, string(body), `go_goroutines `)
+	require.Regexp(t, `ferricstore_stream_entries\{shard="\d"\} 0`, string(body), "the streams' figures, on the same registry")
 	require.NoError(t, srv.stop(), srv.log())
 	require.Contains(t, srv.log(), "msg=stopped")
 	images, _ := filepath.Glob(filepath.Join(data, "engine", "*", "*", "*", "checkpoint-*.img"))

@@ -1,0 +1,11 @@
+// Package ferricprom exports a ferricstore Store's figures to Prometheus:
+// per shard the streams, entries, groups and pending entries it holds,
+// and the writes, batches, deliveries, snapshots, log records, log bytes
+// and fsyncs since the store opened, each labelled with its shard.
+//
+//	reg.MustRegister(ferricprom.NewCollector(store))
+//
+// The figures are read at scrape time (Store.Stats), so a scrape walks
+// each shard's streams under its read lock. It is the only package of
+// the module that imports Prometheus.
+package ferricprom
