@@ -25,6 +25,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/ferricstore"
 	"github.com/temporalstore/temporalstore-go/ferricstore/commands"
 	"github.com/temporalstore/temporalstore-go/ferricstore/ferricprom"
+	"github.com/temporalstore/temporalstore-go/ferricstore/pubsub"
 	"github.com/temporalstore/temporalstore-go/matrixcache"
 	"github.com/temporalstore/temporalstore-go/matrixcache/cacheprom"
 	"github.com/temporalstore/temporalstore-go/matrixobject"
@@ -394,7 +395,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		reg.MustRegister(ferricprom.NewCollector(streams))
 		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
 			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: c.databases,
-			Commands: streamCommands(streams)})
+			Commands: mount(append(commands.Commands(streams), commands.PubSubCommands(pubsub.NewBroker())...))})
 		if err != nil {
 			shutdown()
 			e.Close()
@@ -501,15 +502,15 @@ func defaultTable(c config) temporalstore.TableOptions {
 	return temporalstore.TableOptions{Async: c.async, SyncInterval: c.syncInterval, Shards: c.shards, KeyGroups: temporalstore.PortableKeyGroups(c.shards)}
 }
 
-// streamCommands adapts ferricstore's stream verbs to the RESP server's
-// command table.
-func streamCommands(st *ferricstore.Store) []resp.Command {
+// mount adapts ferricstore's verbs (streams, pub/sub) to the RESP
+// server's command table.
+func mount(cmds []commands.Command) []resp.Command {
 	var out []resp.Command
-	for _, c := range commands.Commands(st) {
+	for _, c := range cmds {
 		run := c.Run
-		out = append(out, resp.Command{Name: c.Name, Arity: c.Arity, Write: c.Write, FirstKey: c.FirstKey, LastKey: c.LastKey,
-			KeyStep: c.KeyStep, Group: c.Group, Summary: c.Summary, Run: func(r *resp.Request) {
-				run(r.Context(), commands.Call{Args: r.Args, Protocol: r.Protocol(), NoBlock: !r.MayBlock()}, r.Reply())
+		out = append(out, resp.Command{Name: c.Name, Arity: c.Arity, Write: c.Write, Connection: c.Connection, FirstKey: c.FirstKey,
+			LastKey: c.LastKey, KeyStep: c.KeyStep, Group: c.Group, Summary: c.Summary, Run: func(r *resp.Request) {
+				run(r.Context(), commands.Call{Args: r.Args, Protocol: r.Protocol(), NoBlock: !r.MayBlock(), Conn: r}, r.Reply())
 			}})
 	}
 	return out

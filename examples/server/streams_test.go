@@ -119,6 +119,16 @@ func startRedis(t *testing.T) string {
 	return ""
 }
 
+// serveStreams builds and starts the server with RESP alone, and returns
+// its address; the server stops with the test.
+func serveStreams(t *testing.T) string {
+	bin := buildServer(t)
+	respAddr := freeAddr(t)
+	srv := startServer(t, bin, "--data", t.TempDir(), "--resp", respAddr, "--http", "", "--s3", "", "--shards", "2")
+	t.Cleanup(func() { srv.stop() })
+	return respAddr
+}
+
 // buildServer builds this package's binary once per test.
 func buildServer(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "server")
@@ -161,10 +171,7 @@ var streamCases = [][]string{
 
 func TestStreamsRepliesMatchRedis(t *testing.T) {
 	redisAddr := startRedis(t)
-	bin := buildServer(t)
-	respAddr := freeAddr(t)
-	srv := startServer(t, bin, "--data", t.TempDir(), "--resp", respAddr, "--http", "", "--s3", "", "--shards", "2")
-	defer srv.stop()
+	respAddr := serveStreams(t)
 	for _, proto := range []string{"2", "3"} {
 		for i, seq := range streamCases {
 			t.Run(fmt.Sprintf("resp%s/case%d", proto, i), func(t *testing.T) {
@@ -204,10 +211,7 @@ func TestStreamsRepliesMatchRedis(t *testing.T) {
 // go-redis drives the consumer-group flow over RESP2 and RESP3, with a
 // blocking read woken by another client's XADD.
 func TestStreamsWithGoRedis(t *testing.T) {
-	bin := buildServer(t)
-	respAddr := freeAddr(t)
-	srv := startServer(t, bin, "--data", t.TempDir(), "--resp", respAddr, "--http", "", "--s3", "", "--shards", "2")
-	defer srv.stop()
+	respAddr := serveStreams(t)
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprint("resp", proto), func(t *testing.T) {
 			ctx := t.Context()

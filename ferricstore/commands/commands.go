@@ -35,8 +35,10 @@ type Command struct {
 	// Name is the verb; Arity Redis's (negative: at least).
 	Name  string
 	Arity int
-	// Write marks a verb that changes data.
-	Write bool
+	// Write marks a verb that changes data; Connection one that acts on
+	// the connection (the pub/sub verbs: a host refuses them inside MULTI
+	// and to scripts).
+	Write, Connection bool
 	// FirstKey, LastKey and KeyStep say where its keys are.
 	FirstKey, LastKey, KeyStep int
 	Group, Summary             string
@@ -55,6 +57,9 @@ type Call struct {
 	// NoBlock makes a BLOCK read answer at once, as inside MULTI or a
 	// script.
 	NoBlock bool
+	// Conn is the connection, which the pub/sub verbs need (nil: they
+	// refuse).
+	Conn Conn
 }
 
 // simple adapts a handler that needs only the arguments.

@@ -88,8 +88,18 @@ func (s *Subscriber) total() int { return len(s.channels) + len(s.patterns) + le
 // returns the count after it (Count, or ShardCount for shard), and
 // false when s is at MaxSubscriptions. Subscribing again changes nothing.
 func (b *Broker) Subscribe(s *Subscriber, channel string, shard bool) (int, bool) {
+	return b.SubscribeThen(s, channel, shard, nil)
+}
+
+// SubscribeThen is Subscribe calling confirm (when not nil) with the
+// count before any publish can reach the new subscription, so that a
+// confirmation queued by confirm precedes the first message.
+func (b *Broker) SubscribeThen(s *Subscriber, channel string, shard bool, confirm func(count int)) (n int, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if confirm != nil {
+		defer func() { confirm(n) }()
+	}
 	set, index := s.channels, b.channels
 	if shard {
 		set, index = s.shardChannels, b.shardChannels
@@ -132,8 +142,16 @@ func (b *Broker) Unsubscribe(s *Subscriber, channel string, shard bool) int {
 // PSubscribe subscribes s to pattern and returns Count after it; false
 // when s is at MaxSubscriptions.
 func (b *Broker) PSubscribe(s *Subscriber, pattern string) (int, bool) {
+	return b.PSubscribeThen(s, pattern, nil)
+}
+
+// PSubscribeThen is PSubscribe calling confirm as SubscribeThen does.
+func (b *Broker) PSubscribeThen(s *Subscriber, pattern string, confirm func(count int)) (n int, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if confirm != nil {
+		defer func() { confirm(n) }()
+	}
 	if !slices.Contains(s.patterns, pattern) {
 		if s.total() >= MaxSubscriptions {
 			return b.countLocked(s, false), false

@@ -11,6 +11,7 @@ var commandDocs = map[string][2]string{
 	"hello":    {"connection", "Switches the protocol (RESP2 or RESP3), optionally authenticating, and returns the server's details."},
 	"ping":     {"connection", "Returns PONG, or the given message."},
 	"quit":     {"connection", "Closes the connection."},
+	"reset":    {"connection", "Resets the connection: no transaction, watches or subscriptions, database 0, RESP2."},
 	"select":   {"connection", "Changes the selected database."},
 	"move":     {"generic", "Moves a key to another database."},
 	"swapdb":   {"server", "Swaps two Redis databases."},

@@ -178,6 +178,10 @@ func (c *conn) dispatch(args [][]byte) {
 		c.refuse(spec, fmt.Sprintf("NOPERM this user has no permissions to run the '%s' command", spec.name))
 		return
 	}
+	if c.subscribedRESP2() && !subscribedVerbs[spec.name] {
+		c.refuse(spec, fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", spec.name))
+		return
+	}
 	if c.tx != nil && spec.flags&flagTxControl == 0 {
 		if spec.flags&flagNoTx != 0 {
 			c.refuse(spec, "ERR Command not allowed inside a transaction")

@@ -19,6 +19,17 @@ import (
 func registerConnection() {
 	register(
 		&cmdSpec{name: "ping", arity: -1, flags: flagNoAuth, run: func(c *conn, args [][]byte) {
+			if c.subscribedRESP2() && len(args) <= 2 {
+				// Subscribed, RESP2: a pong frame like a message's.
+				c.w.array(2)
+				c.w.bulkString("pong")
+				if len(args) == 2 {
+					c.w.bulk(args[1])
+				} else {
+					c.w.bulkString("")
+				}
+				return
+			}
 			switch len(args) {
 			case 1:
 				c.w.simple("PONG")
@@ -28,6 +39,7 @@ func registerConnection() {
 				c.errorf("ERR wrong number of arguments for 'ping' command")
 			}
 		}},
+		&cmdSpec{name: "reset", arity: 1, flags: flagNoAuth | flagTxControl, run: cmdReset},
 		&cmdSpec{name: "echo", arity: 2, run: func(c *conn, args [][]byte) { c.w.bulk(args[1]) }},
 		&cmdSpec{name: "auth", arity: -2, flags: flagNoAuth | flagNoTx, run: cmdAuth},
 		&cmdSpec{name: "hello", arity: -1, flags: flagNoAuth | flagNoTx, run: cmdHello},
@@ -672,4 +684,22 @@ func cmdClientKill(c *conn, args [][]byte) {
 		}
 	}
 	c.w.int(kill(id, addr, laddr, skipMe))
+}
+
+// cmdReset is RESET: the connection as a new one would be (no
+// transaction, watches, subscriptions or name; database 0; RESP2; replies
+// on; unauthenticated where a token is required).
+func cmdReset(c *conn, _ [][]byte) {
+	c.tx = nil
+	c.unwatch()
+	c.closePush()
+	c.push.subscriptions = 0
+	c.selectDB(0)
+	c.reply = replyOn
+	c.w.resp3 = false
+	c.name = ""
+	if c.s.authRequired() {
+		c.access = accessNone
+	}
+	c.w.simple("RESET")
 }

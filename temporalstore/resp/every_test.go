@@ -52,6 +52,8 @@ var everyCommandSteps = map[string][]step{
 	"hello":   {ok(anyReply, "HELLO", "2"), bad("NOPROTO", "HELLO", "4")},
 	"info":    {ok(anyReply, "INFO", "server"), ok(anyReply, "INFO")},
 	"latency": {ok(anyReply, "LATENCY", "HISTOGRAM", "get"), bad("ERR", "LATENCY", "NOSUCH")},
+	"reset": {ok("OK", "SELECT", "1"), ok("RESET", "RESET"), ok("OK", "SET", "reset:k", "v"), ok("OK", "SELECT", "0"), ok("v", "GET", "reset:k"),
+		bad("ERR wrong number of arguments for 'reset' command", "RESET", "x")},
 	"select": {ok("OK", "SELECT", "1"), ok("OK", "SET", "select:k", "v"), ok("v", "GET", "select:k"), ok("OK", "SELECT", "0"),
 		ok(int64(0), "EXISTS", "select:k"), bad("ERR DB index is out of range", "SELECT", "16"), bad("ERR DB index is out of range", "SELECT", "-1"),
 		bad("ERR value is not an integer", "SELECT", "x")},

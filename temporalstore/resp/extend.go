@@ -23,6 +23,9 @@ type Command struct {
 	Arity int
 	// Write marks a verb that changes data: refused to read-only tokens.
 	Write bool
+	// Connection marks a verb that acts on the connection itself (the
+	// pub/sub verbs): refused inside MULTI and to scripts.
+	Connection bool
 	// FirstKey, LastKey (negative: from the end) and KeyStep say where
 	// its keys are, as COMMAND reports them; FirstKey 0 when it has none.
 	FirstKey, LastKey, KeyStep int
@@ -135,6 +138,9 @@ func extend(cmds []Command) (commandTable, error) {
 			run: func(cn *conn, args [][]byte) { run(&Request{c: cn, Args: args}) }}
 		if c.Write {
 			spec.flags |= flagWrite
+		}
+		if c.Connection {
+			spec.flags |= flagNoTx | flagNoScript
 		}
 		t.byName[name] = spec
 		t.list = append(t.list, spec)

@@ -73,6 +73,10 @@ type Options struct {
 	// Commands are verbs added to the built-in ones, served on the same
 	// connections (see Command). Default: none.
 	Commands []Command
+	// PushLimits bound a connection's queue of pushed frames (see
+	// Request.Push). Default: DefaultPushLimits; a negative Hard turns
+	// the bounds off.
+	PushLimits PushLimits
 }
 
 // Server serves RESP connections.
@@ -121,6 +125,8 @@ type serverStats struct {
 	connections, commands, errors atomic.Int64
 	// panics counts the panics contained while serving requests.
 	panics atomic.Int64
+	// pushDrops counts the connections closed for their push queue.
+	pushDrops atomic.Int64
 	// errorCodes counts the error replies by code (INFO errorstats).
 	errorCodes errorCodes
 }
@@ -147,6 +153,12 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Databases == 0 {
 		opts.Databases = DefaultDatabases
+	}
+	switch {
+	case opts.PushLimits == PushLimits{}:
+		opts.PushLimits = DefaultPushLimits
+	case opts.PushLimits.Hard < 0:
+		opts.PushLimits = PushLimits{}
 	}
 	if opts.Databases < 0 || opts.Databases > MaxDatabases {
 		return nil, fmt.Errorf("%w: Databases %d (1..%d)", ErrInvalidOptions, opts.Databases, MaxDatabases)
@@ -336,6 +348,8 @@ type conn struct {
 	// script is the connection the commands of the connection's scripts
 	// run on (scripted).
 	script *scriptConn
+	// push is the connection's queue of pushed frames (push.go).
+	push pushState
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -356,6 +370,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.cancel()
+	defer c.closePush()
 	defer c.unwatch()
 	var st serveState
 	for !c.quit && c.serveNext(&st) {
@@ -408,6 +423,8 @@ func (c *conn) serveNext(st *serveState) (more bool) {
 	if len(args) == 0 {
 		return true
 	}
+	c.beginServe()
+	defer c.endServe()
 	mark = c.w.produced()
 	if r := c.runFor(args, &st.sets, &st.gets); r != nil && c.r.br.Buffered() > 0 {
 		// Pipelined plain SETs, or GETs, already buffered are
@@ -424,7 +441,7 @@ func (c *conn) serveNext(st *serveState) (more bool) {
 	// Flush once nothing more is buffered: a pipeline's replies go
 	// out in one write.
 	if !st.havePending && (c.r.br.Buffered() == 0 || c.quit) {
-		if err := c.w.bw.Flush(); err != nil {
+		if err := c.flushReplies(); err != nil {
 			return false
 		}
 		// No yield here: a yielded connection waits on the
