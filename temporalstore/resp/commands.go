@@ -165,7 +165,7 @@ func (c *conn) dispatch(args [][]byte) {
 		c.txFail()
 		return
 	}
-	c.last = spec.name
+	c.last.Store(&spec.name)
 	if (spec.arity > 0 && len(args) != spec.arity) || (spec.arity < 0 && len(args) < -spec.arity) {
 		c.refuse(spec, fmt.Sprintf("ERR wrong number of arguments for '%s' command", spec.name))
 		return

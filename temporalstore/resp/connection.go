@@ -111,7 +111,7 @@ func cmdHello(c *conn, args [][]byte) {
 			c.access = a
 			i += 2
 		case is(args[i], "setname") && i+1 < len(args):
-			c.name = string(args[i+1])
+			c.setIdentity(string(args[i+1]), c.w.resp3)
 			i++
 		default:
 			c.errorf("ERR Syntax error in HELLO option '%s'", args[i])
@@ -123,7 +123,7 @@ func cmdHello(c *conn, args [][]byte) {
 		return
 	}
 	if proto != 0 {
-		c.w.resp3 = proto == 3
+		c.setIdentity(c.name, proto == 3)
 	}
 	ver := 2
 	if c.w.resp3 {
@@ -371,7 +371,7 @@ func writeCommandInfo(c *conn, s *cmdSpec) {
 func cmdClient(c *conn, args [][]byte) {
 	switch {
 	case is(args[1], "setname") && len(args) == 3:
-		c.name = string(args[2])
+		c.setIdentity(string(args[2]), c.w.resp3)
 		c.w.ok()
 	case is(args[1], "getname") && len(args) == 2:
 		if c.name == "" {
@@ -441,9 +441,27 @@ func cmdClient(c *conn, args [][]byte) {
 	}
 }
 
+// describe is c's CLIENT LIST line; the caller holds c.s.mu, under which
+// another connection's name and protocol change.
 func (c *conn) describe() string {
 	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=%d resp=%d cmd=%s",
-		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.since).Seconds()), c.db.Load(), map[bool]int{false: 2, true: 3}[c.w.resp3], c.last)
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.since).Seconds()), c.db.Load(), map[bool]int{false: 2, true: 3}[c.w.resp3], c.lastName())
+}
+
+// lastName is the last command's name ("" before the first).
+func (c *conn) lastName() string {
+	if p := c.last.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// setIdentity changes the name and protocol CLIENT LIST shows, under the
+// server's lock.
+func (c *conn) setIdentity(name string, resp3 bool) {
+	c.s.mu.Lock()
+	c.name, c.w.resp3 = name, resp3
+	c.s.mu.Unlock()
 }
 
 // cmdConfig answers CONFIG GET for the few parameters clients read at
@@ -696,8 +714,7 @@ func cmdReset(c *conn, _ [][]byte) {
 	c.push.subscriptions = 0
 	c.selectDB(0)
 	c.reply = replyOn
-	c.w.resp3 = false
-	c.name = ""
+	c.setIdentity("", false)
 	if c.s.authRequired() {
 		c.access = accessNone
 	}

@@ -119,7 +119,7 @@ func (r *setRun) run(c *conn) {
 		e := r.ends[i]
 		return [][]byte{[]byte("set"), r.arena[from:e[0]], r.arena[e[0]:e[1]]}
 	})
-	c.last = "set"
+	c.last.Store(&lastSet)
 	clear(r.errs) // keeps no error alive
 	r.arena, r.ends = r.arena[:0], r.ends[:0]
 }
@@ -182,7 +182,7 @@ func (r *getRun) run(c *conn) {
 	c.countRun(getSpec, len(reads), c.s.clock()-began, failed, func(i int) [][]byte {
 		return [][]byte{[]byte("get"), r.keys[i]}
 	})
-	c.last = "get"
+	c.last.Store(&lastGet)
 	clear(reads) // keeps no error alive
 	if cap(r.vals) > maxScratch {
 		r.vals = nil
@@ -197,3 +197,6 @@ func (c *conn) countRun(spec *cmdSpec, n int, took time.Duration, failed int, ar
 	c.observe(spec, n, took, failed, args)
 	c.errReplies = 0
 }
+
+// The names the pipelined runs record as the last command.
+var lastSet, lastGet = "set", "get"

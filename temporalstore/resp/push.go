@@ -2,6 +2,7 @@ package resp
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,11 +36,12 @@ type pushState struct {
 	// for the request it serves.
 	holdingOut bool
 	mu         sync.Mutex
-	on         bool
-	queue      []byte
-	overSince  time.Time // when the queue went past the soft limit
-	dropped    bool
-	wake       chan struct{}
+	// on is set once pushes are on (read on every request, so atomic).
+	on        atomic.Bool
+	queue     []byte
+	overSince time.Time // when the queue went past the soft limit
+	dropped   bool
+	wake      chan struct{}
 	// subscriptions is the connection's count (SetSubscriptions): in
 	// RESP2 a connection with subscriptions runs only the pub/sub verbs.
 	subscriptions int
@@ -51,10 +53,10 @@ type pushState struct {
 func (c *conn) enablePush() {
 	p := &c.push
 	p.mu.Lock()
-	on := p.on
-	p.on = true
+	on := p.on.Load()
 	if !on {
 		p.wake = make(chan struct{}, 1)
+		p.on.Store(true)
 	}
 	p.mu.Unlock()
 	if on {
@@ -173,11 +175,7 @@ func (c *conn) endServe() {
 	}
 }
 
-func (c *conn) pushOn() bool {
-	c.push.mu.Lock()
-	defer c.push.mu.Unlock()
-	return c.push.on
-}
+func (c *conn) pushOn() bool { return c.push.on.Load() }
 
 // closePush runs the connection's close hooks (once).
 func (c *conn) closePush() {

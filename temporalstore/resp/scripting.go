@@ -155,7 +155,7 @@ func (r *scriptRun) exec(args [][]byte) ([]byte, string) {
 	}
 	c.script.out.Reset()
 	c.w.resp3 = r.resp3
-	c.last = spec.name
+	c.last.Store(&spec.name)
 	out := &c.script.out
 	if out.Cap() > maxKeptScriptOut {
 		// A big reply does not pin its buffer past the next command.

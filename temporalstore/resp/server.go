@@ -322,7 +322,9 @@ type conn struct {
 	// parsing is set while a request is being read.
 	parsing bool
 	since   time.Time
-	last    string // the last command's name, for CLIENT LIST
+	// last is the last command's name, for CLIENT LIST (which reads it
+	// from another connection's goroutine).
+	last atomic.Pointer[string]
 	tx      *txState
 	watch   []watched
 	// scratch is a buffer commands read values into before replying;
@@ -492,7 +494,7 @@ func (c *conn) dispatchQuiet(args [][]byte) {
 func (c *conn) contain(r any, mark int64, st *serveState) (more bool) {
 	c.s.stats.panics.Add(1)
 	c.s.opts.Logger.Error("resp: a request panicked; contained", "remote", c.nc.RemoteAddr().String(),
-		"command", c.last, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		"command", c.lastName(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 	// A panic may leave a run half gathered, or a transaction half run.
 	st.sets, st.gets, st.havePending = setRun{}, getRun{}, false
 	c.inExec, c.blockedFor = false, 0
