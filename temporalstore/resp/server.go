@@ -324,9 +324,9 @@ type conn struct {
 	since   time.Time
 	// last is the last command's name, for CLIENT LIST (which reads it
 	// from another connection's goroutine).
-	last atomic.Pointer[string]
-	tx      *txState
-	watch   []watched
+	last  atomic.Pointer[string]
+	tx    *txState
+	watch []watched
 	// scratch is a buffer commands read values into before replying;
 	// points one window reads put their points in (Command.Into).
 	scratch []byte
