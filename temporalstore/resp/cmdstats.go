@@ -183,6 +183,10 @@ type Stats struct {
 	// Panics counts the panics the server contained while serving
 	// requests (the engine counts its own: Engine.Panics).
 	Panics int64
+	// PushDisconnections counts the connections closed because their
+	// queue of pushed frames passed Options.PushLimits (a slow
+	// subscriber).
+	PushDisconnections int64
 }
 
 // Stats returns the server's totals, as INFO stats shows them.
@@ -193,6 +197,7 @@ func (s *Server) Stats() Stats {
 		CommandsProcessed:   s.stats.commands.Load(),
 		ErrorReplies:        s.stats.errors.Load(),
 		Panics:              s.stats.panics.Load(),
+		PushDisconnections:  s.stats.pushDrops.Load(),
 	}
 }
 

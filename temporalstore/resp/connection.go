@@ -253,6 +253,7 @@ func cmdInfo(c *conn, args [][]byte) {
 		"total_commands_processed:"+strconv.FormatInt(tot.CommandsProcessed, 10),
 		"total_error_replies:"+strconv.FormatInt(tot.ErrorReplies, 10),
 		"contained_panics:"+strconv.FormatInt(tot.Panics+c.s.opts.Engine.Panics(), 10),
+		"client_output_buffer_limit_disconnections:"+strconv.FormatInt(tot.PushDisconnections, 10),
 		"engine_keys:"+strconv.FormatInt(keys, 10),
 		"engine_index_bytes:"+strconv.FormatInt(index, 10),
 		"engine_log_bytes:"+strconv.FormatInt(logBytes, 10))

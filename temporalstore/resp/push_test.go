@@ -120,7 +120,10 @@ func TestPushLimitsAndSubscribedMode(t *testing.T) {
 	}
 	read.Wait()
 	require.Equal(t, int64(200), received.Load())
-	require.Eventually(t, func() bool { return s.stats.pushDrops.Load() == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return s.Stats().PushDisconnections == 1 }, 5*time.Second, 10*time.Millisecond)
+	info, err := pub.Info(t.Context(), "stats").Result()
+	require.NoError(t, err)
+	require.Contains(t, info, "client_output_buffer_limit_disconnections:1")
 	// The server closed the slow one's connection (CLIENT LIST lists the
 	// fast subscriber and the publisher).
 	require.Eventually(t, func() bool {

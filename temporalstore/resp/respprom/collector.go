@@ -34,7 +34,7 @@ type Collector struct {
 	bounds []float64 // the finite latency bucket bounds, in seconds
 
 	duration, failed, rejected                            *prometheus.Desc
-	clients, connections, processed, errorReplies, panics *prometheus.Desc
+	clients, connections, processed, errorReplies, panics, pushDrops *prometheus.Desc
 }
 
 // NewCollector returns a collector of src's statistics.
@@ -57,6 +57,7 @@ func NewCollector(src StatsSource, opts ...Options) *Collector {
 		connections:  prometheus.NewDesc(name("connections_received_total"), "RESP connections accepted.", nil, o.ConstLabels),
 		processed:    prometheus.NewDesc(name("commands_processed_total"), "RESP commands run.", nil, o.ConstLabels),
 		errorReplies: prometheus.NewDesc(name("error_replies_total"), "RESP error replies sent, unknown commands' included.", nil, o.ConstLabels),
+		pushDrops:    prometheus.NewDesc(name("push_disconnections_total"), "Connections closed because their queue of pushed frames (pub/sub messages) passed the push limits.", nil, o.ConstLabels),
 		panics:       prometheus.NewDesc(name("panics_total"), "Panics the RESP server contained while serving requests (each answered with an error; the engine's own are temporalstore_panics_total).", nil, o.ConstLabels),
 	}
 	for _, b := range resp.LatencyBounds() {
@@ -67,7 +68,7 @@ func NewCollector(src StatsSource, opts ...Options) *Collector {
 
 // Describe sends the collector's descriptors.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.duration, c.failed, c.rejected, c.clients, c.connections, c.processed, c.errorReplies, c.panics} {
+	for _, d := range []*prometheus.Desc{c.duration, c.failed, c.rejected, c.clients, c.connections, c.processed, c.errorReplies, c.panics, c.pushDrops} {
 		ch <- d
 	}
 }
@@ -80,6 +81,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.processed, prometheus.CounterValue, float64(st.CommandsProcessed))
 	ch <- prometheus.MustNewConstMetric(c.errorReplies, prometheus.CounterValue, float64(st.ErrorReplies))
 	ch <- prometheus.MustNewConstMetric(c.panics, prometheus.CounterValue, float64(st.Panics))
+	ch <- prometheus.MustNewConstMetric(c.pushDrops, prometheus.CounterValue, float64(st.PushDisconnections))
 	for _, s := range c.src.CommandStats() {
 		// The count is the buckets' total, not Calls, which a call being
 		// counted may have reached first: the +Inf bucket must be the
