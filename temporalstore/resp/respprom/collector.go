@@ -33,7 +33,7 @@ type Collector struct {
 	src    StatsSource
 	bounds []float64 // the finite latency bucket bounds, in seconds
 
-	duration, failed, rejected                            *prometheus.Desc
+	duration, failed, rejected                                       *prometheus.Desc
 	clients, connections, processed, errorReplies, panics, pushDrops *prometheus.Desc
 }
 
