@@ -1,6 +1,7 @@
-// Package ferricstore is streams (and, to come, pub/sub and durable flows)
-// in the shape of Redis's, durable on its own logs and usable from Go
-// without a server; package commands serves them over RESP.
+// Package ferricstore is Redis's streams, durable on its own logs and
+// usable from Go without a server; package pubsub routes publish/
+// subscribe; package commands serves both over RESP. Durable flows are to
+// come.
 //
 //	st, err := ferricstore.Open(ferricstore.Options{Dir: "data/streams"})
 //	defer st.Close()
@@ -24,6 +25,5 @@
 // The methods take Redis's arguments and return its errors (ErrNoSuchKey,
 // stream.ErrNoGroup, stream.ErrIDTooSmall, ...). Streams.Changes lets a
 // reader block until a shard changes. This module imports matrixraft and
-// no other module of this repository. Pub/sub, flows and queues are not
-// built yet.
+// no other module of this repository.
 package ferricstore

@@ -14,6 +14,7 @@
 //
 // Delivery is at most once and in memory. The callback runs under the
 // broker's read lock, so publishes to one channel reach each subscriber
-// in order; it must queue, not block. The RESP commands and the
-// per-connection output limits are the serving layer's (not built yet).
+// in order; it must queue, not block. Package commands serves the broker
+// over RESP; a slow subscriber's limits are its host's (temporalstore's
+// resp.Options.PushLimits).
 package pubsub
