@@ -59,7 +59,7 @@ func apply(streams map[string]*stream.Stream, o *op) (any, error) {
 		return nil, nil
 	case opDeleteKey:
 		delete(streams, o.key)
-		return nil, nil
+		return true, nil
 	case opDestroyGroup:
 		return s.DestroyGroup(o.group), nil
 	}

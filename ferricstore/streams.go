@@ -178,7 +178,10 @@ func (x *Streams) DeleteKey(ctx context.Context, key string) (bool, error) {
 	res, err := x.write(ctx, key, false, func(s *stream.Stream) (op, any, error) {
 		return op{code: opDeleteKey}, nil, nil
 	})
-	return res == nil && err == nil, err
+	if err != nil {
+		return false, err
+	}
+	return res.(bool), nil
 }
 
 // SetID sets the stream's last ID (XSETID), its entries-added unless

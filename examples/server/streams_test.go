@@ -94,12 +94,10 @@ func ioReadFull(r *bufio.Reader, buf []byte) (int, error) {
 
 var integers = regexp.MustCompile(`(?m)^:\d+\r$`)
 
-// startRedis runs redis-server 7 on a free port, or skips.
+// startRedis runs redis-server 7 on a free port (`make test` installs it).
 func startRedis(t *testing.T) string {
 	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed")
-	}
+	require.NoError(t, err, "redis-server is not installed (make deps)")
 	addr := freeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")

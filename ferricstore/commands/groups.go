@@ -20,8 +20,57 @@ func noGroupFor(key, group []byte) string {
 	return fmt.Sprintf("NOGROUP No such consumer group '%s' for key name '%s'", group, key)
 }
 
-// groupArity is XGROUP's subcommands' arity, as the command table has it.
-var groupArity = map[string]int{"create": -5, "setid": -5, "destroy": 4, "createconsumer": 5, "delconsumer": 5, "help": 2}
+// xgroupCmd is XGROUP's subcommands, as the command table has them.
+var xgroupCmd = container{name: "XGROUP", arity: map[string]int{"create": -5, "setid": -5, "destroy": 4, "createconsumer": 5, "delconsumer": 5, "help": 2},
+	help: []string{
+		"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"CREATE <key> <groupname> <id|$> [option]",
+		"    Create a new consumer group. Options are:",
+		"    * MKSTREAM",
+		"      Create the empty stream if it does not exist.",
+		"    * ENTRIESREAD entries_read",
+		"      Set the group's entries_read counter (internal use).",
+		"CREATECONSUMER <key> <groupname> <consumer>",
+		"    Create a new consumer in the specified group.",
+		"DELCONSUMER <key> <groupname> <consumer>",
+		"    Remove the specified consumer.",
+		"DESTROY <key> <groupname>",
+		"    Remove the specified group.",
+		"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+		"    Set the current group ID and entries_read counter.",
+		"HELP",
+		"    Print this help.",
+	}}
+
+// container is a command with subcommands (XGROUP, XINFO, PUBSUB): each
+// one's arity, and HELP's lines.
+type container struct {
+	name  string
+	arity map[string]int
+	help  []string
+}
+
+// subcommand checks args' subcommand and its arity and answers HELP, as
+// Redis's command table does, and returns the subcommand in lower case;
+// false when it has replied.
+func (ct *container) subcommand(args [][]byte, w Reply) (string, bool) {
+	sub := strings.ToLower(string(args[1]))
+	arity, known := ct.arity[sub]
+	switch {
+	case !known:
+		w.Error(fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", args[1], ct.name))
+	case !arityOK(arity, len(args)):
+		w.Error(fmt.Sprintf("ERR wrong number of arguments for '%s|%s' command", strings.ToLower(ct.name), sub))
+	case sub == "help":
+		w.Array(len(ct.help))
+		for _, l := range ct.help {
+			w.Simple(l)
+		}
+	default:
+		return sub, true
+	}
+	return "", false
+}
 
 func arityOK(arity, n int) bool {
 	if arity < 0 {
@@ -43,39 +92,8 @@ func parseEntriesRead(b []byte) (int64, string) {
 }
 
 func (h *handler) xgroup(ctx context.Context, _ int, args [][]byte, w Reply) {
-	sub := strings.ToLower(string(args[1]))
-	arity, known := groupArity[sub]
-	switch {
-	case !known:
-		w.Error(fmt.Sprintf("ERR unknown subcommand '%s'. Try XGROUP HELP.", args[1]))
-		return
-	case !arityOK(arity, len(args)):
-		w.Error(fmt.Sprintf("ERR wrong number of arguments for 'xgroup|%s' command", sub))
-		return
-	case sub == "help":
-		lines := []string{
-			"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"CREATE <key> <groupname> <id|$> [option]",
-			"    Create a new consumer group. Options are:",
-			"    * MKSTREAM",
-			"      Create the empty stream if it does not exist.",
-			"    * ENTRIESREAD entries_read",
-			"      Set the group's entries_read counter (internal use).",
-			"CREATECONSUMER <key> <groupname> <consumer>",
-			"    Create a new consumer in the specified group.",
-			"DELCONSUMER <key> <groupname> <consumer>",
-			"    Remove the specified consumer.",
-			"DESTROY <key> <groupname>",
-			"    Remove the specified group.",
-			"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
-			"    Set the current group ID and entries_read counter.",
-			"HELP",
-			"    Print this help.",
-		}
-		w.Array(len(lines))
-		for _, l := range lines {
-			w.Simple(l)
-		}
+	sub, ok := xgroupCmd.subcommand(args, w)
+	if !ok {
 		return
 	}
 	key, group := string(args[2]), string(args[3])
@@ -265,20 +283,13 @@ func (h *handler) xpending(ctx context.Context, _ int, args [][]byte, w Reply) {
 		if summary {
 			w.Array(4)
 			w.Int(int64(g.PendingCount()))
-			if g.PendingCount() == 0 {
+			first, last, ok := g.PendingBounds()
+			if !ok {
 				w.Null()
 				w.Null()
 				w.NullArray()
 				return nil
 			}
-			var first, last stream.ID
-			g.PendingRange(nil, stream.ID{}, stream.MaxID, func(p *stream.Pending) bool {
-				if first.IsZero() && last.IsZero() {
-					first = p.ID
-				}
-				last = p.ID
-				return true
-			})
 			w.Bulk(first.Append(nil))
 			w.Bulk(last.Append(nil))
 			var holders []*stream.Consumer
@@ -330,16 +341,8 @@ func (h *handler) xpending(ctx context.Context, _ int, args [][]byte, w Reply) {
 // parseInterval reads a start and an end bound, exclusive ones moved
 // inward, as XRANGE and XPENDING do.
 func parseInterval(startArg, endArg []byte) (start, end stream.ID, msg string) {
-	start, startEx, err := parseBound(startArg, 0)
-	if err != nil {
-		return start, end, errInvalid
-	}
-	if startEx {
-		next, ok := start.Next()
-		if !ok {
-			return start, end, "ERR invalid start ID for the interval"
-		}
-		start = next
+	if start, msg = parseStart(startArg); msg != "" {
+		return start, end, msg
 	}
 	end, endEx, err := parseBound(endArg, stream.MaxID.Seq)
 	if err != nil {
@@ -355,7 +358,23 @@ func parseInterval(startArg, endArg []byte) (start, end stream.ID, msg string) {
 	return start, end, ""
 }
 
-// exists reports whether key's stream has group.
+// parseStart reads a start bound, an exclusive one moved to the next ID.
+func parseStart(arg []byte) (stream.ID, string) {
+	start, excl, err := parseBound(arg, 0)
+	if err != nil {
+		return start, errInvalid
+	}
+	if excl {
+		next, ok := start.Next()
+		if !ok {
+			return start, "ERR invalid start ID for the interval"
+		}
+		start = next
+	}
+	return start, ""
+}
+
+// hasGroup reports whether key's stream has group.
 func (h *handler) hasGroup(ctx context.Context, key, group string) (bool, error) {
 	var ok bool
 	err := h.x.View(ctx, key, func(s *stream.Stream) error {
@@ -467,18 +486,10 @@ func (h *handler) xautoclaim(ctx context.Context, _ int, args [][]byte, w Reply)
 		w.Error("ERR Invalid min-idle-time argument for XAUTOCLAIM")
 		return
 	}
-	start, startEx, err := parseBound(args[5], 0)
-	if err != nil {
-		w.Error(errInvalid)
+	start, msg := parseStart(args[5])
+	if msg != "" {
+		w.Error(msg)
 		return
-	}
-	if startEx {
-		next, ok := start.Next()
-		if !ok {
-			w.Error("ERR invalid start ID for the interval")
-			return
-		}
-		start = next
 	}
 	count, justID := int64(100), false
 	for j := 6; j < len(args); j++ {

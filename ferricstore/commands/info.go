@@ -2,40 +2,27 @@ package commands
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/temporalstore/temporalstore-go/ferricstore/stream"
 )
 
-var infoArity = map[string]int{"stream": -3, "groups": 3, "consumers": 4, "help": 2}
+// xinfoCmd is XINFO's subcommands.
+var xinfoCmd = container{name: "XINFO", arity: map[string]int{"stream": -3, "groups": 3, "consumers": 4, "help": 2},
+	help: []string{
+		"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"CONSUMERS <key> <groupname>",
+		"    Show consumers of <groupname>.",
+		"GROUPS <key>",
+		"    Show the stream consumer groups.",
+		"STREAM <key> [FULL [COUNT <count>]",
+		"    Show information about the stream.",
+		"HELP",
+		"    Print this help.",
+	}}
 
 func (h *handler) xinfo(ctx context.Context, _ int, args [][]byte, w Reply) {
-	sub := strings.ToLower(string(args[1]))
-	arity, known := infoArity[sub]
-	switch {
-	case !known:
-		w.Error(fmt.Sprintf("ERR unknown subcommand '%s'. Try XINFO HELP.", args[1]))
-		return
-	case !arityOK(arity, len(args)):
-		w.Error(fmt.Sprintf("ERR wrong number of arguments for 'xinfo|%s' command", sub))
-		return
-	case sub == "help":
-		lines := []string{
-			"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"CONSUMERS <key> <groupname>",
-			"    Show consumers of <groupname>.",
-			"GROUPS <key>",
-			"    Show the stream consumer groups.",
-			"STREAM <key> [FULL [COUNT <count>]",
-			"    Show information about the stream.",
-			"HELP",
-			"    Print this help.",
-		}
-		w.Array(len(lines))
-		for _, l := range lines {
-			w.Simple(l)
-		}
+	sub, ok := xinfoCmd.subcommand(args, w)
+	if !ok {
 		return
 	}
 	full, count := false, int64(10)
@@ -186,11 +173,7 @@ func writeStreamInfo(w Reply, s *stream.Stream, full bool, count int64) {
 		w.Bulk([]byte("pel-count"))
 		w.Int(int64(g.PendingCount()))
 		w.Bulk([]byte("pel"))
-		var pel []*stream.Pending
-		g.PendingRange(nil, stream.ID{}, stream.MaxID, func(p *stream.Pending) bool {
-			pel = append(pel, p)
-			return count == 0 || int64(len(pel)) < count
-		})
+		pel := pendingOf(g, nil, count)
 		w.Array(len(pel))
 		for _, p := range pel {
 			w.Array(4)
@@ -211,11 +194,7 @@ func writeStreamInfo(w Reply, s *stream.Stream, full bool, count int64) {
 			w.Bulk([]byte("pel-count"))
 			w.Int(int64(c.Pending()))
 			w.Bulk([]byte("pel"))
-			var own []*stream.Pending
-			g.PendingRange(c, stream.ID{}, stream.MaxID, func(p *stream.Pending) bool {
-				own = append(own, p)
-				return count == 0 || int64(len(own)) < count
-			})
+			own := pendingOf(g, c, count)
 			w.Array(len(own))
 			for _, p := range own {
 				w.Array(3)
@@ -225,4 +204,15 @@ func writeStreamInfo(w Reply, s *stream.Stream, full bool, count int64) {
 			}
 		}
 	}
+}
+
+// pendingOf returns up to count (0: all) of the group's pending entries,
+// or of consumer c's when c is not nil, in ID order.
+func pendingOf(g *stream.Group, c *stream.Consumer, count int64) []*stream.Pending {
+	var out []*stream.Pending
+	g.PendingRange(c, stream.ID{}, stream.MaxID, func(p *stream.Pending) bool {
+		out = append(out, p)
+		return count == 0 || int64(len(out)) < count
+	})
+	return out
 }

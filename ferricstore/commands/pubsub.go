@@ -3,8 +3,8 @@ package commands
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/temporalstore/temporalstore-go/ferricstore/pubsub"
@@ -217,43 +217,32 @@ func (p *pubsubState) publish(shard bool) func(context.Context, Call, Reply) {
 	}
 }
 
-// pubsubArity is PUBSUB's subcommands' arity.
-var pubsubArity = map[string]int{"channels": -2, "numsub": -2, "numpat": 2, "shardchannels": -2, "shardnumsub": -2, "help": 2}
+// pubsubCmd is PUBSUB's subcommands.
+var pubsubCmd = container{name: "PUBSUB", arity: map[string]int{"channels": -2, "numsub": -2, "numpat": 2, "shardchannels": -2, "shardnumsub": -2, "help": 2},
+	help: []string{
+		"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"CHANNELS [<pattern>]",
+		"    Return the currently active channels matching a <pattern> (default: '*').",
+		"NUMPAT",
+		"    Return number of subscriptions to patterns.",
+		"NUMSUB [<channel> ...]",
+		"    Return the number of subscribers for the specified channels, excluding",
+		"    pattern subscriptions(default: no channels).",
+		"SHARDCHANNELS [<pattern>]",
+		"    Return the currently active shard level channels matching a <pattern> (default: '*').",
+		"SHARDNUMSUB [<shardchannel> ...]",
+		"    Return the number of subscribers for the specified shard level channel(s)",
+		"HELP",
+		"    Prints this help.",
+	}}
 
 func (p *pubsubState) pubsubCmd(_ context.Context, c Call, w Reply) {
 	args := c.Args
-	sub := strings.ToLower(string(args[1]))
-	arity, known := pubsubArity[sub]
-	switch {
-	case !known:
-		w.Error(fmt.Sprintf("ERR unknown subcommand '%s'. Try PUBSUB HELP.", args[1]))
-		return
-	case !arityOK(arity, len(args)):
-		w.Error(fmt.Sprintf("ERR wrong number of arguments for 'pubsub|%s' command", sub))
+	sub, ok := pubsubCmd.subcommand(args, w)
+	if !ok {
 		return
 	}
 	switch sub {
-	case "help":
-		lines := []string{
-			"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"CHANNELS [<pattern>]",
-			"    Return the currently active channels matching a <pattern> (default: '*').",
-			"NUMPAT",
-			"    Return number of subscriptions to patterns.",
-			"NUMSUB [<channel> ...]",
-			"    Return the number of subscribers for the specified channels, excluding",
-			"    pattern subscriptions(default: no channels).",
-			"SHARDCHANNELS [<pattern>]",
-			"    Return the currently active shard level channels matching a <pattern> (default: '*').",
-			"SHARDNUMSUB [<shardchannel> ...]",
-			"    Return the number of subscribers for the specified shard level channel(s)",
-			"HELP",
-			"    Prints this help.",
-		}
-		w.Array(len(lines))
-		for _, l := range lines {
-			w.Simple(l)
-		}
 	case "channels", "shardchannels":
 		if len(args) > 3 {
 			w.Error(fmt.Sprintf("ERR wrong number of arguments for 'pubsub|%s' command", sub))
@@ -266,7 +255,7 @@ func (p *pubsubState) pubsubCmd(_ context.Context, c Call, w Reply) {
 		chans := p.b.ActiveChannels(pattern, sub == "shardchannels")
 		if len(args) == 3 && pattern == "" {
 			// An empty pattern matches the empty channel alone.
-			chans = slicesFilter(chans, func(ch string) bool { return ch == "" })
+			chans = slices.DeleteFunc(chans, func(ch string) bool { return ch != "" })
 		}
 		w.Array(len(chans))
 		for _, ch := range chans {
@@ -282,14 +271,4 @@ func (p *pubsubState) pubsubCmd(_ context.Context, c Call, w Reply) {
 	case "numpat":
 		w.Int(int64(p.b.NumPat()))
 	}
-}
-
-func slicesFilter(in []string, keep func(string) bool) []string {
-	var out []string
-	for _, s := range in {
-		if keep(s) {
-			out = append(out, s)
-		}
-	}
-	return out
 }

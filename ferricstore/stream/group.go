@@ -168,6 +168,17 @@ func (g *Group) DeleteConsumer(name string) int {
 // PendingCount is the number of entries in the group's PEL.
 func (g *Group) PendingCount() int { return g.pel.Len() }
 
+// PendingBounds returns the lowest and highest IDs in the PEL; false
+// when it is empty.
+func (g *Group) PendingBounds() (first, last ID, ok bool) {
+	lo, ok := g.pel.Min()
+	if !ok {
+		return ID{}, ID{}, false
+	}
+	hi, _ := g.pel.Max()
+	return lo.ID, hi.ID, true
+}
+
 // PendingEntry returns the PEL entry of id, or nil.
 func (g *Group) PendingEntry(id ID) *Pending {
 	p, ok := g.pel.Get(&Pending{ID: id})
@@ -461,21 +472,4 @@ func (s *Stream) AutoClaim(g *Group, consumer string, start ID, minIdle int64, c
 		}
 	}
 	return claimed, deleted, next
-}
-
-func (g *Group) clone() *Group {
-	c := &Group{Name: g.Name, LastID: g.LastID, EntriesRead: g.EntriesRead, pel: newPEL(), consumers: map[string]*Consumer{}}
-	for name, old := range g.consumers {
-		c.consumers[name] = &Consumer{Name: name, SeenTime: old.SeenTime, ActiveTime: old.ActiveTime, pel: newPEL()}
-	}
-	g.pel.Ascend(func(p *Pending) bool {
-		np := &Pending{ID: p.ID, DeliveryTime: p.DeliveryTime, DeliveryCount: p.DeliveryCount}
-		if p.Consumer != nil {
-			np.Consumer = c.consumers[p.Consumer.Name]
-			np.Consumer.pel.ReplaceOrInsert(np)
-		}
-		c.pel.ReplaceOrInsert(np)
-		return true
-	})
-	return c
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // ID is a stream entry's ID: a millisecond time and a sequence number
@@ -119,7 +120,7 @@ func parseID(s string, missingSeq uint64, allowAutoSeq bool) (ID, bool, error) {
 	if len(s) > maxIDText {
 		return ID{}, false, ErrInvalidID
 	}
-	msText, seqText, hasSeq := cut(s)
+	msText, seqText, hasSeq := strings.Cut(s, "-")
 	ms, ok := parseU64(msText)
 	if !ok {
 		return ID{}, false, ErrInvalidID
@@ -135,16 +136,6 @@ func parseID(s string, missingSeq uint64, allowAutoSeq bool) (ID, bool, error) {
 		return ID{}, false, ErrInvalidID
 	}
 	return ID{ms, seq}, false, nil
-}
-
-// cut splits s at its first '-', as Redis's strchr does.
-func cut(s string) (before, after string, found bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '-' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
 
 // parseU64 reads an unsigned 64-bit decimal as Redis's string2ull does:

@@ -2,7 +2,6 @@ package stream
 
 import (
 	"errors"
-	"slices"
 	"sort"
 )
 
@@ -338,17 +337,4 @@ func (s *Stream) CheckSetID(id ID, added int64) error {
 		}
 	}
 	return nil
-}
-
-// Clone returns a deep copy of the stream (its entries' bytes shared:
-// entries are never changed in place).
-func (s *Stream) Clone() *Stream {
-	c := *s
-	c.slots = slices.Clone(s.slots[s.head:])
-	c.head = 0
-	c.groups = make(map[string]*Group, len(s.groups))
-	for name, g := range s.groups {
-		c.groups[name] = g.clone()
-	}
-	return &c
 }

@@ -310,17 +310,3 @@ func TestAutoClaim(t *testing.T) {
 	require.Empty(t, claimed)
 	require.Equal(t, ID{1, 21}, next)
 }
-
-func TestCloneIsDeep(t *testing.T) {
-	s := filled(t, 3)
-	g, _ := s.CreateGroup("g", ID{}, 0)
-	s.ReadNew(g, "alice", 0, false, 1)
-	c := s.Clone()
-	g.Ack([]ID{{1, 1}})
-	s.Delete([]ID{{1, 2}})
-	require.Equal(t, 3, c.Len())
-	cg := c.Group("g")
-	require.Equal(t, 3, cg.PendingCount())
-	require.Equal(t, 3, cg.Consumer("alice").Pending())
-	require.Same(t, cg.Consumer("alice"), cg.PendingEntry(ID{1, 1}).Consumer)
-}
