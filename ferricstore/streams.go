@@ -123,6 +123,63 @@ func (x *Streams) View(ctx context.Context, key string, fn func(s *stream.Stream
 	return x.st.shardOf(key).read(func(st map[string]*stream.Stream) error { return fn(st[key]) })
 }
 
+// Exists reports whether key holds a stream, an empty one included
+// (EXISTS, TYPE).
+func (x *Streams) Exists(ctx context.Context, key string) (bool, error) {
+	found := false
+	err := x.View(ctx, key, func(s *stream.Stream) error {
+		found = s != nil
+		return nil
+	})
+	return found, err
+}
+
+// Keys calls fn with the key of every stream, a shard at a time under its
+// read lock (so fn must not call the store), until fn returns false
+// (KEYS, SCAN, DBSIZE).
+func (x *Streams) Keys(ctx context.Context, fn func(key string) bool) error {
+	for _, sh := range x.st.shards {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		stop := false
+		err := sh.read(func(st map[string]*stream.Stream) error {
+			for k := range st {
+				if !fn(k) {
+					stop = true
+					return nil
+				}
+			}
+			return nil
+		})
+		if err != nil || stop {
+			return err
+		}
+	}
+	return nil
+}
+
+// Flush deletes every stream (FLUSHALL) and returns how many it deleted.
+// Streams added while it runs may survive it, as keys written during a
+// FLUSHALL ASYNC do in Redis.
+func (x *Streams) Flush(ctx context.Context) (int, error) {
+	var keys []string
+	if err := x.Keys(ctx, func(k string) bool { keys = append(keys, k); return true }); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, k := range keys {
+		ok, err := x.DeleteKey(ctx, k)
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Changes returns a channel closed once a change to key's shard is
 // durable: a blocked reader takes it, reads, and waits on it if it found
 // nothing (taking it first means no change is missed in between).

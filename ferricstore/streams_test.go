@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -321,4 +322,46 @@ func TestClosedStoreRefuses(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	_, err = Open(Options{})
 	require.ErrorIs(t, err, ErrInvalidOptions)
+}
+
+func TestKeysExistsFlush(t *testing.T) {
+	clk := &clock{}
+	clk.ms.Store(1000)
+	dir := t.TempDir()
+	st := open(t, dir, clk)
+	ctx := t.Context()
+	x := st.Streams()
+	for _, k := range []string{"a", "b", "{t}c", "d"} {
+		_, _, err := x.Add(ctx, k, AddArgs{Fields: kv("f", "v")})
+		require.NoError(t, err)
+	}
+	// An empty stream made by XGROUP CREATE MKSTREAM is a key too.
+	require.NoError(t, x.CreateGroup(ctx, "e", "g", "$", true, stream.UnknownEntriesRead))
+	keys := func() []string {
+		var out []string
+		require.NoError(t, x.Keys(ctx, func(k string) bool { out = append(out, k); return true }))
+		slices.Sort(out)
+		return out
+	}
+	require.Equal(t, []string{"a", "b", "d", "e", "{t}c"}, keys())
+	seen := 0
+	require.NoError(t, x.Keys(ctx, func(string) bool { seen++; return false }))
+	require.Equal(t, 1, seen, "Keys stops when fn returns false")
+	for k, want := range map[string]bool{"a": true, "e": true, "zz": false} {
+		got, err := x.Exists(ctx, k)
+		require.NoError(t, err)
+		require.Equal(t, want, got, k)
+	}
+	n, err := x.Flush(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 5, n)
+	require.Empty(t, keys())
+	_, _, err = x.Add(ctx, "after", AddArgs{Fields: kv("f", "v")})
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+
+	st = open(t, dir, clk)
+	defer st.Close()
+	x = st.Streams()
+	require.Equal(t, []string{"after"}, keys(), "the flush is durable")
 }

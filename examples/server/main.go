@@ -395,6 +395,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		reg.MustRegister(ferricprom.NewCollector(streams))
 		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
 			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: c.databases,
+			Keyspace: streamKeys{streams.Streams()},
 			Commands: mount(append(commands.Commands(streams), commands.PubSubCommands(pubsub.NewBroker())...))})
 		if err != nil {
 			shutdown()

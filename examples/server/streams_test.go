@@ -140,6 +140,9 @@ func buildServer(t *testing.T) string {
 // compares with integers masked (idle times); one starting with "!" runs
 // without comparing (a field of Redis 7.2 that 7.0 lacks).
 var streamCases = [][]string{
+	// Stream keys are keys to the key commands.
+	{"XADD s 1 f v", "SET other x", "TYPE s", "TYPE other", "TYPE nokey", "EXISTS s other nokey s", "TOUCH s", "TTL s", "PTTL s",
+		"PERSIST s", "DEL s nokey other", "EXISTS s", "TYPE s", "XLEN s", "XGROUP CREATE s g $ MKSTREAM", "TYPE s", "UNLINK s", "XLEN s"},
 	{"XADD s 1-1 a 1", "XADD s 1-2 b 2 c 3", "XADD s 1-* d 4", "XADD s 2 e 5", "XLEN s", "XRANGE s - +", "XREVRANGE s + - COUNT 2",
 		"XRANGE s (1-1 (2-0", "XRANGE s 1 1", "XRANGE s - + COUNT 0", "XRANGE nokey - +", "XLEN nokey"},
 	{"XADD s 5-5 f v", "XADD s 5-5 f v", "XADD s 5-4 f v", "XADD s 0-0 f v", "XADD s 4-* f v", "XADD s abc f v", "XADD s * f",
@@ -354,4 +357,53 @@ func TestStreamsSurviveSIGKILL(t *testing.T) {
 func idKey(id string) string {
 	ms, seq, _ := strings.Cut(id, "-")
 	return fmt.Sprintf("%020s-%020s", ms, seq)
+}
+
+// KEYS, SCAN, DBSIZE and FLUSHALL see stream keys; EXPIRE refuses them.
+func TestStreamKeysInKeyCommands(t *testing.T) {
+	respAddr := serveStreams(t)
+	ctx := t.Context()
+	rc := redis.NewClient(&redis.Options{Addr: respAddr})
+	defer rc.Close()
+	require.NoError(t, rc.XAdd(ctx, &redis.XAddArgs{Stream: "events", Values: []string{"f", "v"}}).Err())
+	require.NoError(t, rc.XGroupCreateMkStream(ctx, "jobs", "g", "$").Err())
+	require.NoError(t, rc.Set(ctx, "plain", "x", 0).Err())
+
+	keys, err := rc.Keys(ctx, "*").Result()
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"events", "jobs", "plain"}, keys)
+	keys, err = rc.Keys(ctx, "j*").Result()
+	require.NoError(t, err)
+	require.Equal(t, []string{"jobs"}, keys)
+	var scanned []string
+	iter := rc.ScanType(ctx, 0, "*", 10, "stream").Iterator()
+	for iter.Next(ctx) {
+		scanned = append(scanned, iter.Val())
+	}
+	require.NoError(t, iter.Err())
+	require.ElementsMatch(t, []string{"events", "jobs"}, scanned)
+	n, err := rc.DBSize(ctx).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(3), n)
+
+	err = rc.Expire(ctx, "events", time.Minute).Err()
+	require.ErrorContains(t, err, "cannot expire")
+	ttl, err := rc.TTL(ctx, "events").Result()
+	require.NoError(t, err)
+	require.Equal(t, time.Duration(-1), ttl, "a stream key has no TTL")
+
+	// Another database holds no stream keys.
+	other := redis.NewClient(&redis.Options{Addr: respAddr, DB: 1})
+	defer other.Close()
+	n, err = other.Exists(ctx, "events").Result()
+	require.NoError(t, err)
+	require.Zero(t, n)
+
+	require.NoError(t, rc.FlushAll(ctx).Err())
+	n, err = rc.DBSize(ctx).Result()
+	require.NoError(t, err)
+	require.Zero(t, n)
+	n, err = rc.XLen(ctx, "events").Result()
+	require.NoError(t, err)
+	require.Zero(t, n)
 }

@@ -165,6 +165,9 @@ func (c *conn) keyCount() int64 {
 			n += int64(s.Keys)
 		}
 	}
+	if ks := c.keyspace(); ks != nil {
+		_ = ks.Keys(c.ctx, func([]byte, string) bool { n++; return true })
+	}
 	return n
 }
 

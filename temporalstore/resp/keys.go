@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"strings"
@@ -12,8 +13,16 @@ import (
 func registerKeys() {
 	multi := func(name string, flags cmdFlags, kind ts.Kind) *cmdSpec {
 		return &cmdSpec{name: name, arity: -2, flags: flags, first: 1, last: -1, step: 1, run: func(c *conn, a [][]byte) {
-			if r, ok := c.exec(ts.Command{Kind: kind, Keys: a[1:]}); ok {
-				c.w.int(r.Int)
+			r, ok := c.exec(ts.Command{Kind: kind, Keys: a[1:]})
+			if !ok {
+				return
+			}
+			extra := c.extraExisting
+			if kind == ts.KindDeleteKeys {
+				extra = c.extraDeleted
+			}
+			if n, ok := extra(a[1:]); ok {
+				c.w.int(r.Int + n)
 			}
 		}}
 	}
@@ -23,16 +32,25 @@ func registerKeys() {
 		multi("exists", 0, ts.KindExistsKeys),
 		multi("touch", 0, ts.KindExistsKeys),
 		keyed("type", 2, 0, func(c *conn, a [][]byte) {
-			if r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: a[1]}); ok {
-				c.w.simple(string(r.Value))
+			r, ok := c.exec(ts.Command{Kind: ts.KindType, Key: a[1]})
+			if !ok {
+				return
 			}
+			typ := string(r.Value)
+			if typ == "none" {
+				if typ, ok = c.extraType(a[1]); !ok {
+					return
+				}
+				typ = cmp.Or(typ, "none")
+			}
+			c.w.simple(typ)
 		}),
 		keyed("expire", -3, flagWrite, func(c *conn, a [][]byte) { expire(c, a, time.Second, false) }),
 		keyed("pexpire", -3, flagWrite, func(c *conn, a [][]byte) { expire(c, a, time.Millisecond, false) }),
 		keyed("expireat", -3, flagWrite, func(c *conn, a [][]byte) { expire(c, a, time.Second, true) }),
 		keyed("pexpireat", -3, flagWrite, func(c *conn, a [][]byte) { expire(c, a, time.Millisecond, true) }),
 		keyed("ttl", 2, 0, func(c *conn, a [][]byte) {
-			if r, ok := c.exec(ts.Command{Kind: ts.KindPTTL, Key: a[1]}); ok {
+			if r, ok := c.pttl(a[1]); ok {
 				if r.Int < 0 {
 					c.w.int(r.Int)
 				} else {
@@ -41,7 +59,7 @@ func registerKeys() {
 			}
 		}),
 		keyed("pttl", 2, 0, func(c *conn, a [][]byte) {
-			if r, ok := c.exec(ts.Command{Kind: ts.KindPTTL, Key: a[1]}); ok {
+			if r, ok := c.pttl(a[1]); ok {
 				c.w.int(r.Int)
 			}
 		}),
@@ -91,7 +109,11 @@ func registerKeys() {
 					out = append(out, k)
 				}
 			})
-			if err == nil {
+			if err == nil && c.extraKeys(func(k []byte, _ string) {
+				if globMatch(a[1], k) {
+					out = append(out, k)
+				}
+			}) {
 				c.w.values(out)
 			}
 		}},
@@ -139,9 +161,21 @@ func expire(c *conn, a [][]byte, unit time.Duration, abs bool) {
 	if abs && !cmd.ExpireAt.After(time.Unix(0, 0)) {
 		cmd.ExpireAt = time.Unix(0, 1)
 	}
-	if r, ok := c.exec(cmd); ok {
-		c.w.int(r.Int)
+	r, ok := c.exec(cmd)
+	if !ok {
+		return
 	}
+	if r.Int == 0 {
+		typ, ok := c.extraType(a[1])
+		if !ok {
+			return
+		}
+		if typ != "" {
+			c.errorf("ERR keys of type %s cannot expire on this server", typ)
+			return
+		}
+	}
+	c.w.int(r.Int)
 }
 
 // cmdScan is SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]: MATCH and
@@ -197,9 +231,34 @@ func cmdScan(c *conn, a [][]byte) {
 		}
 		keys = append(keys, k)
 	}
+	// The Keyspace's keys, far fewer than the engine's, all come with
+	// the first batch: SCAN promises each key at least once, not evenly.
+	if cur == 0 && !c.extraKeys(func(k []byte, t string) {
+		if (match == nil || globMatch(match, k)) && (typ == nil || is(typ, t)) {
+			keys = append(keys, k)
+		}
+	}) {
+		return
+	}
 	c.w.array(2)
 	c.w.bulkString(strconv.FormatUint(r.Cursor, 10))
 	c.w.values(keys)
+}
+
+// pttl is the engine's PTTL of key, -1 (no expiry) for a key of the
+// connection's Keyspace; false after writing the error reply.
+func (c *conn) pttl(key []byte) (ts.Response, bool) {
+	r, ok := c.exec(ts.Command{Kind: ts.KindPTTL, Key: key})
+	if ok && r.Int == -2 {
+		typ, ok := c.extraType(key)
+		if !ok {
+			return r, false
+		}
+		if typ != "" {
+			r.Int = -1
+		}
+	}
+	return r, ok
 }
 
 // scanAll calls fn for every key of the table, writing the error reply
@@ -261,6 +320,12 @@ func (c *conn) flushTable(table string) bool {
 			return false
 		}
 		return true
+	}
+	if ks := c.s.opts.Keyspace; ks != nil && table == c.dbTable(0) {
+		if err := ks.Flush(c.ctx); err != nil {
+			c.keyspaceErr(err)
+			return false
+		}
 	}
 	ok := true
 	if err := c.scanTable(table, func(k []byte) {

@@ -73,6 +73,10 @@ type Options struct {
 	// Commands are verbs added to the built-in ones, served on the same
 	// connections (see Command). Default: none.
 	Commands []Command
+	// Keyspace, when set, is keys the mounted Commands keep in database
+	// 0, which the key commands then see too (see Keyspace). Default:
+	// none.
+	Keyspace Keyspace
 	// PushLimits bound a connection's queue of pushed frames (see
 	// Request.Push). Default: DefaultPushLimits; a negative Hard turns
 	// the bounds off.
