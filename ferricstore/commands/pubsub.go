@@ -107,15 +107,18 @@ func (p *pubsubState) subscriberOf(c Call) *subscriber {
 		return s
 	}
 	sub := &subscriber{push: c.Conn.Pusher(), protocol: c.Protocol}
-	sub.s = pubsub.NewSubscriber(func(m pubsub.Message) {
+	// A refused push (the connection gone, or closed for its queue's
+	// size) tells the broker to count the subscriber dropped.
+	sub.s = pubsub.NewSubscriber(func(m pubsub.Message) bool {
 		switch m.Kind {
 		case pubsub.KindMessage:
-			sub.push(frame(sub.protocol, "message", m.Channel, m.Payload))
+			return sub.push(frame(sub.protocol, "message", m.Channel, m.Payload))
 		case pubsub.KindPMessage:
-			sub.push(frame(sub.protocol, "pmessage", m.Pattern, m.Channel, m.Payload))
+			return sub.push(frame(sub.protocol, "pmessage", m.Pattern, m.Channel, m.Payload))
 		case pubsub.KindSMessage:
-			sub.push(frame(sub.protocol, "smessage", m.Channel, m.Payload))
+			return sub.push(frame(sub.protocol, "smessage", m.Channel, m.Payload))
 		}
+		return true
 	})
 	p.subs[id] = sub
 	c.Conn.OnClose(func() {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/ferricstore"
+	"github.com/temporalstore/temporalstore-go/ferricstore/pubsub"
 	"github.com/temporalstore/temporalstore-go/ferricstore/stream"
 )
 
@@ -45,4 +46,69 @@ ferricstore_writes_total{shard="0"} 5
 	n, err := testutil.GatherAndCount(reg)
 	require.NoError(t, err)
 	require.Equal(t, 12, n)
+}
+
+func TestPubSubCollector(t *testing.T) {
+	b := pubsub.NewBroker()
+	took := pubsub.NewSubscriber(func(pubsub.Message) bool { return true })
+	refused := pubsub.NewSubscriber(func(pubsub.Message) bool { return false })
+	b.Subscribe(took, "news", false)
+	b.PSubscribe(took, "n*")
+	b.Subscribe(refused, "news", false)
+	b.Subscribe(took, "{s}x", true)
+	for range 32 {
+		b.Publish("news", []byte("m"))
+	}
+	b.SPublish("{s}x", []byte("m"))
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewPubSubCollector(b))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP ferricstore_pubsub_publishes_total PUBLISH and SPUBLISH calls.
+# TYPE ferricstore_pubsub_publishes_total counter
+ferricstore_pubsub_publishes_total 33
+# HELP ferricstore_pubsub_deliveries_total Messages handed to subscribers: one per subscriber and matching subscription, of those that took it.
+# TYPE ferricstore_pubsub_deliveries_total counter
+ferricstore_pubsub_deliveries_total 65
+# HELP ferricstore_pubsub_dropped_subscribers_total Subscribers that refused a message, each counted once: their connection was gone, or was closed because its queue of pushed messages passed client-output-buffer-limit pubsub.
+# TYPE ferricstore_pubsub_dropped_subscribers_total counter
+ferricstore_pubsub_dropped_subscribers_total 1
+# HELP ferricstore_pubsub_channels Channels with at least one subscriber.
+# TYPE ferricstore_pubsub_channels gauge
+ferricstore_pubsub_channels 1
+# HELP ferricstore_pubsub_shard_channels Shard channels with at least one subscriber.
+# TYPE ferricstore_pubsub_shard_channels gauge
+ferricstore_pubsub_shard_channels 1
+# HELP ferricstore_pubsub_patterns Distinct patterns subscribed.
+# TYPE ferricstore_pubsub_patterns gauge
+ferricstore_pubsub_patterns 1
+# HELP ferricstore_pubsub_subscribers Connections with at least one subscription.
+# TYPE ferricstore_pubsub_subscribers gauge
+ferricstore_pubsub_subscribers 2
+`), "ferricstore_pubsub_publishes_total", "ferricstore_pubsub_deliveries_total", "ferricstore_pubsub_dropped_subscribers_total",
+		"ferricstore_pubsub_channels", "ferricstore_pubsub_shard_channels", "ferricstore_pubsub_patterns", "ferricstore_pubsub_subscribers"))
+	// The fan-out histogram: the sampled publishes, in cumulative
+	// buckets ending at +Inf.
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	found := false
+	for _, mf := range mfs {
+		if mf.GetName() != "ferricstore_pubsub_publish_fanout_seconds" {
+			continue
+		}
+		found = true
+		h := mf.GetMetric()[0].GetHistogram()
+		require.Equal(t, b.Stats().FanOut.Count(), h.GetSampleCount())
+		require.LessOrEqual(t, h.GetSampleCount(), uint64(33/16))
+		last := uint64(0)
+		for _, bk := range h.GetBucket() {
+			require.GreaterOrEqual(t, bk.GetCumulativeCount(), last)
+			last = bk.GetCumulativeCount()
+		}
+		require.LessOrEqual(t, last, h.GetSampleCount())
+	}
+	require.True(t, found)
+	n, err := testutil.GatherAndCount(reg)
+	require.NoError(t, err)
+	require.Equal(t, 8, n)
 }

@@ -14,10 +14,11 @@ type inbox struct {
 	msgs []Message
 }
 
-func (in *inbox) deliver(m Message) {
+func (in *inbox) deliver(m Message) bool {
 	in.mu.Lock()
 	in.msgs = append(in.msgs, m)
 	in.mu.Unlock()
+	return true
 }
 
 func (in *inbox) got() []Message {
@@ -94,7 +95,7 @@ func TestTwoSubscribersOneChannelEach(t *testing.T) {
 
 func TestSubscriptionLimit(t *testing.T) {
 	b := NewBroker()
-	s := NewSubscriber(func(Message) {})
+	s := NewSubscriber(func(Message) bool { return true })
 	for i := range MaxSubscriptions {
 		_, ok := b.Subscribe(s, fmt.Sprint(i), false)
 		require.True(t, ok)
@@ -125,7 +126,7 @@ func TestPublishOrderPerChannel(t *testing.T) {
 	}
 	wg.Go(func() {
 		for i := range 100 {
-			other := NewSubscriber(func(Message) {})
+			other := NewSubscriber(func(Message) bool { return true })
 			b.Subscribe(other, fmt.Sprint("x", i), false)
 			b.PSubscribe(other, "c*")
 			b.Drop(other)

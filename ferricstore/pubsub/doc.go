@@ -6,7 +6,7 @@
 // byte.
 //
 //	b := pubsub.NewBroker()
-//	s := pubsub.NewSubscriber(func(m pubsub.Message) { queue(m) })
+//	s := pubsub.NewSubscriber(func(m pubsub.Message) bool { return queue(m) })
 //	b.Subscribe(s, "news", false)
 //	b.PSubscribe(s, "n*")
 //	n := b.Publish("news", []byte("hi")) // 2: message, then pmessage
@@ -14,7 +14,14 @@
 //
 // Delivery is at most once and in memory. The callback runs under the
 // broker's read lock, so publishes to one channel reach each subscriber
-// in order; it must queue, not block. Package commands serves the broker
-// over RESP; a slow subscriber's limits are its host's (temporalstore's
-// resp.Options.PushLimits).
+// in order; it must queue, not block, and reports false once the
+// subscriber takes no more, after which the broker skips it and counts
+// it dropped. Package commands serves the broker over RESP; a slow
+// subscriber's limits are its host's (temporalstore's
+// resp.Options.PushLimits, CONFIG SET client-output-buffer-limit).
+//
+// Broker.Stats counts publishes, deliveries and dropped subscribers,
+// times each publish's fan-out in a histogram (atomic counters: a
+// publish takes no lock for them), and reports the channels, patterns
+// and subscribers there are; package ferricprom exports them.
 package pubsub
