@@ -8,6 +8,9 @@
 //   - server: the thin server that serves every surface from one process
 //     (RESP on 127.0.0.1:6379, HTTP on 127.0.0.1:17102, the S3-compatible
 //     API on 127.0.0.1:9000): go run ./examples/server.
+//   - ferricstore: ferricstore's streams and pub/sub served alone over RESP
+//     (127.0.0.1:6380, metrics on 127.0.0.1:17103): go run
+//     ./examples/ferricstore.
 //   - embedded-cache: matrixcache used on its own.
 //   - raft-kv: a small replicated key-value store on matrixraft.
 //

@@ -345,6 +345,8 @@ type Engine struct {
 	maintMu              sync.Mutex
 	// lastEvictions is the cache's eviction count at the last round.
 	lastEvictions int64
+	// expired are the OnExpired functions.
+	expired expiredWatchers
 }
 
 type tableName struct{ namespace, name string }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
@@ -105,6 +106,9 @@ func (e *Engine) Maintain(ctx context.Context) (Round, error) {
 				st, err := s.Sweep(ctx, e.opts.SweepBudget)
 				errs = append(errs, err)
 				rep.Items += int64(st.Expired)
+				if len(st.Keys) > 0 {
+					e.expired.publish(s.table.namespace, s.table.name, st.Keys)
+				}
 			}
 		case StageEvict:
 			if e.cache != nil {
@@ -171,17 +175,67 @@ func (e *Engine) Checkpoint(ctx context.Context) error {
 }
 
 // allShards lists every shard of every table.
-func (e *Engine) allShards() ([]*shard.Shard, error) {
+func (e *Engine) allShards() ([]tableShard, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.closed {
 		return nil, ErrClosed
 	}
-	var out []*shard.Shard
-	for _, t := range e.tables {
-		out = append(out, t.shards...)
+	var out []tableShard
+	for name, t := range e.tables {
+		for _, s := range t.shards {
+			out = append(out, tableShard{s, name})
+		}
 	}
 	return out, nil
+}
+
+// tableShard is a shard and the table it belongs to.
+type tableShard struct {
+	*shard.Shard
+	table tableName
+}
+
+// expiredWatchers are the functions OnExpired registered.
+type expiredWatchers struct {
+	mu   sync.Mutex
+	next int
+	fns  map[int]func(namespace, table string, keys [][]byte)
+}
+
+func (w *expiredWatchers) publish(namespace, table string, keys [][]byte) {
+	w.mu.Lock()
+	fns := make([]func(string, string, [][]byte), 0, len(w.fns))
+	for _, fn := range w.fns {
+		fns = append(fns, fn)
+	}
+	w.mu.Unlock()
+	for _, fn := range fns {
+		fn(namespace, table, keys)
+	}
+}
+
+// OnExpired has fn called with the keys of a table that expired and were
+// deleted, after each maintenance round's expiry sweep deletes them (so
+// up to a MaintenanceInterval after their time: reads stop serving an
+// expired key at once). It is what Redis's expired keyspace events are
+// made from. fn runs on the maintenance goroutine and must not keep
+// keys; cancel stops the calls.
+func (e *Engine) OnExpired(fn func(namespace, table string, keys [][]byte)) (cancel func()) {
+	w := &e.expired
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fns == nil {
+		w.fns = map[int]func(string, string, [][]byte){}
+	}
+	id := w.next
+	w.next++
+	w.fns[id] = fn
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.fns, id)
+	}
 }
 
 // maintain runs rounds every MaintenanceInterval until Close.

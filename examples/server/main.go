@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/temporalstore/temporalstore-go/examples/internal/ferricmount"
 	"github.com/temporalstore/temporalstore-go/ferricstore"
 	"github.com/temporalstore/temporalstore-go/ferricstore/commands"
 	"github.com/temporalstore/temporalstore-go/ferricstore/ferricprom"
@@ -74,6 +75,7 @@ type config struct {
 	slowlogMaxLen   int
 	databases       int
 	latencyMonitor  time.Duration
+	notifyEvents    string
 }
 
 // flagDef is one flag with the environment variable that also sets it.
@@ -195,6 +197,10 @@ var flags = []flagDef{
 		}
 		c.latencyMonitor = d
 		return err
+	}},
+	{"notify-keyspace-events", "TS_NOTIFY_KEYSPACE_EVENTS", "", "keyspace notifications published on the RESP port's pub/sub, as Redis's notify-keyspace-events: K (__keyspace@<db>__ channels) and/or E (__keyevent@<db>__) with the classes g (generic), $ (strings), l, s, h, z, t (streams), x (expired) or A (all), e.g. KEA; empty is off. CONFIG SET notify-keyspace-events changes it while running", func(c *config, v string) error {
+		c.notifyEvents = v
+		return nil
 	}},
 	{"slowlog-max-len", "TS_SLOWLOG_MAX_LEN", strconv.Itoa(resp.DefaultSlowlogMaxLen), "how many slow calls the slow log keeps, the newest", func(c *config, v string) error {
 		n, err := strconv.Atoi(v)
@@ -393,10 +399,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		closers = append(closers, streams.Close)
 		reg.MustRegister(ferricprom.NewCollector(streams))
+		broker := pubsub.NewBroker()
+		reg.MustRegister(ferricprom.NewPubSubCollector(broker))
 		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
 			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: c.databases,
-			Keyspace: streamKeys{streams.Streams()},
-			Commands: mount(append(commands.Commands(streams), commands.PubSubCommands(pubsub.NewBroker())...))})
+			Keyspace: streamKeys{streams.Streams()}, NotifyKeyspaceEvents: c.notifyEvents, Publish: func(ch string, msg []byte) { broker.Publish(ch, msg) },
+			Commands: ferricmount.Mount(append(commands.Commands(streams), commands.PubSubCommands(broker)...))})
 		if err != nil {
 			shutdown()
 			e.Close()
@@ -501,18 +509,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // machine, whatever shard count the machine's processors chose.
 func defaultTable(c config) temporalstore.TableOptions {
 	return temporalstore.TableOptions{Async: c.async, SyncInterval: c.syncInterval, Shards: c.shards, KeyGroups: temporalstore.PortableKeyGroups(c.shards)}
-}
-
-// mount adapts ferricstore's verbs (streams, pub/sub) to the RESP
-// server's command table.
-func mount(cmds []commands.Command) []resp.Command {
-	var out []resp.Command
-	for _, c := range cmds {
-		run := c.Run
-		out = append(out, resp.Command{Name: c.Name, Arity: c.Arity, Write: c.Write, Connection: c.Connection, FirstKey: c.FirstKey,
-			LastKey: c.LastKey, KeyStep: c.KeyStep, Group: c.Group, Summary: c.Summary, Run: func(r *resp.Request) {
-				run(r.Context(), commands.Call{Args: r.Args, Protocol: r.Protocol(), NoBlock: !r.MayBlock(), Conn: r}, r.Reply())
-			}})
-	}
-	return out
 }

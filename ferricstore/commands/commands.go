@@ -64,7 +64,7 @@ type Call struct {
 
 // simple adapts a handler that needs only the arguments.
 func simple(f func(ctx context.Context, protocol int, args [][]byte, w Reply)) func(context.Context, Call, Reply) {
-	return func(ctx context.Context, c Call, w Reply) { f(ctx, c.Protocol, c.Args, w) }
+	return func(ctx context.Context, c Call, w Reply) { f(withNotifier(ctx, c), c.Protocol, c.Args, w) }
 }
 
 // Commands returns the stream verbs served by st.
@@ -267,6 +267,7 @@ func (h *handler) xadd(ctx context.Context, _ int, args [][]byte, w Reply) {
 		w.Null()
 	default:
 		w.Bulk(id.Append(nil))
+		notify(ctx, "xadd", args[1])
 	}
 }
 
@@ -367,6 +368,9 @@ func (h *handler) xdel(ctx context.Context, _ int, args [][]byte, w Reply) {
 		return
 	}
 	w.Int(int64(n))
+	if n > 0 {
+		notify(ctx, "xdel", args[1])
+	}
 }
 
 func (h *handler) xtrim(ctx context.Context, _ int, args [][]byte, w Reply) {
@@ -381,6 +385,9 @@ func (h *handler) xtrim(ctx context.Context, _ int, args [][]byte, w Reply) {
 		return
 	}
 	w.Int(n)
+	if n > 0 {
+		notify(ctx, "xtrim", args[1])
+	}
 }
 
 func (h *handler) xsetid(ctx context.Context, _ int, args [][]byte, w Reply) {
@@ -428,6 +435,7 @@ func (h *handler) xsetid(ctx context.Context, _ int, args [][]byte, w Reply) {
 		return
 	}
 	w.OK()
+	notify(ctx, "xsetid", args[1])
 }
 
 func (h *handler) xack(ctx context.Context, _ int, args [][]byte, w Reply) {

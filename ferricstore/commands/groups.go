@@ -154,6 +154,7 @@ func (h *handler) xgroup(ctx context.Context, _ int, args [][]byte, w Reply) {
 			return
 		}
 		w.OK()
+		notify(ctx, "xgroup-create", args[2])
 	case "setid":
 		if len(args) != 5 && len(args) != 7 {
 			w.Error(badSubcommand(args[1]))
@@ -185,6 +186,7 @@ func (h *handler) xgroup(ctx context.Context, _ int, args [][]byte, w Reply) {
 			return
 		}
 		w.OK()
+		notify(ctx, "xgroup-setid", args[2])
 	case "destroy":
 		ok, err := h.x.DestroyGroup(ctx, key, group)
 		if err != nil {
@@ -192,6 +194,9 @@ func (h *handler) xgroup(ctx context.Context, _ int, args [][]byte, w Reply) {
 			return
 		}
 		w.Int(b2i(ok))
+		if ok {
+			notify(ctx, "xgroup-destroy", args[2])
+		}
 	case "createconsumer":
 		ok, err := h.x.CreateConsumer(ctx, key, group, string(args[4]))
 		if err != nil {
@@ -199,6 +204,9 @@ func (h *handler) xgroup(ctx context.Context, _ int, args [][]byte, w Reply) {
 			return
 		}
 		w.Int(b2i(ok))
+		if ok {
+			notify(ctx, "xgroup-createconsumer", args[2])
+		}
 	case "delconsumer":
 		n, err := h.x.DeleteConsumer(ctx, key, group, string(args[4]))
 		if err != nil {
@@ -206,6 +214,7 @@ func (h *handler) xgroup(ctx context.Context, _ int, args [][]byte, w Reply) {
 			return
 		}
 		w.Int(int64(n))
+		notify(ctx, "xgroup-delconsumer", args[2])
 	}
 }
 

@@ -173,6 +173,7 @@ var commandDocs = map[string][2]string{
 	"linsert":    {"list", "Inserts an element before or after another."},
 	"llen":       {"list", "Returns the length of a list."},
 	"lmove":      {"list", "Moves an element from one end of a list to an end of another."},
+	"rpoplpush":  {"list", "Moves the last element of a list to the head of another (LMOVE RIGHT LEFT)."},
 	"object":     {"generic", "Inspects the internals of Redis objects."},
 	"memory":     {"server", "Reports on the memory use of a key."},
 	"debug":      {"server", "A safe subset of Redis's debugging commands."},

@@ -218,7 +218,7 @@ func cmdInfo(c *conn, args [][]byte) {
 		"uptime_in_days:" + strconv.FormatInt(int64(up.Hours()/24), 10)},
 		// Beyond Redis's fields: the table this server serves, and the
 		// key groups a MULTI or two-key command must keep to.
-		tableInfo(c.s.opts.Engine, c.namespace, c.infoTable())...)...)
+		c.servedTableInfo()...)...)
 	tot := c.s.Stats()
 	section("clients", "connected_clients:"+strconv.Itoa(tot.ConnectedClients),
 		"blocked_clients:"+strconv.FormatInt(c.s.blocked.count.Load(), 10))
@@ -229,7 +229,13 @@ func cmdInfo(c *conn, args [][]byte) {
 		"used_memory_peak:"+strconv.FormatUint(ms.HeapSys, 10),
 		"maxmemory:0",
 		"mem_allocator:go")
-	st, _ := c.s.opts.Engine.Stats()
+	e := c.s.opts.Engine
+	var st []temporalstore.ShardStats
+	var enginePanics int64
+	if e != nil {
+		st, _ = e.Stats()
+		enginePanics = e.Panics()
+	}
 	var keys, index, logBytes int64
 	var records, fsyncs uint64
 	var fsyncTime temporalstore.LatencyHistogram
@@ -244,22 +250,26 @@ func cmdInfo(c *conn, args [][]byte) {
 	// Redis's fields that hold here: the engine is open before the
 	// listener is, and every write goes to a log, as to an AOF. Then the
 	// logs' own counters, over every shard.
-	section("persistence",
-		"loading:0",
-		"aof_enabled:1",
-		"engine_log_records:"+strconv.FormatUint(records, 10),
-		"engine_log_fsyncs:"+strconv.FormatUint(fsyncs, 10),
-		"engine_log_fsync_p50_usec:"+strconv.FormatInt(fsyncTime.Quantile(0.5).Microseconds(), 10),
-		"engine_log_fsync_p99_usec:"+strconv.FormatInt(fsyncTime.Quantile(0.99).Microseconds(), 10))
-	section("stats",
-		"total_connections_received:"+strconv.FormatInt(tot.ConnectionsReceived, 10),
-		"total_commands_processed:"+strconv.FormatInt(tot.CommandsProcessed, 10),
-		"total_error_replies:"+strconv.FormatInt(tot.ErrorReplies, 10),
-		"contained_panics:"+strconv.FormatInt(tot.Panics+c.s.opts.Engine.Panics(), 10),
-		"client_output_buffer_limit_disconnections:"+strconv.FormatInt(tot.PushDisconnections, 10),
-		"engine_keys:"+strconv.FormatInt(keys, 10),
-		"engine_index_bytes:"+strconv.FormatInt(index, 10),
-		"engine_log_bytes:"+strconv.FormatInt(logBytes, 10))
+	persistence := []string{"loading:0"}
+	stats := []string{
+		"total_connections_received:" + strconv.FormatInt(tot.ConnectionsReceived, 10),
+		"total_commands_processed:" + strconv.FormatInt(tot.CommandsProcessed, 10),
+		"total_error_replies:" + strconv.FormatInt(tot.ErrorReplies, 10),
+		"contained_panics:" + strconv.FormatInt(tot.Panics+enginePanics, 10),
+		"client_output_buffer_limit_disconnections:" + strconv.FormatInt(tot.PushDisconnections, 10)}
+	if e != nil {
+		persistence = append(persistence, "aof_enabled:1",
+			"engine_log_records:"+strconv.FormatUint(records, 10),
+			"engine_log_fsyncs:"+strconv.FormatUint(fsyncs, 10),
+			"engine_log_fsync_p50_usec:"+strconv.FormatInt(fsyncTime.Quantile(0.5).Microseconds(), 10),
+			"engine_log_fsync_p99_usec:"+strconv.FormatInt(fsyncTime.Quantile(0.99).Microseconds(), 10))
+		stats = append(stats,
+			"engine_keys:"+strconv.FormatInt(keys, 10),
+			"engine_index_bytes:"+strconv.FormatInt(index, 10),
+			"engine_log_bytes:"+strconv.FormatInt(logBytes, 10))
+	}
+	section("persistence", persistence...)
+	section("stats", stats...)
 	section("replication", "role:master", "connected_slaves:0")
 	var cpu []string
 	if user, sys, ok := processCPU(); ok {
@@ -501,6 +511,9 @@ func cmdConfig(c *conn, args [][]byte) {
 	for name, t := range c.s.tunables() {
 		known[name] = strconv.FormatInt(t.get(), 10)
 	}
+	for name, t := range c.s.stringTunables() {
+		known[name] = t.get()
+	}
 	// Each argument is a name or, as in Redis, a glob pattern of names;
 	// a setting matched twice is listed once.
 	var pairs []string
@@ -548,6 +561,29 @@ func (s *Server) tunables() map[string]tunable {
 	}
 }
 
+// stringTunable is a setting CONFIG GET shows and CONFIG SET changes
+// while running whose value is text. check reads a value and returns
+// what applies it, or the reason it is refused (Redis's words, which
+// follow "CONFIG SET failed ... - "); it changes nothing itself, so that
+// CONFIG SET applies a call's values only once every one checked out.
+type stringTunable struct {
+	get   func() string
+	check func(v string) (apply func(), err error)
+}
+
+// stringTunables are the server's text settings CONFIG SET changes, by
+// Redis's names: client-output-buffer-limit, whose pubsub class bounds
+// the push queues (push.go), and notify-keyspace-events (notify.go).
+func (s *Server) stringTunables() map[string]stringTunable {
+	return map[string]stringTunable{
+		"client-output-buffer-limit": {get: func() string { return s.buffers.Load().String() }, check: s.checkBufferLimits},
+		"notify-keyspace-events": {get: func() string { return formatNotify(s.notify.Load()) }, check: func(v string) (func(), error) {
+			f, err := parseNotify(v)
+			return func() { s.notify.Store(f) }, err
+		}},
+	}
+}
+
 // configSet is CONFIG SET name value [name value ...]. As in Redis 7,
 // every pair is checked before any is applied, so an error changes
 // nothing.
@@ -560,8 +596,9 @@ func configSet(c *conn, args [][]byte) {
 		c.errorf("NOPERM this user has no permissions to run the 'config|set' command")
 		return
 	}
-	tunables := c.s.tunables()
+	tunables, texts := c.s.tunables(), c.s.stringTunables()
 	values := map[string]int64{}
+	var applies []func()
 	ignored := map[*setting]string{}
 	seen := map[string]bool{}
 	for i := 2; i < len(args); i += 2 {
@@ -584,6 +621,15 @@ func configSet(c *conn, args [][]byte) {
 			ignored[st] = v
 			continue
 		}
+		if t, ok := texts[name]; ok {
+			apply, err := t.check(string(args[i+1]))
+			if err != nil {
+				c.errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, err)
+				return
+			}
+			applies = append(applies, apply)
+			continue
+		}
 		t, ok := tunables[name]
 		if !ok {
 			c.errorf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", args[i])
@@ -603,8 +649,20 @@ func configSet(c *conn, args [][]byte) {
 	for name, v := range values {
 		tunables[name].set(v)
 	}
+	for _, apply := range applies {
+		apply()
+	}
 	c.s.settings.set(ignored)
 	c.w.ok()
+}
+
+// servedTableInfo is INFO server's lines on the table served, none
+// without an engine.
+func (c *conn) servedTableInfo() []string {
+	if c.s.opts.Engine == nil {
+		return nil
+	}
+	return tableInfo(c.s.opts.Engine, c.namespace, c.infoTable())
 }
 
 // infoTable is the table INFO server describes: the selected database's,

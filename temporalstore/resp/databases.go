@@ -168,6 +168,9 @@ func cmdSwapDB(c *conn, a [][]byte) {
 // keyspaceInfo is INFO keyspace's lines: one for each database that holds
 // keys, as Redis lists them.
 func (c *conn) keyspaceInfo() []string {
+	if c.s.opts.Engine == nil {
+		return nil
+	}
 	st, err := c.s.opts.Engine.Stats()
 	if err != nil {
 		return nil

@@ -32,7 +32,16 @@
 // Options.Commands: each a Command with its arity, write flag, key
 // positions and a Run that replies through Request.Reply. They get the
 // built-ins' treatment (AUTH, read-only tokens, MULTI, COMMAND, statistics,
-// slow log); a name already served is refused by New.
+// slow log); a name already served is refused by New. A Server with no
+// Options.Engine serves those verbs alone, with the connection's and the
+// server's own (PING, HELLO, AUTH, CLIENT, COMMAND, CONFIG, INFO, ...):
+// the rest are unknown commands, as in a Redis that lacks them.
+//
+// Pushed frames (pub/sub messages, Request.Push) wait in a per-connection
+// queue bounded as Redis's client-output-buffer-limit pubsub bounds a
+// subscriber's output (Options.PushLimits); CONFIG GET and CONFIG SET
+// client-output-buffer-limit read and change the bounds while the server
+// runs.
 //
 // # Statistics
 //

@@ -113,6 +113,8 @@ var everyCommandSteps = map[string][]step{
 	"bgsave":   {ok("Background saving started", "BGSAVE"), bad("ERR syntax error", "BGSAVE", "LATER")},
 	"lastsave": {ok(anyReply, "LASTSAVE")},
 	"wait":     {ok(int64(0), "WAIT", "0", "0"), ok(int64(0), "WAIT", "1", "10"), bad("ERR timeout is negative", "WAIT", "1", "-1")},
+	"rpoplpush": {ok(int64(2), "RPUSH", "{rp}s", "a", "b"), ok("b", "RPOPLPUSH", "{rp}s", "{rp}d"), ok([]any{"b"}, "LRANGE", "{rp}d", "0", "-1"),
+		ok(nil, "RPOPLPUSH", "{rp}none", "{rp}d"), ok("OK", "SET", "{rp}str", "x"), bad("WRONGTYPE Operation against a key holding the wrong kind of value", "RPOPLPUSH", "{rp}s", "{rp}str")},
 	"brpoplpush": {ok(int64(1), "RPUSH", "{bp}s", "x"), ok("x", "BRPOPLPUSH", "{bp}s", "{bp}d", "0.01"), ok(nil, "BRPOPLPUSH", "{bp}s", "{bp}d", "0.01"),
 		bad("ERR timeout is negative", "BRPOPLPUSH", "{bp}s", "{bp}d", "-1")},
 	"blmpop": {ok(nil, "BLMPOP", "0.01", "1", "blmpop:l", "LEFT"), ok(int64(2), "RPUSH", "blmpop:l", "a", "b"),

@@ -16,7 +16,9 @@ import (
 // monitor.
 type Command struct {
 	// Name is the verb, matched without regard to case. It may not be a
-	// built-in verb's.
+	// built-in verb the server serves (without an engine, only the
+	// connection's and server's own are served, so DBSIZE, say, may be
+	// added).
 	Name string
 	// Arity is Redis's: positive for exactly that many arguments, the
 	// name included, negative for at least that many.
@@ -107,21 +109,35 @@ func (w Reply) Set(n int) { w.c.w.setHeader(n) }
 
 // commandTable is a server's commands: the built-in ones, and the ones
 // Options.Commands adds after them (their ids follow the built-ins').
+// list holds every built-in, served or not, so that ids index it.
 type commandTable struct {
 	byName map[string]*cmdSpec
 	list   []*cmdSpec
 }
 
+// engineFree are the built-in verbs a server without an engine serves:
+// the connection's and the server's own, which read and write no key.
+// SELECT addresses database 0 alone there; MULTI/EXEC queue and run the
+// added commands in order (see Options.Engine). WATCH, DBSIZE, the key
+// commands, SAVE, FLUSHALL and scripts need the engine's keys.
+var engineFree = map[string]bool{"ping": true, "echo": true, "auth": true, "hello": true, "quit": true, "reset": true,
+	"client": true, "command": true, "config": true, "info": true, "time": true, "slowlog": true, "latency": true,
+	"select": true, "multi": true, "exec": true, "discard": true}
+
 // builtins is the table of a server that adds no command.
 func builtins() commandTable { return commandTable{byName: commands, list: commandList} }
 
-// extend returns the built-in table with cmds added.
-func extend(cmds []Command) (commandTable, error) {
+// extend returns the built-in table, only its engineFree verbs when
+// withEngine is false, with cmds added.
+func extend(cmds []Command, withEngine bool) (commandTable, error) {
 	t := builtins()
-	if len(cmds) == 0 {
+	if len(cmds) == 0 && withEngine {
 		return t, nil
 	}
 	t = commandTable{byName: maps.Clone(commands), list: slices.Clone(commandList)}
+	if !withEngine {
+		maps.DeleteFunc(t.byName, func(name string, _ *cmdSpec) bool { return !engineFree[name] })
+	}
 	for _, c := range cmds {
 		name := strings.ToLower(c.Name)
 		switch {
@@ -150,3 +166,19 @@ func extend(cmds []Command) (commandTable, error) {
 
 // names are the table's command names in order.
 func (t commandTable) names() []string { return slices.Sorted(maps.Keys(t.byName)) }
+
+// Notifying reports whether keyspace notifications are on
+// (notify-keyspace-events names a class and K or E).
+func (r *Request) Notifying() bool { return r.c.s.notifying() }
+
+// NotifyKeyspace publishes a keyspace notification of the call's
+// database: event on key, in class, Redis's class character ('t' for
+// streams, 'g' generic, ...), if that class is on.
+func (r *Request) NotifyKeyspace(class byte, event string, key []byte) {
+	for _, c := range notifyClasses {
+		if c.c == class {
+			r.c.notify(c.flag, event, key)
+			return
+		}
+	}
+}

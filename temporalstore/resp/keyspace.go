@@ -59,6 +59,7 @@ func (c *conn) extraDeleted(keys [][]byte) (int64, bool) {
 		}
 		if ok {
 			n++
+			c.notify(notifyGeneric, "del", k)
 		}
 	}
 	return n, true

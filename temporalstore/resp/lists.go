@@ -92,6 +92,13 @@ func registerLists() {
 				c.bulkOrNull(r)
 			}
 		}},
+		// RPOPLPUSH, deprecated in Redis 6.2 but still in wide use, is
+		// LMOVE source destination RIGHT LEFT.
+		&cmdSpec{name: "rpoplpush", arity: 3, flags: flagWrite, first: 1, last: 2, step: 1, run: func(c *conn, a [][]byte) {
+			if r, ok := c.exec(ts.Command{Kind: ts.KindLMove, Key: a[1], Dest: a[2], ToLeft: true}); ok {
+				c.bulkOrNull(r)
+			}
+		}},
 	)
 }
 

@@ -22,7 +22,7 @@ type pipelineRun interface {
 // runFor returns the run args start, or nil for a command run alone.
 func (c *conn) runFor(args [][]byte, sets *setRun, gets *getRun) pipelineRun {
 	switch {
-	case c.reply != replyOn, c.push.subscriptions > 0:
+	case c.reply != replyOn, c.push.subscriptions > 0, c.s.opts.Engine == nil, c.s.notifying():
 		return nil
 	case c.plainSet(args):
 		return sets

@@ -21,8 +21,6 @@ import (
 
 // Errors of the server.
 var (
-	// ErrNoEngine is returned by New without an engine.
-	ErrNoEngine = errors.New("resp: Options.Engine is required")
 	// ErrClosed is returned by Serve after Close.
 	ErrClosed = errors.New("resp: server closed")
 	// ErrInvalidOptions is returned by New for an option out of range.
@@ -31,7 +29,15 @@ var (
 
 // Options configures a Server.
 type Options struct {
-	// Engine is the engine served. Required.
+	// Engine is the engine served. Nil serves no engine: only the
+	// connection's and the server's own verbs (PING, ECHO, AUTH, HELLO,
+	// QUIT, RESET, CLIENT, COMMAND, CONFIG, INFO, TIME, SLOWLOG,
+	// LATENCY, SELECT 0, MULTI/EXEC/DISCARD) and Commands, every other
+	// verb answering "unknown command" as Redis does: a server of
+	// another module's verbs alone (a standalone ferricstore). There is
+	// one database then, and EXEC runs the queued commands in order,
+	// isolated from other connections only as far as the commands
+	// themselves are. Default: nil.
 	Engine *temporalstore.Engine
 	// Namespace and Table are the table the keys of database 0 live in.
 	// Default: the engine's default table.
@@ -77,9 +83,19 @@ type Options struct {
 	// 0, which the key commands then see too (see Keyspace). Default:
 	// none.
 	Keyspace Keyspace
+	// Publish, when set, publishes keyspace notifications (the pub/sub
+	// broker the mounted Commands serve). Default: none, and
+	// notify-keyspace-events has no effect.
+	Publish func(channel string, message []byte)
+	// NotifyKeyspaceEvents is Redis's notify-keyspace-events ("KEA":
+	// every event on both channel kinds), which CONFIG SET changes while
+	// the server runs. Default: "", none.
+	NotifyKeyspaceEvents string
 	// PushLimits bound a connection's queue of pushed frames (see
-	// Request.Push). Default: DefaultPushLimits; a negative Hard turns
-	// the bounds off.
+	// Request.Push), as Redis's client-output-buffer-limit pubsub, which
+	// CONFIG SET changes while the server runs. Default:
+	// DefaultPushLimits; a negative Hard turns the bounds off; a negative
+	// SoftFor is refused.
 	PushLimits PushLimits
 }
 
@@ -113,6 +129,18 @@ type Server struct {
 	// scripts holds the scripts and function libraries, and the scripts
 	// running.
 	scripts *scripts
+	// notify is notify-keyspace-events' classes (notify.go);
+	// stopExpired ends the engine's calls of expiredEvents.
+	notify      atomic.Uint32
+	stopExpired func()
+	// buffers is client-output-buffer-limit (push.go), replaced whole by
+	// CONFIG SET under buffersMu.
+	buffers   atomic.Pointer[bufferLimits]
+	buffersMu sync.Mutex
+	// sweeping is set once Serve started the push limits' sweep, which
+	// stops when done is closed (Close).
+	sweeping bool
+	done     chan struct{}
 }
 
 // faults are functions tests set to raise faults at a layer; nil in use.
@@ -137,9 +165,6 @@ type serverStats struct {
 
 // New returns a server for opts.
 func New(opts Options) (*Server, error) {
-	if opts.Engine == nil {
-		return nil, ErrNoEngine
-	}
 	if opts.MaxBulk <= 0 {
 		opts.MaxBulk = DefaultMaxBulk
 	}
@@ -155,14 +180,21 @@ func New(opts Options) (*Server, error) {
 	if opts.SlowlogMaxLen == 0 {
 		opts.SlowlogMaxLen = DefaultSlowlogMaxLen
 	}
-	if opts.Databases == 0 {
+	switch {
+	case opts.Databases == 0 && opts.Engine == nil:
+		opts.Databases = 1
+	case opts.Databases == 0:
 		opts.Databases = DefaultDatabases
+	case opts.Databases > 1 && opts.Engine == nil:
+		return nil, fmt.Errorf("%w: Databases %d without an engine (at most 1)", ErrInvalidOptions, opts.Databases)
 	}
 	switch {
 	case opts.PushLimits == PushLimits{}:
 		opts.PushLimits = DefaultPushLimits
 	case opts.PushLimits.Hard < 0:
 		opts.PushLimits = PushLimits{}
+	case opts.PushLimits.SoftFor < 0:
+		return nil, fmt.Errorf("%w: negative PushLimits.SoftFor", ErrInvalidOptions)
 	}
 	if opts.Databases < 0 || opts.Databases > MaxDatabases {
 		return nil, fmt.Errorf("%w: Databases %d (1..%d)", ErrInvalidOptions, opts.Databases, MaxDatabases)
@@ -170,15 +202,25 @@ func New(opts Options) (*Server, error) {
 	if opts.LatencyMonitorThreshold < 0 {
 		return nil, fmt.Errorf("%w: negative LatencyMonitorThreshold", ErrInvalidOptions)
 	}
-	cmds, err := extend(opts.Commands)
+	notify, err := parseNotify(opts.NotifyKeyspaceEvents)
+	if err != nil {
+		return nil, fmt.Errorf("%w: NotifyKeyspaceEvents: %v", ErrInvalidOptions, err)
+	}
+	cmds, err := extend(opts.Commands, opts.Engine != nil)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{opts: opts, started: time.Now(), conns: map[*conn]struct{}{}, cmds: cmds, cmdStats: newCommandStats(cmds.list),
 		slowlog: newSlowlog(opts.SlowlogThreshold, opts.SlowlogMaxLen), latency: newLatencyMonitor(opts.LatencyMonitorThreshold)}
 	s.settings = newSettings()
+	s.buffers.Store(newBufferLimits(opts.PushLimits))
+	s.done = make(chan struct{})
 	s.lastSave.Store(s.started.Unix())
 	s.scripts = newScripts(s)
+	s.notify.Store(notify)
+	if opts.Engine != nil && opts.Publish != nil {
+		s.stopExpired = opts.Engine.OnExpired(s.expiredEvents)
+	}
 	return s, nil
 }
 
@@ -194,6 +236,11 @@ func (s *Server) Serve(l net.Listener) error {
 		return ErrClosed
 	}
 	s.lns = append(s.lns, l)
+	if !s.sweeping {
+		s.sweeping = true
+		s.wg.Add(1)
+		go s.sweepPushes()
+	}
 	s.mu.Unlock()
 	for {
 		nc, err := l.Accept()
@@ -240,7 +287,11 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	close(s.done)
 	s.blocked.close()
+	if s.stopExpired != nil {
+		s.stopExpired()
+	}
 	for _, l := range s.lns {
 		l.Close()
 	}

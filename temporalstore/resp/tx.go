@@ -189,7 +189,9 @@ func cmdExec(c *conn, _ [][]byte) {
 			return
 		}
 	}
-	if crossesDatabases(c, tx, watch) {
+	if crossesDatabases(c, tx, watch) || c.s.opts.Engine == nil {
+		// Without an engine there are no watches, and nothing of the
+		// engine's to isolate.
 		execAcross(c, tx, watch)
 		return
 	}

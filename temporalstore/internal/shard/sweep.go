@@ -16,6 +16,8 @@ type SweepStats struct {
 	// Done is true when the round reached the end of the index (the next
 	// one starts again from the beginning).
 	Done bool
+	// Keys are the expired keys it deleted.
+	Keys [][]byte
 }
 
 // Sweep deletes expired keys, looking at about budget index entries from
@@ -47,6 +49,7 @@ func (s *Shard) Sweep(ctx context.Context, budget int) (st SweepStats, err error
 				// Re-checked under the gate: a key written since is live.
 				if v.expired(k) {
 					cmds = append(cmds, command.Command{Op: OpDelete, Key: k})
+					st.Keys = append(st.Keys, k)
 				}
 			}
 			st.Expired = len(cmds)
