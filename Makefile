@@ -36,6 +36,13 @@ TOOLS_DIR := tools
 TOOLS_WORK := GOWORK=$(CURDIR)/$(TOOLS_DIR)/go.work
 HAVE_TOOLS := $(wildcard $(TOOLS_DIR)/go.mod)
 
+# tools/natsbench, the NATS JetStream peer of `bench streams`, is a module
+# of its own in neither workspace, so that nats-server's dependencies never
+# enter tools/go.mod: it builds, vets and staticchecks with the workspace
+# off (its dependencies come from the module proxy).
+NATSBENCH_DIR := $(TOOLS_DIR)/natsbench
+HAVE_NATSBENCH := $(wildcard $(NATSBENCH_DIR)/go.mod)
+
 # go test flags. RACE= turns the race detector off (it needs cgo and a C
 # compiler); TEST_TIMEOUT bounds the whole run.
 RACE ?= -race
@@ -60,7 +67,7 @@ help: ## List the targets.
 	@echo
 	@echo "Variables: RACE=$(RACE) TEST_TIMEOUT=$(TEST_TIMEOUT) FUZZTIME=$(FUZZTIME) FUZZ_RESP_TIME=$(FUZZ_RESP_TIME) FUZZ_HTTP_TIME=$(FUZZ_HTTP_TIME) BENCH_QUICK=1 (benchmarks)"
 	@echo "Modules (from go.work): $(MODULE_DIRS)"
-	@echo "Out of the workspace: $(if $(HAVE_TOOLS),$(TOOLS_DIR) (its own $(TOOLS_DIR)/go.work),none)"
+	@echo "Out of the workspace: $(if $(HAVE_TOOLS),$(TOOLS_DIR) (its own $(TOOLS_DIR)/go.work),none)$(if $(HAVE_NATSBENCH), $(NATSBENCH_DIR) (GOWORK=off),)"
 
 .PHONY: build
 build: ## Build every workspace package (go build work).
@@ -98,12 +105,16 @@ release-check: ## Tag every module with code at VERSION in a throwaway clone, se
 	scripts/release-check
 
 .PHONY: test-tools
-test-tools: ## In tools/ (if present), on its workspace: go build, go vet and go test (race) ./...
+test-tools: ## In tools/ (if present), on its workspace: go build, go vet and go test (race) ./...; in tools/natsbench, with GOWORK=off: go build and go vet.
 ifneq ($(HAVE_TOOLS),)
 	@echo "==> $(TOOLS_DIR): go build ./... && go vet ./... && go test ./..."
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) build ./... && $(TOOLS_WORK) $(GO) vet ./... && $(TOOLS_WORK) $(GO) test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 else
 	@echo "==> $(TOOLS_DIR): no go.mod, skipped"
+endif
+ifneq ($(HAVE_NATSBENCH),)
+	@echo "==> $(NATSBENCH_DIR): go build ./... && go vet ./... (GOWORK=off; a main package: its binary goes to /dev/null)"
+	cd $(NATSBENCH_DIR) && GOWORK=off $(GO) build -o /dev/null ./... && GOWORK=off $(GO) vet ./...
 endif
 
 # ---------------------------------------------------------------------------
@@ -132,7 +143,7 @@ vet: ## go vet work.
 	$(WORKSPACE) $(GO) vet work
 
 .PHONY: staticcheck
-staticcheck: staticcheck-install ## staticcheck ./... in each module dir, and in tools/ on its workspace.
+staticcheck: staticcheck-install ## staticcheck ./... in each module dir, in tools/ on its workspace, and in tools/natsbench with GOWORK=off.
 	@for d in $(MODULE_DIRS); do \
 		echo "==> $$d: staticcheck ./..."; \
 		(cd "$$d" && $(WORKSPACE) $(STATICCHECK) ./...) || exit 1; \
@@ -140,6 +151,10 @@ staticcheck: staticcheck-install ## staticcheck ./... in each module dir, and in
 ifneq ($(HAVE_TOOLS),)
 	@echo "==> $(TOOLS_DIR): staticcheck ./..."
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(STATICCHECK) ./...
+endif
+ifneq ($(HAVE_NATSBENCH),)
+	@echo "==> $(NATSBENCH_DIR): staticcheck ./... (GOWORK=off)"
+	cd $(NATSBENCH_DIR) && GOWORK=off $(STATICCHECK) ./...
 endif
 
 .PHONY: staticcheck-install
@@ -177,6 +192,10 @@ bench-series: ## Temporal models vs redis-server (window reads, hourly counts, a
 .PHONY: bench-script
 bench-script: ## EVALSHA token bucket, 50 clients, vs redis-server: cd tools && go run ./bench script
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench script
+
+.PHONY: bench-streams
+bench-streams: ## Streams and pub/sub (XADD, XREADGROUP+XACK, PUBLISH fan-out) vs redis-server and NATS JetStream: cd tools && go run ./bench streams
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench streams
 
 bench-%: ## Any benchmark by name: cd tools && go run ./bench <name>
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench $*

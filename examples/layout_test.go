@@ -53,8 +53,11 @@ var surfaceDirs = []string{"temporalstore/resp", "temporalstore/httpapi", "tempo
 // surfaceForbidden are the engine packages a surface may not import.
 var surfaceForbidden = []string{"temporalstore/internal", "temporalstore/storage/disk", "temporalstore/local"}
 
-// outOfWorkspace lists module directories kept out of go.work on purpose.
-var outOfWorkspace = []string{"tools"}
+// outOfWorkspace lists module directories kept out of go.work on purpose:
+// tools/ (its own workspace, tools/go.work) and tools/natsbench, the
+// JetStream peer of `bench streams`, which builds with the workspace off so
+// that nats-server's dependencies enter neither workspace.
+var outOfWorkspace = []string{"tools", "tools/natsbench"}
 
 // goFile is one parsed Go source file of the workspace.
 type goFile struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/tools/bench/respbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/scriptbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/seriesbench"
+	"github.com/temporalstore/temporalstore-go/tools/bench/streamsbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/walbench"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
@@ -51,6 +52,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return seriesbench.Command(args[1:], stdout, stderr)
 	case "script":
 		return scriptbench.Command(args[1:], stdout, stderr)
+	case "streams":
+		return streamsbench.Command(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown benchmark %q\n\n", args[0])
 	usage(stderr)
@@ -96,6 +99,13 @@ Benchmarks:
   script "EVALSHA token bucket, 50 clients": the RESP server's scripting
         against redis-server with the same redis-benchmark EVALSHA of a
         token-bucket script over 5,000 keys (async, appendfsync everysec).
+  streams Redis streams and pub/sub on the RESP server (ferricstore) vs
+        redis-server 7 and NATS JetStream (tools/natsbench, its own module):
+        durable and async XADD at 50 clients over 12 streams (vs redis
+        appendfsync always/everysec and JetStream sync always/default),
+        consuming a 1M-entry stream with 4 XREADGROUP+XACK consumers, and
+        PUBLISH to 8 subscribers at pipeline 1 and 64 (deliveries/s,
+        delivery latency, every message checked in order).
 
 Flags of "bench wal" (each also read from the environment variable shown;
 a flag beats its variable, the variable beats the default):
@@ -120,6 +130,8 @@ Examples:
 	seriesbench.PrintUsage(w)
 	fmt.Fprintln(w)
 	scriptbench.PrintUsage(w)
+	fmt.Fprintln(w)
+	streamsbench.PrintUsage(w)
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.

@@ -49,6 +49,9 @@ func StartRedis(ctx context.Context, dir string, args ...string) (string, func()
 type ServerProcess struct {
 	// Addr is its RESP address.
 	Addr string
+	// HTTPAddr is an examples/server's HTTP address (/metrics, ...);
+	// empty for redis-server.
+	HTTPAddr string
 	// PID is its process, for ProcessCPU.
 	PID  int
 	Stop func()
@@ -135,7 +138,7 @@ func StartServerProcess(ctx context.Context, bin, dir string, cpus []int, procs 
 		stop()
 		return ServerProcess{}, fmt.Errorf("examples/server did not answer: %w", err)
 	}
-	return ServerProcess{Addr: a[0], PID: cmd.Process.Pid, Stop: stop}, nil
+	return ServerProcess{Addr: a[0], HTTPAddr: a[1], PID: cmd.Process.Pid, Stop: stop}, nil
 }
 
 // BuildExample builds the repository's example pkg (such as
