@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -24,8 +28,12 @@ const (
 type Options struct {
 	// Dir holds one log per shard. Required.
 	Dir string
-	// Shards is the number of shards, each with its own log and writer.
-	// It must stay the same for a directory. Default: DefaultShards.
+	// Shards is the number of shards of a new directory, each with its
+	// own log and writer. A key's shard is its slot modulo the count, so
+	// a directory keeps the count it was made with: Open counts the
+	// shard directories it finds and opens that many, logging a warning
+	// when Shards asked for another (Store.Shards is the count in use).
+	// Default: DefaultShards.
 	Shards int
 	// Async acknowledges a write once it is written to the operating
 	// system and syncs every SyncInterval: a machine crash can lose one
@@ -46,6 +54,12 @@ type Options struct {
 
 // ErrInvalidOptions is returned by Open for options it cannot take.
 var ErrInvalidOptions = errors.New("ferricstore: invalid options")
+
+// ErrMissingShard is returned by Open for a directory whose shard
+// directories do not run from shard-000 without a gap, or that has a
+// shard's snapshots without its log: the keys routed to the missing
+// shard would seem lost, and opening fewer shards would route keys anew.
+var ErrMissingShard = errors.New("ferricstore: a shard's directory is missing")
 
 // Store is an open ferricstore: its streams, sharded by key as Redis
 // Cluster shards (CRC16 of the key's {hash tag}), each shard a durable log
@@ -69,8 +83,9 @@ func Open(opts Options) (*Store, error) {
 	if opts.SnapshotEvery == 0 {
 		opts.SnapshotEvery = DefaultSnapshotEvery
 	}
-	if opts.Shards == 0 {
-		opts.Shards = DefaultShards
+	existing, err := existingShards(opts.Dir)
+	if err != nil {
+		return nil, err
 	}
 	if opts.SyncInterval == 0 {
 		opts.SyncInterval = DefaultSyncInterval
@@ -80,6 +95,16 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	switch {
+	case existing == 0 && opts.Shards == 0:
+		opts.Shards = DefaultShards
+	case existing == 0:
+	default:
+		if opts.Shards != 0 && opts.Shards != existing {
+			opts.Logger.Warn("ferricstore: the data directory keeps its shard count", "dir", opts.Dir, "shards", existing, "requested", opts.Shards)
+		}
+		opts.Shards = existing
 	}
 	st := &Store{opts: opts}
 	st.streams = Streams{st: st}
@@ -93,6 +118,65 @@ func Open(opts Options) (*Store, error) {
 	}
 	return st, nil
 }
+
+// existingShards is how many shards dir was made with: its shard-NNN
+// log directories, which must be numbered from 0 without a gap, and no
+// snapshot directory of a shard past them. It is 0 for a new directory.
+func existingShards(dir string) (int, error) {
+	logs, err := shardDirs(dir)
+	if err != nil {
+		return 0, err
+	}
+	for i, n := range logs {
+		if n != i {
+			return 0, fmt.Errorf("%w: %s has %s but no %s", ErrMissingShard, dir, shardDir(n), shardDir(i))
+		}
+	}
+	snaps, err := shardDirs(filepath.Join(dir, "snapshots"))
+	if err != nil {
+		return 0, err
+	}
+	if len(snaps) > 0 && snaps[len(snaps)-1] >= len(logs) {
+		n := snaps[len(snaps)-1]
+		return 0, fmt.Errorf("%w: %s has snapshots of %s but not its log", ErrMissingShard, dir, shardDir(n))
+	}
+	return len(logs), nil
+}
+
+// shardDirs returns the shard numbers of the shard-NNN directories in
+// dir, in order; none when dir does not exist. Other entries are not the
+// store's and are left alone.
+func shardDirs(dir string) ([]int, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ferricstore: %w", err)
+	}
+	var out []int
+	for _, e := range ents {
+		num, ok := strings.CutPrefix(e.Name(), "shard-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		// Only the names openShard gives: shard-1 or shard-+01 are not
+		// shard 1's.
+		if n, err := strconv.Atoi(num); err == nil && n >= 0 && shardDir(n) == e.Name() {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// shardDir is the name of shard i's log directory, and of its snapshot
+// directory under snapshots/.
+func shardDir(i int) string { return fmt.Sprintf("shard-%03d", i) }
+
+// Shards is the number of shards in use: the directory's own count when
+// it had one, else Options.Shards.
+func (st *Store) Shards() int { return len(st.shards) }
 
 // Now is the store's clock.
 func (st *Store) Now() time.Time { return st.opts.Now() }

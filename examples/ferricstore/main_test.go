@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -10,16 +9,16 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/examples/internal/servertest"
 )
 
 // binary is the server built once for the package's tests (TestMain).
@@ -32,91 +31,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "ferricstore")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+	if err := servertest.Build(binary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// server is a running server process and the log it has written so far.
-type server struct {
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	done chan struct{} // closed once stderr is read to its end
-}
-
-func (s *server) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
-// stop sends SIGTERM and waits for the process, after its last log line
-// is read.
-func (s *server) stop() error {
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return err
-	}
-	<-s.done
-	return s.cmd.Wait()
-}
-
-// kill sends SIGKILL and waits for the process.
-func (s *server) kill() {
-	s.cmd.Process.Signal(syscall.SIGKILL)
-	<-s.done
-	s.cmd.Wait()
-}
-
-// startServer runs the built binary and waits for its "ready" log line;
-// it is killed with the test if still running.
-func startServer(t *testing.T, args ...string) *server {
-	s := &server{cmd: exec.Command(binary, args...), done: make(chan struct{})}
-	// The environment must not choose for the test.
-	s.cmd.Env = []string{}
-	stderr, err := s.cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, s.cmd.Start())
-	t.Cleanup(func() {
-		if s.cmd.ProcessState == nil {
-			s.kill()
-		}
-	})
-	ready := make(chan struct{})
-	go func() {
-		defer close(s.done)
-		sc := bufio.NewScanner(stderr)
-		once := false
-		for sc.Scan() {
-			s.mu.Lock()
-			s.buf.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-			if !once && strings.Contains(sc.Text(), "msg=ready") {
-				once = true
-				close(ready)
-			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-s.done:
-		t.Fatalf("server exited before it was ready:\n%s", s.log())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("server did not become ready:\n%s", s.log())
-	}
-	return s
 }
 
 // Flags, environment and defaults: a flag beats its variable, which beats
@@ -177,7 +99,7 @@ func TestParse(t *testing.T) {
 	_, err := parse([]string{"--help"}, &out, func(string) string { return "" })
 	require.ErrorIs(t, err, flag.ErrHelp)
 	for _, f := range flags {
-		require.Contains(t, out.String(), fmt.Sprintf("--%s  [%s, default %q]", f.name, f.env, f.def))
+		require.Contains(t, out.String(), fmt.Sprintf("--%s  [%s, default %q]", f.Name, f.Env, f.Default))
 	}
 }
 
@@ -197,27 +119,14 @@ func TestRefusesNonLoopback(t *testing.T) {
 	}
 }
 
-func TestExistingShards(t *testing.T) {
-	dir := t.TempDir()
-	n, err := existingShards(filepath.Join(dir, "missing"))
-	require.NoError(t, err)
-	require.Zero(t, n)
-	for _, d := range []string{"shard-000", "shard-001", "shard-002", "snapshots", "shard-x"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
-	}
-	n, err = existingShards(dir)
-	require.NoError(t, err)
-	require.Equal(t, 3, n)
-}
-
 // The binary serves streams and pub/sub through go-redis, in RESP2 and
 // RESP3; GET and SET are unknown commands; CONFIG, INFO and /metrics
 // work; SIGTERM stops it cleanly.
 func TestServeStreamsAndPubSub(t *testing.T) {
-	respAddr, metricsAddr := freeAddr(t), freeAddr(t)
-	srv := startServer(t, "--resp-addr", respAddr, "--data-dir", t.TempDir(), "--metrics-addr", metricsAddr, "--shards", "2")
-	require.Contains(t, srv.log(), "surface=resp addr="+respAddr)
-	require.Contains(t, srv.log(), "surface=metrics addr="+metricsAddr)
+	respAddr, metricsAddr := servertest.FreeAddr(t), servertest.FreeAddr(t)
+	srv := servertest.Start(t, binary, "--resp-addr", respAddr, "--data-dir", t.TempDir(), "--metrics-addr", metricsAddr, "--shards", "2")
+	require.Contains(t, srv.Log(), "surface=resp addr="+respAddr)
+	require.Contains(t, srv.Log(), "surface=metrics addr="+metricsAddr)
 	ctx := t.Context()
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprint("resp", proto), func(t *testing.T) {
@@ -298,8 +207,8 @@ func TestServeStreamsAndPubSub(t *testing.T) {
 		`temporalstore_resp_command_duration_seconds_count{command="xadd"} 8`, "go_goroutines"} {
 		require.Contains(t, string(body), want)
 	}
-	require.NoError(t, srv.stop(), srv.log())
-	require.Contains(t, srv.log(), "msg=stopped")
+	require.NoError(t, srv.Stop(), srv.Log())
+	require.Contains(t, srv.Log(), "msg=stopped")
 }
 
 // A killed server keeps every acknowledged XADD and XACK and the group's
@@ -307,9 +216,9 @@ func TestServeStreamsAndPubSub(t *testing.T) {
 // with another --shards keeps the directory's count.
 func TestSIGKILLKeepsAcknowledgedEntriesAndPEL(t *testing.T) {
 	data := t.TempDir()
-	respAddr := freeAddr(t)
+	respAddr := servertest.FreeAddr(t)
 	args := []string{"--resp-addr", respAddr, "--data-dir", data, "--metrics-addr", "", "--shards", "2"}
-	srv := startServer(t, args...)
+	srv := servertest.Start(t, binary, args...)
 	ctx := context.Background()
 	rc := redis.NewClient(&redis.Options{Addr: respAddr, MaxRetries: -1})
 	const key = "{k}s"
@@ -361,15 +270,15 @@ func TestSIGKILLKeepsAcknowledgedEntriesAndPEL(t *testing.T) {
 		})
 	}
 	time.Sleep(time.Second)
-	srv.kill()
+	srv.Kill()
 	close(stop)
 	wg.Wait()
 	rc.Close()
 
-	srv = startServer(t, append(args[:len(args)-2], "--shards", "3")...)
-	defer srv.stop()
-	require.Contains(t, srv.log(), "the data directory keeps its shard count")
-	require.Contains(t, srv.log(), "shards=2")
+	srv = servertest.Start(t, binary, append(args[:len(args)-2], "--shards", "3")...)
+	defer srv.Stop()
+	require.Contains(t, srv.Log(), "the data directory keeps its shard count")
+	require.Contains(t, srv.Log(), "shards=2")
 	rc = redis.NewClient(&redis.Options{Addr: respAddr})
 	defer rc.Close()
 	msgs, err := rc.XRange(ctx, key, "-", "+").Result()
@@ -419,9 +328,9 @@ func TestSIGKILLKeepsAcknowledgedEntriesAndPEL(t *testing.T) {
 // CONFIG SET; the broker counts it dropped once, and the publisher and a
 // subscriber that reads carry on.
 func TestSlowSubscriberDropped(t *testing.T) {
-	respAddr, metricsAddr := freeAddr(t), freeAddr(t)
-	srv := startServer(t, "--resp-addr", respAddr, "--data-dir", t.TempDir(), "--metrics-addr", metricsAddr)
-	defer srv.stop()
+	respAddr, metricsAddr := servertest.FreeAddr(t), servertest.FreeAddr(t)
+	srv := servertest.Start(t, binary, "--resp-addr", respAddr, "--data-dir", t.TempDir(), "--metrics-addr", metricsAddr)
+	defer srv.Stop()
 	ctx := t.Context()
 	pub := redis.NewClient(&redis.Options{Addr: respAddr})
 	defer pub.Close()
@@ -461,9 +370,9 @@ func TestSlowSubscriberDropped(t *testing.T) {
 
 // --notify-keyspace-events publishes the stream verbs' events.
 func TestStreamKeyspaceNotifications(t *testing.T) {
-	respAddr := freeAddr(t)
-	srv := startServer(t, "--resp-addr", respAddr, "--data-dir", t.TempDir(), "--metrics-addr", "", "--notify-keyspace-events", "Et")
-	defer srv.stop()
+	respAddr := servertest.FreeAddr(t)
+	srv := servertest.Start(t, binary, "--resp-addr", respAddr, "--data-dir", t.TempDir(), "--metrics-addr", "", "--notify-keyspace-events", "Et")
+	defer srv.Stop()
 	ctx := t.Context()
 	rc := redis.NewClient(&redis.Options{Addr: respAddr})
 	defer rc.Close()

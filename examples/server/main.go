@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/temporalstore/temporalstore-go/examples/internal/cli"
 	"github.com/temporalstore/temporalstore-go/examples/internal/ferricmount"
 	"github.com/temporalstore/temporalstore-go/ferricstore"
 	"github.com/temporalstore/temporalstore-go/ferricstore/commands"
@@ -68,8 +68,7 @@ type config struct {
 	async           bool
 	syncInterval    time.Duration
 	shards          int
-	logLevel        slog.Level
-	logJSON         bool
+	log             cli.Log
 	pprof           bool
 	slowlogAfter    time.Duration
 	slowlogMaxLen   int
@@ -78,54 +77,35 @@ type config struct {
 	notifyEvents    string
 }
 
-// flagDef is one flag with the environment variable that also sets it.
-type flagDef struct {
-	name, env, def, usage string
-	set                   func(c *config, v string) error
-}
-
-// boolean reports whether the flag is a switch: given alone it means
-// true, and --name=false turns it off.
-func (f flagDef) boolean() bool { return f.def == "false" || f.def == "true" }
-
-func list(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-var flags = []flagDef{
-	{"data", "TS_DATA", "./data", "data directory: the engine's shards and the object store's buckets live here", func(c *config, v string) error {
+// flags are the program's flags, in --help's order.
+var flags = []cli.Flag[config]{
+	{Name: "data", Env: "TS_DATA", Default: "./data", Usage: "data directory: the engine's shards and the object store's buckets live here", Set: func(c *config, v string) error {
 		c.dataDir = v
 		return nil
 	}},
-	{"resp", "TS_RESP_ADDR", "127.0.0.1:6379", "RESP (Redis protocol) listen address; empty turns it off", func(c *config, v string) error {
+	{Name: "resp", Env: "TS_RESP_ADDR", Default: "127.0.0.1:6379", Usage: "RESP (Redis protocol) listen address; empty turns it off", Set: func(c *config, v string) error {
 		c.respAddr = v
 		return nil
 	}},
-	{"http", "TS_HTTP_ADDR", "127.0.0.1:17102", "HTTP command surface listen address (/execute, /batch_execute, /health, /ready, /metrics); empty turns it off", func(c *config, v string) error {
+	{Name: "http", Env: "TS_HTTP_ADDR", Default: "127.0.0.1:17102", Usage: "HTTP command surface listen address (/execute, /batch_execute, /health, /ready, /metrics); empty turns it off", Set: func(c *config, v string) error {
 		c.httpAddr = v
 		return nil
 	}},
-	{"s3", "TS_S3_ADDR", "127.0.0.1:9000", "S3-compatible object API listen address; empty turns it off", func(c *config, v string) error {
+	{Name: "s3", Env: "TS_S3_ADDR", Default: "127.0.0.1:9000", Usage: "S3-compatible object API listen address; empty turns it off", Set: func(c *config, v string) error {
 		c.s3Addr = v
 		return nil
 	}},
-	{"token", "TS_TOKEN", "", "comma-separated read-write tokens: RESP AUTH passwords and HTTP bearer tokens; none means no auth", func(c *config, v string) error {
-		c.tokens = list(v)
+	{Name: "token", Env: "TS_TOKEN", Default: "", Usage: "comma-separated read-write tokens: RESP AUTH passwords and HTTP bearer tokens; none means no auth", Set: func(c *config, v string) error {
+		c.tokens = cli.List(v)
 		return nil
 	}},
-	{"readonly-token", "TS_READONLY_TOKEN", "", "comma-separated read-only tokens (RESP AUTH, HTTP bearer): reads only", func(c *config, v string) error {
-		c.readOnlyTokens = list(v)
+	{Name: "readonly-token", Env: "TS_READONLY_TOKEN", Default: "", Usage: "comma-separated read-only tokens (RESP AUTH, HTTP bearer): reads only", Set: func(c *config, v string) error {
+		c.readOnlyTokens = cli.List(v)
 		return nil
 	}},
-	{"s3-credentials", "TS_S3_CREDENTIALS", "", "comma-separated access-key:secret pairs the S3 API accepts (Signature V4); none means unsigned requests are served", func(c *config, v string) error {
+	{Name: "s3-credentials", Env: "TS_S3_CREDENTIALS", Default: "", Usage: "comma-separated access-key:secret pairs the S3 API accepts (Signature V4); none means unsigned requests are served", Set: func(c *config, v string) error {
 		c.s3Keys = map[string]string{}
-		for _, p := range list(v) {
+		for _, p := range cli.List(v) {
 			k, s, ok := strings.Cut(p, ":")
 			if !ok || k == "" || s == "" {
 				return fmt.Errorf("S3 credential %q is not access-key:secret", p)
@@ -134,30 +114,30 @@ var flags = []flagDef{
 		}
 		return nil
 	}},
-	{"tls-cert", "TS_TLS_CERT", "", "TLS certificate (PEM) for every listener; with --tls-key", func(c *config, v string) error {
+	{Name: "tls-cert", Env: "TS_TLS_CERT", Default: "", Usage: "TLS certificate (PEM) for every listener; with --tls-key", Set: func(c *config, v string) error {
 		c.tlsCert = v
 		return nil
 	}},
-	{"tls-key", "TS_TLS_KEY", "", "TLS private key (PEM) for every listener; with --tls-cert", func(c *config, v string) error {
+	{Name: "tls-key", Env: "TS_TLS_KEY", Default: "", Usage: "TLS private key (PEM) for every listener; with --tls-cert", Set: func(c *config, v string) error {
 		c.tlsKey = v
 		return nil
 	}},
-	{"insecure", "TS_INSECURE", "false", "allow listening on a non-loopback address without a token", func(c *config, v string) error {
+	{Name: "insecure", Env: "TS_INSECURE", Default: "false", Usage: "allow listening on a non-loopback address without a token", Set: func(c *config, v string) error {
 		b, err := strconv.ParseBool(v)
 		c.insecure = b
 		return err
 	}},
-	{"cache-bytes", "TS_CACHE_BYTES", strconv.FormatInt(temporalstore.SuggestedCacheBytes(temporalstore.AvailableMemory()), 10), "memory budget of the engine's record cache in bytes (a quarter more holds the newest records); -1 turns it off. The default follows the memory this process may use (the machine's, or its control group's limit): a sixteenth of it, at least 64 MiB and at most 4 GiB. A budget, not an allocation: it fills with the data read and written. Writes that replace values of a few hundred bytes run faster with more", func(c *config, v string) error {
+	{Name: "cache-bytes", Env: "TS_CACHE_BYTES", Default: strconv.FormatInt(temporalstore.SuggestedCacheBytes(temporalstore.AvailableMemory()), 10), Usage: "memory budget of the engine's record cache in bytes (a quarter more holds the newest records); -1 turns it off. The default follows the memory this process may use (the machine's, or its control group's limit): a sixteenth of it, at least 64 MiB and at most 4 GiB. A budget, not an allocation: it fills with the data read and written. Writes that replace values of a few hundred bytes run faster with more", Set: func(c *config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		c.cacheBytes = n
 		return err
 	}},
-	{"async", "TS_ASYNC", "false", "a new data directory's default table commits asynchronously (acknowledged once written to the OS, fsynced every --sync-interval) instead of durably (acknowledged after fsync); an existing table keeps its mode", func(c *config, v string) error {
+	{Name: "async", Env: "TS_ASYNC", Default: "false", Usage: "a new data directory's default table commits asynchronously (acknowledged once written to the OS, fsynced every --sync-interval) instead of durably (acknowledged after fsync); an existing table keeps its mode", Set: func(c *config, v string) error {
 		b, err := strconv.ParseBool(v)
 		c.async = b
 		return err
 	}},
-	{"sync-interval", "TS_SYNC_INTERVAL", temporalstore.DefaultSyncInterval.String(), "how often an asynchronous default table fsyncs what it acknowledged (a Go duration, up to 1m): the most a machine crash can lose, where a killed process loses nothing; Redis's appendfsync everysec is 1s. Applies to a new data directory's default table; an existing table keeps its interval", func(c *config, v string) error {
+	{Name: "sync-interval", Env: "TS_SYNC_INTERVAL", Default: temporalstore.DefaultSyncInterval.String(), Usage: "how often an asynchronous default table fsyncs what it acknowledged (a Go duration, up to 1m): the most a machine crash can lose, where a killed process loses nothing; Redis's appendfsync everysec is 1s. Applies to a new data directory's default table; an existing table keeps its interval", Set: func(c *config, v string) error {
 		d, err := time.ParseDuration(v)
 		if err == nil && (d <= 0 || d > temporalstore.MaxSyncInterval) {
 			err = fmt.Errorf("must be above 0 and at most %s, got %s", temporalstore.MaxSyncInterval, d)
@@ -165,7 +145,7 @@ var flags = []flagDef{
 		c.syncInterval = d
 		return err
 	}},
-	{"shards", "TS_SHARDS", strconv.Itoa(temporalstore.SuggestedShards(runtime.GOMAXPROCS(0))), "shard count of a new data directory's default table; the default follows the processors: 1 below 4, 2 below 8, then 4. Each shard has its own log and lock: concurrent writes to one shard share its appends and fsyncs, so on few cores fewer shards write faster, and more shards spread the work over more cores. Which keys may share a MULTI or a two-key command does not depend on it: keys must share one of 4 groups (hash of the key or its {hash tag}), or of --shards groups when that is not a divisor of 4. An existing table keeps its count", func(c *config, v string) error {
+	{Name: "shards", Env: "TS_SHARDS", Default: strconv.Itoa(temporalstore.SuggestedShards(runtime.GOMAXPROCS(0))), Usage: "shard count of a new data directory's default table; the default follows the processors: 1 below 4, 2 below 8, then 4. Each shard has its own log and lock: concurrent writes to one shard share its appends and fsyncs, so on few cores fewer shards write faster, and more shards spread the work over more cores. Which keys may share a MULTI or a two-key command does not depend on it: keys must share one of 4 groups (hash of the key or its {hash tag}), or of --shards groups when that is not a divisor of 4. An existing table keeps its count", Set: func(c *config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err == nil && (n < 1 || n > 1024) {
 			err = fmt.Errorf("must be 1 to 1024, got %d", n)
@@ -173,12 +153,12 @@ var flags = []flagDef{
 		c.shards = n
 		return err
 	}},
-	{"collection-bytes", "TS_COLLECTION_BYTES", strconv.Itoa(temporalstore.DefaultCollectionBytes), "memory budget of resident hashes, sets, sorted sets and lists in bytes; past it the least recently used are served from the log; -1: no limit", func(c *config, v string) error {
+	{Name: "collection-bytes", Env: "TS_COLLECTION_BYTES", Default: strconv.Itoa(temporalstore.DefaultCollectionBytes), Usage: "memory budget of resident hashes, sets, sorted sets and lists in bytes; past it the least recently used are served from the log; -1: no limit", Set: func(c *config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		c.collectionBytes = n
 		return err
 	}},
-	{"slowlog-slower-than", "TS_SLOWLOG_SLOWER_THAN", resp.DefaultSlowlogThreshold.String(), "server time from which a RESP call goes in the slow log (SLOWLOG GET), as Redis's slowlog-log-slower-than, e.g. 10ms or 500us; -1 turns the slow log off", func(c *config, v string) error {
+	{Name: "slowlog-slower-than", Env: "TS_SLOWLOG_SLOWER_THAN", Default: resp.DefaultSlowlogThreshold.String(), Usage: "server time from which a RESP call goes in the slow log (SLOWLOG GET), as Redis's slowlog-log-slower-than, e.g. 10ms or 500us; -1 turns the slow log off", Set: func(c *config, v string) error {
 		if v == "-1" {
 			c.slowlogAfter = -1
 			return nil
@@ -190,7 +170,7 @@ var flags = []flagDef{
 		c.slowlogAfter = d
 		return err
 	}},
-	{"latency-monitor-threshold", "TS_LATENCY_MONITOR_THRESHOLD", "0", "server time from which a RESP call is a latency event (LATENCY LATEST, HISTORY), in whole milliseconds, as Redis's latency-monitor-threshold, e.g. 5ms; 0 leaves the monitor off. CONFIG SET latency-monitor-threshold changes it while running", func(c *config, v string) error {
+	{Name: "latency-monitor-threshold", Env: "TS_LATENCY_MONITOR_THRESHOLD", Default: "0", Usage: "server time from which a RESP call is a latency event (LATENCY LATEST, HISTORY), in whole milliseconds, as Redis's latency-monitor-threshold, e.g. 5ms; 0 leaves the monitor off. CONFIG SET latency-monitor-threshold changes it while running", Set: func(c *config, v string) error {
 		d, err := time.ParseDuration(v)
 		if err == nil && d < 0 {
 			err = fmt.Errorf("must not be negative, got %s", v)
@@ -198,11 +178,11 @@ var flags = []flagDef{
 		c.latencyMonitor = d
 		return err
 	}},
-	{"notify-keyspace-events", "TS_NOTIFY_KEYSPACE_EVENTS", "", "keyspace notifications published on the RESP port's pub/sub, as Redis's notify-keyspace-events: K (__keyspace@<db>__ channels) and/or E (__keyevent@<db>__) with the classes g (generic), $ (strings), l, s, h, z, t (streams), x (expired) or A (all), e.g. KEA; empty is off. CONFIG SET notify-keyspace-events changes it while running", func(c *config, v string) error {
+	{Name: "notify-keyspace-events", Env: "TS_NOTIFY_KEYSPACE_EVENTS", Default: "", Usage: "keyspace notifications published on the RESP port's pub/sub, as Redis's notify-keyspace-events: K (__keyspace@<db>__ channels) and/or E (__keyevent@<db>__) with the classes g (generic), $ (strings), l, s, h, z, t (streams), x (expired) or A (all), e.g. KEA; empty is off. CONFIG SET notify-keyspace-events changes it while running", Set: func(c *config, v string) error {
 		c.notifyEvents = v
 		return nil
 	}},
-	{"slowlog-max-len", "TS_SLOWLOG_MAX_LEN", strconv.Itoa(resp.DefaultSlowlogMaxLen), "how many slow calls the slow log keeps, the newest", func(c *config, v string) error {
+	{Name: "slowlog-max-len", Env: "TS_SLOWLOG_MAX_LEN", Default: strconv.Itoa(resp.DefaultSlowlogMaxLen), Usage: "how many slow calls the slow log keeps, the newest", Set: func(c *config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err == nil && n < 1 {
 			err = fmt.Errorf("must be at least 1, got %d", n)
@@ -210,7 +190,7 @@ var flags = []flagDef{
 		c.slowlogMaxLen = n
 		return err
 	}},
-	{"databases", "TS_DATABASES", strconv.Itoa(resp.DefaultDatabases), "how many numbered RESP databases SELECT, MOVE, SWAPDB and COPY ... DB address (0 to n-1), as Redis's databases setting. Database 0 is the default table; database n is the table default@n, made with the default table's options at its first write (a database never written costs nothing). Lowering it later hides the databases past it, it does not delete them", func(c *config, v string) error {
+	{Name: "databases", Env: "TS_DATABASES", Default: strconv.Itoa(resp.DefaultDatabases), Usage: "how many numbered RESP databases SELECT, MOVE, SWAPDB and COPY ... DB address (0 to n-1), as Redis's databases setting. Database 0 is the default table; database n is the table default@n, made with the default table's options at its first write (a database never written costs nothing). Lowering it later hides the databases past it, it does not delete them", Set: func(c *config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err == nil && (n < 1 || n > resp.MaxDatabases) {
 			err = fmt.Errorf("must be between 1 and %d, got %d", resp.MaxDatabases, n)
@@ -218,22 +198,13 @@ var flags = []flagDef{
 		c.databases = n
 		return err
 	}},
-	{"log-level", "TS_LOG_LEVEL", "info", "log level: debug, info, warn or error", func(c *config, v string) error {
-		return c.logLevel.UnmarshalText([]byte(v))
-	}},
-	{"pprof", "TS_PPROF", "false", "serve Go's runtime profiles at /debug/pprof/ on the HTTP listener, to read-write tokens when tokens are set (go tool pprof http://ADDR/debug/pprof/profile); off by default", func(c *config, v string) error {
+	cli.LogLevelFlag("TS_LOG_LEVEL", func(c *config) *cli.Log { return &c.log }),
+	{Name: "pprof", Env: "TS_PPROF", Default: "false", Usage: "serve Go's runtime profiles at /debug/pprof/ on the HTTP listener, to read-write tokens when tokens are set (go tool pprof http://ADDR/debug/pprof/profile); off by default", Set: func(c *config, v string) error {
 		b, err := strconv.ParseBool(v)
 		c.pprof = b
 		return err
 	}},
-	{"log-format", "TS_LOG_FORMAT", "text", "log format: text or json", func(c *config, v string) error {
-		switch v {
-		case "text", "json":
-			c.logJSON = v == "json"
-			return nil
-		}
-		return fmt.Errorf("log format %q (text or json)", v)
-	}},
+	cli.LogFormatFlag("TS_LOG_FORMAT", func(c *config) *cli.Log { return &c.log }),
 }
 
 func usage(w io.Writer) {
@@ -245,9 +216,7 @@ environment variable shown; a flag beats its variable, which beats the default.
 
 Flags:
 `)
-	for _, f := range flags {
-		fmt.Fprintf(w, "  --%s  [%s, default %q]\n      %s\n", f.name, f.env, f.def, f.usage)
-	}
+	cli.PrintFlags(w, flags)
 	fmt.Fprint(w, `
 Example:
   go run ./examples/server
@@ -257,41 +226,9 @@ Example:
 
 // parse reads the flags, the environment and the defaults.
 func parse(args []string, stdout io.Writer, getenv func(string) string) (config, error) {
-	var c config
-	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	given := map[string]string{}
-	for _, f := range flags {
-		record := func(v string) error {
-			given[f.name] = v
-			return nil
-		}
-		if f.boolean() {
-			fs.BoolFunc(f.name, f.usage, record)
-		} else {
-			fs.Func(f.name, f.usage, record)
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout)
-		}
+	c, err := cli.Parse("server", flags, usage, args, stdout, getenv)
+	if err != nil {
 		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
-	}
-	for _, f := range flags {
-		v, from := f.def, "default"
-		if e := getenv(f.env); strings.TrimSpace(e) != "" {
-			v, from = e, f.env
-		}
-		if g, ok := given[f.name]; ok {
-			v, from = g, "--"+f.name
-		}
-		if err := f.set(&c, v); err != nil {
-			return c, fmt.Errorf("%s (from %s): %w", f.name, from, err)
-		}
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, errors.New("--tls-cert and --tls-key go together")
@@ -299,36 +236,19 @@ func parse(args []string, stdout io.Writer, getenv func(string) string) (config,
 	return c, nil
 }
 
-// loopback reports whether addr only listens on the loopback interface.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, err := parse(args, stdout, os.Getenv)
 	if err != nil {
 		return err
 	}
-	var handler slog.Handler = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel})
-	if c.logJSON {
-		handler = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: c.logLevel})
-	}
-	log := slog.New(handler)
-	if c.respAddr != "" && !loopback(c.respAddr) && len(c.tokens)+len(c.readOnlyTokens) == 0 && !c.insecure {
+	log := c.log.Logger(stderr)
+	if c.respAddr != "" && !cli.Loopback(c.respAddr) && len(c.tokens)+len(c.readOnlyTokens) == 0 && !c.insecure {
 		return fmt.Errorf("refusing to serve RESP on %s, which is not loopback, without a token (--token, or --insecure)", c.respAddr)
 	}
-	if c.httpAddr != "" && !loopback(c.httpAddr) && len(c.tokens)+len(c.readOnlyTokens) == 0 && !c.insecure {
+	if c.httpAddr != "" && !cli.Loopback(c.httpAddr) && len(c.tokens)+len(c.readOnlyTokens) == 0 && !c.insecure {
 		return fmt.Errorf("refusing to serve HTTP on %s, which is not loopback, without a token (--token, or --insecure)", c.httpAddr)
 	}
-	if c.s3Addr != "" && !loopback(c.s3Addr) && len(c.s3Keys) == 0 && !c.insecure {
+	if c.s3Addr != "" && !cli.Loopback(c.s3Addr) && len(c.s3Keys) == 0 && !c.insecure {
 		return fmt.Errorf("refusing to serve S3 on %s, which is not loopback, without credentials (--s3-credentials, or --insecure)", c.s3Addr)
 	}
 	var tlsCfg *tls.Config

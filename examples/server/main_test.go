@@ -1,103 +1,35 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"flag"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/examples/internal/servertest"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 )
 
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// server is a running server process and the log it has written so far.
-type server struct {
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	done chan struct{} // closed once stderr is read to its end
-}
-
-func (s *server) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
-// stop sends SIGTERM and waits for the process, after its last log line
-// is read: Wait closes the pipe, and lines not yet read would be lost.
-func (s *server) stop() error {
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return err
-	}
-	<-s.done
-	return s.cmd.Wait()
-}
-
-// startServer runs the built binary and waits for its "ready" log line.
-func startServer(t *testing.T, bin string, args ...string) *server {
-	s := &server{cmd: exec.Command(bin, args...), done: make(chan struct{})}
-	stderr, err := s.cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, s.cmd.Start())
-	ready := make(chan struct{})
-	go func() {
-		defer close(s.done)
-		sc := bufio.NewScanner(stderr)
-		once := false
-		for sc.Scan() {
-			s.mu.Lock()
-			s.buf.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-			if !once && strings.Contains(sc.Text(), "msg=ready") {
-				once = true
-				close(ready)
-			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(30 * time.Second):
-		s.cmd.Process.Kill()
-		t.Fatalf("server did not become ready:\n%s", s.log())
-	}
-	return s
-}
-
 // The server starts on a data directory, serves RESP, stops cleanly on
 // SIGTERM after checkpointing, and starts again with the data.
 func TestServeStopRestart(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "server")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, string(out))
+	bin := buildServer(t)
 	data := t.TempDir()
-	respAddr, httpAddr, s3Addr := freeAddr(t), freeAddr(t), freeAddr(t)
+	respAddr, httpAddr, s3Addr := servertest.FreeAddr(t), servertest.FreeAddr(t), servertest.FreeAddr(t)
 	args := []string{"--data", data, "--resp", respAddr, "--http", httpAddr, "--s3", s3Addr, "--shards", "2"}
-	srv := startServer(t, bin, args...)
-	require.Contains(t, srv.log(), "surface=resp addr="+respAddr)
-	require.Contains(t, srv.log(), "surface=http addr="+httpAddr)
-	require.Contains(t, srv.log(), "surface=s3 addr="+s3Addr)
+	srv := servertest.Start(t, bin, args...)
+	require.Contains(t, srv.Log(), "surface=resp addr="+respAddr)
+	require.Contains(t, srv.Log(), "surface=http addr="+httpAddr)
+	require.Contains(t, srv.Log(), "surface=s3 addr="+s3Addr)
 	ctx := t.Context()
 	c := redis.NewClient(&redis.Options{Addr: respAddr})
 	defer c.Close()
@@ -131,8 +63,8 @@ func TestServeStopRestart(t *testing.T) {
 	require.Contains(t, string(body), `temporalstore_record_cache_entries `)
 	require.Contains(t, string(body), `go_goroutines `)
 	require.Regexp(t, `ferricstore_stream_entries\{shard="\d"\} 0`, string(body), "the streams' figures, on the same registry")
-	require.NoError(t, srv.stop(), srv.log())
-	require.Contains(t, srv.log(), "msg=stopped")
+	require.NoError(t, srv.Stop(), srv.Log())
+	require.Contains(t, srv.Log(), "msg=stopped")
 	images, _ := filepath.Glob(filepath.Join(data, "engine", "*", "*", "*", "checkpoint-*.img"))
 	require.NotEmpty(t, images, "shutdown checkpoints every shard")
 	shards, _ := filepath.Glob(filepath.Join(data, "engine", "default", "default", "*", "checkpoint-*.img"))
@@ -140,19 +72,19 @@ func TestServeStopRestart(t *testing.T) {
 	catalog, err := os.ReadFile(filepath.Join(data, "engine", "catalog.json"))
 	require.NoError(t, err)
 	require.Contains(t, string(catalog), `"key_groups": 4`, "which keys share a transaction does not follow --shards")
-	require.Contains(t, srv.log(), "msg=\"default table\" shards=2 key_groups=4 async=false")
+	require.Contains(t, srv.Log(), "msg=\"default table\" shards=2 key_groups=4 async=false")
 
 	// Restarted with another --shards: the table keeps its count.
 	args = append(args, "--shards", "3")
-	srv = startServer(t, bin, args...)
-	defer func() { _ = srv.stop() }()
+	srv = servertest.Start(t, bin, args...)
+	defer func() { _ = srv.Stop() }()
 	c2 := redis.NewClient(&redis.Options{Addr: respAddr})
 	defer c2.Close()
-	require.Equal(t, "hello", c2.Get(ctx, "greeting").Val(), srv.log())
+	require.Equal(t, "hello", c2.Get(ctx, "greeting").Val(), srv.Log())
 	require.Equal(t, []string{"a", "b"}, c2.LRange(ctx, "queue", 0, -1).Val())
 	dirs, _ := filepath.Glob(filepath.Join(data, "engine", "default", "default", "shard-*"))
 	require.Len(t, dirs, 2, "an existing table keeps its shard count")
-	require.Contains(t, srv.log(), "shards=2 key_groups=4", "and logs the count it kept")
+	require.Contains(t, srv.Log(), "shards=2 key_groups=4", "and logs the count it kept")
 }
 
 func TestFlagsEnvAndRefusals(t *testing.T) {
@@ -167,8 +99,8 @@ func TestFlagsEnvAndRefusals(t *testing.T) {
 	_, err = parse([]string{"--help"}, &help, os.Getenv)
 	require.ErrorIs(t, err, flag.ErrHelp)
 	for _, f := range flags {
-		require.Contains(t, help.String(), "--"+f.name)
-		require.Contains(t, help.String(), f.env)
+		require.Contains(t, help.String(), "--"+f.Name)
+		require.Contains(t, help.String(), f.Env)
 	}
 	_, err = parse([]string{"--log-format", "xml"}, io.Discard, os.Getenv)
 	require.Error(t, err)
@@ -227,7 +159,4 @@ func TestFlagsEnvAndRefusals(t *testing.T) {
 	// A public address without a token is refused before anything opens.
 	err = run(t.Context(), []string{"--data", t.TempDir(), "--resp", "0.0.0.0:0", "--s3", ""}, io.Discard, io.Discard)
 	require.ErrorContains(t, err, "without a token")
-	require.True(t, loopback("127.0.0.1:6379"))
-	require.True(t, loopback("[::1]:6379"))
-	require.False(t, loopback(fmt.Sprintf("%s:6379", "0.0.0.0")))
 }

@@ -11,12 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/examples/internal/servertest"
 )
 
 // rawConn speaks RESP over a TCP connection and returns each reply's
@@ -98,7 +99,7 @@ var integers = regexp.MustCompile(`(?m)^:\d+\r$`)
 func startRedis(t *testing.T) string {
 	bin, err := exec.LookPath("redis-server")
 	require.NoError(t, err, "redis-server is not installed (make deps)")
-	addr := freeAddr(t)
+	addr := servertest.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
 	require.NoError(t, cmd.Start())
@@ -121,17 +122,16 @@ func startRedis(t *testing.T) string {
 // its address; the server stops with the test.
 func serveStreams(t *testing.T) string {
 	bin := buildServer(t)
-	respAddr := freeAddr(t)
-	srv := startServer(t, bin, "--data", t.TempDir(), "--resp", respAddr, "--http", "", "--s3", "", "--shards", "2")
-	t.Cleanup(func() { srv.stop() })
+	respAddr := servertest.FreeAddr(t)
+	srv := servertest.Start(t, bin, "--data", t.TempDir(), "--resp", respAddr, "--http", "", "--s3", "", "--shards", "2")
+	t.Cleanup(func() { srv.Stop() })
 	return respAddr
 }
 
 // buildServer builds this package's binary once per test.
 func buildServer(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "server")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, string(out))
+	require.NoError(t, servertest.Build(bin))
 	return bin
 }
 
@@ -274,9 +274,9 @@ func TestStreamsWithGoRedis(t *testing.T) {
 func TestStreamsSurviveSIGKILL(t *testing.T) {
 	bin := buildServer(t)
 	data := t.TempDir()
-	respAddr := freeAddr(t)
+	respAddr := servertest.FreeAddr(t)
 	args := []string{"--data", data, "--resp", respAddr, "--http", "", "--s3", "", "--shards", "2"}
-	srv := startServer(t, bin, args...)
+	srv := servertest.Start(t, bin, args...)
 	ctx := context.Background()
 	rc := redis.NewClient(&redis.Options{Addr: respAddr, Protocol: 2, MaxRetries: -1})
 	require.NoError(t, rc.XGroupCreateMkStream(ctx, "{k}s", "g", "0").Err())
@@ -316,15 +316,13 @@ func TestStreamsSurviveSIGKILL(t *testing.T) {
 		})
 	}
 	time.Sleep(1500 * time.Millisecond)
-	require.NoError(t, srv.cmd.Process.Signal(syscall.SIGKILL))
+	srv.Kill()
 	close(stop)
 	wg.Wait()
-	<-srv.done
-	srv.cmd.Wait()
 	rc.Close()
 
-	srv = startServer(t, bin, args...)
-	defer srv.stop()
+	srv = servertest.Start(t, bin, args...)
+	defer srv.Stop()
 	rc = redis.NewClient(&redis.Options{Addr: respAddr, Protocol: 2})
 	defer rc.Close()
 	msgs, err := rc.XRange(ctx, "{k}s", "-", "+").Result()
