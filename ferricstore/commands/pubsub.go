@@ -18,7 +18,10 @@ type Conn interface {
 	// Pusher returns a function, safe from any goroutine, that queues a
 	// frame (already encoded in the connection's protocol) to be written
 	// between replies; it reports false once the connection is gone.
-	Pusher() func(frame []byte) bool
+	// from, when not nil, is the Conn whose call queues the frame: the
+	// host may hold the frame's write until that connection's run of
+	// pipelined calls ends, to write the run's frames together.
+	Pusher() func(frame []byte, from any) bool
 	// SetSubscriptions records the connection's count: above zero, a
 	// RESP2 connection runs only the pub/sub verbs, PING, QUIT and RESET.
 	SetSubscriptions(n int)
@@ -29,7 +32,7 @@ type Conn interface {
 // subscriber is one connection's subscriptions.
 type subscriber struct {
 	s        *pubsub.Subscriber
-	push     func([]byte) bool
+	push     func(frame []byte, from any) bool
 	protocol int
 }
 
@@ -88,6 +91,38 @@ func frame(protocol int, elems ...any) []byte {
 	return b
 }
 
+// messageFrame encodes a delivery: message, pmessage or smessage.
+func messageFrame(protocol int, m pubsub.Message) []byte {
+	kind, n := "message", 3
+	switch m.Kind {
+	case pubsub.KindPMessage:
+		kind, n = "pmessage", 4
+	case pubsub.KindSMessage:
+		kind = "smessage"
+	}
+	b := make([]byte, 0, 48+len(m.Pattern)+len(m.Channel)+len(m.Payload))
+	if protocol == 3 {
+		b = append(b, '>')
+	} else {
+		b = append(b, '*')
+	}
+	b = append(b, byte('0'+n), '\r', '\n')
+	b = appendBulkString(b, kind)
+	if m.Kind == pubsub.KindPMessage {
+		b = appendBulkString(b, m.Pattern)
+	}
+	b = appendBulkString(b, m.Channel)
+	return appendBulk(b, m.Payload)
+}
+
+func appendBulkString(b []byte, v string) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(v)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, v...)
+	return append(b, '\r', '\n')
+}
+
 func appendBulk(b, v []byte) []byte {
 	b = append(b, '$')
 	b = strconv.AppendInt(b, int64(len(v)), 10)
@@ -110,15 +145,13 @@ func (p *pubsubState) subscriberOf(c Call) *subscriber {
 	// A refused push (the connection gone, or closed for its queue's
 	// size) tells the broker to count the subscriber dropped.
 	sub.s = pubsub.NewSubscriber(func(m pubsub.Message) bool {
-		switch m.Kind {
-		case pubsub.KindMessage:
-			return sub.push(frame(sub.protocol, "message", m.Channel, m.Payload))
-		case pubsub.KindPMessage:
-			return sub.push(frame(sub.protocol, "pmessage", m.Pattern, m.Channel, m.Payload))
-		case pubsub.KindSMessage:
-			return sub.push(frame(sub.protocol, "smessage", m.Channel, m.Payload))
+		// One encoding per protocol per publish, whatever the number of
+		// subscribers (the push copies it).
+		form := m.Encoded.Form(sub.protocol & 1)
+		if *form == nil {
+			*form = messageFrame(sub.protocol, m)
 		}
-		return true
+		return sub.push(*form, m.From)
 	})
 	p.subs[id] = sub
 	c.Conn.OnClose(func() {
@@ -158,7 +191,7 @@ func (p *pubsubState) subscribe(pattern, shard bool) func(context.Context, Call,
 			name := string(target)
 			// Past pubsub.MaxSubscriptions the count is confirmed
 			// unchanged.
-			confirm := func(n int) { sub.push(frame(sub.protocol, kind, name, n)) }
+			confirm := func(n int) { sub.push(frame(sub.protocol, kind, name, n), nil) }
 			if pattern {
 				p.b.PSubscribeThen(sub.s, name, confirm)
 			} else {
@@ -192,7 +225,7 @@ func (p *pubsubState) unsubscribe(pattern, shard bool) func(context.Context, Cal
 				if shard {
 					n = p.b.ShardCount(sub.s)
 				}
-				sub.push(frame(sub.protocol, kind, nil, n))
+				sub.push(frame(sub.protocol, kind, nil, n), nil)
 				p.counted(c, sub)
 				return
 			}
@@ -204,7 +237,7 @@ func (p *pubsubState) unsubscribe(pattern, shard bool) func(context.Context, Cal
 			} else {
 				n = p.b.Unsubscribe(sub.s, t, shard)
 			}
-			sub.push(frame(sub.protocol, kind, t, n))
+			sub.push(frame(sub.protocol, kind, t, n), nil)
 		}
 		p.counted(c, sub)
 	}
@@ -213,10 +246,10 @@ func (p *pubsubState) unsubscribe(pattern, shard bool) func(context.Context, Cal
 func (p *pubsubState) publish(shard bool) func(context.Context, Call, Reply) {
 	return func(_ context.Context, c Call, w Reply) {
 		if shard {
-			w.Int(int64(p.b.SPublish(string(c.Args[1]), c.Args[2])))
+			w.Int(int64(p.b.SPublishFrom(c.Conn, string(c.Args[1]), c.Args[2])))
 			return
 		}
-		w.Int(int64(p.b.Publish(string(c.Args[1]), c.Args[2])))
+		w.Int(int64(p.b.PublishFrom(c.Conn, string(c.Args[1]), c.Args[2])))
 	}
 }
 

@@ -30,7 +30,22 @@ type Message struct {
 	Pattern string
 	Channel string
 	Payload []byte
+	// Encoded is shared by the deliveries of one publish to one channel
+	// or pattern, so that they encode the message once.
+	Encoded *Encoded
+	// From is the publisher PublishFrom names (nil: none), which a host
+	// may use to write the deliveries after that publisher's batch.
+	From any
 }
+
+// Encoded holds a message's encodings for its deliveries to share: the
+// first delivery that needs form i (a host's choice, such as a protocol
+// version) builds it, the next ones reuse it. Deliveries are sequential,
+// so it takes no lock.
+type Encoded struct{ forms [4][]byte }
+
+// Form returns form i (0 to 3), nil until a delivery sets it.
+func (e *Encoded) Form(i int) *[]byte { return &e.forms[i] }
 
 // MaxSubscriptions bounds one subscriber's channels, patterns and shard
 // channels together.
@@ -287,16 +302,22 @@ func remove(list []*Subscriber, s *Subscriber) []*Subscriber {
 // counts its receivers, a subscriber that refused it (dropped, not yet
 // Dropped) counts too.
 func (b *Broker) Publish(channel string, payload []byte) int {
+	return b.PublishFrom(nil, channel, payload)
+}
+
+// PublishFrom is Publish with the publisher named in each Message.
+func (b *Broker) PublishFrom(from any, channel string, payload []byte) int {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	subs := b.channels[channel]
 	sp, start := b.publishing(len(subs) > 0 || len(b.patternOrder) > 0)
 	n, took := len(subs), 0
+	enc := &Encoded{}
 	for _, s := range subs {
 		if s.refused.Load() {
 			continue
 		}
-		if s.deliver(Message{Kind: KindMessage, Channel: channel, Payload: payload}) {
+		if s.deliver(Message{Kind: KindMessage, Channel: channel, Payload: payload, Encoded: enc, From: from}) {
 			took++
 		} else {
 			b.refuse(s)
@@ -306,12 +327,13 @@ func (b *Broker) Publish(channel string, payload []byte) int {
 		if !Match(p, channel) {
 			continue
 		}
+		enc := &Encoded{}
 		for _, s := range b.patterns[p] {
 			n++
 			if s.refused.Load() {
 				continue
 			}
-			if s.deliver(Message{Kind: KindPMessage, Pattern: p, Channel: channel, Payload: payload}) {
+			if s.deliver(Message{Kind: KindPMessage, Pattern: p, Channel: channel, Payload: payload, Encoded: enc, From: from}) {
 				took++
 			} else {
 				b.refuse(s)
@@ -325,16 +347,22 @@ func (b *Broker) Publish(channel string, payload []byte) int {
 // SPublish delivers payload to shard channel's subscribers and returns
 // their number (those that refused it included, as Publish counts).
 func (b *Broker) SPublish(channel string, payload []byte) int {
+	return b.SPublishFrom(nil, channel, payload)
+}
+
+// SPublishFrom is SPublish with the publisher named in each Message.
+func (b *Broker) SPublishFrom(from any, channel string, payload []byte) int {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	subs := b.shardChannels[channel]
 	sp, start := b.publishing(len(subs) > 0)
 	took := 0
+	enc := &Encoded{}
 	for _, s := range subs {
 		if s.refused.Load() {
 			continue
 		}
-		if s.deliver(Message{Kind: KindSMessage, Channel: channel, Payload: payload}) {
+		if s.deliver(Message{Kind: KindSMessage, Channel: channel, Payload: payload, Encoded: enc, From: from}) {
 			took++
 		} else {
 			b.refuse(s)

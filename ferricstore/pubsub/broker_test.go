@@ -15,6 +15,7 @@ type inbox struct {
 }
 
 func (in *inbox) deliver(m Message) bool {
+	m.Encoded = nil // compared apart (TestEncodedShared)
 	in.mu.Lock()
 	in.msgs = append(in.msgs, m)
 	in.mu.Unlock()
@@ -149,4 +150,32 @@ func TestPublishOrderPerChannel(t *testing.T) {
 	}
 	require.Equal(t, publishers*each, exact)
 	require.Len(t, in.got(), 2*publishers*each)
+}
+
+// The deliveries of one publish to one channel share one Encoded, and
+// carry the publisher PublishFrom names; the next publish gets another.
+func TestEncodedShared(t *testing.T) {
+	b := NewBroker()
+	var encs []*Encoded
+	var froms []any
+	deliver := func(m Message) bool {
+		form := m.Encoded.Form(1)
+		if *form == nil {
+			*form = []byte("encoded once")
+		}
+		encs, froms = append(encs, m.Encoded), append(froms, m.From)
+		return true
+	}
+	for range 3 {
+		b.Subscribe(NewSubscriber(deliver), "ch", false)
+	}
+	require.Equal(t, 3, b.PublishFrom("publisher", "ch", []byte("x")))
+	require.Len(t, encs, 3)
+	require.Same(t, encs[0], encs[1])
+	require.Same(t, encs[0], encs[2])
+	require.Equal(t, []byte("encoded once"), *encs[2].Form(1))
+	require.Equal(t, []any{"publisher", "publisher", "publisher"}, froms)
+	require.Equal(t, 3, b.Publish("ch", []byte("y")))
+	require.NotSame(t, encs[0], encs[3])
+	require.Nil(t, froms[3])
 }

@@ -149,6 +149,7 @@ func (c *conn) dispatch(args [][]byte) {
 	var nb [32]byte
 	name := lowerName(args[0], nb[:0])
 	spec := c.s.cmds.byName[string(name)]
+	c.noteCall(spec)
 	if spec == nil {
 		// Redis quotes the arguments while the list is under 128 bytes,
 		// each cut to what is left of them, and C strings end at a NUL.

@@ -57,6 +57,9 @@ type pushState struct {
 	// on is set once pushes are on (read on every request, so atomic).
 	on    atomic.Bool
 	queue []byte
+	// wakeBy is the connection that will wake the pusher at the end of
+	// its run of calls (enqueueBy), nil when none will.
+	wakeBy *conn
 	// unsent is the bytes queued and not yet written to the socket: the
 	// queue, and what was taken from it and is being written.
 	unsent    int64
@@ -114,7 +117,14 @@ func (c *conn) enablePush() {
 
 // enqueue queues frame; false once the connection was dropped for its
 // queue's size.
-func (c *conn) enqueue(frame []byte) bool {
+func (c *conn) enqueue(frame []byte) bool { return c.enqueueBy(frame, nil) }
+
+// enqueueBy is enqueue from a call of connection by (nil: none), run on
+// by's goroutine: the pusher is woken when by's run of calls of one verb
+// ends (releaseWakes) rather than now, so that a pipeline of PUBLISHes
+// reaches each subscriber in one write, as Redis writes an event loop
+// pass's output together.
+func (c *conn) enqueueBy(frame []byte, by *conn) bool {
 	p := &c.push
 	lim := c.s.pushLimits()
 	p.mu.Lock()
@@ -128,12 +138,65 @@ func (c *conn) enqueue(frame []byte) bool {
 		c.dropPush()
 		return false
 	}
+	if by != nil {
+		// One waker suffices: a frame queued after another
+		// connection took the wake goes out with that one's.
+		first := p.wakeBy == nil
+		if first {
+			p.wakeBy = by
+		}
+		p.mu.Unlock()
+		if first {
+			by.wakes = append(by.wakes, c)
+		}
+		return true
+	}
 	p.mu.Unlock()
+	c.wakePusher()
+	return true
+}
+
+// wakePusher has the pusher write the queue.
+func (c *conn) wakePusher() {
 	select {
-	case p.wake <- struct{}{}:
+	case c.push.wake <- struct{}{}:
 	default:
 	}
-	return true
+}
+
+// maxHeldCalls bounds a run of calls whose pushes wait for its end, for a
+// client that streams PUBLISHes without ever waiting for the replies.
+const maxHeldCalls = 128
+
+// noteCall starts a call of spec: the pushes of the calls before it
+// waited for the end of their run of calls of one verb (a pipeline of
+// PUBLISHes), which a call of another verb ends, as does the
+// maxHeldCalls-th call: never across a call that may block.
+func (c *conn) noteCall(spec *cmdSpec) {
+	if len(c.wakes) > 0 && (spec != c.heldSpec || c.heldCalls >= maxHeldCalls) {
+		c.releaseWakes()
+	}
+	if spec != c.heldSpec {
+		c.heldSpec, c.heldCalls = spec, 0
+	}
+	c.heldCalls++
+}
+
+// releaseWakes wakes the pushers of the connections the calls of this
+// one queued frames for.
+func (c *conn) releaseWakes() {
+	for _, s := range c.wakes {
+		p := &s.push
+		p.mu.Lock()
+		if p.wakeBy == c {
+			p.wakeBy = nil
+		}
+		p.mu.Unlock()
+		s.wakePusher()
+	}
+	clear(c.wakes)
+	c.wakes = c.wakes[:0]
+	c.heldCalls = 0
 }
 
 // checkPushLimits closes the connection when its bytes not yet written
@@ -307,14 +370,22 @@ func (r *Request) Push(frame []byte) bool {
 
 // Pusher returns Push for use after the call returns (a subscription's
 // deliveries): the function is safe to call from any goroutine.
-func (r *Request) Pusher() func(frame []byte) bool {
+//
+// from, when it is the *Request of another connection's call running on
+// the calling goroutine (a PUBLISH), lets the frame's write wait for the
+// end of that connection's run of calls of the same verb.
+func (r *Request) Pusher() func(frame []byte, from any) bool {
 	c := r.c
 	c.enablePush()
-	return func(frame []byte) bool {
+	return func(frame []byte, from any) bool {
 		if c.ctx.Err() != nil {
 			return false
 		}
-		return c.enqueue(frame)
+		var by *conn
+		if rq, ok := from.(*Request); ok && rq.c != c && rq.c.serving {
+			by = rq.c
+		}
+		return c.enqueueBy(frame, by)
 	}
 }
 

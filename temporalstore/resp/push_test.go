@@ -18,7 +18,7 @@ import (
 // FLOOD command that pushes to all of them, as a pub/sub broker would.
 type listeners struct {
 	mu    sync.Mutex
-	pushs []func([]byte) bool
+	pushs []func([]byte, any) bool
 }
 
 func (l *listeners) commands() []Command {
@@ -37,12 +37,12 @@ func (l *listeners) commands() []Command {
 			fmt.Sscan(string(r.Args[2]), &size)
 			frame := fmt.Appendf(nil, "*2\r\n$7\r\nmessage\r\n$%d\r\n%s\r\n", size, strings.Repeat("x", size))
 			l.mu.Lock()
-			pushs := append([]func([]byte) bool(nil), l.pushs...)
+			pushs := append([]func([]byte, any) bool(nil), l.pushs...)
 			l.mu.Unlock()
 			ok := 0
 			for range n {
 				for _, p := range pushs {
-					if p(frame) {
+					if p(frame, r) {
 						ok++
 					}
 				}

@@ -407,6 +407,14 @@ type conn struct {
 	script *scriptConn
 	// push is the connection's queue of pushed frames (push.go).
 	push pushState
+	// serving is set on a connection its serve loop runs (not a
+	// script's); wakes are the connections whose pushers this one's
+	// calls will wake at the end of the run of heldCalls calls of
+	// heldSpec (enqueueBy).
+	serving   bool
+	wakes     []*conn
+	heldSpec  *cmdSpec
+	heldCalls int
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -429,6 +437,8 @@ func (c *conn) serve() {
 	defer c.cancel()
 	defer c.closePush()
 	defer c.unwatch()
+	defer c.releaseWakes()
+	c.serving = true
 	var st serveState
 	for !c.quit && c.serveNext(&st) {
 	}
@@ -484,6 +494,9 @@ func (c *conn) serveNext(st *serveState) (more bool) {
 	defer c.endServe()
 	mark = c.w.produced()
 	if r := c.runFor(args, &st.sets, &st.gets); r != nil && c.r.br.Buffered() > 0 {
+		if len(c.wakes) > 0 {
+			c.releaseWakes()
+		}
 		// Pipelined plain SETs, or GETs, already buffered are
 		// gathered and run together.
 		st.pending, st.havePending, st.pendingErr = c.gather(r, args)
@@ -498,7 +511,11 @@ func (c *conn) serveNext(st *serveState) (more bool) {
 	// Flush once nothing more is buffered: a pipeline's replies go
 	// out in one write.
 	if !st.havePending && (c.r.br.Buffered() == 0 || c.quit) {
-		if err := c.flushReplies(); err != nil {
+		err := c.flushReplies()
+		if len(c.wakes) > 0 {
+			c.releaseWakes()
+		}
+		if err != nil {
 			return false
 		}
 		// No yield here: a yielded connection waits on the
