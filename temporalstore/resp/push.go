@@ -57,6 +57,8 @@ type pushState struct {
 	// on is set once pushes are on (read on every request, so atomic).
 	on    atomic.Bool
 	queue []byte
+	// spare is the queue last written, kept to be the next (writeQueued).
+	spare []byte
 	// wakeBy is the connection that will wake the pusher at the end of
 	// its run of calls (enqueueBy), nil when none will.
 	wakeBy *conn
@@ -231,25 +233,38 @@ func (c *conn) takeQueue() []byte {
 	p := &c.push
 	p.mu.Lock()
 	q := p.queue
-	p.queue = nil
+	p.queue, p.spare = p.spare[:0], nil
 	p.mu.Unlock()
 	return q
 }
 
+// maxSpare bounds the written queue kept for reuse: a burst's big buffer
+// is not held for the life of the connection.
+const maxSpare = 256 << 10
+
 // writeQueued writes frames takeQueue returned, a chunk at a time, each
 // uncounted from the unsent bytes once written. The caller holds outMu.
+// Once written, q is kept to be the next queue (the two alternate), so a
+// steady flow of frames allocates no queue.
 func (c *conn) writeQueued(q []byte) error {
 	p := &c.push
-	for len(q) > 0 {
-		n := min(len(q), pushChunk)
-		_, err := c.w.out.Write(q[:n])
+	for rest := q; len(rest) > 0; {
+		n := min(len(rest), pushChunk)
+		_, err := c.w.out.Write(rest[:n])
 		if err != nil {
 			return err
 		}
 		p.mu.Lock()
 		p.unsent -= int64(n)
 		p.mu.Unlock()
-		q = q[n:]
+		rest = rest[n:]
+	}
+	if cap(q) > 0 && cap(q) <= maxSpare {
+		p.mu.Lock()
+		if p.spare == nil && !p.dropped {
+			p.spare = q[:0]
+		}
+		p.mu.Unlock()
 	}
 	return nil
 }

@@ -143,3 +143,37 @@ func TestPushLimitsAndSubscribedMode(t *testing.T) {
 	}
 	require.Contains(t, got, "+RESET\r\n")
 }
+
+// Frames a pipeline of calls queues for other connections go out when
+// the run of calls of that verb ends: at the pipeline's end, and before
+// a call of another verb, which may block (here a BLPOP that waits).
+func TestPushesOfAPipelineGoOutAtItsEnd(t *testing.T) {
+	l := &listeners{}
+	_, addr := startServer(t, Options{Commands: l.commands()})
+	sub, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer sub.Close()
+	sr := bufio.NewReader(sub)
+	_, err = sub.Write([]byte("*1\r\n$6\r\nlisten\r\n"))
+	require.NoError(t, err)
+	for range 4 {
+		_, err = sr.ReadString('\n')
+		require.NoError(t, err)
+	}
+	pub, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer pub.Close()
+	flood := "*3\r\n$5\r\nflood\r\n$1\r\n1\r\n$1\r\n3\r\n"
+	_, err = pub.Write([]byte(flood + flood + "*3\r\n$5\r\nblpop\r\n$6\r\nnolist\r\n$1\r\n5\r\n"))
+	require.NoError(t, err)
+	began := time.Now()
+	var got strings.Builder
+	for range 2 * 5 {
+		require.NoError(t, sub.SetReadDeadline(time.Now().Add(4*time.Second)))
+		line, err := sr.ReadString('\n')
+		require.NoError(t, err)
+		got.WriteString(line)
+	}
+	require.Less(t, time.Since(began), 4*time.Second, "the frames waited for the BLPOP")
+	require.Equal(t, strings.Repeat("*2\r\n$7\r\nmessage\r\n$3\r\nxxx\r\n", 2), got.String())
+}
