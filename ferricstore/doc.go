@@ -17,8 +17,9 @@
 // delivers), applied, and logged with the other writes of its batch in one
 // append and one fsync; it returns once durable (Options.Async: once
 // written, synced every SyncInterval). Readers see durable state only.
-// Every Options.SnapshotEvery records a shard writes a snapshot of its
-// state and lets the log before it go; Open loads the snapshots and
+// Every Options.SnapshotEvery records, once the log has grown by the last
+// snapshot's size, a shard writes a snapshot of its state and lets the log
+// before it go; Open loads the snapshots and
 // replays the logs after them, restoring entries, groups, pending lists
 // and delivery counts exactly.
 //

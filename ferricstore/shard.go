@@ -26,6 +26,11 @@ type shard struct {
 	// last one was taken at.
 	snapDir   string
 	snapIndex uint64
+	// sinceSnap is the bytes logged since the last snapshot and snapSize
+	// that snapshot's size: a snapshot waits until the log has grown by
+	// its size, so that writing them costs at most what logging does,
+	// however large the state.
+	sinceSnap, snapSize int
 
 	mu      sync.RWMutex
 	streams map[string]*stream.Stream
@@ -191,6 +196,7 @@ func (s *shard) write() {
 			logged = append(logged, r)
 		}
 		if len(recs) > 0 {
+			s.sinceSnap += len(buf)
 			s.stats.writes.Add(uint64(len(recs)))
 			s.stats.batches.Add(1)
 			if _, err := s.log.AppendBatch(context.Background(), recs); err != nil {
@@ -202,18 +208,18 @@ func (s *shard) write() {
 			close(s.changed)
 			s.changed = make(chan struct{})
 		}
-		var snap []byte
-		var snapAt uint64
-		if s.failed == nil && s.log.LastIndex()-s.snapIndex >= uint64(s.store.opts.SnapshotEvery) {
-			snapAt = s.log.LastIndex()
-			snap = encodeSnapshot(s.streams, snapAt)
-		}
+		snapAt := s.log.LastIndex()
+		due := s.failed == nil && snapAt-s.snapIndex >= uint64(s.store.opts.SnapshotEvery) && s.sinceSnap >= s.snapSize
 		s.mu.Unlock()
-		if snap != nil {
-			s.snapshot(snap, snapAt)
-		}
 		for _, r := range batch {
 			close(r.done)
+		}
+		if due {
+			// Only this goroutine changes the state, so it reads it
+			// without the lock, while readers go on.
+			snap := encodeSnapshot(s.streams, snapAt)
+			s.snapshot(snap, snapAt)
+			s.sinceSnap, s.snapSize = 0, len(snap)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package ferricstore
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -50,4 +51,32 @@ func TestSnapshotRoundTripAndDamage(t *testing.T) {
 		_, _, err := decodeSnapshot(bad)
 		require.ErrorIs(t, err, ErrSnapshot, "byte %d flipped", i)
 	}
+}
+
+// A growing state is snapshotted ever more rarely: a snapshot waits for
+// the log to grow by the last one's size, so that snapshots cost at most
+// what logging does (here about log2 of the entries over SnapshotEvery,
+// against one every SnapshotEvery records).
+func TestSnapshotsKeepPaceWithTheLog(t *testing.T) {
+	clk := &clock{}
+	clk.ms.Store(1000)
+	dir := t.TempDir()
+	st, err := Open(Options{Dir: dir, Shards: 1, Now: clk.now, SnapshotEvery: 10, Async: true})
+	require.NoError(t, err)
+	ctx := t.Context()
+	value := strings.Repeat("v", 100)
+	for i := range 1000 {
+		_, _, err := st.Streams().Add(ctx, "s", AddArgs{Fields: kv("f", value)})
+		require.NoError(t, err, i)
+	}
+	snaps := st.Stats()[0].Snapshots
+	require.GreaterOrEqual(t, snaps, uint64(3))
+	require.LessOrEqual(t, snaps, uint64(12), "one every 10 records would be 100")
+	require.NoError(t, st.Close())
+	st, err = Open(Options{Dir: dir, Shards: 1, Now: clk.now, SnapshotEvery: 10})
+	require.NoError(t, err)
+	defer st.Close()
+	n, err := st.Streams().Len(ctx, "s")
+	require.NoError(t, err)
+	require.Equal(t, 1000, n)
 }

@@ -16,8 +16,12 @@ import (
 
 // Option defaults.
 const (
-	// DefaultShards is Options.Shards' default.
-	DefaultShards = 4
+	// DefaultShards is Options.Shards' default: one log, so that one
+	// fsync commits the writes of every connection waiting (15 XADDs an
+	// fsync from 50 clients, against 4 with four shards, each fsyncing
+	// alone); more shards apply in parallel, for stores bound by CPU
+	// rather than by fsyncs.
+	DefaultShards = 1
 	// DefaultSyncInterval is Options.SyncInterval's default.
 	DefaultSyncInterval = 10 * time.Millisecond
 	// DefaultSnapshotEvery is Options.SnapshotEvery's default.
@@ -44,9 +48,10 @@ type Options struct {
 	SyncInterval time.Duration
 	// Now is the clock (IDs, delivery and idle times). Default: time.Now.
 	Now func() time.Time
-	// SnapshotEvery is how many log records a shard appends between
-	// snapshots of its state, after which the log before the snapshot
-	// is let go. Default: DefaultSnapshotEvery.
+	// SnapshotEvery is how many log records a shard appends at least
+	// between snapshots of its state, after which the log before the
+	// snapshot is let go; a snapshot also waits until the log has grown
+	// by the last one's size. Default: DefaultSnapshotEvery.
 	SnapshotEvery int
 	// Logger receives recovery events. Default: discarded.
 	Logger *slog.Logger

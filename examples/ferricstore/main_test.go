@@ -55,7 +55,7 @@ func TestParse(t *testing.T) {
 			require.Equal(t, "127.0.0.1:6380", c.respAddr)
 			require.Equal(t, "./ferricstore-data", c.dataDir)
 			require.Equal(t, "127.0.0.1:17103", c.metricsAddr)
-			require.Equal(t, 4, c.shards)
+			require.Equal(t, 1, c.shards)
 			require.Equal(t, 10*time.Millisecond, c.syncInterval)
 			require.False(t, c.async)
 			require.Empty(t, c.tokens)

@@ -12,7 +12,7 @@
 // redis-benchmark's CSV. Each size's SETs run before its GETs, so the GETs
 // read values of their row's size.
 //
-// Beside the async pairing runs a null server (nullServer, Linux): one
+// Beside the async pairing runs a null server (benchkit.NullServer, Linux): one
 // epoll loop in the benchmark's process that parses each request and
 // replies (+OK, or a value of the row's size to GET) and does nothing
 // else. Its ops/s over Redis's (null_set_p1_ratio, null_get_p1_ratio) is

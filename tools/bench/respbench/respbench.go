@@ -366,10 +366,10 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		}
 		// The null server runs beside the async pairing: its ratio to
 		// Redis bounds that pairing's.
-		var null *nullServer
+		var null *benchkit.NullServer
 		systems := []string{"redis", "ours"}
 		if mode == modeAsync {
-			if null, err = startNull(); err != nil {
+			if null, err = benchkit.StartNullServer(); err != nil {
 				log.Warn("the null server does not run", "err", err)
 			} else {
 				systems = append(systems, "null")
@@ -377,7 +377,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		}
 		stopAll := func() {
 			if null != nil {
-				null.close()
+				null.Close()
 			}
 			ours.stop()
 			stopRedis()
@@ -398,8 +398,8 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 						// The null server runs in this process.
 						port, pid := map[string]int{"redis": rport, "ours": ours.port}[sys], map[string]int{"redis": rpid, "ours": ours.pid, "null": os.Getpid()}[sys]
 						if sys == "null" {
-							port = null.port
-							null.setValueSize(size)
+							port = null.Port
+							null.SetValueSize(size)
 						}
 						if sys == "ours" {
 							if err := ours.rdb.ConfigResetStat(ctx).Err(); err != nil {

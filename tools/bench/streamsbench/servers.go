@@ -21,6 +21,10 @@ const (
 	sysOurs      = "ours"
 	sysRedis     = "redis"
 	sysJetStream = "jetstream"
+	// sysNull is benchkit.NullServer, answering +OK to every XADD and
+	// doing nothing else: the most any server reaches with this client
+	// on this machine.
+	sysNull = "null"
 )
 
 // env is what every run needs: the configuration, the binaries built once

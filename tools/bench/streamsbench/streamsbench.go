@@ -192,8 +192,8 @@ func workloads(cfg Config) []workload {
 		return fmt.Sprintf("%d subscribers of one channel, one publisher: %d PUBLISH of %d B at pipeline %d; latency = delivery time - send time", cfg.Subscribers, n, cfg.MessageBytes, depth)
 	}
 	all := map[string][]workload{
-		wXAddDurable: {{name: wXAddDurable, unit: "XADD/s", durable: true, countFsyncs: true, systems: []string{sysOurs, sysRedis, sysJetStream}, run: xadd,
-			description: xaddDesc + "; durable: ours' default, redis appendfsync always, JetStream SyncAlways"}},
+		wXAddDurable: {{name: wXAddDurable, unit: "XADD/s", durable: true, countFsyncs: true, systems: []string{sysOurs, sysRedis, sysJetStream, sysNull}, run: xadd,
+			description: xaddDesc + "; durable: ours' default, redis appendfsync always, JetStream SyncAlways; null: a server that only reads, parses and answers (the ceiling)"}},
 		wXAddAsync: {{name: wXAddAsync, unit: "XADD/s", systems: []string{sysOurs, sysRedis, sysJetStream}, run: xadd,
 			description: xaddDesc + fmt.Sprintf("; async: ours --async --sync-interval %s, redis appendfsync everysec, JetStream's default sync (2m)", cfg.SyncInterval)}},
 		wConsume: {{name: wConsume, unit: "entries/s", durable: true, systems: []string{sysOurs, sysRedis},
@@ -237,6 +237,9 @@ type workloadReport struct {
 	// VsRedis and VsJetStream are ours/peer of Rate per repeat pair.
 	VsRedis     *benchkit.Summary `json:"vs_redis_ratio,omitempty"`
 	VsJetStream *benchkit.Summary `json:"vs_jetstream_ratio,omitempty"`
+	// NullVsRedis is the null server's rate over redis's: the most any
+	// server's ratio can be here (xadd_durable).
+	NullVsRedis *benchkit.Summary `json:"null_vs_redis_ratio,omitempty"`
 }
 
 type report struct {
@@ -343,11 +346,14 @@ func (e *env) runWorkload(ctx context.Context, w workload) (workloadReport, stri
 		}
 		defer os.RemoveAll(dir)
 		var res result
-		if sys == sysJetStream {
+		switch sys {
+		case sysJetStream:
 			var nr natsResult
 			res, nr, err = e.runJetStream(ctx, dir, w.durable)
 			natsVersion = nr.ServerVersion
-		} else {
+		case sysNull:
+			res, err = e.runNull(ctx, w)
+		default:
 			res, err = e.runRESP(ctx, w, sys, dir)
 		}
 		if err != nil {
@@ -371,6 +377,19 @@ func (e *env) runWorkload(ctx context.Context, w workload) (workloadReport, stri
 	}
 	wr.summarize()
 	return wr, natsVersion, nil
+}
+
+// runNull runs w against a NullServer.
+func (e *env) runNull(ctx context.Context, w workload) (result, error) {
+	null, err := benchkit.StartNullServer()
+	if err != nil {
+		return result{}, err
+	}
+	defer null.Close()
+	res, err := w.run(ctx, e, benchkit.ServerProcess{Addr: "127.0.0.1:" + strconv.Itoa(null.Port), PID: os.Getpid()})
+	// It shares the benchmark's process: its CPU is not its own.
+	res.ServerCPUUs = 0
+	return res, err
 }
 
 // runRESP starts sys on dir, runs w against it and stops it.
@@ -409,7 +428,7 @@ func (wr *workloadReport) summarize() {
 		wr.Rate[sys] = benchkit.Summarize(rates[sys])
 		wr.P50Us[sys] = col(func(r result) float64 { return r.P50Us })
 		wr.P99Us[sys] = col(func(r result) float64 { return r.P99Us })
-		if sys != sysJetStream {
+		if sys != sysJetStream && sys != sysNull {
 			wr.ServerCPUUs[sys] = col(func(r result) float64 { return r.ServerCPUUs })
 		}
 	}
@@ -421,6 +440,10 @@ func (wr *workloadReport) summarize() {
 		return &s
 	}
 	wr.VsRedis, wr.VsJetStream = ratio(sysRedis), ratio(sysJetStream)
+	if len(rates[sysNull]) > 0 && len(rates[sysRedis]) > 0 {
+		s := benchkit.RatioSpread(rates[sysNull], rates[sysRedis], benchkit.HigherIsBetter)
+		wr.NullVsRedis = &s
+	}
 	if perFsync := benchkit.Column(wr.Runs[sysOurs], func(r result) float64 { return r.RecordsPerFsync }); slices.ContainsFunc(perFsync, func(x float64) bool { return x > 0 }) {
 		s := benchkit.Summarize(perFsync)
 		wr.OursPerFsync = &s
@@ -506,10 +529,19 @@ func summary(r *report) benchkit.Pairs {
 		benchkit.NewPair("fanout8_vs_redis_ratio", math.Min(p1, p64), 2),
 		benchkit.NewPair("fanout8_p1_vs_redis_ratio", p1, 2),
 		benchkit.NewPair("fanout8_p64_vs_redis_ratio", p64, 2),
+		benchkit.NewPair("xadd_durable_null_vs_redis_ratio", nullRatio(findWorkload(r, wXAddDurable)), 2),
 		benchkit.NewPair("xadd_async_vs_redis_ratio", ratio(wXAddAsync, sysRedis), 2),
 		benchkit.NewPair("xadd_async_vs_jetstream_ratio", ratio(wXAddAsync, sysJetStream), 2),
 		benchkit.NewPair("ours_xadd_durable_per_s", rate(wXAddDurable), 0),
 		benchkit.NewPair("ours_consume_per_s", rate(wConsume), 0),
 		benchkit.NewPair("ours_fanout8_p64_per_s", rate(wFanoutP64), 0),
 	}
+}
+
+// nullRatio is the null server's median ratio over redis (NaN without).
+func nullRatio(w *workloadReport) float64 {
+	if w == nil || w.NullVsRedis == nil {
+		return math.NaN()
+	}
+	return w.NullVsRedis.Median
 }

@@ -23,6 +23,12 @@ func printTable(w io.Writer, r *report) {
 			latency(wr, sysOurs), latency(wr, sysRedis), latency(wr, sysJetStream))
 	}
 	tw.Flush()
+	for _, wr := range r.Workloads {
+		if wr.NullVsRedis != nil {
+			fmt.Fprintf(w, "ceiling: %s null server (reads, parses, answers +OK, nothing else) %s/s, null/redis %s\n",
+				wr.Name, rate(wr, sysNull), spread(wr.NullVsRedis))
+		}
+	}
 	fmt.Fprintln(w, "server CPU per op, µs (user and system over the measurement; JetStream's server shares its process with its publishers),")
 	fmt.Fprintln(w, "and ours' stream log records per fsync over the run (its /metrics; redis appendfsync always fsyncs once per event-loop pass)")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package respbench
+package benchkit
 
 import (
 	"bufio"
@@ -49,11 +49,11 @@ func FuzzNextRequest(f *testing.F) {
 // The null server answers pipelined requests in order, a partial one once
 // the rest arrives, and GETs with a value of the size set.
 func TestNullServerAnswers(t *testing.T) {
-	s, err := startNull()
+	s, err := StartNullServer()
 	require.NoError(t, err)
-	defer s.close()
-	s.setValueSize(5)
-	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.port))
+	defer s.Close()
+	s.SetValueSize(5)
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.Port))
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = c.Write([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$1"))

@@ -1,6 +1,6 @@
 //go:build linux
 
-package respbench
+package benchkit
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// nullServer answers RESP requests and does nothing else: +OK to every
-// command but GET, which gets a value of the size set by setValueSize,
+// NullServer answers RESP requests and does nothing else: +OK to every
+// command but GET, which gets a value of the size set by SetValueSize,
 // and CONFIG, which gets an empty array (redis-benchmark asks for two
 // settings first). One goroutine runs an epoll loop over every
 // connection, reading what is ready, parsing whole requests and writing
@@ -22,8 +22,9 @@ import (
 // Its throughput is what a server that only reads, parses and writes
 // reaches with this client on this machine; over Redis's, about the most any
 // server's ratio can be here.
-type nullServer struct {
-	port       int
+type NullServer struct {
+	// Port is the loopback port it listens on.
+	Port       int
 	lfd, epfd  int
 	getReply   atomic.Pointer[[]byte]
 	stop, done chan struct{}
@@ -34,13 +35,14 @@ type nullConn struct {
 	in []byte
 }
 
-func startNull() (*nullServer, error) {
+// StartNullServer starts a NullServer on a free loopback port.
+func StartNullServer() (*NullServer, error) {
 	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("null server: socket: %w", err)
 	}
-	s := &nullServer{lfd: lfd, epfd: -1, stop: make(chan struct{}), done: make(chan struct{})}
-	fail := func(what string, err error) (*nullServer, error) {
+	s := &NullServer{lfd: lfd, epfd: -1, stop: make(chan struct{}), done: make(chan struct{})}
+	fail := func(what string, err error) (*NullServer, error) {
 		unix.Close(lfd)
 		if s.epfd >= 0 {
 			unix.Close(s.epfd)
@@ -57,31 +59,32 @@ func startNull() (*nullServer, error) {
 	if err != nil {
 		return fail("getsockname", err)
 	}
-	s.port = sa.(*unix.SockaddrInet4).Port
+	s.Port = sa.(*unix.SockaddrInet4).Port
 	if s.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return fail("epoll", err)
 	}
 	if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, lfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(lfd)}); err != nil {
 		return fail("epoll_ctl", err)
 	}
-	s.setValueSize(3)
+	s.SetValueSize(3)
 	go s.loop()
 	return s, nil
 }
 
-// setValueSize makes GET replies values of n bytes.
-func (s *nullServer) setValueSize(n int) {
+// SetValueSize makes GET replies values of n bytes.
+func (s *NullServer) SetValueSize(n int) {
 	r := append([]byte("$"+strconv.Itoa(n)+"\r\n"), bytes.Repeat([]byte("x"), n)...)
 	r = append(r, "\r\n"...)
 	s.getReply.Store(&r)
 }
 
-func (s *nullServer) close() {
+// Close stops it and closes its connections.
+func (s *NullServer) Close() {
 	close(s.stop)
 	<-s.done
 }
 
-func (s *nullServer) loop() {
+func (s *NullServer) loop() {
 	defer close(s.done)
 	conns := map[int]*nullConn{}
 	defer func() {
@@ -132,7 +135,7 @@ func (s *nullServer) loop() {
 	}
 }
 
-func (s *nullServer) accept(conns map[int]*nullConn) {
+func (s *NullServer) accept(conns map[int]*nullConn) {
 	for {
 		fd, _, err := unix.Accept4(s.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err != nil {
@@ -167,7 +170,7 @@ func writeAll(fd int, p []byte) error {
 // of in to out and returns how many bytes they took; a partial request is
 // left for the next read. Anything else than a multibulk array is taken as
 // one inline request a line.
-func (s *nullServer) answer(in, out []byte) (int, []byte) {
+func (s *NullServer) answer(in, out []byte) (int, []byte) {
 	used := 0
 	for used < len(in) {
 		name, n := nextRequest(in[used:])
