@@ -123,3 +123,47 @@ func TestPubSubWithGoRedis(t *testing.T) {
 		})
 	}
 }
+
+// A RESP3 subscriber blocked in XREAD or BLPOP still gets its messages,
+// as redis-server's does; a consumer that disconnects while blocked in
+// XREADGROUP takes nothing from the stream.
+func TestBlockedConnections(t *testing.T) {
+	respAddr := serveStreams(t)
+	for _, blocking := range [][]string{{"XREAD", "BLOCK", "3000", "STREAMS", "quiet", "$"}, {"BLPOP", "quietlist", "3"}} {
+		t.Run(blocking[0], func(t *testing.T) {
+			sub, pub := dialRaw(t, respAddr), dialRaw(t, respAddr)
+			sub.do(t, "HELLO", "3")
+			require.Equal(t, ">3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n", sub.do(t, "SUBSCRIBE", "news"))
+			began := time.Now()
+			sub.send(t, blocking...)
+			time.Sleep(100 * time.Millisecond)
+			require.Equal(t, ":1\r\n", pub.do(t, "PUBLISH", "news", "while blocked"))
+			require.Equal(t, ">3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$13\r\nwhile blocked\r\n", sub.next(t))
+			require.Less(t, time.Since(began), 2*time.Second, "the message waited for the blocking call")
+			require.Equal(t, "_\r\n", sub.next(t), "then the call times out")
+		})
+	}
+	t.Run("XREADGROUP", func(t *testing.T) {
+		c := dialRaw(t, respAddr)
+		require.Equal(t, "+OK\r\n", c.do(t, "XGROUP", "CREATE", "jobs", "g", "$", "MKSTREAM"))
+		gone := dialRaw(t, respAddr)
+		gone.send(t, "XREADGROUP", "GROUP", "g", "ghost", "BLOCK", "0", "STREAMS", "jobs", ">")
+		time.Sleep(100 * time.Millisecond)
+		require.NoError(t, gone.c.Close())
+		time.Sleep(200 * time.Millisecond)
+		c.do(t, "XADD", "jobs", "1-1", "f", "v")
+		time.Sleep(100 * time.Millisecond)
+		require.True(t, strings.HasPrefix(c.do(t, "XPENDING", "jobs", "g"), "*4\r\n:0\r\n"), "the entry went to no consumer")
+	})
+}
+
+// send writes a request without reading its reply.
+func (rc *rawConn) send(t *testing.T, args ...string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	_, err := rc.c.Write([]byte(b.String()))
+	require.NoError(t, err)
+}

@@ -133,6 +133,24 @@ func wait(ctx context.Context, chans []<-chan struct{}, deadline time.Time) bool
 	return i < len(chans)
 }
 
+// Blocker is what a Conn implements to wait as its host's blocking verbs
+// do (resp.Request.Block): with a context that ends when the client
+// disconnects, and its pushes written meanwhile.
+type Blocker interface {
+	Block(wait func(ctx context.Context))
+}
+
+// block is wait through the call's Conn when it is a Blocker.
+func block(ctx context.Context, c Call, chans []<-chan struct{}, deadline time.Time) bool {
+	b, ok := c.Conn.(Blocker)
+	if !ok {
+		return wait(ctx, chans, deadline)
+	}
+	woke := false
+	b.Block(func(ctx context.Context) { woke = wait(ctx, chans, deadline) })
+	return woke
+}
+
 // changes are the change channels of keys' shards.
 func (h *handler) changes(keys []string) []<-chan struct{} {
 	out := make([]<-chan struct{}, len(keys))
@@ -203,7 +221,7 @@ func (h *handler) xread(ctx context.Context, c Call, w Reply) {
 				return
 			}
 		}
-		if len(out) > 0 || a.block < 0 || !wait(ctx, ch, deadline) {
+		if len(out) > 0 || a.block < 0 || !block(ctx, c, ch, deadline) {
 			writeRead(w, protocol, out)
 			return
 		}
@@ -273,7 +291,7 @@ func (h *handler) xreadgroup(ctx context.Context, c Call, w Reply) {
 				out = append(out, streamReply{k, es})
 			}
 		}
-		if len(out) > 0 || a.block < 0 || !wait(ctx, ch, deadline) {
+		if len(out) > 0 || a.block < 0 || !block(ctx, c, ch, deadline) {
 			writeRead(w, protocol, out)
 			return
 		}

@@ -194,6 +194,7 @@ func (c *conn) block(timeout time.Duration, try func() bool, timedOut func()) {
 		expired = t.C
 	}
 	gone := c.watchDisconnect()
+	takeBack := c.lendOut()
 	select {
 	case <-bc.done:
 	case <-bc.unblocked:
@@ -202,6 +203,7 @@ func (c *conn) block(timeout time.Duration, try func() bool, timedOut func()) {
 	case <-c.ctx.Done():
 	case <-s.stop:
 	}
+	takeBack()
 	c.stopWatch()
 	bc.mu.Lock()
 	served, withError := bc.served, bc.withError

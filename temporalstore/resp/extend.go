@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Command is a verb a front end adds to a Server (Options.Commands), so
@@ -64,6 +65,33 @@ func (r *Request) Protocol() int {
 // inside MULTI/EXEC or a script, where Redis answers at once as if the
 // wait had timed out.
 func (r *Request) MayBlock() bool { return !r.c.inExec }
+
+// Block runs wait, a blocking call's wait, as the built-in blocking verbs
+// wait: with a context that ends when the client disconnects or the
+// server closes, and with the connection's pushes written meanwhile (a
+// RESP3 subscriber blocked in a read still gets its messages). The time
+// it takes is not the call's in the command statistics.
+func (r *Request) Block(wait func(ctx context.Context)) {
+	c := r.c
+	began := time.Now()
+	defer func() { c.blockedFor += time.Since(began) }()
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	gone := c.watchDisconnect()
+	watched := make(chan struct{})
+	go func() {
+		select {
+		case <-gone:
+			cancel()
+		case <-watched:
+		}
+	}()
+	takeBack := c.lendOut()
+	wait(ctx)
+	takeBack()
+	close(watched)
+	c.stopWatch()
+}
 
 // Reply is the writer of the call's reply: the one the built-in verbs
 // use, in the connection's protocol.

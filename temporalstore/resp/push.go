@@ -338,6 +338,22 @@ func (c *conn) flushReplies() error {
 	return c.w.bw.Flush()
 }
 
+// lendOut lets the pusher write while the connection's command blocks:
+// the replies before it go out first, then outMu is released until the
+// returned function takes it back. Without pushes it does nothing.
+func (c *conn) lendOut() (takeBack func()) {
+	if !c.push.holdingOut {
+		return func() {}
+	}
+	_ = c.flushReplies() // a failed write fails the next one too
+	c.push.holdingOut = false
+	c.push.outMu.Unlock()
+	return func() {
+		c.push.outMu.Lock()
+		c.push.holdingOut = true
+	}
+}
+
 // endServe releases outMu after a request's flush.
 func (c *conn) endServe() {
 	if c.push.holdingOut {
