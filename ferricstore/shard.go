@@ -42,6 +42,10 @@ type shard struct {
 	changed chan struct{}
 	stats   struct{ writes, batches, deliveries, snapshots atomic.Uint64 }
 
+	// waiters are the blocked XREADGROUP > calls by stream key, in the
+	// order they blocked (waiters.go); under mu.
+	waiters map[string][]*GroupWaiter
+
 	qmu     sync.Mutex
 	queue   []*request
 	wake    chan struct{}
@@ -165,6 +169,7 @@ func (s *shard) write() {
 		}
 		recs, buf = recs[:0], buf[:0]
 		var logged []*request
+		var served []*GroupWaiter
 		s.mu.Lock()
 		for _, r := range batch {
 			if s.failed != nil {
@@ -194,6 +199,15 @@ func (s *shard) write() {
 			buf = o.encode(buf)
 			recs = append(recs, buf[start:len(buf):len(buf)])
 			logged = append(logged, r)
+			if o.code == opAdd && len(s.waiters) > 0 {
+				served = append(served, s.serveWaitersLocked(o.key, func(o *op, res any) error {
+					s.stats.deliveries.Add(delivered(res))
+					start := len(buf)
+					buf = o.encode(buf)
+					recs = append(recs, buf[start:len(buf):len(buf)])
+					return nil
+				})...)
+			}
 		}
 		if len(recs) > 0 {
 			s.sinceSnap += len(buf)
@@ -204,6 +218,9 @@ func (s *shard) write() {
 				for _, r := range logged {
 					r.res, r.err = nil, s.failed
 				}
+				for _, w := range served {
+					w.entries, w.err = nil, s.failed
+				}
 			}
 			close(s.changed)
 			s.changed = make(chan struct{})
@@ -213,6 +230,9 @@ func (s *shard) write() {
 		s.mu.Unlock()
 		for _, r := range batch {
 			close(r.done)
+		}
+		for _, w := range served {
+			close(w.done)
 		}
 		if due {
 			// Only this goroutine changes the state, so it reads it

@@ -365,3 +365,64 @@ func TestKeysExistsFlush(t *testing.T) {
 	x = st.Streams()
 	require.Equal(t, []string{"after"}, keys(), "the flush is durable")
 }
+
+// Blocked group readers are served by the writer in the order they
+// blocked, in the batch that adds the entries, and the deliveries are
+// logged: after a restart they are the consumers' pending entries.
+func TestGroupWaitersServedInOrder(t *testing.T) {
+	clk := &clock{}
+	clk.ms.Store(1000)
+	dir := t.TempDir()
+	st := open(t, dir, clk)
+	ctx := t.Context()
+	x := st.Streams()
+	require.NoError(t, x.CreateGroup(ctx, "s", "g", "$", true, stream.UnknownEntriesRead))
+	var ws []*GroupWaiter
+	for _, c := range []string{"c1", "c2", "c3"} {
+		w, err := x.WaitGroup(ctx, []string{"s"}, "g", c, 1, false)
+		require.NoError(t, err)
+		require.NotNil(t, w)
+		ws = append(ws, w)
+	}
+	done := func(w *GroupWaiter) bool {
+		select {
+		case <-w.Done():
+			return true
+		default:
+			return false
+		}
+	}
+	for i := range 2 {
+		_, _, err := x.Add(ctx, "s", AddArgs{Fields: kv("n", fmt.Sprint(i))})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return done(ws[i]) }, 5*time.Second, time.Millisecond)
+		key, es, err := ws[i].Result()
+		require.NoError(t, err)
+		require.Equal(t, "s", key)
+		require.Len(t, es, 1)
+		require.Equal(t, []byte(fmt.Sprint(i)), es[0].Fields[1])
+	}
+	require.False(t, done(ws[2]))
+	require.True(t, ws[2].Cancel(), "not served: cancelled")
+	require.False(t, ws[0].Cancel(), "served before: not cancelled")
+	// Entries there already: no waiter, read them.
+	_, _, err := x.Add(ctx, "s", AddArgs{Fields: kv("n", "2")})
+	require.NoError(t, err)
+	w, err := x.WaitGroup(ctx, []string{"s"}, "g", "c3", 1, false)
+	require.NoError(t, err)
+	require.Nil(t, w)
+	require.NoError(t, st.Close())
+
+	st = open(t, dir, clk)
+	defer st.Close()
+	require.NoError(t, st.Streams().View(ctx, "s", func(s *stream.Stream) error {
+		g := s.Group("g")
+		require.NotNil(t, g)
+		for _, c := range []string{"c1", "c2"} {
+			n := 0
+			g.PendingRange(g.Consumer(c), stream.ID{}, stream.MaxID, func(*stream.Pending) bool { n++; return true })
+			require.Equal(t, 1, n, c)
+		}
+		return nil
+	}))
+}

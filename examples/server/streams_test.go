@@ -405,3 +405,32 @@ func TestStreamKeysInKeyCommands(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
+
+// Blocked XREADGROUP readers of one group are served in the order they
+// blocked, one entry each here, as redis-server serves them; the one
+// left over times out.
+func TestBlockedGroupReadersServedInOrder(t *testing.T) {
+	redisAddr := startRedis(t)
+	respAddr := serveStreams(t)
+	replies := func(addr string) []string {
+		admin := dialRaw(t, addr)
+		require.Equal(t, "+OK\r\n", admin.do(t, "XGROUP", "CREATE", "fifo", "g", "$", "MKSTREAM"))
+		var readers []*rawConn
+		for _, name := range []string{"c1", "c2", "c3"} {
+			r := dialRaw(t, addr)
+			r.send(t, "XREADGROUP", "GROUP", "g", name, "COUNT", "1", "BLOCK", "1500", "STREAMS", "fifo", ">")
+			readers = append(readers, r)
+			time.Sleep(150 * time.Millisecond)
+		}
+		admin.do(t, "XADD", "fifo", "1-1", "n", "1")
+		admin.do(t, "XADD", "fifo", "1-2", "n", "2")
+		var out []string
+		for _, r := range readers {
+			out = append(out, r.next(t))
+		}
+		return append(out, admin.do(t, "XPENDING", "fifo", "g", "-", "+", "10"))
+	}
+	want, got := replies(redisAddr), replies(respAddr)
+	require.Equal(t, want[:3], got[:3])
+	require.Equal(t, integers.ReplaceAllString(want[3], ":N\r"), integers.ReplaceAllString(got[3], ":N\r"))
+}

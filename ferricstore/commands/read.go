@@ -263,23 +263,11 @@ func (h *handler) xreadgroup(ctx context.Context, c Call, w Reply) {
 	deadline := deadlineOf(a.block)
 	blocked := false
 	for {
-		ch := h.changes(a.keys)
 		var out []streamReply
 		for i, k := range a.keys {
 			es, err := h.x.ReadGroup(ctx, k, a.group, a.consumer, string(a.ids[i]), a.count, a.noAck)
-			switch {
-			case err == nil:
-			case blocked && errors.Is(err, ferricstore.ErrGroupNeedsKey):
-				w.Error("UNBLOCKED the stream key no longer exists")
-				return
-			case blocked && errors.Is(err, stream.ErrNoGroup):
-				w.Error("NOGROUP the consumer group this client was blocked on no longer exists")
-				return
-			case errors.Is(err, ferricstore.ErrGroupNeedsKey), errors.Is(err, stream.ErrNoGroup):
-				w.Error(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", k, a.group))
-				return
-			default:
-				fail(w, err)
+			if err != nil {
+				h.readGroupFail(w, err, k, a.group, blocked)
 				return
 			}
 			// A history read answers even when empty; a new read only
@@ -291,10 +279,86 @@ func (h *handler) xreadgroup(ctx context.Context, c Call, w Reply) {
 				out = append(out, streamReply{k, es})
 			}
 		}
-		if len(out) > 0 || a.block < 0 || !block(ctx, c, ch, deadline) {
+		if len(out) > 0 || a.block < 0 {
 			writeRead(w, protocol, out)
 			return
 		}
+		// Blocked: the shard's writer hands new entries to the blocked
+		// readers of the group in the order they blocked.
+		wt, err := h.x.WaitGroup(ctx, a.keys, a.group, a.consumer, a.count, a.noAck)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		if wt == nil {
+			continue // entries came meanwhile
+		}
 		blocked = true
+		if h.awaitGroup(ctx, c, w, wt, a, deadline) {
+			return
+		}
+	}
+}
+
+// awaitGroup waits for wt until deadline and writes the reply: its
+// entries, null at the deadline, or an error when a stream or the group
+// goes away. false when it gave up without a reply (the waiter was
+// cancelled and a read should be tried again).
+func (h *handler) awaitGroup(ctx context.Context, c Call, w Reply, wt *ferricstore.GroupWaiter, a readArgs, deadline time.Time) bool {
+	served := func() bool {
+		key, es, err := wt.Result()
+		if err != nil {
+			fail(w, err)
+		} else {
+			writeRead(w, c.Protocol, []streamReply{{key, es}})
+		}
+		return true
+	}
+	for {
+		chans := append(h.changes(a.keys), wt.Done())
+		if !block(ctx, c, chans, deadline) {
+			if wt.Cancel() {
+				writeRead(w, c.Protocol, nil)
+				return true
+			}
+			<-wt.Done()
+			return served()
+		}
+		select {
+		case <-wt.Done():
+			return served()
+		default:
+		}
+		// A change to a shard: the stream or the group may be gone.
+		for _, k := range a.keys {
+			ok, err := h.hasGroup(ctx, k, a.group)
+			if err == nil && ok {
+				continue
+			}
+			if !wt.Cancel() {
+				<-wt.Done()
+				return served()
+			}
+			if err == nil {
+				_, err = h.x.ReadGroup(ctx, k, a.group, a.consumer, ">", a.count, a.noAck)
+			}
+			h.readGroupFail(w, err, k, a.group, true)
+			return true
+		}
+	}
+}
+
+// readGroupFail writes an XREADGROUP's error: after it blocked, Redis's
+// words for a stream or group that went away.
+func (h *handler) readGroupFail(w Reply, err error, key, group string, blocked bool) {
+	switch {
+	case blocked && errors.Is(err, ferricstore.ErrGroupNeedsKey):
+		w.Error("UNBLOCKED the stream key no longer exists")
+	case blocked && errors.Is(err, stream.ErrNoGroup):
+		w.Error("NOGROUP the consumer group this client was blocked on no longer exists")
+	case errors.Is(err, ferricstore.ErrGroupNeedsKey), errors.Is(err, stream.ErrNoGroup):
+		w.Error(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", key, group))
+	default:
+		fail(w, err)
 	}
 }
