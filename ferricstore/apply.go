@@ -6,6 +6,13 @@ import (
 	"github.com/temporalstore/temporalstore-go/ferricstore/stream"
 )
 
+// added is an XADD's result: the entry's ID and how many entries its
+// trim removed.
+type added struct {
+	id      stream.ID
+	trimmed int64
+}
+
 // AutoClaimed is XAUTOCLAIM's result.
 type AutoClaimed struct {
 	Claimed []stream.Entry
@@ -37,8 +44,7 @@ func apply(streams map[string]*stream.Stream, o *op) (any, error) {
 		if err := s.Add(o.id, o.fields); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
-		s.Trim(o.trim())
-		return o.id, nil
+		return added{id: o.id, trimmed: s.Trim(o.trim())}, nil
 	case opDelete:
 		return s.Delete(o.ids), nil
 	case opTrim:

@@ -36,6 +36,8 @@ type AddArgs struct {
 	// Fields are the entry's field/value pairs: an even number, at least
 	// two.
 	Fields [][]byte
+	// Trimmed, when set, receives how many entries Trim removed.
+	Trimmed *int64
 }
 
 // Add adds an entry (XADD) and returns its ID; false (and no error) when
@@ -86,7 +88,11 @@ func (x *Streams) Add(ctx context.Context, key string, a AddArgs) (stream.ID, bo
 	if err != nil || res == nil {
 		return stream.ID{}, false, err
 	}
-	return res.(stream.ID), true, nil
+	r := res.(added)
+	if a.Trimmed != nil {
+		*a.Trimmed = r.trimmed
+	}
+	return r.id, true, nil
 }
 
 // Len is the number of entries (XLEN); 0 for a missing stream.

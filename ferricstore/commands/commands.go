@@ -259,7 +259,8 @@ func (h *handler) xadd(ctx context.Context, _ int, args [][]byte, w Reply) {
 		w.Error("ERR wrong number of arguments for 'xadd' command")
 		return
 	}
-	id, added, err := h.x.Add(ctx, string(args[1]), ferricstore.AddArgs{ID: idText, NoMkStream: noMk, Trim: t, Fields: args[i:]})
+	var trimmed int64
+	id, added, err := h.x.Add(ctx, string(args[1]), ferricstore.AddArgs{ID: idText, NoMkStream: noMk, Trim: t, Fields: args[i:], Trimmed: &trimmed})
 	switch {
 	case err != nil:
 		fail(w, err)
@@ -268,6 +269,9 @@ func (h *handler) xadd(ctx context.Context, _ int, args [][]byte, w Reply) {
 	default:
 		w.Bulk(id.Append(nil))
 		notify(ctx, "xadd", args[1])
+		if trimmed > 0 {
+			notify(ctx, "xtrim", args[1])
+		}
 	}
 }
 

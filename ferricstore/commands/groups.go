@@ -465,6 +465,7 @@ func (h *handler) xclaim(ctx context.Context, _ int, args [][]byte, w Reply) {
 			return
 		}
 	}
+	known := consumerKnown(ctx, h.x, key, group, string(args[3]))
 	es, err := h.x.Claim(ctx, key, group, string(args[3]), ids, a)
 	if err != nil {
 		if errors.Is(err, stream.ErrNoGroup) || errors.Is(err, ferricstore.ErrGroupNeedsKey) {
@@ -474,6 +475,7 @@ func (h *handler) xclaim(ctx context.Context, _ int, args [][]byte, w Reply) {
 		fail(w, err)
 		return
 	}
+	defer notifyNewConsumer(ctx, h.x, key, group, string(args[3]), known)
 	if a.JustID {
 		writeIDs(w, idsOf(es))
 		return
@@ -519,6 +521,7 @@ func (h *handler) xautoclaim(ctx context.Context, _ int, args [][]byte, w Reply)
 			return
 		}
 	}
+	known := consumerKnown(ctx, h.x, string(args[1]), string(args[2]), string(args[3]))
 	res, err := h.x.AutoClaim(ctx, string(args[1]), string(args[2]), string(args[3]), max(minIdle, 0), start, int(count), justID)
 	if err != nil {
 		if errors.Is(err, stream.ErrNoGroup) || errors.Is(err, ferricstore.ErrGroupNeedsKey) {
@@ -528,6 +531,7 @@ func (h *handler) xautoclaim(ctx context.Context, _ int, args [][]byte, w Reply)
 		fail(w, err)
 		return
 	}
+	defer notifyNewConsumer(ctx, h.x, string(args[1]), string(args[2]), string(args[3]), known)
 	w.Array(3)
 	w.Bulk(res.Next.Append(nil))
 	if justID {

@@ -229,6 +229,7 @@ func (h *handler) xread(ctx context.Context, c Call, w Reply) {
 }
 
 func (h *handler) xreadgroup(ctx context.Context, c Call, w Reply) {
+	ctx = withNotifier(ctx, c)
 	protocol, args := c.Protocol, c.Args
 	a, msg := parseRead(args, true)
 	if msg != "" {
@@ -265,11 +266,13 @@ func (h *handler) xreadgroup(ctx context.Context, c Call, w Reply) {
 	for {
 		var out []streamReply
 		for i, k := range a.keys {
+			known := blocked || consumerKnown(ctx, h.x, k, a.group, a.consumer)
 			es, err := h.x.ReadGroup(ctx, k, a.group, a.consumer, string(a.ids[i]), a.count, a.noAck)
 			if err != nil {
 				h.readGroupFail(w, err, k, a.group, blocked)
 				return
 			}
+			notifyNewConsumer(ctx, h.x, k, a.group, a.consumer, known)
 			// A history read answers even when empty; a new read only
 			// when it found entries.
 			if len(es) > 0 || string(a.ids[i]) != ">" {
