@@ -45,6 +45,13 @@ func (e *Engine) executeBatch(ctx context.Context, cmds []Command, rs []Response
 				run = rs[i:j]
 			}
 			e.setRun(ctx, cmds[i:j], run, errs[i:j])
+			if e.writes.hooked() {
+				for k := i; k < j; k++ {
+					if errs[k] == nil {
+						e.wrote(ctx, nil, &cmds[k], Response{Applied: true})
+					}
+				}
+			}
 			i = j
 			continue
 		}

@@ -345,8 +345,9 @@ type Engine struct {
 	maintMu              sync.Mutex
 	// lastEvictions is the cache's eviction count at the last round.
 	lastEvictions int64
-	// expired are the OnExpired functions.
+	// expired are the OnExpired functions, writes the OnWrite ones.
 	expired expiredWatchers
+	writes  writeHooks
 }
 
 type tableName struct{ namespace, name string }

@@ -67,7 +67,7 @@ func (e *Engine) ExecuteInPlace(ctx context.Context, c *Command) (Response, erro
 var commandPool = sync.Pool{New: func() any { return new(Command) }}
 
 // execute runs c in x (nil: outside any transaction).
-func (e *Engine) execute(ctx context.Context, x *scope, c *Command) (_ Response, err error) {
+func (e *Engine) execute(ctx context.Context, x *scope, c *Command) (r Response, err error) {
 	// A panic becomes this command's error (panic.go); a closure rather
 	// than a call taking &err, which would move err to the heap.
 	defer func() {
@@ -81,6 +81,13 @@ func (e *Engine) execute(ctx context.Context, x *scope, c *Command) (_ Response,
 		return e.scan(ctx, c)
 	}
 	info := kindInfos[c.Kind]
+	if !info.read && e.writes.hooked() {
+		defer func() {
+			if err == nil {
+				e.wrote(ctx, x, c, r)
+			}
+		}()
+	}
 	if info.multi != nil {
 		r, err := info.multi(ctx, e, x, c)
 		return r, engineErr(err)
@@ -120,7 +127,7 @@ func (e *Engine) execute(ctx context.Context, x *scope, c *Command) (_ Response,
 	if t.opts.DefaultTTL > 0 && c.TTL == 0 && !c.KeepTTL && (c.Kind == KindSet || c.Kind == KindRowWrite) {
 		c.TTL = t.opts.DefaultTTL
 	}
-	r, err := info.run(ctx, e, x.shard(t, i), c)
+	r, err = info.run(ctx, e, x.shard(t, i), c)
 	return r, engineErr(err)
 }
 

@@ -1,6 +1,7 @@
 package temporalstore
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -133,8 +134,18 @@ func benchCounterCall(b *testing.B, e *Engine, i int) {
 // of an async table from one goroutine: the write path's own cost (record,
 // log append, apply) with its allocations.
 func BenchmarkExecuteSet(b *testing.B) {
+	b.Run("plain", func(b *testing.B) { benchmarkExecuteSet(b, false) })
+	// A write hook that does nothing, as a server with keyspace
+	// notifications off has: its cost on every write.
+	b.Run("hooked", func(b *testing.B) { benchmarkExecuteSet(b, true) })
+}
+
+func benchmarkExecuteSet(b *testing.B, hooked bool) {
 	ctx := b.Context()
 	e := benchEngine(b)
+	if hooked {
+		defer e.OnWrite(func(context.Context, *Command, Response, WriteView) {})()
+	}
 	value := []byte("0123456789abcdef")
 	b.ReportAllocs()
 	i := 0

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/examples/internal/servertest"
 )
 
 // notifyScript is run on redis-server 7 and on ours with
@@ -112,4 +116,28 @@ func TestExpiredEvents(t *testing.T) {
 		got[f[6]+" "+f[8]] = true
 	}
 	require.Equal(t, map[string]bool{"__keyevent@0__:expired brief": true, "__keyevent@3__:expired brief3": true}, got)
+}
+
+// Writes over HTTP publish the same events as over RESP: the engine
+// calls the hook whatever the surface.
+func TestHTTPWritesNotify(t *testing.T) {
+	respAddr, httpAddr := servertest.FreeAddr(t), servertest.FreeAddr(t)
+	srv := servertest.Start(t, buildServer(t), "--data", t.TempDir(), "--resp", respAddr, "--http", httpAddr, "--s3", "",
+		"--notify-keyspace-events", "KE$")
+	t.Cleanup(func() { srv.Stop() })
+	sub := dialRaw(t, respAddr)
+	sub.do(t, "PSUBSCRIBE", "__key*__:*")
+	res, err := http.Post("http://"+httpAddr+"/execute", "application/json",
+		strings.NewReader(`{"command":{"kind":"string_set","key":"fromhttp","value":[118]}}`))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Equal(t, 200, res.StatusCode, string(body))
+	var got []string
+	for range 2 {
+		f := strings.Split(sub.next(t), "\r\n")
+		require.Len(t, f, 10, "%q", f)
+		got = append(got, f[6]+" "+f[8])
+	}
+	require.Equal(t, []string{"__keyspace@0__:fromhttp set", "__keyevent@0__:set fromhttp"}, got)
 }

@@ -300,9 +300,6 @@ func (c *conn) execIn(cmd *temporalstore.Command) (temporalstore.Response, bool)
 		c.engineError(err)
 		return r, false
 	}
-	if c.s.notifying() {
-		c.notifyWrite(cmd, r)
-	}
 	return r, true
 }
 

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"cmp"
+	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -124,24 +125,40 @@ func (c *conn) notify(class uint32, event string, key []byte) {
 	c.s.publishEvent(int(c.db.Load()), class, event, key)
 }
 
+// writeEvents publishes one applied write's keyspace events on its
+// database: the engine calls it (an Engine.OnWrite hook) for writes from
+// any surface, with view running reads where the write ran.
+type writeEvents struct {
+	s    *Server
+	db   int
+	cmd  *ts.Command
+	ctx  context.Context
+	view ts.WriteView
+}
+
+func (e writeEvents) notify(class uint32, event string, key []byte) {
+	e.s.publishEvent(e.db, class, event, key)
+}
+
 // notifyGone publishes del for key when a command that removes elements
 // left it empty, and so removed it.
-func (c *conn) notifyGone(key []byte) {
-	r, err := c.engine().Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: c.table, Kind: ts.KindExistsKeys, Keys: [][]byte{key}})
+func (e writeEvents) notifyGone(key []byte) {
+	r, err := e.view.Execute(e.ctx, ts.Command{Namespace: e.cmd.Namespace, Table: e.cmd.Table, Kind: ts.KindExistsKeys, Keys: [][]byte{key}})
 	if err == nil && r.Int == 0 {
-		c.notify(notifyGeneric, "del", key)
+		e.notify(notifyGeneric, "del", key)
 	}
 }
 
 // notifyWrite publishes the events of a write the engine has applied, by
 // its kind, as Redis's commands do; r is its response.
-func (c *conn) notifyWrite(cmd *ts.Command, r ts.Response) {
+func (e writeEvents) write(r ts.Response) {
+	cmd, c := e.cmd, e
 	key := cmd.Key
 	switch cmd.Kind {
 	case ts.KindSet:
 		if r.Applied {
 			c.notify(notifyString, "set", key)
-			c.notifyExpiry(cmd, key)
+			c.notifyExpiry(key)
 		}
 	case ts.KindMSet:
 		for i := 0; i < len(cmd.Keys); i++ {
@@ -159,7 +176,7 @@ func (c *conn) notifyWrite(cmd *ts.Command, r ts.Response) {
 		}
 	case ts.KindGetEx:
 		if r.Found {
-			c.notifyExpiry(cmd, key)
+			c.notifyExpiry(key)
 		}
 	case ts.KindIncrBy:
 		c.notify(notifyString, "incrby", key)
@@ -270,7 +287,7 @@ func (c *conn) notifyWrite(cmd *ts.Command, r ts.Response) {
 		}
 	case ts.KindSInterStore, ts.KindSUnionStore, ts.KindSDiffStore,
 		ts.KindZInterStore, ts.KindZUnionStore, ts.KindZDiffStore, ts.KindZRangeStore:
-		c.notifyStore(cmd, r)
+		c.notifyStore(r)
 	case ts.KindZAdd:
 		if cmd.ZAdd.Incr {
 			if r.Found {
@@ -310,7 +327,8 @@ func pick(cond bool, a, b string) string {
 // notifyExpiry publishes what a write's expiry did: expire for a time in
 // the future, del for one already past (the key is gone), persist for a
 // TTL removed (GETEX PERSIST).
-func (c *conn) notifyExpiry(cmd *ts.Command, key []byte) {
+func (c writeEvents) notifyExpiry(key []byte) {
+	cmd := c.cmd
 	switch {
 	case cmd.Persist:
 		c.notify(notifyGeneric, "persist", key)
@@ -338,27 +356,48 @@ var storeEvents = map[ts.Kind]struct {
 
 // notifyStore publishes a *STORE's event on its destination, or del when
 // the result was empty (and the destination is gone).
-func (c *conn) notifyStore(cmd *ts.Command, r ts.Response) {
+func (e writeEvents) notifyStore(r ts.Response) {
 	if r.Int > 0 {
-		e := storeEvents[cmd.Kind]
-		c.notify(e.class, e.event, cmd.Dest)
+		ev := storeEvents[e.cmd.Kind]
+		e.notify(ev.class, ev.event, e.cmd.Dest)
 		return
 	}
-	c.notify(notifyGeneric, "del", cmd.Dest)
+	e.notify(notifyGeneric, "del", e.cmd.Dest)
 }
 
 // expiredEvents publishes expired for the keys the engine's expiry sweep
 // deleted from a table that is one of the server's databases.
 func (s *Server) expiredEvents(namespace, table string, keys [][]byte) {
-	if s.notify.Load()&notifyExpired == 0 || cmp.Or(namespace, ts.DefaultNamespace) != cmp.Or(s.opts.Namespace, ts.DefaultNamespace) {
+	if s.notify.Load()&notifyExpired == 0 {
 		return
+	}
+	if db, ok := s.dbOf(namespace, table); ok {
+		for _, k := range keys {
+			s.publishEvent(db, notifyExpired, "expired", k)
+		}
+	}
+}
+
+// wroteEvents is the server's Engine.OnWrite hook.
+func (s *Server) wroteEvents(ctx context.Context, c *ts.Command, r ts.Response, view ts.WriteView) {
+	if !s.notifying() {
+		return
+	}
+	if db, ok := s.dbOf(c.Namespace, c.Table); ok {
+		writeEvents{s: s, db: db, cmd: c, ctx: ctx, view: view}.write(r)
+	}
+}
+
+// dbOf is the database whose table is namespace/table, false for a table
+// that is none of the server's databases.
+func (s *Server) dbOf(namespace, table string) (int, bool) {
+	if cmp.Or(namespace, ts.DefaultNamespace) != cmp.Or(s.opts.Namespace, ts.DefaultNamespace) {
+		return 0, false
 	}
 	for db := range s.opts.Databases {
 		if cmp.Or(ts.DatabaseTable(s.opts.Table, db), ts.DefaultTable) == cmp.Or(table, ts.DefaultTable) {
-			for _, k := range keys {
-				s.publishEvent(db, notifyExpired, "expired", k)
-			}
-			return
+			return db, true
 		}
 	}
+	return 0, false
 }

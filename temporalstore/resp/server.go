@@ -130,7 +130,8 @@ type Server struct {
 	// running.
 	scripts *scripts
 	// notify is notify-keyspace-events' classes (notify.go);
-	// stopExpired ends the engine's calls of expiredEvents.
+	// stopExpired ends the engine's calls of expiredEvents and
+	// wroteEvents.
 	notify      atomic.Uint32
 	stopExpired func()
 	// buffers is client-output-buffer-limit (push.go), replaced whole by
@@ -219,7 +220,8 @@ func New(opts Options) (*Server, error) {
 	s.scripts = newScripts(s)
 	s.notify.Store(notify)
 	if opts.Engine != nil && opts.Publish != nil {
-		s.stopExpired = opts.Engine.OnExpired(s.expiredEvents)
+		stopExpired, stopWrites := opts.Engine.OnExpired(s.expiredEvents), opts.Engine.OnWrite(s.wroteEvents)
+		s.stopExpired = func() { stopExpired(); stopWrites() }
 	}
 	return s, nil
 }
