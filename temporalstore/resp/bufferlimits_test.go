@@ -242,3 +242,27 @@ func TestPushSoftLimitWithoutNewOutput(t *testing.T) {
 	require.Eventually(t, func() bool { return s.Stats().PushDisconnections == 1 }, 5*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return s.Clients() == 1 }, 5*time.Second, 10*time.Millisecond)
 }
+
+// Whatever client-output-buffer-limit value parses is written back by
+// CONFIG GET in a form that parses to the same limits; nothing panics.
+func FuzzParseBufferLimits(f *testing.F) {
+	for _, s := range []string{"", "pubsub 1mb 256kb 10", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+		"replica 1gb 1gb 1", "pubsub  1 1 1", "master 1 1 1", "pubsub 1x 1 1", "PUBSUB 18446744073709551615 0 -1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		changes, err := parseBufferLimits(v)
+		if err != nil {
+			return
+		}
+		b := newBufferLimits(DefaultPushLimits)
+		for class, l := range changes {
+			b.class[class] = l
+		}
+		again, err := parseBufferLimits(b.String())
+		require.NoError(t, err, b.String())
+		for class, l := range again {
+			require.Equal(t, b.class[class], l, b.String())
+		}
+	})
+}
