@@ -53,7 +53,10 @@ func FuzzMatch(f *testing.F) {
 	f.Add("a*b?[c-d]\\e", "axbycde")
 	f.Fuzz(func(t *testing.T, p, s string) {
 		Match(p, s) // never panics
-		require.True(t, Match(escape(s), s), "an escaped string matches itself")
+		// Patterns past MaxPatternLen match nothing.
+		if e := escape(s); len(e) <= MaxPatternLen {
+			require.True(t, Match(e, s), "an escaped string matches itself")
+		}
 	})
 }
 
