@@ -128,6 +128,16 @@ func (s *shard) replay() error {
 
 // do queues a write and waits for its result.
 func (s *shard) do(ctx context.Context, resolve func(st map[string]*stream.Stream) (op, any, error)) (any, error) {
+	r, err := s.submit(ctx, resolve)
+	if err != nil {
+		return nil, err
+	}
+	return r.wait()
+}
+
+// submit queues a write; wait returns its result. Writes submitted
+// together, before any wait, share a batch and its fsync.
+func (s *shard) submit(ctx context.Context, resolve func(st map[string]*stream.Stream) (op, any, error)) (*request, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -143,8 +153,13 @@ func (s *shard) do(ctx context.Context, resolve func(st map[string]*stream.Strea
 	case s.wake <- struct{}{}:
 	default:
 	}
-	// The write is the writer's once queued: it completes even if ctx
-	// ends, as a logged record is applied whatever the caller does.
+	return r, nil
+}
+
+// wait waits for the write's result. The write is the writer's once
+// queued: it completes even if its context ends, as a logged record is
+// applied whatever the caller does.
+func (r *request) wait() (any, error) {
 	<-r.done
 	return r.res, r.err
 }

@@ -43,8 +43,25 @@ type AddArgs struct {
 // Add adds an entry (XADD) and returns its ID; false (and no error) when
 // NoMkStream found no stream.
 func (x *Streams) Add(ctx context.Context, key string, a AddArgs) (stream.ID, bool, error) {
+	p, err := x.AddAsync(ctx, key, a)
+	if err != nil {
+		return stream.ID{}, false, err
+	}
+	return p.Wait()
+}
+
+// PendingAdd is an XADD queued by AddAsync.
+type PendingAdd struct {
+	r       *request
+	trimmed *int64
+}
+
+// AddAsync queues an Add and returns at once: the adds queued before any
+// of them is waited for share a batch and its fsync (a pipeline of
+// XADDs). Wait returns what Add would.
+func (x *Streams) AddAsync(ctx context.Context, key string, a AddArgs) (PendingAdd, error) {
 	if len(a.Fields) == 0 || len(a.Fields)%2 != 0 {
-		return stream.ID{}, false, fmt.Errorf("%w: an entry needs field/value pairs", ErrInvalid)
+		return PendingAdd{}, fmt.Errorf("%w: an entry needs field/value pairs", ErrInvalid)
 	}
 	auto := a.ID == "" || a.ID == "*"
 	var id stream.ID
@@ -52,10 +69,10 @@ func (x *Streams) Add(ctx context.Context, key string, a AddArgs) (stream.ID, bo
 	if !auto {
 		var err error
 		if id, seqAuto, err = stream.ParseAddID(a.ID); err != nil {
-			return stream.ID{}, false, err
+			return PendingAdd{}, err
 		}
 		if id.IsZero() && !seqAuto {
-			return stream.ID{}, false, stream.ErrIDZero
+			return PendingAdd{}, stream.ErrIDZero
 		}
 	}
 	// One allocation for the fields, which the stream keeps.
@@ -69,7 +86,7 @@ func (x *Streams) Add(ctx context.Context, key string, a AddArgs) (stream.ID, bo
 		buf = append(buf, f...)
 		fields[i] = buf[len(buf)-len(f) : len(buf) : len(buf)]
 	}
-	res, err := x.st.shardOf(key).do(ctx, func(st map[string]*stream.Stream) (op, any, error) {
+	r, err := x.st.shardOf(key).submit(ctx, func(st map[string]*stream.Stream) (op, any, error) {
 		s := st[key]
 		if s == nil {
 			if a.NoMkStream {
@@ -85,12 +102,22 @@ func (x *Streams) Add(ctx context.Context, key string, a AddArgs) (stream.ID, bo
 		o.setTrim(a.Trim)
 		return o, nil, nil
 	})
+	if err != nil {
+		return PendingAdd{}, err
+	}
+	return PendingAdd{r: r, trimmed: a.Trimmed}, nil
+}
+
+// Wait waits for the add to be durable and returns its ID; false (and no
+// error) when NoMkStream found no stream.
+func (p PendingAdd) Wait() (stream.ID, bool, error) {
+	res, err := p.r.wait()
 	if err != nil || res == nil {
 		return stream.ID{}, false, err
 	}
 	r := res.(added)
-	if a.Trimmed != nil {
-		*a.Trimmed = r.trimmed
+	if p.trimmed != nil {
+		*p.trimmed = r.trimmed
 	}
 	return r.id, true, nil
 }

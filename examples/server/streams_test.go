@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -433,4 +435,64 @@ func TestBlockedGroupReadersServedInOrder(t *testing.T) {
 	want, got := replies(redisAddr), replies(respAddr)
 	require.Equal(t, want[:3], got[:3])
 	require.Equal(t, integers.ReplaceAllString(want[3], ":N\r"), integers.ReplaceAllString(got[3], ":N\r"))
+}
+
+// A pipeline of XADDs gets redis-server's replies, errors in their
+// places, and shares batches: far fewer fsyncs than XADDs.
+func TestPipelinedXAdds(t *testing.T) {
+	redisAddr := startRedis(t)
+	respAddr, httpAddr := servertest.FreeAddr(t), servertest.FreeAddr(t)
+	srv := servertest.Start(t, buildServer(t), "--data", t.TempDir(), "--resp", respAddr, "--http", httpAddr, "--s3", "")
+	t.Cleanup(func() { srv.Stop() })
+	var pipeline []string
+	for i := range 1000 {
+		switch i % 100 {
+		case 7:
+			pipeline = append(pipeline, "XADD pipe 1-1 f v") // smaller than the top
+		case 8:
+			pipeline = append(pipeline, "XADD pipe MAXLEN x * f v")
+		case 9:
+			pipeline = append(pipeline, "XADD missing NOMKSTREAM * f v")
+		case 10:
+			pipeline = append(pipeline, "XLEN pipe")
+		default:
+			pipeline = append(pipeline, fmt.Sprintf("XADD pipe %d-1 f v%d", 1000+i, i))
+		}
+	}
+	run := func(addr string) []string {
+		c := dialRaw(t, addr)
+		var b strings.Builder
+		for _, line := range pipeline {
+			args := strings.Fields(line)
+			fmt.Fprintf(&b, "*%d\r\n", len(args))
+			for _, a := range args {
+				fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+			}
+		}
+		_, err := c.c.Write([]byte(b.String()))
+		require.NoError(t, err)
+		out := make([]string, len(pipeline))
+		for i := range out {
+			out[i] = c.next(t)
+		}
+		return out
+	}
+	want, got := run(redisAddr), run(respAddr)
+	for i := range want {
+		require.Equal(t, want[i], got[i], "%d: %s", i, pipeline[i])
+	}
+	res, err := http.Get("http://" + httpAddr + "/metrics")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	metric := func(name string) float64 {
+		m := regexp.MustCompile(`(?m)^` + name + `(?:\{[^}]*\})? (\S+)$`).FindStringSubmatch(string(body))
+		require.NotNil(t, m, name)
+		v, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		return v
+	}
+	records, fsyncs := metric("ferricstore_log_records_total"), metric("ferricstore_log_fsyncs_total")
+	require.GreaterOrEqual(t, records, 960.0)
+	require.Less(t, fsyncs, records/10, "pipelined XADDs share fsyncs")
 }

@@ -45,6 +45,9 @@ type Command struct {
 	// Run serves one call and writes exactly one reply. ctx is the
 	// connection's: a blocked read ends with it.
 	Run func(ctx context.Context, c Call, w Reply)
+	// RunMany, when set, serves a run of pipelined calls, writing their
+	// replies in order, so that their writes share a batch (XADD).
+	RunMany func(ctx context.Context, calls []Call, w Reply)
 }
 
 // Call is one call of a Command.
@@ -71,7 +74,7 @@ func simple(f func(ctx context.Context, protocol int, args [][]byte, w Reply)) f
 func Commands(st *ferricstore.Store) []Command {
 	h := &handler{x: st.Streams(), now: func() int64 { return st.Now().UnixMilli() }}
 	return []Command{
-		{Name: "xadd", Arity: -5, Write: true, FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "stream", Summary: "Appends a new message to a stream. Creates the key if it doesn't exist.", Run: simple(h.xadd)},
+		{Name: "xadd", Arity: -5, Write: true, FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "stream", Summary: "Appends a new message to a stream. Creates the key if it doesn't exist.", Run: simple(h.xadd), RunMany: h.xaddMany},
 		{Name: "xlen", Arity: 2, FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "stream", Summary: "Return the number of messages in a stream.", Run: simple(h.xlen)},
 		{Name: "xrange", Arity: -4, FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "stream", Summary: "Returns the messages from a stream within a range of IDs.", Run: simple(h.xrange)},
 		{Name: "xrevrange", Arity: -4, FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "stream", Summary: "Returns the messages from a stream within a range of IDs in reverse order.", Run: simple(h.xrevrange)},
@@ -239,28 +242,71 @@ done:
 }
 
 func (h *handler) xadd(ctx context.Context, _ int, args [][]byte, w Reply) {
+	x := h.submitXAdd(ctx, args)
+	x.reply(ctx, w)
+}
+
+// xaddMany serves pipelined XADDs: all are queued before any is waited
+// for, so they share the shard's batch and its fsync; the replies go out
+// in order.
+func (h *handler) xaddMany(ctx context.Context, calls []Call, w Reply) {
+	xs := make([]queuedAdd, len(calls))
+	for i, c := range calls {
+		xs[i] = h.submitXAdd(withNotifier(ctx, c), c.Args)
+	}
+	for i, c := range calls {
+		xs[i].reply(withNotifier(ctx, c), w)
+	}
+}
+
+// queuedAdd is an XADD parsed and queued, or the error that refused it.
+type queuedAdd struct {
+	key     []byte
+	msg     string // a parse error's reply
+	err     error
+	p       ferricstore.PendingAdd
+	trimmed *int64
+}
+
+// submitXAdd parses an XADD and queues it.
+func (h *handler) submitXAdd(ctx context.Context, args [][]byte) queuedAdd {
+	x := queuedAdd{key: args[1]}
 	t, noMk, i, msg := parseTrim(args, 2, true)
 	if msg != "" {
-		w.Error(msg)
-		return
+		x.msg = msg
+		return x
 	}
 	idText := "*"
 	if i < len(args) {
 		idText = string(args[i])
 		if idText != "*" {
 			if _, _, err := stream.ParseAddID(idText); err != nil {
-				w.Error(errInvalid)
-				return
+				x.msg = errInvalid
+				return x
 			}
 		}
 		i++
 	}
 	if n := len(args) - i; n < 2 || n%2 == 1 {
-		w.Error("ERR wrong number of arguments for 'xadd' command")
+		x.msg = "ERR wrong number of arguments for 'xadd' command"
+		return x
+	}
+	x.trimmed = new(int64)
+	x.p, x.err = h.x.AddAsync(ctx, string(args[1]), ferricstore.AddArgs{ID: idText, NoMkStream: noMk, Trim: t, Fields: args[i:], Trimmed: x.trimmed})
+	return x
+}
+
+// reply waits for the XADD and writes its reply and events.
+func (x queuedAdd) reply(ctx context.Context, w Reply) {
+	if x.msg != "" {
+		w.Error(x.msg)
 		return
 	}
-	var trimmed int64
-	id, added, err := h.x.Add(ctx, string(args[1]), ferricstore.AddArgs{ID: idText, NoMkStream: noMk, Trim: t, Fields: args[i:], Trimmed: &trimmed})
+	if x.err != nil {
+		fail(w, x.err)
+		return
+	}
+	id, added, err := x.p.Wait()
 	switch {
 	case err != nil:
 		fail(w, err)
@@ -268,9 +314,9 @@ func (h *handler) xadd(ctx context.Context, _ int, args [][]byte, w Reply) {
 		w.Null()
 	default:
 		w.Bulk(id.Append(nil))
-		notify(ctx, "xadd", args[1])
-		if trimmed > 0 {
-			notify(ctx, "xtrim", args[1])
+		notify(ctx, "xadd", x.key)
+		if *x.trimmed > 0 {
+			notify(ctx, "xtrim", x.key)
 		}
 	}
 }

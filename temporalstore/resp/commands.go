@@ -46,7 +46,10 @@ type cmdSpec struct {
 	// keys, when set, finds the keys of a command whose key count is an
 	// argument (ZUNIONSTORE, SINTERCARD), which first, last and step
 	// cannot describe.
-	keys           func(args [][]byte) [][]byte
+	keys func(args [][]byte) [][]byte
+	// runMany, when set, serves a pipelined run of the verb's calls
+	// (Command.RunMany).
+	runMany        func(c *conn, calls [][][]byte)
 	summary, group string
 	// id indexes the command's counters (commandList[id] is this spec).
 	id int

@@ -37,6 +37,12 @@ type Command struct {
 	// Run serves one call. It writes exactly one reply (which may be an
 	// error) through the request's Reply.
 	Run func(r *Request)
+	// RunMany, when set, serves a run of the verb's calls that a client
+	// pipelined (consecutive, already buffered, outside MULTI), writing
+	// each call's reply in order: the run's writes can then share one
+	// fsync, as Redis's appendfsync always shares one between the
+	// commands of an event-loop pass. Default: each call runs alone.
+	RunMany func(rs []*Request)
 }
 
 // Request is one call of an added Command.
@@ -185,6 +191,15 @@ func extend(cmds []Command, withEngine bool) (commandTable, error) {
 		}
 		if c.Connection {
 			spec.flags |= flagNoTx | flagNoScript
+		}
+		if many := c.RunMany; many != nil {
+			spec.runMany = func(cn *conn, calls [][][]byte) {
+				rs := make([]*Request, len(calls))
+				for i, args := range calls {
+					rs[i] = &Request{c: cn, Args: args}
+				}
+				many(rs)
+			}
 		}
 		t.byName[name] = spec
 		t.list = append(t.list, spec)

@@ -1,10 +1,14 @@
 package resp
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -114,4 +118,67 @@ func TestAddedCommandsRefused(t *testing.T) {
 	}
 	_, err = New(Options{Engine: e, Commands: []Command{{Name: "x.a", Arity: 1, Run: run}, {Name: "X.A", Arity: 1, Run: run}}})
 	require.ErrorIs(t, err, ErrInvalidOptions, "twice")
+}
+
+// A verb with RunMany gets a pipeline's consecutive calls together
+// (replies in order, one per call), and each call alone otherwise: after
+// another verb, inside MULTI, or when the token may not write.
+func TestAddedCommandRunMany(t *testing.T) {
+	var mu sync.Mutex
+	var runs []int
+	one := func(r *Request) {
+		mu.Lock()
+		runs = append(runs, 1)
+		mu.Unlock()
+		r.Reply().Bulk(r.Args[1])
+	}
+	many := func(rs []*Request) {
+		mu.Lock()
+		runs = append(runs, len(rs))
+		mu.Unlock()
+		for _, r := range rs {
+			r.Reply().Bulk(r.Args[1])
+		}
+	}
+	_, addr := startServer(t, Options{Tokens: []string{"rw"}, ReadOnlyTokens: []string{"ro"},
+		Commands: []Command{{Name: "echoback", Arity: 2, Write: true, Run: one, RunMany: many}}})
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	br := bufio.NewReader(c)
+	req := func(args ...string) string {
+		s := fmt.Sprintf("*%d\r\n", len(args))
+		for _, a := range args {
+			s += fmt.Sprintf("$%d\r\n%s\r\n", len(a), a)
+		}
+		return s
+	}
+	readN := func(n int) []string {
+		var out []string
+		for range n {
+			require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+			line, err := br.ReadString('\n')
+			require.NoError(t, err)
+			if line[0] == '$' {
+				v, err := br.ReadString('\n')
+				require.NoError(t, err)
+				line += v
+			}
+			out = append(out, line)
+		}
+		return out
+	}
+	_, err = c.Write([]byte(req("AUTH", "rw")))
+	require.NoError(t, err)
+	readN(1)
+	pipeline := req("echoback", "a") + req("echoback", "b") + req("echoback", "c") + req("ping") + req("echoback", "d") + req("echoback", "e") +
+		req("echoback") + req("multi") + req("echoback", "f") + req("echoback", "g") + req("exec")
+	_, err = c.Write([]byte(pipeline))
+	require.NoError(t, err)
+	got := readN(13)
+	require.Equal(t, []string{"$1\r\na\r\n", "$1\r\nb\r\n", "$1\r\nc\r\n", "+PONG\r\n", "$1\r\nd\r\n", "$1\r\ne\r\n",
+		"-ERR wrong number of arguments for 'echoback' command\r\n", "+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n", "$1\r\nf\r\n", "$1\r\ng\r\n"}, got)
+	mu.Lock()
+	require.Equal(t, []int{3, 2, 1, 1}, runs, "a, b, c together; d, e together; f and g by EXEC one by one")
+	mu.Unlock()
 }

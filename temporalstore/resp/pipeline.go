@@ -20,16 +20,89 @@ type pipelineRun interface {
 }
 
 // runFor returns the run args start, or nil for a command run alone.
-func (c *conn) runFor(args [][]byte, sets *setRun, gets *getRun) pipelineRun {
+func (c *conn) runFor(args [][]byte, st *serveState) pipelineRun {
 	switch {
-	case c.reply != replyOn, c.push.subscriptions > 0, c.s.opts.Engine == nil, c.s.notifying():
+	case c.reply != replyOn, c.push.subscriptions > 0:
 		return nil
+	case c.s.opts.Engine == nil, c.s.notifying():
 	case c.plainSet(args):
-		return sets
+		return &st.sets
 	case c.plainGet(args):
-		return gets
+		return &st.gets
+	}
+	if spec := c.manySpec(args); spec != nil {
+		st.many.spec = spec
+		return &st.many
 	}
 	return nil
+}
+
+// manyRun gathers a pipeline's consecutive calls of an added verb with a
+// RunMany (Command.RunMany), run together.
+type manyRun struct {
+	spec *cmdSpec
+	// arena holds the calls' arguments, copied (the reader reuses its
+	// buffers); ends[i] is where argument i ends in it, counts[j] how
+	// many arguments call j has.
+	arena  []byte
+	ends   []int
+	counts []int
+}
+
+// manySpec is the spec of args' verb when it has a RunMany and this
+// connection may run the call now, outside a transaction: nil otherwise.
+func (c *conn) manySpec(args [][]byte) *cmdSpec {
+	var nb [32]byte
+	spec := c.s.cmds.byName[string(lowerName(args[0], nb[:0]))]
+	switch {
+	case spec == nil || spec.runMany == nil || c.tx != nil:
+		return nil
+	case spec.arity > 0 && len(args) != spec.arity, spec.arity < 0 && len(args) < -spec.arity:
+		return nil
+	case spec.flags&flagWrite != 0 && c.access != accessWrite, c.access == accessNone:
+		return nil
+	}
+	return spec
+}
+
+func (r *manyRun) accepts(c *conn, args [][]byte) bool { return c.manySpec(args) == r.spec }
+func (r *manyRun) full() bool                          { return len(r.counts) >= maxSetRun }
+
+func (r *manyRun) add(args [][]byte) {
+	for _, a := range args {
+		r.arena = append(r.arena, a...)
+		r.ends = append(r.ends, len(r.arena))
+	}
+	r.counts = append(r.counts, len(args))
+}
+
+// calls are the gathered calls' arguments, slices of the arena.
+func (r *manyRun) calls() [][][]byte {
+	out := make([][][]byte, 0, len(r.counts))
+	from, at := 0, 0
+	for _, n := range r.counts {
+		call := make([][]byte, n)
+		for i := range n {
+			end := r.ends[at]
+			call[i] = r.arena[from:end:end]
+			from, at = end, at+1
+		}
+		out = append(out, call)
+	}
+	return out
+}
+
+// run serves the gathered calls and writes their replies.
+func (r *manyRun) run(c *conn) {
+	calls := r.calls()
+	before, start := c.errReplies, c.s.clock()
+	c.noteCall(r.spec)
+	r.spec.runMany(c, calls)
+	failed := c.errReplies - before
+	c.errReplies = before
+	c.countRun(r.spec, len(calls), c.s.clock()-start, failed, func(i int) [][]byte { return calls[i] })
+	c.last.Store(&r.spec.name)
+	r.arena, r.ends, r.counts = r.arena[:0], r.ends[:0], r.counts[:0]
 }
 
 // gather adds args, then the buffered commands r accepts after it, to r

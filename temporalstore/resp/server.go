@@ -450,6 +450,7 @@ func (c *conn) serve() {
 type serveState struct {
 	sets setRun
 	gets getRun
+	many manyRun
 	// A request read while gathering a run, which ended it: it is
 	// handled next, after the run's replies.
 	pending     [][]byte
@@ -495,7 +496,7 @@ func (c *conn) serveNext(st *serveState) (more bool) {
 	c.beginServe()
 	defer c.endServe()
 	mark = c.w.produced()
-	if r := c.runFor(args, &st.sets, &st.gets); r != nil && c.r.br.Buffered() > 0 {
+	if r := c.runFor(args, st); r != nil && c.r.br.Buffered() > 0 {
 		if len(c.wakes) > 0 {
 			c.releaseWakes()
 		}
