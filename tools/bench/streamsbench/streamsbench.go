@@ -21,6 +21,8 @@ import (
 const (
 	wXAddDurable = "xadd_durable"
 	wXAddAsync   = "xadd_async"
+	// wXAddP64 is durable XADDs at pipeline 64 from 4 connections.
+	wXAddP64 = "xadd_p64_durable"
 	wConsume     = "consume"
 	wFanout      = "fanout8"
 	wFanoutP1    = "fanout8_p1"
@@ -54,7 +56,7 @@ func DefaultConfig(quick bool) Config {
 		Clients: 50, Streams: 12, EntryBytes: 128, Duration: 3 * time.Second, Warmup: 500 * time.Millisecond,
 		ConsumeEntries: 1_000_000, Consumers: 4, ConsumeCount: 100,
 		Subscribers: 8, MessageBytes: 256, FanoutMessages: 200_000,
-		Repeats: 3, Workloads: []string{wXAddDurable, wXAddAsync, wConsume, wFanout},
+		Repeats: 3, Workloads: []string{wXAddDurable, wXAddAsync, wXAddP64, wConsume, wFanout},
 		Dir: os.TempDir(), SyncInterval: benchkit.EverysecInterval, Seed: 1,
 	}
 	if quick {
@@ -102,10 +104,10 @@ var options = []benchkit.Option[Config]{
 	intOption("message-bytes", "BENCH_MESSAGE_BYTES", "PUBLISH payload bytes, at least 16 (default 256)", func(c *Config) *int { return &c.MessageBytes }),
 	intOption("messages", "BENCH_MESSAGES", "messages published at pipeline 64; pipeline 1 publishes a quarter (default 200000; quick 40000)", func(c *Config) *int { return &c.FanoutMessages }),
 	intOption("repeats", "BENCH_REPEATS", "runs per system and workload, alternating (default 3; quick 2)", func(c *Config) *int { return &c.Repeats }),
-	opt("workloads", "BENCH_WORKLOADS", "list", "workloads to run: xadd_durable,xadd_async,consume,fanout8 (default all)", func(c *Config, v string) error {
+	opt("workloads", "BENCH_WORKLOADS", "list", "workloads to run: xadd_durable,xadd_async,xadd_p64_durable,consume,fanout8 (default all)", func(c *Config, v string) error {
 		c.Workloads = benchkit.SplitList(v)
 		for _, w := range c.Workloads {
-			if !slices.Contains([]string{wXAddDurable, wXAddAsync, wConsume, wFanout}, w) {
+			if !slices.Contains([]string{wXAddDurable, wXAddAsync, wXAddP64, wConsume, wFanout}, w) {
 				return fmt.Errorf("unknown workload %q", w)
 			}
 		}
@@ -196,6 +198,12 @@ func workloads(cfg Config) []workload {
 			description: xaddDesc + "; durable: ours' default, redis appendfsync always, JetStream SyncAlways; null: a server that only reads, parses and answers (the ceiling)"}},
 		wXAddAsync: {{name: wXAddAsync, unit: "XADD/s", systems: []string{sysOurs, sysRedis, sysJetStream}, run: xadd,
 			description: xaddDesc + fmt.Sprintf("; async: ours --async --sync-interval %s, redis appendfsync everysec, JetStream's default sync (2m)", cfg.SyncInterval)}},
+		wXAddP64: {{name: wXAddP64, unit: "XADD/s", durable: true, countFsyncs: true, systems: []string{sysOurs, sysRedis},
+			run: func(ctx context.Context, e *env, p benchkit.ServerProcess) (result, error) {
+				return runXAddDepth(ctx, e.cfg, p.Addr, p.PID, 4, 64)
+			},
+			description: fmt.Sprintf("4 connections each writing 64 XADD stream:{c mod %d} * f <%d random bytes> before reading their replies, %s after %s of warm-up; durable (redis appendfsync always); latency of a round of 64",
+				cfg.Streams, cfg.EntryBytes, cfg.Duration, cfg.Warmup)}},
 		wConsume: {{name: wConsume, unit: "entries/s", durable: true, systems: []string{sysOurs, sysRedis},
 			run: func(ctx context.Context, e *env, p benchkit.ServerProcess) (result, error) {
 				return runConsume(ctx, e.cfg, p.Addr, p.PID, e.log)
@@ -210,7 +218,7 @@ func workloads(cfg Config) []workload {
 		},
 	}
 	var out []workload
-	for _, name := range []string{wXAddDurable, wXAddAsync, wConsume, wFanout} {
+	for _, name := range []string{wXAddDurable, wXAddAsync, wXAddP64, wConsume, wFanout} {
 		if slices.Contains(cfg.Workloads, name) {
 			out = append(out, all[name]...)
 		}
@@ -531,6 +539,7 @@ func summary(r *report) benchkit.Pairs {
 		benchkit.NewPair("fanout8_p64_vs_redis_ratio", p64, 2),
 		benchkit.NewPair("xadd_durable_null_vs_redis_ratio", nullRatio(findWorkload(r, wXAddDurable)), 2),
 		benchkit.NewPair("xadd_async_vs_redis_ratio", ratio(wXAddAsync, sysRedis), 2),
+		benchkit.NewPair("xadd_p64_durable_vs_redis_ratio", ratio(wXAddP64, sysRedis), 2),
 		benchkit.NewPair("xadd_async_vs_jetstream_ratio", ratio(wXAddAsync, sysJetStream), 2),
 		benchkit.NewPair("ours_xadd_durable_per_s", rate(wXAddDurable), 0),
 		benchkit.NewPair("ours_consume_per_s", rate(wConsume), 0),

@@ -32,7 +32,7 @@ func TestRunSmoke(t *testing.T) {
 	n := `[0-9]+\.[0-9]{2}`
 	require.Regexp(t, regexp.MustCompile(`^streams: xadd_durable_vs_redis_ratio=`+n+` xadd_durable_vs_jetstream_ratio=`+n+
 		` consume_vs_redis_ratio=`+n+` fanout8_vs_redis_ratio=`+n+` fanout8_p1_vs_redis_ratio=`+n+` fanout8_p64_vs_redis_ratio=`+n+
-		` xadd_durable_null_vs_redis_ratio=`+n+` xadd_async_vs_redis_ratio=`+n+` xadd_async_vs_jetstream_ratio=`+n+` `), lines[len(lines)-1])
+		` xadd_durable_null_vs_redis_ratio=`+n+` xadd_async_vs_redis_ratio=`+n+` xadd_p64_durable_vs_redis_ratio=`+n+` xadd_async_vs_jetstream_ratio=`+n+` `), lines[len(lines)-1])
 
 	b, err := os.ReadFile(cfg.Out)
 	require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestRunSmoke(t *testing.T) {
 			require.Equal(t, cfg.Subscribers*cfg.FanoutMessages, w.Runs[sysOurs][0].Count, "every message delivered to every subscriber")
 		}
 	}
-	require.Equal(t, []string{wXAddDurable, wXAddAsync, wConsume, wFanoutP1, wFanoutP64}, names)
+	require.Equal(t, []string{wXAddDurable, wXAddAsync, wXAddP64, wConsume, wFanoutP1, wFanoutP64}, names)
 	require.Contains(t, rep.Conditions["jetstream"], "nats-server 2.")
 	require.Contains(t, rep.Conditions, "host")
 	ents, err := os.ReadDir(cfg.Dir)
@@ -84,7 +84,7 @@ func TestSummary(t *testing.T) {
 		{Name: wFanoutP64, VsRedis: ratio(1.1)},
 	}}
 	require.Equal(t, "streams: xadd_durable_vs_redis_ratio=1.20 xadd_durable_vs_jetstream_ratio=3.00 consume_vs_redis_ratio=n/a fanout8_vs_redis_ratio=0.90 "+
-		"fanout8_p1_vs_redis_ratio=0.90 fanout8_p64_vs_redis_ratio=1.10 xadd_durable_null_vs_redis_ratio=1.40 xadd_async_vs_redis_ratio=n/a xadd_async_vs_jetstream_ratio=n/a "+
+		"fanout8_p1_vs_redis_ratio=0.90 fanout8_p64_vs_redis_ratio=1.10 xadd_durable_null_vs_redis_ratio=1.40 xadd_async_vs_redis_ratio=n/a xadd_p64_durable_vs_redis_ratio=n/a xadd_async_vs_jetstream_ratio=n/a "+
 		"ours_xadd_durable_per_s=40000 ours_consume_per_s=n/a ours_fanout8_p64_per_s=n/a", benchkit.SummaryLine("streams", summary(rep)))
 }
 

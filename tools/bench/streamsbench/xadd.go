@@ -46,20 +46,29 @@ type xaddClient struct {
 	key       []byte
 	values    *randomSource
 	size      int
+	depth     int // XADDs written before their replies are read (0: 1)
 	latencies []time.Duration
 }
 
 func (x *xaddClient) xadd() error {
-	x.c.writeArray(5)
-	x.c.writeBulkString("XADD")
-	x.c.writeBulk(x.key)
-	x.c.writeBulkString("*")
-	x.c.writeBulkString("f")
-	x.c.writeBulk(x.values.next(x.size))
+	n := max(x.depth, 1)
+	for range n {
+		x.c.writeArray(5)
+		x.c.writeBulkString("XADD")
+		x.c.writeBulk(x.key)
+		x.c.writeBulkString("*")
+		x.c.writeBulkString("f")
+		x.c.writeBulk(x.values.next(x.size))
+	}
 	if err := x.c.flush(); err != nil {
 		return err
 	}
-	return x.c.skip()
+	for range n {
+		if err := x.c.skip(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // runXAdd is the xadd workload against a RESP server at addr: cfg.Clients
@@ -67,16 +76,22 @@ func (x *xaddClient) xadd() error {
 // then measured for cfg.Duration. pid is the server's process, for its
 // CPU time.
 func runXAdd(ctx context.Context, cfg Config, addr string, pid int) (result, error) {
+	return runXAddDepth(ctx, cfg, addr, pid, cfg.Clients, 1)
+}
+
+// runXAddDepth is runXAdd with clients connections each writing depth
+// XADDs before reading their replies; latencies are a round's.
+func runXAddDepth(ctx context.Context, cfg Config, addr string, pid, nclients, depth int) (result, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute+2*(cfg.Warmup+cfg.Duration))
 	defer cancel()
-	cs, err := dialAll(ctx, addr, cfg.Clients)
+	cs, err := dialAll(ctx, addr, nclients)
 	if err != nil {
 		return result{}, err
 	}
 	defer closeAll(cs)
 	clients := make([]*xaddClient, len(cs))
 	for i, c := range cs {
-		clients[i] = &xaddClient{c: c, key: []byte(streamKey(i, cfg.Streams)), values: newRandomSource(cfg.Seed, uint64(i), cfg.EntryBytes), size: cfg.EntryBytes}
+		clients[i] = &xaddClient{c: c, key: []byte(streamKey(i, cfg.Streams)), values: newRandomSource(cfg.Seed, uint64(i), cfg.EntryBytes), size: cfg.EntryBytes, depth: depth}
 	}
 	t0 := time.Now().Add(cfg.Warmup)
 	t1 := t0.Add(cfg.Duration)
@@ -100,7 +115,9 @@ func runXAdd(ctx context.Context, cfg Config, addr string, pid int) (result, err
 		lat = append(lat, x.latencies...)
 	}
 	res := latencyResult(lat, cfg.Duration.Seconds())
-	res.ServerCPUUs = cpu.perOp(len(lat))
+	res.Rate *= float64(depth)
+	res.Count *= depth
+	res.ServerCPUUs = cpu.perOp(len(lat) * depth)
 	return res, nil
 }
 
