@@ -22,11 +22,11 @@ const (
 	wXAddDurable = "xadd_durable"
 	wXAddAsync   = "xadd_async"
 	// wXAddP64 is durable XADDs at pipeline 64 from 4 connections.
-	wXAddP64 = "xadd_p64_durable"
-	wConsume     = "consume"
-	wFanout      = "fanout8"
-	wFanoutP1    = "fanout8_p1"
-	wFanoutP64   = "fanout8_p64"
+	wXAddP64   = "xadd_p64_durable"
+	wConsume   = "consume"
+	wFanout    = "fanout8"
+	wFanoutP1  = "fanout8_p1"
+	wFanoutP64 = "fanout8_p64"
 )
 
 // Config is one `bench streams` run.
