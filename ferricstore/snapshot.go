@@ -54,16 +54,15 @@ func encodeSnapshot(streams map[string]*stream.Stream, index uint64) []byte {
 		b = appendID(b, s.LastID)
 		b = appendID(b, s.MaxDeletedID)
 		b = binary.AppendUvarint(b, s.EntriesAdded)
-		es := s.Range(stream.ID{}, stream.MaxID, 0, false)
-		b = binary.AppendUvarint(b, uint64(len(es)))
-		for _, e := range es {
+		b = binary.AppendUvarint(b, uint64(s.Len()))
+		s.Each(func(e stream.Entry) {
 			b = appendID(b, e.ID)
 			b = binary.AppendUvarint(b, uint64(len(e.Fields)))
 			for _, f := range e.Fields {
 				b = binary.AppendUvarint(b, uint64(len(f)))
 				b = append(b, f...)
 			}
-		}
+		})
 		gs := s.Groups()
 		b = binary.AppendUvarint(b, uint64(len(gs)))
 		for _, g := range gs {

@@ -167,6 +167,16 @@ func (s *Stream) Range(start, end ID, count int, rev bool) []Entry {
 	return out
 }
 
+// Each calls fn with every entry, ascending, without gathering them
+// (a snapshot walks millions); fn must not change the stream.
+func (s *Stream) Each(fn func(e Entry)) {
+	for i := s.head; i < len(s.slots); i++ {
+		if sl := &s.slots[i]; !sl.deleted {
+			fn(Entry{sl.id, sl.fields})
+		}
+	}
+}
+
 // After returns up to count entries (count ≤ 0: all) with IDs above id.
 func (s *Stream) After(id ID, count int) []Entry {
 	next, ok := id.Next()

@@ -136,6 +136,11 @@ func TestRangeAndDelete(t *testing.T) {
 	}
 	require.Equal(t, 190, s.Delete(all[:190]))
 	require.Equal(t, 18, s.Len())
+	// Each walks what Range returns, as many as Len says.
+	var each []Entry
+	s.Each(func(e Entry) { each = append(each, e) })
+	require.Equal(t, s.Range(ID{}, MaxID, 0, false), each)
+	require.Len(t, each, s.Len())
 	last, _ := s.Last()
 	require.Equal(t, ID{2, 200}, last.ID)
 	require.Equal(t, uint64(210), s.EntriesAdded)
