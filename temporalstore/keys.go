@@ -358,6 +358,7 @@ func runDeleteKeys(ctx context.Context, e *Engine, x *scope, c *Command) (Respon
 		return Response{}, err
 	}
 	var r Response
+	deleted := make([]bool, len(c.Keys))
 	for sh, idx := range groups {
 		err := x.shard(t, sh).Mutate(ctx, func(v *shard.View) ([]command.Command, error) {
 			var cmds []command.Command
@@ -374,6 +375,7 @@ func runDeleteKeys(ctx context.Context, e *Engine, x *scope, c *Command) (Respon
 				}
 				if it.Exists {
 					cmds = append(cmds, command.Command{Op: shard.OpDelete, Key: k})
+					deleted[i] = true
 				}
 			}
 			r.Int += int64(len(cmds))
@@ -381,6 +383,15 @@ func runDeleteKeys(ctx context.Context, e *Engine, x *scope, c *Command) (Respon
 		})
 		if err != nil {
 			return r, err
+		}
+	}
+	// Write hooks see a multi-key delete key by key, each key deleted as
+	// a KindDelete, in the order given (Redis publishes a del for each).
+	if e.writes.hooked() {
+		for i, d := range deleted {
+			if d {
+				e.wrote(ctx, x, &Command{Namespace: c.Namespace, Table: c.Table, Kind: KindDelete, Key: c.Keys[i]}, Response{Int: 1})
+			}
 		}
 	}
 	return r, nil

@@ -9,7 +9,8 @@ import (
 
 // WriteHook is called after each write command the engine applies, from
 // any surface (RESP, HTTP, the Go API): c is the command as run and r its
-// response; v reads where c ran (inside its transaction, whose locks a
+// response (a KindDeleteKeys is also reported key by key, each key it
+// deleted as a KindDelete); v reads where c ran (inside its transaction, whose locks a
 // separate call would wait for). It runs on the caller's goroutine before
 // the call returns, so it must be quick, and must not keep c or r.
 type WriteHook func(ctx context.Context, c *Command, r Response, v WriteView)

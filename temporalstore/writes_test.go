@@ -52,5 +52,5 @@ func TestOnWrite(t *testing.T) {
 	cancel()
 	_, err = e.Execute(ctx, Command{Kind: KindSet, Key: []byte("{a}4"), Value: []byte("v")})
 	require.NoError(t, err)
-	require.Equal(t, []string{"set {a}1 exists", "set {a}2 exists", "set {a}3 exists", "delete_keys {a}1 gone"}, seen)
+	require.Equal(t, []string{"set {a}1 exists", "set {a}2 exists", "set {a}3 exists", "delete {a}1 gone", "delete_keys {a}1 gone"}, seen)
 }

@@ -123,7 +123,7 @@ func TestExpiredEvents(t *testing.T) {
 func TestHTTPWritesNotify(t *testing.T) {
 	respAddr, httpAddr := servertest.FreeAddr(t), servertest.FreeAddr(t)
 	srv := servertest.Start(t, buildServer(t), "--data", t.TempDir(), "--resp", respAddr, "--http", httpAddr, "--s3", "",
-		"--notify-keyspace-events", "KE$")
+		"--notify-keyspace-events", "KE$g")
 	t.Cleanup(func() { srv.Stop() })
 	sub := dialRaw(t, respAddr)
 	sub.do(t, "PSUBSCRIBE", "__key*__:*")
@@ -140,4 +140,22 @@ func TestHTTPWritesNotify(t *testing.T) {
 		got = append(got, f[6]+" "+f[8])
 	}
 	require.Equal(t, []string{"__keyspace@0__:fromhttp set", "__keyevent@0__:set fromhttp"}, got)
+
+	// Pipelined SETs, which the server writes as one run, and a DEL of
+	// two keys and a missing one publish as Redis does.
+	cmd := dialRaw(t, respAddr)
+	cmd.send(t, "SET", "{p}1", "v")
+	cmd.send(t, "SET", "{p}2", "v")
+	cmd.send(t, "DEL", "{p}1", "{p}none", "{p}2")
+	for _, want := range []string{"+OK\r\n", "+OK\r\n", ":2\r\n"} {
+		require.Equal(t, want, cmd.next(t))
+	}
+	got = got[:0]
+	for range 8 {
+		f := strings.Split(sub.next(t), "\r\n")
+		require.Len(t, f, 10, "%q", f)
+		got = append(got, f[6]+" "+f[8])
+	}
+	require.Equal(t, []string{"__keyspace@0__:{p}1 set", "__keyevent@0__:set {p}1", "__keyspace@0__:{p}2 set", "__keyevent@0__:set {p}2",
+		"__keyspace@0__:{p}1 del", "__keyevent@0__:del {p}1", "__keyspace@0__:{p}2 del", "__keyevent@0__:del {p}2"}, got)
 }

@@ -13,7 +13,7 @@ import (
 func registerKeys() {
 	multi := func(name string, flags cmdFlags, kind ts.Kind) *cmdSpec {
 		return &cmdSpec{name: name, arity: -2, flags: flags, first: 1, last: -1, step: 1, run: func(c *conn, a [][]byte) {
-			r, ok := c.execKeys(kind, a[1:])
+			r, ok := c.exec(ts.Command{Kind: kind, Keys: a[1:]})
 			if !ok {
 				return
 			}
@@ -120,24 +120,6 @@ func registerKeys() {
 		&cmdSpec{name: "flushdb", arity: -1, flags: flagWrite | flagNoTx | flagOwnDB, run: cmdFlush},
 		&cmdSpec{name: "flushall", arity: -1, flags: flagWrite | flagNoTx | flagOwnDB, run: cmdFlush},
 	)
-}
-
-// execKeys runs a command of kind on keys; a delete of several keys runs
-// key by key while keyspace notifications are on, so that each deleted
-// key's del is published and no missing one's.
-func (c *conn) execKeys(kind ts.Kind, keys [][]byte) (ts.Response, bool) {
-	if kind != ts.KindDeleteKeys || len(keys) < 2 || !c.s.notifying() {
-		return c.exec(ts.Command{Kind: kind, Keys: keys})
-	}
-	var sum ts.Response
-	for i := range keys {
-		r, ok := c.exec(ts.Command{Kind: kind, Keys: keys[i : i+1]})
-		if !ok {
-			return r, false
-		}
-		sum.Int += r.Int
-	}
-	return sum, true
 }
 
 // expire is EXPIRE and its kin: a relative or absolute time in unit, and

@@ -196,11 +196,10 @@ func (e writeEvents) write(r ts.Response) {
 		if r.Int == 1 || cmd.Kind == ts.KindPFMerge {
 			c.notify(notifyString, "pfadd", cmd.Dest)
 		}
-	case ts.KindDeleteKeys:
+	case ts.KindDelete:
+		// Also each key a KindDeleteKeys deleted (WriteHook).
 		if r.Int > 0 {
-			for _, k := range cmd.Keys {
-				c.notify(notifyGeneric, "del", k)
-			}
+			c.notify(notifyGeneric, "del", key)
 		}
 	case ts.KindExpire:
 		if r.Int == 1 {

@@ -24,7 +24,7 @@ func (c *conn) runFor(args [][]byte, st *serveState) pipelineRun {
 	switch {
 	case c.reply != replyOn, c.push.subscriptions > 0:
 		return nil
-	case c.s.opts.Engine == nil, c.s.notifying():
+	case c.s.opts.Engine == nil:
 	case c.plainSet(args):
 		return &st.sets
 	case c.plainGet(args):
