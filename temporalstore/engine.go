@@ -346,8 +346,8 @@ type Engine struct {
 	// lastEvictions is the cache's eviction count at the last round.
 	lastEvictions int64
 	// expired are the OnExpired functions, writes the OnWrite ones.
-	expired expiredWatchers
-	writes  writeHooks
+	expired hooks[func(namespace, table string, keys [][]byte)]
+	writes  hooks[WriteHook]
 }
 
 type tableName struct{ namespace, name string }

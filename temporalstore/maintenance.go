@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
@@ -107,7 +106,9 @@ func (e *Engine) Maintain(ctx context.Context) (Round, error) {
 				errs = append(errs, err)
 				rep.Items += int64(st.Expired)
 				if len(st.Keys) > 0 {
-					e.expired.publish(s.table.namespace, s.table.name, st.Keys)
+					for _, fn := range e.expired.list() {
+						(*fn)(s.table.namespace, s.table.name, st.Keys)
+					}
 				}
 			}
 		case StageEvict:
@@ -196,25 +197,6 @@ type tableShard struct {
 	table tableName
 }
 
-// expiredWatchers are the functions OnExpired registered.
-type expiredWatchers struct {
-	mu   sync.Mutex
-	next int
-	fns  map[int]func(namespace, table string, keys [][]byte)
-}
-
-func (w *expiredWatchers) publish(namespace, table string, keys [][]byte) {
-	w.mu.Lock()
-	fns := make([]func(string, string, [][]byte), 0, len(w.fns))
-	for _, fn := range w.fns {
-		fns = append(fns, fn)
-	}
-	w.mu.Unlock()
-	for _, fn := range fns {
-		fn(namespace, table, keys)
-	}
-}
-
 // OnExpired has fn called with the keys of a table that expired and were
 // deleted, after each maintenance round's expiry sweep deletes them (so
 // up to a MaintenanceInterval after their time: reads stop serving an
@@ -222,20 +204,7 @@ func (w *expiredWatchers) publish(namespace, table string, keys [][]byte) {
 // made from. fn runs on the maintenance goroutine and must not keep
 // keys; cancel stops the calls.
 func (e *Engine) OnExpired(fn func(namespace, table string, keys [][]byte)) (cancel func()) {
-	w := &e.expired
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.fns == nil {
-		w.fns = map[int]func(string, string, [][]byte){}
-	}
-	id := w.next
-	w.next++
-	w.fns[id] = fn
-	return func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		delete(w.fns, id)
-	}
+	return e.expired.add(fn)
 }
 
 // maintain runs rounds every MaintenanceInterval until Close.

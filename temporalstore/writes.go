@@ -26,49 +26,52 @@ func (v WriteView) Execute(ctx context.Context, c Command) (Response, error) {
 	return v.e.executeCopy(ctx, v.x, c)
 }
 
-// writeHooks are the OnWrite functions, copied on change so that a write
-// reads them with one atomic load.
-type writeHooks struct {
-	fns atomic.Pointer[[]*WriteHook]
+// hooks are the functions registered with OnWrite or OnExpired, copied
+// on change so that a call reads them with one atomic load.
+type hooks[F any] struct {
+	fns atomic.Pointer[[]*F]
 	mu  sync.Mutex
 }
 
-// OnWrite has fn called after each applied write (see WriteHook): what
-// Redis's keyspace notifications are made from. cancel stops the calls.
-func (e *Engine) OnWrite(fn WriteHook) (cancel func()) {
-	w := &e.writes
+// add registers fn; the function it returns removes it.
+func (h *hooks[F]) add(fn F) (remove func()) {
 	p := &fn
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var fns []*WriteHook
-	if cur := w.fns.Load(); cur != nil {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var fns []*F
+	if cur := h.fns.Load(); cur != nil {
 		fns = slices.Clone(*cur)
 	}
 	fns = append(fns, p)
-	w.fns.Store(&fns)
+	h.fns.Store(&fns)
 	return func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if cur := w.fns.Load(); cur != nil {
-			fns := slices.DeleteFunc(slices.Clone(*cur), func(q *WriteHook) bool { return q == p })
-			w.fns.Store(&fns)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if cur := h.fns.Load(); cur != nil {
+			fns := slices.DeleteFunc(slices.Clone(*cur), func(q *F) bool { return q == p })
+			h.fns.Store(&fns)
 		}
 	}
 }
 
-// hooked reports whether a write must call wrote.
-func (w *writeHooks) hooked() bool {
-	fns := w.fns.Load()
-	return fns != nil && len(*fns) > 0
+// list is the functions registered now.
+func (h *hooks[F]) list() []*F {
+	if fns := h.fns.Load(); fns != nil {
+		return *fns
+	}
+	return nil
 }
 
-// wrote calls the hooks for c, applied in x with response r.
+// hooked reports whether any function is registered.
+func (h *hooks[F]) hooked() bool { return len(h.list()) > 0 }
+
+// OnWrite has fn called after each applied write (see WriteHook): what
+// Redis's keyspace notifications are made from. cancel stops the calls.
+func (e *Engine) OnWrite(fn WriteHook) (cancel func()) { return e.writes.add(fn) }
+
+// wrote calls the write hooks for c, applied in x with response r.
 func (e *Engine) wrote(ctx context.Context, x *scope, c *Command, r Response) {
-	fns := e.writes.fns.Load()
-	if fns == nil {
-		return
-	}
-	for _, fn := range *fns {
+	for _, fn := range e.writes.list() {
 		(*fn)(ctx, c, r, WriteView{e: e, x: x})
 	}
 }
