@@ -17,9 +17,12 @@
 // delivers), applied, and logged with the other writes of its batch in one
 // append and one fsync; it returns once durable (Options.Async: once
 // written, synced every SyncInterval). Readers see durable state only.
-// Every Options.SnapshotEvery records, once the log has grown by the last
-// snapshot's size, a shard writes a snapshot of its state and lets the log
-// before it go; Open loads the snapshots and
+// AddAsync queues adds that share a batch (a pipeline of XADDs); blocked
+// XREADGROUP calls (WaitGroup) are served by the writer, in the order they
+// blocked, in the batch that adds the entries. One shard by default: one
+// fsync commits every waiting writer. Every Options.SnapshotEvery records,
+// once the log has grown by the last snapshot's size, a shard writes a
+// snapshot and lets the log before it go; Open loads the snapshots and
 // replays the logs after them, restoring entries, groups, pending lists
 // and delivery counts exactly.
 //

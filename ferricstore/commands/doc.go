@@ -7,20 +7,17 @@
 // frames go out through Call.Conn's pusher.
 //
 // A host RESP server mounts them: Commands returns each verb's name,
-// arity, key positions and a Run function whose signature holds only the
+// arity, key positions, a Run function whose signature holds only the
 // standard library's types and this package's Reply interface, which a
-// host's reply writer satisfies as it is. temporalstore's resp server
-// takes them through resp.Options.Commands:
+// host's reply writer satisfies as it is, and for XADD a RunMany that
+// serves a pipelined run at once (its adds share an fsync). The examples
+// mount them on temporalstore's resp server (examples/internal/ferricmount):
 //
-//	for _, c := range commands.Commands(store) {
-//		run := c.Run
-//		cmds = append(cmds, resp.Command{Name: c.Name, Arity: c.Arity, Write: c.Write, Connection: c.Connection,
-//			FirstKey: c.FirstKey, LastKey: c.LastKey, KeyStep: c.KeyStep,
-//			Run: func(r *resp.Request) {
-//				run(r.Context(), commands.Call{Args: r.Args, Protocol: r.Protocol(), NoBlock: !r.MayBlock(), Conn: r}, r.Reply())
-//			}})
-//	}
+//	cmds := ferricmount.Mount(append(commands.Commands(store), commands.PubSubCommands(broker)...))
+//	srv, err := resp.New(resp.Options{Engine: e, Commands: cmds})
 //
-// XREAD and XREADGROUP with BLOCK hold the calling connection until an
-// entry is durable, the timeout passes or the connection's context ends.
+// A Conn that is also a Notifier gets the stream verbs' keyspace
+// notifications (xadd, xtrim, xgroup-*, ...), and one that is a Blocker
+// does the waiting of XREAD and XREADGROUP with BLOCK, which hold the call
+// until an entry is durable, the timeout passes or the client goes away.
 package commands

@@ -32,7 +32,10 @@
 // Options.Commands: each a Command with its arity, write flag, key
 // positions and a Run that replies through Request.Reply. They get the
 // built-ins' treatment (AUTH, read-only tokens, MULTI, COMMAND, statistics,
-// slow log); a name already served is refused by New. A Server with no
+// slow log); a name already served is refused by New. A RunMany serves a
+// pipeline's run of one verb at once, Request.Block waits as the built-in
+// blocking verbs wait, and Options.Keyspace shows the module's keys to
+// DEL, EXISTS, TYPE, SCAN and the like. A Server with no
 // Options.Engine serves those verbs alone, with the connection's and the
 // server's own (PING, HELLO, AUTH, CLIENT, COMMAND, CONFIG, INFO, ...):
 // the rest are unknown commands, as in a Redis that lacks them.
@@ -42,6 +45,10 @@
 // subscriber's output (Options.PushLimits); CONFIG GET and CONFIG SET
 // client-output-buffer-limit read and change the bounds while the server
 // runs.
+//
+// With Options.Publish set, notify-keyspace-events publishes Redis's
+// keyspace notifications: the engine reports every applied write, from
+// any surface (temporalstore.Engine.OnWrite), and its expiries.
 //
 // # Statistics
 //

@@ -152,165 +152,165 @@ func (e writeEvents) notifyGone(key []byte) {
 // notifyWrite publishes the events of a write the engine has applied, by
 // its kind, as Redis's commands do; r is its response.
 func (e writeEvents) write(r ts.Response) {
-	cmd, c := e.cmd, e
+	cmd := e.cmd
 	key := cmd.Key
 	switch cmd.Kind {
 	case ts.KindSet:
 		if r.Applied {
-			c.notify(notifyString, "set", key)
-			c.notifyExpiry(key)
+			e.notify(notifyString, "set", key)
+			e.notifyExpiry(key)
 		}
 	case ts.KindMSet:
 		for i := 0; i < len(cmd.Keys); i++ {
-			c.notify(notifyString, "set", cmd.Keys[i])
+			e.notify(notifyString, "set", cmd.Keys[i])
 		}
 	case ts.KindMSetNX:
 		if r.Int == 1 {
 			for i := 0; i < len(cmd.Keys); i++ {
-				c.notify(notifyString, "set", cmd.Keys[i])
+				e.notify(notifyString, "set", cmd.Keys[i])
 			}
 		}
 	case ts.KindGetDel:
 		if r.Found {
-			c.notify(notifyGeneric, "del", key)
+			e.notify(notifyGeneric, "del", key)
 		}
 	case ts.KindGetEx:
 		if r.Found {
-			c.notifyExpiry(key)
+			e.notifyExpiry(key)
 		}
 	case ts.KindIncrBy:
-		c.notify(notifyString, "incrby", key)
+		e.notify(notifyString, "incrby", key)
 	case ts.KindIncrByFloat:
-		c.notify(notifyString, "incrbyfloat", key)
+		e.notify(notifyString, "incrbyfloat", key)
 	case ts.KindAppend:
-		c.notify(notifyString, "append", key)
+		e.notify(notifyString, "append", key)
 	case ts.KindSetRange:
 		if len(cmd.Value) > 0 {
-			c.notify(notifyString, "setrange", key)
+			e.notify(notifyString, "setrange", key)
 		}
 	case ts.KindSetBit:
-		c.notify(notifyString, "setbit", key)
+		e.notify(notifyString, "setbit", key)
 	case ts.KindBitOp:
-		c.notify(notifyString, "set", cmd.Dest)
+		e.notify(notifyString, "set", cmd.Dest)
 	case ts.KindPFAdd, ts.KindPFMerge:
 		if r.Int == 1 || cmd.Kind == ts.KindPFMerge {
-			c.notify(notifyString, "pfadd", cmd.Dest)
+			e.notify(notifyString, "pfadd", cmd.Dest)
 		}
 	case ts.KindDelete:
 		// Also each key a KindDeleteKeys deleted (WriteHook).
 		if r.Int > 0 {
-			c.notify(notifyGeneric, "del", key)
+			e.notify(notifyGeneric, "del", key)
 		}
 	case ts.KindExpire:
 		if r.Int == 1 {
 			// A time not in the future deletes the key.
-			c.notify(notifyGeneric, pick(cmd.TTL > 0 || cmd.ExpireAt.After(time.Now()), "expire", "del"), key)
+			e.notify(notifyGeneric, pick(cmd.TTL > 0 || cmd.ExpireAt.After(time.Now()), "expire", "del"), key)
 		}
 	case ts.KindPersist:
 		if r.Int == 1 {
-			c.notify(notifyGeneric, "persist", key)
+			e.notify(notifyGeneric, "persist", key)
 		}
 	case ts.KindRename:
 		if cmd.Cond != ts.IfAbsent || r.Applied {
-			c.notify(notifyGeneric, "rename_from", key)
-			c.notify(notifyGeneric, "rename_to", cmd.Dest)
+			e.notify(notifyGeneric, "rename_from", key)
+			e.notify(notifyGeneric, "rename_to", cmd.Dest)
 		}
 	case ts.KindCopy:
 		if r.Int == 1 {
-			c.notify(notifyGeneric, "copy_to", cmd.Dest)
+			e.notify(notifyGeneric, "copy_to", cmd.Dest)
 		}
 	case ts.KindLPush, ts.KindRPush:
 		if r.Int > 0 {
-			c.notify(notifyList, pick(cmd.Kind == ts.KindLPush, "lpush", "rpush"), key)
+			e.notify(notifyList, pick(cmd.Kind == ts.KindLPush, "lpush", "rpush"), key)
 		}
 	case ts.KindLPop, ts.KindRPop:
 		if r.Found || len(r.Values) > 0 {
-			c.notify(notifyList, pick(cmd.Kind == ts.KindLPop, "lpop", "rpop"), key)
-			c.notifyGone(key)
+			e.notify(notifyList, pick(cmd.Kind == ts.KindLPop, "lpop", "rpop"), key)
+			e.notifyGone(key)
 		}
 	case ts.KindLInsert:
 		if r.Int > 0 {
-			c.notify(notifyList, "linsert", key)
+			e.notify(notifyList, "linsert", key)
 		}
 	case ts.KindLSet:
-		c.notify(notifyList, "lset", key)
+		e.notify(notifyList, "lset", key)
 	case ts.KindLTrim:
-		c.notify(notifyList, "ltrim", key)
-		c.notifyGone(key)
+		e.notify(notifyList, "ltrim", key)
+		e.notifyGone(key)
 	case ts.KindLRem:
 		if r.Int > 0 {
-			c.notify(notifyList, "lrem", key)
-			c.notifyGone(key)
+			e.notify(notifyList, "lrem", key)
+			e.notifyGone(key)
 		}
 	case ts.KindLMove:
 		if r.Found {
 			// Redis publishes the push before the pop.
-			c.notify(notifyList, pick(cmd.ToLeft, "lpush", "rpush"), cmd.Dest)
-			c.notify(notifyList, pick(cmd.FromLeft, "lpop", "rpop"), key)
-			c.notifyGone(key)
+			e.notify(notifyList, pick(cmd.ToLeft, "lpush", "rpush"), cmd.Dest)
+			e.notify(notifyList, pick(cmd.FromLeft, "lpop", "rpop"), key)
+			e.notifyGone(key)
 		}
 	case ts.KindHSet:
-		c.notify(notifyHash, "hset", key)
+		e.notify(notifyHash, "hset", key)
 	case ts.KindHSetNX:
 		if r.Int == 1 {
-			c.notify(notifyHash, "hset", key)
+			e.notify(notifyHash, "hset", key)
 		}
 	case ts.KindHIncrBy:
-		c.notify(notifyHash, "hincrby", key)
+		e.notify(notifyHash, "hincrby", key)
 	case ts.KindHIncrByFloat:
-		c.notify(notifyHash, "hincrbyfloat", key)
+		e.notify(notifyHash, "hincrbyfloat", key)
 	case ts.KindHDel:
 		if r.Int > 0 {
-			c.notify(notifyHash, "hdel", key)
-			c.notifyGone(key)
+			e.notify(notifyHash, "hdel", key)
+			e.notifyGone(key)
 		}
 	case ts.KindSAdd:
 		if r.Int > 0 {
-			c.notify(notifySet, "sadd", key)
+			e.notify(notifySet, "sadd", key)
 		}
 	case ts.KindSRem:
 		if r.Int > 0 {
-			c.notify(notifySet, "srem", key)
-			c.notifyGone(key)
+			e.notify(notifySet, "srem", key)
+			e.notifyGone(key)
 		}
 	case ts.KindSPop:
 		if r.Found || len(r.Values) > 0 {
-			c.notify(notifySet, "spop", key)
-			c.notifyGone(key)
+			e.notify(notifySet, "spop", key)
+			e.notifyGone(key)
 		}
 	case ts.KindSMove:
 		if r.Int == 1 {
-			c.notify(notifySet, "srem", key)
-			c.notifyGone(key)
-			c.notify(notifySet, "sadd", cmd.Dest)
+			e.notify(notifySet, "srem", key)
+			e.notifyGone(key)
+			e.notify(notifySet, "sadd", cmd.Dest)
 		}
 	case ts.KindSInterStore, ts.KindSUnionStore, ts.KindSDiffStore,
 		ts.KindZInterStore, ts.KindZUnionStore, ts.KindZDiffStore, ts.KindZRangeStore:
-		c.notifyStore(r)
+		e.notifyStore(r)
 	case ts.KindZAdd:
 		if cmd.ZAdd.Incr {
 			if r.Found {
-				c.notify(notifyZSet, "zincr", key)
+				e.notify(notifyZSet, "zincr", key)
 			}
 		} else if r.Int > 0 || r.Applied {
-			c.notify(notifyZSet, "zadd", key)
+			e.notify(notifyZSet, "zadd", key)
 		}
 	case ts.KindZIncrBy:
-		c.notify(notifyZSet, "zincr", key)
+		e.notify(notifyZSet, "zincr", key)
 	case ts.KindZRem:
 		if r.Int > 0 {
-			c.notify(notifyZSet, "zrem", key)
-			c.notifyGone(key)
+			e.notify(notifyZSet, "zrem", key)
+			e.notifyGone(key)
 		}
 	case ts.KindZRemRange:
 		if r.Int > 0 {
-			c.notify(notifyZSet, [...]string{ts.ByRank: "zremrangebyrank", ts.ByScore: "zremrangebyscore", ts.ByLex: "zremrangebylex"}[cmd.Range.By], key)
-			c.notifyGone(key)
+			e.notify(notifyZSet, [...]string{ts.ByRank: "zremrangebyrank", ts.ByScore: "zremrangebyscore", ts.ByLex: "zremrangebylex"}[cmd.Range.By], key)
+			e.notifyGone(key)
 		}
 	case ts.KindZPopMin, ts.KindZPopMax:
 		if len(r.Values) > 0 {
-			c.notify(notifyZSet, pick(cmd.Kind == ts.KindZPopMin, "zpopmin", "zpopmax"), key)
-			c.notifyGone(key)
+			e.notify(notifyZSet, pick(cmd.Kind == ts.KindZPopMin, "zpopmin", "zpopmax"), key)
+			e.notifyGone(key)
 		}
 	}
 }
@@ -326,18 +326,18 @@ func pick(cond bool, a, b string) string {
 // notifyExpiry publishes what a write's expiry did: expire for a time in
 // the future, del for one already past (the key is gone), persist for a
 // TTL removed (GETEX PERSIST).
-func (c writeEvents) notifyExpiry(key []byte) {
-	cmd := c.cmd
+func (e writeEvents) notifyExpiry(key []byte) {
+	cmd := e.cmd
 	switch {
 	case cmd.Persist:
-		c.notify(notifyGeneric, "persist", key)
+		e.notify(notifyGeneric, "persist", key)
 	case cmd.TTL > 0:
-		c.notify(notifyGeneric, "expire", key)
+		e.notify(notifyGeneric, "expire", key)
 	case !cmd.ExpireAt.IsZero():
 		if cmd.ExpireAt.After(time.Now()) {
-			c.notify(notifyGeneric, "expire", key)
+			e.notify(notifyGeneric, "expire", key)
 		} else {
-			c.notify(notifyGeneric, "del", key)
+			e.notify(notifyGeneric, "del", key)
 		}
 	}
 }
