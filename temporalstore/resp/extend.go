@@ -147,6 +147,9 @@ func (w Reply) Set(n int) { w.c.w.setHeader(n) }
 type commandTable struct {
 	byName map[string]*cmdSpec
 	list   []*cmdSpec
+	// many are the specs with a runMany, which a request's name is
+	// compared with before the table is looked up (manySpec).
+	many []*cmdSpec
 }
 
 // engineFree are the built-in verbs a server without an engine serves:
@@ -200,6 +203,7 @@ func extend(cmds []Command, withEngine bool) (commandTable, error) {
 				}
 				many(rs)
 			}
+			t.many = append(t.many, spec)
 		}
 		t.byName[name] = spec
 		t.list = append(t.list, spec)

@@ -52,10 +52,17 @@ type manyRun struct {
 // manySpec is the spec of args' verb when it has a RunMany and this
 // connection may run the call now, outside a transaction: nil otherwise.
 func (c *conn) manySpec(args [][]byte) *cmdSpec {
-	var nb [32]byte
-	spec := c.s.cmds.byName[string(lowerName(args[0], nb[:0]))]
+	// Compared by name, not looked up: every request comes this way,
+	// and dispatch looks it up again.
+	var spec *cmdSpec
+	for _, s := range c.s.cmds.many {
+		if len(args[0]) == len(s.name) && is(args[0], s.name) {
+			spec = s
+			break
+		}
+	}
 	switch {
-	case spec == nil || spec.runMany == nil || c.tx != nil:
+	case spec == nil || c.tx != nil:
 		return nil
 	case spec.arity > 0 && len(args) != spec.arity, spec.arity < 0 && len(args) < -spec.arity:
 		return nil
