@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -24,24 +26,49 @@ import (
 // server's ratio can be here.
 type NullServer struct {
 	// Port is the loopback port it listens on.
-	Port       int
-	lfd, epfd  int
+	Port      int
+	lfd, epfd int
+	// log, when not nil, gets every request's bytes, written and
+	// fdatasynced once an event-loop round before that round's replies:
+	// Redis's appendfsync always without Redis's work.
+	log        *os.File
 	getReply   atomic.Pointer[[]byte]
 	stop, done chan struct{}
 }
 
-// nullConn is one connection's unparsed input.
+// nullConn is one connection's unparsed input and, in a durable server,
+// its replies waiting for the round's fdatasync.
 type nullConn struct {
-	in []byte
+	in, out []byte
 }
 
 // StartNullServer starts a NullServer on a free loopback port.
 func StartNullServer() (*NullServer, error) {
+	return startNullServer(nil)
+}
+
+// StartDurableNullServer starts a NullServer that appends every request
+// to a file in dir and answers a round's requests only after one write and
+// fdatasync of them all: the ceiling of a durable server that group-commits
+// what one event-loop round read.
+func StartDurableNullServer(dir string) (*NullServer, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "null.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("null server: %w", err)
+	}
+	s, err := startNullServer(f)
+	if err != nil {
+		f.Close()
+	}
+	return s, err
+}
+
+func startNullServer(log *os.File) (*NullServer, error) {
 	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("null server: socket: %w", err)
 	}
-	s := &NullServer{lfd: lfd, epfd: -1, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &NullServer{lfd: lfd, epfd: -1, log: log, stop: make(chan struct{}), done: make(chan struct{})}
 	fail := func(what string, err error) (*NullServer, error) {
 		unix.Close(lfd)
 		if s.epfd >= 0 {
@@ -93,10 +120,14 @@ func (s *NullServer) loop() {
 		}
 		unix.Close(s.epfd)
 		unix.Close(s.lfd)
+		if s.log != nil {
+			s.log.Close()
+		}
 	}()
 	events := make([]unix.EpollEvent, 256)
 	buf := make([]byte, 64<<10)
-	var out []byte
+	var out, logged []byte
+	var waiting []int // durable: the fds whose replies wait for the sync
 	for {
 		select {
 		case <-s.stop:
@@ -124,6 +155,17 @@ func (s *NullServer) loop() {
 				continue
 			}
 			c.in = append(c.in, buf[:m]...)
+			if s.log != nil {
+				var used int
+				before := len(c.out)
+				used, c.out = s.answer(c.in, c.out)
+				logged = append(logged, c.in[:used]...)
+				c.in = c.in[:copy(c.in, c.in[used:])]
+				if before == 0 && len(c.out) > 0 {
+					waiting = append(waiting, fd)
+				}
+				continue
+			}
 			var used int
 			used, out = s.answer(c.in, out[:0])
 			c.in = c.in[:copy(c.in, c.in[used:])]
@@ -132,6 +174,32 @@ func (s *NullServer) loop() {
 				delete(conns, fd)
 			}
 		}
+		if len(waiting) > 0 {
+			s.commit(logged, waiting, conns)
+			logged, waiting = logged[:0], waiting[:0]
+		}
+	}
+}
+
+// commit makes a durable round's requests durable, then answers them.
+func (s *NullServer) commit(logged []byte, waiting []int, conns map[int]*nullConn) {
+	if _, err := s.log.Write(logged); err != nil {
+		panic(fmt.Sprintf("null server: log write: %v", err))
+	}
+	if err := unix.Fdatasync(int(s.log.Fd())); err != nil {
+		panic(fmt.Sprintf("null server: fdatasync: %v", err))
+	}
+	for _, fd := range waiting {
+		c := conns[fd]
+		if c == nil {
+			continue
+		}
+		if writeAll(fd, c.out) != nil {
+			unix.Close(fd)
+			delete(conns, fd)
+			continue
+		}
+		c.out = c.out[:0]
 	}
 }
 

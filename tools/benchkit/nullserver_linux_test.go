@@ -5,7 +5,10 @@ package benchkit
 import (
 	"bufio"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,5 +71,28 @@ func TestNullServerAnswers(t *testing.T) {
 		line, err = r.ReadString('\n')
 		require.NoError(t, err)
 		require.Equal(t, want, line)
+	}
+}
+
+// The durable null server answers only what it has written to its log.
+func TestDurableNullServerLogsBeforeAnswering(t *testing.T) {
+	dir := t.TempDir()
+	s, err := StartDurableNullServer(dir)
+	require.NoError(t, err)
+	defer s.Close()
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.Port))
+	require.NoError(t, err)
+	defer c.Close()
+	r := bufio.NewReader(c)
+	reqs := "*3\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\n"
+	for i := 1; i <= 3; i++ {
+		_, err = c.Write([]byte(reqs))
+		require.NoError(t, err)
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "+OK\r\n", line)
+		logged, err := os.ReadFile(filepath.Join(dir, "null.log"))
+		require.NoError(t, err)
+		require.Equal(t, strings.Repeat(reqs, i), string(logged))
 	}
 }

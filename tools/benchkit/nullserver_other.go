@@ -12,5 +12,10 @@ func StartNullServer() (*NullServer, error) {
 	return nil, errors.New("null server: needs Linux (epoll)")
 }
 
+// StartDurableNullServer fails: the null server needs Linux.
+func StartDurableNullServer(string) (*NullServer, error) {
+	return nil, errors.New("null server: needs Linux (epoll)")
+}
+
 func (s *NullServer) SetValueSize(int) {}
 func (s *NullServer) Close()           {}

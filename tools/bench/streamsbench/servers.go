@@ -25,6 +25,10 @@ const (
 	// doing nothing else: the most any server reaches with this client
 	// on this machine.
 	sysNull = "null"
+	// sysNullDurable is benchkit's durable null server: the null server
+	// plus one write and fdatasync of each event-loop round's requests
+	// before its replies, the ceiling of a durable server here.
+	sysNullDurable = "null_durable"
 )
 
 // env is what every run needs: the configuration, the binaries built once

@@ -194,8 +194,8 @@ func workloads(cfg Config) []workload {
 		return fmt.Sprintf("%d subscribers of one channel, one publisher: %d PUBLISH of %d B at pipeline %d; latency = delivery time - send time", cfg.Subscribers, n, cfg.MessageBytes, depth)
 	}
 	all := map[string][]workload{
-		wXAddDurable: {{name: wXAddDurable, unit: "XADD/s", durable: true, countFsyncs: true, systems: []string{sysOurs, sysRedis, sysJetStream, sysNull}, run: xadd,
-			description: xaddDesc + "; durable: ours' default, redis appendfsync always, JetStream SyncAlways; null: a server that only reads, parses and answers (the ceiling)"}},
+		wXAddDurable: {{name: wXAddDurable, unit: "XADD/s", durable: true, countFsyncs: true, systems: []string{sysOurs, sysRedis, sysJetStream, sysNull, sysNullDurable}, run: xadd,
+			description: xaddDesc + "; durable: ours' default, redis appendfsync always, JetStream SyncAlways; null: a server that only reads, parses and answers (the ceiling); null_durable: the null server writing and fdatasyncing each event-loop round's requests before answering them (the durable ceiling)"}},
 		wXAddAsync: {{name: wXAddAsync, unit: "XADD/s", systems: []string{sysOurs, sysRedis, sysJetStream}, run: xadd,
 			description: xaddDesc + fmt.Sprintf("; async: ours --async --sync-interval %s, redis appendfsync everysec, JetStream's default sync (2m)", cfg.SyncInterval)}},
 		wXAddP64: {{name: wXAddP64, unit: "XADD/s", durable: true, countFsyncs: true, systems: []string{sysOurs, sysRedis},
@@ -248,6 +248,9 @@ type workloadReport struct {
 	// NullVsRedis is the null server's rate over redis's: the most any
 	// server's ratio can be here (xadd_durable).
 	NullVsRedis *benchkit.Summary `json:"null_vs_redis_ratio,omitempty"`
+	// NullDurableVsRedis is the durable null server's over redis's: the
+	// most a server that fsyncs before answering can reach here.
+	NullDurableVsRedis *benchkit.Summary `json:"null_durable_vs_redis_ratio,omitempty"`
 }
 
 type report struct {
@@ -359,8 +362,8 @@ func (e *env) runWorkload(ctx context.Context, w workload) (workloadReport, stri
 			var nr natsResult
 			res, nr, err = e.runJetStream(ctx, dir, w.durable)
 			natsVersion = nr.ServerVersion
-		case sysNull:
-			res, err = e.runNull(ctx, w)
+		case sysNull, sysNullDurable:
+			res, err = e.runNull(ctx, w, sys, dir)
 		default:
 			res, err = e.runRESP(ctx, w, sys, dir)
 		}
@@ -387,9 +390,14 @@ func (e *env) runWorkload(ctx context.Context, w workload) (workloadReport, stri
 	return wr, natsVersion, nil
 }
 
-// runNull runs w against a NullServer.
-func (e *env) runNull(ctx context.Context, w workload) (result, error) {
-	null, err := benchkit.StartNullServer()
+// runNull runs w against a NullServer, a durable one logging to dir for
+// sysNullDurable.
+func (e *env) runNull(ctx context.Context, w workload, sys, dir string) (result, error) {
+	start := benchkit.StartNullServer
+	if sys == sysNullDurable {
+		start = func() (*benchkit.NullServer, error) { return benchkit.StartDurableNullServer(dir) }
+	}
+	null, err := start()
 	if err != nil {
 		return result{}, err
 	}
@@ -436,7 +444,7 @@ func (wr *workloadReport) summarize() {
 		wr.Rate[sys] = benchkit.Summarize(rates[sys])
 		wr.P50Us[sys] = col(func(r result) float64 { return r.P50Us })
 		wr.P99Us[sys] = col(func(r result) float64 { return r.P99Us })
-		if sys != sysJetStream && sys != sysNull {
+		if sys != sysJetStream && sys != sysNull && sys != sysNullDurable {
 			wr.ServerCPUUs[sys] = col(func(r result) float64 { return r.ServerCPUUs })
 		}
 	}
@@ -448,14 +456,21 @@ func (wr *workloadReport) summarize() {
 		return &s
 	}
 	wr.VsRedis, wr.VsJetStream = ratio(sysRedis), ratio(sysJetStream)
-	if len(rates[sysNull]) > 0 && len(rates[sysRedis]) > 0 {
-		s := benchkit.RatioSpread(rates[sysNull], rates[sysRedis], benchkit.HigherIsBetter)
-		wr.NullVsRedis = &s
-	}
+	wr.NullVsRedis = ceiling(rates[sysNull], rates[sysRedis])
+	wr.NullDurableVsRedis = ceiling(rates[sysNullDurable], rates[sysRedis])
 	if perFsync := benchkit.Column(wr.Runs[sysOurs], func(r result) float64 { return r.RecordsPerFsync }); slices.ContainsFunc(perFsync, func(x float64) bool { return x > 0 }) {
 		s := benchkit.Summarize(perFsync)
 		wr.OursPerFsync = &s
 	}
+}
+
+// ceiling is a null server's rates over redis's, nil without both.
+func ceiling(null, redis []float64) *benchkit.Summary {
+	if len(null) == 0 || len(redis) == 0 {
+		return nil
+	}
+	s := benchkit.RatioSpread(null, redis, benchkit.HigherIsBetter)
+	return &s
 }
 
 // loadAverage is /proc/loadavg's 1, 5 and 15 minute load ("" where there
@@ -537,7 +552,8 @@ func summary(r *report) benchkit.Pairs {
 		benchkit.NewPair("fanout8_vs_redis_ratio", math.Min(p1, p64), 2),
 		benchkit.NewPair("fanout8_p1_vs_redis_ratio", p1, 2),
 		benchkit.NewPair("fanout8_p64_vs_redis_ratio", p64, 2),
-		benchkit.NewPair("xadd_durable_null_vs_redis_ratio", nullRatio(findWorkload(r, wXAddDurable)), 2),
+		benchkit.NewPair("xadd_durable_null_vs_redis_ratio", median(findWorkload(r, wXAddDurable), func(w *workloadReport) *benchkit.Summary { return w.NullVsRedis }), 2),
+		benchkit.NewPair("xadd_durable_null_durable_vs_redis_ratio", median(findWorkload(r, wXAddDurable), func(w *workloadReport) *benchkit.Summary { return w.NullDurableVsRedis }), 2),
 		benchkit.NewPair("xadd_async_vs_redis_ratio", ratio(wXAddAsync, sysRedis), 2),
 		benchkit.NewPair("xadd_p64_durable_vs_redis_ratio", ratio(wXAddP64, sysRedis), 2),
 		benchkit.NewPair("xadd_async_vs_jetstream_ratio", ratio(wXAddAsync, sysJetStream), 2),
@@ -547,10 +563,10 @@ func summary(r *report) benchkit.Pairs {
 	}
 }
 
-// nullRatio is the null server's median ratio over redis (NaN without).
-func nullRatio(w *workloadReport) float64 {
-	if w == nil || w.NullVsRedis == nil {
+// median is the median of w's summary picked by of (NaN without).
+func median(w *workloadReport, of func(*workloadReport) *benchkit.Summary) float64 {
+	if w == nil || of(w) == nil {
 		return math.NaN()
 	}
-	return w.NullVsRedis.Median
+	return of(w).Median
 }

@@ -32,7 +32,7 @@ func TestRunSmoke(t *testing.T) {
 	n := `[0-9]+\.[0-9]{2}`
 	require.Regexp(t, regexp.MustCompile(`^streams: xadd_durable_vs_redis_ratio=`+n+` xadd_durable_vs_jetstream_ratio=`+n+
 		` consume_vs_redis_ratio=`+n+` fanout8_vs_redis_ratio=`+n+` fanout8_p1_vs_redis_ratio=`+n+` fanout8_p64_vs_redis_ratio=`+n+
-		` xadd_durable_null_vs_redis_ratio=`+n+` xadd_async_vs_redis_ratio=`+n+` xadd_p64_durable_vs_redis_ratio=`+n+` xadd_async_vs_jetstream_ratio=`+n+` `), lines[len(lines)-1])
+		` xadd_durable_null_vs_redis_ratio=`+n+` xadd_durable_null_durable_vs_redis_ratio=`+n+` xadd_async_vs_redis_ratio=`+n+` xadd_p64_durable_vs_redis_ratio=`+n+` xadd_async_vs_jetstream_ratio=`+n+` `), lines[len(lines)-1])
 
 	b, err := os.ReadFile(cfg.Out)
 	require.NoError(t, err)
@@ -56,6 +56,7 @@ func TestRunSmoke(t *testing.T) {
 		switch w.Name {
 		case wXAddDurable:
 			require.NotNil(t, w.NullVsRedis, "the null server's ceiling")
+			require.NotNil(t, w.NullDurableVsRedis, "the durable null server's ceiling")
 			require.NotNil(t, w.OursPerFsync, "ours' records per fsync, from its /metrics")
 			require.GreaterOrEqual(t, w.OursPerFsync.Median, 1.0)
 		case wConsume:
@@ -79,12 +80,12 @@ func TestRunSmoke(t *testing.T) {
 func TestSummary(t *testing.T) {
 	ratio := func(m float64) *benchkit.Summary { return &benchkit.Summary{Min: m, Median: m, Max: m} }
 	rep := &report{Workloads: []workloadReport{
-		{Name: wXAddDurable, VsRedis: ratio(1.2), VsJetStream: ratio(3), NullVsRedis: ratio(1.4), Rate: map[string]benchkit.Summary{sysOurs: {Median: 40000}}},
+		{Name: wXAddDurable, VsRedis: ratio(1.2), VsJetStream: ratio(3), NullVsRedis: ratio(1.4), NullDurableVsRedis: ratio(1.3), Rate: map[string]benchkit.Summary{sysOurs: {Median: 40000}}},
 		{Name: wFanoutP1, VsRedis: ratio(0.9)},
 		{Name: wFanoutP64, VsRedis: ratio(1.1)},
 	}}
 	require.Equal(t, "streams: xadd_durable_vs_redis_ratio=1.20 xadd_durable_vs_jetstream_ratio=3.00 consume_vs_redis_ratio=n/a fanout8_vs_redis_ratio=0.90 "+
-		"fanout8_p1_vs_redis_ratio=0.90 fanout8_p64_vs_redis_ratio=1.10 xadd_durable_null_vs_redis_ratio=1.40 xadd_async_vs_redis_ratio=n/a xadd_p64_durable_vs_redis_ratio=n/a xadd_async_vs_jetstream_ratio=n/a "+
+		"fanout8_p1_vs_redis_ratio=0.90 fanout8_p64_vs_redis_ratio=1.10 xadd_durable_null_vs_redis_ratio=1.40 xadd_durable_null_durable_vs_redis_ratio=1.30 xadd_async_vs_redis_ratio=n/a xadd_p64_durable_vs_redis_ratio=n/a xadd_async_vs_jetstream_ratio=n/a "+
 		"ours_xadd_durable_per_s=40000 ours_consume_per_s=n/a ours_fanout8_p64_per_s=n/a", benchkit.SummaryLine("streams", summary(rep)))
 }
 

@@ -28,6 +28,10 @@ func printTable(w io.Writer, r *report) {
 			fmt.Fprintf(w, "ceiling: %s null server (reads, parses, answers +OK, nothing else) %s/s, null/redis %s\n",
 				wr.Name, rate(wr, sysNull), spread(wr.NullVsRedis))
 		}
+		if wr.NullDurableVsRedis != nil {
+			fmt.Fprintf(w, "ceiling: %s durable null server (the null server, writing and fdatasyncing each event-loop round before answering it) %s/s, null_durable/redis %s\n",
+				wr.Name, rate(wr, sysNullDurable), spread(wr.NullDurableVsRedis))
+		}
 	}
 	fmt.Fprintln(w, "server CPU per op, µs (user and system over the measurement; JetStream's server shares its process with its publishers),")
 	fmt.Fprintln(w, "and ours' stream log records per fsync over the run (its /metrics; redis appendfsync always fsyncs once per event-loop pass)")
