@@ -18,6 +18,7 @@ type (
 	Command     = api.Command
 	Response    = api.Response
 	Row         = api.Row
+	TSFormat    = api.TSFormat
 	Point       = api.Point
 	WritePolicy = api.WritePolicy
 	FilterOp    = api.FilterOp
@@ -201,6 +202,9 @@ const (
 	ExpireIfEarlier       = api.ExpireIfEarlier
 	DefaultScanCount      = api.DefaultScanCount
 	DefaultTSField        = api.DefaultTSField
+	TSMillis              = api.TSMillis
+	TSNanos               = api.TSNanos
+	TSProto               = api.TSProto
 	PolicyUpsert          = api.PolicyUpsert
 	PolicyInsertIfAbsent  = api.PolicyInsertIfAbsent
 	PolicyReplaceExisting = api.PolicyReplaceExisting

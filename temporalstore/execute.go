@@ -1,6 +1,7 @@
 package temporalstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -512,12 +513,18 @@ func (e *Engine) scan(ctx context.Context, c *Command) (Response, error) {
 		return Response{}, nil
 	}
 	var r Response
-	for sh < len(t.shards) && len(r.Keys) < count {
-		keys, next, err := t.shards[sh].Scan(cur, max(count-len(r.Keys), 1))
+	looked := 0 // keys looked at: with a suffix, COUNT bounds the work
+	for sh < len(t.shards) && looked < count {
+		keys, next, err := t.shards[sh].Scan(cur, max(count-looked, 1))
 		if err != nil {
 			return Response{}, err
 		}
-		r.Keys = append(r.Keys, keys...)
+		looked += len(keys)
+		for _, k := range keys {
+			if bytes.HasSuffix(k, c.Suffix) {
+				r.Keys = append(r.Keys, k)
+			}
+		}
 		if next == 0 {
 			sh, cur = sh+1, 0
 			continue

@@ -2,6 +2,7 @@ package temporalstore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"time"
@@ -11,28 +12,116 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 )
 
+// stamp is an event time as a row keeps it: (Unix ms, 0) in TSMillis,
+// (Unix ns, 0) in TSNanos, (seconds, nanos) in TSProto. Stamps compare
+// field by field, so a Timestamp far outside int64 nanoseconds still
+// orders right.
+type stamp struct{ hi, lo int64 }
+
+func (a stamp) after(b stamp) bool { return a.hi > b.hi || a.hi == b.hi && a.lo > b.lo }
+
+// stampOf is t in format f.
+func stampOf(t time.Time, f TSFormat) stamp {
+	switch f {
+	case TSNanos:
+		return stamp{hi: t.UnixNano()}
+	case TSProto:
+		return stamp{hi: t.Unix(), lo: int64(t.Nanosecond())}
+	}
+	return stamp{hi: t.UnixMilli()}
+}
+
+// encode is s as field bytes in format f: decimal, or a serialized
+// google.protobuf.Timestamp whose zero fields are left out, as protobuf
+// serializes them.
+func (s stamp) encode(f TSFormat) []byte {
+	if f != TSProto {
+		return strconv.AppendInt(nil, s.hi, 10)
+	}
+	var b []byte
+	if s.hi != 0 {
+		b = binary.AppendUvarint(append(b, 0x08), uint64(s.hi))
+	}
+	if s.lo != 0 {
+		b = binary.AppendUvarint(append(b, 0x10), uint64(s.lo))
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b
+}
+
+// decodeStamp parses a stored event time in format f.
+func decodeStamp(v []byte, f TSFormat) (stamp, bool) {
+	if f != TSProto {
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		return stamp{hi: n}, err == nil
+	}
+	// A Timestamp: varint fields 1 (seconds, int64) and 2 (nanos, int32),
+	// in any order, the last of a repeated field winning; any other field
+	// or wire type is not a Timestamp.
+	var s stamp
+	for len(v) > 0 {
+		tag, n := binary.Uvarint(v)
+		if n <= 0 {
+			return stamp{}, false
+		}
+		x, m := binary.Uvarint(v[n:])
+		if m <= 0 {
+			return stamp{}, false
+		}
+		switch tag {
+		case 0x08:
+			s.hi = int64(x)
+		case 0x10:
+			s.lo = int64(int32(x))
+		default:
+			return stamp{}, false
+		}
+		v = v[n+m:]
+	}
+	return s, true
+}
+
 // eventTime returns the event time stored in field of hash o (nil:
 // absent), and whether there is one.
-func eventTime(o *object.Object, key []byte, field string) (int64, bool, error) {
+func eventTime(o *object.Object, key []byte, field string, f TSFormat) (stamp, bool, error) {
 	if o == nil {
-		return 0, false, nil
+		return stamp{}, false, nil
 	}
 	v, ok := o.Hash[field]
 	if !ok {
-		return 0, false, nil
+		return stamp{}, false, nil
 	}
-	ms, err := strconv.ParseInt(string(v), 10, 64)
-	if err != nil {
-		return 0, false, fmt.Errorf("%w: row %q has a malformed event time %q", ErrInvalid, key, v)
+	s, ok := decodeStamp([]byte(v), f)
+	if !ok {
+		return stamp{}, false, fmt.Errorf("%w: row %q has a malformed event time %q for ts_format %q", ErrInvalid, key, v, formatName(f))
 	}
-	return ms, true, nil
+	return s, true, nil
+}
+
+// formatName is f as the wire names it.
+func formatName(f TSFormat) string {
+	if f == TSMillis {
+		return "ms"
+	}
+	return string(f)
+}
+
+// checkFormat refuses a format this engine does not know.
+func checkFormat(f TSFormat) error {
+	switch f {
+	case TSMillis, TSNanos, TSProto:
+		return nil
+	}
+	return fmt.Errorf("%w: unknown ts_format %q (ms, ns or proto)", ErrInvalid, f)
 }
 
 // rowCommands returns the commands that write a row's field/value pairs
-// and its event time ms into field, renewing the TTL when c gives one.
-func rowCommands(key []byte, args [][]byte, ms int64, field string, c *Command, now time.Time) []command.Command {
+// and its event time into field, renewing the TTL when c gives one.
+func rowCommands(key []byte, args [][]byte, at stamp, field string, c *Command, now time.Time) []command.Command {
 	hset := make([][]byte, 0, len(args)+2)
-	hset = append(append(hset, args...), []byte(field), strconv.AppendInt(nil, ms, 10))
+	hset = append(append(hset, args...), []byte(field), at.encode(c.TSFormat))
 	cmds := []command.Command{{Op: shard.OpHSet, Key: key, Args: hset}}
 	if c.TTL > 0 {
 		cmds = append(cmds, command.Command{Op: shard.OpExpireAt, Key: key, Expiry: now.Add(c.TTL).UnixMilli()})
@@ -64,15 +153,18 @@ func runRowWrite(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Re
 	if err := checkRow(c.Key, c.Args, c.EventTime); err != nil {
 		return Response{}, err
 	}
+	if err := checkFormat(c.TSFormat); err != nil {
+		return Response{}, err
+	}
 	var r Response
 	err := writeObj(ctx, s, c.Key, object.KindHash, func(o *object.Object, v *shard.View) ([]command.Command, error) {
-		ms := c.EventTime.UnixMilli()
-		prev, has, err := eventTime(o, c.Key, tsField(c))
-		if err != nil || has && ms <= prev {
+		at := stampOf(c.EventTime, c.TSFormat)
+		prev, has, err := eventTime(o, c.Key, tsField(c), c.TSFormat)
+		if err != nil || has && !at.after(prev) {
 			return nil, err
 		}
 		r.Applied = true
-		return rowCommands(c.Key, c.Args, ms, tsField(c), c, v.Now()), nil
+		return rowCommands(c.Key, c.Args, at, tsField(c), c, v.Now()), nil
 	})
 	if err == nil && !r.Applied {
 		e.countStale(c, 1)
@@ -81,6 +173,9 @@ func runRowWrite(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Re
 }
 
 func runRowWriteBatch(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
+	if err := checkFormat(c.TSFormat); err != nil {
+		return Response{}, err
+	}
 	keys := make([][]byte, len(c.Rows))
 	for i, row := range c.Rows {
 		if err := checkRow(row.Key, row.Args, row.EventTime); err != nil {
@@ -103,26 +198,26 @@ func runRowWriteBatch(ctx context.Context, e *Engine, x *scope, c *Command) (Res
 			var cmds []command.Command
 			// Rows of one entity in one batch apply in order, each
 			// judged against the event time the ones before it left.
-			latest := map[string]int64{}
+			latest := map[string]stamp{}
 			for _, i := range idx {
 				row := c.Rows[i]
-				ms := row.EventTime.UnixMilli()
+				at := stampOf(row.EventTime, c.TSFormat)
 				prev, has := latest[string(row.Key)]
 				if !has {
 					o, err := objOf(v, row.Key, object.KindHash)
 					if err == nil {
-						prev, has, err = eventTime(o, row.Key, tsField(c))
+						prev, has, err = eventTime(o, row.Key, tsField(c), c.TSFormat)
 					}
 					if err != nil {
 						return nil, fmt.Errorf("row %d: %w", i, err)
 					}
 				}
-				if has && ms <= prev {
+				if has && !at.after(prev) {
 					continue
 				}
 				r.Ints[i] = 1
-				cmds = append(cmds, rowCommands(row.Key, row.Args, ms, tsField(c), c, v.Now())...)
-				latest[string(row.Key)] = ms
+				cmds = append(cmds, rowCommands(row.Key, row.Args, at, tsField(c), c, v.Now())...)
+				latest[string(row.Key)] = at
 			}
 			return cmds, nil
 		})

@@ -53,7 +53,9 @@ const (
 	KindType Kind = "type"
 	// KindScan returns up to about Count live keys of the table from
 	// Cursor (0 to start) in Keys, and the cursor to continue from (0 when
-	// done) in Cursor (SCAN). Key is not used.
+	// done) in Cursor (SCAN). Key is not used. With Suffix, Count is the
+	// keys looked at, as SCAN's COUNT with MATCH, and only those ending
+	// with Suffix are returned.
 	KindScan Kind = "scan"
 )
 
@@ -154,10 +156,15 @@ type Command struct {
 	// Bits is KindBitCount's and KindBitPos's range (nil: the string).
 	Bits *BitRange
 	// EventTime is KindRowWrite's event time; TSField the hash field that
-	// stores it (default DefaultTSField); Rows are KindRowWriteBatch's.
+	// stores it (default DefaultTSField) in TSFormat; Rows are
+	// KindRowWriteBatch's.
 	EventTime time.Time
 	TSField   string
+	TSFormat  TSFormat
 	Rows      []Row
+	// Suffix, when set, limits KindScan to the keys that end with it
+	// (byte for byte, no pattern): one project's Feast rows, say.
+	Suffix []byte
 	// Points are a feature write's points (KindFAppend, KindFReplace),
 	// under Policy (KindFAppend). Start and End are a feature window's
 	// bounds, in Unix ms; Filters KindFQueryFiltered's and Aggregator

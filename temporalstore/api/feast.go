@@ -20,9 +20,25 @@ const (
 	KindRowWriteBatch Kind = "row_write_batch"
 )
 
-// DefaultTSField is the hash field that holds a row's event time (Unix
-// ms, decimal) when Command.TSField is empty.
+// DefaultTSField is the hash field that holds a row's event time when
+// Command.TSField is empty.
 const DefaultTSField = "_ts"
+
+// TSFormat is how a row's event time is kept in its TSField, and so the
+// precision rows are compared at.
+type TSFormat string
+
+const (
+	// TSMillis keeps Unix milliseconds in decimal (the zero value): two
+	// writes in one millisecond compare equal and the second is stale.
+	TSMillis TSFormat = ""
+	// TSNanos keeps Unix nanoseconds in decimal.
+	TSNanos TSFormat = "ns"
+	// TSProto keeps a serialized google.protobuf.Timestamp (field 1
+	// seconds, field 2 nanos), as Feast's Redis online store does, so its
+	// rows and ours share one layout; compared at nanosecond precision.
+	TSProto TSFormat = "proto"
+)
 
 // Row is one entity's feature row in a KindRowWriteBatch.
 type Row struct {

@@ -684,6 +684,10 @@ func nativeCommand(w *Command) (api.Command, error) {
 		Delta: w.Delta, Float: float64(w.Float), Start: w.Start, End: w.End, Cursor: w.Cursor,
 		FromLeft: w.FromLeft, ToLeft: w.ToLeft, Before: w.Before, Rank: w.Rank, MaxLen: w.MaxLen,
 		Persist: w.Persist, TSField: w.TSField, Replace: w.Replace, WithValues: w.WithValues,
+		Suffix: w.Suffix,
+	}
+	if w.TSFormat != "ms" {
+		c.TSFormat = api.TSFormat(w.TSFormat)
 	}
 	if w.Dest != nil {
 		c.Dest = nonNil(w.Dest)
@@ -752,11 +756,19 @@ func nativeCommand(w *Command) (api.Command, error) {
 	if w.ExpireAtMs != nil {
 		c.ExpireAt = time.UnixMilli(*w.ExpireAtMs)
 	}
-	if w.EventTimeMs != nil {
+	switch {
+	case w.EventTimeMs != nil && w.EventTimeNs != nil:
+		return c, badf("give event_time_ms or event_time_ns, not both")
+	case w.EventTimeMs != nil:
 		c.EventTime = time.UnixMilli(*w.EventTimeMs)
+	case w.EventTimeNs != nil:
+		c.EventTime = time.Unix(0, *w.EventTimeNs)
 	}
 	for _, r := range w.Rows {
 		row := api.Row{Key: r.Key, EventTime: time.UnixMilli(r.EventTimeMs)}
+		if r.EventTimeNs != 0 {
+			row.EventTime = time.Unix(0, r.EventTimeNs)
+		}
 		for _, a := range r.Args {
 			row.Args = append(row.Args, nonNil(a))
 		}
@@ -803,7 +815,7 @@ func FromEngine(c api.Command) Command {
 		ReturnOld: c.ReturnOld, Delta: c.Delta, Float: Float(c.Float), Start: c.Start, End: c.End,
 		Cursor: c.Cursor, FromLeft: c.FromLeft, ToLeft: c.ToLeft, Before: c.Before, Rank: c.Rank,
 		MaxLen: c.MaxLen, Persist: c.Persist, TSField: c.TSField, Dest: Text(c.Dest),
-		Replace: c.Replace, WithValues: c.WithValues,
+		Replace: c.Replace, WithValues: c.WithValues, TSFormat: string(c.TSFormat), Suffix: Bytes(c.Suffix),
 	}
 	switch c.Cond {
 	case api.IfAbsent:
@@ -852,8 +864,13 @@ func FromEngine(c api.Command) Command {
 		w.ExpireAtMs = &v
 	}
 	if !c.EventTime.IsZero() {
-		v := c.EventTime.UnixMilli()
-		w.EventTimeMs = &v
+		// Nanoseconds only where milliseconds would lose some.
+		if v := c.EventTime.UnixNano(); v%1e6 != 0 {
+			w.EventTimeNs = &v
+		} else {
+			v := c.EventTime.UnixMilli()
+			w.EventTimeMs = &v
+		}
 	}
 	for _, p := range c.Points {
 		w.Points = append(w.Points, Point{TimestampMs: p.TS, Value: Bytes(nonNil(p.Value))})
@@ -878,6 +895,9 @@ func FromEngine(c api.Command) Command {
 	}
 	for _, r := range c.Rows {
 		row := Row{Key: Text(r.Key), EventTimeMs: r.EventTime.UnixMilli()}
+		if v := r.EventTime.UnixNano(); v%1e6 != 0 {
+			row.EventTimeMs, row.EventTimeNs = 0, v
+		}
 		for _, a := range r.Args {
 			row.Args = append(row.Args, Bytes(nonNil(a)))
 		}

@@ -94,7 +94,7 @@ type BatchRequest struct {
 // "if_not_exists"|"if_exists"), return_old, delta, float, start, end,
 // cursor, count (present: HasCount), keys, args, scores, zadd, range,
 // dest, from_left, to_left, before, rank, max_len, expire_at_ms, persist,
-// event_time_ms, ts_field, rows, points, policy, filters, aggregator,
+// event_time_ms, event_time_ns, ts_field, ts_format, suffix, rows, points, policy, filters, aggregator,
 // aggregators, seq_rows, queries, at, precision_ms, family, request_id,
 // select_last, limit, window_ms and max_age_ms; for example
 // {"kind":"zadd","key":"board","args":["YWxpY2U="],"scores":[12.5]}.
@@ -145,6 +145,13 @@ type Command struct {
 	EventTimeMs *int64     `json:"event_time_ms,omitempty" msgpack:"event_time_ms,omitempty"`
 	TSField     string     `json:"ts_field,omitempty" msgpack:"ts_field,omitempty"`
 	Rows        []Row      `json:"rows,omitempty" msgpack:"rows,omitempty"`
+	// EventTimeNs is event_time_ms in nanoseconds (give one of them);
+	// TSFormat is how TSField keeps it: "ms" (the default), "ns" or
+	// "proto" (Feast's serialized Timestamp).
+	EventTimeNs *int64 `json:"event_time_ns,omitempty" msgpack:"event_time_ns,omitempty"`
+	TSFormat    string `json:"ts_format,omitempty" msgpack:"ts_format,omitempty"`
+	// Suffix limits scan to keys ending with it.
+	Suffix Bytes `json:"suffix,omitempty" msgpack:"suffix,omitempty"`
 
 	// Feature series: points, the write policy, the original's window
 	// (start_ms, end_ms; native kinds use start and end), filters and the
@@ -271,6 +278,8 @@ type Row struct {
 	Key         Text    `json:"key,omitempty" msgpack:"key,omitempty"`
 	Args        []Bytes `json:"args,omitempty" msgpack:"args,omitempty"`
 	EventTimeMs int64   `json:"event_time_ms,omitempty" msgpack:"event_time_ms,omitempty"`
+	// EventTimeNs is EventTimeMs in nanoseconds, used when not zero.
+	EventTimeNs int64 `json:"event_time_ns,omitempty" msgpack:"event_time_ns,omitempty"`
 
 	TimestampMs *int64 `json:"timestamp_ms,omitempty" msgpack:"timestamp_ms,omitempty"`
 	GID         uint64 `json:"gid,omitempty" msgpack:"gid,omitempty"`

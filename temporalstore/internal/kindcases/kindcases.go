@@ -262,6 +262,14 @@ func Steps(at time.Time) []ts.Command {
 			{Key: b("row:1"), Args: bs("clicks", "0"), EventTime: at.Add(-time.Hour)},
 		}},
 		{Kind: ts.KindHGetAll, Key: b("row:1")},
+		{Kind: ts.KindRowWrite, Key: b("row:3"), Args: bs("f", "1"), EventTime: at.Add(time.Microsecond), TSField: "_ts:fv", TSFormat: ts.TSProto},
+		{Kind: ts.KindRowWrite, Key: b("row:3"), Args: bs("f", "2"), EventTime: at.Add(2 * time.Microsecond), TSField: "_ts:fv", TSFormat: ts.TSProto},
+		{Kind: ts.KindRowWriteBatch, TSField: "_ts:ns", TSFormat: ts.TSNanos, Rows: []ts.Row{
+			{Key: b("row:3"), Args: bs("g", "1"), EventTime: at.Add(time.Nanosecond)},
+			{Key: b("row:3"), Args: bs("g", "2"), EventTime: at.Add(time.Nanosecond)},
+		}},
+		{Kind: ts.KindHGetAll, Key: b("row:3")},
+		{Kind: ts.KindScan, Count: 1000, Suffix: b(":3")},
 
 		// Feature series.
 		{Kind: ts.KindFAppend, Key: b("f"), Points: []ts.Point{{TS: 30, Value: b("3")}, {TS: 10, Value: b("1")}, {TS: 20, Value: []byte{}}}},
