@@ -90,7 +90,11 @@ deps: ## Install the system packages the tests use, if missing (redis-server, py
 	@if command -v dpkg-query >/dev/null; then scripts/need-debs $(TEST_DEBS); \
 	else command -v redis-server >/dev/null || { echo "deps: install redis-server" >&2; exit 1; }; fi
 
-test: deps test-work test-mem release-check test-tools ## Run all tests: go test -race work, the engine's suites on the in-memory storage, the release check, then tools/ (build, vet, test).
+test: deps test-work test-mem release-check test-tools test-python ## Run all tests: go test -race work, the engine's suites on the in-memory storage, the release check, tools/ (build, vet, test), then the Python suites.
+
+.PHONY: test-python
+test-python: ## pytest of integrations/feast and sdk/python against live servers they start, in a venv with feast 0.67.0 from PyPI (scripts/python-tests).
+	scripts/python-tests
 
 .PHONY: test-work
 test-work: ## go test -race -count=1 over every module in go.work.

@@ -1,0 +1,259 @@
+"""A small keep-alive client of the HTTP command surface (/batch_execute).
+
+One connection per thread (http.client, TCP_NODELAY) and, for asyncio, a
+pool of stream connections per event loop. Bodies are MessagePack (bytes as
+bin) or JSON (names as arrays of numbers, payloads as base64), and replies are
+decoded back to bytes either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import http.client
+import json
+import socket
+import ssl
+import threading
+from typing import Any, Dict, List, Optional, Tuple
+
+import msgpack
+
+# Wire fields that are names (Text): JSON takes bytes there as an array of
+# numbers; every other bytes field is a payload (Bytes), base64 in JSON.
+_TEXT_FIELDS = frozenset({"key", "keys", "field", "fields", "dest"})
+
+
+class CommandError(Exception):
+    """A command the server answered with a failed status."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code, self.message = code, message
+
+
+class TransportError(Exception):
+    """A request the server refused whole (HTTP status, or an unreadable reply)."""
+
+
+def _json_ready(v: Any, name: str = "") -> Any:
+    if isinstance(v, (bytes, bytearray)):
+        return list(v) if name in _TEXT_FIELDS else base64.b64encode(v).decode("ascii")
+    if isinstance(v, dict):
+        return {k: _json_ready(x, k) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_ready(x, name) for x in v]
+    return v
+
+
+class Codec:
+    def __init__(self, encoding: str) -> None:
+        if encoding not in ("msgpack", "json"):
+            raise ValueError(f"encoding {encoding!r}: msgpack or json")
+        self.msgpack = encoding == "msgpack"
+        self.content_type = "application/msgpack" if self.msgpack else "application/json"
+
+    def encode(self, body: Dict[str, Any]) -> bytes:
+        if self.msgpack:
+            return msgpack.packb(body, use_bin_type=True)
+        return json.dumps(_json_ready(body), separators=(",", ":")).encode()
+
+    def decode(self, data: bytes) -> Dict[str, Any]:
+        if self.msgpack:
+            return msgpack.unpackb(data, raw=False)
+        return json.loads(data)
+
+    def values(self, v: Any) -> List[Optional[bytes]]:
+        """A values reply: bytes or None per field (JSON's [] is b"")."""
+        if v is None:
+            return []
+        if self.msgpack:
+            return v
+        return [None if x is None else bytes(x) for x in v]
+
+    def keys(self, v: Any) -> List[bytes]:
+        if not v:
+            return []
+        if self.msgpack:
+            return [k if isinstance(k, bytes) else k.encode() for k in v]
+        return [bytes(k) if isinstance(k, list) else k.encode() for k in v]
+
+
+def results(codec: Codec, reply: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Each command's response of a /batch_execute reply, raising the
+    first failed status."""
+    status = reply.get("status") or {}
+    if not status.get("ok", False):
+        raise CommandError(status.get("code", "unknown"), status.get("message", ""))
+    out = []
+    for r in reply.get("responses", []):
+        st = r.get("status") or {}
+        if not st.get("ok", False):
+            raise CommandError(st.get("code", "unknown"), st.get("message", ""))
+        out.append(r.get("response") or {})
+    return out
+
+
+class _Conn(http.client.HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class _TLSConn(http.client.HTTPSConnection):
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class Transport:
+    """Posts bodies to the server; safe for concurrent use (a connection a
+    thread)."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        encoding: str = "msgpack",
+        token: Optional[str] = None,
+        tls: Optional[ssl.SSLContext] = None,
+        timeout: float = 5.0,
+    ) -> None:
+        self.host, self.port, self.timeout, self.tls = host, port, timeout, tls
+        self.codec = Codec(encoding)
+        self.headers = {"Content-Type": self.codec.content_type, "Accept": self.codec.content_type}
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
+        self._local = threading.local()
+        self._pools: Dict[int, Tuple[asyncio.AbstractEventLoop, List[Tuple[asyncio.StreamReader, asyncio.StreamWriter]]]] = {}
+        self.requests = 0  # requests sent: tests count round trips with it
+
+    def _conn(self) -> http.client.HTTPConnection:
+        c = getattr(self._local, "conn", None)
+        if c is None:
+            if self.tls is not None:
+                c = _TLSConn(self.host, self.port, timeout=self.timeout, context=self.tls)
+            else:
+                c = _Conn(self.host, self.port, timeout=self.timeout)
+            self._local.conn = c
+        return c
+
+    def post(self, path: str, body: Dict[str, Any]) -> Dict[str, Any]:
+        data = self.codec.encode(body)
+        self.requests += 1
+        for attempt in (0, 1):
+            c = self._conn()
+            try:
+                c.request("POST", path, data, self.headers)
+                resp = c.getresponse()
+                payload = resp.read()
+                break
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                # A kept-alive connection the server closed while idle:
+                # the request never ran, so one retry on a new one is safe.
+                c.close()
+                self._local.conn = None
+                if attempt:
+                    raise
+        return self._reply(resp.status, payload)
+
+    def _reply(self, status: int, payload: bytes) -> Dict[str, Any]:
+        try:
+            reply = self.codec.decode(payload)
+        except Exception as e:
+            raise TransportError(f"HTTP {status}: unreadable reply: {payload[:200]!r}") from e
+        if status != 200:
+            st = reply.get("status", reply) if isinstance(reply, dict) else {}
+            raise CommandError(st.get("code", f"http_{status}"), st.get("message", ""))
+        return reply
+
+    def batch(self, commands: List[Dict[str, Any]], extra: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+        body = dict(extra or {})
+        body["commands"] = commands
+        return results(self.codec, self.post("/batch_execute", body))
+
+    # -- asyncio -----------------------------------------------------------
+
+    async def _acquire(self):
+        loop = asyncio.get_running_loop()
+        got = self._pools.get(id(loop))
+        if got is None or got[0] is not loop:
+            got = self._pools[id(loop)] = (loop, [])
+        pool = got[1]
+        while pool:
+            r, w = pool.pop()
+            if not w.is_closing() and not r.at_eof():
+                return r, w, pool
+        r, w = await asyncio.wait_for(
+            asyncio.open_connection(self.host, self.port, ssl=self.tls), self.timeout
+        )
+        sock = w.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return r, w, pool
+
+    async def post_async(self, path: str, body: Dict[str, Any]) -> Dict[str, Any]:
+        data = self.codec.encode(body)
+        self.requests += 1
+        r, w, pool = await self._acquire()
+        head = [f"POST {path} HTTP/1.1", f"Host: {self.host}:{self.port}", f"Content-Length: {len(data)}"]
+        head += [f"{k}: {v}" for k, v in self.headers.items()]
+        try:
+            w.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+            await w.drain()
+            status, payload, keep = await asyncio.wait_for(_read_response(r), self.timeout)
+        except BaseException:
+            w.close()
+            raise
+        if keep:
+            pool.append((r, w))
+        else:
+            w.close()
+        return self._reply(status, payload)
+
+    async def batch_async(self, commands: List[Dict[str, Any]], extra: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+        body = dict(extra or {})
+        body["commands"] = commands
+        return results(self.codec, await self.post_async("/batch_execute", body))
+
+    def close(self) -> None:
+        c = getattr(self._local, "conn", None)
+        if c is not None:
+            c.close()
+            self._local.conn = None
+        for loop, pool in self._pools.values():
+            for _, w in pool:
+                w.close()
+        self._pools.clear()
+
+
+async def _read_response(r: asyncio.StreamReader) -> Tuple[int, bytes, bool]:
+    line = await r.readline()
+    parts = line.split(None, 2)
+    if len(parts) < 2:
+        raise TransportError(f"bad status line {line!r}")
+    status = int(parts[1])
+    length, keep, chunked = 0, True, False
+    while True:
+        h = await r.readline()
+        if h in (b"\r\n", b"\n", b""):
+            break
+        k, _, v = h.decode("latin-1").partition(":")
+        k, v = k.strip().lower(), v.strip().lower()
+        if k == "content-length":
+            length = int(v)
+        elif k == "connection" and v == "close":
+            keep = False
+        elif k == "transfer-encoding" and "chunked" in v:
+            chunked = True
+    if not chunked:
+        return status, await r.readexactly(length), keep
+    body = bytearray()
+    while True:
+        size = int((await r.readline()).split(b";")[0], 16)
+        if size == 0:
+            await r.readline()
+            return status, bytes(body), keep
+        body += await r.readexactly(size)
+        await r.readline()
