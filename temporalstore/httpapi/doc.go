@@ -16,7 +16,9 @@
 //     {"status": {"ok", "code", "message"}, "response": {"kind", ...}}:
 //     HTTP 200 whenever the body was understood, the command's own failure
 //     in status; a body that cannot be decoded, an unknown kind or a
-//     missing field is HTTP 400 with code "bad_request".
+//     missing field of an original kind is HTTP 400 with code
+//     "bad_request" (the engine's kinds check their own fields: an empty
+//     key is the command's invalid_argument).
 //   - POST /batch_execute {"shard_id", "commands": [...]} runs the commands
 //     in order, each with its own status; a batch holding a command that
 //     cannot be understood runs nothing and is HTTP 400.

@@ -15,6 +15,7 @@ import (
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+	"github.com/temporalstore/temporalstore-go/temporalstore/wire"
 )
 
 // A batch runs its commands in order, each with its own status, in a
@@ -324,4 +325,27 @@ func TestProfiling(t *testing.T) {
 			require.Contains(t, body, tc.body)
 		})
 	}
+}
+
+// Row writes over the wire: a row without an event time is refused, not
+// stamped at the epoch; event_time_ns and ts_format reach the engine, so a
+// write 1 µs newer applies; both times at once are a bad request.
+func TestRowWriteTimes(t *testing.T) {
+	srv, _, _ := newServer(t, testclock.New(epoch), nil)
+	ns := epoch.UnixNano()
+	batch := func(rows ...wire.Row) ExecuteResponse {
+		return execWire(t, srv, false, Request{Command: &Command{Kind: "row_write_batch", TSField: "_ts:v", TSFormat: "proto", Rows: rows}})
+	}
+	r := batch(wire.Row{Key: Text("e1"), Args: []Bytes{Bytes("f"), Bytes("v")}})
+	require.Equal(t, "invalid_argument", r.Status.Code)
+	r = batch(wire.Row{Key: Text("e1"), Args: []Bytes{Bytes("f"), Bytes("1")}, EventTimeNs: ns},
+		wire.Row{Key: Text("e1"), Args: []Bytes{Bytes("f"), Bytes("2")}, EventTimeNs: ns + 1000},
+		wire.Row{Key: Text("e1"), Args: []Bytes{Bytes("f"), Bytes("3")}, EventTimeNs: ns + 1000})
+	require.True(t, r.Status.OK, r.Status.Message)
+	require.Equal(t, []int64{1, 1, 0}, r.Response.Integers)
+	ms, nsv := epoch.UnixMilli(), ns
+	both := Request{Command: &Command{Kind: "row_write", Key: Text("e2"), Args: []Bytes{Bytes("f"), Bytes("v")}, EventTimeMs: &ms, EventTimeNs: &nsv}}
+	code, body := post(t, srv.Client(), srv.URL+"/execute", false, "", encode(t, false, both))
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, string(body), "not both")
 }

@@ -765,9 +765,14 @@ func nativeCommand(w *Command) (api.Command, error) {
 		c.EventTime = time.Unix(0, *w.EventTimeNs)
 	}
 	for _, r := range w.Rows {
-		row := api.Row{Key: r.Key, EventTime: time.UnixMilli(r.EventTimeMs)}
-		if r.EventTimeNs != 0 {
+		// A row without an event time keeps the zero time, which the
+		// engine refuses, rather than being stamped at the epoch.
+		row := api.Row{Key: r.Key}
+		switch {
+		case r.EventTimeNs != 0:
 			row.EventTime = time.Unix(0, r.EventTimeNs)
+		case r.EventTimeMs != 0:
+			row.EventTime = time.UnixMilli(r.EventTimeMs)
 		}
 		for _, a := range r.Args {
 			row.Args = append(row.Args, nonNil(a))
