@@ -29,6 +29,9 @@ TRACK_PREFIX = b"\x00ft\x00"
 # reads the stored event times first and sends only the newer rows.
 PREFETCH_ABOVE = 0.5
 _EWMA = 0.3
+# Keys a scan request looks at: the suffix filter runs on the server, so a
+# large page costs few round trips and little transfer.
+_SCAN_COUNT = 10_000
 
 
 class TemporalStoreCommandOnlineStoreConfig(FeastConfigBaseModel):
@@ -325,7 +328,7 @@ class TemporalStoreCommandOnlineStore(RowStore):
         project = config.project.encode("utf-8")
         keys, cursor = [], 0
         while True:
-            [r] = t.batch([{"kind": "scan", "cursor": cursor, "count": 1000, "suffix": project}], self._extra(cfg))
+            [r] = t.batch([{"kind": "scan", "cursor": cursor, "count": _SCAN_COUNT, "suffix": project}], self._extra(cfg))
             keys += t.codec.keys(r.get("keys"))
             cursor = r.get("cursor") or 0
             if not cursor:
