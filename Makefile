@@ -201,6 +201,10 @@ bench-script: ## EVALSHA token bucket, 50 clients, vs redis-server: cd tools && 
 bench-streams: ## Streams and pub/sub (XADD, XREADGROUP+XACK, PUBLISH fan-out) vs redis-server and NATS JetStream: cd tools && go run ./bench streams
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench streams
 
+.PHONY: bench-feast
+bench-feast: ## Feature serving through Feast 0.67 (SQLite, Redis via Feast's store, ours async and durable via both plugins): scripts/bench-feast
+	scripts/bench-feast
+
 bench-%: ## Any benchmark by name: cd tools && go run ./bench <name>
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench $*
 

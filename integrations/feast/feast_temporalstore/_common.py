@@ -60,13 +60,9 @@ def to_row(values: Sequence[Optional[bytes]], features: Sequence[str]):
         return None, None
     res: Dict[str, ValueProto] = {}
     for name, raw in zip(features, values):
-        if raw is None:
-            continue
-        v = ValueProto()
-        if raw:
-            v.ParseFromString(raw)
-        res[name] = v
-    return _layout.from_nanos(_layout.decode_timestamp(ts)), res
+        if raw is not None:
+            res[name] = ValueProto.FromString(raw)
+    return _layout.timestamp_datetime(ts), res
 
 
 class RowStore(OnlineStore):

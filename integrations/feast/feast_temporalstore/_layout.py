@@ -14,15 +14,18 @@ where a glob suffix match would also take project ``ba``'s rows for ``a``.
 from __future__ import annotations
 
 import struct
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 import mmh3
+from google.protobuf.timestamp_pb2 import Timestamp as _Timestamp
 
 # ValueType numbers of the entity value types v3 serializes.
 _STRING, _BYTES, _INT32, _INT64, _UNIX_TIMESTAMP = 2, 1, 3, 4, 8
 
 _U32 = struct.Struct("<I")
+_I64 = struct.Struct("<q")
+_INT64_HEAD = struct.pack("<II", _INT64, 8)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -60,9 +63,25 @@ def _value_bytes(v) -> Tuple[int, bytes]:
     raise ValueError(f"entity value type not supported by entity key serialization v3: {which}")
 
 
+# The name section of single-key entity keys, by name: most keys have one
+# join key, and a read serializes one per entity.
+_single_prefix: dict = {}
+
+
 def entity_key_bytes(entity_key) -> bytes:
     """v3 serialization of an EntityKeyProto."""
-    return serialize_entity_key(list(entity_key.join_keys), list(entity_key.entity_values))
+    names = entity_key.join_keys
+    if len(names) == 1:
+        v = entity_key.entity_values[0]
+        if v.WhichOneof("val") == "int64_val":
+            p = _single_prefix.get(names[0])
+            if p is None:
+                if len(_single_prefix) > 1024:
+                    _single_prefix.clear()
+                b = names[0].encode("utf-8")
+                p = _single_prefix[names[0]] = _U32.pack(1) + _U32.pack(_STRING) + _U32.pack(len(b)) + b + _INT64_HEAD
+            return p + _I64.pack(v.int64_val)
+    return serialize_entity_key(list(names), list(entity_key.entity_values))
 
 
 def row_key(project: str, entity_key) -> bytes:
@@ -150,6 +169,14 @@ def encode_timestamp(ns: int) -> bytes:
         out.append(0x10)
         _put_varint(out, n)
     return bytes(out)
+
+
+def timestamp_datetime(b: bytes) -> datetime:
+    """The tz-aware UTC datetime of a serialized Timestamp (microsecond
+    precision, as datetime has), parsed by protobuf's C parser."""
+    ts = _Timestamp()
+    ts.ParseFromString(b)
+    return _EPOCH + timedelta(seconds=ts.seconds, microseconds=ts.nanos // 1000)
 
 
 def decode_timestamp(b: Optional[bytes]) -> Optional[int]:

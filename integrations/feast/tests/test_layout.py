@@ -70,7 +70,9 @@ def test_timestamps_match_protobuf(dt):
     assert ns == ts.seconds * 1_000_000_000 + ts.nanos
     assert _layout.encode_timestamp(ns) == ts.SerializeToString()
     assert _layout.decode_timestamp(ts.SerializeToString()) == ns
-    assert _layout.from_nanos(ns) == (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc))
+    aware = dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    assert _layout.from_nanos(ns) == aware
+    assert _layout.timestamp_datetime(ts.SerializeToString()) == aware
 
 
 def test_timestamp_vectors():
