@@ -38,6 +38,8 @@ class Server:
     data: Path
     proc: Optional[subprocess.Popen] = None
     args: tuple = ()
+    token: Optional[str] = None
+    ca_file: Optional[str] = None  # the server serves TLS, with this CA
 
     def start(self) -> None:
         bin_ = build_server()
@@ -62,8 +64,13 @@ class Server:
             self.proc.wait()
         self.proc = None
 
-    def redis(self) -> redis.Redis:
-        return redis.Redis(port=self.resp_port)
+    def redis(self, **kw) -> redis.Redis:
+        if self.token:
+            kw.setdefault("password", self.token)
+        if self.ca_file:
+            kw.setdefault("ssl", True)
+            kw.setdefault("ssl_ca_certs", self.ca_file)
+        return redis.Redis(host="127.0.0.1", port=self.resp_port, **kw)
 
 
 _built: dict = {}
@@ -93,9 +100,16 @@ def wait_ready(s: Server, timeout: float = 30.0) -> None:
         if s.proc is not None and s.proc.poll() is not None:
             raise RuntimeError(f"server exited with {s.proc.returncode}")
         try:
-            redis.Redis(port=s.resp_port, socket_timeout=1).get("__ready__")
-            c = http.client.HTTPConnection("127.0.0.1", s.http_port, timeout=1)
-            c.request("POST", "/execute", json.dumps({"command": {"kind": "get", "key": "__ready__"}}))
+            s.redis(socket_timeout=1).get("__ready__")
+            if s.ca_file:
+                import ssl
+
+                ctx = ssl.create_default_context(cafile=s.ca_file)
+                c = http.client.HTTPSConnection("127.0.0.1", s.http_port, timeout=1, context=ctx)
+            else:
+                c = http.client.HTTPConnection("127.0.0.1", s.http_port, timeout=1)
+            headers = {"Authorization": f"Bearer {s.token}"} if s.token else {}
+            c.request("POST", "/execute", json.dumps({"command": {"kind": "get", "key": "__ready__"}}), headers)
             r = c.getresponse()
             body = r.read()
             if r.status == 200 and b'"ok":true' in body:

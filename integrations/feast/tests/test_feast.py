@@ -185,6 +185,9 @@ def test_interop_with_feast_redis_store(applied, server, project, kind):
     # A stale write through one is stale to the other.
     store.online_write_batch(cfg, views["stats"], [row(ek(driver_id=1), T0, trips=9)], None)
     assert plain(redis_store.online_read(rcfg, rviews["stats"], keys[:1], ["trips"])) == [(T0, {"trips": ("int64_val", 1)})]
+    # Feast's own teardown, through our SCAN, deletes the project's rows.
+    redis_store.teardown(rcfg, list(rviews.values()), [])
+    assert [k for k in server.redis().scan_iter(count=1000) if _layout.in_project(k, project.encode())] == []
 
 
 @pytest.mark.parametrize("kind", PLUGINS)
