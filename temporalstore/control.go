@@ -222,6 +222,11 @@ func runCTake(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respo
 				sum += n
 			}
 		}
+		now := v.Now().UnixMilli()
+		if c.RequestID != "" && o != nil && o.Control.Seen(c.RequestID, now) {
+			r.Applied, r.Int = true, sum
+			return nil, nil
+		}
 		if sum+c.Delta > c.Limit {
 			r.Int = sum
 			// The earliest moment enough of the window has aged out.
@@ -239,7 +244,11 @@ func runCTake(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respo
 			return nil, nil
 		}
 		r.Applied, r.Int = true, sum+c.Delta
-		return []command.Command{{Op: shard.OpCAdd, Key: c.Key, Args: [][]byte{shard.Varint(b), shard.Varint(c.Delta)}}}, nil
+		args := [][]byte{shard.Varint(b), shard.Varint(c.Delta)}
+		if c.RequestID != "" {
+			args = append(args, []byte(c.RequestID), shard.Varint(now+ControlDedupWindow.Milliseconds()))
+		}
+		return []command.Command{{Op: shard.OpCAdd, Key: c.Key, Args: args}}, nil
 	})
 	return r, err
 }

@@ -101,6 +101,23 @@ func TestControlState(t *testing.T) {
 	_, err = e.Execute(ctx, Command{Kind: KindCTake, Key: b("quota"), Delta: 1, Limit: 3})
 	require.ErrorIs(t, err, ErrInvalid)
 
+	// A take with a request id counts once however often it is retried;
+	// a refused one records no id, so its retry is judged afresh.
+	idTake := func(id string, n int64) Response {
+		return q(Command{Kind: KindCTake, Key: b("budget"), Delta: n, Limit: 10, Window: time.Minute, RequestID: id})
+	}
+	require.Equal(t, int64(6), idTake("r1", 6).Int)
+	r = idTake("r1", 6)
+	require.True(t, r.Applied)
+	require.Equal(t, int64(6), r.Int, "the retry added nothing")
+	require.False(t, idTake("r2", 5).Applied)
+	require.True(t, idTake("r3", 4).Applied)
+	require.False(t, idTake("r2", 5).Applied, "r2 was refused, not recorded: judged again")
+	require.NoError(t, e.Close())
+	e = openEngine(t, dir, clk)
+	q = func(c Command) Response { return exec(t, e, c) }
+	require.Equal(t, int64(10), idTake("r1", 6).Int, "ids survive a restart")
+
 	// Pacing: 2 a second, evenly, then with a burst of 2.
 	pace := func(key string, burst int) Response {
 		c := Command{Kind: KindCPace, Key: b(key), Limit: 2, Window: time.Second}

@@ -45,7 +45,9 @@ const (
 	// of Key's last Window (ending at At) stays within Limit. Applied says
 	// whether it did; Int is the window's sum after; RetryAfter, when
 	// refused, is how long until enough of the window has aged out
-	// (QUOTATAKE).
+	// (QUOTATAKE). With RequestID, a take whose id was applied within
+	// ControlDedupWindow is answered applied again and adds nothing, so a
+	// retried take counts once; a refused take records no id.
 	KindCTake Kind = "cstake"
 	// KindCPace paces Key to Limit events a Window, evenly (the generic
 	// cell rate algorithm): an event of cost Delta (0 counts as 1) is

@@ -213,9 +213,12 @@ class ControlClient(Client):
         *,
         precision_ms: int | None = None,
         ttl_ms: int | None = None,
+        request_id: str | None = None,
     ) -> QuotaResult:
         """Records ``amount`` at ``at`` only if the last ``window_ms``'s sum
-        stays within ``limit``; all or nothing, atomically."""
+        stays within ``limit``; all or nothing, atomically. With
+        ``request_id``, a retry of a take the server applied within its
+        dedup window is answered allowed and adds nothing."""
         r = self._run(
             "cstake",
             key=wire_name(key),
@@ -225,6 +228,7 @@ class ControlClient(Client):
             at=_at(at),
             precision_ms=precision_ms,
             ttl_ms=ttl_ms,
+            request_id=request_id or None,
         )
         if r.get("kind") != "quota":
             raise ProtocolError(f"expected a quota reply, got {r!r:.200}")
@@ -239,11 +243,12 @@ class ControlClient(Client):
         *,
         precision_ms: int | None = None,
         ttl_ms: int | None = None,
+        request_id: str | None = None,
     ) -> QuotaResult:
         """A frequency cap: checks and records one event in one round
         trip, allowed while fewer than ``limit`` were recorded in the last
         ``window_ms``; a refused event is not recorded."""
-        return self.take(key, 1, limit, window_ms, at, precision_ms=precision_ms, ttl_ms=ttl_ms)
+        return self.take(key, 1, limit, window_ms, at, precision_ms=precision_ms, ttl_ms=ttl_ms, request_id=request_id)
 
     def spend(
         self,
@@ -255,11 +260,13 @@ class ControlClient(Client):
         *,
         precision_ms: int | None = None,
         ttl_ms: int | None = None,
+        request_id: str | None = None,
     ) -> QuotaResult:
         """A budget gate: records the spend only when the window's spend
         with it stays within ``budget``; a rejected spend is never
-        recorded, so it does not eat into the budget."""
-        return self.take(key, amount, budget, window_ms, at, precision_ms=precision_ms, ttl_ms=ttl_ms)
+        recorded, so it does not eat into the budget. A retried spend with
+        the same ``request_id`` counts once."""
+        return self.take(key, amount, budget, window_ms, at, precision_ms=precision_ms, ttl_ms=ttl_ms, request_id=request_id)
 
     def pace(
         self,

@@ -119,6 +119,16 @@ def test_budget_gate_never_records_a_rejected_spend(cc: ControlClient, key: str)
     assert cc.count(key, day, at=T0 + 3) == 1_000
 
 
+def test_a_retried_spend_counts_once(cc: ControlClient, key: str) -> None:
+    day = 86_400_000
+    assert cc.spend(key, 600, 1_000, day, at=T0, request_id="order-1").allowed
+    again = cc.spend(key, 600, 1_000, day, at=T0, request_id="order-1")
+    assert again.allowed and again.used == 600, "the retry was counted again"
+    assert not cc.spend(key, 500, 1_000, day, at=T0 + 1, request_id="order-2").allowed
+    assert cc.spend(key, 400, 1_000, day, at=T0 + 2, request_id="order-3").allowed
+    assert cc.count(key, day, at=T0 + 2) == 1_000
+
+
 def test_take_shares_state_with_incr(cc: ControlClient, key: str) -> None:
     cc.incr(key, 9, at=T0)
     assert not cc.take(key, 2, 10, 1_000, at=T0 + 1).allowed
