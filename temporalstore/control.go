@@ -370,6 +370,11 @@ func runCPace(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respo
 		return Response{}, fmt.Errorf("%w: pacing needs a positive limit, window and burst, and a cost not negative", ErrInvalid)
 	}
 	cost := max(c.Delta, 1)
+	if cost > burst {
+		// More than a burst holds is never allowed: no wait would help,
+		// so none is suggested (a quota's amount over its limit likewise).
+		return Response{}, nil
+	}
 	interval := float64(c.Window.Milliseconds()) / float64(c.Limit)
 	var r Response
 	err := controlWrite(ctx, s, c, func(o *object.Object, v *shard.View) ([]command.Command, error) {

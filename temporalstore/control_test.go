@@ -137,6 +137,12 @@ func TestControlState(t *testing.T) {
 	require.False(t, pace("pb", 2).Applied)
 	_, err = e.Execute(ctx, Command{Kind: KindCPace, Key: b("p"), Limit: 0, Window: time.Second})
 	require.ErrorIs(t, err, ErrInvalid)
+	// A cost above the burst never fits: refused, no wait suggested.
+	r = q(Command{Kind: KindCPace, Key: b("pc"), Limit: 10, Window: time.Second, Delta: 3})
+	require.False(t, r.Applied)
+	require.Zero(t, r.RetryAfter)
+	r = q(Command{Kind: KindCPace, Key: b("pc"), Limit: 10, Window: time.Second, Delta: 3, Count: 3, HasCount: true})
+	require.True(t, r.Applied)
 
 	// Everything survives a restart, the idempotency ledger included, and
 	// an id is applied again once its window has passed.

@@ -53,7 +53,8 @@ const (
 	// cell rate algorithm): an event of cost Delta (0 counts as 1) is
 	// allowed when it keeps to that rate, with bursts of up to Count
 	// events (HasCount; default 1). Applied says whether it was; when
-	// not, RetryAfter is when it would be (PACE).
+	// not, RetryAfter is when it would be (PACE), or 0 for a cost above
+	// the burst, which is never allowed.
 	KindCPace Kind = "cspace"
 )
 
