@@ -103,6 +103,13 @@ func Decode(body []byte, mp bool, v any) error {
 	if !mp {
 		return json.Unmarshal(body, v) // unknown fields are ignored, as the original does
 	}
+	// A first pass over the whole body: every array and map it claims must
+	// be there, so no decoder below sizes anything by a length the body
+	// does not hold (the library's slice decoding allocates a claimed length
+	// at once: 16 bytes could ask for gigabytes).
+	if err := msgpack.NewDecoder(bytes.NewReader(body)).Skip(); err != nil {
+		return err
+	}
 	d := msgpack.NewDecoder(bytes.NewReader(body))
 	d.SetCustomStructTag("json")
 	if err := d.Decode(v); err != nil {
