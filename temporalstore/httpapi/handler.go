@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -163,6 +164,9 @@ func (h *Handler) send(w http.ResponseWriter, route string, code int, mp bool, b
 		ct = ContentTypeMsgpack
 	}
 	w.Header().Set("Content-Type", ct)
+	// The whole body is at hand: its length spares a reply past net/http's
+	// 2 KiB buffer the chunked encoding (and its extra writes).
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
 	h.metrics.request(route, code)

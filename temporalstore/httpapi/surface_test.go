@@ -349,3 +349,19 @@ func TestRowWriteTimes(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Contains(t, string(body), "not both")
 }
+
+// A reply carries its length, however large: no chunked encoding.
+func TestReplyLength(t *testing.T) {
+	srv, e, _ := newServer(t, testclock.New(epoch), nil)
+	_, err := e.Execute(t.Context(), ts.Command{Kind: ts.KindSet, Key: []byte("big"), Value: []byte(strings.Repeat("x", 64<<10))})
+	require.NoError(t, err)
+	body := `{"commands":[{"kind":"get","key":"big"},{"kind":"get","key":"big"}]}`
+	resp, err := srv.Client().Post(srv.URL+"/batch_execute", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Empty(t, resp.TransferEncoding)
+	require.Equal(t, int64(len(got)), resp.ContentLength)
+	require.Greater(t, len(got), 128<<10)
+}
