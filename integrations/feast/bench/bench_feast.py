@@ -119,10 +119,6 @@ class Arm:
     label: str = ""
 
 
-class NullOnlineStoreConfig:  # replaced below once Feast is imported
-    pass
-
-
 def _null_store_classes():
     """An online store that keeps rows in a dict of this process: no I/O,
     no encoding beyond Feast's own objects. Its latency is Feast's own

@@ -149,13 +149,6 @@ def to_nanos(ts: datetime) -> int:
     return ((d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds) * 1000
 
 
-def from_nanos(ns: int) -> datetime:
-    """The tz-aware UTC datetime of Unix nanoseconds (microsecond precision,
-    as datetime has)."""
-    s, rem = divmod(ns, 1_000_000_000)
-    return datetime.fromtimestamp(s, tz=timezone.utc).replace(microsecond=rem // 1000)
-
-
 def encode_timestamp(ns: int) -> bytes:
     """A serialized google.protobuf.Timestamp of Unix nanoseconds, as
     protobuf writes it: zero fields left out, varints, int64 seconds and

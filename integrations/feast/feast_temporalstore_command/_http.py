@@ -93,70 +93,65 @@ def results(codec: Codec, reply: Dict[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
+def parse_response(buf: bytearray) -> Optional[Tuple[int, bytes, bool, int]]:
+    """The HTTP/1.1 response at the start of buf: (status, body, keep-alive,
+    bytes it took), or None while buf does not hold all of it. Both the
+    socket client and the asyncio one feed it what they read."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    lines = bytes(buf[:end]).split(b"\r\n")
+    parts = lines[0].split(None, 2)
+    if len(parts) < 2 or not parts[1].isdigit():
+        raise TransportError(f"bad status line {lines[0]!r}")
+    status, length, keep, chunked = int(parts[1]), 0, True, False
+    for h in lines[1:]:
+        k, _, v = h.partition(b":")
+        k, v = k.strip().lower(), v.strip().lower()
+        if k == b"content-length":
+            length = int(v)
+        elif k == b"connection" and v == b"close":
+            keep = False
+        elif k == b"transfer-encoding" and b"chunked" in v:
+            chunked = True
+    pos = end + 4
+    if not chunked:
+        if len(buf) < pos + length:
+            return None
+        return status, bytes(buf[pos : pos + length]), keep, pos + length
+    body = bytearray()
+    while True:
+        eol = buf.find(b"\r\n", pos)
+        if eol < 0:
+            return None
+        size = int(bytes(buf[pos:eol]).split(b";")[0], 16)
+        pos = eol + 2
+        if len(buf) < pos + size + 2:
+            return None
+        if size == 0:  # no trailers
+            return status, bytes(body), keep, pos + 2
+        body += buf[pos : pos + size]
+        pos += size + 2
+
+
 class _Reader:
-    """Reads one HTTP/1.1 response at a time from a blocking socket, keeping
-    what arrives past it for the next."""
+    """Reads one HTTP/1.1 response at a time from a blocking socket."""
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.buf = bytearray()
 
-    def _fill(self) -> bool:
-        chunk = self.sock.recv(262144)
-        if not chunk:
-            return False
-        self.buf += chunk
-        return True
-
-    def line(self, got_any: List[bool]) -> bytes:
-        while True:
-            i = self.buf.find(b"\r\n")
-            if i >= 0:
-                out = bytes(self.buf[:i])
-                del self.buf[: i + 2]
-                return out
-            if not self._fill():
-                raise _Closed(got_any[0])
-            got_any[0] = True
-
-    def exactly(self, n: int) -> bytes:
-        while len(self.buf) < n:
-            if not self._fill():
-                raise _Closed(True)
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
-
     def response(self) -> Tuple[int, bytes, bool]:
-        got_any = [bool(self.buf)]
-        status_line = self.line(got_any)
-        parts = status_line.split(None, 2)
-        if len(parts) < 2:
-            raise TransportError(f"bad status line {status_line!r}")
-        status = int(parts[1])
-        length, keep, chunked = 0, True, False
         while True:
-            h = self.line([True])
-            if not h:
-                break
-            k, _, v = h.partition(b":")
-            k, v = k.strip().lower(), v.strip().lower()
-            if k == b"content-length":
-                length = int(v)
-            elif k == b"connection" and v == b"close":
-                keep = False
-            elif k == b"transfer-encoding" and b"chunked" in v:
-                chunked = True
-        if not chunked:
-            return status, self.exactly(length), keep
-        body = bytearray()
-        while True:
-            size = int(self.line([True]).split(b";")[0], 16)
-            if size == 0:
-                self.line([True])
-                return status, bytes(body), keep
-            body += self.exactly(size)
-            self.line([True])
+            got = parse_response(self.buf)
+            if got is not None:
+                status, body, keep, used = got
+                del self.buf[:used]
+                return status, body, keep
+            chunk = self.sock.recv(262144)
+            if not chunk:
+                raise _Closed(bool(self.buf))
+            self.buf += chunk
 
 
 class _Closed(Exception):
@@ -311,31 +306,12 @@ class Transport:
 
 
 async def _read_response(r: asyncio.StreamReader) -> Tuple[int, bytes, bool]:
-    line = await r.readline()
-    parts = line.split(None, 2)
-    if len(parts) < 2:
-        raise TransportError(f"bad status line {line!r}")
-    status = int(parts[1])
-    length, keep, chunked = 0, True, False
+    buf = bytearray()
     while True:
-        h = await r.readline()
-        if h in (b"\r\n", b"\n", b""):
-            break
-        k, _, v = h.decode("latin-1").partition(":")
-        k, v = k.strip().lower(), v.strip().lower()
-        if k == "content-length":
-            length = int(v)
-        elif k == "connection" and v == "close":
-            keep = False
-        elif k == "transfer-encoding" and "chunked" in v:
-            chunked = True
-    if not chunked:
-        return status, await r.readexactly(length), keep
-    body = bytearray()
-    while True:
-        size = int((await r.readline()).split(b";")[0], 16)
-        if size == 0:
-            await r.readline()
-            return status, bytes(body), keep
-        body += await r.readexactly(size)
-        await r.readline()
+        got = parse_response(buf)
+        if got is not None:
+            return got[:3]
+        chunk = await r.read(262144)
+        if not chunk:
+            raise TransportError("connection closed by the server")
+        buf += chunk

@@ -14,7 +14,7 @@ from feast.repo_config import FeastConfigBaseModel
 from pydantic import StrictStr
 
 from feast_temporalstore import _layout
-from feast_temporalstore._common import Read, Row, RowStore, chunks
+from feast_temporalstore._common import Read, Row, RowStore, chunks, view_name
 
 from ._http import Transport
 
@@ -69,6 +69,8 @@ class TemporalStoreCommandOnlineStoreConfig(FeastConfigBaseModel):
     """Record row keys in tracking sets so teardown reads them instead of
     scanning the keyspace."""
     adaptive_timestamp_prefetch: bool = True
+    """When most of a thread's recent rows were stale, read the stored event
+    times first and send only the newer rows (synchronous writes)."""
 
 
 def history_key(project: bytes, view: str, feature: str, entity: bytes) -> bytes:
@@ -94,7 +96,7 @@ def parse_own_key(key: bytes, project: bytes) -> Optional[str]:
         except struct.error:
             return None
     if key.startswith(TRACK_PREFIX):
-        return "track" if key[len(TRACK_PREFIX) + 4 :] == project and len(key) >= len(TRACK_PREFIX) + 4 else None
+        return "track" if len(key) >= len(TRACK_PREFIX) + 4 and key[len(TRACK_PREFIX) + 4 :] == project else None
     return "row" if _layout.in_project(key, project) else None
 
 
@@ -120,6 +122,7 @@ class TemporalStoreCommandOnlineStore(RowStore):
         self._transport: Optional[Transport] = None
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._names: Dict[str, Dict[bytes, str]] = {}
 
     @property
     def async_supported(self) -> SupportedAsyncMethods:
@@ -158,19 +161,34 @@ class TemporalStoreCommandOnlineStore(RowStore):
             self._transport.close()
             self._transport = None
 
+    def _run(self, config: RepoConfig, cmds: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        """Runs cmds in requests of at most max_commands_per_request; every
+        reply, in order."""
+        cfg, t = self._cfg(config), self.transport(config)
+        out: List[Dict[str, Any]] = []
+        for part in chunks(cmds, cfg.max_commands_per_request):
+            out += t.batch(list(part), self._extra(cfg))
+        return out
+
+    async def _run_async(self, config: RepoConfig, cmds: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        cfg, t = self._cfg(config), self.transport(config)
+        out: List[Dict[str, Any]] = []
+        for part in chunks(cmds, cfg.max_commands_per_request):
+            out += await t.batch_async(list(part), self._extra(cfg))
+        return out
+
     # -- writes ------------------------------------------------------------
 
-    def _write_commands(self, config: RepoConfig, view: str, rows: List[Row]) -> List[Dict[str, Any]]:
-        cfg = self._cfg(config)
-        cmd: Dict[str, Any] = {"kind": "row_write_batch", "ts_field": _layout.ts_field(view), "ts_format": "proto"}
-        if cfg.key_ttl_seconds:
-            cmd["ttl_ms"] = cfg.key_ttl_seconds * 1000
-        out = []
-        for part in chunks(rows, cfg.max_commands_per_request):
-            c = dict(cmd)
-            c["rows"] = [{"key": k, "args": [x for fv in fields for x in fv], "event_time_ns": ns} for k, fields, ns in part]
-            out.append(c)
-        return out
+    def _write_command(self, config: RepoConfig, view: str, rows: List[Row]) -> Dict[str, Any]:
+        """The conditional write of rows (at most max_commands_per_request)."""
+        cmd: Dict[str, Any] = {
+            "kind": "row_write_batch", "ts_field": _layout.ts_field(view), "ts_format": "proto",
+            "rows": [{"key": k, "args": [x for fv in fields for x in fv], "event_time_ns": ns} for k, fields, ns in rows],
+        }
+        ttl = self._cfg(config).key_ttl_seconds
+        if ttl:
+            cmd["ttl_ms"] = ttl * 1000
+        return cmd
 
     def _stale_rate(self) -> float:
         return getattr(self._local, "stale", 0.0)
@@ -210,7 +228,7 @@ class TemporalStoreCommandOnlineStore(RowStore):
         cmds: List[Dict[str, Any]] = []
         tracked: List[bytes] = []
         if cfg.write_feature_history:
-            names = self._names(config, view)
+            names = self._names.get(view, {})
             for (key, fields, ns), w in zip(rows, written):
                 if not w:
                     continue
@@ -235,10 +253,6 @@ class TemporalStoreCommandOnlineStore(RowStore):
             cmds += [{"kind": "sadd", "key": track_key(project, b), "args": ks} for b, ks in sets.items()]
         return cmds
 
-    def _names(self, config: RepoConfig, view: str) -> Dict[bytes, str]:
-        """Field hash → feature name of a view, from the write's table."""
-        return getattr(self._local, "names", {}).get(view, {})
-
     def online_write_batch(self, config, table, data, progress) -> None:
         self._remember_names(config, table)
         super().online_write_batch(config, table, data, progress)
@@ -248,16 +262,12 @@ class TemporalStoreCommandOnlineStore(RowStore):
         await super().online_write_batch_async(config, table, data, progress)
 
     def _remember_names(self, config, table) -> None:
-        if not self._cfg(config).write_feature_history:
-            return
-        from feast_temporalstore._common import view_name
-
-        view = view_name(table, config)
-        names = getattr(self._local, "names", None)
-        if names is None:
-            names = self._local.names = {}
-        if view not in names:
-            names[view] = {_layout.field_hash(view, f.name): f.name for f in table.features}
+        """Keeps the view's field hash → feature name, which history keys
+        are named by (a write's rows carry only the hashes)."""
+        if self._cfg(config).write_feature_history:
+            view = view_name(table, config)
+            if view not in self._names:
+                self._names[view] = {_layout.field_hash(view, f.name): f.name for f in table.features}
 
     def _write(self, config: RepoConfig, view: str, rows: List[Row]) -> int:
         cfg = self._cfg(config)
@@ -273,14 +283,12 @@ class TemporalStoreCommandOnlineStore(RowStore):
                 self._observe(before, before - len(part))
                 if not part:
                     continue
-            [r] = t.batch(self._write_commands(config, view, part), extra)
+            [r] = t.batch([self._write_command(config, view, part)], extra)
             flags = r.get("integers") or []
             written += sum(flags)
             if pre is None:
                 self._observe(len(part), len(part) - sum(flags))
-            follow = self._after_write(config, view, part, flags)
-            for c in chunks(follow, cfg.max_commands_per_request):
-                t.batch(list(c), extra)
+            self._run(config, self._after_write(config, view, part, flags))
         return written
 
     async def _write_async(self, config: RepoConfig, view: str, rows: List[Row]) -> int:
@@ -290,12 +298,10 @@ class TemporalStoreCommandOnlineStore(RowStore):
         written = 0
         for part in chunks(rows, cfg.max_commands_per_request):
             part = list(part)
-            [r] = await t.batch_async(self._write_commands(config, view, part), extra)
+            [r] = await t.batch_async([self._write_command(config, view, part)], extra)
             flags = r.get("integers") or []
             written += sum(flags)
-            follow = self._after_write(config, view, part, flags)
-            for c in chunks(follow, cfg.max_commands_per_request):
-                await t.batch_async(list(c), extra)
+            await self._run_async(config, self._after_write(config, view, part, flags))
         return written
 
     # -- reads -------------------------------------------------------------
@@ -304,21 +310,12 @@ class TemporalStoreCommandOnlineStore(RowStore):
         return [{"kind": "hmget", "key": k, "args": fields} for k, fields in reads]
 
     def _hmget(self, config: RepoConfig, reads: List[Read]) -> List[List[Optional[bytes]]]:
-        cfg = self._cfg(config)
-        t = self.transport(config)
-        out: List[List[Optional[bytes]]] = []
-        for part in chunks(reads, cfg.max_commands_per_request):
-            out += [t.codec.values(r.get("values")) for r in t.batch(self._read_commands(list(part)), self._extra(cfg))]
-        return out
+        codec = self.transport(config).codec
+        return [codec.values(r.get("values")) for r in self._run(config, self._read_commands(reads))]
 
     async def _hmget_async(self, config: RepoConfig, reads: List[Read]) -> List[List[Optional[bytes]]]:
-        cfg = self._cfg(config)
-        t = self.transport(config)
-        out: List[List[Optional[bytes]]] = []
-        for part in chunks(reads, cfg.max_commands_per_request):
-            replies = await t.batch_async(self._read_commands(list(part)), self._extra(cfg))
-            out += [t.codec.values(r.get("values")) for r in replies]
-        return out
+        codec = self.transport(config).codec
+        return [codec.values(r.get("values")) for r in await self._run_async(config, self._read_commands(reads))]
 
     # -- deletes -----------------------------------------------------------
 
@@ -337,36 +334,25 @@ class TemporalStoreCommandOnlineStore(RowStore):
     def _project_keys(self, config: RepoConfig) -> List[bytes]:
         return self._scan_suffix(config)
 
+    def _members(self, config: RepoConfig, kind: str, keys: List[bytes]) -> List[List[bytes]]:
+        """Each key's members by kind (hkeys, smembers)."""
+        codec = self.transport(config).codec
+        return [codec.keys(r.get("members")) for r in self._run(config, [{"kind": kind, "key": k} for k in keys])]
+
     def _hkeys(self, config: RepoConfig, keys: List[bytes]) -> List[List[bytes]]:
-        cfg = self._cfg(config)
-        t = self.transport(config)
-        out: List[List[bytes]] = []
-        for part in chunks(keys, cfg.max_commands_per_request):
-            out += [t.codec.keys(r.get("members")) for r in t.batch([{"kind": "hkeys", "key": k} for k in part], self._extra(cfg))]
-        return out
+        return self._members(config, "hkeys", keys)
 
     def _delete(self, config: RepoConfig, keys: List[bytes]) -> None:
-        cfg = self._cfg(config)
-        t = self.transport(config)
-        for part in chunks(keys, cfg.max_commands_per_request):
-            t.batch([{"kind": "delete_keys", "keys": list(part)}], self._extra(cfg))
+        n = self._cfg(config).max_commands_per_request
+        self._run(config, [{"kind": "delete_keys", "keys": list(part)} for part in chunks(keys, n)])
 
     def _hdel(self, config: RepoConfig, key_fields: List[Tuple[bytes, List[bytes]]]) -> None:
-        cfg = self._cfg(config)
-        t = self.transport(config)
-        for part in chunks(key_fields, cfg.max_commands_per_request):
-            t.batch([{"kind": "hdel", "key": k, "args": f} for k, f in part], self._extra(cfg))
+        self._run(config, [{"kind": "hdel", "key": k, "args": f} for k, f in key_fields])
 
     def _tracked(self, config: RepoConfig) -> List[bytes]:
-        cfg = self._cfg(config)
-        t = self.transport(config)
         project = config.project.encode("utf-8")
         sets = [track_key(project, b) for b in range(TRACK_SETS)]
-        keys: List[bytes] = []
-        for part in chunks(sets, cfg.max_commands_per_request):
-            for r in t.batch([{"kind": "smembers", "key": k} for k in part], self._extra(cfg)):
-                keys += t.codec.keys(r.get("members"))
-        return keys + sets
+        return [k for members in self._members(config, "smembers", sets) for k in members] + sets
 
     def teardown(self, config: RepoConfig, tables, entities) -> None:
         project = config.project.encode("utf-8")

@@ -71,7 +71,7 @@ def test_timestamps_match_protobuf(dt):
     assert _layout.encode_timestamp(ns) == ts.SerializeToString()
     assert _layout.decode_timestamp(ts.SerializeToString()) == ns
     aware = dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
-    assert _layout.from_nanos(ns) == aware
+    assert _layout.timestamp_datetime(_layout.encode_timestamp(ns)) == aware
     assert _layout.timestamp_datetime(ts.SerializeToString()) == aware
 
 

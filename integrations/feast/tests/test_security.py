@@ -19,7 +19,7 @@ def secured():
     """A server with a read-write token and TLS on both ports."""
     openssl = shutil.which("openssl")
     if openssl is None:
-        pytest.skip("openssl is needed to make a test certificate")
+        pytest.fail("openssl is needed to make a test certificate (make deps installs it)")
     d = Path(tempfile.mkdtemp(prefix="tsfeast-tls-"))
     cert, key = d / "cert.pem", d / "key.pem"
     subprocess.run([openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
