@@ -171,13 +171,8 @@ func (b *BatchRequest) DecodeMsgpack(d *msgpack.Decoder) error {
 			return false, nil
 		}
 		var err error
-		b.Commands, err = decodeList(d, func(c *Command) error {
-			// A nil command stays zero, as the library leaves it.
-			if code, err := d.PeekCode(); err == nil && code == msgpcode.Nil {
-				return d.DecodeNil()
-			}
-			return c.DecodeMsgpack(d)
-		})
+		// A nil command stays zero: decodeMap leaves a nil map's struct.
+		b.Commands, err = decodeList(d, func(c *Command) error { return c.DecodeMsgpack(d) })
 		return true, err
 	})
 }

@@ -869,12 +869,10 @@ func FromEngine(c api.Command) Command {
 		w.ExpireAtMs = &v
 	}
 	if !c.EventTime.IsZero() {
-		// Nanoseconds only where milliseconds would lose some.
-		if v := c.EventTime.UnixNano(); v%1e6 != 0 {
-			w.EventTimeNs = &v
+		if ms, ns := wireTime(c.EventTime); ns != 0 {
+			w.EventTimeNs = &ns
 		} else {
-			v := c.EventTime.UnixMilli()
-			w.EventTimeMs = &v
+			w.EventTimeMs = &ms
 		}
 	}
 	for _, p := range c.Points {
@@ -899,16 +897,23 @@ func FromEngine(c api.Command) Command {
 		w.Queries = append(w.Queries, SeqQuery{Key: Text(nonNil(q.Key)), StartMs: q.Start, EndMs: q.End, Count: q.Count, Filters: wireFilters(q.Filters)})
 	}
 	for _, r := range c.Rows {
-		row := Row{Key: Text(r.Key), EventTimeMs: r.EventTime.UnixMilli()}
-		if v := r.EventTime.UnixNano(); v%1e6 != 0 {
-			row.EventTimeMs, row.EventTimeNs = 0, v
-		}
+		row := Row{Key: Text(r.Key)}
+		row.EventTimeMs, row.EventTimeNs = wireTime(r.EventTime)
 		for _, a := range r.Args {
 			row.Args = append(row.Args, Bytes(nonNil(a)))
 		}
 		w.Rows = append(w.Rows, row)
 	}
 	return w
+}
+
+// wireTime is an event time as the wire carries it: milliseconds, or
+// nanoseconds (and ms 0) where milliseconds would lose some.
+func wireTime(t time.Time) (ms, ns int64) {
+	if ns := t.UnixNano(); ns%1e6 != 0 {
+		return 0, ns
+	}
+	return t.UnixMilli(), 0
 }
 
 func zeroRange(r api.ZRange) bool {
