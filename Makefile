@@ -82,11 +82,12 @@ run: ## Run the server on its embedded default (./data, single node): RESP 127.0
 	$(WORKSPACE) $(GO) run ./examples/server
 
 # Debian packages the tests use: redis-server (the engine's replies are
-# compared with a real Redis), python3-venv (boto3 against the S3 handler).
-TEST_DEBS := redis-server redis-tools python3-venv
+# compared with a real Redis), python3-venv (boto3, Feast and the Python
+# SDK run in virtual environments), openssl (test TLS certificates).
+TEST_DEBS := redis-server redis-tools python3-venv openssl
 
 .PHONY: deps
-deps: ## Install the system packages the tests use, if missing (redis-server, python3-venv; apt as root or via sudo).
+deps: ## Install the system packages the tests use, if missing (redis-server, python3-venv, openssl; apt as root or via sudo).
 	@if command -v dpkg-query >/dev/null; then scripts/need-debs $(TEST_DEBS); \
 	else command -v redis-server >/dev/null || { echo "deps: install redis-server" >&2; exit 1; }; fi
 

@@ -18,7 +18,7 @@ from conftest import start_server
 def tls_server(server_bin, workdir: Path):
     openssl = shutil.which("openssl")
     if openssl is None:
-        pytest.skip("openssl is needed to make a test certificate")
+        pytest.fail("openssl is needed to make a test certificate (make deps installs it)")
     cert, keyf = workdir / "cert.pem", workdir / "key.pem"
     res = subprocess.run(
         [
