@@ -8,8 +8,10 @@ import (
 	"mime"
 	"net/http"
 	"net/http/pprof"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,6 +27,39 @@ type Handler struct {
 	tokens  tokens
 	metrics *metrics
 	prom    http.Handler
+	// Reused across requests, so a batch does not allocate its commands,
+	// its calls and its growing reply afresh: *batchBuf, and *wire.Encoder
+	// by encoding ([0] JSON, [1] MessagePack).
+	batches  sync.Pool
+	encoders [2]sync.Pool
+}
+
+// batchBuf is one /batch_execute's decoded request and translated calls.
+type batchBuf struct {
+	req   BatchRequest
+	calls []wire.Call
+}
+
+func encIndex(mp bool) int {
+	if mp {
+		return 1
+	}
+	return 0
+}
+
+// encoder is a reply encoder from the pool; release returns it once its
+// bytes are written.
+func (h *Handler) encoder(mp bool) *wire.Encoder {
+	if e, ok := h.encoders[encIndex(mp)].Get().(*wire.Encoder); ok {
+		return e
+	}
+	return wire.NewEncoder(mp)
+}
+
+func (h *Handler) release(mp bool, e *wire.Encoder) {
+	if e.Reset() {
+		h.encoders[encIndex(mp)].Put(e)
+	}
 }
 
 // New returns a handler serving opts.Engine.
@@ -174,17 +209,19 @@ func (h *Handler) send(w http.ResponseWriter, route string, code int, mp bool, b
 
 // sendStatus replies with a bare status object.
 func (h *Handler) sendStatus(w http.ResponseWriter, route string, code int, mp bool, s Status) {
-	enc := wire.NewEncoder(mp)
+	enc := h.encoder(mp)
 	enc.Status(s)
 	h.send(w, route, code, mp, enc.Bytes())
+	h.release(mp, enc)
 }
 
 // sendExecuteError replies to /execute with a failed status and the empty
 // response, as the original does for a request it cannot take.
 func (h *Handler) sendExecuteError(w http.ResponseWriter, code int, mp bool, s Status) {
-	enc := wire.NewEncoder(mp)
+	enc := h.encoder(mp)
 	enc.ExecuteFailed(s)
 	h.send(w, "/execute", code, mp, enc.Bytes())
+	h.release(mp, enc)
 }
 
 // fail replies to a request of route that cannot be run.
@@ -207,8 +244,28 @@ func (h *Handler) unauthorized(w http.ResponseWriter, route string, mp, execute 
 }
 
 // readBody reads and decodes r's body into v; on failure it has replied.
+// presizeBody bounds the declared length body trusts: a header alone must
+// not make the server allocate much before the bytes arrive.
+const presizeBody = 1 << 20
+
+// body reads r's body, at most MaxBodyBytes. A declared length up to
+// presizeBody sizes the buffer once (io.ReadAll would grow it from 512
+// bytes, copying as it goes); the decoded request may point into it, so it
+// is not reused.
+func (h *Handler) body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
+	if n := r.ContentLength; n > 0 && n <= min(presizeBody, h.opts.MaxBodyBytes) {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(rd)
+}
+
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, route string, mp bool, v any) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	body, err := h.body(w, r)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -249,9 +306,10 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "/execute", http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("a read-only token cannot run %s", cl.Kind())})
 		return
 	}
-	enc := wire.NewEncoder(mp)
+	enc := h.encoder(mp)
 	h.run(r.Context(), enc, &cl)
 	h.send(w, "/execute", http.StatusOK, mp, enc.Bytes())
+	h.release(mp, enc)
 }
 
 // run executes cl and writes its result.
@@ -261,10 +319,10 @@ func (h *Handler) run(ctx context.Context, enc *wire.Encoder, cl *wire.Call) {
 	if !cl.Unsupported() {
 		t0 := time.Now()
 		resp, err = h.opts.Engine.Execute(ctx, cl.Command())
-		h.metrics.cmdDur.WithLabelValues(cl.Kind()).Observe(time.Since(t0).Seconds())
+		h.metrics.duration(cl.Kind()).Observe(time.Since(t0).Seconds())
 	}
 	st := wire.StatusOf(cl, &resp, err)
-	h.metrics.cmdTotal.WithLabelValues(cl.Kind(), st.Code).Inc()
+	h.metrics.command(cl.Kind(), st.Code).Inc()
 	if st.Code == CodeInternal {
 		h.opts.Logger.Warn("command failed", "kind", cl.Kind(), "err", err)
 	}
@@ -279,15 +337,21 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 		h.unauthorized(w, route, mp, false)
 		return
 	}
-	var req BatchRequest
-	if !h.readBody(w, r, route, mp, &req) {
+	buf, _ := h.batches.Get().(*batchBuf)
+	if buf == nil {
+		buf = &batchBuf{}
+	}
+	defer h.putBatch(buf)
+	req := &buf.req
+	if !h.readBody(w, r, route, mp, req) {
 		return
 	}
 	if len(req.Commands) > h.opts.MaxBatchCommands {
 		h.fail(w, route, http.StatusRequestEntityTooLarge, mp, Status{Code: CodeTooLarge, Message: fmt.Sprintf("batch of %d commands exceeds %d", len(req.Commands), h.opts.MaxBatchCommands)})
 		return
 	}
-	calls := make([]wire.Call, len(req.Commands))
+	calls := slices.Grow(buf.calls[:0], len(req.Commands))[:len(req.Commands)]
+	buf.calls = calls
 	for i := range req.Commands {
 		cl, err := wire.Translate(&req.Commands[i], req.Namespace, req.TableName, req.Tenant)
 		if err != nil {
@@ -300,13 +364,26 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 		}
 		calls[i] = cl
 	}
-	enc := wire.NewEncoder(mp)
+	enc := h.encoder(mp)
 	enc.BeginBatch(len(calls))
 	for i := range calls {
 		h.run(r.Context(), enc, &calls[i])
 	}
 	enc.EndBatch()
 	h.send(w, route, http.StatusOK, mp, enc.Bytes())
+	h.release(mp, enc)
+}
+
+// putBatch returns buf to the pool, emptied; one that held a huge batch is
+// left to the collector.
+func (h *Handler) putBatch(buf *batchBuf) {
+	buf.req.Reset()
+	if cap(buf.calls) > 256 {
+		return
+	}
+	clear(buf.calls)
+	buf.calls = buf.calls[:0]
+	h.batches.Put(buf)
 }
 
 // ready replies 200 when every shard answers its probe within

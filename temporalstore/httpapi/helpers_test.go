@@ -107,6 +107,22 @@ func execWire(t *testing.T, srv *httptest.Server, mp bool, req Request) ExecuteR
 	return r
 }
 
+// batchJSON posts a /batch_execute body written in JSON, as MessagePack
+// when mp, and returns its decoded reply after checking the batch is ok.
+func batchJSON(t *testing.T, srv *httptest.Server, mp bool, body string) BatchResponse {
+	t.Helper()
+	raw := []byte(body)
+	if mp {
+		raw = toMsgpack(t, body)
+	}
+	code, reply := post(t, srv.Client(), srv.URL+"/batch_execute", mp, "", raw)
+	require.Equal(t, http.StatusOK, code)
+	var br BatchResponse
+	decode(t, mp, reply, &br)
+	require.True(t, br.Status.OK)
+	return br
+}
+
 // execEngine runs an engine command through /execute and turns the reply
 // back into the engine's response and error.
 func execEngine(t *testing.T, srv *httptest.Server, mp bool, c ts.Command) (ts.Response, error) {

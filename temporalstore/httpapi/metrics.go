@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -17,6 +18,12 @@ type metrics struct {
 	cmdDur   *prometheus.HistogramVec
 	cmdTotal *prometheus.CounterVec
 	reqTotal *prometheus.CounterVec
+
+	// The vectors' children by label values, looked up once: a batch's
+	// commands would otherwise hash their labels twice each.
+	mu     sync.RWMutex
+	durs   map[string]prometheus.Observer
+	totals map[[2]string]prometheus.Counter
 }
 
 // newMetrics registers the handler's metrics on reg, or on a registry of
@@ -24,7 +31,9 @@ type metrics struct {
 // nil.
 func newMetrics(e *ts.Engine, reg *prometheus.Registry) (*metrics, error) {
 	m := &metrics{
-		reg: reg,
+		reg:    reg,
+		durs:   make(map[string]prometheus.Observer),
+		totals: make(map[[2]string]prometheus.Counter),
 		cmdDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "temporalstore_http_command_duration_seconds",
 			Help:    "Time to run a command received over HTTP, by command kind.",
@@ -54,4 +63,33 @@ func newMetrics(e *ts.Engine, reg *prometheus.Registry) (*metrics, error) {
 
 func (m *metrics) request(route string, status int) {
 	m.reqTotal.WithLabelValues(route, strconv.Itoa(status)).Inc()
+}
+
+// duration is the command duration histogram of kind.
+func (m *metrics) duration(kind string) prometheus.Observer {
+	m.mu.RLock()
+	o, ok := m.durs[kind]
+	m.mu.RUnlock()
+	if !ok {
+		o = m.cmdDur.WithLabelValues(kind)
+		m.mu.Lock()
+		m.durs[kind] = o
+		m.mu.Unlock()
+	}
+	return o
+}
+
+// command is the commands counter of kind and status code.
+func (m *metrics) command(kind, code string) prometheus.Counter {
+	k := [2]string{kind, code}
+	m.mu.RLock()
+	c, ok := m.totals[k]
+	m.mu.RUnlock()
+	if !ok {
+		c = m.cmdTotal.WithLabelValues(kind, code)
+		m.mu.Lock()
+		m.totals[k] = c
+		m.mu.Unlock()
+	}
+	return c
 }

@@ -32,15 +32,7 @@ func TestBatchPerCommandStatus(t *testing.T) {
 				{"kind":"context_get_node","tenant_hash":1,"node_hash":2},
 				{"kind":"incr_by","key":"k","delta":1},
 				{"kind":"string_get","key":"k"}]}`
-			raw := []byte(body)
-			if mp {
-				raw = toMsgpack(t, body)
-			}
-			code, reply := post(t, srv.Client(), srv.URL+"/batch_execute", mp, "", raw)
-			require.Equal(t, http.StatusOK, code)
-			var br BatchResponse
-			decode(t, mp, reply, &br)
-			require.True(t, br.Status.OK)
+			br := batchJSON(t, srv, mp, body)
 			codes := []string{}
 			for _, r := range br.Responses {
 				codes = append(codes, r.Status.Code)
@@ -57,7 +49,7 @@ func TestBatchPerCommandStatus(t *testing.T) {
 			require.NoError(t, err)
 			require.Zero(t, r.Int)
 
-			code, reply = post(t, srv.Client(), srv.URL+"/batch_execute", mp, "", encode(t, mp, BatchRequest{Commands: []Command{}}))
+			code, reply := post(t, srv.Client(), srv.URL+"/batch_execute", mp, "", encode(t, mp, BatchRequest{Commands: []Command{}}))
 			require.Equal(t, http.StatusOK, code)
 			decode(t, mp, reply, &br)
 			require.True(t, br.Status.OK)

@@ -85,11 +85,19 @@ func decodeMap(d *msgpack.Decoder, v reflect.Value, fields map[string][]int, pla
 // decodeList reads an array (nil: a nil slice) with one decode per element,
 // allocating ahead no more than maxPrealloc elements whatever it claims.
 func decodeList[T any](d *msgpack.Decoder, one func(*T) error) ([]T, error) {
+	return decodeListInto(d, nil, one)
+}
+
+// decodeListInto is decodeList appending to out[:0], whose backing array
+// a caller may hand over for reuse.
+func decodeListInto[T any](d *msgpack.Decoder, out []T, one func(*T) error) ([]T, error) {
 	n, err := d.DecodeArrayLen()
 	if err != nil || n < 0 {
 		return nil, err
 	}
-	out := make([]T, 0, min(n, maxPrealloc))
+	if out = out[:0]; cap(out) < n {
+		out = make([]T, 0, min(n, maxPrealloc))
+	}
 	var zero T
 	for i := range n {
 		// In place: a Command is large, and a copy of each would cost
@@ -172,7 +180,8 @@ func (b *BatchRequest) DecodeMsgpack(d *msgpack.Decoder) error {
 		}
 		var err error
 		// A nil command stays zero: decodeMap leaves a nil map's struct.
-		b.Commands, err = decodeList(d, func(c *Command) error { return c.DecodeMsgpack(d) })
+		// Commands' backing array is reused when a caller left one (Reset).
+		b.Commands, err = decodeListInto(d, b.Commands, func(c *Command) error { return c.DecodeMsgpack(d) })
 		return true, err
 	})
 }

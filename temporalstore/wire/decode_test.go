@@ -110,3 +110,35 @@ func TestBatchDecoder(t *testing.T) {
 		require.Less(t, time.Since(start), time.Second)
 	}
 }
+
+// A BatchRequest decodes into the array Reset left it, with nothing of the
+// batch before: fewer commands, fields left out, no namespace.
+func TestBatchRequestReuse(t *testing.T) {
+	body := func(mp bool, req BatchRequest) []byte {
+		marshal := json.Marshal
+		if mp {
+			marshal = msgpack.Marshal
+		}
+		b, err := marshal(req)
+		require.NoError(t, err)
+		return b
+	}
+	ttl := func(ms int64) *int64 { return &ms }
+	first := BatchRequest{Namespace: "n", Commands: []Command{
+		{Kind: "set", Key: Text("a"), TTLMs: ttl(5)}, {Kind: "set", Key: Text("b"), TTLMs: ttl(6)}, {Kind: "get", Key: Text("c")}}}
+	second := BatchRequest{Commands: []Command{{Kind: "get", Key: Text("x")}}}
+	for _, mp := range []bool{false, true} {
+		var b BatchRequest
+		require.NoError(t, Decode(body(mp, first), mp, &b))
+		require.Len(t, b.Commands, 3)
+		arr := &b.Commands[0]
+		b.Reset()
+		require.Empty(t, b.Commands)
+		require.Empty(t, b.Namespace)
+		require.Equal(t, []Command{{}, {}, {}}, b.Commands[:3], "Reset zeroes the commands")
+
+		require.NoError(t, Decode(body(mp, second), mp, &b))
+		require.Same(t, arr, &b.Commands[0], "the array is reused")
+		require.Equal(t, second, b)
+	}
+}

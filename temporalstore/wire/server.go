@@ -55,6 +55,15 @@ func NewEncoder(mp bool) *Encoder {
 // Bytes is what was written.
 func (e *Encoder) Bytes() []byte { return e.w.bytes() }
 
+// maxKeptReply bounds the buffer Reset keeps: a rare huge reply should not
+// pin its memory in a pool.
+const maxKeptReply = 1 << 20
+
+// Reset empties e for another reply of the same encoding, keeping its
+// buffer, and says whether it is worth keeping (its buffer is not huge).
+// Bytes returned before are overwritten by what is written next.
+func (e *Encoder) Reset() bool { return e.w.reset(maxKeptReply) }
+
 // Status writes a bare status object.
 func (e *Encoder) Status(s Status) { writeStatus(e.w, s) }
 

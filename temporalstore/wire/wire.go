@@ -38,6 +38,23 @@ type BatchRequest struct {
 	Commands  []Command `json:"commands" msgpack:"commands"`
 }
 
+// maxReuse bounds the commands whose array Reset keeps for the next
+// decode: a rare huge batch should not pin its memory.
+const maxReuse = 256
+
+// Reset empties b for reuse: the next decode into it writes into
+// Commands' backing array instead of allocating one. The commands are
+// zeroed (a decode writes no further than it sets the length, so what lies
+// beyond was zeroed by an earlier Reset).
+func (b *BatchRequest) Reset() {
+	cmds := b.Commands
+	if cap(cmds) > maxReuse {
+		cmds = nil
+	}
+	clear(cmds)
+	*b = BatchRequest{Commands: cmds[:0]}
+}
+
 // Command is one command on the wire: the original's kinds (string_set,
 // hash_get, ...) with their fields, and the engine's own kinds (set, hset,
 // zadd, ...) with fields that mirror temporalstore.Command. Fields a kind

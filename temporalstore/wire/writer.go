@@ -28,6 +28,8 @@ type writer interface {
 	boolean(b bool)
 	null()
 	bytes() []byte
+	// reset empties the writer and says whether its buffer is within keep.
+	reset(keep int) bool
 }
 
 type jsonWriter struct {
@@ -130,6 +132,11 @@ func (w *jsonWriter) null() {
 
 func (w *jsonWriter) bytes() []byte { return w.buf }
 
+func (w *jsonWriter) reset(keep int) bool {
+	w.buf, w.first, w.closers, w.afterKey = w.buf[:0], w.first[:0], w.closers[:0], false
+	return cap(w.buf) <= keep
+}
+
 type msgpackWriter struct {
 	buf bytes.Buffer
 	enc *msgpack.Encoder
@@ -168,3 +175,8 @@ func (w *msgpackWriter) float(f float64) { _ = w.enc.EncodeFloat64(f) }
 func (w *msgpackWriter) boolean(b bool)  { _ = w.enc.EncodeBool(b) }
 func (w *msgpackWriter) null()           { _ = w.enc.EncodeNil() }
 func (w *msgpackWriter) bytes() []byte   { return w.buf.Bytes() }
+
+func (w *msgpackWriter) reset(keep int) bool {
+	w.buf.Reset()
+	return w.buf.Cap() <= keep
+}
