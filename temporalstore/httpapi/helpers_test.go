@@ -21,7 +21,7 @@ import (
 
 var epoch = time.Unix(1_764_460_800, 0)
 
-func newEngine(t *testing.T, clk *testclock.Clock) *ts.Engine {
+func newEngine(t testing.TB, clk *testclock.Clock) *ts.Engine {
 	t.Helper()
 	e, err := local.Open(t.Context(), ts.Options{Dir: t.TempDir(), Now: clk.Now, MaintenanceInterval: ts.Disabled})
 	require.NoError(t, err)
@@ -44,7 +44,7 @@ func newServer(t *testing.T, clk *testclock.Clock, edit func(*Options)) (*httpte
 	return srv, e, h
 }
 
-func encode(t *testing.T, mp bool, v any) []byte {
+func encode(t testing.TB, mp bool, v any) []byte {
 	t.Helper()
 	if mp {
 		var buf bytes.Buffer

@@ -1,11 +1,13 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
@@ -111,4 +113,24 @@ func FuzzMsgpackDecoder(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, body []byte) { checkBody(t, body, true) })
+}
+
+// checkMsgpack accepts exactly what the library's Skip reads whole.
+func FuzzCheckMsgpack(f *testing.F) {
+	for _, s := range seedBodies(f) {
+		var v any
+		if json.Unmarshal([]byte(s), &v) == nil {
+			b, err := msgpack.Marshal(v)
+			require.NoError(f, err)
+			f.Add(b)
+		}
+	}
+	for _, b := range [][]byte{{0xc1}, {0xdd, 0xff, 0xff, 0xff, 0xff}, {0xdf, 0, 0, 0, 1, 0xa1}, {0xd8, 1}, {0xc7, 3, 1, 0, 0, 0}, {0x92, 0xc0}} {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		lib := msgpack.NewDecoder(bytes.NewReader(body)).Skip()
+		ours := checkMsgpack(body)
+		require.Equal(t, lib == nil, ours == nil, "library: %v, ours: %v", lib, ours)
+	})
 }

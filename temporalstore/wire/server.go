@@ -116,7 +116,7 @@ func Decode(body []byte, mp bool, v any) error {
 	// be there, so no decoder below sizes anything by a length the body
 	// does not hold (the library's slice decoding allocates a claimed length
 	// at once: 16 bytes could ask for gigabytes).
-	if err := msgpack.NewDecoder(bytes.NewReader(body)).Skip(); err != nil {
+	if err := checkMsgpack(body); err != nil {
 		return err
 	}
 	d := msgpack.NewDecoder(bytes.NewReader(body))
