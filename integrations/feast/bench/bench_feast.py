@@ -7,9 +7,11 @@ plugin in extra rows).
 thread; 20 B rows (ten int64) and 1,035 B rows (four int64 and 1 KiB of
 bytes); batches of 1 and 10; cold p50 (entities never read), warm p50, rows/s
 (rows over summed call time); the load's write rows/s. Every arm's rows are
-read back and compared, bytes and event times, before timing. Repeats
-alternate the arms' order; SQLite runs first and last, and a drift of its warm
-p50 over 25 % voids the repeat. Prints a table, writes JSON, and ends with
+read back and compared, bytes and event times, before timing. Every arm is
+live at once and they take turns: loads by view and pass, timed calls in
+blocks of 100 after one untimed call, the order rotating each turn, so a slow patch of a shared
+machine falls on every arm alike. Each repeat starts fresh servers. Prints a
+table, writes JSON, and ends with
 
 ``feast: p50_20b_b1_vs_redis_ratio=… p50_20b_b10_vs_redis_ratio=… p50_1k_b1_vs_redis_ratio=… p50_1k_b10_vs_redis_ratio=… materialize_vs_redis_ratio=…``
 
@@ -38,6 +40,7 @@ from typing import Any, Callable, Dict, List, Optional
 import pandas as pd
 
 ENTITIES, HOT, CALLS, WARM_EXTRA = 5000, 512, 1500, 500
+BLOCK = 100  # timed calls an arm makes before the next arm's turn
 T0 = datetime(2026, 11, 30, tzinfo=timezone.utc)
 PASSES = 3  # load passes, each at a newer event time
 PAYLOADS = {"20b": "small", "1k": "large"}
@@ -225,7 +228,20 @@ def key_streams(seed: int = 23) -> Dict[str, List[List[int]]]:
     }
 
 
-def run_arm(arm: Arm, proc: Optional[Proc], data, keys, work: Path) -> Dict[str, Any]:
+@dataclass
+class Live:
+    """One arm during a repeat: its server, its Feast repo, its results."""
+
+    arm: Arm
+    proc: Optional[Proc]
+    fs: Any
+    dir: Path
+    res: Dict[str, Any] = field(default_factory=dict)
+    rows: int = 0
+    spent: float = 0.0
+
+
+def setup(arm: Arm, proc: Optional[Proc], work: Path) -> Live:
     from feast import FeatureStore, RepoConfig
 
     d = Path(tempfile.mkdtemp(prefix=f"feastbench-{arm.name}-", dir=work))
@@ -234,50 +250,68 @@ def run_arm(arm: Arm, proc: Optional[Proc], data, keys, work: Path) -> Dict[str,
     fs = FeatureStore(config=cfg, repo_path=str(d))
     item, small, large = definitions(d)
     fs.apply([item, small, large])
-    res: Dict[str, Any] = {"arm": arm.name}
+    return Live(arm, proc, fs, d, {"arm": arm.name})
 
-    # Load: every pass of both views, 5,000-row chunks.
-    rows, spent = 0, 0.0
+
+def turns(lives: List[Live], k: int) -> List[Live]:
+    """The arms in turn k's order: rotated by one each turn."""
+    k %= len(lives)
+    return lives[k:] + lives[:k]
+
+
+def run_repeat(lives: List[Live], data, keys) -> None:
+    """Loads, verifies and times every arm, the arms taking turns."""
+    # Load: every pass of both views, 5,000-row chunks, arm after arm.
+    turn = 0
     for p in range(PASSES):
         for view in ("small", "large"):
             df = data[view][p]
-            t = time.perf_counter()
-            fs.write_to_online_store(view, df)
-            spent += time.perf_counter() - t
-            rows += len(df)
-    res["write_rows_per_s"] = rows / spent
-
-    # Feast's SQLite store keeps whole seconds of event time.
-    verify(fs, data, whole_seconds=arm.name == "sqlite")
+            for lv in turns(lives, turn):
+                t = time.perf_counter()
+                lv.fs.write_to_online_store(view, df)
+                lv.spent += time.perf_counter() - t
+                lv.rows += len(df)
+            turn += 1
+    for lv in lives:
+        lv.res["write_rows_per_s"] = lv.rows / lv.spent
+        # Feast's SQLite store keeps whole seconds of event time.
+        verify(lv.fs, data, whole_seconds=lv.arm.name == "sqlite")
 
     for payload, view in PAYLOADS.items():
-        feats = [f"{view}:{f.name}" for f in fs.get_feature_view(view).features]
+        feats = [f"{view}:{f.name}" for f in lives[0].fs.get_feature_view(view).features]
         # One pass over the hot set and more calls, untimed.
-        for k in range(HOT):
-            fs.get_online_features(features=feats, entity_rows=[{"item_id": k}])
-        for ks in keys["warmup"]:
-            fs.get_online_features(features=feats, entity_rows=[{"item_id": k} for k in ks]).to_dict()
+        for lv in lives:
+            for k in range(HOT):
+                lv.fs.get_online_features(features=feats, entity_rows=[{"item_id": k}])
+            for ks in keys["warmup"]:
+                lv.fs.get_online_features(features=feats, entity_rows=[{"item_id": k} for k in ks]).to_dict()
         for cell in ("cold_b1", "warm_b1", "warm_b10"):
-            lat, conv = [], []
-            for ks in keys[cell]:
-                t = time.perf_counter()
-                r = fs.get_online_features(features=feats, entity_rows=[{"item_id": k} for k in ks])
-                t1 = time.perf_counter()
-                r.to_dict()
-                conv.append(time.perf_counter() - t1)
-                lat.append(t1 - t)
-            n = sum(len(ks) for ks in keys[cell])
-            res[f"{payload}_{cell}"] = {
-                "p50_us": statistics.median(lat) * 1e6,
-                "p99_us": sorted(lat)[int(len(lat) * 0.99)] * 1e6,
-                "rows_per_s": n / sum(lat),
-                "to_dict_p50_us": statistics.median(conv) * 1e6,
-            }
-    try:
-        fs.teardown()
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    return res
+            lat: Dict[str, List[float]] = {lv.arm.name: [] for lv in lives}
+            conv: Dict[str, List[float]] = {lv.arm.name: [] for lv in lives}
+            stream = keys[cell]
+            for b in range(0, len(stream), BLOCK):
+                for lv in turns(lives, turn):
+                    get = lv.fs.get_online_features
+                    # A turn's first call, untimed, on a hot entity: the
+                    # switch from another arm's process is not its latency.
+                    get(features=feats, entity_rows=[{"item_id": 0}])
+                    for ks in stream[b : b + BLOCK]:
+                        t = time.perf_counter()
+                        r = get(features=feats, entity_rows=[{"item_id": k} for k in ks])
+                        t1 = time.perf_counter()
+                        r.to_dict()
+                        conv[lv.arm.name].append(time.perf_counter() - t1)
+                        lat[lv.arm.name].append(t1 - t)
+                turn += 1
+            n = sum(len(ks) for ks in stream)
+            for lv in lives:
+                ls = lat[lv.arm.name]
+                lv.res[f"{payload}_{cell}"] = {
+                    "p50_us": statistics.median(ls) * 1e6,
+                    "p99_us": sorted(ls)[int(len(ls) * 0.99)] * 1e6,
+                    "rows_per_s": n / sum(ls),
+                    "to_dict_p50_us": statistics.median(conv[lv.arm.name]) * 1e6,
+                }
 
 
 def verify(fs, data, whole_seconds: bool = False) -> None:
@@ -329,54 +363,37 @@ def main() -> int:
     data, keys = frames(), key_streams()
     work = Path(tempfile.mkdtemp(prefix="feastbench-"))
     runs: Dict[str, List[Dict[str, Any]]] = {arm.name: [] for arm in all_arms}
-    # Warm-up, untimed: the process's first Feast calls pay for imports and
-    # caches, which would count against whichever arm ran first.
-    log("warm-up: the null store, untimed")
-    run_arm(next(arm for arm in all_arms if arm.name == "null"), None, data, keys, work)
-    drift: List[float] = []
-    voided = 0
     try:
         for r in range(a.repeats):
-            sqlite = next(arm for arm in all_arms if arm.name == "sqlite")
-            order = [arm for arm in all_arms if arm.name != "sqlite"]
-            order = order[r % len(order):] + order[: r % len(order)]
-            sqlite_runs = []
-            for i, arm in enumerate([sqlite] + order + [sqlite]):
-                proc = None
-                if arm.server:
-                    binary = a.redis_server if arm.server == "redis" else a.server_bin
-                    proc = Proc(arm.server, binary, 1 if pin else None)
-                    proc.start()
-                try:
-                    log(f"repeat {r + 1}/{a.repeats}: {arm.name} ({i + 1}/{len(order) + 2})")
-                    res = run_arm(arm, proc, data, keys, work)
-                finally:
-                    if proc:
-                        proc.stop()
-                log(f"  warm p50 µs: 20b b1 {res['20b_warm_b1']['p50_us']:.0f} b10 {res['20b_warm_b10']['p50_us']:.0f}; "
+            log(f"repeat {r + 1}/{a.repeats}: starting servers and repos of {len(all_arms)} arms")
+            lives: List[Live] = []
+            try:
+                for arm in turns(all_arms, r):
+                    proc = None
+                    if arm.server:
+                        binary = a.redis_server if arm.server == "redis" else a.server_bin
+                        proc = Proc(arm.server, binary, 1 if pin else None)
+                        proc.start()
+                    lives.append(setup(arm, proc, work))
+                run_repeat(lives, data, keys)
+                for lv in lives:
+                    lv.fs.teardown()
+            finally:
+                for lv in lives:
+                    if lv.proc:
+                        lv.proc.stop()
+                    shutil.rmtree(lv.dir, ignore_errors=True)
+            for lv in lives:
+                res = lv.res
+                log(f"  {lv.arm.name}: warm p50 µs: 20b b1 {res['20b_warm_b1']['p50_us']:.0f} b10 {res['20b_warm_b10']['p50_us']:.0f}; "
                     f"1k b1 {res['1k_warm_b1']['p50_us']:.0f} b10 {res['1k_warm_b10']['p50_us']:.0f}; write {res['write_rows_per_s']:.0f} rows/s")
-                if arm.name == "sqlite":
-                    sqlite_runs.append(res)
-                else:
-                    runs[arm.name].append(res)
-            first, last = (s["20b_warm_b1"]["p50_us"] for s in sqlite_runs)
-            d = abs(last - first) / first
-            drift.append(d)
-            if d > 0.25:
-                voided += 1
-                log(f"  repeat {r + 1} voided: SQLite's warm p50 drifted {d:.0%}")
-                for arm in order:
-                    runs[arm.name].pop()
-            else:
-                runs["sqlite"].append(sqlite_runs[0])
+                runs[lv.arm.name].append(res)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if not runs["redis"]:
-        raise SystemExit("every repeat voided by SQLite drift")
-    return report(a, all_arms, runs, drift, voided, pin)
+    return report(a, all_arms, runs, pin)
 
 
-def report(a, all_arms, runs, drift, voided, pin) -> int:
+def report(a, all_arms, runs, pin) -> int:
     cells = [f"{p}_{c}" for p in PAYLOADS for c in ("cold_b1", "warm_b1", "warm_b10")]
     summary: Dict[str, Any] = {}
     for arm in all_arms:
@@ -397,7 +414,7 @@ def report(a, all_arms, runs, drift, voided, pin) -> int:
     # I/O and no encoding: Feast's own work is all its latency.
     ceiling = {c: ratio_spread([x[c]["p50_us"] for x in runs["null"]], [x[c]["p50_us"] for x in runs["redis"]], True) for c in cells}
 
-    print(f"feast 0.67 online reads, medians of {len(runs['redis'])} repeats ({voided} voided); p50/p99 µs of get_online_features; "
+    print(f"feast 0.67 online reads, medians of {len(runs['redis'])} repeats, arms taking turns in blocks of {BLOCK} calls; p50/p99 µs of get_online_features; "
           f"ratio = redis p50 / ours p50 per repeat, median (min..max); client pinned to CPU 0, servers to CPU 1: {pin}")
     head = f"{'cell':<14}" + "".join(f"{arm.name:>22}" for arm in all_arms)
     print(head)
@@ -408,13 +425,12 @@ def report(a, all_arms, runs, drift, voided, pin) -> int:
         print(f"{name} vs redis: " + " ".join(f"{c}={rr[c]['median']:.2f}({rr[c]['min']:.2f}..{rr[c]['max']:.2f})" for c in cells + ["write"]))
     print("ceiling (null store in the client's process vs redis): " + " ".join(f"{c}={ceiling[c]['median']:.2f}" for c in cells))
     print("warm rows/s b10: " + " ".join(f"{arm.name}={summary[arm.name]['20b_warm_b10']['rows_per_s']:.0f}" for arm in all_arms))
-    print(f"sqlite drift per repeat: {', '.join(f'{d:.0%}' for d in drift)}")
 
     rep = {
         "name": "feast", "started": datetime.now(timezone.utc).isoformat(),
         "conditions": {"python": platform.python_version(), "cpus": os.cpu_count(), "load_average": os.getloadavg(),
-                       "pinned": pin, "entities": ENTITIES, "hot": HOT, "calls": CALLS},
-        "runs": runs, "summary": summary, "ratios": ratios, "ceiling_null_vs_redis": ceiling, "sqlite_drift": drift,
+                       "pinned": pin, "entities": ENTITIES, "hot": HOT, "calls": CALLS, "block": BLOCK},
+        "runs": runs, "summary": summary, "ratios": ratios, "ceiling_null_vs_redis": ceiling,
     }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(rep, indent=1, default=str))
