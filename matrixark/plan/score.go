@@ -1,0 +1,216 @@
+package plan
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Score points, from the spec's plan_score.
+const (
+	topicBonus    = 1000
+	allGroupBonus = 100
+	perGroupBonus = 12
+	bigramBonus   = 50
+)
+
+// needle is a word or phrase to look for, with its normalised form computed
+// once at New.
+type needle struct {
+	raw  string // as written, lowercase
+	norm string // Normalize(raw) without surrounding spaces; "" never matches
+	// word is set when raw is only ASCII letters and digits. Such a needle
+	// is in the normalised text exactly when it is in the lowercased text
+	// (runs of alphanumerics are the same in both), so one search suffices.
+	word bool
+}
+
+func newNeedle(s string) needle {
+	n := needle{raw: s, norm: strings.TrimSpace(Normalize(s)), word: s != ""}
+	for i := 0; i < len(s); i++ {
+		if !isASCIIAlnum(s[i]) || s[i] >= 'A' && s[i] <= 'Z' {
+			n.word = false
+		}
+	}
+	return n
+}
+
+// text is a scored text in the two forms the match rule reads.
+type text struct {
+	lower string // ASCII-lowercased, byte for byte
+	norm  string // Normalize(text)
+}
+
+func prepare(s string) text {
+	return text{lower: asciiLower(s), norm: Normalize(s)}
+}
+
+func (t text) has(n needle) bool {
+	if strings.Contains(t.lower, n.raw) {
+		return true
+	}
+	return !n.word && n.norm != "" && strings.Contains(t.norm, n.norm)
+}
+
+func (t text) hasDigit() bool {
+	for i := 0; i < len(t.lower); i++ {
+		if t.lower[i] >= '0' && t.lower[i] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// Normalize lowercases the ASCII letters of s and turns every other
+// character (not byte) into one space: "Topic-3…" becomes "topic 3 ".
+func Normalize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 'A' && c <= 'Z':
+				b.WriteByte(c + 'a' - 'A')
+			case isASCIIAlnum(c):
+				b.WriteByte(c)
+			default:
+				b.WriteByte(' ')
+			}
+			i++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		b.WriteByte(' ')
+		i += size
+	}
+	return b.String()
+}
+
+// Contains applies the plan's match rule: term matches text when it is a
+// substring of the ASCII-lowercased text, or when its normalised form
+// (trimmed) is a substring of the normalised text. Matching is by substring,
+// not by word, so "now" matches inside "know"; term is expected lowercase.
+func Contains(text, term string) bool {
+	return prepare(text).has(newNeedle(term))
+}
+
+// Match reports whether text is relevant at all: its topic matches, the
+// plan has no groups, or at least one group matches.
+func (p *Plan) Match(text string) bool {
+	t := prepare(text)
+	if p.Topic != "" && t.has(p.topic) {
+		return true
+	}
+	if len(p.members) == 0 {
+		return true
+	}
+	for i := range p.members {
+		if groupBest(p.members[i], t) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// MatchTopic reports whether the plan has a topic and text contains it.
+func (p *Plan) MatchTopic(text string) bool {
+	return p.Topic != "" && prepare(text).has(p.topic)
+}
+
+// MatchedGroups returns how many of the plan's groups match text.
+func (p *Plan) MatchedGroups(text string) int {
+	t := prepare(text)
+	n := 0
+	for i := range p.members {
+		if groupBest(p.members[i], t) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// Score is plan_score: how well text answers the plan, applying in order
+//
+//  1. no groups: 0;
+//  2. topic match: +1000;
+//  3. each group: + the byte length of its longest matching member;
+//  4. all groups matched: +100, else if more than one matched: +12·matched;
+//  5. each matching bigram: +50;
+//  6. each set intent in table order: its bonus when a reward cue matches,
+//     then its penalty when a penalty cue matches, saturating at 0.
+//
+// Because a penalty saturates when it is applied, 10 − 25 is 0 and a later
+// intent's bonus adds to 0, not to −15.
+func (p *Plan) Score(s string) uint32 {
+	if len(p.members) == 0 {
+		return 0
+	}
+	t := prepare(s)
+	var score uint32
+	if p.Topic != "" && t.has(p.topic) {
+		score = satAdd(score, topicBonus)
+	}
+	matched := 0
+	for i := range p.members {
+		if best := groupBest(p.members[i], t); best > 0 {
+			matched++
+			score = satAdd(score, uint32(best))
+		}
+	}
+	switch {
+	case matched == len(p.members):
+		score = satAdd(score, allGroupBonus)
+	case matched > 1:
+		score = satAdd(score, perGroupBonus*uint32(matched))
+	}
+	for _, b := range p.bigrams {
+		if t.has(b) {
+			score = satAdd(score, bigramBonus)
+		}
+	}
+	for i := range p.rules {
+		r := &p.rules[i]
+		if r.digit && t.hasDigit() || hasAny(t, r.reward) {
+			score = satAdd(score, r.bonus)
+		}
+		if r.penalty > 0 && hasAny(t, r.punish) {
+			score = satSub(score, r.penalty)
+		}
+	}
+	return score
+}
+
+// groupBest returns the byte length of the longest member in ms found in
+// t, or 0 when none is.
+func groupBest(ms []needle, t text) int {
+	best := 0
+	for _, m := range ms {
+		if len(m.raw) > best && t.has(m) {
+			best = len(m.raw)
+		}
+	}
+	return best
+}
+
+func hasAny(t text, ns []needle) bool {
+	for _, n := range ns {
+		if t.has(n) {
+			return true
+		}
+	}
+	return false
+}
+
+func satAdd(a, b uint32) uint32 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return ^uint32(0)
+}
+
+func satSub(a, b uint32) uint32 {
+	if a < b {
+		return 0
+	}
+	return a - b
+}
