@@ -1,25 +1,46 @@
-// Package matrixark runs context workflows for LLM applications: ingest,
-// extract, index, retrieve (lexical and vector) and pack the result into a
-// token budget.
+// Package matrixark is context for LLM applications: it ingests documents,
+// conversations and events per tenant, ranks what a query needs, and packs
+// it into a token budget with a durable record of what went in and what
+// was held back.
 //
-// # What this module owns
+//	ark := matrixark.New(memstore.New(), matrixark.Options{})
+//	ark.Ingest(ctx, "acme", matrixark.Input{SourceID: "runbook-7", Title: "Checkout outage", Body: text})
+//	res, err := ark.Pack(ctx, "acme", matrixark.PackRequest{
+//		Retrieve: matrixark.Query{Text: "why did checkout fail"},
+//		Prompt:   "Why did checkout fail?", SessionID: "chat-9", MaxPromptTokens: 1200,
+//	})
+//	res.InjectedPrompt // the prompt, then <context>…</context>
+//	res.Audit          // already durable: selected and blocked refs, tokens
 //
-//   - The workflow from ingest through extraction and indexing to retrieval
-//     that combines lexical and vector search.
-//   - Packing retrieved context to a token budget, with a durable audit of
-//     every pack.
-//   - Embeddings providers.
-//   - A mem0-compatible /memories HTTP API (package httpapi) with per-tenant
-//     tokens, and the Python client that talks to it.
+// # Model
 //
-// The planned entry points are New(Store, Options) and httpapi.Handler.
+// A source becomes a node (its L0 line and L1 key facts, package extract)
+// and L2 events: a document's chunks, a session's messages, an event's
+// text. Entities the texts name are kept per node. Nodes are scoped to a
+// user, a session and an agent; every key starts with its tenant, so no
+// tenant reads another's.
 //
-// # Dependencies
+// # Retrieval
 //
-// matrixark defines the narrow Store interface it needs and depends on no
-// other module for it. An adapter onto the TemporalStore engine lives either
-// in examples or in a matrixark/tsstore package.
+// Candidates are the union of the int8 vector top-C (package vindex) and
+// BM25 over nodes and events (package plan). A node scores by its best
+// cosine to the query, or, without vectors, by its lexical plan score
+// capped below a perfect cosine; the best are reranked by the plan score
+// of their summaries, the top ones expanded into their newest matching
+// events and their entities, and the blocks put in the final order (plan
+// score, then L0 < L1 < L2, then newest) and deduplicated by source.
 //
-// The implementation has not landed yet; this package holds only its
-// documentation.
+// # Packing
+//
+// Package pack spends the budget: the prompt is charged first, blocks
+// greedily in rank order, one that does not fit is recorded as blocked and
+// the walk goes on. The audit is written durably before Pack returns; if
+// it cannot be, Pack fails with ErrAuditWrite and returns no prompt.
+//
+// # Storage
+//
+// The Engine needs only a Store: atomic batches, point reads, ordered
+// scans. Its indexes are derived, rebuilt from the Store on a tenant's
+// first use with reads that do not fill caches. Package memstore is a
+// Store in memory.
 package matrixark

@@ -1,0 +1,247 @@
+package matrixark
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/matrixark/embed"
+	"github.com/temporalstore/temporalstore-go/matrixark/internal/h64"
+	"github.com/temporalstore/temporalstore-go/matrixark/plan"
+	"github.com/temporalstore/temporalstore-go/matrixark/tokens"
+	"github.com/temporalstore/temporalstore-go/matrixark/vindex"
+)
+
+// Errors of the embedding rules, as matrixark's own.
+var (
+	ErrModelRequired    = embed.ErrModelRequired
+	ErrEmbeddingWidth   = embed.ErrEmbeddingWidth
+	ErrEmbeddingEncoder = embed.ErrEmbeddingEncoder
+)
+
+// Limits of a request (ErrInvalid beyond them).
+const (
+	MaxTextBytes    = 64 << 10 // a body, a message, a query
+	MaxTitleBytes   = 16 << 10
+	MaxRefBytes     = 4 << 10 // a source id, a message id
+	MaxNameBytes    = 512     // a tenant, a user, a session, an agent
+	MaxMessages     = 1000    // messages of one ingest
+	DefaultLimit    = 100
+	MaxLimit        = 1000
+	eventScanCap    = 64 // events a node's expansion looks at, newest first
+	eventOverfetch  = 2
+	maxEntityLoad   = 256
+	agentScopeKey   = "agent:codex"
+	importanceHigh  = 0.9
+	importanceBase  = 0.5
+	hybridLexicalMu = 500 // micros of node score per plan point, capped at 1000 points
+)
+
+// Options configure New. The zero value works: no embedder (nodes rank
+// lexically), o200k_base token counts, the wall clock.
+type Options struct {
+	// Embedder embeds texts at ingest and queries at retrieval. Default
+	// nil: nothing is embedded and every node ranks by its lexical score.
+	Embedder embed.Embedder
+	// Counter counts the tokens a pack spends. Default tokens.O200k().
+	Counter tokens.Counter
+	// Now is the clock of event and audit times. Default time.Now.
+	Now func() time.Time
+	// LexicalOff scores unembedded nodes 0 instead of by their plan score
+	// (MATRIXARK_CONTEXT_HYBRID_LEXICAL=0): ranking among them then falls
+	// to recency.
+	LexicalOff bool
+	// AbortOnEmbedFailure fails an ingest whose embedding fails or is
+	// declined, instead of storing it without vectors, marked for a
+	// re-embed (MATRIXARK_EMBED_DEFER_ON_FAILURE=0).
+	AbortOnEmbedFailure bool
+	// MaxEntityBlocks caps the entity blocks of one retrieval. Default 8.
+	MaxEntityBlocks int
+	// Logger receives warnings (a deferred embedding). Default: discarded.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Counter == nil {
+		o.Counter = tokens.O200k()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxEntityBlocks <= 0 {
+		o.MaxEntityBlocks = 8
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Engine ingests, retrieves and packs context per tenant over a Store. Its
+// indexes (BM25 over nodes and events, int8 vectors) are derived state,
+// rebuilt from the Store on a tenant's first use. Safe for concurrent use.
+type Engine struct {
+	store  Store
+	o      Options
+	spaces *embed.Spaces
+	seq    atomic.Uint32
+
+	mu      sync.Mutex
+	tenants map[string]*tenant
+}
+
+// tenant is one tenant's derived state.
+type tenant struct {
+	mu        sync.RWMutex
+	loaded    bool
+	nodes     map[uint64]*Node
+	nodeIdx   *plan.Index       // canonical name, L0 and L1 of each node
+	eventIdx  *plan.Index       // each event's text
+	eventNode map[uint64]uint64 // event id → node
+	vecL0     *vindex.Index     // nil until a vector of the Space is stored
+	vecL1     *vindex.Index
+}
+
+// New returns an Engine over s.
+func New(s Store, o Options) *Engine {
+	e := &Engine{store: s, o: o.withDefaults(), tenants: map[string]*tenant{}}
+	e.spaces = embed.NewSpaces(embed.SpacesOptions{Pin: func(ctx context.Context, t string, sp embed.Space) error {
+		b, err := json.Marshal(sp)
+		if err != nil {
+			return err
+		}
+		return s.Apply(ctx, []Mutation{{Key: spaceKey(t), Value: b}}, WriteOpts{Durable: true})
+	}})
+	return e
+}
+
+// Declined counts the vectors refused by their tenant's Space, by reason
+// (embed.ReasonWidth, embed.ReasonEncoder).
+func (e *Engine) Declined() map[string]uint64 { return e.spaces.Declined() }
+
+func checkName(what, v string, required bool) error {
+	switch {
+	case v == "" && required:
+		return fmt.Errorf("%w: %s is required", ErrInvalid, what)
+	case len(v) > MaxNameBytes:
+		return fmt.Errorf("%w: %s longer than %d bytes", ErrInvalid, what, MaxNameBytes)
+	case strings.ContainsAny(v, ": \t\r\n"):
+		return fmt.Errorf("%w: %s %q holds a colon or whitespace", ErrInvalid, what, v)
+	}
+	return nil
+}
+
+// state returns tenant t's derived state, loading it from the Store on
+// first use.
+func (e *Engine) state(ctx context.Context, t string) (*tenant, error) {
+	e.mu.Lock()
+	st, ok := e.tenants[t]
+	if !ok {
+		st = &tenant{}
+		e.tenants[t] = st
+	}
+	e.mu.Unlock()
+	st.mu.RLock()
+	loaded := st.loaded
+	st.mu.RUnlock()
+	if loaded {
+		return st, nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.loaded {
+		return st, nil
+	}
+	if err := e.load(ctx, t, st); err != nil {
+		return nil, err
+	}
+	st.loaded = true
+	return st, nil
+}
+
+// load rebuilds st from the Store. It reads without filling caches: a
+// rebuild is a sweep, not the hot set.
+func (e *Engine) load(ctx context.Context, t string, st *tenant) error {
+	st.nodes, st.eventNode = map[uint64]*Node{}, map[uint64]uint64{}
+	st.nodeIdx, st.eventIdx = plan.NewIndex(), plan.NewIndex()
+	sweep := ReadOpts{NoFill: true}
+	got, err := e.store.Get(ctx, [][]byte{spaceKey(t)}, sweep)
+	if err != nil {
+		return err
+	}
+	if got[0] != nil {
+		var sp embed.Space
+		if err := json.Unmarshal(got[0], &sp); err != nil {
+			return fmt.Errorf("matrixark: tenant %s: space record: %w", t, err)
+		}
+		if err := e.spaces.Load(t, sp); err != nil {
+			return err
+		}
+	}
+	var bad error
+	err = e.store.Scan(ctx, PrefixRange(tenantKey(famNode, t)), sweep, func(_, v []byte) bool {
+		n := new(Node)
+		if bad = json.Unmarshal(v, n); bad != nil {
+			return false
+		}
+		st.addNode(n)
+		return true
+	})
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
+		return err
+	}
+	err = e.store.Scan(ctx, PrefixRange(tenantKey(famEvent, t)), sweep, func(_, v []byte) bool {
+		var ev Event
+		if bad = json.Unmarshal(v, &ev); bad != nil {
+			return false
+		}
+		st.addEvent(&ev)
+		return true
+	})
+	if err == nil {
+		err = bad
+	}
+	return err
+}
+
+func (st *tenant) addNode(n *Node) {
+	st.nodes[n.Hash] = n
+	st.nodeIdx.Add(n.Hash, n.CanonicalName+" "+n.L0+" "+n.L1)
+	st.vecL0 = addVector(st.vecL0, n.Hash, n.VecL0)
+	st.vecL1 = addVector(st.vecL1, n.Hash, n.VecL1)
+}
+
+func (st *tenant) addEvent(ev *Event) {
+	st.eventIdx.Add(ev.ID, ev.Text)
+	st.eventNode[ev.ID] = ev.Node
+}
+
+// addVector adds v to idx, making the index on the first vector. A vector
+// of another width than the index's is left out: the Space check keeps
+// those from being stored.
+func addVector(idx *vindex.Index, id uint64, v []float32) *vindex.Index {
+	if len(v) == 0 {
+		return idx
+	}
+	if idx == nil {
+		var err error
+		if idx, err = vindex.New(len(v)); err != nil {
+			return nil
+		}
+	}
+	_ = idx.Add(id, v)
+	return idx
+}
+
+// nextSeq orders records written within one millisecond.
+func (e *Engine) nextSeq() uint32 { return e.seq.Add(1) }
+
+func hashOf(s string) uint64 { return h64.Sum(s) }

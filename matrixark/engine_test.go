@@ -1,0 +1,258 @@
+package matrixark_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/matrixark"
+	"github.com/temporalstore/temporalstore-go/matrixark/embed"
+	"github.com/temporalstore/temporalstore-go/matrixark/memstore"
+	"github.com/temporalstore/temporalstore-go/matrixark/pack"
+	"github.com/temporalstore/temporalstore-go/matrixark/tokens"
+)
+
+var t0 = time.UnixMilli(1_764_460_800_000)
+
+func newEngine(s matrixark.Store, edit func(*matrixark.Options)) *matrixark.Engine {
+	o := matrixark.Options{Now: func() time.Time { return t0 }, Counter: tokens.Words{}}
+	if edit != nil {
+		edit(&o)
+	}
+	return matrixark.New(s, o)
+}
+
+func ingest(t *testing.T, e *matrixark.Engine, tenant string, in matrixark.Input) matrixark.IngestResult {
+	t.Helper()
+	r, err := e.Ingest(t.Context(), tenant, in)
+	require.NoError(t, err)
+	return r
+}
+
+// corpus ingests three documents and a conversation for tenant acme.
+func corpus(t *testing.T, e *matrixark.Engine) map[string]uint64 {
+	nodes := map[string]uint64{}
+	nodes["checkout"] = ingest(t, e, "acme", matrixark.Input{SourceID: "runbook-7", Title: "Checkout outage",
+		Body: "Customer checkout failed. Payment risk score spiked after the fraud rule change. The team rolled back at 14:05.", TimeMs: t0.UnixMilli() - 3000, User: "alice"}).Node
+	nodes["lunch"] = ingest(t, e, "acme", matrixark.Input{SourceID: "memo-2", Title: "Lunch menu",
+		Body: "Soup and bread on Monday. Pasta on Tuesday.", TimeMs: t0.UnixMilli() - 2000, User: "alice"}).Node
+	nodes["office"] = ingest(t, e, "acme", matrixark.Input{Session: "s1", User: "bob", Messages: []matrixark.Message{
+		{Role: "user", Content: "My office was in Porto."},
+		{Role: "user", Content: "Update: my office is now in Lisbon, since March 3.", TimeMs: t0.UnixMilli() - 500},
+		{Role: "assistant", Content: "Noted, Lisbon it is."},
+	}, TimeMs: t0.UnixMilli() - 1000}).Node
+	return nodes
+}
+
+func TestIngestRetrievePack(t *testing.T) {
+	ctx := t.Context()
+	s := memstore.New()
+	e := newEngine(s, nil)
+	nodes := corpus(t, e)
+
+	blocks, err := e.Retrieve(ctx, "acme", matrixark.Query{Text: "checkout payment failure"})
+	require.NoError(t, err)
+	require.NotEmpty(t, blocks)
+	require.Equal(t, nodes["checkout"], blocks[0].NodeHash, "the checkout node ranks first")
+	var tiers []string
+	for _, b := range blocks {
+		require.Equal(t, nodes["checkout"], b.NodeHash, "lunch and office match no term: %+v", b)
+		tiers = append(tiers, b.Tier)
+		require.True(t, strings.HasPrefix(b.URI, "tsctx://tenant/acme/node/"), b.URI)
+	}
+	require.Contains(t, tiers, pack.TierL2, "the matching chunk is expanded")
+
+	// Where is the office now? The newer message wins the first L2 slot.
+	blocks, err = e.Retrieve(ctx, "acme", matrixark.Query{Text: "where is the office now", User: "bob"})
+	require.NoError(t, err)
+	var l2 []string
+	for _, b := range blocks {
+		require.Equal(t, nodes["office"], b.NodeHash)
+		if b.Tier == pack.TierL2 {
+			l2 = append(l2, b.Text)
+		}
+	}
+	require.NotEmpty(t, l2)
+	require.Contains(t, l2[0], "Lisbon")
+
+	// Scope: alice has no office node.
+	blocks, err = e.Retrieve(ctx, "acme", matrixark.Query{Text: "office", User: "alice"})
+	require.NoError(t, err)
+	require.Empty(t, blocks)
+
+	// Pack: the prompt is charged first, the budget holds, the audit is
+	// durable and readable by session and by id.
+	res, err := e.Pack(ctx, "acme", matrixark.PackRequest{Retrieve: matrixark.Query{Text: "checkout payment"},
+		Prompt: "Why did checkout fail?", SessionID: "chat-9", QueryID: "q1", MaxPromptTokens: 40})
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(res.InjectedPrompt, "Why did checkout fail?\n\n<context>\n"), res.InjectedPrompt)
+	a := res.Audit
+	require.LessOrEqual(t, a.PromptTokens+a.SelectedTokens, 40)
+	require.Equal(t, 4, a.PromptTokens)
+	require.Len(t, a.SelectedRefs, len(res.Selected))
+	require.Len(t, a.BlockedRefs, len(res.Blocked))
+	require.NotEmpty(t, res.Selected)
+	require.Equal(t, "acme", a.Tenant)
+	require.Equal(t, t0.UnixMilli(), a.RequestTimeMs)
+
+	got, err := e.Audits(ctx, "acme", matrixark.AuditQuery{Session: "chat-9"})
+	require.NoError(t, err)
+	require.Equal(t, []pack.Audit{a}, got)
+	one, err := e.Audit(ctx, "acme", a.AuditID)
+	require.NoError(t, err)
+	require.Equal(t, a, one)
+	_, err = e.Audit(ctx, "other", a.AuditID)
+	require.ErrorIs(t, err, matrixark.ErrNotFound, "another tenant cannot read it")
+	got, err = e.Audits(ctx, "acme", matrixark.AuditQuery{Session: "chat-9", StartMs: t0.UnixMilli() + 1})
+	require.NoError(t, err)
+	require.Empty(t, got)
+
+	// A fresh engine over the same store rebuilds its indexes without
+	// filling caches, and ranks the same.
+	fills := s.Stats().Fills
+	e2 := newEngine(s, nil)
+	again, err := e2.Retrieve(ctx, "acme", matrixark.Query{Text: "checkout payment failure"})
+	require.NoError(t, err)
+	require.Equal(t, nodes["checkout"], again[0].NodeHash)
+	require.Less(t, s.Stats().Fills-fills, 5, "only the retrieval's own reads fill")
+}
+
+func TestIngestDuplicateAndAppend(t *testing.T) {
+	e := newEngine(memstore.New(), nil)
+	in := matrixark.Input{SourceID: "d", Body: "Alpha beta gamma."}
+	first := ingest(t, e, "acme", in)
+	require.False(t, first.Duplicate)
+	second := ingest(t, e, "acme", in)
+	require.True(t, second.Duplicate)
+	require.Equal(t, first.Node, second.Node)
+
+	// A session grows: new messages land on the same node.
+	a := ingest(t, e, "acme", matrixark.Input{Session: "s", Messages: []matrixark.Message{{Role: "user", Content: "hello there"}}})
+	b := ingest(t, e, "acme", matrixark.Input{Session: "s", Messages: []matrixark.Message{{Role: "user", Content: "the parcel arrived on Friday"}}})
+	require.Equal(t, a.Node, b.Node)
+	blocks, err := e.Retrieve(t.Context(), "acme", matrixark.Query{Text: "parcel"})
+	require.NoError(t, err)
+	var refs []string
+	for _, b := range blocks {
+		if b.Tier == pack.TierL2 {
+			refs = append(refs, b.SourceRef)
+		}
+	}
+	require.Equal(t, []string{"s:1"}, refs, "turns number on from the node's events")
+}
+
+func TestTenantIsolation(t *testing.T) {
+	e := newEngine(memstore.New(), nil)
+	corpus(t, e)
+	ingest(t, e, "globex", matrixark.Input{SourceID: "x", Body: "Nothing about payments here but the word checkout."})
+	blocks, err := e.Retrieve(t.Context(), "globex", matrixark.Query{Text: "checkout payment"})
+	require.NoError(t, err)
+	for _, b := range blocks {
+		require.Contains(t, b.URI, "tsctx://tenant/globex/")
+	}
+	blocks, err = e.Retrieve(t.Context(), "initech", matrixark.Query{Text: "checkout"})
+	require.NoError(t, err)
+	require.Empty(t, blocks)
+}
+
+func TestValidation(t *testing.T) {
+	s := memstore.New()
+	e := newEngine(s, nil)
+	for name, c := range map[string]struct {
+		tenant string
+		in     matrixark.Input
+	}{
+		"no tenant":       {"", matrixark.Input{SourceID: "d", Body: "x"}},
+		"colon in tenant": {"a:b", matrixark.Input{SourceID: "d", Body: "x"}},
+		"no source":       {"t", matrixark.Input{Body: "x"}},
+		"empty body":      {"t", matrixark.Input{SourceID: "d", Body: "  "}},
+		"body too long":   {"t", matrixark.Input{SourceID: "d", Body: strings.Repeat("x", matrixark.MaxTextBytes+1)}},
+		"bad kind":        {"t", matrixark.Input{SourceID: "d", Body: "x", Kind: 42}},
+		"space in user":   {"t", matrixark.Input{SourceID: "d", Body: "x", User: "a b"}},
+		"long message": {"t", matrixark.Input{Session: "s", Messages: []matrixark.Message{
+			{Role: "user", Content: strings.Repeat("x", matrixark.MaxTextBytes+1)}}}},
+		"blank messages": {"t", matrixark.Input{Session: "s", Messages: []matrixark.Message{{Role: "user", Content: " "}}}},
+	} {
+		_, err := e.Ingest(t.Context(), c.tenant, c.in)
+		require.ErrorIs(t, err, matrixark.ErrInvalid, name)
+	}
+	require.Zero(t, s.Stats().Applies, "nothing was written")
+	_, err := e.Retrieve(t.Context(), "t", matrixark.Query{Text: strings.Repeat("q", matrixark.MaxTextBytes+1)})
+	require.ErrorIs(t, err, matrixark.ErrInvalid)
+}
+
+// failing is a Store whose Apply fails for keys with a given prefix.
+type failing struct {
+	matrixark.Store
+	prefix string
+}
+
+func (f failing) Apply(ctx context.Context, m []matrixark.Mutation, o matrixark.WriteOpts) error {
+	for _, x := range m {
+		if strings.HasPrefix(string(x.Key), f.prefix) {
+			return errors.New("disk full")
+		}
+	}
+	return f.Store.Apply(ctx, m, o)
+}
+
+func TestPackFailsWithoutItsAudit(t *testing.T) {
+	s := failing{Store: memstore.New(), prefix: "ctx:audit:"}
+	e := newEngine(s, nil)
+	corpus(t, e)
+	res, err := e.Pack(t.Context(), "acme", matrixark.PackRequest{Retrieve: matrixark.Query{Text: "checkout"}, Prompt: "p"})
+	require.ErrorIs(t, err, matrixark.ErrAuditWrite)
+	require.Empty(t, res.InjectedPrompt)
+}
+
+// flaky fails every Embed.
+type flaky struct{}
+
+func (flaky) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("provider down")
+}
+func (flaky) Info() embed.Info { return embed.Info{Provider: "openai", Model: "m", Dim: 8} }
+
+func TestEmbeddings(t *testing.T) {
+	ctx := t.Context()
+
+	// A failing provider defers: stored without vectors, still found.
+	s := memstore.New()
+	e := newEngine(s, func(o *matrixark.Options) { o.Embedder = flaky{} })
+	r := ingest(t, e, "acme", matrixark.Input{SourceID: "d", Body: "Checkout failed for a customer."})
+	require.True(t, r.EmbedDeferred)
+	blocks, err := e.Retrieve(ctx, "acme", matrixark.Query{Text: "checkout"})
+	require.NoError(t, err)
+	require.NotEmpty(t, blocks)
+
+	// Unless told to abort: then nothing is written.
+	e = newEngine(memstore.New(), func(o *matrixark.Options) { o.Embedder = flaky{}; o.AbortOnEmbedFailure = true })
+	_, err = e.Ingest(ctx, "acme", matrixark.Input{SourceID: "d", Body: "Checkout failed."})
+	require.Error(t, err)
+
+	// Requiring a model refuses the hash embedder outright.
+	e = newEngine(memstore.New(), func(o *matrixark.Options) { o.Embedder = embed.RequireModel(embed.NewHash("")) })
+	_, err = e.Ingest(ctx, "acme", matrixark.Input{SourceID: "d", Body: "Checkout failed."})
+	require.ErrorIs(t, err, matrixark.ErrModelRequired)
+
+	// The first vectors pin the Space; another encoder of the same width
+	// is declined (counted), its ingest deferred, its node still found.
+	s = memstore.New()
+	e = newEngine(s, func(o *matrixark.Options) { o.Embedder = embed.NewHash("") })
+	r = ingest(t, e, "acme", matrixark.Input{SourceID: "a", Body: "Checkout failed for a customer."})
+	require.False(t, r.EmbedDeferred)
+	blocks, err = e.Retrieve(ctx, "acme", matrixark.Query{Text: "checkout"})
+	require.NoError(t, err)
+	require.NotEmpty(t, blocks)
+	e2 := newEngine(s, func(o *matrixark.Options) { o.Embedder = embed.NewHash("other-model") })
+	r = ingest(t, e2, "acme", matrixark.Input{SourceID: "b", Body: "Refund issued to the customer."})
+	require.True(t, r.EmbedDeferred)
+	require.Equal(t, map[string]uint64{embed.ReasonEncoder: 1, embed.ReasonWidth: 0}, e2.Declined())
+	blocks, err = e2.Retrieve(ctx, "acme", matrixark.Query{Text: "refund"})
+	require.NoError(t, err)
+	require.NotEmpty(t, blocks, "a declined query runs lexical-only")
+}
