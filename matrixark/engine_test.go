@@ -2,6 +2,7 @@ package matrixark_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -255,4 +256,41 @@ func TestEmbeddings(t *testing.T) {
 	blocks, err = e2.Retrieve(ctx, "acme", matrixark.Query{Text: "refund"})
 	require.NoError(t, err)
 	require.NotEmpty(t, blocks, "a declined query runs lexical-only")
+}
+
+func TestForget(t *testing.T) {
+	ctx := t.Context()
+	s := memstore.New()
+	e := newEngine(s, func(o *matrixark.Options) { o.Embedder = embed.NewHash("") })
+	nodes := corpus(t, e)
+	ok, err := e.Forget(ctx, "acme", matrixark.KindDoc, "runbook-7")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, nodes["checkout"], matrixark.NodeHash("acme", matrixark.KindDoc, "runbook-7"))
+
+	// Nothing of it is retrieved, by this engine or one rebuilt from the store.
+	for _, eng := range []*matrixark.Engine{e, newEngine(s, nil)} {
+		blocks, err := eng.Retrieve(ctx, "acme", matrixark.Query{Text: "checkout payment"})
+		require.NoError(t, err)
+		for _, b := range blocks {
+			require.NotEqual(t, nodes["checkout"], b.NodeHash)
+		}
+	}
+	var left []string
+	require.NoError(t, s.Scan(ctx, matrixark.Range{}, matrixark.ReadOpts{}, func(k, _ []byte) bool {
+		left = append(left, string(k))
+		return true
+	}))
+	for _, k := range left {
+		require.NotContains(t, k, string(binary.BigEndian.AppendUint64(nil, nodes["checkout"])), "a record of the forgotten node is left: %q", k)
+	}
+
+	// The same source ingested again is a new node, not a duplicate.
+	r := ingest(t, e, "acme", matrixark.Input{SourceID: "runbook-7", Title: "Checkout outage",
+		Body: "Customer checkout failed. Payment risk score spiked after the fraud rule change. The team rolled back at 14:05."})
+	require.False(t, r.Duplicate)
+
+	ok, err = e.Forget(ctx, "acme", matrixark.KindDoc, "never-ingested")
+	require.NoError(t, err)
+	require.False(t, ok)
 }

@@ -123,13 +123,13 @@ func (e *Engine) Ingest(ctx context.Context, t string, in Input) (IngestResult, 
 	if at == 0 {
 		at = now
 	}
-	nodeHash := hashOf(t + ":" + strconv.Itoa(int(in.Kind)-1) + ":" + in.SourceID)
+	nodeHash := NodeHash(t, in.Kind, in.SourceID)
 	var all strings.Builder
 	all.WriteString(in.Body)
 	for _, m := range in.Messages {
 		all.WriteString("\x00" + m.Role + "\x00" + m.Content)
 	}
-	srcKey := sourceKey(t, hashOf("event:"+in.SourceID+":"+all.String()))
+	srcKey := sourceKey(t, nodeHash, hashOf("event:"+in.SourceID+":"+all.String()))
 	got, err := e.store.Get(ctx, [][]byte{srcKey, nodeKey(t, nodeHash)}, ReadOpts{})
 	if err != nil {
 		return IngestResult{}, err

@@ -64,8 +64,13 @@ func auditPrefix(tenant string, session uint64) []byte {
 	return binary.BigEndian.AppendUint64(tenantKey(famAudit, tenant), session)
 }
 
-// sourceKey marks a (source, body) already ingested: ingesting it again
-// changes nothing.
-func sourceKey(tenant string, sourceBody uint64) []byte {
-	return binary.BigEndian.AppendUint64(tenantKey(famSource, tenant), sourceBody)
+// sourceKey marks a (source, body) already ingested into node: ingesting
+// it again changes nothing. Keyed under the node, so Forget drops them.
+func sourceKey(tenant string, node, sourceBody uint64) []byte {
+	k := binary.BigEndian.AppendUint64(tenantKey(famSource, tenant), node)
+	return binary.BigEndian.AppendUint64(k, sourceBody)
+}
+
+func sourcePrefix(tenant string, node uint64) []byte {
+	return binary.BigEndian.AppendUint64(tenantKey(famSource, tenant), node)
 }
