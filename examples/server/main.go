@@ -27,6 +27,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/ferricstore/commands"
 	"github.com/temporalstore/temporalstore-go/ferricstore/ferricprom"
 	"github.com/temporalstore/temporalstore-go/ferricstore/pubsub"
+	arkhttp "github.com/temporalstore/temporalstore-go/matrixark/httpapi"
 	"github.com/temporalstore/temporalstore-go/matrixcache"
 	"github.com/temporalstore/temporalstore-go/matrixcache/cacheprom"
 	"github.com/temporalstore/temporalstore-go/matrixobject"
@@ -75,6 +76,7 @@ type config struct {
 	databases       int
 	latencyMonitor  time.Duration
 	notifyEvents    string
+	contextTokens   map[string]arkhttp.TenantToken
 }
 
 // flags are the program's flags, in --help's order.
@@ -87,7 +89,7 @@ var flags = []cli.Flag[config]{
 		c.respAddr = v
 		return nil
 	}},
-	{Name: "http", Env: "TS_HTTP_ADDR", Default: "127.0.0.1:17102", Usage: "HTTP command surface listen address (/execute, /batch_execute, /health, /ready, /metrics); empty turns it off", Set: func(c *config, v string) error {
+	{Name: "http", Env: "TS_HTTP_ADDR", Default: "127.0.0.1:17102", Usage: "HTTP listen address: the command surface (/execute, /batch_execute, /health, /ready, /metrics), context (/context/*) and mem0-compatible memories (/memories, /search); empty turns it off", Set: func(c *config, v string) error {
 		c.httpAddr = v
 		return nil
 	}},
@@ -101,6 +103,18 @@ var flags = []cli.Flag[config]{
 	}},
 	{Name: "readonly-token", Env: "TS_READONLY_TOKEN", Default: "", Usage: "comma-separated read-only tokens (RESP AUTH, HTTP bearer): reads only", Set: func(c *config, v string) error {
 		c.readOnlyTokens = cli.List(v)
+		return nil
+	}},
+	{Name: "context-token", Env: "TS_CONTEXT_TOKEN", Default: "", Usage: "comma-separated token=tenant pairs (token=tenant:admin may reset the tenant's memories) for the context and memory routes (/context/*, /memories, /search, /reset); without them those routes serve the tenant \"default\" to the read-write tokens (--token), or to anyone when there are none", Set: func(c *config, v string) error {
+		c.contextTokens = map[string]arkhttp.TenantToken{}
+		for _, p := range cli.List(v) {
+			tok, grant, ok := strings.Cut(p, "=")
+			tenant, admin := strings.CutSuffix(grant, ":admin")
+			if !ok || tok == "" || tenant == "" {
+				return fmt.Errorf("context token %q is not token=tenant or token=tenant:admin", p)
+			}
+			c.contextTokens[tok] = arkhttp.TenantToken{Tenant: tenant, Admin: admin}
+		}
 		return nil
 	}},
 	{Name: "s3-credentials", Env: "TS_S3_CREDENTIALS", Default: "", Usage: "comma-separated access-key:secret pairs the S3 API accepts (Signature V4); none means unsigned requests are served", Set: func(c *config, v string) error {
@@ -346,7 +360,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		reg.MustRegister(respprom.NewCollector(srv))
 	}
 	if c.httpAddr != "" {
-		h, err := httpapi.New(httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof, Registry: reg})
+		var h http.Handler
+		eh, err := httpapi.New(httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof, Registry: reg})
+		if err == nil {
+			h, err = withContext(ctx, eh, e, c, log)
+		}
 		if err != nil {
 			shutdown()
 			e.Close()
