@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/temporalstore/temporalstore-go/examples/internal/tsstore"
 	"github.com/temporalstore/temporalstore-go/matrixark"
 	"github.com/temporalstore/temporalstore-go/matrixark/embed"
@@ -23,7 +25,7 @@ var contextRoutes = []string{"/context/", "/memories", "/memories/", "/search", 
 // its records in the engine (tsstore), embeddings from an
 // OpenAI-compatible server when MATRIXARK_EMBED_BASE_URL names one
 // (lexical ranking otherwise).
-func withContext(ctx context.Context, engine http.Handler, e *temporalstore.Engine, c config, log *slog.Logger) (http.Handler, error) {
+func withContext(ctx context.Context, engine http.Handler, e *temporalstore.Engine, c config, log *slog.Logger, reg *prometheus.Registry) (http.Handler, error) {
 	store, err := tsstore.Open(ctx, e, tsstore.Options{})
 	if err != nil {
 		return nil, err
@@ -35,6 +37,13 @@ func withContext(ctx context.Context, engine http.Handler, e *temporalstore.Engi
 		}
 	}
 	ark := matrixark.New(store, matrixark.Options{Embedder: emb, Logger: log})
+	for _, reason := range []string{embed.ReasonWidth, embed.ReasonEncoder} {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        embed.DeclinedMetric,
+			Help:        "Vectors a tenant's embedding Space refused: another width (an outage seeded fallback vectors) or another encoder at the same width (a model swap).",
+			ConstLabels: prometheus.Labels{"reason": reason},
+		}, func() float64 { return float64(ark.Declined()[reason]) }))
+	}
 	tokens := c.contextTokens
 	if len(tokens) == 0 && len(c.tokens) > 0 {
 		// The server's read-write tokens reach the default tenant.

@@ -62,4 +62,7 @@ func TestContextRoutes(t *testing.T) {
 	require.Equal(t, 200, code, body)
 	require.Contains(t, body, `"injected_prompt":"Where?\n\n\u003ccontext\u003e`)
 	require.Contains(t, srv.Log(), "context routes")
+	code, body = call("GET", "/metrics", "secret", "")
+	require.Equal(t, 200, code)
+	require.Contains(t, body, `matrixark_embedding_declined_total{reason="encoder"} 0`)
 }

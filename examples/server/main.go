@@ -363,7 +363,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		var h http.Handler
 		eh, err := httpapi.New(httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof, Registry: reg})
 		if err == nil {
-			h, err = withContext(ctx, eh, e, c, log)
+			h, err = withContext(ctx, eh, e, c, log, reg)
 		}
 		if err != nil {
 			shutdown()
