@@ -150,10 +150,13 @@ func (e *Engine) Retrieve(ctx context.Context, t string, q Query) ([]pack.Block,
 		return nil, err
 	}
 	blocks = append(blocks, ents...)
+	scores := make(map[string]uint32, len(blocks))
 	for i := range blocks {
-		blocks[i].Score = int64(p.Score(blocks[i].Text))
+		sc := p.Score(blocks[i].Text)
+		scores[blocks[i].Text] = sc
+		blocks[i].Score = int64(sc)
 	}
-	pack.Order(blocks, p.Score)
+	pack.Order(blocks, func(text string) uint32 { return scores[text] })
 	return pack.Dedup(blocks), nil
 }
 
@@ -247,7 +250,8 @@ func inScope(n *Node, q *Query) bool {
 // strong semantic match).
 func (e *Engine) scoreNode(n *Node, p *plan.Plan, qv []float32) ranked {
 	text := n.CanonicalName + " " + n.L0 + " " + n.L1
-	r := ranked{n: n, refs: p.MatchedGroups(text)}
+	plan, groups := p.ScoreGroups(text)
+	r := ranked{n: n, refs: groups}
 	if qv != nil && len(n.VecL0) == len(qv) {
 		best := vindex.Cosine(qv, n.VecL0)
 		if len(n.VecL1) == len(qv) {
@@ -257,7 +261,7 @@ func (e *Engine) scoreNode(n *Node, p *plan.Plan, qv []float32) ranked {
 		return r
 	}
 	if !e.o.LexicalOff {
-		r.score = int64(min(p.Score(text), 1000)) * hybridLexicalMu
+		r.score = int64(min(plan, 1000)) * hybridLexicalMu
 	}
 	return r
 }

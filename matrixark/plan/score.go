@@ -142,15 +142,20 @@ func (p *Plan) MatchedGroups(text string) int {
 // Because a penalty saturates when it is applied, 10 − 25 is 0 and a later
 // intent's bonus adds to 0, not to −15.
 func (p *Plan) Score(s string) uint32 {
+	score, _ := p.ScoreGroups(s)
+	return score
+}
+
+// ScoreGroups is Score and MatchedGroups of s at the cost of one: a
+// ranking that needs both prepares the text once.
+func (p *Plan) ScoreGroups(s string) (score uint32, matched int) {
 	if len(p.members) == 0 {
-		return 0
+		return 0, 0
 	}
 	t := prepare(s)
-	var score uint32
 	if p.Topic != "" && t.has(p.topic) {
 		score = satAdd(score, topicBonus)
 	}
-	matched := 0
 	for i := range p.members {
 		if best := groupBest(p.members[i], t); best > 0 {
 			matched++
@@ -177,7 +182,7 @@ func (p *Plan) Score(s string) uint32 {
 			score = satSub(score, r.penalty)
 		}
 	}
-	return score
+	return score, matched
 }
 
 // groupBest returns the byte length of the longest member in ms found in

@@ -153,3 +153,17 @@ func TestScoreDeterministic(t *testing.T) {
 		require.Equal(t, first, plan.New("latest payment fraud status topic 3").Score(text))
 	}
 }
+
+func TestScoreGroups(t *testing.T) {
+	for _, c := range []struct{ q, text string }{
+		{"checkout payment", "Customer checkout failed. Payment risk score spiked."},
+		{"latest fraud status topic 3", "topic 3: the latest fraud review"},
+		{"the and", "anything"},
+		{"office moved", "nothing relevant"},
+	} {
+		p := plan.New(c.q)
+		score, groups := p.ScoreGroups(c.text)
+		require.Equal(t, p.Score(c.text), score, c.q)
+		require.Equal(t, p.MatchedGroups(c.text), groups, c.q)
+	}
+}
