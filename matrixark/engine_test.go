@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -293,4 +294,20 @@ func TestForget(t *testing.T) {
 	ok, err = e.Forget(ctx, "acme", matrixark.KindDoc, "never-ingested")
 	require.NoError(t, err)
 	require.False(t, ok)
+}
+
+// A user's weaker match is found however many stronger ones other users
+// hold: the scope applies before the top C candidates are taken.
+func TestScopeBeforeCandidates(t *testing.T) {
+	e := newEngine(memstore.New(), nil)
+	for i := range 300 {
+		ingest(t, e, "acme", matrixark.Input{Session: fmt.Sprintf("s%d", i), User: fmt.Sprintf("u%d", i),
+			Messages: []matrixark.Message{{Role: "user", Content: "checkout payment checkout payment refund"}}})
+	}
+	zed := ingest(t, e, "acme", matrixark.Input{Session: "z", User: "zed",
+		Messages: []matrixark.Message{{Role: "user", Content: "the checkout page was slow today, nothing else happened at all"}}})
+	blocks, err := e.Retrieve(t.Context(), "acme", matrixark.Query{Text: "checkout payment", User: "zed"})
+	require.NoError(t, err)
+	require.NotEmpty(t, blocks)
+	require.Equal(t, zed.Node, blocks[0].NodeHash)
 }

@@ -213,10 +213,20 @@ func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) []
 		}
 	}
 	if len(p.Groups) > 0 {
-		for _, h := range st.nodeIdx.Search(q.Text, c) {
+		// The scope applies before the top C: a user's evidence must not
+		// lose its places to other users' documents.
+		var keepNode, keepEvent func(uint64) bool
+		if q.User != "" || q.Session != "" || q.Agent != "" || q.StartMs > 0 || q.EndMs > 0 {
+			keepNode = func(h uint64) bool {
+				n, ok := st.nodes[h]
+				return ok && inScope(n, q)
+			}
+			keepEvent = func(id uint64) bool { return keepNode(st.eventNode[id]) }
+		}
+		for _, h := range st.nodeIdx.SearchFunc(q.Text, c, keepNode) {
 			take(h.ID)
 		}
-		for _, h := range st.eventIdx.Search(q.Text, c) {
+		for _, h := range st.eventIdx.SearchFunc(q.Text, c, keepEvent) {
 			take(st.eventNode[h.ID])
 		}
 	}

@@ -134,6 +134,13 @@ func idf(n, df int) float64 {
 // by BM25 score descending, then ID ascending. Each distinct query term
 // counts once. k ≤ 0 returns nil.
 func (x *Index) Search(query string, k int) []Hit {
+	return x.SearchFunc(query, k, nil)
+}
+
+// SearchFunc is Search over the documents keep accepts (all when keep is
+// nil): a scope applied before the top k is taken, so that a narrow scope
+// still gets k hits of its own.
+func (x *Index) SearchFunc(query string, k int, keep func(id uint64) bool) []Hit {
 	if k <= 0 {
 		return nil
 	}
@@ -158,6 +165,9 @@ func (x *Index) Search(query string, k int) []Hit {
 		}
 		w := idf(n, len(p))
 		for id, f := range p {
+			if keep != nil && !keep(id) {
+				continue
+			}
 			tf := float64(f)
 			norm := 1 - B
 			if avgdl > 0 {

@@ -146,3 +146,20 @@ func TestIndexConcurrent(t *testing.T) {
 	require.Zero(t, bad.Load())
 	require.Equal(t, 4*(200-67), x.Len())
 }
+
+func TestSearchFuncScopesBeforeTopK(t *testing.T) {
+	x := plan.NewIndex()
+	for id := uint64(1); id <= 50; id++ {
+		text := "checkout payment checkout"
+		if id%10 == 0 {
+			text = "checkout" // weaker, and the only ones kept
+		}
+		x.Add(id, text)
+	}
+	got := x.SearchFunc("checkout payment", 3, func(id uint64) bool { return id%10 == 0 })
+	require.Len(t, got, 3)
+	for _, h := range got {
+		require.Zero(t, h.ID%10)
+	}
+	require.Equal(t, x.Search("checkout payment", 3), x.SearchFunc("checkout payment", 3, nil))
+}
