@@ -13,6 +13,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
 	github.com/temporalstore/temporalstore-go/examples v0.1.0
+	github.com/temporalstore/temporalstore-go/matrixark v0.1.0
 	github.com/temporalstore/temporalstore-go/matrixcache v0.1.0
 	github.com/temporalstore/temporalstore-go/matrixraft v0.1.0
 	go.etcd.io/bbolt v1.5.0

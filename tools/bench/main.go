@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/tools/bench/cachebench"
+	"github.com/temporalstore/temporalstore-go/tools/bench/contextbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/enginebench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/objectbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/raftbench"
@@ -54,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return scriptbench.Command(args[1:], stdout, stderr)
 	case "streams":
 		return streamsbench.Command(args[1:], stdout, stderr)
+	case "context":
+		return contextbench.Command(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown benchmark %q\n\n", args[0])
 	usage(stderr)
@@ -107,6 +110,11 @@ Benchmarks:
         from 4 connections, consuming a 1M-entry stream with 4 XREADGROUP+XACK consumers, and
         PUBLISH to 8 subscribers at pipeline 1 and 64 (deliveries/s,
         delivery latency, every message checked in order).
+  context matrixark's retrieve+pack (Engine over memstore) vs plain BM25
+        and newest-first replay on a seeded synthetic conversation history
+        with known evidence, at 10k and 30k nodes (100k by flag): latency
+        p50/p95/p99 at a 1,200-token budget (retrieve and pack split),
+        recall@1/5/10, MRR, tokens packed and evidence retention in the pack.
 
 Flags of "bench wal" (each also read from the environment variable shown;
 a flag beats its variable, the variable beats the default):
@@ -133,6 +141,8 @@ Examples:
 	scriptbench.PrintUsage(w)
 	fmt.Fprintln(w)
 	streamsbench.PrintUsage(w)
+	fmt.Fprintln(w)
+	contextbench.PrintUsage(w)
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.
