@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,6 +105,29 @@ func waitPing(ctx context.Context, addr string) error {
 	}
 }
 
+// waitHealth waits until GET /health at addr answers 200, about 10 s at
+// most.
+func waitHealth(ctx context.Context, addr string) error {
+	for i := 0; ; i++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/health", nil)
+		if err != nil {
+			return err
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("/health: %s", res.Status)
+		}
+		if i > 500 {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // StartServerProcess runs bin, examples/server built by BuildExample, as
 // its own process on cpus (none: anywhere), with GOMAXPROCS procs when
 // above 0, serving RESP and HTTP on free loopback ports (no S3) with its
@@ -137,6 +161,12 @@ func StartServerProcess(ctx context.Context, bin, dir string, cpus []int, procs 
 	if err := waitPing(ctx, a[0]); err != nil {
 		stop()
 		return ServerProcess{}, fmt.Errorf("examples/server did not answer: %w", err)
+	}
+	// The HTTP listener opens after RESP's (it sets up the context
+	// routes' table first): callers scrape /metrics right away.
+	if err := waitHealth(ctx, a[1]); err != nil {
+		stop()
+		return ServerProcess{}, fmt.Errorf("examples/server's HTTP did not answer: %w", err)
 	}
 	return ServerProcess{Addr: a[0], HTTPAddr: a[1], PID: cmd.Process.Pid, Stop: stop}, nil
 }
