@@ -78,32 +78,47 @@ func TestStore(t *testing.T) {
 	require.Equal(t, fwd[len(fwd)-1], rev[0])
 }
 
-// The helper process of TestAuditSurvivesKill: it packs on a durable
-// Store, prints the audit's id once Pack has returned, and waits to be
-// killed.
-func TestHelperPack(t *testing.T) {
-	dir := os.Getenv("TSSTORE_HELPER_DIR")
-	if dir == "" {
-		t.Skip("run by TestAuditSurvivesKill")
+// TestMain runs the child of TestAuditSurvivesKill when it is one: it
+// packs on a durable Store, prints the audit's id once Pack has returned,
+// and waits to be killed.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("TSSTORE_HELPER_DIR"); dir != "" {
+		if err := packAndWait(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	}
+	os.Exit(m.Run())
+}
+
+func packAndWait(dir string) error {
 	ctx := context.Background()
-	e := openEngine(t, dir)
+	e, err := local.Open(ctx, ts.Options{Dir: dir, MaintenanceInterval: ts.Disabled})
+	if err != nil {
+		return err
+	}
 	s, err := Open(ctx, e, Options{})
-	require.NoError(t, err)
+	if err != nil {
+		return err
+	}
 	ark := matrixark.New(s, matrixark.Options{Counter: tokens.Words{}})
-	_, err = ark.Ingest(ctx, "acme", matrixark.Input{SourceID: "runbook", Title: "Checkout", Body: "Customer checkout failed. Payment risk score spiked."})
-	require.NoError(t, err)
+	if _, err := ark.Ingest(ctx, "acme", matrixark.Input{SourceID: "runbook", Title: "Checkout", Body: "Customer checkout failed. Payment risk score spiked."}); err != nil {
+		return err
+	}
 	res, err := ark.Pack(ctx, "acme", matrixark.PackRequest{Retrieve: matrixark.Query{Text: "checkout payment"}, Prompt: "Why?", SessionID: "s1", MaxPromptTokens: 200})
-	require.NoError(t, err)
+	if err != nil {
+		return err
+	}
 	fmt.Printf("AUDIT %s %d\n", res.Audit.AuditID, len(res.Selected))
 	time.Sleep(time.Minute)
+	return nil
 }
 
 // An audit Pack returned survives the process being killed: SIGKILL right
 // after the id is printed, reopen, read it back.
 func TestAuditSurvivesKill(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperPack$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TSSTORE_HELPER_DIR="+dir)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
