@@ -33,6 +33,7 @@ var (
 	commandFields = fieldIndex(reflect.TypeFor[Command]())
 	rowFields     = fieldIndex(reflect.TypeFor[Row]())
 	batchFields   = fieldIndex(reflect.TypeFor[BatchRequest]())
+	requestFields = fieldIndex(reflect.TypeFor[Request]())
 )
 
 // The request types without their decoders, for the library's own

@@ -10,12 +10,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-func decodeLibrary(body []byte, v any) error {
-	d := msgpack.NewDecoder(bytes.NewReader(body))
-	d.SetCustomStructTag("json")
-	return d.Decode(v)
-}
-
 // Whatever the library decodes into a command (plainCommand: Command
 // without its decoder), the hand-written decoder decodes the same; a row
 // likewise.
@@ -141,4 +135,42 @@ func TestBatchRequestReuse(t *testing.T) {
 		require.Same(t, arr, &b.Commands[0], "the array is reused")
 		require.Equal(t, second, b)
 	}
+}
+
+// The seeds take the direct path (none falls back to the library), and a
+// reused BatchRequest decodes as a fresh one does.
+func TestFastDecodeTakesSeeds(t *testing.T) {
+	var bodies [][]byte
+	for _, v := range []any{
+		map[string]any{"table_name": "t", "commands": []any{
+			map[string]any{"kind": "hmget", "key": "k", "args": []any{"YQ=="}},
+			map[string]any{"kind": "row_write_batch", "ts_field": "_ts", "rows": []any{
+				map[string]any{"key": []byte("r"), "args": []any{[]byte("f"), []byte("1")}, "event_time_ns": 5},
+			}},
+		}},
+		map[string]any{"command": map[string]any{"kind": "string_set", "key": "k", "value": "djE=", "ttl_ms": 5}},
+	} {
+		b, err := msgpack.Marshal(v)
+		require.NoError(t, err)
+		bodies = append(bodies, b)
+	}
+	var br BatchRequest
+	require.NoError(t, decodeFast(bodies[0], &br))
+	require.Equal(t, "hmget", br.Commands[0].Kind)
+	require.Equal(t, Text("k"), br.Commands[0].Key)
+	require.Equal(t, []Bytes{Bytes("a")}, br.Commands[0].Args)
+	require.Equal(t, int64(5), br.Commands[1].Rows[0].EventTimeNs)
+	var lib BatchRequest
+	require.NoError(t, decodeLibrary(bodies[0], &lib))
+	require.Equal(t, lib, br)
+	br.Reset()
+	require.NoError(t, Decode(bodies[0], true, &br))
+	require.Equal(t, lib, br)
+
+	var r Request
+	require.NoError(t, decodeFast(bodies[1], &r))
+	require.Equal(t, int64(5), *r.Command.TTLMs)
+	var libR Request
+	require.NoError(t, decodeLibrary(bodies[1], &libR))
+	require.Equal(t, libR, r)
 }

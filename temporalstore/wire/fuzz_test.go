@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -133,4 +135,115 @@ func FuzzCheckMsgpack(f *testing.F) {
 		ours := checkMsgpack(body)
 		require.Equal(t, lib == nil, ours == nil, "library: %v, ours: %v", lib, ours)
 	})
+}
+
+// msgpackSeeds are seedBodies in MessagePack, as maps and as the wire
+// structs encode (bin payloads), plus a batch of Feast reads and writes.
+func msgpackSeeds(f *testing.F) [][]byte {
+	var out [][]byte
+	for _, s := range seedBodies(f) {
+		var v any
+		if json.Unmarshal([]byte(s), &v) != nil {
+			continue
+		}
+		b, err := msgpack.Marshal(v)
+		require.NoError(f, err)
+		out = append(out, b)
+		for _, w := range []any{&Request{}, &BatchRequest{}} {
+			if json.Unmarshal([]byte(s), w) == nil {
+				b, err := msgpack.Marshal(w)
+				require.NoError(f, err)
+				out = append(out, b)
+			}
+		}
+	}
+	feast := map[string]any{"table_name": "t", "commands": []any{
+		map[string]any{"kind": "hmget", "key": []byte{1, 0, 0, 0, 'k'}, "args": []any{[]byte{1, 2, 3, 4}, []byte("_ts:v")}},
+		map[string]any{"kind": "row_write_batch", "ts_field": "_ts:v", "ts_format": "proto", "ttl_ms": 5000,
+			"rows": []any{map[string]any{"key": []byte("r"), "args": []any{[]byte("f"), []byte{}}, "event_time_ns": int64(-1) << 62}}},
+		map[string]any{"kind": "scan", "cursor": 0, "count": 10, "suffix": []byte("p")},
+		nil,
+	}}
+	b, err := msgpack.Marshal(feast)
+	require.NoError(f, err)
+	return append(out, b)
+}
+
+// The direct decoder and the library agree on every body: the same error
+// or none, and the same request.
+func FuzzFastDecode(f *testing.F) {
+	for _, b := range msgpackSeeds(f) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if checkMsgpack(body) != nil {
+			return
+		}
+		var fastB, libB BatchRequest
+		fastErr, libErr := Decode(body, true, &fastB), decodeLibrary(body, &libB)
+		require.Equal(t, libErr == nil, fastErr == nil, "library: %v, ours: %v", libErr, fastErr)
+		if libErr == nil {
+			require.True(t, sameValue(reflect.ValueOf(libB), reflect.ValueOf(fastB)), "library: %+v\nours: %+v", libB, fastB)
+		}
+		var fastR, libR Request
+		fastErr, libErr = Decode(body, true, &fastR), decodeLibrary(body, &libR)
+		require.Equal(t, libErr == nil, fastErr == nil, "library: %v, ours: %v", libErr, fastErr)
+		if libErr == nil {
+			require.True(t, sameValue(reflect.ValueOf(libR), reflect.ValueOf(fastR)), "library: %+v\nours: %+v", libR, fastR)
+		}
+	})
+}
+
+// sameValue is reflect.DeepEqual but for a NaN, which equals a NaN here
+// (a request may carry one).
+func sameValue(a, b reflect.Value) bool {
+	if a.IsValid() != b.IsValid() {
+		return false
+	}
+	if !a.IsValid() {
+		return true
+	}
+	if a.Type() != b.Type() {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.Float32, reflect.Float64:
+		x, y := a.Float(), b.Float()
+		return x == y || math.IsNaN(x) && math.IsNaN(y)
+	case reflect.Pointer, reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return sameValue(a.Elem(), b.Elem())
+	case reflect.Slice:
+		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
+			return false
+		}
+		fallthrough
+	case reflect.Array:
+		for i := range a.Len() {
+			if !sameValue(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if !sameValue(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
+			return false
+		}
+		for _, k := range a.MapKeys() {
+			if !sameValue(a.MapIndex(k), b.MapIndex(k)) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a.Interface(), b.Interface())
 }

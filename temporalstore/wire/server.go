@@ -119,6 +119,28 @@ func Decode(body []byte, mp bool, v any) error {
 	if err := checkMsgpack(body); err != nil {
 		return err
 	}
+	switch v := v.(type) {
+	case *BatchRequest:
+		// v is zero or Reset: Commands' elements, to their capacity, are
+		// zero, and so they are again before the library decodes.
+		saved := *v
+		if decodeFast(body, v) == nil {
+			return nil
+		}
+		clear(saved.Commands[:cap(saved.Commands)])
+		*v = saved
+	case *Request:
+		saved := *v
+		if decodeFast(body, v) == nil {
+			return nil
+		}
+		*v = saved
+	}
+	return decodeLibrary(body, v)
+}
+
+// decodeLibrary decodes a checked MessagePack body with the library.
+func decodeLibrary(body []byte, v any) error {
 	d := msgpack.NewDecoder(bytes.NewReader(body))
 	d.SetCustomStructTag("json")
 	if err := d.Decode(v); err != nil {
