@@ -66,9 +66,26 @@ var hashKinds = map[Kind]runner{
 		if o == nil {
 			return
 		}
+		// The values are copied into one buffer: a read of many fields
+		// costs one allocation rather than one a field.
+		n, found := 0, false
 		for i, f := range c.Args {
 			if v, ok := o.Hash[string(f)]; ok {
-				r.Values[i] = cp(v)
+				if v == nil {
+					v = []byte{} // present, and so not nil
+				}
+				r.Values[i], n, found = v, n+len(v), true
+			}
+		}
+		if !found {
+			return
+		}
+		buf := make([]byte, 0, n)
+		for i, v := range r.Values {
+			if v != nil {
+				start := len(buf)
+				buf = append(buf, v...)
+				r.Values[i] = buf[start:len(buf):len(buf)]
 			}
 		}
 	}),

@@ -182,7 +182,14 @@ func (h *Handler) method(w http.ResponseWriter, r *http.Request, route string, a
 
 // isMsgpack says the request's body (and so the reply) is MessagePack.
 func isMsgpack(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct := r.Header.Get("Content-Type")
+	switch ct { // the usual ones, without a parse
+	case ContentTypeMsgpack:
+		return true
+	case ContentTypeJSON, "":
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return false
 	}
@@ -318,7 +325,9 @@ func (h *Handler) run(ctx context.Context, enc *wire.Encoder, cl *wire.Call) {
 	var err error
 	if !cl.Unsupported() {
 		t0 := time.Now()
-		resp, err = h.opts.Engine.Execute(ctx, cl.Command())
+		// In place: a command is some 840 bytes, and a copy of each cost
+		// a batch more than its reads did, with the caches cold.
+		resp, err = h.opts.Engine.ExecuteInPlace(ctx, cl.Lend())
 		h.metrics.duration(cl.Kind()).Observe(time.Since(t0).Seconds())
 	}
 	st := wire.StatusOf(cl, &resp, err)
@@ -353,8 +362,8 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 	calls := slices.Grow(buf.calls[:0], len(req.Commands))[:len(req.Commands)]
 	buf.calls = calls
 	for i := range req.Commands {
-		cl, err := wire.Translate(&req.Commands[i], req.Namespace, req.TableName, req.Tenant)
-		if err != nil {
+		cl := &calls[i]
+		if err := wire.TranslateInto(cl, &req.Commands[i], req.Namespace, req.TableName, req.Tenant); err != nil {
 			h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: fmt.Sprintf("commands[%d]: %v", i, err)})
 			return
 		}
@@ -362,7 +371,6 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, route, http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("commands[%d]: a read-only token cannot run %s", i, cl.Kind())})
 			return
 		}
-		calls[i] = cl
 	}
 	enc := h.encoder(mp)
 	enc.BeginBatch(len(calls))

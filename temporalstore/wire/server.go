@@ -20,8 +20,19 @@ func Translate(w *Command, namespace, table, tenant string) (Call, error) {
 	return Call{c}, err
 }
 
+// TranslateInto is Translate writing into dst, which it overwrites (a Call
+// is some 860 bytes: a batch translates into a reused slice of them).
+func TranslateInto(dst *Call, w *Command, namespace, table, tenant string) error {
+	return translateInto(&dst.c, w, namespace, table, tenant)
+}
+
 // Command is the engine command the call runs.
 func (c *Call) Command() api.Command { return c.c.cmd }
+
+// Lend is the call's engine command itself, for Engine.ExecuteInPlace,
+// which may change it while it runs; the call's kind and shape, all a
+// reply is written from, stay as they were.
+func (c *Call) Lend() *api.Command { return &c.c.cmd }
 
 // Kind is the wire kind, the label of the call's metrics.
 func (c *Call) Kind() string { return c.c.kind }

@@ -174,9 +174,17 @@ func (c *call) write() bool { return !c.unsupported && !api.IsReadKind(c.cmd.Kin
 // translate turns a wire command into an engine command and the shape of
 // its response. Errors wrap errBadRequest.
 func translate(w *Command, namespace, table, tenant string) (call, error) {
-	cl := call{kind: w.Kind}
+	var cl call
+	err := translateInto(&cl, w, namespace, table, tenant)
+	return cl, err
+}
+
+// translateInto is translate writing into cl, which it overwrites whole: a
+// call is some 860 bytes, and a batch's are written in place.
+func translateInto(cl *call, w *Command, namespace, table, tenant string) error {
+	*cl = call{kind: w.Kind}
 	if w.Kind == "" {
-		return cl, badf("missing field `kind`")
+		return badf("missing field `kind`")
 	}
 	if w.Tenant != "" {
 		tenant = w.Tenant
@@ -184,11 +192,11 @@ func translate(w *Command, namespace, table, tenant string) (call, error) {
 	for _, p := range unsupportedPrefixes {
 		if strings.HasPrefix(w.Kind, p) {
 			cl.unsupported, cl.orig = true, true
-			return cl, nil
+			return nil
 		}
 	}
 	if err := checkDurations(w); err != nil {
-		return cl, err
+		return err
 	}
 	var err error
 	if orig, ok := originalKinds[w.Kind]; ok {
@@ -198,10 +206,10 @@ func translate(w *Command, namespace, table, tenant string) (call, error) {
 		cl.cmd, err = nativeCommand(w)
 		cl.shape = shapeOf(&cl.cmd)
 	} else {
-		return cl, badf("unknown variant `%s`", w.Kind)
+		return badf("unknown variant `%s`", w.Kind)
 	}
 	cl.cmd.Namespace, cl.cmd.Table, cl.cmd.Tenant = namespace, table, tenant
-	return cl, err
+	return err
 }
 
 func needKey(w *Command) error {
