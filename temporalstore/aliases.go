@@ -84,6 +84,7 @@ const (
 	// Feature-row kinds.
 	KindRowWrite      = api.KindRowWrite
 	KindRowWriteBatch = api.KindRowWriteBatch
+	KindRowReadBatch  = api.KindRowReadBatch
 
 	// Feature-series kinds.
 	KindFAppend        = api.KindFAppend

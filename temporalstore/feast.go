@@ -239,6 +239,46 @@ func runRowWriteBatch(ctx context.Context, e *Engine, x *scope, c *Command) (Res
 	return r, nil
 }
 
+func runRowReadBatch(ctx context.Context, e *Engine, x *scope, c *Command) (Response, error) {
+	if len(c.Args) == 0 {
+		return Response{}, fmt.Errorf("%w: row_read_batch needs fields (args)", ErrInvalid)
+	}
+	t, groups, err := e.byShard(c, c.Keys)
+	if err != nil {
+		return Response{}, err
+	}
+	nf := len(c.Args)
+	r := Response{Values: make([][]byte, len(c.Keys)*nf)}
+	// The values share one buffer (a grown one leaves the earlier values
+	// where they were, still theirs), which the Response keeps.
+	buf := make([]byte, 0, 16*len(r.Values))
+	for sh, idx := range groups {
+		err := x.shard(t, sh).Read(ctx, func(v *shard.View) error {
+			for _, i := range idx {
+				o, err := objOf(v, c.Keys[i], object.KindHash)
+				if err != nil {
+					return err
+				}
+				if o == nil {
+					continue
+				}
+				for j, f := range c.Args {
+					if val, ok := o.Hash[string(f)]; ok {
+						start := len(buf)
+						buf = append(buf, val...)
+						r.Values[i*nf+j] = buf[start:len(buf):len(buf)]
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return Response{}, err
+		}
+	}
+	return r, nil
+}
+
 // countStale adds n stale row writes to the count of c's shard.
 func (e *Engine) countStale(c *Command, n int) {
 	if t, err := e.table(c); err == nil {

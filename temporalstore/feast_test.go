@@ -203,3 +203,42 @@ func FuzzDecodeStamp(f *testing.F) {
 		require.Equal(t, s, again)
 	})
 }
+
+// A batch read answers as an HMGET of each row would, row after row,
+// across shards, whatever the order of the keys.
+func TestRowReadBatch(t *testing.T) {
+	e := openEngine(t, t.TempDir(), testclock.New(time.Unix(1_764_460_800, 0)))
+	defer e.Close()
+	var keys [][]byte
+	for i := range 40 {
+		k := b(fmt.Sprintf("row:%d", i))
+		keys = append(keys, k)
+		exec(t, e, Command{Kind: KindHSet, Key: k, Args: bs("a", fmt.Sprint(i), "empty", "")})
+	}
+	keys = append(keys, b("missing"))
+	fields := bs("empty", "nofield", "a")
+	r := exec(t, e, Command{Kind: KindRowReadBatch, Keys: keys, Args: fields})
+	require.Len(t, r.Values, len(keys)*len(fields))
+	for i, k := range keys {
+		want := exec(t, e, Command{Kind: KindHMGet, Key: k, Args: fields}).Values
+		require.Equal(t, want, r.Values[i*3:i*3+3], "row %s", k)
+	}
+	require.NotNil(t, r.Values[0], "a present empty value is not nil")
+	require.Nil(t, r.Values[1])
+
+	for _, tc := range []struct {
+		name string
+		c    Command
+		err  error
+	}{
+		{"no fields", Command{Kind: KindRowReadBatch, Keys: keys}, ErrInvalid},
+		{"no keys", Command{Kind: KindRowReadBatch, Args: fields}, ErrInvalid},
+		{"a string among the rows", Command{Kind: KindRowReadBatch, Keys: bs("row:1", "str"), Args: fields}, ErrWrongType},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			exec(t, e, Command{Kind: KindSet, Key: b("str"), Value: b("x")})
+			_, err := e.Execute(t.Context(), tc.c)
+			require.ErrorIs(t, err, tc.err)
+		})
+	}
+}

@@ -51,6 +51,7 @@ var multiKinds = map[Kind]multiRunner{
 	KindZDiffStore:  runZAlgebraStore,
 
 	KindRowWriteBatch: runRowWriteBatch,
+	KindRowReadBatch:  runRowReadBatch,
 	KindSeqBatchQuery: runSeqBatchQuery,
 	KindCManager:      runCManager,
 }

@@ -18,6 +18,13 @@ const (
 	// row written and 0 for each stale one; Response.Int counts the
 	// written.
 	KindRowWriteBatch Kind = "row_write_batch"
+	// KindRowReadBatch reads the fields Args of every row in Keys (HMGET
+	// of each), the rows of one shard under one hold of its lock: Values
+	// has len(Keys)*len(Args) entries, row after row, nil for a missing
+	// row or field. A key that is not a hash fails the command
+	// (WRONGTYPE), as HMGET would. A Feast read of many entities is one
+	// command rather than one a row.
+	KindRowReadBatch Kind = "row_read_batch"
 )
 
 // DefaultTSField is the hash field that holds a row's event time when

@@ -17,7 +17,7 @@ var readKinds = map[Kind]bool{
 	KindZUnion: true, KindZInter: true, KindZDiff: true, KindHRandField: true, KindZRandMember: true,
 	KindLRange: true, KindLLen: true, KindLIndex: true, KindLPos: true,
 	KindFQuery: true, KindFQueryFiltered: true, KindFAgg: true,
-	KindSeqQuery: true, KindSeqBatchQuery: true,
+	KindSeqQuery: true, KindSeqBatchQuery: true, KindRowReadBatch: true,
 	KindCCount: true, KindCQuery: true, KindCDetail: true, KindCFamilyQuery: true, KindCSelection: true,
 	KindCManager: true, KindCDebug: true,
 }

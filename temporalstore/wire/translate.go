@@ -79,7 +79,7 @@ var nativeShapes = map[api.Kind]shape{
 	api.KindLTrim: shApplied, api.KindLRem: shInt, api.KindLInsert: shInt, api.KindLPos: shRank,
 	api.KindLMove: shBytes,
 
-	api.KindRowWrite: shApplied, api.KindRowWriteBatch: shRowBatch,
+	api.KindRowWrite: shApplied, api.KindRowWriteBatch: shRowBatch, api.KindRowReadBatch: shValues,
 
 	api.KindPFAdd: shInt, api.KindPFCount: shInt, api.KindPFMerge: shApplied, api.KindPFDebug: shInt,
 

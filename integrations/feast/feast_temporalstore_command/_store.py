@@ -201,20 +201,21 @@ class TemporalStoreCommandOnlineStore(RowStore):
         if not cfg.adaptive_timestamp_prefetch or self._stale_rate() <= PREFETCH_ABOVE:
             return None
         ts = _layout.ts_field(view).encode()
-        return [{"kind": "hmget", "key": k, "args": [ts]} for k, _, _ in rows]
+        return [{"kind": "row_read_batch", "keys": [k for k, _, _ in rows], "args": [ts]}]
 
     @staticmethod
     def _drop_stale(rows: List[Row], replies: List[Dict[str, Any]], codec) -> List[Row]:
-        """The rows newer than what the server holds and than earlier rows
-        of the batch (the server judges the survivors again, atomically)."""
+        """The rows newer than what the server holds (replies: the stored
+        event time of each row) and than earlier rows of the batch (the
+        server judges the survivors again, atomically)."""
         latest: Dict[bytes, int] = {}
         keep = []
-        for (key, fields, ns), r in zip(rows, replies):
+        stored = codec.values(replies[0].get("values"))
+        for (key, fields, ns), raw in zip(rows, stored):
             seen = latest.get(key)
             if seen is None:
-                vals = codec.values(r.get("values"))
-                if vals and vals[0] is not None:
-                    seen = _layout.decode_timestamp(vals[0])
+                if raw is not None:
+                    seen = _layout.decode_timestamp(raw)
             if seen is not None and ns <= seen:
                 continue
             latest[key] = ns
@@ -306,16 +307,36 @@ class TemporalStoreCommandOnlineStore(RowStore):
 
     # -- reads -------------------------------------------------------------
 
-    def _read_commands(self, reads: List[Read]) -> List[Dict[str, Any]]:
-        return [{"kind": "hmget", "key": k, "args": fields} for k, fields in reads]
+    @staticmethod
+    def _read_commands(reads: List[Read], limit: int) -> Tuple[List[Dict[str, Any]], List[Tuple[int, int]]]:
+        """One row_read_batch per run of reads asking the same fields (a
+        feature view's), of at most limit rows; each command's first read
+        and field count, to split its flat values back into rows."""
+        cmds: List[Dict[str, Any]] = []
+        spans: List[Tuple[int, int]] = []
+        for i, (key, fields) in enumerate(reads):
+            if cmds and cmds[-1]["args"] is fields and len(cmds[-1]["keys"]) < limit:
+                cmds[-1]["keys"].append(key)
+                continue
+            cmds.append({"kind": "row_read_batch", "keys": [key], "args": fields})
+            spans.append((i, len(fields)))
+        return cmds, spans
+
+    @staticmethod
+    def _split_rows(codec, replies: List[Dict[str, Any]], cmds, spans) -> List[List[Optional[bytes]]]:
+        out: List[List[Optional[bytes]]] = []
+        for r, cmd, (_, nf) in zip(replies, cmds, spans):
+            vals = codec.values(r.get("values"))
+            out += [vals[i : i + nf] for i in range(0, len(cmd["keys"]) * nf, nf)]
+        return out
 
     def _hmget(self, config: RepoConfig, reads: List[Read]) -> List[List[Optional[bytes]]]:
-        codec = self.transport(config).codec
-        return [codec.values(r.get("values")) for r in self._run(config, self._read_commands(reads))]
+        cmds, spans = self._read_commands(reads, self._cfg(config).max_commands_per_request)
+        return self._split_rows(self.transport(config).codec, self._run(config, cmds), cmds, spans)
 
     async def _hmget_async(self, config: RepoConfig, reads: List[Read]) -> List[List[Optional[bytes]]]:
-        codec = self.transport(config).codec
-        return [codec.values(r.get("values")) for r in await self._run_async(config, self._read_commands(reads))]
+        cmds, spans = self._read_commands(reads, self._cfg(config).max_commands_per_request)
+        return self._split_rows(self.transport(config).codec, await self._run_async(config, cmds), cmds, spans)
 
     # -- deletes -----------------------------------------------------------
 

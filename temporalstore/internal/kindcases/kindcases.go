@@ -269,6 +269,8 @@ func Steps(at time.Time) []ts.Command {
 			{Key: b("row:3"), Args: bs("g", "2"), EventTime: at.Add(time.Nanosecond)},
 		}},
 		{Kind: ts.KindHGetAll, Key: b("row:3")},
+		{Kind: ts.KindRowReadBatch, Keys: bs("row:1", "missing", "row:3", "row:2"), Args: bs("clicks", "g", "f", "nofield")},
+		{Kind: ts.KindRowReadBatch, Keys: bs("row:1", "s"), Args: bs("clicks")},
 		{Kind: ts.KindScan, Count: 1000, Suffix: b(":3")},
 
 		// Feature series.
