@@ -52,7 +52,7 @@ func withContext(ctx context.Context, engine http.Handler, e *temporalstore.Engi
 			tokens[t] = arkhttp.TenantToken{Tenant: "default", Admin: true}
 		}
 	}
-	h, err := arkhttp.New(arkhttp.Options{Engine: ark, Memories: memory.New(ark, store, memory.Options{}), Tokens: tokens, Logger: log})
+	h, err := arkhttp.New(arkhttp.Options{Engine: ark, Memories: memory.New(ark, store, memory.Options{}), Tokens: tokens, Logger: log, RequestsPerMinute: c.contextRate})
 	if err != nil {
 		return nil, err
 	}

@@ -77,6 +77,7 @@ type config struct {
 	latencyMonitor  time.Duration
 	notifyEvents    string
 	contextTokens   map[string]arkhttp.TenantToken
+	contextRate     int
 }
 
 // flags are the program's flags, in --help's order.
@@ -115,6 +116,14 @@ var flags = []cli.Flag[config]{
 			}
 			c.contextTokens[tok] = arkhttp.TenantToken{Tenant: tenant, Admin: admin}
 		}
+		return nil
+	}},
+	{Name: "context-requests-per-minute", Env: "TS_CONTEXT_REQUESTS_PER_MINUTE", Default: strconv.Itoa(arkhttp.DefaultRequestsPerMinute), Usage: "each tenant's budget of requests on the context and memory routes, refilled continuously and holding a minute's worth; past it a request gets 429 with Retry-After; -1 is no limit", Set: func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n == 0 || n < -1 {
+			return fmt.Errorf("context requests per minute %q: a positive number, or -1 for no limit", v)
+		}
+		c.contextRate = n
 		return nil
 	}},
 	{Name: "s3-credentials", Env: "TS_S3_CREDENTIALS", Default: "", Usage: "comma-separated access-key:secret pairs the S3 API accepts (Signature V4); none means unsigned requests are served", Set: func(c *config, v string) error {

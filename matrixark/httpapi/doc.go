@@ -21,6 +21,11 @@
 // ("default") to everyone, unauthenticated and as admin: for a
 // single-user process on a trusted interface.
 //
+// Each tenant has a budget of Options.RequestsPerMinute requests (600,
+// the original's limit): a token bucket that holds a minute's worth and
+// refills continuously. A request past it is 429 with Retry-After and
+// spends nothing.
+//
 // # Routes
 //
 //	POST   /context/ingest     matrixark.Input (kind by name) → IngestResult

@@ -9,10 +9,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 	"unicode"
+
+	"golang.org/x/time/rate"
 
 	"github.com/temporalstore/temporalstore-go/matrixark"
 	"github.com/temporalstore/temporalstore-go/matrixark/memory"
@@ -47,7 +53,16 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives the causes of 500 responses. Default: discarded.
 	Logger *slog.Logger
+	// RequestsPerMinute is each tenant's budget of requests, a token
+	// bucket refilled at this rate that holds a minute's worth; past it a
+	// request is answered 429 with Retry-After. Default
+	// DefaultRequestsPerMinute; negative is no limit.
+	RequestsPerMinute int
 }
+
+// DefaultRequestsPerMinute is a tenant's request budget unless Options say
+// otherwise: the original's limit.
+const DefaultRequestsPerMinute = 600
 
 func (o Options) withDefaults() Options {
 	if o.DefaultTenant == "" {
@@ -58,6 +73,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.RequestsPerMinute == 0 {
+		o.RequestsPerMinute = DefaultRequestsPerMinute
 	}
 	return o
 }
@@ -74,6 +92,9 @@ type Handler struct {
 	o     Options
 	creds []credential
 	mux   *http.ServeMux
+
+	mu       sync.Mutex
+	limiters map[string]*rate.Limiter // by tenant
 }
 
 // New returns the handler of o's routes.
@@ -90,7 +111,7 @@ func New(o Options) (*Handler, error) {
 	if err := checkTenant(o.DefaultTenant); err != nil {
 		return nil, err
 	}
-	h := &Handler{o: o, mux: http.NewServeMux()}
+	h := &Handler{o: o, mux: http.NewServeMux(), limiters: map[string]*rate.Limiter{}}
 	for tok, grant := range o.Tokens {
 		if tok == "" {
 			return nil, fmt.Errorf("%w: an empty token", ErrOptions)
@@ -177,7 +198,35 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if wait, ok := h.admit(grant.Tenant); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		writeDetail(w, http.StatusTooManyRequests, fmt.Sprintf("Rate limit exceeded: %d requests per minute", h.o.RequestsPerMinute))
+		return
+	}
 	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), grantKey{}, grant)))
+}
+
+// admit takes a request from tenant's budget; when it is spent, false and
+// how long until a request would be admitted.
+func (h *Handler) admit(tenant string) (time.Duration, bool) {
+	if h.o.RequestsPerMinute < 0 {
+		return 0, true
+	}
+	h.mu.Lock()
+	l := h.limiters[tenant]
+	if l == nil {
+		// Tenants are the configured tokens' (or the default), so the map
+		// stays as small as the configuration.
+		l = rate.NewLimiter(rate.Limit(float64(h.o.RequestsPerMinute)/60), h.o.RequestsPerMinute)
+		h.limiters[tenant] = l
+	}
+	h.mu.Unlock()
+	res := l.Reserve()
+	if d := res.Delay(); d > 0 {
+		res.Cancel() // a refused request spends nothing
+		return d, false
+	}
+	return 0, true
 }
 
 // bearer is the request's token: "Authorization: Bearer <token>", else

@@ -580,3 +580,34 @@ func TestMemoriesArePackable(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Each tenant has its own budget; a request past it is refused with 429
+// and Retry-After, and spends nothing.
+func TestRateLimitPerTenant(t *testing.T) {
+	srv := newServer(t, func(o *httpapi.Options) { o.RequestsPerMinute = 3 })
+	path := "/memories?user_id=alice"
+	for range 3 {
+		srv.call(t, http.MethodGet, path, acmeKey, nil, http.StatusOK, nil)
+	}
+	for range 2 {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+acmeKey)
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+		require.Equal(t, "Rate limit exceeded: 3 requests per minute", detail(t, body))
+		wait, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+		require.NoError(t, err)
+		require.True(t, wait >= 1 && wait <= 20, "Retry-After %d", wait)
+	}
+	srv.call(t, http.MethodGet, path, globexKey, nil, http.StatusOK, nil)
+
+	unlimited := newServer(t, func(o *httpapi.Options) { o.RequestsPerMinute = -1 })
+	for range 50 {
+		unlimited.call(t, http.MethodGet, path, acmeKey, nil, http.StatusOK, nil)
+	}
+}
