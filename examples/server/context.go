@@ -14,19 +14,20 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixark/embed"
 	arkhttp "github.com/temporalstore/temporalstore-go/matrixark/httpapi"
 	"github.com/temporalstore/temporalstore-go/matrixark/memory"
-	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
 )
 
 // contextRoutes are the paths matrixark serves on the HTTP listener; the
 // engine's handler serves the rest.
 var contextRoutes = []string{"/context/", "/memories", "/memories/", "/search", "/reset"}
 
-// withContext serves matrixark's context and memory routes beside engine:
-// its records in the engine (tsstore), embeddings from an
-// OpenAI-compatible server when MATRIXARK_EMBED_BASE_URL names one
-// (lexical ranking otherwise).
-func withContext(ctx context.Context, engine http.Handler, e *temporalstore.Engine, c config, log *slog.Logger, reg *prometheus.Registry) (http.Handler, error) {
-	store, err := tsstore.Open(ctx, e, tsstore.Options{})
+// withContext serves matrixark's context and memory routes beside the
+// engine's handler (of opts, which also answers the context_* kinds of
+// /execute with matrixark): its records in the engine (tsstore),
+// embeddings from an OpenAI-compatible server when
+// MATRIXARK_EMBED_BASE_URL names one (lexical ranking otherwise).
+func withContext(ctx context.Context, opts httpapi.Options, c config, log *slog.Logger, reg *prometheus.Registry) (http.Handler, error) {
+	store, err := tsstore.Open(ctx, opts.Engine, tsstore.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +54,11 @@ func withContext(ctx context.Context, engine http.Handler, e *temporalstore.Engi
 		}
 	}
 	h, err := arkhttp.New(arkhttp.Options{Engine: ark, Memories: memory.New(ark, store, memory.Options{}), Tokens: tokens, Logger: log, RequestsPerMinute: c.contextRate})
+	if err != nil {
+		return nil, err
+	}
+	opts.Context = contextKinds{ark: ark}
+	engine, err := httpapi.New(opts)
 	if err != nil {
 		return nil, err
 	}

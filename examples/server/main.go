@@ -369,11 +369,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		reg.MustRegister(respprom.NewCollector(srv))
 	}
 	if c.httpAddr != "" {
-		var h http.Handler
-		eh, err := httpapi.New(httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof, Registry: reg})
-		if err == nil {
-			h, err = withContext(ctx, eh, e, c, log, reg)
-		}
+		h, err := withContext(ctx, httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof, Registry: reg}, c, log, reg)
 		if err != nil {
 			shutdown()
 			e.Close()

@@ -51,9 +51,11 @@
 // A failed command carries the engine error's text and a code
 // (invalid_argument, wrong_type, cross_shard, table_not_found,
 // admission_rejected, deadline_exceeded, ...) that Status.Err maps back to
-// the engine's error. The original's context_* kinds, a model this server
-// does not have, are answered with code "unsupported" (HTTP 200, so a
-// batch's other commands still run).
+// the engine's error. The original's context_* kinds, a model the engine
+// does not have, go to Options.Context (the server's serves retrieval,
+// injection, events and pack audits with matrixark); a kind it does not
+// serve is answered with code "unsupported" (HTTP 200, so a batch's other
+// commands still run).
 //
 // # Auth and concurrency
 //

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -271,22 +272,22 @@ func (h *Handler) body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return io.ReadAll(rd)
 }
 
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, route string, mp bool, v any) bool {
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, route string, mp bool, v any) ([]byte, bool) {
 	body, err := h.body(w, r)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			h.fail(w, route, http.StatusRequestEntityTooLarge, mp, Status{Code: CodeTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", h.opts.MaxBodyBytes)})
-			return false
+			return nil, false
 		}
 		h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
-		return false
+		return nil, false
 	}
 	if err := wire.Decode(body, mp, v); err != nil {
 		h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
-		return false
+		return nil, false
 	}
-	return true
+	return body, true
 }
 
 func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
@@ -297,7 +298,8 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req Request
-	if !h.readBody(w, r, "/execute", mp, &req) {
+	body, ok := h.readBody(w, r, "/execute", mp, &req)
+	if !ok {
 		return
 	}
 	if req.Command == nil {
@@ -309,14 +311,64 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "/execute", http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
 		return
 	}
-	if cl.Write() && acc != accessWrite {
+	served, write := h.serves(&cl)
+	if (cl.Write() || write) && acc != accessWrite {
 		h.fail(w, "/execute", http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("a read-only token cannot run %s", cl.Kind())})
 		return
 	}
 	enc := h.encoder(mp)
-	h.run(r.Context(), enc, &cl)
+	if served {
+		raws, err := wire.RawCommands(body, mp, false)
+		if err != nil {
+			h.fail(w, "/execute", http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
+			return
+		}
+		h.runContext(r.Context(), enc, mp, cmp.Or(req.Command.Tenant, req.Tenant), cl.Kind(), raws[0])
+	} else {
+		h.run(r.Context(), enc, &cl)
+	}
 	h.send(w, "/execute", http.StatusOK, mp, enc.Bytes())
 	h.release(mp, enc)
+}
+
+// serves says whether Options.Context serves cl's kind (one the engine
+// does not model), and whether it writes.
+func (h *Handler) serves(cl *wire.Call) (served, write bool) {
+	if !cl.Unsupported() || h.opts.Context == nil {
+		return false, false
+	}
+	return h.opts.Context.Serves(cl.Kind())
+}
+
+// runContext runs a command of a kind Options.Context serves and writes
+// its result.
+func (h *Handler) runContext(ctx context.Context, enc *wire.Encoder, mp bool, tenant, kind string, raw []byte) {
+	t0 := time.Now()
+	resp, err := h.opts.Context.ExecuteContext(ctx, tenant, kind, raw, mp)
+	h.metrics.duration(kind).Observe(time.Since(t0).Seconds())
+	st := Status{OK: true, Code: CodeOK}
+	if err != nil {
+		st = contextStatus(err)
+		if st.Code == CodeInternal {
+			h.opts.Logger.Warn("command failed", "kind", kind, "err", err)
+		}
+		resp = nil
+	}
+	h.metrics.command(kind, st.Code).Inc()
+	enc.Value(st, resp, mp)
+}
+
+// contextStatus is the status of a ContextKinds error.
+func contextStatus(err error) Status {
+	for _, c := range []struct {
+		code string
+		err  error
+	}{{CodeBadRequest, ErrBadRequest}, {CodeNotFound, ErrNotFound}, {CodeForbidden, ErrForbidden}, {CodeUnsupported, ErrUnsupported}} {
+		if errors.Is(err, c.err) {
+			return Status{Code: c.code, Message: err.Error()}
+		}
+	}
+	return wire.StatusOfError(err)
 }
 
 // run executes cl and writes its result.
@@ -352,7 +404,8 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.putBatch(buf)
 	req := &buf.req
-	if !h.readBody(w, r, route, mp, req) {
+	body, ok := h.readBody(w, r, route, mp, req)
+	if !ok {
 		return
 	}
 	if len(req.Commands) > h.opts.MaxBatchCommands {
@@ -361,20 +414,33 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 	}
 	calls := slices.Grow(buf.calls[:0], len(req.Commands))[:len(req.Commands)]
 	buf.calls = calls
+	var raws [][]byte // the commands as sent, once a kind of Options.Context needs them
 	for i := range req.Commands {
 		cl := &calls[i]
 		if err := wire.TranslateInto(cl, &req.Commands[i], req.Namespace, req.TableName, req.Tenant); err != nil {
 			h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: fmt.Sprintf("commands[%d]: %v", i, err)})
 			return
 		}
-		if cl.Write() && acc != accessWrite {
+		served, write := h.serves(cl)
+		if (cl.Write() || write) && acc != accessWrite {
 			h.fail(w, route, http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("commands[%d]: a read-only token cannot run %s", i, cl.Kind())})
 			return
+		}
+		if served && raws == nil {
+			var err error
+			if raws, err = wire.RawCommands(body, mp, true); err != nil || len(raws) != len(calls) {
+				h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: fmt.Sprintf("commands[%d]: %v", i, err)})
+				return
+			}
 		}
 	}
 	enc := h.encoder(mp)
 	enc.BeginBatch(len(calls))
 	for i := range calls {
+		if served, _ := h.serves(&calls[i]); served {
+			h.runContext(r.Context(), enc, mp, cmp.Or(req.Commands[i].Tenant, req.Tenant), calls[i].Kind(), raws[i])
+			continue
+		}
 		h.run(r.Context(), enc, &calls[i])
 	}
 	enc.EndBatch()

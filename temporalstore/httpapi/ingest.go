@@ -66,7 +66,7 @@ func (h *Handler) ingest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req IngestRequest
-	if !h.readBody(w, r, route, mp, &req) {
+	if _, ok := h.readBody(w, r, route, mp, &req); !ok {
 		return
 	}
 	if len(req.Records) > h.opts.MaxBatchCommands {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -56,6 +57,28 @@ type Options struct {
 	// Default: a registry of the handler's own, holding its metrics, the
 	// engine's and the Go runtime's.
 	Registry *prometheus.Registry
+	// Context serves kinds the engine does not model (the original's
+	// context_* kinds) for a program that has them. Default: none, and
+	// those kinds are answered "unsupported".
+	Context ContextKinds
+}
+
+// ContextKinds serves command kinds of /execute and /batch_execute that
+// the engine does not run: the original's context_* kinds, which a server
+// with a context engine (matrixark) answers. It must be safe for
+// concurrent use.
+type ContextKinds interface {
+	// Serves says whether kind is one it serves, and whether that kind
+	// writes (a read-only token cannot send a write).
+	Serves(kind string) (served, write bool)
+	// ExecuteContext runs one command of a served kind. raw is the
+	// command as it was sent (JSON, or MessagePack when mp; wire.DecodeValue
+	// reads it) and tenant the command's or the request's (empty when
+	// neither names one). The response is encoded in the request's
+	// encoding, MessagePack naming fields by their json tags. An error
+	// matching ErrBadRequest, ErrNotFound, ErrForbidden or ErrUnsupported
+	// is answered with that code, any other as the engine's errors are.
+	ExecuteContext(ctx context.Context, tenant, kind string, raw []byte, mp bool) (any, error)
 }
 
 func (o Options) withDefaults() Options {

@@ -117,6 +117,89 @@ func (e *Encoder) EndBatch() {
 	e.w.end()
 }
 
+// Value writes one command's reply whose response is v, encoded as it is
+// (MessagePack naming fields by their json tags): the reply of a kind a
+// caller serves itself (httpapi's ContextKinds). A v that does not encode
+// is an internal error in its place.
+func (e *Encoder) Value(st Status, v any, mp bool) {
+	b, err := EncodeValue(v, mp)
+	if err != nil {
+		st, b = Status{Code: CodeInternal, Message: "response does not encode: " + err.Error()}, nil
+	}
+	e.w.mapLen(2)
+	e.w.key("status")
+	writeStatus(e.w, st)
+	e.w.key("response")
+	if b == nil {
+		head(e.w, "empty", 0)
+		e.w.end()
+	} else {
+		e.w.raw(b)
+	}
+	e.w.end()
+}
+
+// EncodeValue encodes v as JSON, or as MessagePack naming fields by their
+// json tags.
+func EncodeValue(v any, mp bool) ([]byte, error) {
+	if !mp {
+		return json.Marshal(v)
+	}
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.SetCustomStructTag("json")
+	enc.UseCompactInts(true)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeValue decodes one value, JSON or MessagePack (fields named by
+// their json tags), into v: a command RawCommands handed over.
+func DecodeValue(raw []byte, mp bool, v any) error {
+	if !mp {
+		return json.Unmarshal(raw, v)
+	}
+	if err := checkMsgpack(raw); err != nil {
+		return err
+	}
+	return decodeLibrary(raw, v)
+}
+
+// RawCommands are the commands of a request body as they were sent: the
+// command of an /execute body, or each of a /batch_execute body's, for a
+// kind a caller decodes itself. It decodes the body again: only a request
+// holding such a kind pays for it.
+func RawCommands(body []byte, mp bool, batch bool) ([][]byte, error) {
+	if !mp {
+		var v struct {
+			Command  json.RawMessage   `json:"command"`
+			Commands []json.RawMessage `json:"commands"`
+		}
+		err := json.Unmarshal(body, &v)
+		return pick(v.Command, v.Commands, batch), err
+	}
+	var v struct {
+		Command  msgpack.RawMessage   `json:"command"`
+		Commands []msgpack.RawMessage `json:"commands"`
+	}
+	err := DecodeValue(body, true, &v)
+	return pick(v.Command, v.Commands, batch), err
+}
+
+// pick is one, or many, as byte slices.
+func pick[R ~[]byte](one R, many []R, batch bool) [][]byte {
+	if !batch {
+		return [][]byte{one}
+	}
+	out := make([][]byte, len(many))
+	for i, c := range many {
+		out[i] = c
+	}
+	return out
+}
+
 // Decode decodes a request body, MessagePack when mp and JSON otherwise,
 // into v. Unknown fields are ignored.
 func Decode(body []byte, mp bool, v any) error {

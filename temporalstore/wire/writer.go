@@ -27,6 +27,8 @@ type writer interface {
 	float(f float64)
 	boolean(b bool)
 	null()
+	// raw writes an encoded value as it is.
+	raw(b []byte)
 	bytes() []byte
 	// reset empties the writer and says whether its buffer is within keep.
 	reset(keep int) bool
@@ -105,6 +107,11 @@ func (w *jsonWriter) text(b []byte) {
 	w.bin(b)
 }
 
+func (w *jsonWriter) raw(b []byte) {
+	w.sep()
+	w.buf = append(w.buf, b...)
+}
+
 func (w *jsonWriter) int(i int64) {
 	w.sep()
 	w.buf = strconv.AppendInt(w.buf, i, 10)
@@ -174,6 +181,7 @@ func (w *msgpackWriter) uint(u uint64)   { _ = w.enc.EncodeUint(u) }
 func (w *msgpackWriter) float(f float64) { _ = w.enc.EncodeFloat64(f) }
 func (w *msgpackWriter) boolean(b bool)  { _ = w.enc.EncodeBool(b) }
 func (w *msgpackWriter) null()           { _ = w.enc.EncodeNil() }
+func (w *msgpackWriter) raw(b []byte)    { w.buf.Write(b) }
 func (w *msgpackWriter) bytes() []byte   { return w.buf.Bytes() }
 
 func (w *msgpackWriter) reset(keep int) bool {
