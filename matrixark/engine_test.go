@@ -60,7 +60,7 @@ func TestIngestRetrievePack(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, blocks)
 	require.Equal(t, nodes["checkout"], blocks[0].NodeHash, "the checkout node ranks first")
-	var tiers []string
+	var tiers []pack.Tier
 	for _, b := range blocks {
 		require.Equal(t, nodes["checkout"], b.NodeHash, "lunch and office match no term: %+v", b)
 		tiers = append(tiers, b.Tier)

@@ -117,7 +117,7 @@ func TestContextKindsOnExecute(t *testing.T) {
 	blocks, _ := resp["blocks"].([]any)
 	require.Len(t, blocks, 2, resp)
 	for _, b := range blocks {
-		require.Equal(t, "L2", b.(map[string]any)["tier"])
+		require.Equal(t, "l2", b.(map[string]any)["tier"], "the original's spelling")
 		require.Contains(t, b.(map[string]any)["text"], "Payments failed")
 	}
 	require.Equal(t, float64(2), resp["node_count"])

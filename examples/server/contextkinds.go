@@ -47,7 +47,7 @@ type retrieveCommand struct {
 	MaxEvents          int      `json:"max_events"`
 	MinConfidence      float64  `json:"min_confidence"`
 	MinImportance      float64  `json:"min_importance"`
-	Tiers              []string `json:"tiers"`
+	Tiers              []string `json:"tiers"` // l0, l1, l2
 	MaxSummaryNodes    int      `json:"max_summary_nodes"`
 	MaxEventNodes      int      `json:"max_event_nodes"`
 	PreferCurrentAgent bool     `json:"prefer_current_agent"`
@@ -69,9 +69,9 @@ func (c *retrieveCommand) keep(blocks []pack.Block) ([]pack.Block, error) {
 	if len(c.Tiers) == 0 {
 		return blocks, nil
 	}
-	tiers := make([]string, len(c.Tiers))
+	tiers := make([]pack.Tier, len(c.Tiers))
 	for i, t := range c.Tiers {
-		tiers[i] = strings.ToUpper(t)
+		tiers[i] = pack.Tier(strings.ToUpper(t))
 		if tiers[i] != pack.TierL0 && tiers[i] != pack.TierL1 && tiers[i] != pack.TierL2 {
 			return nil, fmt.Errorf("%w: tier %q: l0, l1 or l2", httpapi.ErrBadRequest, t)
 		}

@@ -20,7 +20,7 @@ type Ref struct {
 	NodeHash    uint64 `json:"node_hash"`
 	EventTimeMs int64  `json:"event_time_ms"`
 	URI         string `json:"uri"`
-	Tier        string `json:"tier"`
+	Tier        Tier   `json:"tier"`
 	RecordType  string `json:"record_type"`
 	SourceRef   string `json:"source_ref"`
 	Tokens      int    `json:"tokens"`
@@ -101,7 +101,7 @@ func NewAudit(m AuditMeta, r Result) Audit {
 			a.SelectedOverflow = len(r.Selected) - MaxAuditRefs
 			break
 		}
-		a.SelectedRefs = append(a.SelectedRefs, refOf(s.Block, s.Rank, s.Tier+":"+s.URI))
+		a.SelectedRefs = append(a.SelectedRefs, refOf(s.Block, s.Rank, string(s.Tier)+":"+s.URI))
 	}
 	for i, b := range r.Blocked {
 		if i == MaxAuditRefs {

@@ -5,17 +5,30 @@ import (
 	"strings"
 )
 
+// Tier is how much of a node a block says. Prompts and reasons spell it
+// "L0"; its JSON (and text) form is the original's "l0".
+type Tier string
+
 // Tiers, from the most compact to the most detailed.
 const (
-	TierL0 = "L0" // "{title}: {lead sentence}", at most 18 words
-	TierL1 = "L1" // the lead plus key facts
-	TierL2 = "L2" // the raw event or chunk
+	TierL0 Tier = "L0" // "{title}: {lead sentence}", at most 18 words
+	TierL1 Tier = "L1" // the lead plus key facts
+	TierL2 Tier = "L2" // the raw event or chunk
 )
+
+// MarshalText is the tier as the original serializes it: "l0", "l1", "l2".
+func (t Tier) MarshalText() ([]byte, error) { return []byte(strings.ToLower(string(t))), nil }
+
+// UnmarshalText reads "l0" or "L0" (audits stored before took the latter).
+func (t *Tier) UnmarshalText(b []byte) error {
+	*t = Tier(strings.ToUpper(string(b)))
+	return nil
+}
 
 // Block is one unit of retrieved context, as ranked, packed and returned.
 type Block struct {
 	URI         string `json:"uri"`
-	Tier        string `json:"tier"` // TierL0, TierL1 or TierL2
+	Tier        Tier   `json:"tier"`
 	RecordType  string `json:"record_type"`
 	NodeHash    uint64 `json:"node_hash"`
 	EventTimeMs int64  `json:"event_time_ms"`
@@ -29,7 +42,7 @@ type Block struct {
 
 // tierOrder places L0 before L1 before L2 in the final order; an unknown
 // tier sorts last.
-func tierOrder(tier string) int {
+func tierOrder(tier Tier) int {
 	switch tier {
 	case TierL0:
 		return 0
@@ -42,7 +55,7 @@ func tierOrder(tier string) int {
 }
 
 // tierDetail ranks how much a tier says: L2 > L1 > L0 > unknown.
-func tierDetail(tier string) int {
+func tierDetail(tier Tier) int {
 	switch tier {
 	case TierL0:
 		return 1

@@ -93,12 +93,12 @@ type Result struct {
 // renderBlock is a block as it appears in the context section; outside
 // conformance mode it is also what the block costs.
 func renderBlock(b Block) string {
-	return "[" + b.Tier + "] " + b.URI + " " + b.SourceRef + "\n" + b.Text + "\n"
+	return "[" + string(b.Tier) + "] " + b.URI + " " + b.SourceRef + "\n" + b.Text + "\n"
 }
 
 // budgetReason is the reason of a block that did not fit.
 func budgetReason(b Block) string {
-	return ReasonBudgetExceeded + ":" + b.Tier + ":" + b.URI
+	return ReasonBudgetExceeded + ":" + string(b.Tier) + ":" + b.URI
 }
 
 // Pack fits blocks, already in rank order, into the token budget after the

@@ -1,6 +1,7 @@
 package pack_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -14,7 +15,7 @@ import (
 
 // rendering is a block as §8 renders and prices it.
 func rendering(b pack.Block) string {
-	return "[" + b.Tier + "] " + b.URI + " " + b.SourceRef + "\n" + b.Text + "\n"
+	return "[" + string(b.Tier) + "] " + b.URI + " " + b.SourceRef + "\n" + b.Text + "\n"
 }
 
 func counters() []tokens.Counter { return []tokens.Counter{tokens.O200k(), tokens.Words{}} }
@@ -68,7 +69,7 @@ func TestPromptAtOrOverBudgetSelectsNothing(t *testing.T) {
 				require.Len(t, r.Blocked, 2)
 				for i, b := range r.Blocked {
 					require.Equal(t, i, b.Rank)
-					require.Equal(t, "budget_exceeded:"+b.Tier+":"+b.URI, b.Reason)
+					require.Equal(t, "budget_exceeded:"+string(b.Tier)+":"+b.URI, b.Reason)
 					require.Positive(t, b.Tokens)
 				}
 				require.Equal(t, r.Blocked[0].Tokens+r.Blocked[1].Tokens, r.BlockedTokens)
@@ -231,7 +232,7 @@ func randomText(r *rand.Rand, maxWords int) string {
 }
 
 func randomBlocks(r *rand.Rand, n int) []pack.Block {
-	tiers := []string{"L0", "L1", "L2"}
+	tiers := []pack.Tier{pack.TierL0, pack.TierL1, pack.TierL2}
 	blocks := make([]pack.Block, n)
 	for i := range blocks {
 		node := r.Uint64N(8)
@@ -333,7 +334,7 @@ func checkResult(t *testing.T, name string, c tokens.Counter, prompt string, in 
 			case pack.ReasonRenderOverflow:
 				require.False(t, conformance, name)
 				spent += got.Tokens // selected during the walk, dropped after
-			case "budget_exceeded:" + got.Tier + ":" + got.URI:
+			case "budget_exceeded:" + string(got.Tier) + ":" + got.URI:
 				require.Greater(t, p+spent+got.Tokens, budget, name)
 			default:
 				require.Failf(t, "unexpected reason", "%s: %q", name, b.Reason)
@@ -404,4 +405,17 @@ func BenchmarkPack(b *testing.B) {
 	b.ReportMetric(float64(r.PromptTokens+r.SelectedTokens), "packed_tokens")
 	// Every block is priced, selected or not: this is the work per op.
 	b.ReportMetric(float64(r.PromptTokens+r.SelectedTokens+r.BlockedTokens), "priced_tokens")
+}
+
+// A tier is "l0" in JSON, as the original serializes it, and "L0" in
+// prompts and reasons; both spellings read back.
+func TestTierJSON(t *testing.T) {
+	b, err := json.Marshal(pack.Block{Tier: pack.TierL0})
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"tier":"l0"`)
+	for in, want := range map[string]pack.Tier{`"l1"`: pack.TierL1, `"L2"`: pack.TierL2} {
+		var tier pack.Tier
+		require.NoError(t, json.Unmarshal([]byte(in), &tier))
+		require.Equal(t, want, tier)
+	}
 }
