@@ -70,6 +70,7 @@ func (q *Query) defaults() error {
 type ranked struct {
 	n           *Node
 	score       int64
+	cosine      float64 // when the node was scored by its vectors
 	refs        int
 	summaryPlan uint32
 }
@@ -150,11 +151,16 @@ func (e *Engine) Retrieve(ctx context.Context, t string, q Query) ([]pack.Block,
 		return nil, err
 	}
 	blocks = append(blocks, ents...)
+	cosines := make(map[uint64]float64, len(rs))
+	for _, r := range rs {
+		cosines[r.n.Hash] = r.cosine
+	}
 	scores := make(map[string]uint32, len(blocks))
 	for i := range blocks {
 		sc := p.Score(blocks[i].Text)
 		scores[blocks[i].Text] = sc
 		blocks[i].Score = int64(sc)
+		blocks[i].Cosine = cosines[blocks[i].NodeHash]
 	}
 	pack.Order(blocks, func(text string) uint32 { return scores[text] })
 	return pack.Dedup(blocks), nil
@@ -267,7 +273,7 @@ func (e *Engine) scoreNode(n *Node, p *plan.Plan, qv []float32) ranked {
 		if len(n.VecL1) == len(qv) {
 			best = max(best, vindex.Cosine(qv, n.VecL1))
 		}
-		r.score = int64(best * 1e6)
+		r.score, r.cosine = int64(best*1e6), best
 		return r
 	}
 	if !e.o.LexicalOff {

@@ -37,13 +37,14 @@
 //
 // # Search scores
 //
-// The Engine picks the candidates (BM25, and vectors when it embeds); each
-// candidate memory is then scored against its current text with the
-// Engine's lexical node score: min(plan score, 1000) × 500 micros, reported
-// as clamp(micros / 10^6, 0, 1). A lexical score therefore tops out at 0.5,
-// below any strong semantic match, as it does inside the Engine. Results
-// are ordered by that score, then by the Engine's rank, and gated by
-// Threshold (score ≥ Threshold).
+// The Engine picks the candidates (BM25, and vectors when it embeds). A
+// memory whose node the Engine scored by its vectors scores that cosine
+// (the node score cosine × 10^6, reported as a fraction); any other is
+// scored against its current text with the Engine's lexical node score:
+// min(plan score, 1000) × 500 micros, reported as clamp(micros / 10^6, 0,
+// 1). A lexical score therefore tops out at 0.5, below any strong semantic
+// match, as it does inside the Engine. Results are ordered by score, then
+// by the Engine's rank, and gated by Threshold (score ≥ Threshold).
 //
 // Writes of one tenant are serialised in-process (the md5 dedup reads
 // before it writes); run one Memories per Store.

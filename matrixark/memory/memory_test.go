@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/matrixark"
+	"github.com/temporalstore/temporalstore-go/matrixark/embed"
 	"github.com/temporalstore/temporalstore-go/matrixark/memory"
 	"github.com/temporalstore/temporalstore-go/matrixark/memstore"
 	"github.com/temporalstore/temporalstore-go/matrixark/pack"
@@ -583,4 +584,33 @@ func TestChangesReachContext(t *testing.T) {
 
 	require.NoError(t, f.m.Reset(ctx, "acme"))
 	require.Empty(t, texts("cello"))
+}
+
+// With an embedder, a memory scores the cosine of the query and its node,
+// as the Engine ranked it, rather than the lexical score.
+func TestSearchScoresByCosineWithAnEmbedder(t *testing.T) {
+	ctx := t.Context()
+	s := memstore.New()
+	e := matrixark.New(s, matrixark.Options{Counter: tokens.Words{}, Embedder: embed.NewHash("hash-test"), Now: func() time.Time { return t0 }})
+	m := memory.New(e, s, memory.Options{Now: func() time.Time { return t0 }})
+	alice := memory.Scope{UserID: "alice"}
+	_, err := m.Add(ctx, "acme", memory.AddRequest{Scope: alice, Messages: user("Alice is flying to Tokyo in May.", "Alice loves pizza with olives.")})
+	require.NoError(t, err)
+	const q = "Tokyo flight in May"
+	got, err := m.Search(ctx, "acme", memory.SearchRequest{Query: q, Filter: memory.Filter{Scope: alice}})
+	require.NoError(t, err)
+	require.NotEmpty(t, got)
+	blocks, err := e.Retrieve(ctx, "acme", matrixark.Query{Text: q, User: "alice", MaxSummaryNodes: 100})
+	require.NoError(t, err)
+	cosine := map[string]float64{}
+	for _, b := range blocks {
+		cosine[b.SourceRef] = b.Cosine
+	}
+	p := plan.New(q)
+	for _, it := range got {
+		c := cosine["mem:"+it.ID]
+		require.Positive(t, c, "the node was scored by its vectors")
+		require.Equal(t, c, *it.Score)
+		require.NotEqual(t, memory.Score(p, it.Memory), *it.Score)
+	}
 }

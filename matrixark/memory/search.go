@@ -18,9 +18,11 @@ const (
 	lexicalCap    = 1000
 )
 
-// Score is a memory's search score for query plan p: the Engine's lexical
-// node score of text, min(plan score, 1000) × 500 micros, as
-// clamp(micros / 10^6, 0, 1). It tops out at 0.5.
+// Score is a memory's lexical search score for query plan p: the Engine's
+// lexical node score of text, min(plan score, 1000) × 500 micros, as
+// clamp(micros / 10^6, 0, 1). It tops out at 0.5. A memory whose node was
+// scored by its vectors scores the cosine instead (the Engine's node score
+// of cosine × 10^6, as the same fraction).
 func Score(p *plan.Plan, text string) float64 {
 	micros := int64(min(p.Score(text), lexicalCap)) * lexicalMicros
 	return min(max(float64(micros)/1e6, 0), 1)
@@ -50,13 +52,15 @@ func (m *Memories) Search(ctx context.Context, t string, r SearchRequest) ([]Ite
 	// places too, so ask for more nodes than wanted, and for more again
 	// while the nodes run out before the memories do.
 	var hits []*record
+	var cosines map[string]float64
 	for want := min(2*n+8, matrixark.MaxLimit); ; want = min(4*want, matrixark.MaxLimit) {
 		blocks, err := m.e.Retrieve(ctx, t, matrixark.Query{Text: r.Query, User: mt.scope.UserID,
 			Session: mt.scope.RunID, Agent: mt.scope.AgentID, MaxSummaryNodes: want, MaxEvents: 1, MaxEventNodes: 1})
 		if err != nil {
 			return nil, err
 		}
-		ids, nodeOf, nodes := memoryRefs(blocks)
+		ids, nodeOf, cosineOf, nodes := memoryRefs(blocks)
+		cosines = cosineOf
 		recs, err := m.loadMany(ctx, t, ids)
 		if err != nil {
 			return nil, err
@@ -81,7 +85,11 @@ func (m *Memories) Search(ctx context.Context, t string, r SearchRequest) ([]Ite
 	}
 	all := make([]scored, 0, len(hits))
 	for _, rec := range hits {
-		if s := Score(p, rec.Memory); s >= r.Threshold {
+		s := Score(p, rec.Memory)
+		if c := cosines[rec.ID]; c > 0 {
+			s = min(c, 1)
+		}
+		if s >= r.Threshold {
 			all = append(all, scored{rec, s})
 		}
 	}
@@ -98,8 +106,8 @@ func (m *Memories) Search(ctx context.Context, t string, r SearchRequest) ([]Ite
 
 // memoryRefs are the memory ids the blocks name, in block order, the node
 // each was named by, and how many nodes the blocks came from.
-func memoryRefs(blocks []pack.Block) (ids []string, nodeOf map[string]uint64, nodes int) {
-	nodeOf = map[string]uint64{}
+func memoryRefs(blocks []pack.Block) (ids []string, nodeOf map[string]uint64, cosineOf map[string]float64, nodes int) {
+	nodeOf, cosineOf = map[string]uint64{}, map[string]float64{}
 	seenNode := map[uint64]bool{}
 	for _, b := range blocks {
 		if !seenNode[b.NodeHash] {
@@ -116,10 +124,10 @@ func memoryRefs(blocks []pack.Block) (ids []string, nodeOf map[string]uint64, no
 		}
 		if _, dup := nodeOf[id]; !dup {
 			ids = append(ids, id)
-			nodeOf[id] = b.NodeHash
+			nodeOf[id], cosineOf[id] = b.NodeHash, b.Cosine
 		}
 	}
-	return ids, nodeOf, nodes
+	return ids, nodeOf, cosineOf, nodes
 }
 
 // sortRecords orders memories newest first, then by id.
