@@ -45,8 +45,37 @@ type Hit struct {
 type Index struct {
 	mu       sync.RWMutex
 	docs     map[uint64]indexedDoc
-	postings map[string]map[uint64]uint32 // term → doc → term frequency
-	totalLen int                          // Σ document lengths, in terms
+	postings map[string]*postingList
+	totalLen int // Σ document lengths, in terms
+}
+
+// postingList is a term's documents in parallel slices, which a search
+// walks without a map lookup a posting, and each document's place in them
+// for a removal in O(1) (the last takes its place).
+type postingList struct {
+	ids  []uint64
+	tfs  []uint32 // the term's frequency in the document
+	lens []uint32 // the document's length in terms
+	at   map[uint64]int32
+}
+
+func (p *postingList) add(id uint64, tf, length uint32) {
+	p.at[id] = int32(len(p.ids))
+	p.ids, p.tfs, p.lens = append(p.ids, id), append(p.tfs, tf), append(p.lens, length)
+}
+
+func (p *postingList) remove(id uint64) {
+	i, ok := p.at[id]
+	if !ok {
+		return
+	}
+	last := len(p.ids) - 1
+	if int(i) != last {
+		p.ids[i], p.tfs[i], p.lens[i] = p.ids[last], p.tfs[last], p.lens[last]
+		p.at[p.ids[i]] = i
+	}
+	p.ids, p.tfs, p.lens = p.ids[:last], p.tfs[:last], p.lens[:last]
+	delete(p.at, id)
 }
 
 type indexedDoc struct {
@@ -56,7 +85,7 @@ type indexedDoc struct {
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	return &Index{docs: map[uint64]indexedDoc{}, postings: map[string]map[uint64]uint32{}}
+	return &Index{docs: map[uint64]indexedDoc{}, postings: map[string]*postingList{}}
 }
 
 // Add indexes text under id, replacing whatever id held before. A text
@@ -77,10 +106,10 @@ func (x *Index) Add(id uint64, text string) {
 	for t, n := range tf {
 		p := x.postings[t]
 		if p == nil {
-			p = map[uint64]uint32{}
+			p = &postingList{at: map[uint64]int32{}}
 			x.postings[t] = p
 		}
-		p[id] = n
+		p.add(id, n, uint32(len(terms)))
 	}
 	x.docs[id] = indexedDoc{length: len(terms), terms: distinct}
 	x.totalLen += len(terms)
@@ -100,8 +129,8 @@ func (x *Index) removeLocked(id uint64) bool {
 	}
 	for _, t := range d.terms {
 		p := x.postings[t]
-		delete(p, id)
-		if len(p) == 0 {
+		p.remove(id)
+		if len(p.ids) == 0 {
 			delete(x.postings, t)
 		}
 	}
@@ -123,7 +152,11 @@ func (x *Index) Len() int {
 func (x *Index) IDF(term string) float64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return idf(len(x.docs), len(x.postings[term]))
+	df := 0
+	if p := x.postings[term]; p != nil {
+		df = len(p.ids)
+	}
+	return idf(len(x.docs), df)
 }
 
 func idf(n, df int) float64 {
@@ -160,31 +193,62 @@ func (x *Index) SearchFunc(query string, k int, keep func(id uint64) bool) []Hit
 	// in the same order every time and scores are reproducible.
 	for _, t := range terms {
 		p := x.postings[t]
-		if len(p) == 0 {
+		if p == nil {
 			continue
 		}
-		w := idf(n, len(p))
-		for id, f := range p {
+		w := idf(n, len(p.ids))
+		for i, id := range p.ids {
 			if keep != nil && !keep(id) {
 				continue
 			}
-			tf := float64(f)
+			tf := float64(p.tfs[i])
 			norm := 1 - B
 			if avgdl > 0 {
-				norm += B * float64(x.docs[id].length) / avgdl
+				norm += B * float64(p.lens[i]) / avgdl
 			}
 			scores[id] += w * tf * (K1 + 1) / (tf + K1*norm)
 		}
 	}
-	hits := make([]Hit, 0, len(scores))
+	return topK(scores, k)
+}
+
+// hitOrder is the result order: score descending, then ID ascending.
+func hitOrder(a, b Hit) int { return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID)) }
+
+// topK is the k best of scores in hitOrder, kept in a heap of k (the
+// worst at its root) rather than by sorting every hit.
+func topK(scores map[uint64]float64, k int) []Hit {
+	h := make([]Hit, 0, min(k, len(scores)))
+	worse := func(i, j int) bool { return hitOrder(h[i], h[j]) > 0 }
+	down := func(i int) {
+		for {
+			w, l, r := i, 2*i+1, 2*i+2
+			if l < len(h) && worse(l, w) {
+				w = l
+			}
+			if r < len(h) && worse(r, w) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
 	for id, s := range scores {
-		hits = append(hits, Hit{ID: id, Score: s})
+		hit := Hit{ID: id, Score: s}
+		switch {
+		case len(h) < k:
+			h = append(h, hit)
+			for i := len(h) - 1; i > 0 && worse(i, (i-1)/2); i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+		case hitOrder(hit, h[0]) < 0:
+			h[0] = hit
+			down(0)
+		}
 	}
-	slices.SortFunc(hits, func(a, b Hit) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
-	})
-	if len(hits) > k {
-		hits = slices.Clone(hits[:k]) // release the rest of a large result
-	}
-	return hits
+	slices.SortFunc(h, hitOrder)
+	return h
 }

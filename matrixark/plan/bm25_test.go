@@ -1,8 +1,12 @@
 package plan_test
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -162,4 +166,91 @@ func TestSearchFuncScopesBeforeTopK(t *testing.T) {
 		require.Zero(t, h.ID%10)
 	}
 	require.Equal(t, x.Search("checkout payment", 3), x.SearchFunc("checkout payment", 3, nil))
+}
+
+// Random adds, replacements and removals, then searches of every k: the
+// index answers as BM25 computed from scratch over what it holds does.
+func TestSearchMatchesScratchBM25(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	words := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa"}
+	docs := map[uint64][]string{}
+	x := plan.NewIndex()
+	for step := range 3000 {
+		id := uint64(rng.IntN(200))
+		if rng.IntN(5) == 0 {
+			require.Equal(t, docs[id] != nil, x.Remove(id))
+			delete(docs, id)
+		} else {
+			n := rng.IntN(12)
+			text := make([]string, n)
+			for i := range text {
+				text[i] = words[rng.IntN(len(words))]
+			}
+			x.Add(id, strings.Join(text, " "))
+			docs[id] = plan.Analyze(strings.Join(text, " "))
+		}
+		if step%100 != 0 {
+			continue
+		}
+		query := []string{words[rng.IntN(len(words))], words[rng.IntN(len(words))]}
+		k := 1 + rng.IntN(60)
+		want, got := scratchBM25(docs, query, k), x.Search(strings.Join(query, " "), k)
+		if len(want) == 0 {
+			require.Empty(t, got, "step %d", step)
+			continue
+		}
+		require.Equal(t, want, got, "step %d", step)
+	}
+}
+
+// scratchBM25 is Search's contract computed directly.
+func scratchBM25(docs map[uint64][]string, query []string, k int) []plan.Hit {
+	slices.Sort(query)
+	query = slices.Compact(query)
+	total := 0
+	for _, d := range docs {
+		total += len(d)
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	avgdl := float64(total) / float64(len(docs))
+	scores := map[uint64]float64{}
+	for _, term := range query {
+		df := 0
+		for _, d := range docs {
+			if slices.Contains(d, term) {
+				df++
+			}
+		}
+		if df == 0 {
+			continue
+		}
+		w := math.Log(1 + (float64(len(docs))-float64(df)+0.5)/(float64(df)+0.5))
+		for id, d := range docs {
+			tf := float64(0)
+			for _, w := range d {
+				if w == term {
+					tf++
+				}
+			}
+			if tf == 0 {
+				continue
+			}
+			norm := 1 - plan.B
+			if avgdl > 0 {
+				norm += plan.B * float64(len(d)) / avgdl
+			}
+			scores[id] += w * tf * (plan.K1 + 1) / (tf + plan.K1*norm)
+		}
+	}
+	var hits []plan.Hit
+	for id, s := range scores {
+		hits = append(hits, plan.Hit{ID: id, Score: s})
+	}
+	slices.SortFunc(hits, func(a, b plan.Hit) int { return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID)) })
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits
 }
