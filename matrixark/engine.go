@@ -48,7 +48,9 @@ type Options struct {
 	// Embedder embeds texts at ingest and queries at retrieval. Default
 	// nil: nothing is embedded and every node ranks by its lexical score.
 	Embedder embed.Embedder
-	// Counter counts the tokens a pack spends. Default tokens.O200k().
+	// Counter counts the tokens a pack spends. Default
+	// tokens.Cache(tokens.O200k(), 0): o200k_base, each text counted once
+	// while it stays in 16 MiB of remembered texts.
 	Counter tokens.Counter
 	// Now is the clock of event and audit times. Default time.Now.
 	Now func() time.Time
@@ -68,7 +70,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Counter == nil {
-		o.Counter = tokens.O200k()
+		o.Counter = tokens.Cache(tokens.O200k(), 0)
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -70,7 +70,7 @@ func (q *Query) defaults() error {
 type ranked struct {
 	n           *Node
 	score       int64
-	cosine      float64 // when the node was scored by its vectors
+	cosine      *float64 // when the node was scored by its vectors
 	refs        int
 	summaryPlan uint32
 }
@@ -151,7 +151,7 @@ func (e *Engine) Retrieve(ctx context.Context, t string, q Query) ([]pack.Block,
 		return nil, err
 	}
 	blocks = append(blocks, ents...)
-	cosines := make(map[uint64]float64, len(rs))
+	cosines := make(map[uint64]*float64, len(rs))
 	for _, r := range rs {
 		cosines[r.n.Hash] = r.cosine
 	}
@@ -273,7 +273,7 @@ func (e *Engine) scoreNode(n *Node, p *plan.Plan, qv []float32) ranked {
 		if len(n.VecL1) == len(qv) {
 			best = max(best, vindex.Cosine(qv, n.VecL1))
 		}
-		r.score, r.cosine = int64(best*1e6), best
+		r.score, r.cosine = int64(best*1e6), &best
 		return r
 	}
 	if !e.o.LexicalOff {

@@ -602,15 +602,13 @@ func TestSearchScoresByCosineWithAnEmbedder(t *testing.T) {
 	require.NotEmpty(t, got)
 	blocks, err := e.Retrieve(ctx, "acme", matrixark.Query{Text: q, User: "alice", MaxSummaryNodes: 100})
 	require.NoError(t, err)
-	cosine := map[string]float64{}
+	cosine := map[string]*float64{}
 	for _, b := range blocks {
 		cosine[b.SourceRef] = b.Cosine
 	}
-	p := plan.New(q)
 	for _, it := range got {
 		c := cosine["mem:"+it.ID]
-		require.Positive(t, c, "the node was scored by its vectors")
-		require.Equal(t, c, *it.Score)
-		require.NotEqual(t, memory.Score(p, it.Memory), *it.Score)
+		require.NotNil(t, c, "the node was scored by its vectors")
+		require.Equal(t, min(max(*c, 0), 1), *it.Score, "the cosine, clamped to [0, 1]")
 	}
 }

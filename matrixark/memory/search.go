@@ -52,7 +52,7 @@ func (m *Memories) Search(ctx context.Context, t string, r SearchRequest) ([]Ite
 	// places too, so ask for more nodes than wanted, and for more again
 	// while the nodes run out before the memories do.
 	var hits []*record
-	var cosines map[string]float64
+	var cosines map[string]*float64
 	for want := min(2*n+8, matrixark.MaxLimit); ; want = min(4*want, matrixark.MaxLimit) {
 		blocks, err := m.e.Retrieve(ctx, t, matrixark.Query{Text: r.Query, User: mt.scope.UserID,
 			Session: mt.scope.RunID, Agent: mt.scope.AgentID, MaxSummaryNodes: want, MaxEvents: 1, MaxEventNodes: 1})
@@ -86,8 +86,8 @@ func (m *Memories) Search(ctx context.Context, t string, r SearchRequest) ([]Ite
 	all := make([]scored, 0, len(hits))
 	for _, rec := range hits {
 		s := Score(p, rec.Memory)
-		if c := cosines[rec.ID]; c > 0 {
-			s = min(c, 1)
+		if c := cosines[rec.ID]; c != nil {
+			s = min(max(*c, 0), 1)
 		}
 		if s >= r.Threshold {
 			all = append(all, scored{rec, s})
@@ -106,8 +106,8 @@ func (m *Memories) Search(ctx context.Context, t string, r SearchRequest) ([]Ite
 
 // memoryRefs are the memory ids the blocks name, in block order, the node
 // each was named by, and how many nodes the blocks came from.
-func memoryRefs(blocks []pack.Block) (ids []string, nodeOf map[string]uint64, cosineOf map[string]float64, nodes int) {
-	nodeOf, cosineOf = map[string]uint64{}, map[string]float64{}
+func memoryRefs(blocks []pack.Block) (ids []string, nodeOf map[string]uint64, cosineOf map[string]*float64, nodes int) {
+	nodeOf, cosineOf = map[string]uint64{}, map[string]*float64{}
 	seenNode := map[uint64]bool{}
 	for _, b := range blocks {
 		if !seenNode[b.NodeHash] {

@@ -39,8 +39,8 @@ type Block struct {
 	SourceRef string `json:"source_ref"`
 	Score     int64  `json:"score"`
 	// Cosine is the similarity of the query and the block's node (its
-	// best summary vector) when both were embedded, else 0.
-	Cosine float64 `json:"cosine,omitempty"`
+	// best summary vector) when both were embedded, else nil.
+	Cosine *float64 `json:"cosine,omitempty"`
 }
 
 // tierOrder places L0 before L1 before L2 in the final order; an unknown

@@ -1,6 +1,7 @@
 package tokens_test
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -152,4 +153,38 @@ func BenchmarkCount(b *testing.B) {
 			b.ReportMetric(float64(n), "tokens")
 		})
 	}
+}
+
+// counting is a Counter that counts its calls.
+type counting struct {
+	calls int
+	tokens.Words
+}
+
+func (c *counting) Count(s string) int {
+	c.calls++
+	return c.Words.Count(s)
+}
+
+// A cache answers as its counter does, counts a text once while it stays,
+// and keeps no more than its bound of texts.
+func TestCache(t *testing.T) {
+	inner := &counting{}
+	c := tokens.Cache(inner, 64)
+	require.Equal(t, inner.Name(), c.Name())
+	for range 3 {
+		require.Equal(t, 3, c.Count("one two three"))
+	}
+	require.Equal(t, 1, inner.calls)
+	// Fill past two generations (32 bytes each): the first text goes.
+	for i := range 10 {
+		require.Equal(t, 2, c.Count(fmt.Sprintf("filler %d", i)))
+	}
+	require.Equal(t, 3, c.Count("one two three"))
+	require.Equal(t, 12, inner.calls)
+	// A text past a generation is counted every time, never kept.
+	big := strings.Repeat("w ", 40)
+	require.Equal(t, 40, c.Count(big))
+	require.Equal(t, 40, c.Count(big))
+	require.Equal(t, 14, inner.calls)
 }
