@@ -39,6 +39,7 @@ var ErrEncoding = errors.New("tokens: cannot build encoding")
 type bpe struct {
 	name string
 	enc  *tiktoken.Tiktoken
+	fast *o200k // o200k_base's own counter, in place of enc
 }
 
 // Count returns the number of BPE tokens in s. It uses EncodeOrdinary:
@@ -47,6 +48,9 @@ type bpe struct {
 func (b *bpe) Count(s string) int {
 	if s == "" {
 		return 0
+	}
+	if b.fast != nil {
+		return b.fast.count(s)
 	}
 	return len(b.enc.EncodeOrdinary(s))
 }
@@ -66,6 +70,17 @@ type lazyBPE struct {
 func (l *lazyBPE) build() (*bpe, error) {
 	loaderOnce.Do(func() { tiktoken.SetBpeLoader(loader.NewOfflineLoader()) })
 	l.once.Do(func() {
+		if l.name == O200kBase {
+			// The ranks alone: o200k is counted by this package's own
+			// splitter (o200k.go), so tiktoken's CoreBPE is never built.
+			ranks, err := loader.NewOfflineLoader().LoadTiktokenBpe(O200kBase + ".tiktoken")
+			if err != nil {
+				l.err = fmt.Errorf("%w %s: %v", ErrEncoding, l.name, err)
+				return
+			}
+			l.bpe = &bpe{name: l.name, fast: &o200k{ranks: ranks}}
+			return
+		}
 		enc, err := tiktoken.GetEncoding(l.name)
 		if err != nil {
 			l.err = fmt.Errorf("%w %s: %v", ErrEncoding, l.name, err)
