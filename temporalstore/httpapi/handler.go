@@ -428,7 +428,10 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 		}
 		if served && raws == nil {
 			var err error
-			if raws, err = wire.RawCommands(body, mp, true); err != nil || len(raws) != len(calls) {
+			if raws, err = wire.RawCommands(body, mp, true); err == nil && len(raws) != len(calls) {
+				err = fmt.Errorf("%d commands as sent, %d decoded", len(raws), len(calls))
+			}
+			if err != nil {
 				h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: fmt.Sprintf("commands[%d]: %v", i, err)})
 				return
 			}

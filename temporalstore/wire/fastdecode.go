@@ -180,44 +180,13 @@ func (r *reader) int64() (int64, error) {
 	return int64(binary.BigEndian.Uint64(p)), nil
 }
 
-// skip passes over one value; checkMsgpack has vouched for its lengths.
+// skip passes over one value.
 func (r *reader) skip() error {
-	pending := 1
-	for pending > 0 {
-		c, err := r.code()
-		if err != nil {
-			return err
-		}
-		pending--
-		var size int
-		switch {
-		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
-		case c <= 0x8f:
-			pending += 2 * int(c&0x0f)
-		case c <= 0x9f:
-			pending += int(c & 0x0f)
-		case c <= 0xbf:
-			size = int(c & 0x1f)
-		default:
-			n, width, ok := lengthOf(c, r.b[r.pos:])
-			if !ok {
-				return errSlow
-			}
-			r.pos += width
-			switch c {
-			case 0xdc, 0xdd:
-				pending += n
-			case 0xde, 0xdf:
-				pending += 2 * n
-			default:
-				size = n
-			}
-		}
-		if size > len(r.b)-r.pos {
-			return errSlow
-		}
-		r.pos += size
+	end, err := walkValue(r.b, r.pos)
+	if err != nil {
+		return errSlow
 	}
+	r.pos = end
 	return nil
 }
 

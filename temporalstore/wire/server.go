@@ -119,12 +119,16 @@ func (e *Encoder) EndBatch() {
 
 // Value writes one command's reply whose response is v, encoded as it is
 // (MessagePack naming fields by their json tags): the reply of a kind a
-// caller serves itself (httpapi's ContextKinds). A v that does not encode
-// is an internal error in its place.
+// caller serves itself (httpapi's ContextKinds). A failed status carries
+// the empty response, as every failed command's does; a v that does not
+// encode is an internal error in its place.
 func (e *Encoder) Value(st Status, v any, mp bool) {
-	b, err := EncodeValue(v, mp)
-	if err != nil {
-		st, b = Status{Code: CodeInternal, Message: "response does not encode: " + err.Error()}, nil
+	var b []byte
+	if st.OK {
+		var err error
+		if b, err = EncodeValue(v, mp); err != nil {
+			st, b = Status{Code: CodeInternal, Message: "response does not encode: " + err.Error()}, nil
+		}
 	}
 	e.w.mapLen(2)
 	e.w.key("status")

@@ -12,11 +12,17 @@ import (
 // at, as a decoder reading one value does not. It allocates nothing and
 // costs a fraction of the library's Skip, which checked the same.
 func checkMsgpack(b []byte) error {
+	_, err := walkValue(b, 0)
+	return err
+}
+
+// walkValue walks the value at b[pos:] as checkMsgpack describes and
+// returns where it ends.
+func walkValue(b []byte, pos int) (int, error) {
 	pending := 1 // values still to read
-	pos := 0
 	for pending > 0 {
 		if pos >= len(b) {
-			return fmt.Errorf("msgpack: body truncated at byte %d", pos)
+			return 0, fmt.Errorf("msgpack: body truncated at byte %d", pos)
 		}
 		pending--
 		c := b[pos]
@@ -34,7 +40,7 @@ func checkMsgpack(b []byte) error {
 		default:
 			n, width, ok := lengthOf(c, b[pos:])
 			if !ok {
-				return fmt.Errorf("msgpack: invalid or truncated code 0x%02x at byte %d", c, pos-1)
+				return 0, fmt.Errorf("msgpack: invalid or truncated code 0x%02x at byte %d", c, pos-1)
 			}
 			pos += width
 			switch c {
@@ -47,15 +53,15 @@ func checkMsgpack(b []byte) error {
 			}
 		}
 		if size > len(b)-pos {
-			return fmt.Errorf("msgpack: value at byte %d claims %d bytes, %d left", pos, size, len(b)-pos)
+			return 0, fmt.Errorf("msgpack: value at byte %d claims %d bytes, %d left", pos, size, len(b)-pos)
 		}
 		pos += size
 		// Every value still to read takes a byte at least.
 		if pending += items; pending > len(b)-pos {
-			return fmt.Errorf("msgpack: container before byte %d claims %d more values than the %d bytes left hold", pos, pending, len(b)-pos)
+			return 0, fmt.Errorf("msgpack: container before byte %d claims %d more values than the %d bytes left hold", pos, pending, len(b)-pos)
 		}
 	}
-	return nil
+	return pos, nil
 }
 
 // lengthOf reads what a code in 0xc4..0xdf says of its value from the
