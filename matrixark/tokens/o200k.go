@@ -97,11 +97,14 @@ func capitalAt(rs []rune, j int) int {
 	return end + contraction(rs, end)
 }
 
+// wordAlternatives are the pattern's first two alternatives, in order.
+var wordAlternatives = [...]func([]rune, int) int{wordAt, capitalAt}
+
 // pieceEnd is the end of the piece the pattern matches at rs[i], or -1
 // when none does (the rune is then skipped, as a regex scan skips it).
 func pieceEnd(rs []rune, i int) int {
 	lead := isLead(rs[i])
-	for _, at := range []func([]rune, int) int{wordAt, capitalAt} {
+	for _, at := range wordAlternatives {
 		if lead {
 			if end := at(rs, i+1); end >= 0 {
 				return end
