@@ -6,7 +6,10 @@
 // BatchResponse, Response, Status) with their encoder (Encoder) and
 // decoding back to the engine's responses (Response.Engine), and the status
 // codes with the errors they stand for (Status.Err matches the engine's
-// sentinels with errors.Is).
+// sentinels with errors.Is). Decode reads a MessagePack request in place:
+// its keys and values alias the body, which must not change while they are
+// in use. RawCommands and DecodeValue hand a caller the commands of kinds
+// it serves itself (httpapi's ContextKinds).
 //
 // It imports api and MessagePack, and no storage, server or metrics:
 // package client is built on the two, package httpapi serves them.
