@@ -11,6 +11,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/tools/bench/cachebench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/contextbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/enginebench"
+	"github.com/temporalstore/temporalstore-go/tools/bench/feastbare"
 	"github.com/temporalstore/temporalstore-go/tools/bench/objectbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/raftbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/respbench"
@@ -57,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return streamsbench.Command(args[1:], stdout, stderr)
 	case "context":
 		return contextbench.Command(args[1:], stdout, stderr)
+	case "feastbare":
+		return feastbare.Command(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown benchmark %q\n\n", args[0])
 	usage(stderr)
@@ -115,6 +118,10 @@ Benchmarks:
         with known evidence, at 10k and 30k nodes (100k by flag): latency
         p50/p95/p99 at a 1,200-token budget (retrieve and pack split),
         recall@1/5/10, MRR, tokens packed and evidence retention in the pack.
+
+Servers other benchmarks start:
+  feastbare --addr HOST:PORT  the Feast benchmark's ceiling (make bench-feast):
+        /batch_execute over rows in a Go map, no engine; runs until killed.
 
 Flags of "bench wal" (each also read from the environment variable shown;
 a flag beats its variable, the variable beats the default):

@@ -1,7 +1,9 @@
 """Feature serving through Feast 0.67, with only ``online_store`` differing
 between arms: SQLite (in-process), Feast's Redis store on redis-server, and
 TemporalStore's command plugin on an async and on a durable table (its RESP
-plugin in extra rows).
+plugin in extra rows); two ceilings: a null store (a dict in the client's
+process: Feast's own work) and, with --bench-bin, the command plugin on a
+bare-map server (the HTTP surface over a Go map: the engine's cost taken out).
 
 5,000 entities, a hot set of 512, 1,500 timed calls per cell, one client
 thread; 20 B rows (ten int64) and 1,035 B rows (four int64 and 1 KiB of
@@ -56,7 +58,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30, resp: bool = True) -> None:
+    """Waits for a server to answer: a RESP GET, or a TCP connection where
+    it serves HTTP alone."""
     import redis
 
     deadline = time.monotonic() + timeout
@@ -64,7 +68,10 @@ def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited with {proc.returncode}")
         try:
-            redis.Redis(port=port, socket_timeout=1).get("__ready__")
+            if resp:
+                redis.Redis(port=port, socket_timeout=1).get("__ready__")
+            else:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return
         except Exception:  # noqa: BLE001 - until the deadline
             if time.monotonic() > deadline:
@@ -80,7 +87,7 @@ def pinned(cmd: List[str], cpu: Optional[int]) -> List[str]:
 class Proc:
     """A server process of one arm, on a fresh data directory."""
 
-    kind: str  # ours-async, ours-durable, redis
+    kind: str  # ours-async, ours-durable, redis, bare
     binary: str
     cpu: Optional[int]
     resp_port: int = 0
@@ -93,6 +100,9 @@ class Proc:
         self.resp_port = free_port()
         if self.kind == "redis":
             cmd = [self.binary, "--port", str(self.resp_port), "--save", "", "--appendonly", "no", "--dir", self.dir]
+        elif self.kind == "bare":
+            self.http_port = self.resp_port
+            cmd = [self.binary, "feastbare", "--addr", f"127.0.0.1:{self.http_port}"]
         else:
             self.http_port = free_port()
             cmd = [self.binary, "--data", self.dir + "/data", "--resp", f"127.0.0.1:{self.resp_port}",
@@ -100,7 +110,7 @@ class Proc:
             if self.kind == "ours-async":
                 cmd.append("--async")
         self.proc = subprocess.Popen(pinned(cmd, self.cpu), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port(self.resp_port, self.proc)
+        wait_port(self.resp_port, self.proc, resp=self.kind != "bare")
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -162,7 +172,7 @@ def _null_store_classes():
     return NullOnlineStoreConfig, NullOnlineStore
 
 
-def arms(include_resp: bool) -> List[Arm]:
+def arms(include_resp: bool, bare: bool) -> List[Arm]:
     from feast.infra.online_stores.redis import RedisOnlineStoreConfig
     from feast.infra.online_stores.sqlite import SqliteOnlineStoreConfig
 
@@ -179,6 +189,9 @@ def arms(include_resp: bool) -> List[Arm]:
         Arm("ours_durable", "ours-durable", lambda p, d: TemporalStoreCommandOnlineStoreConfig(port=p.http_port),
             "ours, command plugin, durable table"),
     ]
+    if bare:
+        out.append(Arm("bare", "bare", lambda p, d: TemporalStoreCommandOnlineStoreConfig(port=p.http_port),
+                       "the command plugin on a bare-map server (the HTTP surface, rows in a Go map: the engine's ceiling)"))
     if include_resp:
         out.append(Arm("ours_resp_durable", "ours-durable", lambda p, d: TemporalStoreOnlineStoreConfig(connection_string=f"127.0.0.1:{p.resp_port}"),
                        "ours, RESP plugin, durable table"))
@@ -349,6 +362,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--server-bin", required=True, help="TemporalStore's server binary (examples/server)")
     ap.add_argument("--redis-server", default=shutil.which("redis-server") or "redis-server", help="redis-server binary")
+    ap.add_argument("--bench-bin", help="tools/bench binary, whose `feastbare` server is the bare-map arm; left out without it")
     ap.add_argument("--repeats", type=int, default=3, help="repeats, the arms' order rotated each time (default 3)")
     ap.add_argument("--out", default="bench-results/feast.json", help="JSON report path")
     ap.add_argument("--no-resp", action="store_true", help="leave out the RESP plugin's extra arm")
@@ -358,7 +372,7 @@ def main() -> int:
     pin = not a.no_pin and (os.cpu_count() or 1) >= 2
     if pin:
         os.sched_setaffinity(0, {0})
-    all_arms = arms(not a.no_resp)
+    all_arms = arms(not a.no_resp, bool(a.bench_bin))
     log(f"preparing rows: {ENTITIES} entities x {PASSES} passes x 2 views")
     data, keys = frames(), key_streams()
     work = Path(tempfile.mkdtemp(prefix="feastbench-"))
@@ -371,7 +385,7 @@ def main() -> int:
                 for arm in turns(all_arms, r):
                     proc = None
                     if arm.server:
-                        binary = a.redis_server if arm.server == "redis" else a.server_bin
+                        binary = {"redis": a.redis_server, "bare": a.bench_bin}.get(arm.server, a.server_bin)
                         proc = Proc(arm.server, binary, 1 if pin else None)
                         proc.start()
                     lives.append(setup(arm, proc, work))
@@ -424,13 +438,20 @@ def report(a, all_arms, runs, pin) -> int:
     for name, rr in ratios.items():
         print(f"{name} vs redis: " + " ".join(f"{c}={rr[c]['median']:.2f}({rr[c]['min']:.2f}..{rr[c]['max']:.2f})" for c in cells + ["write"]))
     print("ceiling (null store in the client's process vs redis): " + " ".join(f"{c}={ceiling[c]['median']:.2f}" for c in cells))
+    bare = None
+    if "bare" in runs:
+        # The engine's ceiling: the same plugin and HTTP surface over a Go
+        # map. What ours could reach were its storage free.
+        bare = {c: ratio_spread([x[c]["p50_us"] for x in runs["bare"]], [x[c]["p50_us"] for x in runs["redis"]], True) for c in cells}
+        print("ceiling (command plugin on the bare-map server vs redis): " + " ".join(
+            f"{c}={bare[c]['median']:.2f}({bare[c]['min']:.2f}..{bare[c]['max']:.2f})" for c in cells))
     print("warm rows/s b10: " + " ".join(f"{arm.name}={summary[arm.name]['20b_warm_b10']['rows_per_s']:.0f}" for arm in all_arms))
 
     rep = {
         "name": "feast", "started": datetime.now(timezone.utc).isoformat(),
         "conditions": {"python": platform.python_version(), "cpus": os.cpu_count(), "load_average": os.getloadavg(),
                        "pinned": pin, "entities": ENTITIES, "hot": HOT, "calls": CALLS, "block": BLOCK},
-        "runs": runs, "summary": summary, "ratios": ratios, "ceiling_null_vs_redis": ceiling,
+        "runs": runs, "summary": summary, "ratios": ratios, "ceiling_null_vs_redis": ceiling, "ceiling_bare_vs_redis": bare,
     }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(rep, indent=1, default=str))
@@ -446,6 +467,10 @@ def report(a, all_arms, runs, pin) -> int:
         "ceiling_p50_20b_b10_vs_redis_ratio": ceiling["20b_warm_b10"]["median"],
         "ceiling_p50_1k_b10_vs_redis_ratio": ceiling["1k_warm_b10"]["median"],
     }
+    if bare is not None:
+        for p in PAYLOADS:
+            for b in ("b1", "b10"):
+                line[f"bare_p50_{p}_{b}_vs_redis_ratio"] = bare[f"{p}_warm_{b}"]["median"]
     print("feast: " + " ".join(f"{k}={v:.2f}" for k, v in line.items()))
     return 0
 
