@@ -214,15 +214,21 @@ func (e *Engine) load(ctx context.Context, t string, st *tenant) error {
 	return err
 }
 
+// Nodes and events are indexed by their user, whose queries search only
+// their postings (a user's scope is the common one).
 func (st *tenant) addNode(n *Node) {
 	st.nodes[n.Hash] = n
-	st.nodeIdx.Add(n.Hash, n.CanonicalName+" "+n.L0+" "+n.L1)
+	st.nodeIdx.AddIn(n.Hash, n.User, n.CanonicalName+" "+n.L0+" "+n.L1)
 	st.vecL0 = addVector(st.vecL0, n.Hash, n.VecL0)
 	st.vecL1 = addVector(st.vecL1, n.Hash, n.VecL1)
 }
 
 func (st *tenant) addEvent(ev *Event) {
-	st.eventIdx.Add(ev.ID, ev.Text)
+	var user string
+	if n := st.nodes[ev.Node]; n != nil {
+		user = n.User
+	}
+	st.eventIdx.AddIn(ev.ID, user, ev.Text)
 	st.eventNode[ev.ID] = ev.Node
 }
 

@@ -221,18 +221,26 @@ func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) []
 	if len(p.Groups) > 0 {
 		// The scope applies before the top C: a user's evidence must not
 		// lose its places to other users' documents.
+		// A user's scope searches that user's postings alone; the rest of
+		// a scope filters them.
 		var keepNode, keepEvent func(uint64) bool
-		if q.User != "" || q.Session != "" || q.Agent != "" || q.StartMs > 0 || q.EndMs > 0 {
+		if q.Session != "" || q.Agent != "" || q.StartMs > 0 || q.EndMs > 0 {
 			keepNode = func(h uint64) bool {
 				n, ok := st.nodes[h]
 				return ok && inScope(n, q)
 			}
 			keepEvent = func(id uint64) bool { return keepNode(st.eventNode[id]) }
 		}
-		for _, h := range st.nodeIdx.SearchFunc(q.Text, c, keepNode) {
+		search := func(x *plan.Index, keep func(uint64) bool) []plan.Hit {
+			if q.User != "" {
+				return x.SearchIn(q.Text, c, q.User, keep)
+			}
+			return x.SearchFunc(q.Text, c, keep)
+		}
+		for _, h := range search(st.nodeIdx, keepNode) {
 			take(h.ID)
 		}
-		for _, h := range st.eventIdx.SearchFunc(q.Text, c, keepEvent) {
+		for _, h := range search(st.eventIdx, keepEvent) {
 			take(st.eventNode[h.ID])
 		}
 	}

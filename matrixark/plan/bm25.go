@@ -39,19 +39,25 @@ type Hit struct {
 }
 
 // Index is an in-memory Okapi BM25 index over one tenant's texts, used to
-// generate candidates. It is not persisted: the owner rebuilds it from the
-// store. An Index is safe for concurrent use; the zero value is not, use
-// NewIndex.
+// generate candidates. Each document belongs to a group (a user, say), and
+// its postings are kept by group, so a search within one group walks that
+// group's postings alone while scoring with the whole index's statistics:
+// a scoped search ranks as a search of everything filtered to the group
+// would. It is not persisted: the owner rebuilds it from the store. An
+// Index is safe for concurrent use; the zero value is not, use NewIndex.
 type Index struct {
 	mu       sync.RWMutex
 	docs     map[uint64]indexedDoc
-	postings map[string]*postingList
-	totalLen int // Σ document lengths, in terms
+	groups   map[string]map[string]*postingList // group → term → postings
+	df       map[string]int                     // documents holding each term
+	totalLen int                                // Σ document lengths, in terms
 }
 
-// postingList is a term's documents in parallel slices, which a search
-// walks without a map lookup a posting, and each document's place in them
-// for a removal in O(1) (the last takes its place).
+// postingList is a term's documents of one group in parallel slices, which
+// a search walks without a map lookup a posting. A long list also keeps
+// each document's place for a removal in O(1) (the last takes its place);
+// most lists are short (one user's documents with the term) and a removal
+// finds its place by a scan.
 type postingList struct {
 	ids  []uint64
 	tfs  []uint32 // the term's frequency in the document
@@ -59,38 +65,65 @@ type postingList struct {
 	at   map[uint64]int32
 }
 
+// indexAbove is the length from which a posting list keeps its places.
+const indexAbove = 64
+
 func (p *postingList) add(id uint64, tf, length uint32) {
-	p.at[id] = int32(len(p.ids))
+	if p.at != nil {
+		p.at[id] = int32(len(p.ids))
+	}
 	p.ids, p.tfs, p.lens = append(p.ids, id), append(p.tfs, tf), append(p.lens, length)
+	if p.at == nil && len(p.ids) > indexAbove {
+		p.at = make(map[uint64]int32, len(p.ids))
+		for i, d := range p.ids {
+			p.at[d] = int32(i)
+		}
+	}
 }
 
 func (p *postingList) remove(id uint64) {
-	i, ok := p.at[id]
-	if !ok {
+	i := -1
+	if p.at != nil {
+		if j, ok := p.at[id]; ok {
+			i = int(j)
+		}
+	} else {
+		i = slices.Index(p.ids, id)
+	}
+	if i < 0 {
 		return
 	}
 	last := len(p.ids) - 1
-	if int(i) != last {
+	if i != last {
 		p.ids[i], p.tfs[i], p.lens[i] = p.ids[last], p.tfs[last], p.lens[last]
-		p.at[p.ids[i]] = i
+		if p.at != nil {
+			p.at[p.ids[i]] = int32(i)
+		}
 	}
 	p.ids, p.tfs, p.lens = p.ids[:last], p.tfs[:last], p.lens[:last]
-	delete(p.at, id)
+	if p.at != nil {
+		delete(p.at, id)
+	}
 }
 
 type indexedDoc struct {
 	length int
+	group  string
 	terms  []string // distinct terms, to unlink postings on removal
 }
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	return &Index{docs: map[uint64]indexedDoc{}, postings: map[string]*postingList{}}
+	return &Index{docs: map[uint64]indexedDoc{}, groups: map[string]map[string]*postingList{}, df: map[string]int{}}
 }
 
-// Add indexes text under id, replacing whatever id held before. A text
-// with no terms still counts as a document of length 0.
-func (x *Index) Add(id uint64, text string) {
+// Add indexes text under id in the group "", replacing whatever id held
+// before. A text with no terms still counts as a document of length 0.
+func (x *Index) Add(id uint64, text string) { x.AddIn(id, "", text) }
+
+// AddIn indexes text under id in group, replacing whatever id held before
+// (in any group).
+func (x *Index) AddIn(id uint64, group, text string) {
 	terms := Analyze(text)
 	tf := make(map[string]uint32, len(terms))
 	for _, t := range terms {
@@ -103,15 +136,21 @@ func (x *Index) Add(id uint64, text string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.removeLocked(id)
+	g := x.groups[group]
+	if g == nil {
+		g = map[string]*postingList{}
+		x.groups[group] = g
+	}
 	for t, n := range tf {
-		p := x.postings[t]
+		p := g[t]
 		if p == nil {
-			p = &postingList{at: map[uint64]int32{}}
-			x.postings[t] = p
+			p = &postingList{}
+			g[t] = p
 		}
 		p.add(id, n, uint32(len(terms)))
+		x.df[t]++
 	}
-	x.docs[id] = indexedDoc{length: len(terms), terms: distinct}
+	x.docs[id] = indexedDoc{length: len(terms), group: group, terms: distinct}
 	x.totalLen += len(terms)
 }
 
@@ -127,12 +166,19 @@ func (x *Index) removeLocked(id uint64) bool {
 	if !ok {
 		return false
 	}
+	g := x.groups[d.group]
 	for _, t := range d.terms {
-		p := x.postings[t]
+		p := g[t]
 		p.remove(id)
 		if len(p.ids) == 0 {
-			delete(x.postings, t)
+			delete(g, t)
 		}
+		if x.df[t]--; x.df[t] == 0 {
+			delete(x.df, t)
+		}
+	}
+	if len(g) == 0 {
+		delete(x.groups, d.group)
 	}
 	x.totalLen -= d.length
 	delete(x.docs, id)
@@ -152,11 +198,7 @@ func (x *Index) Len() int {
 func (x *Index) IDF(term string) float64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	df := 0
-	if p := x.postings[term]; p != nil {
-		df = len(p.ids)
-	}
-	return idf(len(x.docs), df)
+	return idf(len(x.docs), x.df[term])
 }
 
 func idf(n, df int) float64 {
@@ -174,6 +216,16 @@ func (x *Index) Search(query string, k int) []Hit {
 // nil): a scope applied before the top k is taken, so that a narrow scope
 // still gets k hits of its own.
 func (x *Index) SearchFunc(query string, k int, keep func(id uint64) bool) []Hit {
+	return x.search(query, k, nil, keep)
+}
+
+// SearchIn is SearchFunc over group's documents: it walks only their
+// postings, and scores as SearchFunc does.
+func (x *Index) SearchIn(query string, k int, group string, keep func(id uint64) bool) []Hit {
+	return x.search(query, k, &group, keep)
+}
+
+func (x *Index) search(query string, k int, group *string, keep func(id uint64) bool) []Hit {
 	if k <= 0 {
 		return nil
 	}
@@ -192,24 +244,38 @@ func (x *Index) SearchFunc(query string, k int, keep func(id uint64) bool) []Hit
 	// Terms are visited in sorted order, so each document's sum is formed
 	// in the same order every time and scores are reproducible.
 	for _, t := range terms {
-		p := x.postings[t]
-		if p == nil {
+		df := x.df[t]
+		if df == 0 {
 			continue
 		}
-		w := idf(n, len(p.ids))
-		for i, id := range p.ids {
-			if keep != nil && !keep(id) {
-				continue
-			}
-			tf := float64(p.tfs[i])
-			norm := 1 - B
-			if avgdl > 0 {
-				norm += B * float64(p.lens[i]) / avgdl
-			}
-			scores[id] += w * tf * (K1 + 1) / (tf + K1*norm)
+		w := idf(n, df)
+		if group != nil {
+			x.score(scores, x.groups[*group][t], w, avgdl, keep)
+			continue
+		}
+		for _, g := range x.groups {
+			x.score(scores, g[t], w, avgdl, keep)
 		}
 	}
 	return topK(scores, k)
+}
+
+// score adds each posting's BM25 term score to scores.
+func (x *Index) score(scores map[uint64]float64, p *postingList, w, avgdl float64, keep func(uint64) bool) {
+	if p == nil {
+		return
+	}
+	for i, id := range p.ids {
+		if keep != nil && !keep(id) {
+			continue
+		}
+		tf := float64(p.tfs[i])
+		norm := 1 - B
+		if avgdl > 0 {
+			norm += B * float64(p.lens[i]) / avgdl
+		}
+		scores[id] += w * tf * (K1 + 1) / (tf + K1*norm)
+	}
 }
 
 // hitOrder is the result order: score descending, then ID ascending.

@@ -168,43 +168,57 @@ func TestSearchFuncScopesBeforeTopK(t *testing.T) {
 	require.Equal(t, x.Search("checkout payment", 3), x.SearchFunc("checkout payment", 3, nil))
 }
 
-// Random adds, replacements and removals, then searches of every k: the
-// index answers as BM25 computed from scratch over what it holds does.
+// Random adds (in one of three groups), replacements and removals, then
+// searches of every k: the index answers as BM25 computed from scratch over
+// what it holds does, and a group's search as that filtered to the group.
 func TestSearchMatchesScratchBM25(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 9))
 	words := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa"}
+	groups := []string{"", "u1", "u2"}
 	docs := map[uint64][]string{}
+	groupOf := map[uint64]string{}
 	x := plan.NewIndex()
-	for step := range 3000 {
-		id := uint64(rng.IntN(200))
+	for step := range 6000 {
+		id := uint64(rng.IntN(400)) // lists past 64 keep their places
 		if rng.IntN(5) == 0 {
 			require.Equal(t, docs[id] != nil, x.Remove(id))
 			delete(docs, id)
+			delete(groupOf, id)
 		} else {
 			n := rng.IntN(12)
 			text := make([]string, n)
 			for i := range text {
 				text[i] = words[rng.IntN(len(words))]
 			}
-			x.Add(id, strings.Join(text, " "))
-			docs[id] = plan.Analyze(strings.Join(text, " "))
+			g := groups[rng.IntN(len(groups))]
+			x.AddIn(id, g, strings.Join(text, " "))
+			docs[id], groupOf[id] = plan.Analyze(strings.Join(text, " ")), g
 		}
 		if step%100 != 0 {
 			continue
 		}
 		query := []string{words[rng.IntN(len(words))], words[rng.IntN(len(words))]}
 		k := 1 + rng.IntN(60)
-		want, got := scratchBM25(docs, query, k), x.Search(strings.Join(query, " "), k)
-		if len(want) == 0 {
-			require.Empty(t, got, "step %d", step)
-			continue
+		g := groups[rng.IntN(len(groups))]
+		in := func(id uint64) bool { return groupOf[id] == g }
+		for _, c := range []struct {
+			want, got []plan.Hit
+		}{
+			{scratchBM25(docs, query, k, nil), x.Search(strings.Join(query, " "), k)},
+			{scratchBM25(docs, query, k, in), x.SearchIn(strings.Join(query, " "), k, g, nil)},
+		} {
+			if len(c.want) == 0 {
+				require.Empty(t, c.got, "step %d", step)
+				continue
+			}
+			require.Equal(t, c.want, c.got, "step %d", step)
 		}
-		require.Equal(t, want, got, "step %d", step)
 	}
 }
 
-// scratchBM25 is Search's contract computed directly.
-func scratchBM25(docs map[uint64][]string, query []string, k int) []plan.Hit {
+// scratchBM25 is Search's contract computed directly, over the documents
+// keep accepts (all when nil) with the statistics of all.
+func scratchBM25(docs map[uint64][]string, query []string, k int, keep func(uint64) bool) []plan.Hit {
 	slices.Sort(query)
 	query = slices.Compact(query)
 	total := 0
@@ -228,6 +242,9 @@ func scratchBM25(docs map[uint64][]string, query []string, k int) []plan.Hit {
 		}
 		w := math.Log(1 + (float64(len(docs))-float64(df)+0.5)/(float64(df)+0.5))
 		for id, d := range docs {
+			if keep != nil && !keep(id) {
+				continue
+			}
 			tf := float64(0)
 			for _, w := range d {
 				if w == term {

@@ -64,12 +64,16 @@ func TestRulesFollowTableOrder(t *testing.T) {
 
 func TestRemoveDropsEmptyPostings(t *testing.T) {
 	x := NewIndex()
-	x.Add(1, "alpha beta")
-	x.Add(2, "beta")
+	x.AddIn(1, "u1", "alpha beta")
+	x.AddIn(2, "u2", "beta")
 	x.Remove(1)
-	require.NotContains(t, x.postings, "alpha")
-	require.Contains(t, x.postings, "beta")
+	require.NotContains(t, x.groups, "u1")
+	require.NotContains(t, x.df, "alpha")
+	require.Equal(t, 1, x.df["beta"])
+	x.AddIn(2, "u3", "beta") // moves to another group
+	require.NotContains(t, x.groups, "u2")
 	x.Remove(2)
-	require.Empty(t, x.postings)
+	require.Empty(t, x.groups)
+	require.Empty(t, x.df)
 	require.Zero(t, x.totalLen)
 }
