@@ -3,6 +3,7 @@ module github.com/temporalstore/temporalstore-go/matrixark
 go 1.26.0
 
 require (
+	github.com/google/btree v1.1.3
 	github.com/pkoukk/tiktoken-go v0.1.8
 	github.com/pkoukk/tiktoken-go-loader v0.0.2
 	github.com/stretchr/testify v1.12.1

@@ -1,5 +1,5 @@
-// Package memstore is an in-memory matrixark.Store: a sorted map under a
-// lock, for tests and for embedding matrixark without a server. It counts
+// Package memstore is an in-memory matrixark.Store: a B-tree of keys and a
+// map of values under a lock, for tests and for embedding matrixark without a server. It counts
 // what it is asked (Stats), so tests can check that a sweep reads without
 // filling and that no read asks for more than the Store allows.
 //
@@ -16,13 +16,15 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/google/btree"
+
 	"github.com/temporalstore/temporalstore-go/matrixark"
 )
 
 // Store is an in-memory matrixark.Store, safe for concurrent use.
 type Store struct {
 	mu    sync.RWMutex
-	keys  []string // sorted
+	keys  *btree.BTreeG[string] // in order; a sorted slice made a bulk load quadratic
 	vals  map[string][]byte
 	stats Stats
 }
@@ -39,7 +41,9 @@ type Stats struct {
 var _ matrixark.Store = (*Store)(nil)
 
 // New returns an empty Store.
-func New() *Store { return &Store{vals: map[string][]byte{}} }
+func New() *Store {
+	return &Store{keys: btree.NewOrderedG[string](32), vals: map[string][]byte{}}
+}
 
 // Apply implements matrixark.Store.
 func (s *Store) Apply(ctx context.Context, m []matrixark.Mutation, _ matrixark.WriteOpts) error {
@@ -55,14 +59,12 @@ func (s *Store) Apply(ctx context.Context, m []matrixark.Mutation, _ matrixark.W
 		if x.Delete {
 			if had {
 				delete(s.vals, k)
-				i, _ := slices.BinarySearch(s.keys, k)
-				s.keys = slices.Delete(s.keys, i, i+1)
+				s.keys.Delete(k)
 			}
 			continue
 		}
 		if !had {
-			i, _ := slices.BinarySearch(s.keys, k)
-			s.keys = slices.Insert(s.keys, i, k)
+			s.keys.ReplaceOrInsert(k)
 		}
 		s.vals[k] = bytes.Clone(x.Value)
 	}
@@ -104,15 +106,18 @@ func (s *Store) Scan(ctx context.Context, r matrixark.Range, o matrixark.ReadOpt
 	if !o.NoFill {
 		s.stats.Fills++
 	}
-	lo, _ := slices.BinarySearch(s.keys, string(r.Start))
-	hi := len(s.keys)
-	if r.End != nil {
-		hi, _ = slices.BinarySearch(s.keys, string(r.End))
-	}
 	type kv struct{ k, v []byte }
-	snap := make([]kv, 0, max(hi-lo, 0))
-	for _, k := range s.keys[lo:max(hi, lo)] {
+	var snap []kv
+	each := func(k string) bool {
 		snap = append(snap, kv{[]byte(k), bytes.Clone(s.vals[k])})
+		return true
+	}
+	if r.End != nil {
+		if string(r.Start) < string(r.End) {
+			s.keys.AscendRange(string(r.Start), string(r.End), each)
+		}
+	} else {
+		s.keys.AscendGreaterOrEqual(string(r.Start), each)
 	}
 	s.mu.Unlock()
 	if o.Reverse {

@@ -2,6 +2,10 @@ package memstore
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -59,4 +63,38 @@ func TestPrefixRange(t *testing.T) {
 	require.Equal(t, matrixark.Range{Start: []byte("ab"), End: []byte("ac")}, matrixark.PrefixRange([]byte("ab")))
 	require.Equal(t, matrixark.Range{Start: []byte{1, 0xff}, End: []byte{2}}, matrixark.PrefixRange([]byte{1, 0xff}))
 	require.Equal(t, matrixark.Range{Start: []byte{0xff}}, matrixark.PrefixRange([]byte{0xff}))
+}
+
+// Random puts and deletes, then scans of random ranges, both ways: the
+// Store answers as a sorted copy of a plain map does.
+func TestScanMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	key := func() string { return string([]byte{byte('a' + rng.IntN(4)), byte('a' + rng.IntN(4))})[:1+rng.IntN(2)] }
+	s, model := New(), map[string]string{}
+	for step := range 2000 {
+		k := key()
+		if rng.IntN(3) == 0 {
+			require.NoError(t, s.Apply(t.Context(), []matrixark.Mutation{{Key: []byte(k), Delete: true}}, matrixark.WriteOpts{}))
+			delete(model, k)
+		} else {
+			v := fmt.Sprint(step)
+			require.NoError(t, s.Apply(t.Context(), []matrixark.Mutation{put(k, v)}, matrixark.WriteOpts{}))
+			model[k] = v
+		}
+		r := matrixark.Range{Start: []byte(key())}
+		if rng.IntN(3) > 0 {
+			r.End = []byte(key())
+		}
+		var want []string
+		for _, mk := range slices.Sorted(maps.Keys(model)) {
+			if mk >= string(r.Start) && (r.End == nil || mk < string(r.End)) {
+				want = append(want, mk+"="+model[mk])
+			}
+		}
+		reverse := rng.IntN(2) == 0
+		if reverse {
+			slices.Reverse(want)
+		}
+		require.Equal(t, want, scan(t, s, r, matrixark.ReadOpts{Reverse: reverse}), "step %d, range %q..%q", step, r.Start, r.End)
+	}
 }
