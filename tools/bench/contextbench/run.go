@@ -59,7 +59,28 @@ type answer struct {
 type system struct {
 	name   string
 	answer func(ctx context.Context, q Query) (answer, error)
+	// counter counts its packs' tokens, its cache emptied before each run.
+	counter *repeatCounter
 }
+
+// repeatCounter is a tokens.Cache over the shared counter that a system's
+// packs count with, emptied before each of its runs: within a run, blocks
+// that come back query after query are counted once (as the Engine's
+// default counter does in service); no run starts with an earlier run's
+// counts.
+type repeatCounter struct {
+	base, c tokens.Counter
+}
+
+func newRepeatCounter(base tokens.Counter) *repeatCounter {
+	r := &repeatCounter{base: base}
+	r.reset()
+	return r
+}
+
+func (r *repeatCounter) reset()             { r.c = tokens.Cache(r.base, 0) }
+func (r *repeatCounter) Name() string       { return r.base.Name() }
+func (r *repeatCounter) Count(s string) int { return r.c.Count(s) }
 
 // run is one pass of one system over every query of a size.
 type run struct {
@@ -158,6 +179,7 @@ var notes = []string{
 	"bm25: one plan.Index per user over that user's messages, top 10 by BM25, packed in that order with the same packer and budget",
 	"replay: the user's messages newest first, packed with the same packer and budget; its recall@k is of the newest k messages",
 	"baseline blocks carry a short uri (msg://<ref>), so each costs fewer header tokens than ours",
+	"every system counts tokens with o200k_base through a count cache of its own, emptied before each of its runs: blocks that come back query after query are counted once a run",
 	"ours_hash/ours_half use embed.Hash, whose vectors carry no meaning: they show the cost and the ranking without a real model, not a semantic arm",
 }
 
@@ -221,20 +243,22 @@ func runSize(ctx context.Context, cfg Config, size int, counter tokens.Counter, 
 	log.Info("corpus", "nodes", sr.Nodes, "users", users, "messages", c.Messages, "queries", sr.Queries)
 
 	var systems []system
-	add := func(name string, build func() (system, float64, error)) error {
+	add := func(name string, build func(counter tokens.Counter) (system, float64, error)) error {
 		before := heapMB()
 		t0 := time.Now()
-		s, rebuild, err := build()
+		rc := newRepeatCounter(counter)
+		s, rebuild, err := build(rc)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		s.counter = rc
 		secs := time.Since(t0).Seconds()
 		sr.Load[name] = loadStat{Seconds: secs, NodesPerSec: float64(sr.Nodes) / secs, RebuildSeconds: rebuild, HeapMB: heapMB() - before}
 		log.Info("loaded", "system", name, "nodes", sr.Nodes, "took", time.Since(t0).Round(time.Millisecond), "heap_mb", int(sr.Load[name].HeapMB))
 		systems = append(systems, s)
 		return nil
 	}
-	err := add(sysOurs, func() (system, float64, error) {
+	err := add(sysOurs, func(counter tokens.Counter) (system, float64, error) {
 		e := matrixark.New(memstore.New(), matrixark.Options{Counter: counter})
 		err := ingest(ctx, log, sysOurs, c.Sessions, func(int) *matrixark.Engine { return e })
 		return oursSystem(sysOurs, e, counter, cfg.Budget), 0, err
@@ -245,20 +269,26 @@ func runSize(ctx context.Context, cfg Config, size int, counter tokens.Counter, 
 		}
 		switch arm {
 		case "hash":
-			err = add(sysHash, func() (system, float64, error) {
+			err = add(sysHash, func(counter tokens.Counter) (system, float64, error) {
 				e := matrixark.New(memstore.New(), matrixark.Options{Counter: counter, Embedder: embed.NewHash("")})
 				err := ingest(ctx, log, sysHash, c.Sessions, func(int) *matrixark.Engine { return e })
 				return oursSystem(sysHash, e, counter, cfg.Budget), 0, err
 			})
 		case "half":
-			err = add(sysHalf, func() (system, float64, error) { return halfSystem(ctx, log, c, counter, cfg.Budget) })
+			err = add(sysHalf, func(counter tokens.Counter) (system, float64, error) {
+				return halfSystem(ctx, log, c, counter, cfg.Budget)
+			})
 		}
 	}
 	if err == nil {
-		err = add(sysBM25, func() (system, float64, error) { return bm25System(c, counter, cfg.Budget), 0, nil })
+		err = add(sysBM25, func(counter tokens.Counter) (system, float64, error) {
+			return bm25System(c, counter, cfg.Budget), 0, nil
+		})
 	}
 	if err == nil {
-		err = add(sysReplay, func() (system, float64, error) { return replaySystem(c, counter, cfg.Budget), 0, nil })
+		err = add(sysReplay, func(counter tokens.Counter) (system, float64, error) {
+			return replaySystem(c, counter, cfg.Budget), 0, nil
+		})
 	}
 	if err != nil {
 		return sr, nil, err
@@ -529,6 +559,9 @@ func measure(ctx context.Context, s system, qs []Query, budget int) (run, error)
 	var toks, blocks, l2 []float64
 	t := newTally()
 	r := run{}
+	if s.counter != nil {
+		s.counter.reset()
+	}
 	for _, q := range qs {
 		if err := ctx.Err(); err != nil {
 			return run{}, err
