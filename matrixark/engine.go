@@ -102,10 +102,11 @@ type tenant struct {
 	mu        sync.RWMutex
 	loaded    bool
 	nodes     map[uint64]*Node
-	nodeIdx   *plan.Index       // canonical name, L0 and L1 of each node
-	eventIdx  *plan.Index       // each event's text
-	eventNode map[uint64]uint64 // event id → node
-	vecL0     *vindex.Index     // nil until a vector of the Space is stored
+	texts     map[uint64]nodeTexts // each node's texts, prepared for scoring
+	nodeIdx   *plan.Index          // canonical name, L0 and L1 of each node
+	eventIdx  *plan.Index          // each event's text
+	eventNode map[uint64]uint64    // event id → node
+	vecL0     *vindex.Index        // nil until a vector of the Space is stored
 	vecL1     *vindex.Index
 }
 
@@ -169,7 +170,7 @@ func (e *Engine) state(ctx context.Context, t string) (*tenant, error) {
 // load rebuilds st from the Store. It reads without filling caches: a
 // rebuild is a sweep, not the hot set.
 func (e *Engine) load(ctx context.Context, t string, st *tenant) error {
-	st.nodes, st.eventNode = map[uint64]*Node{}, map[uint64]uint64{}
+	st.nodes, st.texts, st.eventNode = map[uint64]*Node{}, map[uint64]nodeTexts{}, map[uint64]uint64{}
 	st.nodeIdx, st.eventIdx = plan.NewIndex(), plan.NewIndex()
 	sweep := ReadOpts{NoFill: true}
 	got, err := e.store.Get(ctx, [][]byte{spaceKey(t)}, sweep)
@@ -218,7 +219,9 @@ func (e *Engine) load(ctx context.Context, t string, st *tenant) error {
 // their postings (a user's scope is the common one).
 func (st *tenant) addNode(n *Node) {
 	st.nodes[n.Hash] = n
-	st.nodeIdx.AddIn(n.Hash, n.User, n.CanonicalName+" "+n.L0+" "+n.L1)
+	all := n.CanonicalName + " " + n.L0 + " " + n.L1
+	st.texts[n.Hash] = nodeTexts{all: plan.Prepare(all), summary: plan.Prepare(n.L0 + " " + n.L1)}
+	st.nodeIdx.AddIn(n.Hash, n.User, all)
 	st.vecL0 = addVector(st.vecL0, n.Hash, n.VecL0)
 	st.vecL1 = addVector(st.vecL1, n.Hash, n.VecL1)
 }
@@ -231,6 +234,11 @@ func (st *tenant) addEvent(ev *Event) {
 	st.eventIdx.AddIn(ev.ID, user, ev.Text)
 	st.eventNode[ev.ID] = ev.Node
 }
+
+// nodeTexts are the texts a query scores a node by, prepared once: all
+// (canonical name, L0 and L1) ranks the candidates, summary (L0 and L1)
+// reranks the selected.
+type nodeTexts struct{ all, summary plan.Text }
 
 // addVector adds v to idx, making the index on the first vector. A vector
 // of another width than the index's is left out: the Space check keeps

@@ -86,6 +86,7 @@ func (e *Engine) Forget(ctx context.Context, t string, kind Kind, sourceID strin
 
 func (st *tenant) removeNode(node uint64, events []uint64) {
 	delete(st.nodes, node)
+	delete(st.texts, node)
 	st.nodeIdx.Remove(node)
 	if st.vecL0 != nil {
 		st.vecL0.Remove(node)

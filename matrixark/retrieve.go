@@ -73,6 +73,7 @@ type ranked struct {
 	cosine      *float64 // when the node was scored by its vectors
 	refs        int
 	summaryPlan uint32
+	summary     plan.Text
 }
 
 // Retrieve ranks tenant t's nodes for q and expands the best into blocks:
@@ -96,7 +97,7 @@ func (e *Engine) Retrieve(ctx context.Context, t string, q Query) ([]pack.Block,
 	cands := e.candidates(st, p, qv, &q)
 	rs := make([]ranked, 0, len(cands))
 	for _, n := range cands {
-		rs = append(rs, e.scoreNode(n, p, qv))
+		rs = append(rs, e.scoreNode(n, st.texts[n.Hash], p, qv))
 	}
 	st.mu.RUnlock()
 	if len(rs) == 0 {
@@ -111,7 +112,7 @@ func (e *Engine) Retrieve(ctx context.Context, t string, q Query) ([]pack.Block,
 	rs = rs[:s]
 	for i := range rs {
 		r := &rs[i]
-		r.summaryPlan = p.Score(r.n.L0 + " " + r.n.L1)
+		r.summaryPlan, _ = p.ScoreText(r.summary)
 		r.score += int64(r.summaryPlan) * 1000
 		if q.PreferCurrentAgent && strings.Contains(r.n.SourceRef, agentScopeKey) {
 			r.score += 125_000
@@ -272,10 +273,9 @@ func inScope(n *Node, q *Query) bool {
 // best cosine to the query; an unembedded one's plan score, capped so that
 // it stays below a perfect cosine (it can still be ranked, never over a
 // strong semantic match).
-func (e *Engine) scoreNode(n *Node, p *plan.Plan, qv []float32) ranked {
-	text := n.CanonicalName + " " + n.L0 + " " + n.L1
-	plan, groups := p.ScoreGroups(text)
-	r := ranked{n: n, refs: groups}
+func (e *Engine) scoreNode(n *Node, tx nodeTexts, p *plan.Plan, qv []float32) ranked {
+	plan, groups := p.ScoreText(tx.all)
+	r := ranked{n: n, refs: groups, summary: tx.summary}
 	if qv != nil && len(n.VecL0) == len(qv) {
 		best := vindex.Cosine(qv, n.VecL0)
 		if len(n.VecL1) == len(qv) {

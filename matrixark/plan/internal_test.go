@@ -3,6 +3,7 @@ package plan
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -76,4 +77,29 @@ func TestRemoveDropsEmptyPostings(t *testing.T) {
 	require.Empty(t, x.groups)
 	require.Empty(t, x.df)
 	require.Zero(t, x.totalLen)
+}
+
+// normalizeRef is Normalize as its doc says it, one character at a time.
+func normalizeRef(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			b.WriteRune(r + 'a' - 'A')
+		case r < utf8.RuneSelf && isASCIIAlnum(byte(r)):
+			b.WriteRune(r)
+		default:
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{"", "Topic-3…", "ÜBER\xffcool\x00", "a\u00e9b", "\xe2\x82"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		require.Equal(t, normalizeRef(s), Normalize(s))
+	})
 }

@@ -3,6 +3,7 @@ package plan
 import (
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Score points, from the spec's plan_score.
@@ -34,24 +35,27 @@ func newNeedle(s string) needle {
 	return n
 }
 
-// text is a scored text in the two forms the match rule reads.
-type text struct {
+// Text is a text prepared for scoring, in the two forms the match rule
+// reads: a text scored under many plans (a node's summary, which every
+// query that finds the node scores) is prepared once.
+type Text struct {
 	lower string // ASCII-lowercased, byte for byte
 	norm  string // Normalize(text)
 }
 
-func prepare(s string) text {
-	return text{lower: asciiLower(s), norm: Normalize(s)}
+// Prepare prepares s for ScoreText.
+func Prepare(s string) Text {
+	return Text{lower: asciiLower(s), norm: Normalize(s)}
 }
 
-func (t text) has(n needle) bool {
+func (t Text) has(n needle) bool {
 	if strings.Contains(t.lower, n.raw) {
 		return true
 	}
 	return !n.word && n.norm != "" && strings.Contains(t.norm, n.norm)
 }
 
-func (t text) hasDigit() bool {
+func (t Text) hasDigit() bool {
 	for i := 0; i < len(t.lower); i++ {
 		if t.lower[i] >= '0' && t.lower[i] <= '9' {
 			return true
@@ -63,41 +67,49 @@ func (t text) hasDigit() bool {
 // Normalize lowercases the ASCII letters of s and turns every other
 // character (not byte) into one space: "Topic-3…" becomes "topic 3 ".
 func Normalize(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
+	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c >= 'A' && c <= 'Z':
-				b.WriteByte(c + 'a' - 'A')
-			case isASCIIAlnum(c):
-				b.WriteByte(c)
-			default:
-				b.WriteByte(' ')
-			}
+		if c := s[i]; c < utf8.RuneSelf {
+			b = append(b, normalByte[c])
 			i++
 			continue
 		}
 		_, size := utf8.DecodeRuneInString(s[i:])
-		b.WriteByte(' ')
+		b = append(b, ' ')
 		i += size
 	}
-	return b.String()
+	// b is not written again: the string can share it (a query scores
+	// every candidate's text, so the copy would be a third of the work).
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
+
+// normalByte is Normalize's image of each ASCII byte.
+var normalByte = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		switch b := byte(c); {
+		case b >= 'A' && b <= 'Z':
+			t[c] = b + 'a' - 'A'
+		case isASCIIAlnum(b):
+			t[c] = b
+		default:
+			t[c] = ' '
+		}
+	}
+	return t
+}()
 
 // Contains applies the plan's match rule: term matches text when it is a
 // substring of the ASCII-lowercased text, or when its normalised form
 // (trimmed) is a substring of the normalised text. Matching is by substring,
 // not by word, so "now" matches inside "know"; term is expected lowercase.
 func Contains(text, term string) bool {
-	return prepare(text).has(newNeedle(term))
+	return Prepare(text).has(newNeedle(term))
 }
 
 // Match reports whether text is relevant at all: its topic matches, the
 // plan has no groups, or at least one group matches.
 func (p *Plan) Match(text string) bool {
-	t := prepare(text)
+	t := Prepare(text)
 	if p.Topic != "" && t.has(p.topic) {
 		return true
 	}
@@ -114,12 +126,12 @@ func (p *Plan) Match(text string) bool {
 
 // MatchTopic reports whether the plan has a topic and text contains it.
 func (p *Plan) MatchTopic(text string) bool {
-	return p.Topic != "" && prepare(text).has(p.topic)
+	return p.Topic != "" && Prepare(text).has(p.topic)
 }
 
 // MatchedGroups returns how many of the plan's groups match text.
 func (p *Plan) MatchedGroups(text string) int {
-	t := prepare(text)
+	t := Prepare(text)
 	n := 0
 	for i := range p.members {
 		if groupBest(p.members[i], t) > 0 {
@@ -152,7 +164,14 @@ func (p *Plan) ScoreGroups(s string) (score uint32, matched int) {
 	if len(p.members) == 0 {
 		return 0, 0
 	}
-	t := prepare(s)
+	return p.ScoreText(Prepare(s))
+}
+
+// ScoreText is ScoreGroups of a prepared text.
+func (p *Plan) ScoreText(t Text) (score uint32, matched int) {
+	if len(p.members) == 0 {
+		return 0, 0
+	}
 	if p.Topic != "" && t.has(p.topic) {
 		score = satAdd(score, topicBonus)
 	}
@@ -187,7 +206,7 @@ func (p *Plan) ScoreGroups(s string) (score uint32, matched int) {
 
 // groupBest returns the byte length of the longest member in ms found in
 // t, or 0 when none is.
-func groupBest(ms []needle, t text) int {
+func groupBest(ms []needle, t Text) int {
 	best := 0
 	for _, m := range ms {
 		if len(m.raw) > best && t.has(m) {
@@ -197,7 +216,7 @@ func groupBest(ms []needle, t text) int {
 	return best
 }
 
-func hasAny(t text, ns []needle) bool {
+func hasAny(t Text, ns []needle) bool {
 	for _, n := range ns {
 		if t.has(n) {
 			return true
