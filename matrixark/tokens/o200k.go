@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"math"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -21,21 +22,72 @@ import (
 //	\s+(?!\S)
 //	\s+
 
+// The classes of ASCII runes, looked up rather than searched for in the
+// Unicode tables: most text a pack counts is ASCII.
+const (
+	clUpper  = 1 << iota // A-Z: Lu
+	clLower              // a-z: Ll
+	clNumber             // 0-9: Nd
+	clSpace              // unicode.IsSpace
+)
+
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		r := rune(c)
+		switch {
+		case r >= 'A' && r <= 'Z':
+			t[c] = clUpper
+		case r >= 'a' && r <= 'z':
+			t[c] = clLower
+		case r >= '0' && r <= '9':
+			t[c] = clNumber
+		case unicode.IsSpace(r):
+			t[c] = clSpace
+		}
+	}
+	return t
+}()
+
 func isUpperish(r rune) bool { // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+	if r < utf8.RuneSelf {
+		return asciiClass[r]&clUpper != 0
+	}
 	return unicode.In(r, unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo, unicode.M)
 }
 
 func isLowerish(r rune) bool { // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+	if r < utf8.RuneSelf {
+		return asciiClass[r]&clLower != 0
+	}
 	return unicode.In(r, unicode.Ll, unicode.Lm, unicode.Lo, unicode.M)
 }
 
-func isLetterOrNumber(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }
+func isNumber(r rune) bool {
+	if r < utf8.RuneSelf {
+		return asciiClass[r]&clNumber != 0
+	}
+	return unicode.IsNumber(r)
+}
+
+func isSpace(r rune) bool {
+	if r < utf8.RuneSelf {
+		return asciiClass[r]&clSpace != 0
+	}
+	return unicode.IsSpace(r)
+}
+
+func isLetterOrNumber(r rune) bool {
+	if r < utf8.RuneSelf {
+		return asciiClass[r]&(clUpper|clLower|clNumber) != 0
+	}
+	return unicode.IsLetter(r) || unicode.IsNumber(r)
+}
 
 // isLead is [^\r\n\p{L}\p{N}]: what may precede a word.
 func isLead(r rune) bool { return r != '\r' && r != '\n' && !isLetterOrNumber(r) }
 
 // isSymbol is [^\s\p{L}\p{N}].
-func isSymbol(r rune) bool { return !unicode.IsSpace(r) && !isLetterOrNumber(r) }
+func isSymbol(r rune) bool { return !isSpace(r) && !isLetterOrNumber(r) }
 
 func isCRLF(r rune) bool { return r == '\r' || r == '\n' }
 
@@ -114,7 +166,7 @@ func pieceEnd(rs []rune, i int) int {
 			return end
 		}
 	}
-	if n := run(rs, i, unicode.IsNumber); n > 0 {
+	if n := run(rs, i, isNumber); n > 0 {
 		return i + min(n, 3)
 	}
 	j := i
@@ -125,7 +177,7 @@ func pieceEnd(rs []rune, i int) int {
 		end := j + n
 		return end + run(rs, end, func(r rune) bool { return isCRLF(r) || r == '/' })
 	}
-	w := run(rs, i, unicode.IsSpace)
+	w := run(rs, i, isSpace)
 	if w == 0 {
 		return -1
 	}
@@ -143,7 +195,19 @@ func pieceEnd(rs []rune, i int) int {
 }
 
 // o200k counts o200k_base tokens over its ranks. Safe for concurrent use.
-type o200k struct{ ranks map[string]int }
+type o200k struct {
+	ranks map[string]int
+	bufs  sync.Pool // *runeBuf: a count's runes, reused
+}
+
+// runeBuf is a text's runes and their offsets, kept between counts of
+// texts up to maxKeptRunes.
+type runeBuf struct {
+	rs   []rune
+	offs []int
+}
+
+const maxKeptRunes = 64 << 10
 
 // count is the number of o200k_base tokens in s.
 func (o *o200k) count(s string) int {
@@ -151,12 +215,19 @@ func (o *o200k) count(s string) int {
 		// As tiktoken-go reads text: each invalid byte a U+FFFD.
 		s = string([]rune(s))
 	}
-	rs := make([]rune, 0, len(s))
-	offs := make([]int, 0, len(s)+1) // each rune's byte offset, then len(s)
+	buf, _ := o.bufs.Get().(*runeBuf)
+	if buf == nil {
+		buf = &runeBuf{}
+	}
+	defer o.bufs.Put(buf)
+	rs, offs := buf.rs[:0], buf.offs[:0] // each rune, and its byte offset then len(s)
 	for off, r := range s {
 		rs, offs = append(rs, r), append(offs, off)
 	}
 	offs = append(offs, len(s))
+	if cap(rs) <= maxKeptRunes {
+		buf.rs, buf.offs = rs, offs
+	}
 	n := 0
 	for i := 0; i < len(rs); {
 		end := pieceEnd(rs, i)
