@@ -64,6 +64,12 @@ type Options struct {
 	AbortOnEmbedFailure bool
 	// MaxEntityBlocks caps the entity blocks of one retrieval. Default 8.
 	MaxEntityBlocks int
+	// EventHits is how many of the event index's best matches in scope a
+	// retrieval adds as L2 blocks, beside the newest matching events of
+	// its event nodes: the original's expansion alone misses an event
+	// whose session's summary does not rank. Default 10; −1 adds none, as
+	// the original.
+	EventHits int
 	// Logger receives warnings (a deferred embedding). Default: discarded.
 	Logger *slog.Logger
 }
@@ -77,6 +83,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxEntityBlocks <= 0 {
 		o.MaxEntityBlocks = 8
+	}
+	if o.EventHits == 0 {
+		o.EventHits = 10
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -99,15 +108,15 @@ type Engine struct {
 
 // tenant is one tenant's derived state.
 type tenant struct {
-	mu        sync.RWMutex
-	loaded    bool
-	nodes     map[uint64]*Node
-	texts     map[uint64]nodeTexts // each node's texts, prepared for scoring
-	nodeIdx   *plan.Index          // canonical name, L0 and L1 of each node
-	eventIdx  *plan.Index          // each event's text
-	eventNode map[uint64]uint64    // event id → node
-	vecL0     *vindex.Index        // nil until a vector of the Space is stored
-	vecL1     *vindex.Index
+	mu       sync.RWMutex
+	loaded   bool
+	nodes    map[uint64]*Node
+	texts    map[uint64]nodeTexts // each node's texts, prepared for scoring
+	nodeIdx  *plan.Index          // canonical name, L0 and L1 of each node
+	eventIdx *plan.Index          // each event's text
+	events   map[uint64]eventLoc  // event id → where its record is
+	vecL0    *vindex.Index        // nil until a vector of the Space is stored
+	vecL1    *vindex.Index
 }
 
 // New returns an Engine over s.
@@ -170,7 +179,7 @@ func (e *Engine) state(ctx context.Context, t string) (*tenant, error) {
 // load rebuilds st from the Store. It reads without filling caches: a
 // rebuild is a sweep, not the hot set.
 func (e *Engine) load(ctx context.Context, t string, st *tenant) error {
-	st.nodes, st.texts, st.eventNode = map[uint64]*Node{}, map[uint64]nodeTexts{}, map[uint64]uint64{}
+	st.nodes, st.texts, st.events = map[uint64]*Node{}, map[uint64]nodeTexts{}, map[uint64]eventLoc{}
 	st.nodeIdx, st.eventIdx = plan.NewIndex(), plan.NewIndex()
 	sweep := ReadOpts{NoFill: true}
 	got, err := e.store.Get(ctx, [][]byte{spaceKey(t)}, sweep)
@@ -232,7 +241,14 @@ func (st *tenant) addEvent(ev *Event) {
 		user = n.User
 	}
 	st.eventIdx.AddIn(ev.ID, user, ev.Text)
-	st.eventNode[ev.ID] = ev.Node
+	st.events[ev.ID] = eventLoc{node: ev.Node, ms: ev.EventMs, seq: ev.Seq}
+}
+
+// eventLoc is an event's node and the rest of its record's key.
+type eventLoc struct {
+	node uint64
+	ms   int64
+	seq  uint32
 }
 
 // nodeTexts are the texts a query scores a node by, prepared once: all

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -310,4 +311,45 @@ func TestScopeBeforeCandidates(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, blocks)
 	require.Equal(t, zed.Node, blocks[0].NodeHash)
+}
+
+// An event whose session's summary ranks below the event nodes' is found
+// by the event index and expanded directly (Options.EventHits); with
+// EventHits −1, the original's expansion alone, it is missed.
+func TestEventHitsExpandBeyondEventNodes(t *testing.T) {
+	const evidence = "The dentist moved my appointment to Friday at nine."
+	load := func(e *matrixark.Engine) {
+		for i := range 5 {
+			ingest(t, e, "acme", matrixark.Input{Session: fmt.Sprintf("d%d", i), User: "carol", TimeMs: t0.UnixMilli() - int64(1000*i), Messages: []matrixark.Message{
+				{Role: "user", Content: fmt.Sprintf("Dentist appointment dentist notes, part %d: dentist dentist.", i)},
+			}})
+		}
+		msgs := []matrixark.Message{}
+		for i := range 30 {
+			msgs = append(msgs, matrixark.Message{Role: "user", Content: fmt.Sprintf("Groceries: add item %d to the list.", i)})
+		}
+		msgs = append(msgs, matrixark.Message{ID: "m-evidence", Role: "user", Content: evidence})
+		ingest(t, e, "acme", matrixark.Input{Session: "g", User: "carol", TimeMs: t0.UnixMilli() - 9000, Messages: msgs})
+		// Another user's matching event is out of scope either way.
+		ingest(t, e, "acme", matrixark.Input{Session: "x", User: "dave", TimeMs: t0.UnixMilli(), Messages: []matrixark.Message{
+			{Role: "user", Content: "My dentist appointment moved to Monday."},
+		}})
+	}
+	for _, tc := range []struct {
+		hits  int
+		found bool
+	}{{0, true}, {-1, false}} {
+		e := newEngine(memstore.New(), func(o *matrixark.Options) { o.EventHits = tc.hits })
+		load(e)
+		blocks, err := e.Retrieve(t.Context(), "acme", matrixark.Query{Text: "when is my dentist appointment", User: "carol"})
+		require.NoError(t, err)
+		var l2 []string
+		for _, b := range blocks {
+			require.NotContains(t, b.Text, "Monday", "another user's event")
+			if b.Tier == pack.TierL2 {
+				l2 = append(l2, b.Text)
+			}
+		}
+		require.Equal(t, tc.found, slices.Contains(l2, evidence), "EventHits %d: %q", tc.hits, l2)
+	}
 }

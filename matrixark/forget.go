@@ -95,9 +95,9 @@ func (st *tenant) removeNode(node uint64, events []uint64) {
 		st.vecL1.Remove(node)
 	}
 	for _, id := range events {
-		if st.eventNode[id] == node {
+		if st.events[id].node == node {
 			st.eventIdx.Remove(id)
-			delete(st.eventNode, id)
+			delete(st.events, id)
 		}
 	}
 }

@@ -94,7 +94,7 @@ func (e *Engine) Retrieve(ctx context.Context, t string, q Query) ([]pack.Block,
 	qv := e.queryVector(ctx, t, q.Text)
 
 	st.mu.RLock()
-	cands := e.candidates(st, p, qv, &q)
+	cands, hits := e.candidates(st, p, qv, &q)
 	rs := make([]ranked, 0, len(cands))
 	for _, n := range cands {
 		rs = append(rs, e.scoreNode(n, st.texts[n.Hash], p, qv))
@@ -147,6 +147,13 @@ func (e *Engine) Retrieve(ctx context.Context, t string, q Query) ([]pack.Block,
 		blocks = append(blocks, evs...)
 		emitted += len(evs)
 	}
+	if len(hits) > 0 {
+		evs, err := e.hitEvents(ctx, t, hits, &q)
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, evs...)
+	}
 	ents, err := e.entityBlocks(ctx, t, rs, p, q.MaxEvents)
 	if err != nil {
 		return nil, err
@@ -191,8 +198,12 @@ func (e *Engine) queryVector(ctx context.Context, t, text string) []float32 {
 // vector and BM25 top-C (nodes, and the nodes of matching events), in
 // scope and window. With neither a term nor a vector to go by, the newest
 // nodes in scope.
-func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) []*Node {
+//
+// It also returns where the events the event index matched best are, in
+// rank order, for their direct expansion (Options.EventHits).
+func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) ([]*Node, []eventLoc) {
 	var out []*Node
+	var hits []eventLoc
 	seen := map[uint64]bool{}
 	take := func(h uint64) {
 		if seen[h] {
@@ -207,7 +218,7 @@ func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) []
 		for _, h := range q.NodeHashes {
 			take(h)
 		}
-		return out
+		return out, nil
 	}
 	c := vindex.CandidateCount(max(q.MaxSummaryNodes, q.MaxEvents))
 	if qv != nil {
@@ -230,23 +241,27 @@ func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) []
 				n, ok := st.nodes[h]
 				return ok && inScope(n, q)
 			}
-			keepEvent = func(id uint64) bool { return keepNode(st.eventNode[id]) }
+			keepEvent = func(id uint64) bool { return keepNode(st.events[id].node) }
 		}
-		search := func(x *plan.Index, keep func(uint64) bool) []plan.Hit {
+		search := func(x *plan.Index, text string, keep func(uint64) bool) []plan.Hit {
 			if q.User != "" {
-				return x.SearchIn(q.Text, c, q.User, keep)
+				return x.SearchIn(text, c, q.User, keep)
 			}
-			return x.SearchFunc(q.Text, c, keep)
+			return x.SearchFunc(text, c, keep)
 		}
-		for _, h := range search(st.nodeIdx, keepNode) {
+		for _, h := range search(st.nodeIdx, q.Text, keepNode) {
 			take(h.ID)
 		}
-		for _, h := range search(st.eventIdx, keepEvent) {
-			take(st.eventNode[h.ID])
+		for _, h := range search(st.eventIdx, q.Text, keepEvent) {
+			loc := st.events[h.ID]
+			take(loc.node)
+			if len(hits) < e.o.EventHits {
+				hits = append(hits, loc)
+			}
 		}
 	}
 	if len(out) > 0 || len(p.Groups) > 0 {
-		return out
+		return out, hits
 	}
 	for _, n := range st.nodes {
 		if inScope(n, q) {
@@ -254,7 +269,7 @@ func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) []
 		}
 	}
 	slices.SortFunc(out, func(a, b *Node) int { return cmpDesc(a.LastEventMs, b.LastEventMs, 0, 0, a.Hash, b.Hash) })
-	return out[:min(len(out), c)]
+	return out[:min(len(out), c)], nil
 }
 
 func inScope(n *Node, q *Query) bool {
@@ -311,10 +326,7 @@ func (e *Engine) nodeEvents(ctx context.Context, t string, n *Node, p *plan.Plan
 		scanned++
 		if ev.Confidence >= q.MinConfidence && ev.Importance >= q.MinImportance &&
 			(len(p.Groups) == 0 || p.MatchTopic(ev.Text) || p.MatchedGroups(ev.Text) > 0) {
-			out = append(out, pack.Block{
-				URI: eventURI(t, n.Hash, ev.EventMs, ev.Seq), Tier: pack.TierL2, RecordType: ev.RecordType,
-				NodeHash: n.Hash, EventTimeMs: ev.EventMs, Text: ev.Text, SourceRef: ev.SourceRef,
-			})
+			out = append(out, eventBlock(t, &ev))
 		}
 		return scanned < eventScanCap && len(out) < want
 	})
@@ -322,6 +334,43 @@ func (e *Engine) nodeEvents(ctx context.Context, t string, n *Node, p *plan.Plan
 		err = bad
 	}
 	return out, err
+}
+
+// eventBlock is ev as an L2 block.
+func eventBlock(t string, ev *Event) pack.Block {
+	return pack.Block{
+		URI: eventURI(t, ev.Node, ev.EventMs, ev.Seq), Tier: pack.TierL2, RecordType: ev.RecordType,
+		NodeHash: ev.Node, EventTimeMs: ev.EventMs, Text: ev.Text, SourceRef: ev.SourceRef,
+	}
+}
+
+// hitEvents are the L2 blocks of the events at locs (the event index's
+// best matches) that pass the query's window and filters.
+func (e *Engine) hitEvents(ctx context.Context, t string, locs []eventLoc, q *Query) ([]pack.Block, error) {
+	keys := make([][]byte, len(locs))
+	for i, l := range locs {
+		keys[i] = eventKey(t, l.node, l.ms, l.seq)
+	}
+	vals, err := e.store.Get(ctx, keys, ReadOpts{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pack.Block, 0, len(vals))
+	for _, v := range vals {
+		if v == nil {
+			continue // forgotten since the index was read
+		}
+		var ev Event
+		if err := json.Unmarshal(v, &ev); err != nil {
+			return nil, err
+		}
+		if q.EndMs > 0 && ev.EventMs > q.EndMs || q.StartMs > 0 && ev.EventMs < q.StartMs ||
+			ev.Confidence < q.MinConfidence || ev.Importance < q.MinImportance {
+			continue
+		}
+		out = append(out, eventBlock(t, &ev))
+	}
+	return out, nil
 }
 
 // entityBlocks are the best entities of the selected nodes by the plan's

@@ -37,7 +37,7 @@ func withContext(ctx context.Context, opts httpapi.Options, c config, log *slog.
 			return nil, fmt.Errorf("context embeddings: %w", err)
 		}
 	}
-	ark := matrixark.New(store, matrixark.Options{Embedder: emb, Logger: log})
+	ark := matrixark.New(store, matrixark.Options{Embedder: emb, Logger: log, EventHits: c.contextEventHits})
 	for _, reason := range []string{embed.ReasonWidth, embed.ReasonEncoder} {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        embed.DeclinedMetric,

@@ -54,30 +54,31 @@ func main() {
 
 // config is the parsed flags.
 type config struct {
-	dataDir         string
-	respAddr        string
-	httpAddr        string
-	s3Addr          string
-	tokens          []string
-	readOnlyTokens  []string
-	s3Keys          map[string]string
-	tlsCert         string
-	tlsKey          string
-	insecure        bool
-	cacheBytes      int64
-	collectionBytes int64
-	async           bool
-	syncInterval    time.Duration
-	shards          int
-	log             cli.Log
-	pprof           bool
-	slowlogAfter    time.Duration
-	slowlogMaxLen   int
-	databases       int
-	latencyMonitor  time.Duration
-	notifyEvents    string
-	contextTokens   map[string]arkhttp.TenantToken
-	contextRate     int
+	dataDir          string
+	respAddr         string
+	httpAddr         string
+	s3Addr           string
+	tokens           []string
+	readOnlyTokens   []string
+	s3Keys           map[string]string
+	tlsCert          string
+	tlsKey           string
+	insecure         bool
+	cacheBytes       int64
+	collectionBytes  int64
+	async            bool
+	syncInterval     time.Duration
+	shards           int
+	log              cli.Log
+	pprof            bool
+	slowlogAfter     time.Duration
+	slowlogMaxLen    int
+	databases        int
+	latencyMonitor   time.Duration
+	notifyEvents     string
+	contextTokens    map[string]arkhttp.TenantToken
+	contextEventHits int
+	contextRate      int
 }
 
 // flags are the program's flags, in --help's order.
@@ -124,6 +125,14 @@ var flags = []cli.Flag[config]{
 			return fmt.Errorf("context requests per minute %q: a positive number, or -1 for no limit", v)
 		}
 		c.contextRate = n
+		return nil
+	}},
+	{Name: "context-event-hits", Env: "TS_CONTEXT_EVENT_HITS", Default: "10", Usage: "how many of the event index's best matches a context retrieval adds as L2 blocks, beside the newest matching events of its best sessions; -1 adds none, as TemporalStore's Rust implementation", Set: func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n == 0 || n < -1 || n > 1000 {
+			return fmt.Errorf("context event hits %q: 1 to 1000, or -1 for none", v)
+		}
+		c.contextEventHits = n
 		return nil
 	}},
 	{Name: "s3-credentials", Env: "TS_S3_CREDENTIALS", Default: "", Usage: "comma-separated access-key:secret pairs the S3 API accepts (Signature V4); none means unsigned requests are served", Set: func(c *config, v string) error {

@@ -140,6 +140,18 @@ func TestFlagsEnvAndRefusals(t *testing.T) {
 		_, err = parse([]string{"--databases", bad}, io.Discard, os.Getenv)
 		require.Error(t, err, bad)
 	}
+	for _, tc := range []struct {
+		v    string
+		want int
+	}{{"", 10}, {"-1", -1}, {"64", 64}} {
+		c, err = parse(nil, io.Discard, func(k string) string { return map[string]string{"TS_CONTEXT_EVENT_HITS": tc.v}[k] })
+		require.NoError(t, err, tc.v)
+		require.Equal(t, tc.want, c.contextEventHits, tc.v)
+	}
+	for _, bad := range []string{"0", "-2", "1001", "x"} {
+		_, err = parse([]string{"--context-event-hits", bad}, io.Discard, os.Getenv)
+		require.Error(t, err, bad)
+	}
 	c, err = parse(nil, io.Discard, func(string) string { return "" })
 	require.NoError(t, err)
 	require.Equal(t, temporalstore.SuggestedShards(runtime.GOMAXPROCS(0)), c.shards, "the processors choose")
