@@ -1,10 +1,12 @@
 package matrixark
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +42,10 @@ const (
 	importanceHigh  = 0.9
 	importanceBase  = 0.5
 	hybridLexicalMu = 500 // micros of node score per plan point, capped at 1000 points
+	// cosineOrderWeight turns an event's cosine to an embedded query into
+	// plan points of the final order: 0.3, a close paraphrase, weighs as
+	// two matched groups and a bigram.
+	cosineOrderWeight = 500
 )
 
 // Options configure New. The zero value works: no embedder (nodes rank
@@ -67,8 +73,10 @@ type Options struct {
 	// EventHits is how many of the event index's best matches in scope a
 	// retrieval adds as L2 blocks, beside the newest matching events of
 	// its event nodes: the original's expansion alone misses an event
-	// whose session's summary does not rank. Default 10; −1 adds none, as
-	// the original.
+	// whose session's summary does not rank. A query embedded in a user's
+	// scope also adds as many of the user's events nearest to it, and
+	// orders events by their cosine as well as their plan score. Default
+	// 10; −1 adds none, as the original.
 	EventHits int
 	// Logger receives warnings (a deferred embedding). Default: discarded.
 	Logger *slog.Logger
@@ -115,6 +123,7 @@ type tenant struct {
 	nodeIdx  *plan.Index          // canonical name, L0 and L1 of each node
 	eventIdx *plan.Index          // each event's text
 	events   map[uint64]eventLoc  // event id → where its record is
+	userVecs map[string]*userVecs // each user's event vectors
 	vecL0    *vindex.Index        // nil until a vector of the Space is stored
 	vecL1    *vindex.Index
 }
@@ -180,6 +189,7 @@ func (e *Engine) state(ctx context.Context, t string) (*tenant, error) {
 // rebuild is a sweep, not the hot set.
 func (e *Engine) load(ctx context.Context, t string, st *tenant) error {
 	st.nodes, st.texts, st.events = map[uint64]*Node{}, map[uint64]nodeTexts{}, map[uint64]eventLoc{}
+	st.userVecs = map[string]*userVecs{}
 	st.nodeIdx, st.eventIdx = plan.NewIndex(), plan.NewIndex()
 	sweep := ReadOpts{NoFill: true}
 	got, err := e.store.Get(ctx, [][]byte{spaceKey(t)}, sweep)
@@ -241,7 +251,58 @@ func (st *tenant) addEvent(ev *Event) {
 		user = n.User
 	}
 	st.eventIdx.AddIn(ev.ID, user, ev.Text)
+	if len(ev.Vec) > 0 && user != "" {
+		uv := st.userVecs[user]
+		if uv == nil {
+			uv = &userVecs{}
+			st.userVecs[user] = uv
+		}
+		uv.ids, uv.vecs = append(uv.ids, ev.ID), append(uv.vecs, ev.Vec)
+	}
 	st.events[ev.ID] = eventLoc{node: ev.Node, ms: ev.EventMs, seq: ev.Seq}
+}
+
+// userVecs are one user's event vectors: a query in the user's scope
+// compares its vector with each (a user's events are hundreds to a few
+// thousand; an index over every user's would need the scope after it).
+type userVecs struct {
+	ids  []uint64
+	vecs [][]float32
+}
+
+// nearest are the ids of the k vectors most similar to qv (of its width),
+// of those keep accepts (all when nil), best first.
+func (uv *userVecs) nearest(qv []float32, k int, keep func(uint64) bool) []uint64 {
+	type scored struct {
+		id  uint64
+		cos float64
+	}
+	var best []scored
+	for i, v := range uv.vecs {
+		if len(v) != len(qv) || keep != nil && !keep(uv.ids[i]) {
+			continue
+		}
+		best = append(best, scored{uv.ids[i], vindex.Cosine(qv, v)})
+	}
+	slices.SortFunc(best, func(a, b scored) int { return cmp.Or(cmp.Compare(b.cos, a.cos), cmp.Compare(a.id, b.id)) })
+	out := make([]uint64, 0, min(k, len(best)))
+	for _, s := range best[:min(k, len(best))] {
+		out = append(out, s.id)
+	}
+	return out
+}
+
+// remove drops the vectors of ids.
+func (uv *userVecs) remove(ids map[uint64]bool) {
+	n := 0
+	for i, id := range uv.ids {
+		if !ids[id] {
+			uv.ids[n], uv.vecs[n] = id, uv.vecs[i]
+			n++
+		}
+	}
+	clear(uv.vecs[n:])
+	uv.ids, uv.vecs = uv.ids[:n], uv.vecs[:n]
 }
 
 // eventLoc is an event's node and the rest of its record's key.

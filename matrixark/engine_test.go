@@ -313,6 +313,20 @@ func TestScopeBeforeCandidates(t *testing.T) {
 	require.Equal(t, zed.Node, blocks[0].NodeHash)
 }
 
+// l2Texts are the texts of the L2 blocks, in order; no block may hold
+// other, another user's words.
+func l2Texts(t *testing.T, blocks []pack.Block, other string) []string {
+	t.Helper()
+	var l2 []string
+	for _, b := range blocks {
+		require.NotContains(t, b.Text, other, "another user's event")
+		if b.Tier == pack.TierL2 {
+			l2 = append(l2, b.Text)
+		}
+	}
+	return l2
+}
+
 // An event whose session's summary ranks below the event nodes' is found
 // by the event index and expanded directly (Options.EventHits); with
 // EventHits −1, the original's expansion alone, it is missed.
@@ -343,13 +357,81 @@ func TestEventHitsExpandBeyondEventNodes(t *testing.T) {
 		load(e)
 		blocks, err := e.Retrieve(t.Context(), "acme", matrixark.Query{Text: "when is my dentist appointment", User: "carol"})
 		require.NoError(t, err)
-		var l2 []string
-		for _, b := range blocks {
-			require.NotContains(t, b.Text, "Monday", "another user's event")
-			if b.Tier == pack.TierL2 {
-				l2 = append(l2, b.Text)
+		l2 := l2Texts(t, blocks, "Monday")
+		require.Equal(t, tc.found, slices.Contains(l2, evidence), "EventHits %d: %q", tc.hits, l2)
+	}
+}
+
+// concepts embeds a text by the concepts its words name: a dog (puppy,
+// beagle, dog), a shop (grocer, shop) or neither; a stand-in for a model's
+// meaning in a test.
+type concepts struct{}
+
+func (concepts) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, s := range texts {
+		v := []float32{0, 0, 0.1}
+		l := strings.ToLower(s)
+		for _, w := range []string{"puppy", "beagle", "dog"} {
+			if strings.Contains(l, w) {
+				v[0]++
 			}
 		}
-		require.Equal(t, tc.found, slices.Contains(l2, evidence), "EventHits %d: %q", tc.hits, l2)
+		for _, w := range []string{"grocer", "shop"} {
+			if strings.Contains(l, w) {
+				v[1]++
+			}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func (concepts) Info() embed.Info { return embed.Info{Provider: "openai", Model: "concepts", Dim: 3} }
+
+// An embedded query finds the user's event that shares its meaning but
+// none of its words, and ranks it first among the L2 blocks; lexically
+// the same store never finds it.
+func TestEmbeddedEventHits(t *testing.T) {
+	const evidence = "Walking Biscuit, my beagle, takes most of my evening."
+	for _, tc := range []struct {
+		emb   embed.Embedder
+		found bool
+	}{{concepts{}, true}, {nil, false}} {
+		e := newEngine(memstore.New(), func(o *matrixark.Options) { o.Embedder = tc.emb })
+		for i := range 11 {
+			ingest(t, e, "acme", matrixark.Input{Session: fmt.Sprintf("p%d", i), User: "erin", TimeMs: t0.UnixMilli() - int64(1000*i), Messages: []matrixark.Message{
+				{Role: "user", Content: fmt.Sprintf("We chose a name for project %d: Atlas-%d.", i, i)},
+			}})
+		}
+		msgs := []matrixark.Message{}
+		for i := range 20 {
+			msgs = append(msgs, matrixark.Message{Role: "user", Content: fmt.Sprintf("Grocery shop list item %d.", i)})
+		}
+		msgs = append(msgs, matrixark.Message{Role: "user", Content: evidence})
+		ingest(t, e, "acme", matrixark.Input{Session: "g", User: "erin", TimeMs: t0.UnixMilli() - 20000, Messages: msgs})
+		ingest(t, e, "acme", matrixark.Input{Session: "x", User: "fay", TimeMs: t0.UnixMilli(), Messages: []matrixark.Message{
+			{Role: "user", Content: "My dog is a beagle too."},
+		}})
+
+		blocks, err := e.Retrieve(t.Context(), "acme", matrixark.Query{Text: "What did we name the puppy?", User: "erin"})
+		require.NoError(t, err)
+		l2 := l2Texts(t, blocks, "beagle too")
+		if !tc.found {
+			require.NotContains(t, l2, evidence)
+			continue
+		}
+		require.NotEmpty(t, l2)
+		require.Equal(t, evidence, l2[0], "%q", l2)
+
+		// Forgotten, its vector goes with it.
+		ok, err := e.Forget(t.Context(), "acme", matrixark.KindChat, "g")
+		require.NoError(t, err)
+		require.True(t, ok)
+		blocks, err = e.Retrieve(t.Context(), "acme", matrixark.Query{Text: "What did we name the puppy?", User: "erin"})
+		require.NoError(t, err)
+		for _, b := range blocks {
+			require.NotEqual(t, evidence, b.Text)
+		}
 	}
 }

@@ -85,6 +85,13 @@ func (e *Engine) Forget(ctx context.Context, t string, kind Kind, sourceID strin
 }
 
 func (st *tenant) removeNode(node uint64, events []uint64) {
+	if n := st.nodes[node]; n != nil && st.userVecs[n.User] != nil {
+		gone := make(map[uint64]bool, len(events))
+		for _, id := range events {
+			gone[id] = true
+		}
+		st.userVecs[n.User].remove(gone)
+	}
 	delete(st.nodes, node)
 	delete(st.texts, node)
 	st.nodeIdx.Remove(node)

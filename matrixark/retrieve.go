@@ -135,12 +135,17 @@ func (e *Engine) Retrieve(ctx context.Context, t string, q Query) ([]pack.Block,
 	for _, r := range rs {
 		blocks = append(blocks, e.summaryBlocks(t, r.n)...)
 	}
+	// With a query vector, each expanded event's own cosine, by URI.
+	var evCos eventCosines
+	if qv != nil {
+		evCos = eventCosines{qv: qv, by: map[string]float64{}}
+	}
 	eventNodes := min(q.MaxEventNodes, s, q.MaxEvents)
 	emitted := 0
 	for i := 0; i < eventNodes && emitted < q.MaxEvents; i++ {
 		left := eventNodes - i
 		perNode := min(int(math.Ceil(float64(max(q.MaxEvents-emitted, 1))/float64(max(left, 1))))*eventOverfetch, q.MaxEvents)
-		evs, err := e.nodeEvents(ctx, t, rs[i].n, p, &q, min(perNode, q.MaxEvents-emitted))
+		evs, err := e.nodeEvents(ctx, t, rs[i].n, p, &q, min(perNode, q.MaxEvents-emitted), evCos)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +153,7 @@ func (e *Engine) Retrieve(ctx context.Context, t string, q Query) ([]pack.Block,
 		emitted += len(evs)
 	}
 	if len(hits) > 0 {
-		evs, err := e.hitEvents(ctx, t, hits, &q)
+		evs, err := e.hitEvents(ctx, t, hits, &q, evCos)
 		if err != nil {
 			return nil, err
 		}
@@ -166,9 +171,14 @@ func (e *Engine) Retrieve(ctx context.Context, t string, q Query) ([]pack.Block,
 	scores := make(map[string]uint32, len(blocks))
 	for i := range blocks {
 		sc := p.Score(blocks[i].Text)
-		scores[blocks[i].Text] = sc
 		blocks[i].Score = int64(sc)
 		blocks[i].Cosine = cosines[blocks[i].NodeHash]
+		// An embedded query orders events by their own similarity too:
+		// a paraphrase shares no words to score.
+		if c, ok := evCos.by[blocks[i].URI]; ok && c > 0 {
+			sc += min(uint32(min(c, 1)*cosineOrderWeight), math.MaxUint32-sc)
+		}
+		scores[blocks[i].Text] = max(scores[blocks[i].Text], sc)
 	}
 	pack.Order(blocks, func(text string) uint32 { return scores[text] })
 	return pack.Dedup(blocks), nil
@@ -230,19 +240,33 @@ func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) ([
 			}
 		}
 	}
-	if len(p.Groups) > 0 {
-		// The scope applies before the top C: a user's evidence must not
-		// lose its places to other users' documents.
-		// A user's scope searches that user's postings alone; the rest of
-		// a scope filters them.
-		var keepNode, keepEvent func(uint64) bool
-		if q.Session != "" || q.Agent != "" || q.StartMs > 0 || q.EndMs > 0 {
-			keepNode = func(h uint64) bool {
-				n, ok := st.nodes[h]
-				return ok && inScope(n, q)
-			}
-			keepEvent = func(id uint64) bool { return keepNode(st.events[id].node) }
+	// The scope applies before the top C: a user's evidence must not lose
+	// its places to other users' documents. A user's scope searches that
+	// user's postings (and event vectors) alone; the rest of a scope
+	// filters them.
+	var keepNode, keepEvent func(uint64) bool
+	if q.Session != "" || q.Agent != "" || q.StartMs > 0 || q.EndMs > 0 {
+		keepNode = func(h uint64) bool {
+			n, ok := st.nodes[h]
+			return ok && inScope(n, q)
 		}
+		keepEvent = func(id uint64) bool { return keepNode(st.events[id].node) }
+	}
+	hitSeen := map[uint64]bool{}
+	hit := func(id uint64) {
+		loc := st.events[id]
+		take(loc.node)
+		if !hitSeen[id] {
+			hitSeen[id] = true
+			hits = append(hits, loc)
+		}
+	}
+	if uv := st.userVecs[q.User]; qv != nil && q.User != "" && uv != nil {
+		for _, id := range uv.nearest(qv, e.o.EventHits, keepEvent) {
+			hit(id)
+		}
+	}
+	if len(p.Groups) > 0 {
 		search := func(x *plan.Index, text string, keep func(uint64) bool) []plan.Hit {
 			if q.User != "" {
 				return x.SearchIn(text, c, q.User, keep)
@@ -252,11 +276,11 @@ func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) ([
 		for _, h := range search(st.nodeIdx, q.Text, keepNode) {
 			take(h.ID)
 		}
-		for _, h := range search(st.eventIdx, q.Text, keepEvent) {
-			loc := st.events[h.ID]
-			take(loc.node)
-			if len(hits) < e.o.EventHits {
-				hits = append(hits, loc)
+		for i, h := range search(st.eventIdx, q.Text, keepEvent) {
+			if i < e.o.EventHits {
+				hit(h.ID)
+			} else {
+				take(st.events[h.ID].node)
 			}
 		}
 	}
@@ -308,7 +332,7 @@ func (e *Engine) scoreNode(n *Node, tx nodeTexts, p *plan.Plan, qv []float32) ra
 // nodeEvents are up to want L2 blocks of n: its newest events in the
 // window (at most eventScanCap looked at) that pass the filters and match
 // the query's topic or a group (any, when the query has no groups).
-func (e *Engine) nodeEvents(ctx context.Context, t string, n *Node, p *plan.Plan, q *Query, want int) ([]pack.Block, error) {
+func (e *Engine) nodeEvents(ctx context.Context, t string, n *Node, p *plan.Plan, q *Query, want int, cos eventCosines) ([]pack.Block, error) {
 	var out []pack.Block
 	scanned := 0
 	var bad error
@@ -327,6 +351,7 @@ func (e *Engine) nodeEvents(ctx context.Context, t string, n *Node, p *plan.Plan
 		if ev.Confidence >= q.MinConfidence && ev.Importance >= q.MinImportance &&
 			(len(p.Groups) == 0 || p.MatchTopic(ev.Text) || p.MatchedGroups(ev.Text) > 0) {
 			out = append(out, eventBlock(t, &ev))
+			cos.note(out[len(out)-1].URI, ev.Vec)
 		}
 		return scanned < eventScanCap && len(out) < want
 	})
@@ -346,7 +371,7 @@ func eventBlock(t string, ev *Event) pack.Block {
 
 // hitEvents are the L2 blocks of the events at locs (the event index's
 // best matches) that pass the query's window and filters.
-func (e *Engine) hitEvents(ctx context.Context, t string, locs []eventLoc, q *Query) ([]pack.Block, error) {
+func (e *Engine) hitEvents(ctx context.Context, t string, locs []eventLoc, q *Query, cos eventCosines) ([]pack.Block, error) {
 	keys := make([][]byte, len(locs))
 	for i, l := range locs {
 		keys[i] = eventKey(t, l.node, l.ms, l.seq)
@@ -369,8 +394,22 @@ func (e *Engine) hitEvents(ctx context.Context, t string, locs []eventLoc, q *Qu
 			continue
 		}
 		out = append(out, eventBlock(t, &ev))
+		cos.note(out[len(out)-1].URI, ev.Vec)
 	}
 	return out, nil
+}
+
+// eventCosines are the cosines of expanded events to a query vector, by
+// block URI; the zero value (no query vector) notes nothing.
+type eventCosines struct {
+	qv []float32
+	by map[string]float64
+}
+
+func (c eventCosines) note(uri string, v []float32) {
+	if c.by != nil && len(v) == len(c.qv) {
+		c.by[uri] = vindex.Cosine(c.qv, v)
+	}
 }
 
 // entityBlocks are the best entities of the selected nodes by the plan's
