@@ -25,9 +25,14 @@ type Config struct {
 	Repeats int `json:"repeats"`
 	// Budget is max_prompt_tokens of every pack: prompt and context.
 	Budget int `json:"budget"`
-	// Embedded are the extra arms of ours with the hash embedder: "hash"
-	// embeds every session, "half" every other one.
+	// Embedded are the extra arms of ours with an embedder: "hash" (the
+	// hash embedder) embeds every session, "half" every other one; "model"
+	// embeds every session with the OpenAI-compatible server at EmbedURL.
 	Embedded []string `json:"embedded"`
+	// EmbedURL and EmbedModel are the "model" arm's embeddings server and
+	// model (scripts/embed-server serves all-MiniLM-L6-v2).
+	EmbedURL   string `json:"embed_url,omitempty"`
+	EmbedModel string `json:"embed_model,omitempty"`
 	// Seed makes the corpus.
 	Seed uint64 `json:"seed"`
 	// Out is the JSON report's path.
@@ -35,12 +40,11 @@ type Config struct {
 }
 
 // DefaultConfig is the configuration when nothing is set: 10,000 and
-// 30,000 nodes (about five minutes), or with quick a small corpus that
-// runs in seconds. 100,000 nodes is --sizes 10000,100000: memstore keeps
-// its keys in one sorted slice, so each insert moves the keys after it and
-// loading 100,000 sessions takes about 17 minutes on two cores.
+// 30,000 nodes (under a minute), or with quick a small corpus that runs in
+// seconds. 100,000 nodes is --sizes 10000,100000 (about two minutes).
 func DefaultConfig(quick bool) Config {
-	c := Config{Sizes: []int{10_000, 30_000}, SessionsPerUser: 100, Queries: 300, Repeats: 3, Budget: 1200, Seed: 1}
+	c := Config{Sizes: []int{10_000, 30_000}, SessionsPerUser: 100, Queries: 300, Repeats: 3, Budget: 1200, Seed: 1,
+		EmbedModel: "all-MiniLM-L6-v2"}
 	if quick {
 		c.Sizes, c.Queries = []int{1_000}, 60
 	}
@@ -48,7 +52,7 @@ func DefaultConfig(quick bool) Config {
 }
 
 // embeddedArms are the names Embedded takes.
-var embeddedArms = []string{"hash", "half"}
+var embeddedArms = []string{"hash", "half", "model"}
 
 func (c Config) validate() error {
 	switch {
@@ -72,6 +76,9 @@ func (c Config) validate() error {
 		if !slices.Contains(embeddedArms, a) {
 			return fmt.Errorf("unknown embedded arm %q (want %s)", a, strings.Join(embeddedArms, ", "))
 		}
+		if a == "model" && c.EmbedURL == "" {
+			return fmt.Errorf("embedded arm model: no --embed-url (scripts/embed-server serves one)")
+		}
 	}
 	return nil
 }
@@ -82,7 +89,7 @@ var opt = benchkit.NewOption[Config]
 
 var options = []option{
 	opt("quick", "BENCH_QUICK", "bool", "small run: 1,000 nodes, 60 queries, 3 repeats (seconds)", nil),
-	opt("sizes", "BENCH_SIZES", "list", "corpus sizes in nodes, one session a node (default 10000,30000; 100000 loads in about 17 minutes into memstore)", func(c *Config, v string) error {
+	opt("sizes", "BENCH_SIZES", "list", "corpus sizes in nodes, one session a node (default 10000,30000; 100000 loads in about 25 seconds)", func(c *Config, v string) error {
 		xs, err := benchkit.IntList(v)
 		slices.Sort(xs)
 		c.Sizes = xs
@@ -108,8 +115,16 @@ var options = []option{
 		c.Budget = n
 		return err
 	}),
-	opt("embedded", "BENCH_EMBEDDED", "list", "extra arms of ours with the hash embedder (vectors without meaning): hash (every session embedded), half (every other); default none", func(c *Config, v string) error {
+	opt("embedded", "BENCH_EMBEDDED", "list", "extra arms of ours with an embedder: hash (the hash embedder, vectors without meaning, every session), half (every other session), model (a real model at --embed-url); default none", func(c *Config, v string) error {
 		c.Embedded = benchkit.SplitList(v)
+		return nil
+	}),
+	opt("embed-url", "BENCH_EMBED_URL", "url", "OpenAI-compatible embeddings server of the model arm, e.g. http://127.0.0.1:8090/v1 (scripts/embed-server)", func(c *Config, v string) error {
+		c.EmbedURL = v
+		return nil
+	}),
+	opt("embed-model", "BENCH_EMBED_MODEL", "name", "model the model arm asks for (default all-MiniLM-L6-v2)", func(c *Config, v string) error {
+		c.EmbedModel = v
 		return nil
 	}),
 	opt("seed", "BENCH_SEED", "n", "seed of the synthetic corpus (default 1)", func(c *Config, v string) error {

@@ -60,6 +60,10 @@ func detailLine(sizes []sizeReport) string {
 			benchkit.NewPair("bm25_retention", float64(figure(sr, sysBM25).Quality.Retention), 3),
 			benchkit.NewPair("replay_retention", float64(figure(sr, sysReplay).Quality.Retention), 3),
 		}
+		if m, ok := sr.Systems[sysModel]; ok {
+			ps = append(ps, benchkit.NewPair("model_p50_ms", m.P50Ms.Median, 2), benchkit.NewPair("model_recall10", float64(m.Quality.Recall10), 3),
+				benchkit.NewPair("model_retention", float64(m.Quality.Retention), 3))
+		}
 		parts = append(parts, benchkit.SummaryLine(sizeLabel(sr.Nodes), ps))
 	}
 	return "by size: " + strings.Join(parts, " | ")
@@ -94,6 +98,11 @@ func goals(sizes []sizeReport) []goal {
 		p95 := figure(large, sysOurs).P95Ms.Median
 		out = append(out, goal{Name: "spec_p95_ms_at_" + sizeLabel(large.Nodes), Value: benchkit.Float(p95), Target: specP95MsTimes, Met: p95 <= specP95MsTimes})
 	}
+	if m, ok := large.Systems[sysModel]; ok {
+		pt := (float64(m.Quality.Recall10) - float64(figure(large, sysBM25).Quality.Recall10)) * 100
+		out = append(out, goal{Name: "model_recall10_vs_bm25_points", Value: benchkit.Float(pt), Target: goalPoints, Met: pt >= goalPoints,
+			Note: "the model arm (a real embedding model), at " + sizeLabel(large.Nodes)})
+	}
 	ours := float64(figure(large, sysOurs).Quality.Retention)
 	best := max(float64(figure(large, sysBM25).Quality.Retention), float64(figure(large, sysReplay).Quality.Retention))
 	out = append(out, goal{Name: "spec_retention_over_best_baseline_points", Value: benchkit.Float((ours - best) * 100), Target: 0, Met: ours > best,
@@ -112,7 +121,7 @@ func printTable(w io.Writer, rep report) {
 	for _, sr := range rep.Sizes {
 		fmt.Fprintf(w, "\n%s nodes: %d users, %d messages, %d queries %v\n", sizeLabel(sr.Nodes), sr.Users, sr.Messages, sr.Queries, sr.QueryKinds)
 		fmt.Fprintf(w, "%-10s %22s %22s %22s %20s %20s %8s %8s\n", "system", "p50", "p95", "p99", "retrieve p50", "pack p50", "tok p50", "tok max")
-		for _, name := range []string{sysOurs, sysHash, sysHalf, sysBM25, sysReplay} {
+		for _, name := range []string{sysOurs, sysHash, sysHalf, sysModel, sysBM25, sysReplay} {
 			s, ok := sr.Systems[name]
 			if !ok {
 				continue
@@ -121,7 +130,7 @@ func printTable(w io.Writer, rep report) {
 				span(s.RetrieveP50Ms, 3), span(s.PackP50Ms, 3), s.TokensP50, s.TokensMax)
 		}
 		fmt.Fprintf(w, "%-10s %7s %7s %7s %7s %7s %7s %7s %9s %9s %9s %9s %6s\n", "system", "r@1", "r@5", "r@10", "all@10", "MRR", "retain", "ret.all", "single", "updated", "split", "stale1st", "det")
-		for _, name := range []string{sysOurs, sysHash, sysHalf, sysBM25, sysReplay} {
+		for _, name := range []string{sysOurs, sysHash, sysHalf, sysModel, sysBM25, sysReplay} {
 			s, ok := sr.Systems[name]
 			if !ok {
 				continue
@@ -131,7 +140,7 @@ func printTable(w io.Writer, rep report) {
 			fmt.Fprintf(w, "%-10s %7s %7s %7s %7s %7s %7s %7s %9s %9s %9s %9s %6v\n", name, f3(q.Recall1), f3(q.Recall5), f3(q.Recall10), f3(q.All10), f3(q.MRR),
 				f3(q.Retention), f3(q.RetentionAll), kind(KindSingle), kind(KindUpdated), kind(KindSplit), f3(q.StaleFirst), s.Deterministic)
 		}
-		for _, name := range []string{sysOurs, sysHash, sysHalf} {
+		for _, name := range []string{sysOurs, sysHash, sysHalf, sysModel} {
 			if l, ok := sr.Load[name]; ok {
 				fmt.Fprintf(w, "load %-9s %.1f s (%.0f nodes/s), heap %.0f MB", name, l.Seconds, l.NodesPerSec, l.HeapMB)
 				if l.RebuildSeconds > 0 {

@@ -28,6 +28,7 @@ const (
 	sysOurs   = "ours"
 	sysHash   = "ours_hash"
 	sysHalf   = "ours_half"
+	sysModel  = "ours_model"
 	sysBM25   = "bm25"
 	sysReplay = "replay"
 )
@@ -181,6 +182,7 @@ var notes = []string{
 	"baseline blocks carry a short uri (msg://<ref>), so each costs fewer header tokens than ours",
 	"every system counts tokens with o200k_base through a count cache of its own, emptied before each of its runs: blocks that come back query after query are counted once a run",
 	"ours_hash/ours_half use embed.Hash, whose vectors carry no meaning: they show the cost and the ranking without a real model, not a semantic arm",
+	"ours_model embeds with a real model through its OpenAI-compatible server (scripts/embed-server: all-MiniLM-L6-v2 run by numpy on this machine's CPUs); its latency includes embedding each query",
 }
 
 // Run builds the corpus of each size, loads every system, answers the
@@ -273,6 +275,16 @@ func runSize(ctx context.Context, cfg Config, size int, counter tokens.Counter, 
 				e := matrixark.New(memstore.New(), matrixark.Options{Counter: counter, Embedder: embed.NewHash("")})
 				err := ingest(ctx, log, sysHash, c.Sessions, func(int) *matrixark.Engine { return e })
 				return oursSystem(sysHash, e, counter, cfg.Budget), 0, err
+			})
+		case "model":
+			err = add(sysModel, func(counter tokens.Counter) (system, float64, error) {
+				emb, err := embed.NewOpenAI(embed.OpenAIOptions{BaseURL: cfg.EmbedURL, Model: cfg.EmbedModel, Timeout: 5 * time.Minute})
+				if err != nil {
+					return system{}, 0, err
+				}
+				e := matrixark.New(memstore.New(), matrixark.Options{Counter: counter, Embedder: emb})
+				err = ingest(ctx, log, sysModel, c.Sessions, func(int) *matrixark.Engine { return e })
+				return oursSystem(sysModel, e, counter, cfg.Budget), 0, err
 			})
 		case "half":
 			err = add(sysHalf, func(counter tokens.Counter) (system, float64, error) {
