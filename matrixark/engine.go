@@ -277,6 +277,9 @@ func (uv *userVecs) nearest(qv []float32, k int, keep func(uint64) bool) []uint6
 		id  uint64
 		cos float64
 	}
+	if k <= 0 {
+		return nil
+	}
 	var best []scored
 	for i, v := range uv.vecs {
 		if len(v) != len(qv) || keep != nil && !keep(uv.ids[i]) {

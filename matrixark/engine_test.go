@@ -396,9 +396,10 @@ func TestEmbeddedEventHits(t *testing.T) {
 	const evidence = "Walking Biscuit, my beagle, takes most of my evening."
 	for _, tc := range []struct {
 		emb   embed.Embedder
+		hits  int
 		found bool
-	}{{concepts{}, true}, {nil, false}} {
-		e := newEngine(memstore.New(), func(o *matrixark.Options) { o.Embedder = tc.emb })
+	}{{concepts{}, 0, true}, {nil, 0, false}, {concepts{}, -1, false}} {
+		e := newEngine(memstore.New(), func(o *matrixark.Options) { o.Embedder = tc.emb; o.EventHits = tc.hits })
 		for i := range 11 {
 			ingest(t, e, "acme", matrixark.Input{Session: fmt.Sprintf("p%d", i), User: "erin", TimeMs: t0.UnixMilli() - int64(1000*i), Messages: []matrixark.Message{
 				{Role: "user", Content: fmt.Sprintf("We chose a name for project %d: Atlas-%d.", i, i)},

@@ -209,8 +209,9 @@ func (e *Engine) queryVector(ctx context.Context, t, text string) []float32 {
 // scope and window. With neither a term nor a vector to go by, the newest
 // nodes in scope.
 //
-// It also returns where the events the event index matched best are, in
-// rank order, for their direct expansion (Options.EventHits).
+// It also returns where the events to expand directly are
+// (Options.EventHits): the user's nearest to the query vector, then the
+// event index's best matches, each in rank order.
 func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) ([]*Node, []eventLoc) {
 	var out []*Node
 	var hits []eventLoc
@@ -261,7 +262,7 @@ func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) ([
 			hits = append(hits, loc)
 		}
 	}
-	if uv := st.userVecs[q.User]; qv != nil && q.User != "" && uv != nil {
+	if uv := st.userVecs[q.User]; qv != nil && q.User != "" && uv != nil && e.o.EventHits > 0 {
 		for _, id := range uv.nearest(qv, e.o.EventHits, keepEvent) {
 			hit(id)
 		}

@@ -17,6 +17,7 @@ func TestUserVecs(t *testing.T) {
 	require.Equal(t, []uint64{1, 5, 2}, uv.nearest(q, 3, nil))
 	require.Equal(t, []uint64{5, 2, 3}, uv.nearest(q, 5, func(id uint64) bool { return id != 1 }))
 	require.Empty(t, uv.nearest(q, 0, nil))
+	require.Empty(t, uv.nearest(q, -1, nil))
 	uv.remove(map[uint64]bool{1: true, 3: true})
 	require.ElementsMatch(t, []uint64{2, 4, 5}, uv.ids)
 	require.Equal(t, []uint64{5, 2}, uv.nearest(q, 5, nil))
