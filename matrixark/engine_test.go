@@ -436,3 +436,21 @@ func TestEmbeddedEventHits(t *testing.T) {
 		}
 	}
 }
+
+// More event hits than one Store read takes are read in parts: 1,000
+// nearest events and the event index's best matches, over a user's 1,400
+// matching events, are more than MaxGetKeys keys.
+func TestEventHitsBeyondOneRead(t *testing.T) {
+	e := newEngine(memstore.New(), func(o *matrixark.Options) { o.Embedder = concepts{}; o.EventHits = matrixark.MaxLimit })
+	for s := range 2 {
+		msgs := make([]matrixark.Message, 700)
+		for i := range msgs {
+			msgs[i] = matrixark.Message{Role: "user", Content: fmt.Sprintf("My dog %d%s.", 700*s+i, strings.Repeat(" walks", i%5))}
+		}
+		ingest(t, e, "acme", matrixark.Input{Session: fmt.Sprintf("s%d", s), User: "gus", TimeMs: t0.UnixMilli() - int64(s), Messages: msgs})
+	}
+	blocks, err := e.Retrieve(t.Context(), "acme", matrixark.Query{Text: "dog", User: "gus"})
+	require.NoError(t, err)
+	l2 := l2Texts(t, blocks, "cat")
+	require.Greater(t, len(l2), matrixark.MaxGetKeys)
+}

@@ -227,13 +227,9 @@ func (e *Engine) Ingest(ctx context.Context, t string, in Input) (IngestResult, 
 	for i, x := range ents {
 		entKeys[i] = entityKey(t, nodeHash, x.Key)
 	}
-	var olds [][]byte
-	for from := 0; from < len(entKeys); from += MaxGetKeys {
-		part, err := e.store.Get(ctx, entKeys[from:min(from+MaxGetKeys, len(entKeys))], ReadOpts{})
-		if err != nil {
-			return res, err
-		}
-		olds = append(olds, part...)
+	olds, err := getAll(ctx, e.store, entKeys, ReadOpts{})
+	if err != nil {
+		return res, err
 	}
 
 	muts := &batch{m: make([]Mutation, 0, 2+len(events)+len(ents))}

@@ -297,6 +297,12 @@ func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) ([
 	return out[:min(len(out), c)], nil
 }
 
+// keeps says whether ev passes the query's confidence and importance
+// floors.
+func (q *Query) keeps(ev *Event) bool {
+	return ev.Confidence >= q.MinConfidence && ev.Importance >= q.MinImportance
+}
+
 func inScope(n *Node, q *Query) bool {
 	switch {
 	case q.User != "" && n.User != q.User,
@@ -349,8 +355,7 @@ func (e *Engine) nodeEvents(ctx context.Context, t string, n *Node, p *plan.Plan
 			return false // newest first: the rest are older still
 		}
 		scanned++
-		if ev.Confidence >= q.MinConfidence && ev.Importance >= q.MinImportance &&
-			(len(p.Groups) == 0 || p.MatchTopic(ev.Text) || p.MatchedGroups(ev.Text) > 0) {
+		if q.keeps(&ev) && (len(p.Groups) == 0 || p.MatchTopic(ev.Text) || p.MatchedGroups(ev.Text) > 0) {
 			out = append(out, eventBlock(t, &ev))
 			cos.note(out[len(out)-1].URI, ev.Vec)
 		}
@@ -377,7 +382,7 @@ func (e *Engine) hitEvents(ctx context.Context, t string, locs []eventLoc, q *Qu
 	for i, l := range locs {
 		keys[i] = eventKey(t, l.node, l.ms, l.seq)
 	}
-	vals, err := e.store.Get(ctx, keys, ReadOpts{})
+	vals, err := getAll(ctx, e.store, keys, ReadOpts{})
 	if err != nil {
 		return nil, err
 	}
@@ -390,8 +395,7 @@ func (e *Engine) hitEvents(ctx context.Context, t string, locs []eventLoc, q *Qu
 		if err := json.Unmarshal(v, &ev); err != nil {
 			return nil, err
 		}
-		if q.EndMs > 0 && ev.EventMs > q.EndMs || q.StartMs > 0 && ev.EventMs < q.StartMs ||
-			ev.Confidence < q.MinConfidence || ev.Importance < q.MinImportance {
+		if q.EndMs > 0 && ev.EventMs > q.EndMs || q.StartMs > 0 && ev.EventMs < q.StartMs || !q.keeps(&ev) {
 			continue
 		}
 		out = append(out, eventBlock(t, &ev))

@@ -27,6 +27,19 @@ type Store interface {
 	Scan(ctx context.Context, r Range, o ReadOpts, fn func(k, v []byte) bool) error
 }
 
+// getAll is s.Get of any number of keys, MaxGetKeys a read.
+func getAll(ctx context.Context, s Store, keys [][]byte, o ReadOpts) ([][]byte, error) {
+	out := make([][]byte, 0, len(keys))
+	for from := 0; from < len(keys); from += MaxGetKeys {
+		part, err := s.Get(ctx, keys[from:min(from+MaxGetKeys, len(keys))], o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+	}
+	return out, nil
+}
+
 // Mutation is one write of an Apply: a put, or a delete of Key.
 type Mutation struct {
 	Key, Value []byte
