@@ -2,6 +2,7 @@ package feastbare
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -139,24 +140,17 @@ func (s *Store) writeRows(c *api.Command) api.Response {
 }
 
 // protoTimestamp is t as a serialized google.protobuf.Timestamp: field 1
-// seconds and field 2 nanos, varints, each left out when zero.
+// seconds and field 2 nanos, varints, each left out when zero, as the
+// engine keeps it (the epoch itself is empty, not missing).
 func protoTimestamp(t time.Time) []byte {
-	var b []byte
+	b := []byte{}
 	if sec := t.Unix(); sec != 0 {
-		b = appendVarint(append(b, 0x08), uint64(sec))
+		b = binary.AppendUvarint(append(b, 0x08), uint64(sec))
 	}
 	if ns := t.Nanosecond(); ns != 0 {
-		b = appendVarint(append(b, 0x10), uint64(ns))
+		b = binary.AppendUvarint(append(b, 0x10), uint64(ns))
 	}
 	return b
-}
-
-func appendVarint(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
 }
 
 // Command runs the server: `bench feastbare --addr HOST:PORT`.

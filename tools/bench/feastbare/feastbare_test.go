@@ -67,8 +67,12 @@ func TestBareStore(t *testing.T) {
 	r = post(t, srv.URL, map[string]any{"kind": "row_read_batch", "keys": [][]byte{[]byte("e1proj"), []byte("none")}, "args": [][]byte{[]byte("f"), []byte("_ts:v")}})
 	require.Equal(t, [][]byte{[]byte("x"), []byte("\x08\xcc\xf9\xff\x90\x06\x10\x80\x94\xef\x3a"), nil, nil}, r.Responses[0].Response.Values)
 
+	// Zero seconds are left out, as protobuf serializes them.
+	r = post(t, srv.URL, write("e3proj", 1, "z"), map[string]any{"kind": "row_read_batch", "keys": [][]byte{[]byte("e3proj")}, "args": [][]byte{[]byte("_ts:v")}})
+	require.Equal(t, [][]byte{[]byte("\x10\x01")}, r.Responses[1].Response.Values)
+
 	r = post(t, srv.URL, map[string]any{"kind": "scan", "cursor": 0, "count": 100, "suffix": []byte("proj")})
-	require.Equal(t, [][]byte{[]byte("e1proj")}, r.Responses[0].Response.Keys)
+	require.ElementsMatch(t, [][]byte{[]byte("e1proj"), []byte("e3proj")}, r.Responses[0].Response.Keys)
 	r = post(t, srv.URL, map[string]any{"kind": "delete_keys", "keys": [][]byte{[]byte("e1proj"), []byte("none")}})
 	require.Equal(t, int64(1), r.Responses[0].Response.Int)
 
