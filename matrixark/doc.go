@@ -23,12 +23,16 @@
 // # Retrieval
 //
 // Candidates are the union of the int8 vector top-C (package vindex) and
-// BM25 over nodes and events (package plan). A node scores by its best
-// cosine to the query, or, without vectors, by its lexical plan score
-// capped below a perfect cosine; the best are reranked by the plan score
-// of their summaries, the top ones expanded into their newest matching
-// events and their entities, and the blocks put in the final order (plan
-// score, then L0 < L1 < L2, then newest) and deduplicated by source.
+// BM25 over nodes and events (package plan; a user's query walks only that
+// user's postings). A node scores by its best cosine to the query, or,
+// without vectors, by its lexical plan score capped below a perfect
+// cosine; the best are reranked by the plan score of their summaries, the
+// top ones expanded into their newest matching events and their entities.
+// Beyond the original, the best event matches themselves (Options.
+// EventHits: BM25's, and an embedded query's nearest events of its user)
+// are expanded too. The blocks are put in the final order (plan score, plus
+// an event's cosine when the query is embedded, then L0 < L1 < L2, then
+// newest) and deduplicated by source.
 //
 // # Packing
 //

@@ -1,7 +1,8 @@
 // Package memstore is an in-memory matrixark.Store: a B-tree of keys and a
-// map of values under a lock, for tests and for embedding matrixark without a server. It counts
-// what it is asked (Stats), so tests can check that a sweep reads without
-// filling and that no read asks for more than the Store allows.
+// map of values under a lock, for tests and for embedding matrixark without
+// a server. It counts what it is asked (Stats), so tests can check that a
+// sweep reads without filling and that no read asks for more than the
+// Store allows.
 //
 //	s := memstore.New()
 //	ark, err := matrixark.New(s, matrixark.Options{})

@@ -44,7 +44,9 @@
 //
 // Index is a per-tenant, in-memory Okapi BM25 index (k1 1.2, b 0.75) over
 // Analyze's terms: lowercase, split on non-letters and non-digits, drop
-// stopwords, stem. It only generates candidates; Score orders them. It is
+// stopwords, stem. It only generates candidates; Score orders them. A
+// document belongs to a group (AddIn, SearchIn: a user), whose search walks
+// that group's postings alone with the whole index's statistics. It is
 // safe for concurrent use and not persisted: its owner rebuilds it from
 // the store.
 //

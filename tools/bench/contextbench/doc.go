@@ -1,10 +1,8 @@
 // Package contextbench is `bench context`: matrixark's retrieve+pack
 // against plain BM25 and newest-first replay, on a seeded synthetic
 // conversation history whose evidence is known, at 10,000 and 30,000
-// nodes by default (--sizes 10000,100000 for the issue's 100,000: loading
-// it into memstore, whose inserts move every later key of one sorted
-// slice, takes about 17 minutes on two cores), in one process,
-// alternating.
+// nodes by default (--sizes 10000,100000 for the issue's 100,000, which
+// loads into memstore in about 25 seconds), in one process, alternating.
 //
 // The corpus (Generate) is users with dated sessions of four to eight
 // messages, one session a node, all in one tenant. Into some sessions a
@@ -22,10 +20,14 @@
 //     plan). Its time is Engine.Pack at a 1,200-token budget (o200k_base),
 //     retrieval, packing and the durable audit write; Engine.Retrieve and
 //     pack.Pack are also timed on their own, so the split is visible
-//     (pricing blocks with o200k_base is a large share).
+//     (each system counts through its own count cache, emptied before each
+//     run).
 //   - ours_hash, ours_half (--embedded): the same with the hash embedder on
 //     every session or on every other one. Hash vectors carry no meaning:
 //     these arms show the cost and the ranking without a real model.
+//   - ours_model (--embedded model --embed-url): the same with a real model
+//     through an OpenAI-compatible server (scripts/embed-server serves
+//     all-MiniLM-L6-v2); its time includes embedding each query.
 //   - bm25: plan.Index over the user's messages, top 10, no plan rerank.
 //   - replay: the user's messages newest first, packed to the same budget.
 //
