@@ -206,6 +206,10 @@ bench-streams: ## Streams and pub/sub (XADD, XREADGROUP+XACK, PUBLISH fan-out) v
 bench-feast: ## Feature serving through Feast 0.67 (SQLite, Redis via Feast's store, ours async and durable via both plugins): scripts/bench-feast
 	scripts/bench-feast
 
+.PHONY: bench-context-model
+bench-context-model: ## matrixark with all-MiniLM-L6-v2 (scripts/embed-server) as an extra arm, 10k nodes by default (about 40 min): scripts/bench-context-model
+	scripts/bench-context-model
+
 bench-%: ## Any benchmark by name: cd tools && go run ./bench <name>
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench $*
 

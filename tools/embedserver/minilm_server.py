@@ -40,46 +40,90 @@ def layer_norm(x, w, b):
 
 class MiniLM:
     def __init__(self, path: str) -> None:
-        w = load_file(os.path.join(path, "model.safetensors"))
-        self.w = {k: v.astype(np.float32) for k, v in w.items()}
-        self.tok = Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
-        self.tok.enable_truncation(MAX_LEN)
-        self.tok.enable_padding()
-        self.lock = threading.Lock()
-
-    def embed(self, texts):
-        with self.lock:
-            enc = self.tok.encode_batch(texts)
-        ids = np.array([e.ids for e in enc], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in enc], dtype=np.float32)
-        w = self.w
-        B, L = ids.shape
-        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:L] + w["embeddings.token_type_embeddings.weight"][0]
-        x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-        bias = (1.0 - mask)[:, None, None, :] * -1e9
-        H, D = 12, 32
+        w = {k: v.astype(np.float32) for k, v in load_file(os.path.join(path, "model.safetensors")).items()}
+        self.emb = (w["embeddings.word_embeddings.weight"], w["embeddings.position_embeddings.weight"],
+                    w["embeddings.token_type_embeddings.weight"][0], w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        # Per layer, weights transposed once into contiguous arrays, and the
+        # query, key and value projections fused into one product.
+        self.layers = []
         for i in range(6):
             p = f"encoder.layer.{i}."
-            def lin(x, name):
-                return x @ w[p + name + ".weight"].T + w[p + name + ".bias"]
-            q = lin(x, "attention.self.query").reshape(B, L, H, D).transpose(0, 2, 1, 3)
-            k = lin(x, "attention.self.key").reshape(B, L, H, D).transpose(0, 2, 3, 1)
-            v = lin(x, "attention.self.value").reshape(B, L, H, D).transpose(0, 2, 1, 3)
+            def t(name):
+                return np.ascontiguousarray(w[p + name + ".weight"].T)
+            qkv = [p + "attention.self." + n for n in ("query", "key", "value")]
+            self.layers.append((
+                np.ascontiguousarray(np.concatenate([w[n + ".weight"] for n in qkv]).T),
+                np.concatenate([w[n + ".bias"] for n in qkv]),
+                t("attention.output.dense"), w[p + "attention.output.dense.bias"],
+                w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"],
+                t("intermediate.dense"), w[p + "intermediate.dense.bias"],
+                t("output.dense"), w[p + "output.dense.bias"],
+                w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]))
+        self.tok = Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
+        self.tok.enable_truncation(MAX_LEN)
+        self.tok.no_padding()
+        self.lock = threading.Lock()
+
+    def tokenize(self, texts):
+        with self.lock:
+            return [e.ids for e in self.tok.encode_batch(texts)]
+
+    def embed(self, texts):
+        return self.forward(self.tokenize(texts))
+
+    def forward(self, seqs):
+        """Embeds token id sequences, padded to the longest of them."""
+        B, L = len(seqs), max(len(s) for s in seqs)
+        ids = np.zeros((B, L), dtype=np.int64)
+        mask = np.zeros((B, L), dtype=np.float32)
+        for i, s in enumerate(seqs):
+            ids[i, : len(s)] = s
+            mask[i, : len(s)] = 1
+        words, pos, typ, lw, lb = self.emb
+        x = layer_norm(words[ids] + pos[:L] + typ, lw, lb)
+        bias = (1.0 - mask)[:, None, None, :] * -1e9
+        H, D = 12, 32
+        for qkv_w, qkv_b, o_w, o_b, ln1w, ln1b, i_w, i_b, f_w, f_b, ln2w, ln2b in self.layers:
+            qkv = (x @ qkv_w + qkv_b).reshape(B, L, 3, H, D)
+            q = qkv[:, :, 0].transpose(0, 2, 1, 3)
+            k = qkv[:, :, 1].transpose(0, 2, 3, 1)
+            v = qkv[:, :, 2].transpose(0, 2, 1, 3)
             s = q @ k / np.sqrt(D) + bias
             s = np.exp(s - s.max(-1, keepdims=True))
             s /= s.sum(-1, keepdims=True)
             ctx = (s @ v).transpose(0, 2, 1, 3).reshape(B, L, H * D)
-            x = layer_norm(x + lin(ctx, "attention.output.dense"), w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"])
-            h = lin(x, "intermediate.dense")
+            x = layer_norm(x + ctx @ o_w + o_b, ln1w, ln1b)
+            h = x @ i_w + i_b
             h = 0.5 * h * (1.0 + erf(h / np.sqrt(2.0)))
-            x = layer_norm(x + lin(h, "output.dense"), w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
+            x = layer_norm(x + h @ f_w + f_b, ln2w, ln2b)
         pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+
+def batches(seqs, most, slack=1.25):
+    """Groups sequence indexes, shortest first, so that padding each group
+    to its longest costs at most slack times its tokens: padding a short
+    message to a long summary's length costs what the summary does."""
+    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+    out, cur, tokens = [], [], 0
+    for i in order:
+        n = max(len(seqs[i]), 1)
+        if cur and (len(cur) >= most or (len(cur) + 1) * n > slack * (tokens + n)):
+            out.append(cur)
+            cur, tokens = [], 0
+        cur.append(i)
+        tokens += n
+    if cur:
+        out.append(cur)
+    return out
 
 
 def serve(model: MiniLM, name: str, host: str, port: int, batch: int) -> None:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go in two writes: with Nagle's algorithm on, the
+        # body waits for the client's delayed ACK (40 ms on Linux).
+        disable_nagle_algorithm = True
 
         def log_message(self, *a):
             pass
@@ -96,13 +140,10 @@ def serve(model: MiniLM, name: str, host: str, port: int, batch: int) -> None:
                     raise ValueError("input: strings")
             except (ValueError, KeyError, TypeError) as e:
                 return self.reply(400, {"error": {"message": str(e)}})
-            # Shortest first in batches: padding costs what the longest text does.
-            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            seqs = model.tokenize([t or " " for t in texts])
             out = [None] * len(texts)
-            for s in range(0, len(order), batch):
-                idx = order[s : s + batch]
-                vecs = model.embed([texts[i] or " " for i in idx])
-                for i, v in zip(idx, vecs):
+            for idx in batches(seqs, batch):
+                for i, v in zip(idx, model.forward([seqs[i] for i in idx])):
                     out[i] = v.tolist()
             self.reply(200, {"object": "list", "model": name,
                              "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(out)],

@@ -2,7 +2,9 @@ package contextbench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/temporalstore/temporalstore-go/matrixark/embed"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
 
@@ -254,23 +257,43 @@ func TestCommandUsage(t *testing.T) {
 	require.Regexp(t, regexp.MustCompile(`--sizes list\s+\[BENCH_SIZES\]`), stdout.String())
 }
 
-func TestETA(t *testing.T) {
+func TestRateWindow(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	tests := []struct {
-		name        string
-		p, q        costPoint
-		done, total int
-		want        time.Duration
+		name    string
+		samples []rateSample
+		want    float64
 	}{
-		{"flat", costPoint{100, 0.001}, costPoint{100, 0.001}, 100, 1100, time.Second},
-		{"flat, two points", costPoint{100, 0.001}, costPoint{500, 0.001}, 500, 1500, time.Second},
-		// A node costs n µs: the rest is ∫ n dn from 1,000 to 2,000 µs.
-		{"linear", costPoint{0, 0}, costPoint{1000, 0.001}, 1000, 2000, 1500 * time.Millisecond},
-		{"getting faster counts as flat", costPoint{0, 0.002}, costPoint{1000, 0.001}, 1000, 2000, time.Second},
-		{"done", costPoint{0, 0}, costPoint{1000, 0.001}, 2000, 2000, 0},
+		{"one sample", []rateSample{{at(0), 0}}, 0},
+		{"flat", []rateSample{{at(0), 0}, {at(2), 20}, {at(4), 40}}, 10},
+		// Only the last 30 s count: the fast start is forgotten.
+		{"slows down", []rateSample{{at(0), 0}, {at(10), 1000}, {at(20), 1010}, {at(40), 1030}, {at(50), 1040}}, 1},
+		{"no time passed", []rateSample{{at(3), 5}, {at(3), 9}}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			require.InDelta(t, tc.want.Seconds(), eta(tc.p, tc.q, tc.done, tc.total).Seconds(), 1e-6)
+			w := rateWindow{span: etaWindow}
+			for _, s := range tc.samples {
+				w.add(s.at, s.done)
+			}
+			require.InDelta(t, tc.want, w.perSecond(), 1e-9)
 		})
 	}
+	require.Equal(t, 90*time.Second, etaAt(10, 900))
+	require.Zero(t, etaAt(0, 900))
+	require.Zero(t, etaAt(10, 0))
+}
+
+func TestTimingEmbed(t *testing.T) {
+	ctx := context.Background()
+	next := func(context.Context, Query) (answer, error) { return answer{total: time.Second}, nil }
+	a, err := timingEmbed(next, embed.NewHash(""))(ctx, Query{Text: "what did we name the puppy"})
+	require.NoError(t, err)
+	require.Equal(t, time.Second, a.total)
+	require.Positive(t, a.embed)
+
+	failing := func(context.Context, Query) (answer, error) { return answer{}, errors.New("no store") }
+	_, err = timingEmbed(failing, embed.NewHash(""))(ctx, Query{Text: "q"})
+	require.ErrorContains(t, err, "no store")
 }

@@ -1,8 +1,8 @@
 // Package contextbench is `bench context`: matrixark's retrieve+pack
 // against plain BM25 and newest-first replay, on a seeded synthetic
-// conversation history whose evidence is known, at 10,000 and 30,000
-// nodes by default (--sizes 10000,100000 for the issue's 100,000, which
-// loads into memstore in about 25 seconds), in one process, alternating.
+// conversation history whose evidence is known, at 10,000 and 100,000
+// nodes by default (100,000 load into memstore in about 25 seconds), in
+// one process, alternating.
 //
 // The corpus (Generate) is users with dated sessions of four to eight
 // messages, one session a node, all in one tenant. Into some sessions a

@@ -53,8 +53,9 @@ type answer struct {
 	// blocks it selected, and of those the raw messages.
 	tokens, blocks, l2 int
 	// total is the whole call; retrieve and pack its two parts, each
-	// timed on its own.
-	total, retrieve, pack time.Duration
+	// timed on its own; embed, for an arm with a model, the query's
+	// embedding alone (the provider's round trip), the floor of its total.
+	total, retrieve, pack, embed time.Duration
 }
 
 type system struct {
@@ -111,6 +112,10 @@ type latency struct {
 	RetrieveP95 benchkit.Float `json:"retrieve_p95"`
 	PackP50     benchkit.Float `json:"pack_p50"`
 	PackP95     benchkit.Float `json:"pack_p95"`
+	// EmbedP50 is the query embedding's p50 (an arm with a model), and
+	// BesideEmbedP50 the p50 of total minus it: what the engine adds.
+	EmbedP50       benchkit.Float `json:"embed_p50,omitempty"`
+	BesideEmbedP50 benchkit.Float `json:"beside_embed_p50,omitempty"`
 }
 
 // loadStat is how a system's store was filled.
@@ -133,10 +138,13 @@ type summary struct {
 	RetrieveP95Ms benchkit.Summary `json:"retrieve_p95_ms"`
 	PackP50Ms     benchkit.Summary `json:"pack_p50_ms"`
 	PackP95Ms     benchkit.Summary `json:"pack_p95_ms"`
-	TokensP50     float64          `json:"tokens_p50"`
-	TokensMax     float64          `json:"tokens_max"`
-	OverBudget    int              `json:"over_budget"`
-	Quality       Quality          `json:"quality"`
+	// EmbedP50Ms and BesideEmbedP50Ms: see latency (zero without a model).
+	EmbedP50Ms       benchkit.Summary `json:"embed_p50_ms"`
+	BesideEmbedP50Ms benchkit.Summary `json:"beside_embed_p50_ms"`
+	TokensP50        float64          `json:"tokens_p50"`
+	TokensMax        float64          `json:"tokens_max"`
+	OverBudget       int              `json:"over_budget"`
+	Quality          Quality          `json:"quality"`
 	// Deterministic is true when every repeat ranked and packed alike.
 	Deterministic bool `json:"deterministic"`
 }
@@ -284,7 +292,9 @@ func runSize(ctx context.Context, cfg Config, size int, counter tokens.Counter, 
 				}
 				e := matrixark.New(memstore.New(), matrixark.Options{Counter: counter, Embedder: emb})
 				err = ingest(ctx, log, sysModel, c.Sessions, func(int) *matrixark.Engine { return e })
-				return oursSystem(sysModel, e, counter, cfg.Budget), 0, err
+				s := oursSystem(sysModel, e, counter, cfg.Budget)
+				s.answer = timingEmbed(s.answer, emb)
+				return s, 0, err
 			})
 		case "half":
 			err = add(sysHalf, func(counter tokens.Counter) (system, float64, error) {
@@ -342,13 +352,12 @@ func heapMB() float64 {
 }
 
 // ingest loads every session through engineFor(i), logging progress with
-// an ETA. memstore's inserts slow down as it grows, so the ETA fits the
-// cost of a node as a + b·n (n nodes already stored) through the first
-// and the latest progress intervals, instead of trusting the average.
+// an ETA from the rate of the last etaWindow.
 func ingest(ctx context.Context, log *slog.Logger, name string, sessions []Session, engineFor func(i int) *matrixark.Engine) error {
 	t0 := time.Now()
-	last, lastN := t0, 0
-	var first *costPoint
+	last := t0
+	rate := rateWindow{span: etaWindow}
+	rate.add(t0, 0)
 	for i, s := range sessions {
 		in := matrixark.Input{User: s.User, Session: s.ID, TimeMs: s.TimeMs, Messages: make([]matrixark.Message, len(s.Messages))}
 		for j, m := range s.Messages {
@@ -359,34 +368,60 @@ func ingest(ctx context.Context, log *slog.Logger, name string, sessions []Sessi
 		}
 		if now := time.Now(); now.Sub(last) >= progressEvery {
 			done := i + 1
-			p := costPoint{at: float64(done+lastN) / 2, cost: now.Sub(last).Seconds() / float64(done-lastN)}
-			if first == nil {
-				first = &p
-			}
+			rate.add(now, done)
+			perS := rate.perSecond()
 			log.Info("loading", "system", name, "nodes", fmt.Sprintf("%d/%d", done, len(sessions)),
-				"nodes_per_s", int(1/p.cost), "elapsed", now.Sub(t0).Round(time.Second),
-				"eta", eta(*first, p, done, len(sessions)).Round(time.Second))
-			last, lastN = now, done
+				"nodes_per_s", benchkit.FormatNumber(perS, 3), "elapsed", now.Sub(t0).Round(time.Second),
+				"eta", etaAt(perS, len(sessions)-done).Round(time.Second))
+			last = now
 		}
 	}
 	return nil
 }
 
-// costPoint is the seconds one node cost when about at nodes were stored.
-type costPoint struct{ at, cost float64 }
+// etaWindow is how far back the loading rate is measured: long enough to
+// smooth a noisy machine, short enough to follow a load that slows.
+const etaWindow = 30 * time.Second
 
-// eta is the time left to store nodes done..total when a node costs
-// a + b·n, the line through p and q (b ≥ 0; a flat line when they are
-// one point).
-func eta(p, q costPoint, done, total int) time.Duration {
-	b := 0.0
-	if q.at > p.at {
-		b = max((q.cost-p.cost)/(q.at-p.at), 0)
+// rateWindow is nodes a second over the samples of the last span (and the
+// one sample before it).
+type rateWindow struct {
+	span    time.Duration
+	samples []rateSample
+}
+
+type rateSample struct {
+	at   time.Time
+	done int
+}
+
+func (w *rateWindow) add(at time.Time, done int) {
+	w.samples = append(w.samples, rateSample{at, done})
+	for len(w.samples) > 2 && at.Sub(w.samples[1].at) >= w.span {
+		w.samples = w.samples[1:]
 	}
-	a := q.cost - b*q.at
-	n, m := float64(done), float64(total)
-	secs := a*(m-n) + b*(m*m-n*n)/2
-	return time.Duration(max(secs, 0) * float64(time.Second))
+}
+
+// perSecond is 0 until two samples are apart in time.
+func (w *rateWindow) perSecond() float64 {
+	if len(w.samples) < 2 {
+		return 0
+	}
+	first, last := w.samples[0], w.samples[len(w.samples)-1]
+	secs := last.at.Sub(first.at).Seconds()
+	if secs <= 0 {
+		return 0
+	}
+	return float64(last.done-first.done) / secs
+}
+
+// etaAt is the time left for n nodes at perS a second; 0 when the rate is
+// unknown.
+func etaAt(perS float64, n int) time.Duration {
+	if perS <= 0 || n <= 0 {
+		return 0
+	}
+	return time.Duration(float64(n) / perS * float64(time.Second))
 }
 
 // promptFor is the prompt a pack charges first.
@@ -431,6 +466,24 @@ func oursSystem(name string, e *matrixark.Engine, counter tokens.Counter, budget
 		}
 		return a, nil
 	}}
+}
+
+// timingEmbed wraps a model arm's answer: after it, the query is embedded
+// once more on its own through the same provider, the floor any retrieval
+// by this model pays on this machine.
+func timingEmbed(next func(context.Context, Query) (answer, error), emb embed.Embedder) func(context.Context, Query) (answer, error) {
+	return func(ctx context.Context, q Query) (answer, error) {
+		a, err := next(ctx, q)
+		if err != nil {
+			return a, err
+		}
+		t0 := time.Now()
+		if _, err := emb.Embed(ctx, []string{q.Text}); err != nil {
+			return a, fmt.Errorf("embedding the query alone: %w", err)
+		}
+		a.embed = time.Since(t0)
+		return a, nil
+	}
 }
 
 // halfSystem fills one store through two engines, every other session
@@ -567,7 +620,7 @@ func replaySystem(c Corpus, counter tokens.Counter, budget int) system {
 
 // measure answers every query once with s.
 func measure(ctx context.Context, s system, qs []Query, budget int) (run, error) {
-	var total, retrieve, packed []time.Duration
+	var total, retrieve, packed, embedded, beside []time.Duration
 	var toks, blocks, l2 []float64
 	t := newTally()
 	r := run{}
@@ -583,6 +636,9 @@ func measure(ctx context.Context, s system, qs []Query, budget int) (run, error)
 			return run{}, fmt.Errorf("%s: %w", q.ID, err)
 		}
 		total, retrieve, packed = append(total, a.total), append(retrieve, a.retrieve), append(packed, a.pack)
+		if a.embed > 0 {
+			embedded, beside = append(embedded, a.embed), append(beside, max(a.total-a.embed, 0))
+		}
 		toks, blocks, l2 = append(toks, float64(a.tokens)), append(blocks, float64(a.blocks)), append(l2, float64(a.l2))
 		if a.tokens > budget {
 			r.OverBudget++
@@ -595,6 +651,9 @@ func measure(ctx context.Context, s system, qs []Query, budget int) (run, error)
 	}
 	tt, rt, pt := ms(total), ms(retrieve), ms(packed)
 	r.Latency = latency{P50: tt[0], P95: tt[1], P99: tt[2], RetrieveP50: rt[0], RetrieveP95: rt[1], PackP50: pt[0], PackP95: pt[1]}
+	if len(embedded) > 0 {
+		r.Latency.EmbedP50, r.Latency.BesideEmbedP50 = ms(embedded)[0], ms(beside)[0]
+	}
 	slices.Sort(toks)
 	slices.Sort(blocks)
 	slices.Sort(l2)
@@ -618,14 +677,16 @@ func summarize(runs []run, name string) summary {
 		return benchkit.Summarize(benchkit.Column(mine, func(r run) float64 { return float64(f(r)) }))
 	}
 	s := summary{
-		P50Ms:         col(func(r run) benchkit.Float { return r.Latency.P50 }),
-		P95Ms:         col(func(r run) benchkit.Float { return r.Latency.P95 }),
-		P99Ms:         col(func(r run) benchkit.Float { return r.Latency.P99 }),
-		RetrieveP50Ms: col(func(r run) benchkit.Float { return r.Latency.RetrieveP50 }),
-		RetrieveP95Ms: col(func(r run) benchkit.Float { return r.Latency.RetrieveP95 }),
-		PackP50Ms:     col(func(r run) benchkit.Float { return r.Latency.PackP50 }),
-		PackP95Ms:     col(func(r run) benchkit.Float { return r.Latency.PackP95 }),
-		Deterministic: true,
+		P50Ms:            col(func(r run) benchkit.Float { return r.Latency.P50 }),
+		P95Ms:            col(func(r run) benchkit.Float { return r.Latency.P95 }),
+		P99Ms:            col(func(r run) benchkit.Float { return r.Latency.P99 }),
+		RetrieveP50Ms:    col(func(r run) benchkit.Float { return r.Latency.RetrieveP50 }),
+		RetrieveP95Ms:    col(func(r run) benchkit.Float { return r.Latency.RetrieveP95 }),
+		PackP50Ms:        col(func(r run) benchkit.Float { return r.Latency.PackP50 }),
+		PackP95Ms:        col(func(r run) benchkit.Float { return r.Latency.PackP95 }),
+		EmbedP50Ms:       col(func(r run) benchkit.Float { return r.Latency.EmbedP50 }),
+		BesideEmbedP50Ms: col(func(r run) benchkit.Float { return r.Latency.BesideEmbedP50 }),
+		Deterministic:    true,
 	}
 	if len(mine) == 0 {
 		return s
