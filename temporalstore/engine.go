@@ -18,6 +18,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/crc16"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 )
@@ -605,6 +606,13 @@ func ShardOf(key []byte, n int) int { return int(xxhash.Sum64(HashTag(key)) % ui
 func BucketOf(key []byte, lo, hi uint32) uint32 {
 	return lo + uint32(xxhash.Sum64(HashTag(key))%(uint64(hi-lo)+1))
 }
+
+// HashSlots is the number of Redis Cluster hash slots.
+const HashSlots = 16384
+
+// KeySlot is key's Redis Cluster hash slot: CRC-16/XMODEM of its hash tag,
+// modulo HashSlots, as CLUSTER KEYSLOT answers.
+func KeySlot(key []byte) int { return int(crc16.Checksum(HashTag(key)) % HashSlots) }
 
 // HashTag is the part of key that routes it, as in Redis Cluster: the
 // bytes between the first '{' and the first '}' after it, when there are

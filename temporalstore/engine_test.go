@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testclock"
+	"github.com/temporalstore/temporalstore-go/temporalstore/internal/testredis"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/teststorage"
 )
 
@@ -563,4 +566,24 @@ func testOpen(ctx context.Context, opts Options) (*Engine, error) {
 		opts.RecordCache = c
 	}
 	return Open(ctx, opts)
+}
+
+func TestKeySlotMatchesRedis(t *testing.T) {
+	rc := testredis.Start(t, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(t.TempDir(), "nodes.conf"))
+	keys := []string{"", "foo", "bar", "{user1000}.following", "{user1000}.followers", "foo{}{bar}", "foo{{bar}}zap",
+		"foo{bar}{zap}", "{", "}", "{}", "a{b", "\x00\xff{\x80}", strings.Repeat("k", 1000)}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for range 300 {
+		b := make([]byte, rng.IntN(24))
+		for i := range b {
+			b[i] = "ab{}\x00\xff"[rng.IntN(6)]
+		}
+		keys = append(keys, string(b))
+	}
+	for _, k := range keys {
+		want, err := rc.ClusterKeySlot(t.Context(), k).Result()
+		require.NoError(t, err, "%q", k)
+		require.Equal(t, int(want), KeySlot([]byte(k)), "%q", k)
+	}
+	require.Equal(t, 12182, KeySlot([]byte("foo")))
 }

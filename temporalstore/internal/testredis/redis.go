@@ -16,8 +16,9 @@ import (
 // Start runs a redis-server with no persistence on a free loopback port for
 // the length of the test, and returns a client connected to it (RESP2, so
 // replies have Redis's classic shapes). The test fails when redis-server is
-// not installed (`make deps` installs it).
-func Start(t testing.TB) *redis.Client {
+// not installed (`make deps` installs it). args are added to
+// redis-server's command line.
+func Start(t testing.TB, args ...string) *redis.Client {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -29,8 +30,8 @@ func Start(t testing.TB) *redis.Client {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	base := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}
+	cmd := exec.Command(bin, append(base, args...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
