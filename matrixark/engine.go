@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -243,6 +244,30 @@ func (st *tenant) addNode(n *Node) {
 	st.nodeIdx.AddIn(n.Hash, n.User, all)
 	st.vecL0 = addVector(st.vecL0, n.Hash, n.VecL0)
 	st.vecL1 = addVector(st.vecL1, n.Hash, n.VecL1)
+	if n.User != "" && (len(n.VecL0) > 0 || len(n.VecL1) > 0) {
+		uv := st.userVecsOf(n.User)
+		if uv.nodes == nil {
+			uv.nodes = map[uint64]nodeVecs{}
+		}
+		// As addVector: a node stored without vectors keeps its old ones.
+		nv := uv.nodes[n.Hash]
+		if len(n.VecL0) > 0 {
+			nv.l0 = n.VecL0
+		}
+		if len(n.VecL1) > 0 {
+			nv.l1 = n.VecL1
+		}
+		uv.nodes[n.Hash] = nv
+	}
+}
+
+func (st *tenant) userVecsOf(user string) *userVecs {
+	uv := st.userVecs[user]
+	if uv == nil {
+		uv = &userVecs{}
+		st.userVecs[user] = uv
+	}
+	return uv
 }
 
 func (st *tenant) addEvent(ev *Event) {
@@ -252,14 +277,10 @@ func (st *tenant) addEvent(ev *Event) {
 	}
 	st.eventIdx.AddIn(ev.ID, user, ev.Text)
 	if len(ev.Vec) > 0 && user != "" {
-		uv := st.userVecs[user]
-		if uv == nil {
-			uv = &userVecs{}
-			st.userVecs[user] = uv
-		}
+		uv := st.userVecsOf(user)
 		uv.ids, uv.vecs = append(uv.ids, ev.ID), append(uv.vecs, ev.Vec)
 	}
-	st.events[ev.ID] = eventLoc{node: ev.Node, ms: ev.EventMs, seq: ev.Seq}
+	st.events[ev.ID] = eventLoc{node: ev.Node, ms: ev.EventMs, seq: ev.Seq, vec: ev.Vec}
 }
 
 // userVecs are one user's event vectors: a query in the user's scope
@@ -268,6 +289,45 @@ func (st *tenant) addEvent(ev *Event) {
 type userVecs struct {
 	ids  []uint64
 	vecs [][]float32
+	// nodes are the user's nodes' summary vectors, searched exactly in
+	// place of the tenant's int8 index: a user's hundreds of nodes cost
+	// less than the tenant's thousands, and other users' nodes cannot
+	// take the user's places among the top C.
+	nodes map[uint64]nodeVecs
+}
+
+// nodeVecs are a node's L0 and L1 vectors (either may be missing).
+type nodeVecs struct{ l0, l1 []float32 }
+
+// nearestNodes are the hashes of the k nodes whose better summary
+// cosine to qv is highest, of those keep accepts (all when nil), best
+// first, ties by hash.
+func (uv *userVecs) nearestNodes(qv []float32, k int, keep func(uint64) bool) []uint64 {
+	type scored struct {
+		id  uint64
+		cos float64
+	}
+	best := make([]scored, 0, len(uv.nodes))
+	for id, nv := range uv.nodes {
+		if keep != nil && !keep(id) {
+			continue
+		}
+		c, any := math.Inf(-1), false
+		for _, v := range [][]float32{nv.l0, nv.l1} {
+			if len(v) == len(qv) {
+				c, any = max(c, vindex.Cosine(qv, v)), true
+			}
+		}
+		if any {
+			best = append(best, scored{id, c})
+		}
+	}
+	slices.SortFunc(best, func(a, b scored) int { return cmp.Or(cmp.Compare(b.cos, a.cos), cmp.Compare(a.id, b.id)) })
+	out := make([]uint64, 0, min(k, len(best)))
+	for _, s := range best[:min(k, len(best))] {
+		out = append(out, s.id)
+	}
+	return out
 }
 
 // nearest are the ids of the k vectors most similar to qv (of its width),
@@ -313,6 +373,9 @@ type eventLoc struct {
 	node uint64
 	ms   int64
 	seq  uint32
+	// vec is the event's vector (nil without one): retrieval reads event
+	// records without theirs (eventNoVec).
+	vec []float32
 }
 
 // nodeTexts are the texts a query scores a node by, prepared once: all

@@ -437,6 +437,38 @@ func TestEmbeddedEventHits(t *testing.T) {
 	}
 }
 
+// A query in a user's scope searches that user's node vectors: another
+// user's hundreds of closer nodes cannot take its places among the top C,
+// and with no shared word and no event hits, only the vectors find it.
+func TestEmbeddedNodesScopedByUser(t *testing.T) {
+	e := newEngine(memstore.New(), func(o *matrixark.Options) { o.Embedder = concepts{}; o.EventHits = -1 })
+	for i := range 300 {
+		ingest(t, e, "acme", matrixark.Input{Session: fmt.Sprintf("f%d", i), User: "fay", TimeMs: t0.UnixMilli() - int64(i), Messages: []matrixark.Message{
+			{Role: "user", Content: fmt.Sprintf("My dog barks at %d.", i)},
+		}})
+	}
+	const evidence = "Walking Biscuit, my beagle, past the grocer."
+	ingest(t, e, "acme", matrixark.Input{Session: "g", User: "erin", TimeMs: t0.UnixMilli(), Messages: []matrixark.Message{
+		{Role: "user", Content: evidence},
+	}})
+	blocks, err := e.Retrieve(t.Context(), "acme", matrixark.Query{Text: "What did we name the puppy?", User: "erin"})
+	require.NoError(t, err)
+	found := false
+	for _, b := range blocks {
+		require.NotContains(t, b.Text, "barks", "another user's node")
+		found = found || strings.Contains(b.Text, "Biscuit")
+	}
+	require.True(t, found, "erin's session among %d blocks", len(blocks))
+
+	// Forgotten, its vectors go with it.
+	ok, err := e.Forget(t.Context(), "acme", matrixark.KindChat, "g")
+	require.NoError(t, err)
+	require.True(t, ok)
+	blocks, err = e.Retrieve(t.Context(), "acme", matrixark.Query{Text: "What did we name the puppy?", User: "erin"})
+	require.NoError(t, err)
+	require.Empty(t, blocks)
+}
+
 // More event hits than one Store read takes are read in parts: 1,000
 // nearest events and the event index's best matches, over a user's 1,400
 // matching events, are more than MaxGetKeys keys.

@@ -91,6 +91,7 @@ func (st *tenant) removeNode(node uint64, events []uint64) {
 			gone[id] = true
 		}
 		st.userVecs[n.User].remove(gone)
+		delete(st.userVecs[n.User].nodes, node)
 	}
 	delete(st.nodes, node)
 	delete(st.texts, node)

@@ -1,6 +1,7 @@
 package matrixark
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -138,7 +139,7 @@ func (e *Engine) Retrieve(ctx context.Context, t string, q Query) ([]pack.Block,
 	// With a query vector, each expanded event's own cosine, by URI.
 	var evCos eventCosines
 	if qv != nil {
-		evCos = eventCosines{qv: qv, by: map[string]float64{}}
+		evCos = eventCosines{st: st, qv: qv, by: map[string]float64{}}
 	}
 	eventNodes := min(q.MaxEventNodes, s, q.MaxEvents)
 	emitted := 0
@@ -232,19 +233,9 @@ func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) ([
 		return out, nil
 	}
 	c := vindex.CandidateCount(max(q.MaxSummaryNodes, q.MaxEvents))
-	if qv != nil {
-		for _, idx := range []*vindex.Index{st.vecL0, st.vecL1} {
-			if idx != nil {
-				for _, h := range idx.Search(qv, c) {
-					take(h.ID)
-				}
-			}
-		}
-	}
 	// The scope applies before the top C: a user's evidence must not lose
 	// its places to other users' documents. A user's scope searches that
-	// user's postings (and event vectors) alone; the rest of a scope
-	// filters them.
+	// user's postings and vectors alone; the rest of a scope filters them.
 	var keepNode, keepEvent func(uint64) bool
 	if q.Session != "" || q.Agent != "" || q.StartMs > 0 || q.EndMs > 0 {
 		keepNode = func(h uint64) bool {
@@ -252,6 +243,24 @@ func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) ([
 			return ok && inScope(n, q)
 		}
 		keepEvent = func(id uint64) bool { return keepNode(st.events[id].node) }
+	}
+	uv := st.userVecs[q.User]
+	switch {
+	case qv == nil:
+	case q.User != "":
+		if uv != nil {
+			for _, h := range uv.nearestNodes(qv, c, keepNode) {
+				take(h)
+			}
+		}
+	default:
+		for _, idx := range []*vindex.Index{st.vecL0, st.vecL1} {
+			if idx != nil {
+				for _, h := range idx.Search(qv, c) {
+					take(h.ID)
+				}
+			}
+		}
 	}
 	hitSeen := map[uint64]bool{}
 	hit := func(id uint64) {
@@ -262,7 +271,7 @@ func (e *Engine) candidates(st *tenant, p *plan.Plan, qv []float32, q *Query) ([
 			hits = append(hits, loc)
 		}
 	}
-	if uv := st.userVecs[q.User]; qv != nil && q.User != "" && uv != nil && e.o.EventHits > 0 {
+	if qv != nil && q.User != "" && uv != nil && e.o.EventHits > 0 {
 		for _, id := range uv.nearest(qv, e.o.EventHits, keepEvent) {
 			hit(id)
 		}
@@ -345,7 +354,7 @@ func (e *Engine) nodeEvents(ctx context.Context, t string, n *Node, p *plan.Plan
 	var bad error
 	err := e.store.Scan(ctx, PrefixRange(eventPrefix(t, n.Hash)), ReadOpts{Reverse: true}, func(_, v []byte) bool {
 		var ev Event
-		if bad = json.Unmarshal(v, &ev); bad != nil {
+		if ev, bad = decodeEventNoVec(v); bad != nil {
 			return false
 		}
 		if q.EndMs > 0 && ev.EventMs > q.EndMs {
@@ -357,7 +366,7 @@ func (e *Engine) nodeEvents(ctx context.Context, t string, n *Node, p *plan.Plan
 		scanned++
 		if q.keeps(&ev) && (len(p.Groups) == 0 || p.MatchTopic(ev.Text) || p.MatchedGroups(ev.Text) > 0) {
 			out = append(out, eventBlock(t, &ev))
-			cos.note(out[len(out)-1].URI, ev.Vec)
+			cos.note(out[len(out)-1].URI, ev.ID)
 		}
 		return scanned < eventScanCap && len(out) < want
 	})
@@ -391,30 +400,58 @@ func (e *Engine) hitEvents(ctx context.Context, t string, locs []eventLoc, q *Qu
 		if v == nil {
 			continue // forgotten since the index was read
 		}
-		var ev Event
-		if err := json.Unmarshal(v, &ev); err != nil {
+		ev, err := decodeEventNoVec(v)
+		if err != nil {
 			return nil, err
 		}
 		if q.EndMs > 0 && ev.EventMs > q.EndMs || q.StartMs > 0 && ev.EventMs < q.StartMs || !q.keeps(&ev) {
 			continue
 		}
 		out = append(out, eventBlock(t, &ev))
-		cos.note(out[len(out)-1].URI, ev.Vec)
+		cos.note(out[len(out)-1].URI, ev.ID)
 	}
 	return out, nil
 }
 
 // eventCosines are the cosines of expanded events to a query vector, by
-// block URI; the zero value (no query vector) notes nothing.
+// block URI, the vectors taken from st's memory; the zero value (no query
+// vector) notes nothing.
 type eventCosines struct {
+	st *tenant
 	qv []float32
 	by map[string]float64
 }
 
-func (c eventCosines) note(uri string, v []float32) {
-	if c.by != nil && len(v) == len(c.qv) {
+func (c eventCosines) note(uri string, id uint64) {
+	if c.by == nil {
+		return
+	}
+	c.st.mu.RLock()
+	v := c.st.events[id].vec
+	c.st.mu.RUnlock()
+	if len(v) == len(c.qv) {
 		c.by[uri] = vindex.Cosine(c.qv, v)
 	}
+}
+
+// vecField starts an event record's vector. Event has no field but Vec
+// that holds an array, and a string's quotes are escaped, so in a record
+// json.Marshal wrote it can only be Vec's.
+var vecField = []byte(`,"vec":[`)
+
+// decodeEventNoVec decodes an event record but not its vector, which it
+// cuts out first: retrieval takes vectors from memory, and parsing
+// hundreds of JSON numbers an event was most of an embedded query's time.
+func decodeEventNoVec(v []byte) (Event, error) {
+	var ev Event
+	if i := bytes.Index(v, vecField); i > 0 {
+		if j := bytes.IndexByte(v[i:], ']'); j > 0 {
+			cut := make([]byte, 0, len(v)-j-1)
+			v = append(append(cut, v[:i]...), v[i+j+1:]...)
+		}
+	}
+	err := json.Unmarshal(v, &ev)
+	return ev, err
 }
 
 // entityBlocks are the best entities of the selected nodes by the plan's

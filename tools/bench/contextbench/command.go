@@ -35,6 +35,9 @@ type Config struct {
 	EmbedModel string `json:"embed_model,omitempty"`
 	// Seed makes the corpus.
 	Seed uint64 `json:"seed"`
+	// CPUProfile, if set, is where a CPU profile of the queries (not the
+	// loading) is written; with several sizes, the last size's.
+	CPUProfile string `json:"-"`
 	// Out is the JSON report's path.
 	Out string `json:"-"`
 }
@@ -131,6 +134,10 @@ var options = []option{
 		n, err := strconv.ParseUint(v, 10, 64)
 		c.Seed = n
 		return err
+	}),
+	opt("cpuprofile", "BENCH_CPUPROFILE", "path", "write a pprof CPU profile of the queries (loading left out; the last size's) to path", func(c *Config, v string) error {
+		c.CPUProfile = v
+		return nil
 	}),
 	opt("out", "BENCH_OUT", "path", "JSON report path (default <repo root>/bench-results/context.json)", func(c *Config, v string) error {
 		c.Out = v

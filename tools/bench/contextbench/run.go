@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"time"
@@ -323,6 +325,13 @@ func runSize(ctx context.Context, cfg Config, size int, counter tokens.Counter, 
 		names = append(names, s.name)
 	}
 	var runs []run
+	if cfg.CPUProfile != "" {
+		stop, err := startCPUProfile(cfg.CPUProfile)
+		if err != nil {
+			return sr, nil, err
+		}
+		defer stop()
+	}
 	err = benchkit.Alternate(ctx, cfg.Repeats, names, func(ctx context.Context, repeat int, name string) error {
 		r, err := measure(ctx, byName[name], c.Queries, cfg.Budget)
 		if err != nil {
@@ -466,6 +475,23 @@ func oursSystem(name string, e *matrixark.Engine, counter tokens.Counter, budget
 		}
 		return a, nil
 	}}
+}
+
+// startCPUProfile profiles the process into path until the returned
+// function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // timingEmbed wraps a model arm's answer: after it, the query is embedded
