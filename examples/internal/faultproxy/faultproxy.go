@@ -42,12 +42,13 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 // before passing it on; 0 passes at once.
 func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(max(d, 0))) }
 
-// SetBlackhole, while on, swallows what either side sends: the writes
-// succeed and nothing arrives. What was sent meanwhile is lost.
+// SetBlackhole turns the blackhole on or off: while on, what either side
+// sends is swallowed (the writes succeed, nothing arrives, and what was
+// sent meanwhile is lost).
 func (p *Proxy) SetBlackhole(on bool) { p.blackhole.Store(on) }
 
-// SetRefuse, while on, closes new connections as soon as they are
-// accepted (the target is never dialled).
+// SetRefuse turns refusal on or off: while on, new connections are
+// closed as soon as they are accepted (the target is never dialled).
 func (p *Proxy) SetRefuse(on bool) { p.refuse.Store(on) }
 
 // DropAll closes every open connection, both sides.
