@@ -27,7 +27,9 @@
 //     these arms show the cost and the ranking without a real model.
 //   - ours_model (--embedded model --embed-url): the same with a real model
 //     through an OpenAI-compatible server (scripts/embed-server serves
-//     all-MiniLM-L6-v2); its time includes embedding each query.
+//     all-MiniLM-L6-v2; make bench-context-model starts one); its time
+//     includes embedding each query, which is also timed alone after each
+//     answer: the model's floor here, and the rest is the engine's.
 //   - bm25: plan.Index over the user's messages, top 10, no plan rerank.
 //   - replay: the user's messages newest first, packed to the same budget.
 //
@@ -40,5 +42,5 @@
 // recall10_vs_bm25_points=...", at the largest size run (<size> 100k for
 // 100,000 nodes), with points = (ours − bm25)·100; the line before it
 // gives every size's figures, p95 included. BENCH_QUICK=1 (or --quick)
-// runs 1,000 nodes in seconds.
+// runs 1,000 nodes in seconds; --cpuprofile profiles the queries.
 package contextbench
