@@ -22,12 +22,14 @@
 //
 // # Retrieval
 //
-// Candidates are the union of the int8 vector top-C (package vindex) and
-// BM25 over nodes and events (package plan; a user's query walks only that
-// user's postings). A node scores by its best cosine to the query, or,
-// without vectors, by its lexical plan score capped below a perfect
-// cosine; the best are reranked by the plan score of their summaries, the
-// top ones expanded into their newest matching events and their entities.
+// Candidates are the union of the vector top-C and BM25 over nodes and
+// events (package plan). A query in a user's scope compares its vector
+// with that user's node vectors exactly and walks only that user's
+// postings; other queries search the tenant's int8 index (package
+// vindex). A node scores by its best cosine to the query, or, without
+// vectors, by its lexical plan score capped below a perfect cosine; the
+// best are reranked by the plan score of their summaries, the top ones
+// expanded into their newest matching events and their entities.
 // Beyond the original, the best event matches themselves (Options.
 // EventHits: BM25's, and an embedded query's nearest events of its user)
 // are expanded too. The blocks are put in the final order (plan score, plus

@@ -283,31 +283,42 @@ func (st *tenant) addEvent(ev *Event) {
 	st.events[ev.ID] = eventLoc{node: ev.Node, ms: ev.EventMs, seq: ev.Seq, vec: ev.Vec}
 }
 
-// userVecs are one user's event vectors: a query in the user's scope
-// compares its vector with each (a user's events are hundreds to a few
-// thousand; an index over every user's would need the scope after it).
+// userVecs are one user's event and node vectors: a query in the user's
+// scope compares its vector with each (a user's events are hundreds to a
+// few thousand; an index over every user's would need the scope after it,
+// and other users' nodes took the tenant index's top C).
 type userVecs struct {
-	ids  []uint64
-	vecs [][]float32
-	// nodes are the user's nodes' summary vectors, searched exactly in
-	// place of the tenant's int8 index: a user's hundreds of nodes cost
-	// less than the tenant's thousands, and other users' nodes cannot
-	// take the user's places among the top C.
+	ids   []uint64
+	vecs  [][]float32
 	nodes map[uint64]nodeVecs
 }
 
 // nodeVecs are a node's L0 and L1 vectors (either may be missing).
 type nodeVecs struct{ l0, l1 []float32 }
 
-// nearestNodes are the hashes of the k nodes whose better summary
-// cosine to qv is highest, of those keep accepts (all when nil), best
-// first, ties by hash.
-func (uv *userVecs) nearestNodes(qv []float32, k int, keep func(uint64) bool) []uint64 {
-	type scored struct {
-		id  uint64
-		cos float64
+// scoredID is an id and its cosine to a query vector.
+type scoredID struct {
+	id  uint64
+	cos float64
+}
+
+// bestIDs are the ids of the k best of s, best first, ties by id.
+func bestIDs(s []scoredID, k int) []uint64 {
+	if k <= 0 {
+		return nil
 	}
-	best := make([]scored, 0, len(uv.nodes))
+	slices.SortFunc(s, func(a, b scoredID) int { return cmp.Or(cmp.Compare(b.cos, a.cos), cmp.Compare(a.id, b.id)) })
+	out := make([]uint64, 0, min(k, len(s)))
+	for _, x := range s[:min(k, len(s))] {
+		out = append(out, x.id)
+	}
+	return out
+}
+
+// nearestNodes are the hashes of the k nodes whose better summary cosine
+// to qv is highest, of those keep accepts (all when nil), best first.
+func (uv *userVecs) nearestNodes(qv []float32, k int, keep func(uint64) bool) []uint64 {
+	scored := make([]scoredID, 0, len(uv.nodes))
 	for id, nv := range uv.nodes {
 		if keep != nil && !keep(id) {
 			continue
@@ -319,40 +330,26 @@ func (uv *userVecs) nearestNodes(qv []float32, k int, keep func(uint64) bool) []
 			}
 		}
 		if any {
-			best = append(best, scored{id, c})
+			scored = append(scored, scoredID{id, c})
 		}
 	}
-	slices.SortFunc(best, func(a, b scored) int { return cmp.Or(cmp.Compare(b.cos, a.cos), cmp.Compare(a.id, b.id)) })
-	out := make([]uint64, 0, min(k, len(best)))
-	for _, s := range best[:min(k, len(best))] {
-		out = append(out, s.id)
-	}
-	return out
+	return bestIDs(scored, k)
 }
 
-// nearest are the ids of the k vectors most similar to qv (of its width),
-// of those keep accepts (all when nil), best first.
+// nearest are the ids of the k event vectors most similar to qv (of its
+// width), of those keep accepts (all when nil), best first.
 func (uv *userVecs) nearest(qv []float32, k int, keep func(uint64) bool) []uint64 {
-	type scored struct {
-		id  uint64
-		cos float64
-	}
 	if k <= 0 {
 		return nil
 	}
-	var best []scored
+	var scored []scoredID
 	for i, v := range uv.vecs {
 		if len(v) != len(qv) || keep != nil && !keep(uv.ids[i]) {
 			continue
 		}
-		best = append(best, scored{uv.ids[i], vindex.Cosine(qv, v)})
+		scored = append(scored, scoredID{uv.ids[i], vindex.Cosine(qv, v)})
 	}
-	slices.SortFunc(best, func(a, b scored) int { return cmp.Or(cmp.Compare(b.cos, a.cos), cmp.Compare(a.id, b.id)) })
-	out := make([]uint64, 0, min(k, len(best)))
-	for _, s := range best[:min(k, len(best))] {
-		out = append(out, s.id)
-	}
-	return out
+	return bestIDs(scored, k)
 }
 
 // remove drops the vectors of ids.

@@ -117,11 +117,15 @@ func (p *Proxy) serve(client net.Conn) {
 		return
 	}
 	var both sync.WaitGroup
-	both.Add(2)
 	// When one direction ends, the other is ended too: a proxy that
 	// half-closed would hide a dropped connection from one side.
-	go func() { defer both.Done(); p.pipe(server, client); p.untrack(client); p.untrack(server) }()
-	go func() { defer both.Done(); p.pipe(client, server); p.untrack(client); p.untrack(server) }()
+	for _, d := range [][2]net.Conn{{server, client}, {client, server}} {
+		both.Go(func() {
+			p.pipe(d[0], d[1])
+			p.untrack(client)
+			p.untrack(server)
+		})
+	}
 	both.Wait()
 }
 
