@@ -310,6 +310,9 @@ func (n *Node) fail(err error) {
 }
 
 // Leader returns the leader's ID as this node knows it (0 when unknown).
+// Term returns the raft term this node last saw; a leader leads in it.
+func (n *Node) Term() uint64 { return n.term.Load() }
+
 func (n *Node) Leader() uint64 { return n.leader.Load() }
 
 // Step implements Handler.

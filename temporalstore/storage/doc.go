@@ -9,6 +9,8 @@
 //
 // Package temporalstore/storage/disk has the default ones: each log a
 // matrixraft/wal log in the shard's directory, the cache a matrixcache.
+// Package temporalstore/storage/raftlog replicates each shard's log
+// through a matrixraft group.
 // Package temporalstore/local opens an engine wired with them in one call.
 // This package has in-memory reference implementations, MemLogs and
 // MemCache: they follow every contract below and keep nothing across a
@@ -25,8 +27,12 @@
 // LogOptions.SyncInterval. A record appended and acknowledged is never
 // lost or changed; one whose append failed may or may not be there after a
 // restart, and the engine copes with either. After any error other than
-// ErrRecordTooLarge, ErrGroupTooLarge or the context's, a log refuses
-// further appends: the engine stops writing to the shard.
+// ErrRecordTooLarge, ErrGroupTooLarge, ErrNotLeader, ErrUnknownOutcome or
+// the context's, a log refuses further appends: the engine stops writing
+// to the shard.
+//
+// A replicated log (package storage/raftlog) also holds records its shard
+// did not append, and says so through the optional Replicated interface.
 //
 // A log may be read and appended to by several goroutines at once. An
 // Iterator is for one goroutine.

@@ -26,7 +26,32 @@ var (
 	// ErrLocked is returned by an OpenLogFunc for a log that is open
 	// already.
 	ErrLocked = errors.New("storage: log is open elsewhere")
+	// ErrNotLeader is returned by an append to a replicated log on a
+	// replica that does not lead its group: nothing is appended, and the
+	// log stays usable (see Replicated).
+	ErrNotLeader = errors.New("storage: not the leader of the shard's group")
+	// ErrUnknownOutcome is returned by an append to a replicated log whose
+	// leadership changed before the record was committed: it may yet be
+	// committed (and then applied like a replicated record) or not. The
+	// log stays usable.
+	ErrUnknownOutcome = errors.New("storage: leadership changed; the record may or may not be appended")
 )
+
+// Replicated is an optional interface of a Log whose records are also
+// appended by replication: a replica of a shard's group appends what its
+// leader committed, and a leader the records of an earlier leader. Every
+// record such a log holds is committed. The shard applies, in index
+// order, its own appends as they return and the others as it finds them.
+type Replicated interface {
+	// Appended receives a value after records were appended by
+	// replication; it is buffered, so one value may stand for many.
+	Appended() <-chan struct{}
+	// Foreign reports whether the record at index, one past every record
+	// the shard applied, is there and was not appended through this log's
+	// Append calls that are yet to hand it to the shard: a shard applies a
+	// foreign record itself, reading it from the log.
+	Foreign(index uint64) bool
+}
 
 // Log is one shard's ordered record log (see the package doc for the
 // contract every method shares).
