@@ -347,8 +347,17 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil && first != s.applied+1 {
+		s.applyReadyLocked() // a replicated log's foreign records before it
+	}
+	if err == nil && first != s.applied+1 {
 		err = fmt.Errorf("shard: the log put a batch at record %d, after %d", first, s.applied)
 		first = s.applied + 1 // the record nothing will apply
+	}
+	if err != nil && refused(err) {
+		for _, st := range stages {
+			st.m.err = err
+		}
+		return deferred
 	}
 	if err != nil {
 		// As for a plain write (appendApply): records the log may hold

@@ -587,6 +587,9 @@ func (s *Shard) settleLocked() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for !s.closed && s.failed == nil && s.applied != s.log.LastIndex() {
+		if s.applyReadyLocked(); s.applied == s.log.LastIndex() {
+			break // a replicated log's foreign records, applied here
+		}
 		s.waiting++
 		s.turn.Wait()
 		s.waiting--

@@ -174,6 +174,12 @@ type shardState struct {
 	// damagedImages counts checkpoints Open skipped as damaged, and
 	// replayed the log records it applied.
 	damagedImages, replayed int
+	// reached is the last record the load's replay came to: a replicated
+	// log may have grown since, by records the tail applies.
+	reached uint64
+	// tailDone ends the goroutine that applies a replicated log's foreign
+	// records (tail.go); nil for a log of the shard's own.
+	tailDone chan struct{}
 
 	mu    sync.RWMutex
 	index *keyindex.Index
@@ -357,6 +363,10 @@ func Open(dir string, opts Options) (*Shard, error) {
 			return nil, err
 		}
 		s.applied = l.LastIndex()
+		if r, ok := l.(storage.Replicated); ok {
+			s.applied = s.reached
+			s.startTail(r)
+		}
 		return s, nil
 	}
 }
@@ -420,11 +430,13 @@ func (s *Shard) replay(from, upTo uint64) (err error) {
 			err = &replayPanic{index: at, value: r}
 		}
 	}()
+	s.reached = from - 1
 	for it.Next() {
 		at = it.Index()
 		if upTo != 0 && at > upTo {
 			break
 		}
+		s.reached = at
 		if _, skip := s.skipped[at]; skip {
 			continue
 		}
@@ -847,6 +859,8 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 			return ErrClosed
 		case errors.Is(err, storage.ErrRecordTooLarge):
 			return fmt.Errorf("%w: %w", ErrTooLarge, err)
+		case refused(err):
+			return err
 		}
 		// The log refuses further writes (a failed write or fsync). A
 		// record it gave an index to may or may not be in it: it is not
@@ -1058,6 +1072,10 @@ func (s *Shard) applyReadyLocked() {
 		idx := s.applied + 1
 		p := s.pending[idx]
 		if p == nil {
+			if s.applyForeignLocked(idx) {
+				n++
+				continue
+			}
 			break
 		}
 		if s.lost != 0 && idx >= s.lost {
@@ -1189,6 +1207,9 @@ func (s *Shard) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.tailDone != nil {
+		close(s.tailDone)
+	}
 	s.turn.Broadcast() // an Update waiting for appends to apply gives up
 	// The budgets are shared with the shards still open.
 	s.objDelta(-s.spill.bytes)

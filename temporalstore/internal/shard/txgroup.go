@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 )
 
 // An Exclusive's writes are one crash-atomic group in the log. Each write
@@ -93,10 +94,26 @@ func (s *Shard) commitTxLocked(more bool) error {
 		first, err = s.log.AppendGroup(context.Background(), t.recs)
 	}
 	if err == nil && first != t.first {
+		if _, ok := s.log.(storage.Replicated); ok {
+			// A replicated log took a foreign record first: the group's
+			// writes are taken back and applied again after it.
+			return s.reapplyTxLocked(t, first)
+		}
 		err = fmt.Errorf("the log gave index %d to the records applied as %d", first, t.first)
 	}
 	if err == nil {
 		return nil
+	}
+	if refused(err) {
+		// Nothing of the group is in the log (or, after an unknown
+		// outcome, it comes back as a foreign record): its writes are
+		// taken back, and the shard goes on.
+		s.tx.Store(nil)
+		if rerr := s.rebuildLocked(t.first - 1); rerr != nil {
+			err = fmt.Errorf("%w (and taking its writes back: %w)", err, rerr)
+			s.failLocked(err, t.first)
+		}
+		return err
 	}
 	err = fmt.Errorf("shard: append: %w", err)
 	s.failLocked(err, t.first)
@@ -105,4 +122,29 @@ func (s *Shard) commitTxLocked(more bool) error {
 		return fmt.Errorf("%w (and taking its writes back: %w)", err, rerr)
 	}
 	return err
+}
+
+// reapplyTxLocked takes back the group t, applied ahead of the log, which
+// put it at first instead, and applies what the log holds up to its end.
+func (s *Shard) reapplyTxLocked(t *txGroup, first uint64) error {
+	s.tx.Store(nil)
+	if err := s.rebuildLocked(t.first - 1); err != nil {
+		err = fmt.Errorf("shard: taking back a group the log moved: %w", err)
+		s.failLocked(err, t.first)
+		return err
+	}
+	end := first + uint64(len(t.recs)) - 1
+	for s.applied < end {
+		idx := s.applied + 1
+		rec, err := s.log.Read(idx)
+		if err == nil {
+			err = s.applyReadLocked(idx, rec)
+		}
+		if err != nil {
+			err = fmt.Errorf("shard: record %d: %w", idx, err)
+			s.failLocked(err, idx)
+			return err
+		}
+	}
+	return nil
 }

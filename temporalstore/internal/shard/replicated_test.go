@@ -1,0 +1,205 @@
+package shard
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/matrixraft"
+	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/raftlog"
+)
+
+// replicas are three shards whose logs are one raft group.
+type replicas struct {
+	t    *testing.T
+	mu   sync.Mutex
+	nw   *matrixraft.MemNetwork
+	dirs []string
+	host []*matrixraft.Host
+	logs []*raftlog.Logs
+	s    []*Shard
+}
+
+func newReplicas(t *testing.T) *replicas {
+	r := &replicas{t: t, nw: matrixraft.NewMemNetwork(1)}
+	for range 3 {
+		r.dirs = append(r.dirs, t.TempDir())
+	}
+	r.host, r.logs, r.s = make([]*matrixraft.Host, 3), make([]*raftlog.Logs, 3), make([]*Shard, 3)
+	for i := range 3 {
+		r.start(i)
+	}
+	t.Cleanup(func() {
+		for i := range 3 {
+			r.stop(i)
+		}
+	})
+	return r
+}
+
+func (r *replicas) start(i int) {
+	t := r.t
+	host, err := matrixraft.OpenHost(filepath.Join(r.dirs[i], "raft"), matrixraft.HostOptions{WAL: wal.Options{NoDirectIO: true}})
+	require.NoError(t, err)
+	id := uint64(i + 1)
+	logs, err := raftlog.New(raftlog.Options{
+		Host: host, NodeID: id, Peers: []matrixraft.Peer{{ID: 1}, {ID: 2}, {ID: 3}},
+		Transport: func(uint64) (matrixraft.Transport, error) { return r.nw.Transport(id), nil },
+		Raft:      matrixraft.Options{TickInterval: 5 * time.Millisecond, ElectionTick: 10, HeartbeatTick: 1},
+	})
+	require.NoError(t, err)
+	s, err := Open(filepath.Join(r.dirs[i], "shard"), Options{OpenLog: logs.OpenLog, SegmentSize: 1 << 20})
+	require.NoError(t, err)
+	r.host[i], r.logs[i], r.s[i] = host, logs, s
+}
+
+func (r *replicas) stop(i int) {
+	if r.s[i] == nil {
+		return
+	}
+	require.NoError(r.t, r.s[i].Close())
+	require.NoError(r.t, r.host[i].Close())
+	r.s[i] = nil
+}
+
+// leader returns the shard whose replica leads, once one does.
+func (r *replicas) leader() int {
+	r.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for i, s := range r.s {
+			if s == nil {
+				continue
+			}
+			if rl := s.log.(*raftlog.Log); rl.Node().Leader() == uint64(i+1) {
+				return i
+			}
+		}
+	}
+	r.t.Fatal("no leader")
+	return -1
+}
+
+// stringsOf is a shard's strings.
+func stringsOf(t *testing.T, s *Shard) map[string]string {
+	out := map[string]string{}
+	var cursor uint64
+	for {
+		keys, next, err := s.Scan(cursor, 100)
+		require.NoError(t, err)
+		for _, k := range keys {
+			v, ok, err := s.Get(k)
+			require.NoError(t, err)
+			if ok {
+				out[string(k)] = string(v)
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return out
+		}
+	}
+}
+
+// converged waits until every running replica has applied what the
+// leader's log holds and returns their strings, equal.
+func (r *replicas) converged(lead int) map[string]string {
+	r.t.Helper()
+	last := r.s[lead].log.LastIndex()
+	for i, s := range r.s {
+		if s == nil {
+			continue
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var applied uint64
+			s.rlocked(func() { applied = s.applied })
+			if applied >= last {
+				break
+			}
+			if time.Now().After(deadline) {
+				r.t.Fatalf("replica %d applied %d of %d", i+1, applied, last)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	want := stringsOf(r.t, r.s[lead])
+	for i, s := range r.s {
+		if s != nil {
+			require.Equal(r.t, want, stringsOf(r.t, s), "replica %d", i+1)
+		}
+	}
+	return want
+}
+
+func TestReplicatedShardsConverge(t *testing.T) {
+	r := newReplicas(t)
+	ctx := t.Context()
+	model := map[string]string{}
+	write := func(s *Shard, step int) {
+		k := fmt.Sprintf("k%d", step%17)
+		switch step % 5 {
+		case 0, 1:
+			v := fmt.Sprint(step)
+			require.NoError(t, s.Set(ctx, []byte(k), []byte(v), time.Time{}))
+			model[k] = v
+		case 2:
+			require.NoError(t, s.Update(ctx, []byte("counter"), incrDecimal))
+			n := 0
+			fmt.Sscan(model["counter"], &n)
+			model["counter"] = fmt.Sprint(n + 1)
+		case 3:
+			require.NoError(t, s.Delete(ctx, []byte(k)))
+			delete(model, k)
+		case 4:
+			require.NoError(t, s.Exclusive(ctx, func(s *Shard) error {
+				if err := s.Set(ctx, []byte("tx-a"), []byte(k), time.Time{}); err != nil {
+					return err
+				}
+				return s.SetBatch(ctx, []command.Command{StringSet([]byte("tx-b"), []byte(k), time.Time{})})
+			}))
+			model["tx-a"], model["tx-b"] = k, k
+		}
+	}
+	lead := r.leader()
+	for step := range 200 {
+		write(r.s[lead], step)
+	}
+	require.Equal(t, model, r.converged(lead))
+	// A follower refuses writes and changes nothing.
+	f := (lead + 1) % 3
+	err := r.s[f].Set(ctx, []byte("nope"), []byte("x"), time.Time{})
+	require.ErrorIs(t, err, storage.ErrNotLeader)
+	err = r.s[f].Update(ctx, []byte("counter"), incrDecimal)
+	require.ErrorIs(t, err, storage.ErrNotLeader)
+	err = r.s[f].Exclusive(ctx, func(s *Shard) error {
+		return s.Set(ctx, []byte("nope"), []byte("x"), time.Time{})
+	})
+	require.ErrorIs(t, err, storage.ErrNotLeader)
+	require.Equal(t, model, r.converged(lead))
+
+	// The leader goes; another takes over with the same state and writes
+	// on; the old one comes back and catches up.
+	r.stop(lead)
+	old := lead
+	lead = r.leader()
+	require.Equal(t, model, r.converged(lead))
+	for step := 200; step < 300; step++ {
+		write(r.s[lead], step)
+	}
+	r.start(old)
+	got := r.converged(lead)
+	require.Equal(t, model, got)
+	keys := make([]string, 0, len(got))
+	for k := range got {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	t.Logf("%d keys agree on 3 replicas: %v", len(keys), keys)
+}
