@@ -11,10 +11,15 @@ import (
 var (
 	// ErrInvalidOptions is wrapped by Validate's errors.
 	ErrInvalidOptions = errors.New("tcptransport: invalid options")
-	// ErrClosed is returned by Start after Close.
+	// ErrClosed is returned by Start after Close (the Transport's, or the
+	// group's own).
 	ErrClosed = errors.New("tcptransport: closed")
-	// ErrStarted is returned by a second Start.
+	// ErrStarted is returned by a second Start, and by the Start of a group
+	// already started on the same Transport.
 	ErrStarted = errors.New("tcptransport: already started")
+	// ErrInvalidGroup is returned by the Start of Group(0): group 0 stands
+	// for the Transport itself.
+	ErrInvalidGroup = errors.New("tcptransport: invalid group ID")
 	// ErrFrameTooLarge is returned for a frame whose payload is over
 	// Options.MaxMessageSize; the connection carrying it is dropped. On the
 	// sending side such a message is dropped and counted. It wraps

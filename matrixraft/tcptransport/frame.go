@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // Frame layout, every frame on every connection:
@@ -38,6 +41,13 @@ const (
 	// frameSnapAck is the receiver's answer once the whole snapshot has been
 	// handed to raft: one byte, snapAckOK or snapAckFailed.
 	frameSnapAck byte = 5
+	// frameGroupMessage is frameMessage for one raft group of many sharing
+	// the transport (Transport.Group): uvarint group ID (non-zero), then
+	// the frameMessage payload.
+	frameGroupMessage byte = 6
+	// frameGroupSnapHeader is frameSnapHeader for one raft group: uvarint
+	// group ID (non-zero), then the frameSnapHeader payload.
+	frameGroupSnapHeader byte = 7
 )
 
 // Stream kinds named in a hello frame.
@@ -54,7 +64,7 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func knownFrameType(t byte) bool { return t >= frameHello && t <= frameSnapAck }
+func knownFrameType(t byte) bool { return t >= frameHello && t <= frameGroupSnapHeader }
 
 // appendFrame appends one frame holding payload to dst.
 func appendFrame(dst []byte, typ byte, payload []byte) []byte {
@@ -155,4 +165,107 @@ func decodeHello(b []byte) (hello, error) {
 		return hello{}, fmt.Errorf("%w: hello stream kind", ErrCorruptFrame)
 	}
 	return hello{from: from, to: to, kind: b[0]}, nil
+}
+
+// Group 0 stands for the transport's own, un-grouped handler (Start): its
+// messages use the original frame types, so a transport used without
+// groups writes exactly what it always wrote. Any other group's frames
+// carry the group ID in front of the original payload.
+
+// messageFrameType and snapHeaderFrameType return the frame type for a
+// message or snapshot header of group.
+func messageFrameType(group uint64) byte {
+	if group == 0 {
+		return frameMessage
+	}
+	return frameGroupMessage
+}
+
+func snapHeaderFrameType(group uint64) byte {
+	if group == 0 {
+		return frameSnapHeader
+	}
+	return frameGroupSnapHeader
+}
+
+// appendGroup starts the payload of a frame of group: the group ID for a
+// grouped frame, nothing for group 0.
+func appendGroup(dst []byte, group uint64) []byte {
+	if group == 0 {
+		return dst
+	}
+	return binary.AppendUvarint(dst, group)
+}
+
+// splitGroup returns the group a message or snapshot header frame of type
+// typ belongs to and the payload of its un-grouped form. A grouped frame
+// naming group 0 is refused: that group has frame types of its own, and
+// accepting both spellings would let one message mean two things.
+func splitGroup(typ byte, payload []byte) (uint64, []byte, error) {
+	switch typ {
+	case frameMessage, frameSnapHeader:
+		return 0, payload, nil
+	case frameGroupMessage, frameGroupSnapHeader:
+		group, n := binary.Uvarint(payload)
+		if n <= 0 || group == 0 {
+			return 0, nil, fmt.Errorf("%w: group ID in a type %d frame", ErrCorruptFrame, typ)
+		}
+		return group, payload[n:], nil
+	default:
+		return 0, nil, fmt.Errorf("%w: frame type %d carries no group", ErrCorruptFrame, typ)
+	}
+}
+
+// decodeMessageFrame decodes a frameMessage or frameGroupMessage.
+func decodeMessageFrame(typ byte, payload []byte) (uint64, *pb.Message, error) {
+	if typ != frameMessage && typ != frameGroupMessage {
+		return 0, nil, fmt.Errorf("%w: frame type %d on a message stream", ErrCorruptFrame, typ)
+	}
+	group, payload, err := splitGroup(typ, payload)
+	if err != nil {
+		return 0, nil, err
+	}
+	m := &pb.Message{}
+	if err := proto.Unmarshal(payload, m); err != nil {
+		return 0, nil, fmt.Errorf("%w: message: %v", ErrCorruptFrame, err)
+	}
+	return group, m, nil
+}
+
+// snapHeader is a decoded snapshot header frame: the MsgSnap without its
+// data, and how many bytes of data follow in chunks.
+type snapHeader struct {
+	group uint64
+	size  uint64
+	m     *pb.Message
+}
+
+// encodeSnapHeader returns the payload of a snapshot header frame (of
+// type snapHeaderFrameType(group)).
+func encodeSnapHeader(group, size uint64, head *pb.Message) ([]byte, error) {
+	b := appendGroup(nil, group)
+	b = binary.AppendUvarint(b, size)
+	return proto.MarshalOptions{}.MarshalAppend(b, head)
+}
+
+// decodeSnapHeader decodes a frameSnapHeader or frameGroupSnapHeader. It
+// checks the encoding only; whether the message is a MsgSnap for this node
+// is the receiver's business.
+func decodeSnapHeader(typ byte, payload []byte) (snapHeader, error) {
+	if typ != frameSnapHeader && typ != frameGroupSnapHeader {
+		return snapHeader{}, fmt.Errorf("%w: snapshot stream opened with frame type %d", ErrCorruptFrame, typ)
+	}
+	group, payload, err := splitGroup(typ, payload)
+	if err != nil {
+		return snapHeader{}, err
+	}
+	size, n := binary.Uvarint(payload)
+	if n <= 0 {
+		return snapHeader{}, fmt.Errorf("%w: snapshot size", ErrCorruptFrame)
+	}
+	m := &pb.Message{}
+	if err := proto.Unmarshal(payload[n:], m); err != nil {
+		return snapHeader{}, fmt.Errorf("%w: snapshot header: %v", ErrCorruptFrame, err)
+	}
+	return snapHeader{group: group, size: size, m: m}, nil
 }

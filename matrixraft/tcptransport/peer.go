@@ -3,17 +3,19 @@ package tcptransport
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/temporalstore/temporalstore-go/matrixraft"
 )
 
 // maxBatchBytes ends a batch of queued messages: the writer flushes and
@@ -26,10 +28,14 @@ const maxBatchBytes = 1 << 20
 type peer struct {
 	t      *Transport
 	id     uint64
-	queue  chan *pb.Message
-	snapq  chan *pb.Message
-	ctx    context.Context // ends at RemovePeer or Close
+	queue  chan outMsg
+	snapq  chan *outSnap
+	ctx    context.Context // ends at the last RemovePeer or Close
 	cancel context.CancelFunc
+	// members are the groups listing the peer (the Transport itself is
+	// group 0); the peer is dropped when the last one removes it. Guarded
+	// by t.mu.
+	members map[*group]struct{}
 
 	mu     sync.Mutex
 	addr   string
@@ -40,16 +46,23 @@ type peer struct {
 	dropped   atomic.Uint64
 }
 
+// outMsg is a queued message and the group it belongs to.
+type outMsg struct {
+	group uint64
+	m     *pb.Message
+}
+
 func newPeer(t *Transport, id uint64, addr string) *peer {
 	ctx, cancel := context.WithCancel(t.ctx)
 	return &peer{
-		t:      t,
-		id:     id,
-		addr:   addr,
-		queue:  make(chan *pb.Message, t.opts.QueueSize),
-		snapq:  make(chan *pb.Message, t.opts.SnapshotQueueSize),
-		ctx:    ctx,
-		cancel: cancel,
+		t:       t,
+		id:      id,
+		addr:    addr,
+		queue:   make(chan outMsg, t.opts.QueueSize),
+		snapq:   make(chan *outSnap, t.opts.SnapshotQueueSize),
+		ctx:     ctx,
+		cancel:  cancel,
+		members: map[*group]struct{}{},
 	}
 }
 
@@ -75,14 +88,14 @@ func (p *peer) setAddr(addr string) {
 // enqueueSnapshot queues a MsgSnap for the snapshot stream. It returns
 // false when the peer is stopped or its snapshot queue is full; the caller
 // then owes raft a failure report.
-func (p *peer) enqueueSnapshot(m *pb.Message) bool {
+func (p *peer) enqueueSnapshot(s *outSnap) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return false
 	}
 	select {
-	case p.snapq <- m:
+	case p.snapq <- s:
 		return true
 	default:
 		return false
@@ -98,9 +111,17 @@ func (p *peer) stop() {
 	p.cancel()
 }
 
+// reportUnreachable tells every group listing the peer that it cannot be
+// reached: they all share its connection.
 func (p *peer) reportUnreachable() {
-	if h := p.t.handler(); h != nil && p.ctx.Err() == nil {
-		h.ReportUnreachable(p.id)
+	if p.ctx.Err() != nil {
+		return
+	}
+	p.t.mu.RLock()
+	members := slices.Collect(maps.Keys(p.members))
+	p.t.mu.RUnlock()
+	for _, g := range members {
+		g.call(func(_ context.Context, h matrixraft.Handler) { h.ReportUnreachable(p.id) })
 	}
 }
 
@@ -190,9 +211,9 @@ func (p *peer) pump(conn net.Conn) error {
 	bw := bufio.NewWriterSize(conn, p.t.opts.WriteBufferSize)
 	var buf []byte
 	for {
-		var m *pb.Message
+		var om outMsg
 		select {
-		case m = <-p.queue:
+		case om = <-p.queue:
 		case <-p.ctx.Done():
 			return p.ctx.Err()
 		}
@@ -202,33 +223,14 @@ func (p *peer) pump(conn net.Conn) error {
 		// A batch is bounded so that its deadline stays meaningful under a
 		// queue that never empties.
 		batched := 0
-		for m != nil {
-			var err error
-			buf, err = proto.MarshalOptions{}.MarshalAppend(buf[:0], m)
-			switch {
-			case err != nil:
-				p.t.log.Error("raft message not marshalled", "peer", p.id, "type", m.GetType().String(), "err", err)
-				p.dropped.Add(1)
-				p.t.stats.dropped.Add(1)
-			case len(buf) > p.t.opts.MaxMessageSize:
-				p.t.log.Warn("raft message over MaxMessageSize dropped", "peer", p.id, "type", m.GetType().String(), "bytes", len(buf))
-				p.dropped.Add(1)
-				p.t.stats.dropped.Add(1)
-			default:
-				n, err := writeFrame(bw, frameMessage, buf)
-				if err != nil {
-					return err
-				}
-				batched += n
-				p.t.stats.msgsSent.Add(1)
+		for {
+			n, err := p.writeMessage(bw, om, &buf)
+			if err != nil {
+				return err
 			}
-			m = nil
-			if batched >= maxBatchBytes {
+			batched += n
+			if batched >= maxBatchBytes || !p.tryDequeue(&om) {
 				break
-			}
-			select {
-			case m = <-p.queue:
-			default:
 			}
 		}
 		if err := bw.Flush(); err != nil {
@@ -238,40 +240,73 @@ func (p *peer) pump(conn net.Conn) error {
 	}
 }
 
+// tryDequeue takes the next queued message without waiting, if there is
+// one.
+func (p *peer) tryDequeue(om *outMsg) bool {
+	select {
+	case *om = <-p.queue:
+		return true
+	default:
+		return false
+	}
+}
+
+// writeMessage writes om as one frame to bw, its group's ID in front for a
+// grouped frame, and returns the bytes written. A message that cannot be
+// marshalled or is over MaxMessageSize is dropped and counted; only a
+// write error is returned. buf is reused between calls.
+func (p *peer) writeMessage(bw *bufio.Writer, om outMsg, buf *[]byte) (int, error) {
+	m := om.m
+	b, err := proto.MarshalOptions{}.MarshalAppend(appendGroup((*buf)[:0], om.group), m)
+	*buf = b
+	switch {
+	case err != nil:
+		p.t.log.Error("raft message not marshalled", "peer", p.id, "group", om.group, "type", m.GetType().String(), "err", err)
+	case len(b) > p.t.opts.MaxMessageSize:
+		p.t.log.Warn("raft message over MaxMessageSize dropped", "peer", p.id, "group", om.group, "type", m.GetType().String(), "bytes", len(b))
+	default:
+		n, err := writeFrame(bw, messageFrameType(om.group), b)
+		if err != nil {
+			return n, err
+		}
+		p.t.stats.msgsSent.Add(1)
+		if om.group != 0 {
+			p.t.stats.groupMsgsSent.Add(1)
+		}
+		return n, nil
+	}
+	p.dropped.Add(1)
+	p.t.stats.dropped.Add(1)
+	return 0, nil
+}
+
 // runSnapshots streams queued snapshots one at a time and reports each
-// outcome to raft. When the peer stops, every snapshot still queued is
-// reported failed.
+// outcome to its group's raft. When the peer stops, every snapshot still
+// queued is reported failed.
 func (p *peer) runSnapshots() {
 	defer p.t.wg.Done()
-	report := func(ok bool) {
-		status := raft.SnapshotFailure
-		if ok {
-			status = raft.SnapshotFinish
-			p.t.stats.snapshotsSent.Add(1)
-		} else {
-			p.t.stats.snapshotsFailed.Add(1)
-		}
-		if h := p.t.handler(); h != nil {
-			h.ReportSnapshot(p.id, status)
-		}
-	}
 	for {
 		select {
-		case m := <-p.snapq:
+		case s := <-p.snapq:
+			if s.reported.Load() {
+				// Failed already: its group closed or removed the peer.
+				continue
+			}
+			m := s.m
 			start := time.Now()
-			err := p.sendSnapshot(m)
+			err := p.sendSnapshot(s)
 			if err != nil {
-				p.t.log.Warn("raft snapshot not delivered", "peer", p.id, "index", m.GetSnapshot().GetMetadata().GetIndex(), "err", err)
+				p.t.log.Warn("raft snapshot not delivered", "peer", p.id, "group", s.g.id, "index", m.GetSnapshot().GetMetadata().GetIndex(), "err", err)
 			} else {
-				p.t.log.Info("raft snapshot delivered", "peer", p.id, "index", m.GetSnapshot().GetMetadata().GetIndex(),
+				p.t.log.Info("raft snapshot delivered", "peer", p.id, "group", s.g.id, "index", m.GetSnapshot().GetMetadata().GetIndex(),
 					"bytes", len(m.GetSnapshot().GetData()), "took", time.Since(start))
 			}
-			report(err == nil)
+			p.t.finishSnap(s, err == nil)
 		case <-p.ctx.Done():
 			for {
 				select {
-				case <-p.snapq:
-					report(false)
+				case s := <-p.snapq:
+					p.t.finishSnap(s, false)
 				default:
 					return
 				}
@@ -282,14 +317,20 @@ func (p *peer) runSnapshots() {
 
 // sendSnapshot streams one MsgSnap on a connection of its own: a header
 // frame with the message minus its data, the data in chunks, then the
-// receiver's acknowledgement once raft has it.
-func (p *peer) sendSnapshot(m *pb.Message) error {
-	conn, err := p.t.dial(p.ctx, p.getAddr(), p.id, streamSnapshot)
+// receiver's acknowledgement once raft has it. The stream ends early when
+// the peer stops or the snapshot's group closes.
+func (p *peer) sendSnapshot(s *outSnap) error {
+	m := s.m
+	ctx, cancel := context.WithCancel(p.ctx)
+	defer cancel()
+	stopGroup := context.AfterFunc(s.g.context(), cancel)
+	defer stopGroup()
+	conn, err := p.t.dial(ctx, p.getAddr(), p.id, streamSnapshot)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	stopClose := context.AfterFunc(p.ctx, func() { conn.Close() })
+	stopClose := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stopClose()
 
 	data := m.GetSnapshot().GetData()
@@ -300,8 +341,7 @@ func (p *peer) sendSnapshot(m *pb.Message) error {
 		Index: m.Index, Commit: m.Commit, Reject: m.Reject, RejectHint: m.RejectHint,
 		Snapshot: &pb.Snapshot{Metadata: m.GetSnapshot().GetMetadata()},
 	}
-	payload := binary.AppendUvarint(nil, uint64(len(data)))
-	payload, err = proto.MarshalOptions{}.MarshalAppend(payload, head)
+	payload, err := encodeSnapHeader(s.g.id, uint64(len(data)), head)
 	if err != nil {
 		return err
 	}
@@ -313,7 +353,7 @@ func (p *peer) sendSnapshot(m *pb.Message) error {
 	if err := deadline(); err != nil {
 		return err
 	}
-	if _, err := writeFrame(bw, frameSnapHeader, payload); err != nil {
+	if _, err := writeFrame(bw, snapHeaderFrameType(s.g.id), payload); err != nil {
 		return err
 	}
 	for off := 0; off < len(data); {

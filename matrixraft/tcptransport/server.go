@@ -2,8 +2,8 @@ package tcptransport
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +11,8 @@ import (
 	"time"
 
 	pb "go.etcd.io/raft/v3/raftpb"
-	"google.golang.org/protobuf/proto"
+
+	"github.com/temporalstore/temporalstore-go/matrixraft"
 )
 
 // acceptLoop accepts inbound connections until Close.
@@ -92,58 +93,81 @@ func (t *Transport) serveConn(raw net.Conn) error {
 	return t.receiveMessages(fr, hi.from)
 }
 
-// receiveMessages steps every message of a message stream into raft, in
-// the order they were sent.
+// receiveMessages steps every message of a message stream into its
+// group's raft, in the order they were sent.
 func (t *Transport) receiveMessages(fr *frameReader, from uint64) error {
-	h := t.handler()
 	for {
 		typ, payload, err := fr.next()
 		if err != nil {
 			return err
 		}
-		if typ != frameMessage {
-			return fmt.Errorf("%w: frame type %d on a message stream", ErrCorruptFrame, typ)
-		}
-		m := &pb.Message{}
-		if err := proto.Unmarshal(payload, m); err != nil {
-			return fmt.Errorf("%w: message from %d: %v", ErrCorruptFrame, from, err)
+		group, m, err := decodeMessageFrame(typ, payload)
+		if err != nil {
+			return fmt.Errorf("message from %d: %w", from, err)
 		}
 		t.stats.msgsRecv.Add(1)
+		if group != 0 {
+			t.stats.groupMsgsRecv.Add(1)
+		}
 		if m.GetTo() != t.opts.ID || m.GetType() == pb.MsgSnap {
 			// Misaddressed, or a snapshot outside its stream (which
 			// could never be acknowledged): raft will retry.
 			t.stats.recvDropped.Add(1)
 			continue
 		}
-		// An error means raft has stopped or the transport is closing;
-		// the connection's end follows from Close.
-		_ = h.Step(t.ctx, m)
+		// An error means raft has stopped or the group or transport is
+		// closing; the connection's end follows from Close.
+		if !t.step(group, m) {
+			// The group is not started here (yet, or any more): raft
+			// tolerates the loss, as it does a lost packet.
+			t.stats.unknownGroup.Add(1)
+		}
 	}
 }
 
+// step hands m to group's handler and reports whether the group is
+// started here. Step's error is not the sender's concern.
+func (t *Transport) step(group uint64, m *pb.Message) bool {
+	g := t.startedGroup(group)
+	return g != nil && g.call(func(ctx context.Context, h matrixraft.Handler) { _ = h.Step(ctx, m) })
+}
+
+// stepSnapshot is step for a reassembled MsgSnap; it reports whether raft
+// took it.
+func (t *Transport) stepSnapshot(group uint64, m *pb.Message) bool {
+	g := t.startedGroup(group)
+	var err error
+	if g == nil || !g.call(func(ctx context.Context, h matrixraft.Handler) { err = h.Step(ctx, m) }) {
+		t.stats.unknownGroup.Add(1)
+		return false
+	}
+	return err == nil
+}
+
 // receiveSnapshot reads one snapshot stream, steps the reassembled MsgSnap
-// into raft and acknowledges it.
+// into its group's raft and acknowledges it.
 func (t *Transport) receiveSnapshot(conn net.Conn, fr *frameReader, from uint64) error {
 	typ, payload, err := fr.next()
 	if err != nil {
 		return err
 	}
-	if typ != frameSnapHeader {
-		return fmt.Errorf("%w: snapshot stream opened with frame type %d", ErrCorruptFrame, typ)
+	hdr, err := decodeSnapHeader(typ, payload)
+	if err != nil {
+		return fmt.Errorf("snapshot from %d: %w", from, err)
 	}
-	size, n := binary.Uvarint(payload)
-	if n <= 0 {
-		return fmt.Errorf("%w: snapshot size", ErrCorruptFrame)
-	}
+	size, m := hdr.size, hdr.m
 	if size > uint64(t.opts.MaxSnapshotSize) {
 		return fmt.Errorf("%w: %d bytes from %d, limit %d", ErrSnapshotTooLarge, size, from, t.opts.MaxSnapshotSize)
 	}
-	m := &pb.Message{}
-	if err := proto.Unmarshal(payload[n:], m); err != nil {
-		return fmt.Errorf("%w: snapshot header from %d: %v", ErrCorruptFrame, from, err)
-	}
 	if m.GetType() != pb.MsgSnap || m.GetSnapshot() == nil || m.GetTo() != t.opts.ID {
 		return fmt.Errorf("%w: snapshot header is not a MsgSnap to %d", ErrCorruptFrame, t.opts.ID)
+	}
+	if t.startedGroup(hdr.group) == nil {
+		// Refused before its data is read: the sender reports the
+		// failure and raft sends it again later.
+		t.stats.unknownGroup.Add(1)
+		t.log.Debug("raft snapshot for a group not started here", "peer", from, "group", hdr.group)
+		return t.ackSnapshot(conn, snapAckFailed)
 	}
 	// Grow with the data actually received, not the announced size.
 	data := make([]byte, 0, min(size, uint64(t.opts.MaxMessageSize)))
@@ -158,22 +182,27 @@ func (t *Transport) receiveSnapshot(conn net.Conn, fr *frameReader, from uint64)
 		data = append(data, chunk...)
 	}
 	m.Snapshot.Data = data
-	ack := snapAckOK
-	if err := t.handler().Step(t.ctx, m); err != nil {
-		ack = snapAckFailed
-	} else {
+	ack := snapAckFailed
+	if t.stepSnapshot(hdr.group, m) {
+		ack = snapAckOK
 		t.stats.snapshotsRecv.Add(1)
 	}
-	if err := conn.SetWriteDeadline(time.Now().Add(t.opts.WriteTimeout)); err != nil {
+	if err := t.ackSnapshot(conn, ack); err != nil {
 		return err
 	}
-	if _, err := conn.Write(appendFrame(nil, frameSnapAck, []byte{ack})); err != nil {
-		return err
-	}
-	t.log.Info("raft snapshot received", "peer", from, "index", m.GetSnapshot().GetMetadata().GetIndex(), "bytes", len(data), "stepped", ack == snapAckOK)
+	t.log.Info("raft snapshot received", "peer", from, "group", hdr.group, "index", m.GetSnapshot().GetMetadata().GetIndex(), "bytes", len(data), "stepped", ack == snapAckOK)
 	// Wait for the sender to hang up, so it reads the acknowledgement
 	// before the connection is torn down.
 	_ = conn.SetReadDeadline(time.Now().Add(t.opts.WriteTimeout))
 	_, _, _ = fr.next()
 	return nil
+}
+
+// ackSnapshot writes a snapshot acknowledgement.
+func (t *Transport) ackSnapshot(conn net.Conn, ack byte) error {
+	if err := conn.SetWriteDeadline(time.Now().Add(t.opts.WriteTimeout)); err != nil {
+		return err
+	}
+	_, err := conn.Write(appendFrame(nil, frameSnapAck, []byte{ack}))
+	return err
 }

@@ -26,6 +26,14 @@ type Stats struct {
 	// InboundDropped counts received messages not delivered: addressed to
 	// another node, or a MsgSnap outside a snapshot stream.
 	InboundDropped uint64
+	// GroupMessagesSent and GroupMessagesReceived count the messages of
+	// groups (Transport.Group) among MessagesSent and MessagesReceived.
+	GroupMessagesSent     uint64
+	GroupMessagesReceived uint64
+	// UnknownGroupDrops counts received messages and snapshots for a group
+	// with no handler here: not started yet, or closed (un-grouped ones
+	// too, when only groups are started). Not included in InboundDropped.
+	UnknownGroupDrops uint64
 	// Reconnects counts message-stream connections made after a lost
 	// connection or a failed attempt.
 	Reconnects uint64
@@ -55,6 +63,7 @@ type counters struct {
 	bytesSent, bytesRecv                          atomic.Uint64
 	msgsSent, msgsRecv, dropped, recvDropped      atomic.Uint64
 	flushes                                       atomic.Uint64
+	groupMsgsSent, groupMsgsRecv, unknownGroup    atomic.Uint64
 	reconnects, dialFailures                      atomic.Uint64
 	snapshotsSent, snapshotsFailed, snapshotsRecv atomic.Uint64
 }
@@ -63,19 +72,22 @@ type counters struct {
 func (t *Transport) Stats() Stats {
 	c := &t.stats
 	s := Stats{
-		BytesSent:         c.bytesSent.Load(),
-		BytesReceived:     c.bytesRecv.Load(),
-		MessagesSent:      c.msgsSent.Load(),
-		MessagesReceived:  c.msgsRecv.Load(),
-		Flushes:           c.flushes.Load(),
-		MessagesDropped:   c.dropped.Load(),
-		InboundDropped:    c.recvDropped.Load(),
-		Reconnects:        c.reconnects.Load(),
-		DialFailures:      c.dialFailures.Load(),
-		SnapshotsSent:     c.snapshotsSent.Load(),
-		SnapshotsFailed:   c.snapshotsFailed.Load(),
-		SnapshotsReceived: c.snapshotsRecv.Load(),
-		Peers:             map[uint64]PeerStats{},
+		BytesSent:             c.bytesSent.Load(),
+		BytesReceived:         c.bytesRecv.Load(),
+		MessagesSent:          c.msgsSent.Load(),
+		MessagesReceived:      c.msgsRecv.Load(),
+		Flushes:               c.flushes.Load(),
+		MessagesDropped:       c.dropped.Load(),
+		InboundDropped:        c.recvDropped.Load(),
+		GroupMessagesSent:     c.groupMsgsSent.Load(),
+		GroupMessagesReceived: c.groupMsgsRecv.Load(),
+		UnknownGroupDrops:     c.unknownGroup.Load(),
+		Reconnects:            c.reconnects.Load(),
+		DialFailures:          c.dialFailures.Load(),
+		SnapshotsSent:         c.snapshotsSent.Load(),
+		SnapshotsFailed:       c.snapshotsFailed.Load(),
+		SnapshotsReceived:     c.snapshotsRecv.Load(),
+		Peers:                 map[uint64]PeerStats{},
 	}
 	t.mu.RLock()
 	peers := slices.Collect(maps.Values(t.peers))

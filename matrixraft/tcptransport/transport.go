@@ -17,7 +17,8 @@ import (
 )
 
 // Transport is a matrixraft.Transport over TCP (optionally TLS). Create it
-// with New; the node starts it and closes it.
+// with New; the node starts it and closes it. Several raft groups can share
+// it through Group.
 type Transport struct {
 	opts Options
 	log  *slog.Logger
@@ -29,23 +30,35 @@ type Transport struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	// mu guards the fields below. Send holds it for reading, so Close
-	// (which takes it for writing) happens wholly before or after a Send.
+	// base is the Transport's own group (0), used by Start, Send, AddPeer
+	// and RemovePeer.
+	base *group
+
+	// mu guards the fields below and every peer's members. Send holds it
+	// for reading, so Close (which takes it for writing) happens wholly
+	// before or after a Send.
 	mu      sync.RWMutex
-	h       matrixraft.Handler
-	started bool
+	serving bool
 	closed  bool
+	groups  map[uint64]*group // started and not closed, by group ID
 	peers   map[uint64]*peer
 	inbound map[net.Conn]struct{}
 
-	// Reports owed to the handler by Send, delivered by one goroutine so
-	// Send never calls back into the node. Unreachable reports coalesce.
+	// Reports owed to handlers by Send, delivered by one goroutine so Send
+	// never calls back into a node. Unreachable reports coalesce per group
+	// and peer.
 	repMu      sync.Mutex
-	repUnreach map[uint64]struct{}
-	repSnaps   []uint64
+	repUnreach map[unreachable]struct{}
+	repSnaps   []*outSnap
 	repWake    chan struct{}
 
 	stats counters
+}
+
+// unreachable is an owed ReportUnreachable: to group g, about peer.
+type unreachable struct {
+	g    *group
+	peer uint64
 }
 
 var _ matrixraft.Transport = (*Transport)(nil)
@@ -62,45 +75,47 @@ func New(opts Options) (*Transport, error) {
 		return nil, fmt.Errorf("tcptransport: listen %s: %w", opts.ListenAddr, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Transport{
+	t := &Transport{
 		opts:       opts,
 		log:        opts.Logger.With("raft_id", opts.ID),
 		ln:         ln,
 		ctx:        ctx,
 		cancel:     cancel,
+		groups:     map[uint64]*group{},
 		peers:      map[uint64]*peer{},
 		inbound:    map[net.Conn]struct{}{},
-		repUnreach: map[uint64]struct{}{},
+		repUnreach: map[unreachable]struct{}{},
 		repWake:    make(chan struct{}, 1),
-	}, nil
+	}
+	t.base = newGroup(t, 0)
+	return t, nil
 }
 
 // Addr returns the address the transport listens on.
 func (t *Transport) Addr() net.Addr { return t.ln.Addr() }
 
 // Start implements matrixraft.Transport: it accepts connections and
-// delivers their messages to h.
-func (t *Transport) Start(h matrixraft.Handler) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch {
-	case t.closed:
-		return ErrClosed
-	case t.started:
-		return ErrStarted
+// delivers their un-grouped messages to h.
+func (t *Transport) Start(h matrixraft.Handler) error { return t.base.Start(h) }
+
+// serveLocked starts accepting connections and delivering reports, once:
+// at the first Start, of the Transport or of any group. t.mu is held.
+func (t *Transport) serveLocked() {
+	if t.serving {
+		return
 	}
-	t.h, t.started = h, true
+	t.serving = true
 	t.wg.Add(2)
 	go t.acceptLoop()
 	go t.reportLoop()
 	t.log.Info("raft transport listening", "addr", t.ln.Addr().String(), "tls", t.opts.ServerTLS != nil)
-	return nil
 }
 
-func (t *Transport) handler() matrixraft.Handler {
+// startedGroup returns group id if it is started here, or nil.
+func (t *Transport) startedGroup(id uint64) *group {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return t.h
+	return t.groups[id]
 }
 
 // Send implements matrixraft.Transport. It never blocks on the network: a
@@ -108,45 +123,65 @@ func (t *Transport) handler() matrixraft.Handler {
 // the peer unknown, and the peer is reported unreachable. Every MsgSnap is
 // reported back through Handler.ReportSnapshot, failures included. After
 // Close, Send drops everything and reports nothing.
-func (t *Transport) Send(msgs []*pb.Message) {
+func (t *Transport) Send(msgs []*pb.Message) { t.send(t.base, msgs) }
+
+// send is Send for group g.
+func (t *Transport) send(g *group, msgs []*pb.Message) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if t.closed {
+	if t.closed || g.isClosing() {
 		return
 	}
 	for _, m := range msgs {
 		p := t.peers[m.GetTo()]
 		if m.GetType() == pb.MsgSnap {
-			if p == nil || !p.enqueueSnapshot(m) {
-				t.stats.snapshotsFailed.Add(1)
-				t.owe(m.GetTo(), true)
-			}
+			t.sendSnapshotLocked(g, p, m)
 			continue
 		}
 		if p == nil {
 			t.stats.dropped.Add(1)
-			t.owe(m.GetTo(), false)
+			t.oweUnreachable(g, m.GetTo())
 			continue
 		}
 		select {
-		case p.queue <- m:
+		case p.queue <- outMsg{group: g.id, m: m}:
 		default:
 			p.dropped.Add(1)
 			t.stats.dropped.Add(1)
-			t.owe(m.GetTo(), false)
+			t.oweUnreachable(g, m.GetTo())
 		}
 	}
 }
 
-// owe records a report for the report goroutine.
-func (t *Transport) owe(id uint64, snapshot bool) {
-	t.repMu.Lock()
-	if snapshot {
-		t.repSnaps = append(t.repSnaps, id)
-	} else {
-		t.repUnreach[id] = struct{}{}
+// sendSnapshotLocked queues a MsgSnap of g for peer p's snapshot stream,
+// or owes g its failure. t.mu is held for reading.
+func (t *Transport) sendSnapshotLocked(g *group, p *peer, m *pb.Message) {
+	s := &outSnap{g: g, m: m}
+	if !g.track(s) {
+		return
 	}
+	if p == nil || !p.enqueueSnapshot(s) {
+		t.oweSnap(s)
+	}
+}
+
+// oweUnreachable records an unreachable report for the report goroutine.
+func (t *Transport) oweUnreachable(g *group, id uint64) {
+	t.repMu.Lock()
+	t.repUnreach[unreachable{g: g, peer: id}] = struct{}{}
 	t.repMu.Unlock()
+	t.wakeReports()
+}
+
+// oweSnap records a snapshot failure for the report goroutine.
+func (t *Transport) oweSnap(s *outSnap) {
+	t.repMu.Lock()
+	t.repSnaps = append(t.repSnaps, s)
+	t.repMu.Unlock()
+	t.wakeReports()
+}
+
+func (t *Transport) wakeReports() {
 	select {
 	case t.repWake <- struct{}{}:
 	default:
@@ -155,7 +190,6 @@ func (t *Transport) owe(id uint64, snapshot bool) {
 
 func (t *Transport) reportLoop() {
 	defer t.wg.Done()
-	h := t.handler()
 	for {
 		var stopping bool
 		select {
@@ -165,17 +199,17 @@ func (t *Transport) reportLoop() {
 		}
 		t.repMu.Lock()
 		unreach, snaps := t.repUnreach, t.repSnaps
-		t.repUnreach, t.repSnaps = map[uint64]struct{}{}, nil
+		t.repUnreach, t.repSnaps = map[unreachable]struct{}{}, nil
 		t.repMu.Unlock()
 		if !stopping {
-			for id := range unreach {
-				h.ReportUnreachable(id)
+			for u := range unreach {
+				u.g.call(func(_ context.Context, h matrixraft.Handler) { h.ReportUnreachable(u.peer) })
 			}
 		}
 		// Snapshot failures are owed even while closing: raft must not
 		// wait for a snapshot that will never arrive.
-		for _, id := range snaps {
-			h.ReportSnapshot(id, raft.SnapshotFailure)
+		for _, s := range snaps {
+			t.finishSnap(s, false)
 		}
 		if stopping {
 			return
@@ -183,48 +217,103 @@ func (t *Transport) reportLoop() {
 	}
 }
 
+// finishSnap reports s to its group's handler, unless it was reported
+// already, and counts the outcome.
+func (t *Transport) finishSnap(s *outSnap, ok bool) {
+	if !s.reported.CompareAndSwap(false, true) {
+		return
+	}
+	s.g.untrack(s)
+	status := raft.SnapshotFailure
+	if ok {
+		status = raft.SnapshotFinish
+		t.stats.snapshotsSent.Add(1)
+	} else {
+		t.stats.snapshotsFailed.Add(1)
+	}
+	s.g.call(func(_ context.Context, h matrixraft.Handler) { h.ReportSnapshot(s.m.GetTo(), status) })
+}
+
 // AddPeer implements matrixraft.Transport. A known peer with a new address
 // is redialed; the same address is a no-op.
-func (t *Transport) AddPeer(id uint64, addr string) {
+func (t *Transport) AddPeer(id uint64, addr string) { t.addPeer(t.base, id, addr) }
+
+// addPeer is AddPeer for group g: g lists the peer from now on.
+func (t *Transport) addPeer(g *group, id uint64, addr string) {
 	if id == t.opts.ID || id == 0 {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed {
+	if t.closed || g.isClosing() {
 		return
 	}
-	if p, ok := t.peers[id]; ok {
-		if addr != "" {
-			p.setAddr(addr)
-		}
-		return
+	p, ok := t.peers[id]
+	switch {
+	case !ok:
+		p = newPeer(t, id, addr)
+		t.peers[id] = p
+		t.wg.Add(2)
+		go p.runMessages()
+		go p.runSnapshots()
+		t.log.Debug("raft peer added", "peer", id, "addr", addr)
+	case addr != "":
+		p.setAddr(addr)
 	}
-	p := newPeer(t, id, addr)
-	t.peers[id] = p
-	t.wg.Add(2)
-	go p.runMessages()
-	go p.runSnapshots()
-	t.log.Debug("raft peer added", "peer", id, "addr", addr)
+	p.members[g] = struct{}{}
 }
 
 // RemovePeer implements matrixraft.Transport: the peer's queue is dropped,
 // its snapshots in flight or waiting fail, and its connections close. It
-// does not wait for the peer's goroutines (Close does).
-func (t *Transport) RemovePeer(id uint64) {
+// does not wait for the peer's goroutines (Close does). While a group
+// (Group) still lists the peer, only the Transport's own snapshots to it
+// fail, and the peer stays.
+func (t *Transport) RemovePeer(id uint64) { t.removePeer(t.base, id) }
+
+// removePeer is RemovePeer for group g.
+func (t *Transport) removePeer(g *group, id uint64) {
 	t.mu.Lock()
 	p := t.peers[id]
-	delete(t.peers, id)
-	t.mu.Unlock()
+	orphan := false
 	if p != nil {
+		delete(p.members, g)
+		if len(p.members) == 0 {
+			delete(t.peers, id)
+			orphan = true
+		}
+	}
+	t.mu.Unlock()
+	// g's snapshots to id fail now, as RemovePeer promises, even when the
+	// peer stays for other groups: g's raft has forgotten the peer and
+	// should not wait behind other groups' snapshot streams to hear so.
+	for _, s := range g.pendingSnaps(id) {
+		t.oweSnap(s)
+	}
+	if orphan {
 		p.stop()
 		t.log.Debug("raft peer removed", "peer", id)
 	}
 }
 
+// leaveAllLocked removes g from every peer's members and returns the
+// peers no one lists any more, already forgotten; the caller stops them.
+// t.mu is held.
+func (t *Transport) leaveAllLocked(g *group) []*peer {
+	var orphans []*peer
+	for id, p := range t.peers {
+		delete(p.members, g)
+		if len(p.members) == 0 {
+			delete(t.peers, id)
+			orphans = append(orphans, p)
+		}
+	}
+	return orphans
+}
+
 // Close implements matrixraft.Transport. It closes the listener and every
-// connection and waits for the transport's goroutines; the handler is not
-// called after Close returns. It is idempotent.
+// connection, of every group, and waits for the transport's goroutines; no
+// handler (the Transport's or a group's) is called after Close returns,
+// but by a group's own Close running at the same time. It is idempotent.
 func (t *Transport) Close() error {
 	t.mu.Lock()
 	if t.closed {
