@@ -309,10 +309,10 @@ func (n *Node) fail(err error) {
 	n.failure.CompareAndSwap(nil, &err)
 }
 
-// Leader returns the leader's ID as this node knows it (0 when unknown).
 // Term returns the raft term this node last saw; a leader leads in it.
 func (n *Node) Term() uint64 { return n.term.Load() }
 
+// Leader returns the leader's ID as this node knows it (0 when unknown).
 func (n *Node) Leader() uint64 { return n.leader.Load() }
 
 // Step implements Handler.

@@ -433,7 +433,7 @@ func runCManager(ctx context.Context, e *Engine, x *scope, c *Command) (Response
 		if f != "" {
 			fk = FamilyKey(f, c.Key)
 		}
-		return readObj(ctx, x.shard(t, ShardOf(fk, len(t.shards))), fk, object.KindControl, func(o *object.Object, _ *shard.View) error {
+		return readObj(ctx, x.shard(t, t.opts.KeyShard(fk)), fk, object.KindControl, func(o *object.Object, _ *shard.View) error {
 			return fn(o)
 		})
 	}

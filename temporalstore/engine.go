@@ -210,12 +210,19 @@ type TableOptions struct {
 	// keep theirs together: a MULTI/EXEC (watched keys included) and the
 	// two-key commands (RENAME, SMOVE, LMOVE, the STORE forms) take keys
 	// of one group, ShardOf(key, KeyGroups) (a common {hash tag} puts
-	// keys in one), and get ErrCrossShard otherwise. It must be a multiple
+	// keys in one; see KeyGroup), and get ErrCrossShard otherwise. It must be a multiple
 	// of Shards, so that a group lies within one shard. More groups than
 	// shards keep that rule the same for tables whose shard counts differ:
 	// the server's default table has 4 groups whatever the shard count it
 	// chose for the machine. Default: Shards.
 	KeyGroups int `json:"key_groups,omitempty"`
+	// SlotRouting routes keys by Redis Cluster hash slot (KeySlot) instead
+	// of by hash: slot ranges map onto shards (SlotShard), and a
+	// multi-key command's keys must share a slot (KeyGroups is then
+	// unused). A cluster routes its default table so, so that Redis
+	// Cluster clients can address a shard's leader directly. Fixed when
+	// the table is created. Default: false.
+	SlotRouting bool `json:"slot_routing,omitempty"`
 	// Async acknowledges writes once they reach the operating system, with
 	// a sync every SyncInterval, instead of after fsync. Default: false
 	// (durable).
@@ -596,9 +603,58 @@ func (e *Engine) saveCatalogLocked() error {
 	return nil
 }
 
-// ShardOf is the shard of key in a table of n shards: XXH64 (seed 0) of
-// the key's hash tag, modulo n. It is stable across builds and processes.
+// Errors of a replicated shard (storage/raftlog), matched with errors.Is.
+var (
+	// ErrNotLeader is a write refused by a replica that does not lead its
+	// shard: nothing was written.
+	ErrNotLeader = storage.ErrNotLeader
+	// ErrUnknownOutcome is a write whose shard's leader lost its
+	// leadership before the write committed: it may or may not be applied.
+	ErrUnknownOutcome = storage.ErrUnknownOutcome
+)
+
+// ShardProgress returns the index of the last record shard sh of table
+// namespace/name applied, and of the last its log holds: a replica of a
+// replicated shard applies what its log receives a little after.
+func (e *Engine) ShardProgress(namespace, name string, sh int) (applied, last uint64, err error) {
+	t, err := e.tableNamed(namespace, name)
+	if err != nil {
+		return 0, 0, err
+	}
+	if sh < 0 || sh >= len(t.shards) {
+		return 0, 0, fmt.Errorf("%w: shard %d of %d", ErrInvalid, sh, len(t.shards))
+	}
+	applied, last = t.shards[sh].Progress()
+	return applied, last, nil
+}
+
+// ShardOf is the shard of key in a table of n shards routed by hash: XXH64
+// (seed 0) of the key's hash tag, modulo n. It is stable across builds and
+// processes.
 func ShardOf(key []byte, n int) int { return int(xxhash.Sum64(HashTag(key)) % uint64(n)) }
+
+// SlotShard is the shard of a hash slot in a table of n shards routed by
+// slot (TableOptions.SlotRouting): the slots split into n ranges of
+// consecutive slots, as a Redis Cluster of n masters would take them.
+func SlotShard(slot, n int) int { return slot * n / HashSlots }
+
+// KeyShard is key's shard in a table with options o (defaults applied).
+func (o TableOptions) KeyShard(key []byte) int {
+	if o.SlotRouting {
+		return SlotShard(KeySlot(key), o.Shards)
+	}
+	return ShardOf(key, o.Shards)
+}
+
+// KeyGroup is key's key group in a table with options o (defaults
+// applied): its hash slot when the table routes by slot, so that the keys
+// a multi-key command takes must share a slot, as in Redis Cluster.
+func (o TableOptions) KeyGroup(key []byte) int {
+	if o.SlotRouting {
+		return KeySlot(key)
+	}
+	return ShardOf(key, o.KeyGroups)
+}
 
 // BucketOf is key's bucket in a routing range lo..hi: the same hash as
 // ShardOf, over the range. Buckets are the unit a table's keys would move
@@ -633,7 +689,7 @@ func (e *Engine) route(c *Command) (*table, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return t, ShardOf(c.Key, len(t.shards)), nil
+	return t, t.opts.KeyShard(c.Key), nil
 }
 
 // table returns the table c addresses.

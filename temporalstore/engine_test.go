@@ -587,3 +587,54 @@ func TestKeySlotMatchesRedis(t *testing.T) {
 	}
 	require.Equal(t, 12182, KeySlot([]byte("foo")))
 }
+
+// A table routed by slot puts each slot range on one shard, as a Redis
+// Cluster's masters would take them, takes multi-key commands within one
+// slot only, and keeps its routing across a reopen.
+func TestSlotRouting(t *testing.T) {
+	o := TableOptions{Shards: 3, SlotRouting: true}.withDefaults()
+	for _, tc := range []struct{ slot, shard int }{{0, 0}, {5461, 0}, {5462, 1}, {10922, 1}, {10923, 2}, {16383, 2}} {
+		require.Equal(t, tc.shard, SlotShard(tc.slot, 3), "slot %d", tc.slot)
+	}
+	for i := range 1000 {
+		k := fmt.Appendf(nil, "key:%d", i)
+		require.Equal(t, SlotShard(KeySlot(k), 3), o.KeyShard(k))
+		require.Equal(t, KeySlot(k), o.KeyGroup(k))
+		require.Equal(t, o.KeyShard(k), o.KeyShard(fmt.Appendf(nil, "{%s}other", k)), "a hash tag keeps the shard")
+	}
+	dir := t.TempDir()
+	clk := testclock.New(time.Unix(1_764_460_800, 0))
+	e := openEngine(t, dir, clk)
+	ctx := t.Context()
+	require.NoError(t, e.CreateTable(ctx, "c", "slots", TableOptions{Shards: 3, SlotRouting: true}))
+	// Two keys of different slots on one shard: a hash-routed table with
+	// one key group per shard would take the pair, a slot-routed one not.
+	a := []byte("a")
+	var b []byte
+	for i := 0; ; i++ {
+		b = fmt.Appendf(nil, "b%d", i)
+		if KeySlot(b) != KeySlot(a) && o.KeyShard(b) == o.KeyShard(a) {
+			break
+		}
+	}
+	check := func(e *Engine) {
+		got, err := e.TableOptions("c", "slots")
+		require.NoError(t, err)
+		require.True(t, got.SlotRouting)
+		_, err = e.Execute(ctx, Command{Namespace: "c", Table: "slots", Kind: KindSet, Key: a, Value: []byte("v")})
+		require.NoError(t, err)
+		_, err = e.Execute(ctx, Command{Namespace: "c", Table: "slots", Kind: KindRename, Key: a, Dest: b})
+		require.ErrorIs(t, err, ErrCrossShard)
+		g, err := e.KeyGroup("c", "slots", b)
+		require.NoError(t, err)
+		require.Equal(t, KeySlot(b), g)
+		v, ok := get(t, e, Command{Namespace: "c", Table: "slots", Key: a})
+		require.True(t, ok)
+		require.Equal(t, "v", v)
+	}
+	check(e)
+	require.NoError(t, e.Close())
+	e = openEngine(t, dir, clk)
+	defer e.Close()
+	check(e)
+}

@@ -116,7 +116,7 @@ func (e *Engine) execute(ctx context.Context, x *scope, c *Command) (r Response,
 	if err != nil {
 		return Response{}, err
 	}
-	if c.Dest != nil && (len(c.Dest) == 0 || ShardOf(c.Dest, t.opts.KeyGroups) != ShardOf(c.Key, t.opts.KeyGroups)) {
+	if c.Dest != nil && (len(c.Dest) == 0 || t.opts.KeyGroup(c.Dest) != t.opts.KeyGroup(c.Key)) {
 		if len(c.Dest) == 0 {
 			return Response{}, fmt.Errorf("%w: empty destination key", ErrInvalid)
 		}
@@ -219,7 +219,7 @@ func (e *Engine) appendGet(ctx context.Context, x *scope, namespace, name string
 	if err != nil {
 		return dst, false, err
 	}
-	i := ShardOf(key, len(t.shards))
+	i := t.opts.KeyShard(key)
 	if err := e.admitKind(t, i, false, ""); err != nil {
 		return dst, false, err
 	}
@@ -272,7 +272,7 @@ func (e *Engine) AppendGets(ctx context.Context, namespace, name string, keys []
 				done[i] = true
 				continue
 			}
-			shardOf[i] = ShardOf(k, len(t.shards))
+			shardOf[i] = t.opts.KeyShard(k)
 			// Admission per key, as AppendGet: read limits count GETs.
 			if err := e.admitKind(t, shardOf[i], false, ""); err != nil {
 				fail(lo+i, err)

@@ -282,6 +282,6 @@ func runRowReadBatch(ctx context.Context, e *Engine, x *scope, c *Command) (Resp
 // countStale adds n stale row writes to the count of c's shard.
 func (e *Engine) countStale(c *Command, n int) {
 	if t, err := e.table(c); err == nil {
-		t.adm.shards[ShardOf(c.Key, len(t.shards))].staleRejects.Add(uint64(n))
+		t.adm.shards[t.opts.KeyShard(c.Key)].staleRejects.Add(uint64(n))
 	}
 }

@@ -24,13 +24,13 @@ func (e *Engine) oneGroup(x *scope, c *Command, keys ...[]byte) (*table, *shard.
 		if len(k) == 0 {
 			return nil, nil, fmt.Errorf("%w: empty key", ErrInvalid)
 		}
-		kg := ShardOf(k, t.opts.KeyGroups)
+		kg := t.opts.KeyGroup(k)
 		if g >= 0 && kg != g {
 			return nil, nil, ErrCrossShard
 		}
 		g = kg
 	}
-	sh := ShardOf(keys[0], len(t.shards))
+	sh := t.opts.KeyShard(keys[0])
 	if err := e.admit(t, sh, c); err != nil {
 		return nil, nil, err
 	}

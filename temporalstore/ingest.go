@@ -96,12 +96,12 @@ func validSource(s string) bool {
 	return true
 }
 
-// ledgerKey is the ledger key of a source's partition on shard sh of n: a
-// name chosen so that it routes to that shard.
-func ledgerKey(source string, partition int32, sh, n int) []byte {
+// ledgerKey is the ledger key of a source's partition on shard sh of a
+// table with options o: a name chosen so that it routes to that shard.
+func ledgerKey(source string, partition int32, sh int, o TableOptions) []byte {
 	for i := 0; ; i++ {
 		k := fmt.Appendf(nil, "__ingest:%s:%d:ledger:%d", source, partition, i)
-		if ShardOf(k, n) == sh {
+		if o.KeyShard(k) == sh {
 			return k
 		}
 	}
@@ -190,8 +190,8 @@ func (e *Engine) recordLedger(b *IngestBatch, c *Command) (*shard.Shard, []byte,
 	if err != nil {
 		return nil, nil, err
 	}
-	sh := ShardOf(key, len(t.shards))
-	return t.shards[sh], ledgerKey(b.Source, b.Partition, sh, len(t.shards)), nil
+	sh := t.opts.KeyShard(key)
+	return t.shards[sh], ledgerKey(b.Source, b.Partition, sh, t.opts), nil
 }
 
 // ingestOne applies one record unless its shard's ledger says it was.

@@ -316,7 +316,7 @@ func (e *Engine) byShard(c *Command, keys [][]byte) (*table, map[int][]int, erro
 		if len(k) == 0 {
 			return nil, nil, fmt.Errorf("%w: empty key", ErrInvalid)
 		}
-		sh := ShardOf(k, len(t.shards))
+		sh := t.opts.KeyShard(k)
 		groups[sh] = append(groups[sh], i)
 	}
 	for sh := range groups {

@@ -98,7 +98,7 @@ func runSeqBatchQuery(ctx context.Context, e *Engine, x *scope, c *Command) (Res
 	}
 	r := Response{SeqGroups: make([]SeqGroup, len(c.SeqQueries))}
 	for i, q := range c.SeqQueries {
-		s := x.shard(t, ShardOf(q.Key, len(t.shards)))
+		s := x.shard(t, t.opts.KeyShard(q.Key))
 		rows, err := seqRows(ctx, s, q.Key, q.Start, q.End, min(q.Count, t.opts.FeatureMaxSize), q.Filters)
 		if err != nil {
 			return Response{}, fmt.Errorf("queries[%d]: %w", i, err)

@@ -202,7 +202,7 @@ func runSetAlgebra(ctx context.Context, e *Engine, x *scope, c *Command) (Respon
 	}
 	sets := make([]map[string]struct{}, len(c.Keys))
 	for i, k := range c.Keys {
-		err := readObj(ctx, x.shard(t, ShardOf(k, len(t.shards))), k, object.KindSet, func(o *object.Object, _ *shard.View) error {
+		err := readObj(ctx, x.shard(t, t.opts.KeyShard(k)), k, object.KindSet, func(o *object.Object, _ *shard.View) error {
 			sets[i] = map[string]struct{}{}
 			if o != nil {
 				for m := range o.Set {

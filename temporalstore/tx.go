@@ -249,7 +249,7 @@ func (e *Engine) KeyGroup(namespace, name string, key []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return ShardOf(key, o.KeyGroups), nil
+	return o.KeyGroup(key), nil
 }
 
 // TableOptions returns the options table namespace/name was created with,

@@ -169,7 +169,7 @@ func runZAlgebra(ctx context.Context, e *Engine, x *scope, c *Command) (Response
 	}
 	sets := make([]map[string]float64, len(c.Keys))
 	for i, k := range c.Keys {
-		err := x.shard(t, ShardOf(k, len(t.shards))).Read(ctx, func(v *shard.View) error {
+		err := x.shard(t, t.opts.KeyShard(k)).Read(ctx, func(v *shard.View) error {
 			s, err := zsetsOf(v, [][]byte{k})
 			if err == nil && s[0] != nil {
 				sets[i] = maps.Clone(s[0]) // the view's own map, not to be kept

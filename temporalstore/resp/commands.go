@@ -100,6 +100,7 @@ func Commands() []string {
 
 func init() {
 	registerConnection()
+	registerCluster()
 	registerDatabases()
 	registerStrings()
 	registerKeys()
@@ -184,6 +185,9 @@ func (c *conn) dispatch(args [][]byte) {
 	}
 	if c.subscribedRESP2() && !subscribedVerbs[spec.name] {
 		c.refuse(spec, fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", spec.name))
+		return
+	}
+	if !c.routed(spec, args) {
 		return
 	}
 	if c.tx != nil && spec.flags&flagTxControl == 0 {
@@ -337,6 +341,12 @@ func (c *conn) engineError(err error) {
 		c.errorf("ERR no such key")
 	case errors.Is(err, temporalstore.ErrOutOfRange):
 		c.errorf("ERR index out of range")
+	case errors.Is(err, temporalstore.ErrNotLeader), errors.Is(err, temporalstore.ErrUnknownOutcome):
+		if cl := c.s.opts.Cluster; cl != nil {
+			c.errorf("%s", notLeaderReply(cl, c.slot, err))
+		} else {
+			c.errorf("TRYAGAIN %s", strings.TrimPrefix(msg, "temporalstore: "))
+		}
 	case errors.Is(err, temporalstore.ErrCrossShard):
 		c.errorf("CROSSSLOT Keys in request don't hash to the same shard (give them a common {hash tag})")
 	case errors.Is(err, temporalstore.ErrTooLarge):

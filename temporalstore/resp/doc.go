@@ -70,6 +70,17 @@
 // ones included, must be in one key group (a common {hash tag}); EXEC of
 // one that spans groups fails with CROSSSLOT and runs nothing.
 //
+// # Cluster
+//
+// With Options.Cluster the server is one member of a cluster and speaks
+// Redis Cluster's routing: a keyed command runs only if this member leads
+// its hash slot's shard (a READONLY connection's reads also where it
+// follows), and is otherwise answered MOVED slot host:port, or CLUSTERDOWN
+// while the shard has no leader; keys of two slots get CROSSSLOT. CLUSTER
+// SLOTS, SHARDS, NODES, INFO, MYID and KEYSLOT describe the cluster as the
+// Cluster says. Without one, CLUSTER, READONLY, READWRITE and ASKING
+// answer as a Redis without cluster support.
+//
 // # Auth and concurrency
 //
 // With tokens configured, a connection must AUTH first (NOAUTH otherwise);

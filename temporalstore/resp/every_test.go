@@ -45,6 +45,9 @@ func genArgsNames() map[string]bool {
 // the commands TestRepliesMatchRedis does not draw: the connection and
 // server verbs, transactions, and the time-aware verbs Redis does not
 // have. Each command's keys start with its name, so cases run in any order.
+// clusterVerbs serve a cluster only (cluster_test.go).
+var clusterVerbs = map[string]bool{"cluster": true, "readonly": true, "readwrite": true, "asking": true}
+
 var everyCommandSteps = map[string][]step{
 	"client":  {ok("OK", "CLIENT", "SETNAME", "ev"), ok("ev", "CLIENT", "GETNAME"), bad("ERR", "CLIENT", "NOSUCH")},
 	"command": {ok(anyReply, "COMMAND", "COUNT"), bad("ERR", "COMMAND", "NOSUCH")},
@@ -211,6 +214,9 @@ func TestEveryCommand(t *testing.T) {
 	for _, name := range Commands() {
 		if name == "auth" || name == "quit" {
 			continue // their own tests below
+		}
+		if clusterVerbs[name] {
+			continue // a standalone server refuses them: TestClusterRouting runs them
 		}
 		require.True(t, drawn[name] || cases[name] != nil, "%s: no test runs it", name)
 	}

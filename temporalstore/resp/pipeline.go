@@ -62,7 +62,7 @@ func (c *conn) manySpec(args [][]byte) *cmdSpec {
 		}
 	}
 	switch {
-	case spec == nil || c.tx != nil:
+	case spec == nil || c.tx != nil || c.s.opts.Cluster != nil:
 		return nil
 	case spec.arity > 0 && len(args) != spec.arity, spec.arity < 0 && len(args) < -spec.arity:
 		return nil
@@ -154,7 +154,7 @@ type setRun struct {
 // plainSet reports whether args are a SET with no option that this
 // connection may run now, outside a transaction.
 func (c *conn) plainSet(args [][]byte) bool {
-	return len(args) == 3 && is(args[0], "set") && c.tx == nil && c.access == accessWrite && len(args[1]) > 0 && c.dbReady
+	return len(args) == 3 && is(args[0], "set") && c.tx == nil && c.access == accessWrite && len(args[1]) > 0 && c.dbReady && c.local(args[1], true)
 }
 
 func (r *setRun) accepts(c *conn, args [][]byte) bool { return c.plainSet(args) }
@@ -222,7 +222,7 @@ const maxGetRun = 64
 // plainGet reports whether args are a GET this connection may run now,
 // outside a transaction.
 func (c *conn) plainGet(args [][]byte) bool {
-	return len(args) == 2 && is(args[0], "get") && c.tx == nil && c.access != accessNone && len(args[1]) > 0
+	return len(args) == 2 && is(args[0], "get") && c.tx == nil && c.access != accessNone && len(args[1]) > 0 && c.local(args[1], false)
 }
 
 func (r *getRun) accepts(c *conn, args [][]byte) bool { return c.plainGet(args) }

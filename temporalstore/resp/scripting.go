@@ -72,10 +72,10 @@ type scriptRun struct {
 	// SCRIPT KILL or FUNCTION KILL stopped it.
 	wrote, killed atomic.Bool
 	resp3         bool
-	// groupsOf and groups cache the key group count of the table the
-	// script's commands last ran in.
+	// groupsOf and groups cache the options of the table the script's
+	// commands last ran in, which say each key's group.
 	groupsOf [2]string
-	groups   int
+	groups   *temporalstore.TableOptions
 }
 
 // scriptConn is the connection a script's commands run on: the server's
@@ -137,15 +137,15 @@ func (r *scriptRun) exec(args [][]byte) ([]byte, string) {
 	if r.group >= 0 {
 		// The script holds its keys' shard: a key of another would be
 		// neither isolated nor safe to wait for.
-		if r.groupsOf != [2]string{c.namespace, c.table} || r.groups == 0 {
+		if r.groupsOf != [2]string{c.namespace, c.table} || r.groups == nil {
 			o, err := c.s.opts.Engine.TableOptions(c.namespace, c.table)
 			if err != nil {
 				return nil, errScriptNonLocal
 			}
-			r.groupsOf, r.groups = [2]string{c.namespace, c.table}, o.KeyGroups
+			r.groupsOf, r.groups = [2]string{c.namespace, c.table}, &o
 		}
 		for _, k := range spec.keysOf(args) {
-			if temporalstore.ShardOf(k, r.groups) != r.group {
+			if r.groups.KeyGroup(k) != r.group {
 				return nil, errScriptNonLocal
 			}
 		}

@@ -91,6 +91,12 @@ type Options struct {
 	// every event on both channel kinds), which CONFIG SET changes while
 	// the server runs. Default: "", none.
 	NotifyKeyspaceEvents string
+	// Cluster, when set, makes the server a node of a cluster: keyed
+	// commands are served only for the hash slots this node leads (or,
+	// on a READONLY connection, follows), others answered MOVED, and the
+	// CLUSTER verbs describe the cluster (see Cluster). Default: none,
+	// a standalone server.
+	Cluster Cluster
 	// PushLimits bound a connection's queue of pushed frames (see
 	// Request.Push), as Redis's client-output-buffer-limit pubsub, which
 	// CONFIG SET changes while the server runs. Default:
@@ -417,6 +423,11 @@ type conn struct {
 	wakes     []*conn
 	heldSpec  *cmdSpec
 	heldCalls int
+	// readonly is READONLY's mode: in a cluster, reads of the slots this
+	// node follows are served here, from its replica. slot is the hash
+	// slot of the call running, when it has keys and a cluster routed it.
+	readonly bool
+	slot     int
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {

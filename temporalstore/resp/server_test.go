@@ -816,7 +816,7 @@ func TestPipelineTransactionsAndRESP3(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1.5, sc)
 	// Unknown commands are errors, never a fake success.
-	require.ErrorContains(t, c.Do(ctx, "CLUSTER", "INFO").Err(), "unknown command")
+	require.ErrorContains(t, c.Do(ctx, "NOSUCHVERB", "INFO").Err(), "unknown command")
 	// SCAN, DBSIZE, INFO.
 	n, err := c.DBSize(ctx).Result()
 	require.NoError(t, err)

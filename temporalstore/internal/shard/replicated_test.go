@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 // replicas are three shards whose logs are one raft group.
 type replicas struct {
 	t    *testing.T
-	mu   sync.Mutex
 	nw   *matrixraft.MemNetwork
 	dirs []string
 	host []*matrixraft.Host
@@ -87,28 +85,8 @@ func (r *replicas) leader() int {
 	return -1
 }
 
-// stringsOf is a shard's strings.
-func stringsOf(t *testing.T, s *Shard) map[string]string {
-	out := map[string]string{}
-	var cursor uint64
-	for {
-		keys, next, err := s.Scan(cursor, 100)
-		require.NoError(t, err)
-		for _, k := range keys {
-			v, ok, err := s.Get(k)
-			require.NoError(t, err)
-			if ok {
-				out[string(k)] = string(v)
-			}
-		}
-		if cursor = next; cursor == 0 {
-			return out
-		}
-	}
-}
-
 // converged waits until every running replica has applied what the
-// leader's log holds and returns their strings, equal.
+// leader's log holds and returns their strings (contents), equal.
 func (r *replicas) converged(lead int) map[string]string {
 	r.t.Helper()
 	last := r.s[lead].log.LastIndex()
@@ -129,10 +107,10 @@ func (r *replicas) converged(lead int) map[string]string {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	want := stringsOf(r.t, r.s[lead])
+	want := contents(r.t, r.s[lead])
 	for i, s := range r.s {
 		if s != nil {
-			require.Equal(r.t, want, stringsOf(r.t, s), "replica %d", i+1)
+			require.Equal(r.t, want, contents(r.t, s), "replica %d", i+1)
 		}
 	}
 	return want

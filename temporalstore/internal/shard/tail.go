@@ -75,3 +75,12 @@ func (s *Shard) applyReadLocked(idx uint64, rec []byte) error {
 func refused(err error) bool {
 	return errors.Is(err, storage.ErrNotLeader) || errors.Is(err, storage.ErrUnknownOutcome)
 }
+
+// Progress returns the index of the last record the shard applied and of
+// the last its log holds: on a replica, how far it is behind its log.
+func (s *Shard) Progress() (applied, last uint64) {
+	s.mu.RLock()
+	applied = s.applied
+	s.mu.RUnlock()
+	return applied, s.log.LastIndex()
+}

@@ -29,7 +29,7 @@ func OpenLog(ctx context.Context, o storage.LogOptions) (storage.Log, error) {
 	}
 	l, err := wal.Open(o.Dir, wo)
 	if err != nil {
-		return nil, walError(err)
+		return nil, WALError(err)
 	}
 	return &walLog{l: l, dir: o.Dir}, nil
 }
@@ -41,9 +41,10 @@ type walLog struct {
 	dir string
 }
 
-// walError wraps err in the storage error it stands for, keeping it (and so
-// the wal's own) in the chain.
-func walError(err error) error {
+// WALError wraps err, a wal log's, in the storage error it stands for,
+// keeping it (and so the wal's own) in the chain: for other storage.Logs
+// kept in a wal log (storage/raftlog's value log).
+func WALError(err error) error {
 	var as error
 	switch {
 	case err == nil:
@@ -70,22 +71,22 @@ func walError(err error) error {
 
 func (w *walLog) Append(ctx context.Context, rec []byte) (uint64, error) {
 	i, err := w.l.Append(ctx, rec)
-	return i, walError(err)
+	return i, WALError(err)
 }
 
 func (w *walLog) AppendBatch(ctx context.Context, recs [][]byte) (uint64, error) {
 	i, err := w.l.AppendBatch(ctx, recs)
-	return i, walError(err)
+	return i, WALError(err)
 }
 
 func (w *walLog) AppendGroup(ctx context.Context, recs [][]byte) (uint64, error) {
 	i, err := w.l.AppendGroup(ctx, recs)
-	return i, walError(err)
+	return i, WALError(err)
 }
 
 func (w *walLog) Read(index uint64) ([]byte, error) {
 	rec, err := w.l.Read(index)
-	return rec, walError(err)
+	return rec, WALError(err)
 }
 
 func (w *walLog) Iterator(from uint64) storage.Iterator { return walIterator{w.l.Iterator(from)} }
@@ -103,13 +104,13 @@ func (w *walLog) Segments() []storage.Segment {
 }
 
 func (w *walLog) TruncateFront(ctx context.Context, index uint64) error {
-	return walError(w.l.TruncateFront(ctx, index))
+	return WALError(w.l.TruncateFront(ctx, index))
 }
 
-func (w *walLog) Sync(ctx context.Context) error { return walError(w.l.Sync(ctx)) }
+func (w *walLog) Sync(ctx context.Context) error { return WALError(w.l.Sync(ctx)) }
 func (w *walLog) MaxRecordSize() int             { return w.l.MaxRecordSize() }
 func (w *walLog) MaxGroupSize() int64            { return w.l.MaxGroupSize() }
-func (w *walLog) Close() error                   { return walError(w.l.Close()) }
+func (w *walLog) Close() error                   { return WALError(w.l.Close()) }
 
 func (w *walLog) Stats() storage.LogStats {
 	ls := w.l.Stats()
@@ -125,7 +126,7 @@ type walIterator struct{ it *wal.Iterator }
 func (i walIterator) Next() bool    { return i.it.Next() }
 func (i walIterator) Index() uint64 { return i.it.Index() }
 func (i walIterator) Value() []byte { return i.it.Value() }
-func (i walIterator) Err() error    { return walError(i.it.Err()) }
+func (i walIterator) Err() error    { return WALError(i.it.Err()) }
 func (i walIterator) Close() error  { return i.it.Close() }
 
 // diskBytes is the allocated size of the files in dir that keep selects.

@@ -16,6 +16,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixraft"
 	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/disk"
 )
 
 // Errors of this package, matched with errors.Is.
@@ -161,7 +162,7 @@ func (l *Log) start(o storage.LogOptions) error {
 	opts := l.logs.opts
 	vl, err := wal.Open(o.Dir, wal.Options{SegmentSize: o.SegmentBytes, Sync: wal.SyncInterval, SyncInterval: valueLogSyncInterval, Compression: wal.CompressionFast})
 	if err != nil {
-		return walError(err)
+		return disk.WALError(err)
 	}
 	l.vl = vl
 	if err := l.recover(); err != nil {
@@ -363,7 +364,7 @@ func (l *Log) Foreign(index uint64) bool {
 func (l *Log) Read(index uint64) ([]byte, error) {
 	rec, err := l.vl.Read(index)
 	if err != nil {
-		return nil, walError(err)
+		return nil, disk.WALError(err)
 	}
 	_, body, err := splitHeader(rec)
 	return body, err
@@ -393,11 +394,11 @@ func (l *Log) Segments() []storage.Segment {
 // TruncateFront drops value-log segments before index. It is local: each
 // replica reclaims its own value log.
 func (l *Log) TruncateFront(ctx context.Context, index uint64) error {
-	return walError(l.vl.TruncateFront(ctx, index))
+	return disk.WALError(l.vl.TruncateFront(ctx, index))
 }
 
 // Sync makes the value log durable up to its last record.
-func (l *Log) Sync(ctx context.Context) error { return walError(l.vl.Sync(ctx)) }
+func (l *Log) Sync(ctx context.Context) error { return disk.WALError(l.vl.Sync(ctx)) }
 
 // MaxRecordSize is the value log's, less the room its header takes.
 func (l *Log) MaxRecordSize() int { return l.vl.MaxRecordSize() - headerRoom }
@@ -430,7 +431,7 @@ func (l *Log) Close() error {
 	l.logs.mu.Lock()
 	delete(l.logs.open, l.group)
 	l.logs.mu.Unlock()
-	return walError(err)
+	return disk.WALError(err)
 }
 
 // recover finds the raft index the value log holds entries up to, cutting
@@ -442,7 +443,7 @@ func (l *Log) recover() error {
 	}
 	rec, err := l.vl.Read(last)
 	if err != nil {
-		return walError(err)
+		return disk.WALError(err)
 	}
 	h, _, err := splitHeader(rec)
 	if err != nil {
@@ -457,7 +458,7 @@ func (l *Log) recover() error {
 	for cut >= l.vl.FirstIndex() {
 		rec, err := l.vl.Read(cut)
 		if err != nil {
-			return walError(err)
+			return disk.WALError(err)
 		}
 		hh, _, err := splitHeader(rec)
 		if err != nil {
@@ -470,7 +471,7 @@ func (l *Log) recover() error {
 		cut--
 	}
 	l.logs.opts.Logger.Warn("raftlog: cut a torn entry from the value log", "group", l.group, "raft_index", h.raft, "records_after", cut)
-	return walError(l.vl.TruncateBack(context.Background(), cut))
+	return disk.WALError(l.vl.TruncateBack(context.Background(), cut))
 }
 
 // applier is a Log as the group's state machine.
@@ -516,7 +517,7 @@ func (a *applier) Apply(batch []matrixraft.Command) [][]byte {
 	if err != nil {
 		// The value log can take no more: this replica stops serving the
 		// shard rather than diverge from the others.
-		l.failed = fmt.Errorf("raftlog: value log: %w", walError(err))
+		l.failed = fmt.Errorf("raftlog: value log: %w", disk.WALError(err))
 		l.logs.opts.Logger.Error("raftlog: value log failed", "group", l.group, "err", err)
 		return out
 	}
@@ -543,7 +544,7 @@ const snapMagic = "RLS1"
 func (a *applier) Snapshot(w io.Writer) error {
 	l := (*Log)(a)
 	if err := l.vl.Sync(context.Background()); err != nil {
-		return walError(err)
+		return disk.WALError(err)
 	}
 	l.mu.Lock()
 	last := l.lastRaft
@@ -575,30 +576,6 @@ func (a *applier) Restore(r io.Reader) error {
 	return nil
 }
 
-// walError wraps err in the storage error it stands for.
-func walError(err error) error {
-	var as error
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, wal.ErrClosed):
-		as = storage.ErrClosed
-	case errors.Is(err, wal.ErrRecordTooLarge):
-		as = storage.ErrRecordTooLarge
-	case errors.Is(err, wal.ErrCompacted):
-		as = storage.ErrCompacted
-	case errors.Is(err, wal.ErrNotFound):
-		as = storage.ErrNotFound
-	case errors.Is(err, wal.ErrInvalidIndex):
-		as = storage.ErrInvalidIndex
-	case errors.Is(err, wal.ErrLocked):
-		as = storage.ErrLocked
-	default:
-		return err
-	}
-	return fmt.Errorf("%w: %w", as, err)
-}
-
 type iterator struct {
 	it    *wal.Iterator
 	value []byte
@@ -620,7 +597,7 @@ func (it *iterator) Err() error {
 	if it.err != nil {
 		return it.err
 	}
-	return walError(it.it.Err())
+	return disk.WALError(it.it.Err())
 }
 
-func (it *iterator) Close() error { return walError(it.it.Close()) }
+func (it *iterator) Close() error { return disk.WALError(it.it.Close()) }

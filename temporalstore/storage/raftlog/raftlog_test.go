@@ -44,12 +44,6 @@ func (n *networks) transport(id uint64) func(uint64) (matrixraft.Transport, erro
 	}
 }
 
-func (n *networks) of(group uint64) *matrixraft.MemNetwork {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.nws[group]
-}
-
 // singleNode opens a one-voter replicated log with a host of its own in
 // o.Dir, waiting until it leads; closing the log closes the host.
 func singleNode(ctx context.Context, o storage.LogOptions) (storage.Log, error) {
