@@ -9,4 +9,9 @@
 // to listen on a non-loopback address without a token unless --insecure is
 // given. On SIGTERM or SIGINT it stops accepting, closes the connections,
 // checkpoints every shard and closes the engine.
+//
+// With --cluster-id and --cluster-peers it is one member of a cluster:
+// each shard of the default table a raft group with a replica on every
+// member (package temporalstore/cluster), its RESP port serving Redis
+// Cluster routing. examples/cluster starts three on loopback.
 package main

@@ -33,6 +33,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixobject"
 	"github.com/temporalstore/temporalstore-go/matrixobject/s3api"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/cluster"
 	"github.com/temporalstore/temporalstore-go/temporalstore/engineprom"
 	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
@@ -79,6 +80,10 @@ type config struct {
 	contextTokens    map[string]arkhttp.TenantToken
 	contextEventHits int
 	contextRate      int
+	clusterID        uint64
+	clusterPeers     []cluster.Peer
+	raftAddr         string
+	leaseReads       bool
 }
 
 // flags are the program's flags, in --help's order.
@@ -230,6 +235,25 @@ var flags = []cli.Flag[config]{
 		c.databases = n
 		return err
 	}},
+	{Name: "cluster-id", Env: "TS_CLUSTER_ID", Default: "0", Usage: "this node's id in a cluster (with --cluster-peers); 0 runs a single node. In a cluster every shard of the default table is a raft group with a replica on each member: a write is acknowledged once a majority of them has it, RESP serves Redis Cluster routing (CLUSTER SLOTS, SHARDS, NODES, MOVED, READONLY) so go-redis's ClusterClient and redis-py's RedisCluster reach each shard's leader, and the default table routes keys by hash slot. Every member takes the same --shards; a data directory made without a cluster cannot join one", Set: func(c *config, v string) error {
+		n, err := strconv.ParseUint(v, 10, 64)
+		c.clusterID = n
+		return err
+	}},
+	{Name: "cluster-peers", Env: "TS_CLUSTER_PEERS", Default: "", Usage: "the cluster's members, this node among them, as id@raft-addr@resp-addr, comma-separated, e.g. 1@10.0.0.1:17200@10.0.0.1:6379,2@10.0.0.2:17200@10.0.0.2:6379,3@10.0.0.3:17200@10.0.0.3:6379; every member gets the same list. The RESP addresses are what clients are redirected to", Set: func(c *config, v string) error {
+		ps, err := cluster.ParsePeers(v)
+		c.clusterPeers = ps
+		return err
+	}},
+	{Name: "raft", Env: "TS_RAFT_ADDR", Default: "", Usage: "raft transport listen address in a cluster; empty listens on this node's raft address in --cluster-peers", Set: func(c *config, v string) error {
+		c.raftAddr = v
+		return nil
+	}},
+	{Name: "cluster-lease-reads", Env: "TS_CLUSTER_LEASE_READS", Default: "false", Usage: "in a cluster, a shard leader serves reads on its lease instead of confirming its leadership with a majority first (ReadIndex): faster, and linearizable while clocks drift less than an election timeout. READONLY connections read their node's replica either way", Set: func(c *config, v string) error {
+		b, err := strconv.ParseBool(v)
+		c.leaseReads = b
+		return err
+	}},
 	cli.LogLevelFlag("TS_LOG_LEVEL", func(c *config) *cli.Log { return &c.log }),
 	{Name: "pprof", Env: "TS_PPROF", Default: "false", Usage: "serve Go's runtime profiles at /debug/pprof/ on the HTTP listener, to read-write tokens when tokens are set (go tool pprof http://ADDR/debug/pprof/profile); off by default", Set: func(c *config, v string) error {
 		b, err := strconv.ParseBool(v)
@@ -264,6 +288,9 @@ func parse(args []string, stdout io.Writer, getenv func(string) string) (config,
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, errors.New("--tls-cert and --tls-key go together")
+	}
+	if (c.clusterID == 0) != (len(c.clusterPeers) == 0) {
+		return c, errors.New("--cluster-id and --cluster-peers go together")
 	}
 	return c, nil
 }
@@ -302,6 +329,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Dir: filepath.Join(c.dataDir, "engine"), OpenLog: disk.OpenLog, CacheBytes: c.cacheBytes,
 		CollectionBytes: c.collectionBytes, Logger: log, DefaultTableOptions: defaultTable(c),
 	}
+	var node *cluster.Node
+	if c.clusterID != 0 {
+		var err error
+		node, err = cluster.Start(cluster.Options{Dir: filepath.Join(c.dataDir, "cluster"), ID: c.clusterID, Peers: c.clusterPeers,
+			ListenAddr: c.raftAddr, Shards: c.shards, LeaseReads: c.leaseReads, Logger: log})
+		if err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+		defer node.Close()
+		eo.OpenLog = node.OpenLog
+		log.Info("cluster member", "id", c.clusterID, "members", len(c.clusterPeers), "shards", c.shards)
+	}
 	if c.cacheBytes != temporalstore.Disabled {
 		cache, err := matrixcache.New(ctx, matrixcache.Options{DRAMCapacityBytes: c.cacheBytes})
 		if err != nil {
@@ -314,6 +353,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	e, err := temporalstore.Open(ctx, eo)
 	if err != nil {
 		return err
+	}
+	if node != nil {
+		if o, err := e.TableOptions(temporalstore.DefaultNamespace, temporalstore.DefaultTable); err != nil || !o.SlotRouting || o.Shards != c.shards {
+			e.Close()
+			return fmt.Errorf("cluster: the data directory's default table (shards %d, slot routing %v) is not the cluster's (shards %d, slot routing): start members on empty data directories", o.Shards, o.SlotRouting, c.shards)
+		}
+		node.Attach(e)
 	}
 	reg.MustRegister(engineprom.NewCollector(e))
 	log.Info("engine open", "dir", filepath.Join(c.dataDir, "engine"), "took", time.Since(started).Round(time.Millisecond))
@@ -354,9 +400,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		broker := pubsub.NewBroker()
 		reg.MustRegister(ferricprom.NewPubSubCollector(broker))
 		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
-			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: c.databases,
+			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: databases(c),
 			Keyspace: streamKeys{streams.Streams()}, NotifyKeyspaceEvents: c.notifyEvents, Publish: func(ch string, msg []byte) { broker.Publish(ch, msg) },
-			Commands: ferricmount.Mount(append(commands.Commands(streams), commands.PubSubCommands(broker)...))})
+			Commands: ferricmount.Mount(append(commands.Commands(streams), commands.PubSubCommands(broker)...)), Cluster: respCluster(node)})
 		if err != nil {
 			shutdown()
 			e.Close()
@@ -460,5 +506,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // key groups keep which keys a transaction may take the same on every
 // machine, whatever shard count the machine's processors chose.
 func defaultTable(c config) temporalstore.TableOptions {
+	if c.clusterID != 0 {
+		// Redis Cluster's rule instead: a multi-key command's keys share
+		// a hash slot.
+		return temporalstore.TableOptions{Async: c.async, SyncInterval: c.syncInterval, Shards: c.shards, SlotRouting: true}
+	}
 	return temporalstore.TableOptions{Async: c.async, SyncInterval: c.syncInterval, Shards: c.shards, KeyGroups: temporalstore.PortableKeyGroups(c.shards)}
+}
+
+// databases is the RESP databases served: one in a cluster, as Redis
+// Cluster's, whose other tables would have no replicas on the other
+// members.
+func databases(c config) int {
+	if c.clusterID != 0 {
+		return 1
+	}
+	return c.databases
+}
+
+// respCluster is node as the RESP server's cluster, nil (no interface
+// holding a nil pointer) for a single node.
+func respCluster(node *cluster.Node) resp.Cluster {
+	if node == nil {
+		return nil
+	}
+	return node
 }

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/examples/internal/servertest"
+	"github.com/temporalstore/temporalstore-go/temporalstore/cluster"
+)
+
+// member is one process of a test cluster.
+type member struct {
+	id         uint64
+	data, resp string
+	srv        *servertest.Server
+}
+
+// testCluster is three server processes, each shard of their default
+// table a raft group over the three.
+type testCluster struct {
+	t     *testing.T
+	bin   string
+	peers string
+	ms    []*member
+}
+
+func startCluster(t *testing.T, shards int) *testCluster {
+	c := &testCluster{t: t, bin: buildServer(t)}
+	var peers []string
+	for i := range 3 {
+		m := &member{id: uint64(i + 1), data: t.TempDir(), resp: servertest.FreeAddr(t)}
+		peers = append(peers, fmt.Sprintf("%d@%s@%s", m.id, servertest.FreeAddr(t), m.resp))
+		c.ms = append(c.ms, m)
+	}
+	c.peers = strings.Join(peers, ",")
+	for _, m := range c.ms {
+		c.start(m, shards)
+	}
+	return c
+}
+
+func (c *testCluster) start(m *member, shards int) {
+	m.srv = servertest.Start(c.t, c.bin, "--data", m.data, "--resp", m.resp, "--http", "", "--s3", "",
+		"--shards", fmt.Sprint(shards), "--cluster-id", fmt.Sprint(m.id), "--cluster-peers", c.peers)
+}
+
+func (c *testCluster) addrs() []string {
+	var out []string
+	for _, m := range c.ms {
+		out = append(out, m.resp)
+	}
+	return out
+}
+
+// waitServed waits until a member reports every slot served.
+func waitServed(t *testing.T, addr string) {
+	t.Helper()
+	rc := redis.NewClient(&redis.Options{Addr: addr})
+	defer rc.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		info, err := rc.ClusterInfo(t.Context()).Result()
+		if err == nil && strings.Contains(info, "cluster_state:ok") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster not served in 30s: %v %q", err, info)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// leaderOf returns the member whose RESP address leads key's slot.
+func (c *testCluster) leaderOf(ctx context.Context, rc *redis.ClusterClient, key string) *member {
+	c.t.Helper()
+	slot, err := rc.ClusterKeySlot(ctx, key).Result()
+	require.NoError(c.t, err)
+	shards, err := rc.ClusterShards(ctx).Result()
+	require.NoError(c.t, err)
+	for _, sh := range shards {
+		for _, r := range sh.Slots {
+			if r.Start <= slot && slot <= r.End {
+				for _, n := range sh.Nodes {
+					for _, m := range c.ms {
+						if n.Role == "master" && m.resp == fmt.Sprintf("%s:%d", n.IP, n.Port) {
+							return m
+						}
+					}
+				}
+			}
+		}
+	}
+	c.t.Fatalf("no leader for %q", key)
+	return nil
+}
+
+// Three processes serve a Redis Cluster: go-redis's ClusterClient writes
+// and reads through them, and a SIGKILL of a shard's leader loses no
+// acknowledged write while another member takes the shard over.
+func TestClusterSurvivesLeaderKill(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx := t.Context()
+	for _, m := range c.ms {
+		waitServed(t, m.resp)
+	}
+	// go-redis reloads the slots on MOVED, and otherwise every
+	// ClusterStateReloadInterval (60 s by default): a dead leader's slots
+	// are only learnt anew then.
+	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs(), MaxRedirects: 8, ClusterStateReloadInterval: 250 * time.Millisecond})
+	defer rc.Close()
+
+	// Each member leads some slots: CLUSTER SLOTS, what go-redis routes
+	// by, covers them all.
+	//lint:ignore SA1019 the command go-redis's ClusterClient reads
+	slots, err := rc.ClusterSlots(ctx).Result()
+	require.NoError(t, err)
+	covered := 0
+	for _, r := range slots {
+		covered += int(r.End - r.Start + 1)
+		require.Len(t, r.Nodes, 3, "every shard has three replicas")
+	}
+	require.Equal(t, 16384, covered)
+	shards, err := rc.ClusterShards(ctx).Result()
+	require.NoError(t, err)
+	require.Len(t, shards, 3)
+
+	acked := map[string]string{}
+	for i := range 300 {
+		k, v := fmt.Sprintf("key:%d", i), fmt.Sprintf("value-%d", i)
+		require.NoError(t, rc.Set(ctx, k, v, 0).Err(), k)
+		acked[k] = v
+	}
+	require.NoError(t, rc.Incr(ctx, "counter").Err())
+	acked["counter"] = "1"
+	for k, v := range acked {
+		got, err := rc.Get(ctx, k).Result()
+		require.NoError(t, err, k)
+		require.Equal(t, v, got, k)
+	}
+	// A member that does not lead a key's slot redirects.
+	victim := c.leaderOf(ctx, rc, "key:0")
+	for _, m := range c.ms {
+		if m == victim {
+			continue
+		}
+		direct := redis.NewClient(&redis.Options{Addr: m.resp})
+		err := direct.Set(ctx, "key:0", "x", 0).Err()
+		direct.Close()
+		require.ErrorContains(t, err, "MOVED")
+		require.ErrorContains(t, err, victim.resp)
+		break
+	}
+
+	// SIGKILL the leader of key:0's shard; writes to that shard resume on
+	// another member.
+	victim.srv.Kill()
+	victim.srv = nil
+	start := time.Now()
+	for {
+		err := rc.Set(ctx, "key:0", "after", 0).Err()
+		if err == nil {
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			for _, m := range c.ms {
+				if m.srv != nil {
+					d := redis.NewClient(&redis.Options{Addr: m.resp})
+					s, serr := d.ClusterShards(ctx).Result()
+					t.Logf("member %d slots: %+v %v\nlog:\n%s", m.id, s, serr, m.srv.Log())
+					d.Close()
+				}
+			}
+			t.Fatalf("no write to key:0 in 20s after the leader died: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("failover: key:0 writable again %v after SIGKILL of member %d", time.Since(start).Round(time.Millisecond), victim.id)
+	acked["key:0"] = "after"
+	for k, v := range acked {
+		got, err := rc.Get(ctx, k).Result()
+		require.NoError(t, err, k)
+		require.Equal(t, v, got, k)
+	}
+
+	// The killed member comes back and catches up: READONLY reads of its
+	// own replica see every acknowledged write.
+	c.start(victim, 3)
+	direct := redis.NewClient(&redis.Options{Addr: victim.resp})
+	defer direct.Close()
+	require.NoError(t, direct.Do(ctx, "READONLY").Err())
+	deadline := time.Now().Add(30 * time.Second)
+	for k, v := range acked {
+		for {
+			got, err := direct.Get(ctx, k).Result()
+			if err == nil && got == v {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("restarted member's %s: %q, %v; want %q", k, got, err, v)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// Standalone CLUSTER answers as Redis's without cluster support.
+	require.Equal(t, cluster.NodeID(victim.id), direct.ClusterMyID(ctx).Val())
+}

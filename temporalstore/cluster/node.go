@@ -1,0 +1,379 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/matrixraft"
+	"github.com/temporalstore/temporalstore-go/matrixraft/tcptransport"
+	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/raftlog"
+)
+
+// Errors of this package, matched with errors.Is.
+var (
+	// ErrInvalidOptions is returned by Start for unusable Options.
+	ErrInvalidOptions = errors.New("cluster: invalid options")
+	// ErrNotAttached is returned by a node asked about its engine before
+	// Attach.
+	ErrNotAttached = errors.New("cluster: no engine attached")
+)
+
+// Peer is one member of the cluster.
+type Peer struct {
+	// ID is the member's raft ID, the same in every shard's group.
+	ID uint64
+	// RaftAddr is where its raft transport listens; RESPAddr where its
+	// Redis-protocol clients connect (what MOVED and CLUSTER SLOTS give).
+	RaftAddr, RESPAddr string
+}
+
+// ParsePeers reads peers written id@raft-addr@resp-addr, comma-separated,
+// as the server's --cluster-peers flag takes them.
+func ParsePeers(s string) ([]Peer, error) {
+	var out []Peer
+	for p := range strings.SplitSeq(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		parts := strings.Split(p, "@")
+		if len(parts) != 3 || parts[1] == "" || parts[2] == "" {
+			return nil, fmt.Errorf("%w: peer %q is not id@raft-addr@resp-addr", ErrInvalidOptions, p)
+		}
+		id, err := strconv.ParseUint(parts[0], 10, 64)
+		if err != nil || id == 0 {
+			return nil, fmt.Errorf("%w: peer %q: the id is a number above 0", ErrInvalidOptions, p)
+		}
+		if slices.ContainsFunc(out, func(q Peer) bool { return q.ID == id }) {
+			return nil, fmt.Errorf("%w: peer id %d twice", ErrInvalidOptions, id)
+		}
+		out = append(out, Peer{ID: id, RaftAddr: parts[1], RESPAddr: parts[2]})
+	}
+	return out, nil
+}
+
+// Defaults of Options.
+const (
+	// DefaultTickInterval is the raft tick: heartbeats every tick, an
+	// election after DefaultElectionTicks to twice that without one.
+	DefaultTickInterval  = 50 * time.Millisecond
+	DefaultElectionTicks = 10
+)
+
+// Options configures a cluster node.
+type Options struct {
+	// Dir holds the node's raft state (the shared raft log and each
+	// group's snapshots). Required.
+	Dir string
+	// ID is this node's raft ID; it must be one of Peers. Required.
+	ID uint64
+	// Peers are the cluster's first members, this node among them: every
+	// shard's group starts with them as voters. Required.
+	Peers []Peer
+	// ListenAddr is where the raft transport listens. Default: this
+	// node's Peers entry's RaftAddr.
+	ListenAddr string
+	// Namespace and Table name the table whose slots Redis Cluster
+	// clients are routed by; Shards is its shard count, the same on
+	// every node. Default: the engine's default table; Shards required.
+	Namespace, Table string
+	Shards           int
+	// TickInterval and ElectionTicks time raft: see the defaults.
+	TickInterval  time.Duration
+	ElectionTicks int
+	// LeaseReads serves a leader's reads on its lease (no round to a
+	// quorum; correct while clocks drift less than the election timeout)
+	// instead of a ReadIndex round. Default: false.
+	LeaseReads bool
+	// Logger receives membership and leadership events. Default: discards.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Namespace == "" {
+		o.Namespace = temporalstore.DefaultNamespace
+	}
+	if o.Table == "" {
+		o.Table = temporalstore.DefaultTable
+	}
+	if o.TickInterval == 0 {
+		o.TickInterval = DefaultTickInterval
+	}
+	if o.ElectionTicks == 0 {
+		o.ElectionTicks = DefaultElectionTicks
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Dir == "":
+		return fmt.Errorf("%w: Dir is required", ErrInvalidOptions)
+	case o.Shards < 1 || o.Shards > temporalstore.HashSlots:
+		return fmt.Errorf("%w: Shards %d", ErrInvalidOptions, o.Shards)
+	case !slices.ContainsFunc(o.Peers, func(p Peer) bool { return p.ID == o.ID }):
+		return fmt.Errorf("%w: this node's id %d is not among the peers", ErrInvalidOptions, o.ID)
+	}
+	return nil
+}
+
+// Node is one member of a cluster: every shard of the routed table is a
+// raft group with a replica here (a raftlog), over one transport and one
+// raft log. It serves a RESP server's Redis Cluster routing (it is a
+// resp.Cluster) once the engine over its logs is attached.
+type Node struct {
+	opts  Options
+	host  *matrixraft.Host
+	tr    *tcptransport.Transport
+	logs  *raftlog.Logs
+	peers map[uint64]Peer
+	// slots[i] is shard i's slot range.
+	slots [][2]int
+
+	mu     sync.Mutex
+	engine *temporalstore.Engine
+}
+
+var _ resp.Cluster = (*Node)(nil)
+
+// Start opens the node's raft state and transport. The engine opened
+// with OpenLog then has each shard's log replicated; Attach it.
+func Start(opts Options) (*Node, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{opts: opts, peers: map[uint64]Peer{}}
+	var raftPeers []matrixraft.Peer
+	for _, p := range opts.Peers {
+		n.peers[p.ID] = p
+		raftPeers = append(raftPeers, matrixraft.Peer{ID: p.ID, Addr: p.RaftAddr})
+	}
+	listen := opts.ListenAddr
+	if listen == "" {
+		listen = n.peers[opts.ID].RaftAddr
+	}
+	host, err := matrixraft.OpenHost(filepath.Join(opts.Dir, "raft"), matrixraft.HostOptions{Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	tr, err := tcptransport.New(tcptransport.Options{ID: opts.ID, ListenAddr: listen, Logger: opts.Logger})
+	if err != nil {
+		host.Close()
+		return nil, err
+	}
+	n.host, n.tr = host, tr
+	n.logs, err = raftlog.New(raftlog.Options{
+		Host: host, NodeID: opts.ID, Peers: raftPeers, Logger: opts.Logger,
+		Transport: func(group uint64) (matrixraft.Transport, error) {
+			g := tr.Group(group)
+			for _, p := range opts.Peers {
+				if p.ID != opts.ID {
+					g.AddPeer(p.ID, p.RaftAddr)
+				}
+			}
+			return g, nil
+		},
+		Raft: matrixraft.Options{TickInterval: opts.TickInterval, ElectionTick: opts.ElectionTicks, HeartbeatTick: 1, LeaseReads: opts.LeaseReads, Logger: opts.Logger},
+	})
+	if err != nil {
+		tr.Close()
+		host.Close()
+		return nil, err
+	}
+	n.slots = slotRanges(opts.Shards)
+	return n, nil
+}
+
+// slotRanges splits the hash slots as temporalstore.SlotShard does.
+func slotRanges(shards int) [][2]int {
+	out := make([][2]int, shards)
+	for i := range out {
+		out[i] = [2]int{-1, -1}
+	}
+	for slot := range temporalstore.HashSlots {
+		sh := temporalstore.SlotShard(slot, shards)
+		if out[sh][0] < 0 {
+			out[sh][0] = slot
+		}
+		out[sh][1] = slot
+	}
+	return out
+}
+
+// OpenLog is the engine's storage.OpenLogFunc: a shard's log replicated
+// by its group.
+func (n *Node) OpenLog(ctx context.Context, o storage.LogOptions) (storage.Log, error) {
+	return n.logs.OpenLog(ctx, o)
+}
+
+// Attach gives the node the engine opened over its logs.
+func (n *Node) Attach(e *temporalstore.Engine) {
+	n.mu.Lock()
+	n.engine = e
+	n.mu.Unlock()
+}
+
+// Close stops the transport and the raft host; close the engine first.
+func (n *Node) Close() error {
+	return errors.Join(n.tr.Close(), n.host.Close())
+}
+
+// NodeID is the 40-hexadecimal-character ID a Redis Cluster client sees
+// for raft ID id.
+func NodeID(id uint64) string { return fmt.Sprintf("%040x", id) }
+
+// Self implements resp.Cluster.
+func (n *Node) Self() string { return NodeID(n.opts.ID) }
+
+// group returns the raft node of shard sh here, or nil before it opened.
+func (n *Node) group(sh int) *matrixraft.Node {
+	return n.logs.Node(raftlog.GroupOf(storage.LogOptions{Namespace: n.opts.Namespace, Table: n.opts.Table, Shard: sh}))
+}
+
+// Route implements resp.Cluster.
+func (n *Node) Route(slot int, write, readonly bool) (bool, string) {
+	g := n.group(temporalstore.SlotShard(slot, n.opts.Shards))
+	if g == nil {
+		return false, ""
+	}
+	leader := g.Leader()
+	if leader == n.opts.ID || readonly && !write {
+		return true, ""
+	}
+	return false, n.peers[leader].RESPAddr // "" for none, or an unknown one
+}
+
+// ReadBarrier implements resp.Cluster: a ReadIndex round (or the lease),
+// then the wait for the shard to apply what its log held at that point.
+func (n *Node) ReadBarrier(ctx context.Context, slot int) error {
+	sh := temporalstore.SlotShard(slot, n.opts.Shards)
+	g := n.group(sh)
+	if g == nil {
+		return temporalstore.ErrNotLeader
+	}
+	if err := g.Read(ctx, matrixraft.ReadLinearizable); err != nil {
+		if errors.Is(err, matrixraft.ErrNotLeader) {
+			return fmt.Errorf("%w: %w", temporalstore.ErrNotLeader, err)
+		}
+		return err
+	}
+	return n.caughtUp(ctx, sh)
+}
+
+// caughtUp waits until the engine's shard sh has applied every record its
+// log holds now.
+func (n *Node) caughtUp(ctx context.Context, sh int) error {
+	n.mu.Lock()
+	e := n.engine
+	n.mu.Unlock()
+	if e == nil {
+		return ErrNotAttached
+	}
+	_, want, err := e.ShardProgress(n.opts.Namespace, n.opts.Table, sh)
+	if err != nil {
+		return err
+	}
+	for wait := time.Microsecond; ; wait = min(2*wait, time.Millisecond) {
+		applied, _, err := e.ShardProgress(n.opts.Namespace, n.opts.Table, sh)
+		if err != nil || applied >= want {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// Shards implements resp.Cluster.
+func (n *Node) Shards() []resp.ClusterShard {
+	out := make([]resp.ClusterShard, n.opts.Shards)
+	for sh := range out {
+		out[sh].Slots = [][2]int{n.slots[sh]}
+		g := n.group(sh)
+		if g == nil {
+			continue
+		}
+		st := g.Status()
+		ids := slices.Clone(st.Voters)
+		slices.Sort(ids)
+		if i := slices.Index(ids, st.Leader); i > 0 {
+			ids[0], ids[i] = ids[i], ids[0]
+		}
+		for _, id := range ids {
+			cn := resp.ClusterNode{ID: NodeID(id), Addr: n.peers[id].RESPAddr, Leader: id == st.Leader && st.HasLeader, Online: true}
+			if id == n.opts.ID {
+				cn.Offset = st.Applied
+			} else if ps, ok := st.Peers[id]; ok {
+				cn.Offset = ps.Match
+				cn.Online = ps.State == "replicate"
+			}
+			out[sh].Nodes = append(out[sh].Nodes, cn)
+		}
+	}
+	return out
+}
+
+// ShardStatus is one shard's replica here.
+type ShardStatus struct {
+	Shard                  int
+	Group                  uint64
+	Leader                 uint64
+	IsLeader               bool
+	Term, Commit, Applied  uint64
+	LeaderChanges, Fsyncs  uint64
+	SnapshotIndex, Readies uint64
+}
+
+// Status returns every shard's replica state here, for /ready and metrics.
+func (n *Node) Status() []ShardStatus {
+	out := make([]ShardStatus, 0, n.opts.Shards)
+	for sh := range n.opts.Shards {
+		g := n.group(sh)
+		if g == nil {
+			continue
+		}
+		st := g.Status()
+		out = append(out, ShardStatus{
+			Shard: sh, Group: raftlog.GroupOf(storage.LogOptions{Namespace: n.opts.Namespace, Table: n.opts.Table, Shard: sh}),
+			Leader: st.Leader, IsLeader: st.IsLeader, Term: st.Term, Commit: st.Commit, Applied: st.Applied,
+			LeaderChanges: st.LeaderChanges, Fsyncs: st.Fsyncs, SnapshotIndex: st.SnapshotIndex, Readies: st.Readies,
+		})
+	}
+	return out
+}
+
+// Ready reports whether this node serves its part: every shard has a
+// leader, and this replica has applied what its group committed. The
+// reason says what is missing.
+func (n *Node) Ready() (bool, string) {
+	sts := n.Status()
+	if len(sts) < n.opts.Shards {
+		return false, fmt.Sprintf("%d of %d shards open", len(sts), n.opts.Shards)
+	}
+	for _, st := range sts {
+		switch {
+		case st.Leader == 0:
+			return false, fmt.Sprintf("shard %d has no leader", st.Shard)
+		case st.Applied < st.Commit:
+			return false, fmt.Sprintf("shard %d is catching up: applied %d of %d", st.Shard, st.Applied, st.Commit)
+		}
+	}
+	return true, ""
+}

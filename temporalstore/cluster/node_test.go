@@ -1,0 +1,56 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore"
+)
+
+func TestParsePeers(t *testing.T) {
+	ps, err := ParsePeers(" 1@127.0.0.1:17200@127.0.0.1:6379, 2@h2:17200@h2:6379,")
+	require.NoError(t, err)
+	require.Equal(t, []Peer{{1, "127.0.0.1:17200", "127.0.0.1:6379"}, {2, "h2:17200", "h2:6379"}}, ps)
+	for _, bad := range []string{"1@a", "0@a@b", "x@a@b", "1@@b", "1@a@", "1@a@b,1@c@d", "1@a@b@c"} {
+		_, err := ParsePeers(bad)
+		require.ErrorIs(t, err, ErrInvalidOptions, bad)
+	}
+}
+
+// The ranges CLUSTER SLOTS reports are the slots SlotShard routes.
+func TestSlotRangesMatchRouting(t *testing.T) {
+	for _, shards := range []int{1, 2, 3, 4, 7, 16} {
+		rs := slotRanges(shards)
+		require.Len(t, rs, shards)
+		require.Equal(t, 0, rs[0][0])
+		require.Equal(t, temporalstore.HashSlots-1, rs[shards-1][1])
+		for sh, r := range rs {
+			if sh > 0 {
+				require.Equal(t, rs[sh-1][1]+1, r[0], "contiguous")
+			}
+			for _, slot := range []int{r[0], r[1]} {
+				require.Equal(t, sh, temporalstore.SlotShard(slot, shards))
+			}
+		}
+	}
+}
+
+func TestStartRefusesBadOptions(t *testing.T) {
+	peers := []Peer{{1, "127.0.0.1:0", "127.0.0.1:6379"}}
+	for name, o := range map[string]Options{
+		"no dir":          {ID: 1, Peers: peers, Shards: 1},
+		"no shards":       {Dir: t.TempDir(), ID: 1, Peers: peers},
+		"not a peer":      {Dir: t.TempDir(), ID: 2, Peers: peers, Shards: 1},
+		"too many":        {Dir: t.TempDir(), ID: 1, Peers: peers, Shards: temporalstore.HashSlots + 1},
+		"no peers at all": {Dir: t.TempDir(), ID: 1, Shards: 1},
+	} {
+		_, err := Start(o)
+		require.ErrorIs(t, err, ErrInvalidOptions, name)
+	}
+}
+
+func TestNodeID(t *testing.T) {
+	require.Equal(t, "0000000000000000000000000000000000000003", NodeID(3))
+	require.Len(t, NodeID(^uint64(0)), 40)
+}
