@@ -341,7 +341,11 @@ func (c *conn) engineError(err error) {
 		c.errorf("ERR no such key")
 	case errors.Is(err, temporalstore.ErrOutOfRange):
 		c.errorf("ERR index out of range")
-	case errors.Is(err, temporalstore.ErrNotLeader), errors.Is(err, temporalstore.ErrUnknownOutcome):
+	case errors.Is(err, temporalstore.ErrUnknownOutcome):
+		// Not MOVED nor TRYAGAIN, which clients retry: the write may have
+		// been applied, and a retried INCR would count twice.
+		c.errorf("UNKNOWNOUTCOME the shard's leader changed before the write committed: it may or may not be applied")
+	case errors.Is(err, temporalstore.ErrNotLeader):
 		if cl := c.s.opts.Cluster; cl != nil {
 			c.errorf("%s", notLeaderReply(cl, c.slot, err))
 		} else {
