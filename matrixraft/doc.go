@@ -41,7 +41,10 @@
 // implements SnapshotCapturer is asked on the loop only for a cheap
 // capture, written beside the loop while Apply goes on. With
 // Options.AsyncStorageWrites the log is written by a goroutine of its own,
-// so proposals keep batching during an fsync. Options.ForceNewCluster
+// so proposals keep batching during an fsync. A state machine that keeps
+// its state in files of its own can snapshot only how far they go and be
+// a StateSender: a replica that needs a snapshot gets the whole state,
+// written when it is sent. Options.ForceNewCluster
 // recovers a group that lost its quorum from one survivor.
 //
 // # Concurrency and errors

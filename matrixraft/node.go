@@ -1014,10 +1014,23 @@ func (n *Node) send(msgs []*pb.Message) {
 	if len(msgs) == 0 {
 		return
 	}
-	for i, m := range msgs {
+	k := 0
+	for _, m := range msgs {
 		if m.GetType() == pb.MsgSnap {
-			msgs[i] = n.freshSnapConf(m)
+			m = n.freshSnapConf(m)
+			if ss, ok := n.sm.(StateSender); ok {
+				// Written and sent beside the loop: the whole state may
+				// be large.
+				go n.sendState(ss, m)
+				continue
+			}
 		}
+		msgs[k] = m
+		k++
+	}
+	msgs = msgs[:k]
+	if k == 0 {
+		return
 	}
 	n.metrics.msgsSent.Add(uint64(len(msgs)))
 	now := time.Now()
@@ -1030,6 +1043,30 @@ func (n *Node) send(msgs []*pb.Message) {
 	// sees one Send at a time.
 	n.sendMu.Lock()
 	n.tr.Send(msgs)
+	n.sendMu.Unlock()
+}
+
+// sendState sends the snapshot message m with its state machine's part
+// replaced by the whole state ss writes now; a failure is reported as a
+// failed snapshot, so raft tries again later.
+func (n *Node) sendState(ss StateSender, m *pb.Message) {
+	rep, _, err := decodeSnapshotData(m.GetSnapshot().GetData())
+	var data []byte
+	if err == nil {
+		var b bytes.Buffer
+		if err = ss.SendState(&b); err == nil {
+			data, err = snapshotState{rep: rep, sm: &b}.encode()
+		}
+	}
+	if err != nil {
+		n.opts.Logger.Warn("matrixraft: state for a snapshot not sent", "to", m.GetTo(), "err", err)
+		n.ReportSnapshot(m.GetTo(), raft.SnapshotFailure)
+		return
+	}
+	m.Snapshot = &pb.Snapshot{Data: data, Metadata: m.GetSnapshot().GetMetadata()}
+	n.metrics.msgsSent.Add(1)
+	n.sendMu.Lock()
+	n.tr.Send([]*pb.Message{m})
 	n.sendMu.Unlock()
 }
 

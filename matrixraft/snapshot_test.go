@@ -431,3 +431,62 @@ func (s *kvSM) snapshotData() map[string]string {
 	defer s.mu.Unlock()
 	return maps.Clone(s.data)
 }
+
+// lightKV is kvSM as a state machine whose snapshots record nothing of
+// its state (as one that keeps its state in files of its own): Restore
+// of such a snapshot keeps what it has. It is a StateSender, so a replica
+// that needs a snapshot gets the whole map.
+type lightKV struct{ *kvSM }
+
+const lightMark = "light\n"
+
+func (s lightKV) Snapshot(w io.Writer) error {
+	_, err := io.WriteString(w, lightMark)
+	return err
+}
+
+func (s lightKV) Restore(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil || string(b) == lightMark {
+		return err
+	}
+	return s.kvSM.Restore(bytes.NewReader(b))
+}
+
+func (s lightKV) SendState(w io.Writer) error { return s.kvSM.Snapshot(w) }
+
+// A replica behind the leader's compacted log catches up from the state
+// its StateSender writes when the snapshot is sent, not from the
+// snapshot's own (light) data; sessions travel with it as with any.
+func TestStateSentWithASnapshot(t *testing.T) {
+	c := newCluster(t, 3, 9, func(o *Options) {
+		if kv, ok := o.StateMachine.(*kvSM); ok {
+			o.StateMachine = lightKV{kv}
+		}
+		o.SnapshotEntries, o.CatchUpEntries = 20, 5
+	})
+	defer c.stopAll()
+	lead := c.leader()
+	ctx := t.Context()
+	var lag uint64
+	for _, n := range c.live() {
+		if n != lead {
+			lag = n.ID()
+		}
+	}
+	c.nw.Isolate(lag)
+	for i := range 200 {
+		_, err := lead.ProposeSession(ctx, 77, uint64(i+1), kvCmd('p', fmt.Sprint("k", i%13), fmt.Sprint(i)))
+		require.NoError(t, err)
+	}
+	require.Positive(t, lead.Status().SnapshotIndex, "the leader compacted")
+	c.nw.Heal()
+	c.waitRounds(2000, "the lagging replica catches up", func() bool {
+		return c.sm(lag).get("k12") == c.sm(lead.ID()).get("k12") && c.sm(lag).get("k0") == c.sm(lead.ID()).get("k0")
+	})
+	require.Positive(t, c.node(lag).Status().SnapshotsInstalled)
+	for i := range 13 {
+		k := fmt.Sprint("k", i)
+		require.Equal(t, c.sm(lead.ID()).get(k), c.sm(lag).get(k), k)
+	}
+}

@@ -53,6 +53,22 @@ type SnapshotCapturer interface {
 	CaptureSnapshot() (io.WriterTo, error)
 }
 
+// StateSender is an optional interface of a StateMachine whose snapshots
+// hold little: one that keeps its state in files of its own, whose
+// Snapshot records only how far they go. A replica that needs a snapshot
+// (it fell behind the compacted log, or just joined) could not restore
+// from that, so the node asks a StateSender for its whole state when it
+// sends one, and Restore on the replica receives it in place of the
+// snapshot's own data.
+type StateSender interface {
+	// SendState writes the whole state as it is now, applied up to an
+	// index at or past the snapshot being sent (Restore's state machine
+	// then skips the entries it holds already, as it must on a restart
+	// too). The node calls it from a goroutine of its own, concurrently
+	// with Apply.
+	SendState(w io.Writer) error
+}
+
 // session is a client's exactly-once record: the last sequence applied and
 // its result.
 type session struct {
