@@ -51,6 +51,23 @@ type Replicated interface {
 	// Append calls that are yet to hand it to the shard: a shard applies a
 	// foreign record itself, reading it from the log.
 	Foreign(index uint64) bool
+	// Attach gives the log its shard's state, so that a replica too far
+	// behind to catch up from the replication log is sent the shard's
+	// image and the records after it. The shard attaches once it is
+	// loaded.
+	Attach(s ShardImages)
+}
+
+// ShardImages is a shard's state as a replicated log sends and installs
+// it: a checkpoint image, which the log's records complete.
+type ShardImages interface {
+	// CaptureImage writes a checkpoint of the shard and returns it; the
+	// log holds every record the image needs.
+	CaptureImage(ctx context.Context) ([]byte, error)
+	// InstallImage replaces the shard's state with image and the log's
+	// records: with the shard held, reset replaces the log's records with
+	// those sent beside the image, then the shard reloads from them.
+	InstallImage(image []byte, reset func() error) error
 }
 
 // Log is one shard's ordered record log (see the package doc for the

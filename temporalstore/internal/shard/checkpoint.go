@@ -154,8 +154,7 @@ func (s *Shard) checkpoint(ctx context.Context, floor uint64) (_ uint64, err err
 	buf = append(buf, objs...)
 	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
 
-	name := filepath.Join(s.dir, fmt.Sprintf("checkpoint-%020d.img", applied))
-	if err := writeFileSync(name, buf); err != nil {
+	if err := writeFileSync(imagePath(s.dir, applied), buf); err != nil {
 		return 0, fmt.Errorf("shard: checkpoint: %w", err)
 	}
 	s.locked(func() { s.checkpointed = max(s.checkpointed, applied) })
@@ -166,6 +165,12 @@ func (s *Shard) checkpoint(ctx context.Context, floor uint64) (_ uint64, err err
 		}
 	}
 	return applied, nil
+}
+
+// imagePath is the file of the image of a shard in dir applied to index
+// applied.
+func imagePath(dir string, applied uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("checkpoint-%020d.img", applied))
 }
 
 // writeFileSync writes b to name atomically and durably.

@@ -19,6 +19,7 @@ import (
 // replicas are three shards whose logs are one raft group.
 type replicas struct {
 	t    *testing.T
+	raft matrixraft.Options
 	nw   *matrixraft.MemNetwork
 	dirs []string
 	host []*matrixraft.Host
@@ -26,8 +27,9 @@ type replicas struct {
 	s    []*Shard
 }
 
-func newReplicas(t *testing.T) *replicas {
-	r := &replicas{t: t, nw: matrixraft.NewMemNetwork(1)}
+func newReplicas(t *testing.T, raft matrixraft.Options) *replicas {
+	raft.TickInterval, raft.ElectionTick, raft.HeartbeatTick = 5*time.Millisecond, 10, 1
+	r := &replicas{t: t, nw: matrixraft.NewMemNetwork(1), raft: raft}
 	for range 3 {
 		r.dirs = append(r.dirs, t.TempDir())
 	}
@@ -51,7 +53,7 @@ func (r *replicas) start(i int) {
 	logs, err := raftlog.New(raftlog.Options{
 		Host: host, NodeID: id, Peers: []matrixraft.Peer{{ID: 1}, {ID: 2}, {ID: 3}},
 		Transport: func(uint64) (matrixraft.Transport, error) { return r.nw.Transport(id), nil },
-		Raft:      matrixraft.Options{TickInterval: 5 * time.Millisecond, ElectionTick: 10, HeartbeatTick: 1},
+		Raft:      r.raft,
 	})
 	require.NoError(t, err)
 	s, err := Open(filepath.Join(r.dirs[i], "shard"), Options{OpenLog: logs.OpenLog, SegmentSize: 1 << 20})
@@ -117,7 +119,7 @@ func (r *replicas) converged(lead int) map[string]string {
 }
 
 func TestReplicatedShardsConverge(t *testing.T) {
-	r := newReplicas(t)
+	r := newReplicas(t, matrixraft.Options{})
 	ctx := t.Context()
 	model := map[string]string{}
 	write := func(s *Shard, step int) {
@@ -180,4 +182,46 @@ func TestReplicatedShardsConverge(t *testing.T) {
 	}
 	sort.Strings(keys)
 	t.Logf("%d keys agree on 3 replicas: %v", len(keys), keys)
+}
+
+// A replica down while its group compacted its raft log past it is sent
+// the leader's image and value log when it comes back, and converges.
+func TestReplicaBehindTheRaftLogGetsTheImage(t *testing.T) {
+	r := newReplicas(t, matrixraft.Options{SnapshotEntries: 16, CatchUpEntries: 4})
+	ctx := t.Context()
+	lead := r.leader()
+	model := map[string]string{}
+	for i := range 50 {
+		k, v := fmt.Sprint("k", i%7), fmt.Sprint(i)
+		require.NoError(t, r.s[lead].Set(ctx, []byte(k), []byte(v), time.Time{}))
+		model[k] = v
+	}
+	require.NoError(t, r.s[lead].Update(ctx, []byte("n"), incrDecimal))
+	model["n"] = "1"
+	require.Equal(t, model, r.converged(lead))
+	down := (lead + 1) % 3
+	r.stop(down)
+	for i := range 300 {
+		k, v := fmt.Sprint("k", i%11), fmt.Sprint("after-", i)
+		require.NoError(t, r.s[lead].Set(ctx, []byte(k), []byte(v), time.Time{}))
+		model[k] = v
+		if i%50 == 0 {
+			// Checkpoints and reclaims move the leader's log front on.
+			_, err := r.s[lead].ReclaimLog(ctx)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, r.s[lead].Delete(ctx, []byte("k0")))
+	delete(model, "k0")
+	r.start(down)
+	require.Equal(t, model, r.converged(lead))
+	require.Positive(t, r.s[down].log.(*raftlog.Log).Node().Status().SnapshotsInstalled, "caught up from a snapshot, not the raft log")
+	// It applies what follows as any follower does.
+	require.NoError(t, r.s[lead].Set(ctx, []byte("last"), []byte("x"), time.Time{}))
+	model["last"] = "x"
+	require.Equal(t, model, r.converged(lead))
+	// And restarts from what it installed.
+	r.stop(down)
+	r.start(down)
+	require.Equal(t, model, r.converged(lead))
 }

@@ -1,8 +1,11 @@
 package shard
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
@@ -17,6 +20,7 @@ import (
 
 // startTail starts the goroutine that applies r's foreign records.
 func (s *Shard) startTail(r storage.Replicated) {
+	r.Attach(replicaImages{s})
 	s.tailDone = make(chan struct{})
 	go func() {
 		for {
@@ -83,4 +87,59 @@ func (s *Shard) Progress() (applied, last uint64) {
 	applied = s.applied
 	s.mu.RUnlock()
 	return applied, s.log.LastIndex()
+}
+
+// replicaImages is the shard as its replicated log sends and installs it
+// (storage.ShardImages).
+type replicaImages struct{ s *Shard }
+
+// CaptureImage checkpoints the shard and returns the image written.
+func (r replicaImages) CaptureImage(ctx context.Context) ([]byte, error) {
+	applied, err := r.s.Checkpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(imagePath(r.s.dir, applied))
+}
+
+// InstallImage replaces the shard's images with image, has reset replace
+// the log's records, and reloads the shard from them, all with the shard
+// held: nothing reads or applies meanwhile.
+func (r replicaImages) InstallImage(image []byte, reset func() error) error {
+	s := r.s
+	st, err := decodeImage(image, s.opts.Stamp)
+	if err != nil {
+		return fmt.Errorf("shard: image sent: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if len(s.pending) != 0 || s.tx.Load() != nil {
+		return fmt.Errorf("%w: writes in flight on a replica being replaced", ErrInternal)
+	}
+	if err := reset(); err != nil {
+		err = fmt.Errorf("shard: replacing the log: %w", err)
+		s.failLocked(err, 0)
+		return err
+	}
+	imgs, err := listImages(s.dir)
+	if err == nil {
+		for _, old := range imgs {
+			_ = os.Remove(filepath.Join(s.dir, old.name))
+		}
+		err = writeFileSync(imagePath(s.dir, st.applied), image)
+	}
+	if err == nil {
+		err = s.rebuildLocked(s.log.LastIndex())
+	}
+	if err != nil {
+		err = fmt.Errorf("shard: installing an image: %w", err)
+		s.failLocked(err, 0)
+		return err
+	}
+	s.checkpointed = st.applied
+	s.turn.Broadcast()
+	return nil
 }

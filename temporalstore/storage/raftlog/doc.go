@@ -34,9 +34,13 @@
 // storage.ErrUnknownOutcome: the entry may still commit, and is then
 // applied as a foreign record.
 //
-// # Not yet
+// # A replica far behind
 //
-// A raft snapshot carries no state: a replica that falls behind the
-// leader's compacted raft log cannot catch up from it (its node stops with
-// ErrStateTransfer) until the shard's files can be sent to it.
+// A raft snapshot here records only how far the value log goes. A replica
+// behind the leader's compacted raft log is sent, with the snapshot, the
+// shard's state (matrixraft.StateSender): a fresh checkpoint image of the
+// leader's shard and the value-log records from the log's front, which the
+// image needs and completes. The replica replaces its value log with them
+// and its shard reloads (storage.ShardImages). The state is built in
+// memory when sent, so a shard's value log must fit in memory to be sent.
 package raftlog

@@ -1,6 +1,7 @@
 package raftlog
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -146,7 +147,7 @@ func (ls *Logs) OpenLog(ctx context.Context, o storage.LogOptions) (storage.Log,
 		ls.mu.Unlock()
 		return nil, fmt.Errorf("%w: group %d", storage.ErrLocked, group)
 	}
-	l := &Log{logs: ls, group: group, instance: rand.Uint64() | 1, waiting: map[uint64]*waiter{}, appended: make(chan struct{}, 1)}
+	l := &Log{logs: ls, group: group, instance: rand.Uint64() | 1, waiting: map[uint64]*waiter{}, appended: make(chan struct{}, 1), attached: make(chan struct{})}
 	ls.open[group] = l
 	ls.mu.Unlock()
 	if err := l.start(o); err != nil {
@@ -212,6 +213,10 @@ type Log struct {
 	readyTerm uint64
 	failed    error
 	closed    bool
+	// images is the shard's state, for snapshots sent to replicas far
+	// behind (nil until the shard attaches, which closes attached).
+	images   storage.ShardImages
+	attached chan struct{}
 }
 
 type waiter struct {
@@ -222,9 +227,24 @@ type waiter struct {
 type span struct{ first, end uint64 }
 
 var (
-	_ storage.Log        = (*Log)(nil)
-	_ storage.Replicated = (*Log)(nil)
+	_ storage.Log            = (*Log)(nil)
+	_ storage.Replicated     = (*Log)(nil)
+	_ matrixraft.StateSender = (*applier)(nil)
 )
+
+// Attach implements storage.Replicated.
+func (l *Log) Attach(s storage.ShardImages) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.images == nil {
+		close(l.attached)
+	}
+	l.images = s
+}
+
+// attachWait bounds how long a state sent before the shard attached waits
+// for it: the shard is loading then, and attaches when done.
+const attachWait = 30 * time.Second
 
 // Node returns the group's raft node.
 func (l *Log) Node() *matrixraft.Node { return l.node }
@@ -554,12 +574,16 @@ func (a *applier) Snapshot(w io.Writer) error {
 	return err
 }
 
-// Restore accepts a snapshot the value log already covers.
+// Restore accepts a snapshot the value log already covers, and installs
+// the shard's state sent with one it does not (SendState).
 func (a *applier) Restore(r io.Reader) error {
 	l := (*Log)(a)
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return err
+	}
+	if bytes.HasPrefix(b, []byte(fullMagic)) {
+		return l.install(b)
 	}
 	if len(b) < len(snapMagic) || string(b[:len(snapMagic)]) != snapMagic {
 		return fmt.Errorf("%w: snapshot header", ErrCorrupt)
@@ -573,6 +597,132 @@ func (a *applier) Restore(r io.Reader) error {
 	if last > l.lastRaft {
 		return fmt.Errorf("%w: group %d, snapshot holds entries to %d, value log to %d", ErrStateTransfer, l.group, last, l.lastRaft)
 	}
+	return nil
+}
+
+// A state sent to a replica (SendState):
+//
+//	"RLF1", uvarint image length, the shard's image,
+//	uvarint first value-log index, record count, then per record uvarint
+//	length and the value-log record (its header included)
+const fullMagic = "RLF1"
+
+// SendState writes the shard's image and the value-log records from the
+// log's front on, which hold every record the image needs and those
+// after it.
+func (a *applier) SendState(w io.Writer) error {
+	l := (*Log)(a)
+	l.mu.Lock()
+	images := l.images
+	l.mu.Unlock()
+	if images == nil {
+		return fmt.Errorf("%w: group %d: no shard attached", ErrStateTransfer, l.group)
+	}
+	// The front is read before the checkpoint, whose image needs no
+	// record before it; a reclaim that drops it meanwhile fails this
+	// send, and raft sends again later.
+	first := l.vl.FirstIndex()
+	img, err := images.CaptureImage(context.Background())
+	if err != nil {
+		return err
+	}
+	last := l.vl.LastIndex()
+	b := []byte(fullMagic)
+	b = binary.AppendUvarint(b, uint64(len(img)))
+	b = append(b, img...)
+	b = binary.AppendUvarint(b, first)
+	b = binary.AppendUvarint(b, last+1-first)
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	it := l.vl.Iterator(first)
+	defer it.Close()
+	for n := first; n <= last; n++ {
+		if !it.Next() {
+			return fmt.Errorf("value log record %d: %w", n, disk.WALError(it.Err()))
+		}
+		b = binary.AppendUvarint(b[:0], uint64(len(it.Value())))
+		if _, err := w.Write(append(b, it.Value()...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// install replaces the value log and the shard's state with a state sent
+// by SendState, unless the value log holds it already (a replica
+// restarting from a snapshot it installed).
+func (l *Log) install(b []byte) error {
+	b = b[len(fullMagic):]
+	size, b, ok := uvarint(b)
+	if !ok || size > uint64(len(b)) {
+		return fmt.Errorf("%w: state image length", ErrCorrupt)
+	}
+	img, b := b[:size], b[size:]
+	first, b, ok1 := uvarint(b)
+	count, b, ok2 := uvarint(b)
+	if !ok1 || !ok2 || first == 0 || count > uint64(len(b)) {
+		return fmt.Errorf("%w: state records", ErrCorrupt)
+	}
+	recs := make([][]byte, count)
+	for i := range recs {
+		var n uint64
+		if n, b, ok = uvarint(b); !ok || n > uint64(len(b)) {
+			return fmt.Errorf("%w: state record %d", ErrCorrupt, i)
+		}
+		recs[i], b = b[:n], b[n:]
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%w: %d bytes after the state", ErrCorrupt, len(b))
+	}
+	var upTo uint64
+	if count > 0 {
+		h, _, err := splitHeader(recs[count-1])
+		if err != nil {
+			return err
+		}
+		upTo = h.raft
+	}
+	l.mu.Lock()
+	images, have := l.images, l.lastRaft
+	l.mu.Unlock()
+	if upTo <= have {
+		return nil // the value log holds it already
+	}
+	if images == nil {
+		// Sent while the shard loads: it attaches when done. A restart
+		// that crashed while installing waits in vain, since the shard
+		// loads only once this open returns, and fails.
+		select {
+		case <-l.attached:
+		case <-time.After(attachWait):
+			return fmt.Errorf("%w: group %d: a state sent to this replica was not installed whole", ErrStateTransfer, l.group)
+		}
+		l.mu.Lock()
+		images = l.images
+		l.mu.Unlock()
+	}
+	reset := func() error {
+		if err := l.vl.Reset(context.Background(), first); err != nil {
+			return disk.WALError(err)
+		}
+		if len(recs) > 0 {
+			if _, err := l.vl.AppendBatch(context.Background(), recs); err != nil {
+				return disk.WALError(err)
+			}
+		}
+		if err := l.vl.Sync(context.Background()); err != nil {
+			return disk.WALError(err)
+		}
+		l.mu.Lock()
+		l.lastRaft, l.owned = upTo, nil
+		l.mu.Unlock()
+		return nil
+	}
+	if err := images.InstallImage(img, reset); err != nil {
+		return err
+	}
+	l.logs.opts.Logger.Info("raftlog: installed a shard's state sent by its leader", "group", l.group, "records", count, "first", first, "raft_index", upTo)
 	return nil
 }
 
