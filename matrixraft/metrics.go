@@ -146,7 +146,8 @@ type PeerStatus struct {
 	Match uint64
 	// Lag is the leader's last index minus Match.
 	Lag uint64
-	// State is the replication state: probe, replicate or snapshot.
+	// State is the replication state: StateProbe, StateReplicate or
+	// StateSnapshot (raft's tracker.StateType names).
 	State string
 	// Learner says whether the peer is a non-voting member.
 	Learner bool

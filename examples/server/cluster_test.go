@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +18,9 @@ import (
 
 // member is one process of a test cluster.
 type member struct {
-	id         uint64
-	data, resp string
-	srv        *servertest.Server
+	id               uint64
+	data, resp, http string
+	srv              *servertest.Server
 }
 
 // testCluster is three server processes, each shard of their default
@@ -34,7 +36,7 @@ func startCluster(t *testing.T, shards int) *testCluster {
 	c := &testCluster{t: t, bin: buildServer(t)}
 	var peers []string
 	for i := range 3 {
-		m := &member{id: uint64(i + 1), data: t.TempDir(), resp: servertest.FreeAddr(t)}
+		m := &member{id: uint64(i + 1), data: t.TempDir(), resp: servertest.FreeAddr(t), http: servertest.FreeAddr(t)}
 		peers = append(peers, fmt.Sprintf("%d@%s@%s", m.id, servertest.FreeAddr(t), m.resp))
 		c.ms = append(c.ms, m)
 	}
@@ -46,7 +48,7 @@ func startCluster(t *testing.T, shards int) *testCluster {
 }
 
 func (c *testCluster) start(m *member, shards int) {
-	m.srv = servertest.Start(c.t, c.bin, "--data", m.data, "--resp", m.resp, "--http", "", "--s3", "",
+	m.srv = servertest.Start(c.t, c.bin, "--data", m.data, "--resp", m.resp, "--http", m.http, "--s3", "",
 		"--shards", fmt.Sprint(shards), "--cluster-id", fmt.Sprint(m.id), "--cluster-peers", c.peers)
 }
 
@@ -130,6 +132,41 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, shards, 3)
 
+	// Leader balancing spreads the shards' leaderships: one each.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		leaders := map[string]bool{}
+		shards, err := rc.ClusterShards(ctx).Result()
+		require.NoError(t, err)
+		for _, sh := range shards {
+			for _, n := range sh.Nodes {
+				if n.Role == "master" {
+					leaders[n.ID] = true
+				}
+			}
+		}
+		if len(leaders) == 3 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "shards still led by %d members after 20s", len(leaders))
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Each member is ready, and exports its shards' raft state.
+	for _, m := range c.ms {
+		resp, err := http.Get("http://" + m.http + "/ready")
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "member %d /ready", m.id)
+		resp, err = http.Get("http://" + m.http + "/metrics")
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		for _, want := range []string{`matrixraft_is_leader{shard="2"}`, `matrixraft_commit_index{shard="0"}`, `temporalstore_cluster_replica_lag_records{shard="1"}`, "temporalstore_cluster_leader_transfers_total"} {
+			require.Contains(t, string(body), want, "member %d /metrics", m.id)
+		}
+	}
+
 	acked := map[string]string{}
 	for i := range 300 {
 		k, v := fmt.Sprintf("key:%d", i), fmt.Sprintf("value-%d", i)
@@ -194,7 +231,7 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 	direct := redis.NewClient(&redis.Options{Addr: victim.resp})
 	defer direct.Close()
 	require.NoError(t, direct.Do(ctx, "READONLY").Err())
-	deadline := time.Now().Add(30 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for k, v := range acked {
 		for {
 			got, err := direct.Get(ctx, k).Result()

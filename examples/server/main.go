@@ -360,6 +360,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("cluster: the data directory's default table (shards %d, slot routing %v) is not the cluster's (shards %d, slot routing): start members on empty data directories", o.Shards, o.SlotRouting, c.shards)
 		}
 		node.Attach(e)
+		reg.MustRegister(node.Collector())
 	}
 	reg.MustRegister(engineprom.NewCollector(e))
 	log.Info("engine open", "dir", filepath.Join(c.dataDir, "engine"), "took", time.Since(started).Round(time.Millisecond))
@@ -424,7 +425,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		reg.MustRegister(respprom.NewCollector(srv))
 	}
 	if c.httpAddr != "" {
-		h, err := withContext(ctx, httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof, Registry: reg}, c, log, reg)
+		ho := httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof, Registry: reg}
+		if node != nil {
+			ho.Ready = node.Check
+		}
+		h, err := withContext(ctx, ho, c, log, reg)
 		if err != nil {
 			shutdown()
 			e.Close()

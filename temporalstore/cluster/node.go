@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/matrixraft"
@@ -92,6 +93,11 @@ type Options struct {
 	// TickInterval and ElectionTicks time raft: see the defaults.
 	TickInterval  time.Duration
 	ElectionTicks int
+	// BalanceInterval is how often the member hands the shards it leads
+	// and should not (shard i is led by the i-th member in ID order,
+	// round robin) to the member that should, when that one is up to
+	// date; negative turns balancing off. Default: DefaultBalanceInterval.
+	BalanceInterval time.Duration
 	// LeaseReads serves a leader's reads on its lease (no round to a
 	// quorum; correct while clocks drift less than the election timeout)
 	// instead of a ReadIndex round. Default: false.
@@ -112,6 +118,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ElectionTicks == 0 {
 		o.ElectionTicks = DefaultElectionTicks
+	}
+	if o.BalanceInterval == 0 {
+		o.BalanceInterval = DefaultBalanceInterval
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -146,6 +155,10 @@ type Node struct {
 
 	mu     sync.Mutex
 	engine *temporalstore.Engine
+
+	transfers   atomic.Uint64
+	stopBalance context.CancelFunc
+	balanceDone chan struct{}
 }
 
 var _ resp.Cluster = (*Node)(nil)
@@ -196,6 +209,13 @@ func Start(opts Options) (*Node, error) {
 		return nil, err
 	}
 	n.slots = slotRanges(opts.Shards)
+	ctx, cancel := context.WithCancel(context.Background())
+	n.stopBalance, n.balanceDone = cancel, make(chan struct{})
+	if opts.BalanceInterval > 0 {
+		go n.balanceLoop(ctx, opts.BalanceInterval)
+	} else {
+		close(n.balanceDone)
+	}
 	return n, nil
 }
 
@@ -230,6 +250,8 @@ func (n *Node) Attach(e *temporalstore.Engine) {
 
 // Close stops the transport and the raft host; close the engine first.
 func (n *Node) Close() error {
+	n.stopBalance()
+	<-n.balanceDone
 	return errors.Join(n.tr.Close(), n.host.Close())
 }
 
@@ -322,7 +344,7 @@ func (n *Node) Shards() []resp.ClusterShard {
 				cn.Offset = st.Applied
 			} else if ps, ok := st.Peers[id]; ok {
 				cn.Offset = ps.Match
-				cn.Online = ps.State == "replicate"
+				cn.Online = ps.State == "StateReplicate"
 			}
 			out[sh].Nodes = append(out[sh].Nodes, cn)
 		}
@@ -376,4 +398,15 @@ func (n *Node) Ready() (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// ErrNotReady is Check's error: the member does not serve its part yet.
+var ErrNotReady = errors.New("cluster: not ready")
+
+// Check is Ready as an error, for an HTTP /ready (httpapi.Options.Ready).
+func (n *Node) Check(context.Context) error {
+	if ok, why := n.Ready(); !ok {
+		return fmt.Errorf("%w: %s", ErrNotReady, why)
+	}
+	return nil
 }

@@ -54,3 +54,13 @@ func TestNodeID(t *testing.T) {
 	require.Equal(t, "0000000000000000000000000000000000000003", NodeID(3))
 	require.Len(t, NodeID(^uint64(0)), 40)
 }
+
+// Shard i is meant for the i-th member in ID order, round robin.
+func TestPreferredLeaders(t *testing.T) {
+	n := &Node{peers: map[uint64]Peer{7: {ID: 7}, 3: {ID: 3}, 5: {ID: 5}}}
+	var got []uint64
+	for sh := range 5 {
+		got = append(got, n.preferred(sh))
+	}
+	require.Equal(t, []uint64{3, 5, 7, 3, 5}, got)
+}

@@ -26,8 +26,9 @@
 //     absent) and "tenant" (a command's own wins). The original's aliases
 //     (/table_execute, /ProxyService/ExecuteCmd, ...) are served too.
 //   - /health (and /ping): liveness, always 200. GET /ready: 200 when every
-//     shard passes temporalstore.Engine.Probe within Options.ReadyTimeout,
-//     else 503 "not_ready". Neither needs a token.
+//     shard passes temporalstore.Engine.Probe within Options.ReadyTimeout
+//     (and Options.Ready, a cluster member's own check, agrees), else 503
+//     "not_ready". Neither needs a token.
 //   - POST /ingest, GET /ingest_offset and /dead_letters: stream ingestion
 //     (temporalstore.Engine.Ingest). GET /metrics: Options.Registry's
 //     metrics. /debug/pprof/ with Options.Profiling. Else 404 "not_found".

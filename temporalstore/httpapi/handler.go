@@ -484,5 +484,11 @@ func (h *Handler) ready(w http.ResponseWriter, r *http.Request) {
 		h.sendStatus(w, "/ready", http.StatusServiceUnavailable, false, Status{Code: CodeNotReady, Message: strings.Join(bad, "; ")})
 		return
 	}
+	if h.opts.Ready != nil {
+		if err := h.opts.Ready(ctx); err != nil {
+			h.sendStatus(w, "/ready", http.StatusServiceUnavailable, false, Status{Code: CodeNotReady, Message: err.Error()})
+			return
+		}
+	}
 	h.sendStatus(w, "/ready", http.StatusOK, false, Status{OK: true, Code: CodeOK})
 }

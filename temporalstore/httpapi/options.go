@@ -42,6 +42,11 @@ type Options struct {
 	// ReadyTimeout is the deadline of /ready's probe of every shard.
 	// Default: DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// Ready, when set, is asked too by /ready once every shard answered
+	// its probe: a cluster member says whether its shards have leaders
+	// and its replicas caught up. Its error is /ready's 503 message.
+	// Default: none.
+	Ready func(ctx context.Context) error
 	// MaxBodyBytes bounds a request body. Default: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// MaxBatchCommands bounds a batch. Default: DefaultMaxBatchCommands.

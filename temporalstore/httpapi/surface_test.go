@@ -1,13 +1,16 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -356,4 +359,36 @@ func TestReplyLength(t *testing.T) {
 	require.Empty(t, resp.TransferEncoding)
 	require.Equal(t, int64(len(got)), resp.ContentLength)
 	require.Greater(t, len(got), 128<<10)
+}
+
+// Options.Ready has the last word on /ready: its error is the 503's
+// message.
+func TestReadyAsksOptionsReady(t *testing.T) {
+	var why atomic.Pointer[string]
+	srv, _, _ := newServer(t, testclock.New(epoch), func(o *Options) {
+		o.Ready = func(context.Context) error {
+			if w := why.Load(); w != nil {
+				return errors.New(*w)
+			}
+			return nil
+		}
+	})
+	get := func() (int, Status) {
+		resp, err := srv.Client().Get(srv.URL + "/ready")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		var st Status
+		decode(t, false, b, &st)
+		return resp.StatusCode, st
+	}
+	code, _ := get()
+	require.Equal(t, http.StatusOK, code)
+	msg := "shard 1 has no leader"
+	why.Store(&msg)
+	code, st := get()
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Equal(t, CodeNotReady, st.Code)
+	require.Equal(t, msg, st.Message)
 }

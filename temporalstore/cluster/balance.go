@@ -1,0 +1,73 @@
+package cluster
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// DefaultBalanceInterval is how often a member looks at the shards it
+// leads (Options.BalanceInterval).
+const DefaultBalanceInterval = 2 * time.Second
+
+// balanceLag bounds how far behind the leader a member may be and still
+// be handed the leadership: one that must catch up first would stall the
+// shard's writes.
+const balanceLag = 64
+
+// preferred is the member that should lead shard sh: the members in ID
+// order, one shard after another, so that each leads its share.
+func (n *Node) preferred(sh int) uint64 {
+	ids := make([]uint64, 0, len(n.peers))
+	for id := range n.peers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids[sh%len(ids)]
+}
+
+// balance hands each shard this member leads, and should not, to the
+// member that should, when that one is up to date. Every member does the
+// same for its own shards, so leadership spreads evenly and stays; a
+// shard whose preferred member is down stays where it is.
+func (n *Node) balance(ctx context.Context) {
+	for sh := range n.opts.Shards {
+		g := n.group(sh)
+		if g == nil || g.Leader() != n.opts.ID {
+			continue
+		}
+		to := n.preferred(sh)
+		if to == n.opts.ID {
+			continue
+		}
+		st := g.Status()
+		p, ok := st.Peers[to]
+		if !ok || p.State != "StateReplicate" || p.Lag > balanceLag {
+			continue
+		}
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := g.TransferLeadership(tctx, to)
+		cancel()
+		if err == nil {
+			n.transfers.Add(1)
+			n.opts.Logger.Info("cluster: leadership handed over", "shard", sh, "to", to)
+		} else {
+			n.opts.Logger.Debug("cluster: leadership transfer did not complete", "shard", sh, "to", to, "err", err)
+		}
+	}
+}
+
+// balanceLoop runs balance every interval until ctx ends.
+func (n *Node) balanceLoop(ctx context.Context, every time.Duration) {
+	defer close(n.balanceDone)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n.balance(ctx)
+		}
+	}
+}

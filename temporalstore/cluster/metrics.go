@@ -1,0 +1,58 @@
+package cluster
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/temporalstore/temporalstore-go/matrixraft/raftprom"
+)
+
+// Collector returns the member's metrics for a Prometheus registry: every
+// shard's raft group as matrixraft/raftprom exports it (term, commit and
+// applied indexes, leader changes, fsyncs, each follower's lag on the
+// leader, ...) labelled shard="N", the shard's records this replica has
+// not applied yet (replica_lag_records), the leadership transfers the
+// leader balancing made, and the raft transport's bytes and drops.
+func (n *Node) Collector() prometheus.Collector { return (*collector)(n) }
+
+type collector Node
+
+var (
+	lagDesc = prometheus.NewDesc("temporalstore_cluster_replica_lag_records",
+		"Records of the shard's log this replica has not applied yet.", []string{"shard"}, nil)
+	transfersDesc = prometheus.NewDesc("temporalstore_cluster_leader_transfers_total",
+		"Leaderships this member handed to another by leader balancing.", nil, nil)
+)
+
+// Describe sends nothing: the groups come and go with the shards, so the
+// collector is unchecked.
+func (c *collector) Describe(chan<- *prometheus.Desc) {}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	n := (*Node)(c)
+	for sh := range n.opts.Shards {
+		g := n.group(sh)
+		if g == nil {
+			continue
+		}
+		o := raftprom.Options{ConstLabels: prometheus.Labels{"shard": strconv.Itoa(sh)}}
+		if sh == 0 {
+			// One transport carries every group: its counts go once.
+			o.Transport = func() raftprom.TransportStats {
+				st := n.tr.Stats()
+				return raftprom.TransportStats{BytesSent: st.BytesSent, BytesReceived: st.BytesReceived, MessagesDropped: st.MessagesDropped}
+			}
+		}
+		raftprom.NewCollector(g, o).Collect(ch)
+		n.mu.Lock()
+		e := n.engine
+		n.mu.Unlock()
+		if e != nil {
+			if applied, last, err := e.ShardProgress(n.opts.Namespace, n.opts.Table, sh); err == nil {
+				ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, float64(last-min(applied, last)), strconv.Itoa(sh))
+			}
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(transfersDesc, prometheus.CounterValue, float64(n.transfers.Load()))
+}
