@@ -190,6 +190,10 @@ bench-engine: ## Engine benchmark (index bytes/key, write amplification, durable
 bench-raft: ## Raft benchmark (3 durable voters vs embedded etcd): cd tools && go run ./bench raft
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench raft
 
+.PHONY: bench-cluster
+bench-cluster: ## Cluster benchmark (3 server processes as a Redis Cluster vs 3 etcd processes: writes, follower reads, failover): cd tools && go run ./bench cluster
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench cluster
+
 .PHONY: bench-series
 bench-series: ## Temporal models vs redis-server (window reads, hourly counts, appends) and rollup vs scan: cd tools && go run ./bench series
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench series

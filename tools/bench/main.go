@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/tools/bench/cachebench"
+	"github.com/temporalstore/temporalstore-go/tools/bench/clusterbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/contextbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/enginebench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/feastbare"
@@ -23,8 +24,8 @@ import (
 )
 
 func main() {
-	// A process the raft benchmark started as an etcd member serves as
-	// one and does not return.
+	// A process the raft or cluster benchmark started as an etcd member
+	// serves as one and does not return.
 	raftbench.MaybeRunEtcdMember()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -50,6 +51,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return respbench.Command(args[1:], stdout, stderr)
 	case "raft":
 		return raftbench.Command(args[1:], stdout, stderr)
+	case "cluster":
+		return clusterbench.Command(args[1:], stdout, stderr)
 	case "series":
 		return seriesbench.Command(args[1:], stdout, stderr)
 	case "script":
@@ -98,6 +101,11 @@ Benchmarks:
   raft  matrixraft vs an embedded etcd cluster, 3 durable members each in
         this process: writes/s, p50/p99 and proposals per fsync of 16 B and
         256 B values at 1, 64 and 256 concurrent clients.
+  cluster three server processes as one Redis Cluster (each shard a raft
+        group over the three) vs three etcd member processes, durable, on
+        this machine: SET/Put writes/s and p50/p95/p99 at 1 and 16 clients,
+        follower reads (READONLY GET; etcd serializable Get) and leader
+        reads, and the failover time after SIGKILL of a key's leader.
   series the temporal models against redis-server over go-redis: window reads
         (FQUERY vs ZRANGEBYSCORE), "count in the last hour" (HSETANDGETOPT vs
         per-minute INCR/EXPIRE keys summed over MGET), durable appends, and
@@ -142,6 +150,8 @@ Examples:
 	fmt.Fprintln(w)
 	respbench.PrintUsage(w)
 	raftbench.PrintUsage(w)
+	fmt.Fprintln(w)
+	clusterbench.PrintUsage(w)
 	fmt.Fprintln(w)
 	seriesbench.PrintUsage(w)
 	fmt.Fprintln(w)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +78,10 @@ type etcdProcs struct {
 	cmds []*exec.Cmd
 	etcdClients
 	metrics []string
+	// endpoints are the members' client addresses (host:port), lead the
+	// index of the one that led when they started.
+	endpoints []string
+	lead      int
 }
 
 func startEtcdProcs(ctx context.Context, dir string, concurrency int) (*etcdProcs, error) {
@@ -90,7 +95,7 @@ func startEtcdProcs(ctx context.Context, dir string, concurrency int) (*etcdProc
 		initial = append(initial, n+"="+urls[i].String())
 	}
 	token := fmt.Sprintf("bench-%d", time.Now().UnixNano())
-	c := &etcdProcs{}
+	c := &etcdProcs{lead: -1}
 	var endpoints []string
 	for i, n := range names {
 		b, _ := json.Marshal(etcdMember{Name: n, Dir: filepath.Join(dir, n), Peer: urls[i].String(),
@@ -117,6 +122,7 @@ func startEtcdProcs(ctx context.Context, dir string, concurrency int) (*etcdProc
 		endpoints = append(endpoints, urls[3+i].Host)
 		c.metrics = append(c.metrics, urls[3+i].String()+"/metrics")
 	}
+	c.endpoints = endpoints
 	// The leader, once every member answers.
 	var lead string
 	deadline := time.Now().Add(60 * time.Second)
@@ -140,6 +146,7 @@ func startEtcdProcs(ctx context.Context, dir string, concurrency int) (*etcdProc
 			cl.Close()
 			if err == nil && st.Leader != 0 && st.Leader == st.Header.MemberId {
 				lead = ep
+				c.lead = slices.Index(endpoints, ep)
 			}
 		}
 		if lead == "" {
@@ -189,3 +196,57 @@ func (c *etcdProcs) Close() error {
 	}
 	return nil
 }
+
+// EtcdProcs is etcd-procs' cluster for other benchmarks: three etcd member
+// processes on loopback (fdatasync on, their default settings), written
+// through the leader. The binary that starts them must call
+// MaybeRunEtcdMember first thing in main (or TestMain): each member is that
+// binary started again.
+type EtcdProcs struct{ c *etcdProcs }
+
+// StartEtcdProcs starts three members with their data under dir, waits
+// for a leader and dials it with a gRPC connection per 16 of concurrency
+// clients.
+func StartEtcdProcs(ctx context.Context, dir string, concurrency int) (*EtcdProcs, error) {
+	c, err := startEtcdProcs(ctx, dir, concurrency)
+	if err != nil {
+		return nil, err
+	}
+	return &EtcdProcs{c}, nil
+}
+
+// Put writes key through the leader the cluster started with, on client's
+// connection (client < the concurrency it was started for).
+func (e *EtcdProcs) Put(ctx context.Context, client int, key, value []byte) error {
+	return e.c.Put(ctx, client, key, value)
+}
+
+// Endpoints returns the members' client addresses (host:port), member i
+// at index i.
+func (e *EtcdProcs) Endpoints() []string { return slices.Clone(e.c.endpoints) }
+
+// Leader returns the index of the member that led when the cluster
+// started.
+func (e *EtcdProcs) Leader() int { return e.c.lead }
+
+// PIDs returns the members' process IDs, member i at index i.
+func (e *EtcdProcs) PIDs() []int {
+	out := make([]int, len(e.c.cmds))
+	for i, cmd := range e.c.cmds {
+		out[i] = cmd.Process.Pid
+	}
+	return out
+}
+
+// Kill sends member i SIGKILL and waits for it to exit.
+func (e *EtcdProcs) Kill(i int) error {
+	cmd := e.c.cmds[i]
+	if err := cmd.Process.Kill(); err != nil {
+		return err
+	}
+	_ = cmd.Wait()
+	return nil
+}
+
+// Close closes the connections and kills the members still running.
+func (e *EtcdProcs) Close() error { return e.c.Close() }
