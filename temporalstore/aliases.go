@@ -245,6 +245,8 @@ var (
 	ErrNotHLL         = api.ErrNotHLL
 	ErrCorruptHLL     = api.ErrCorruptHLL
 	ErrInternal       = api.ErrInternal
+	ErrNotLeader      = api.ErrNotLeader
+	ErrUnknownOutcome = api.ErrUnknownOutcome
 )
 
 // IsReadKind reports whether kind only reads ([api.IsReadKind]).

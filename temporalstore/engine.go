@@ -603,16 +603,6 @@ func (e *Engine) saveCatalogLocked() error {
 	return nil
 }
 
-// Errors of a replicated shard (storage/raftlog), matched with errors.Is.
-var (
-	// ErrNotLeader is a write refused by a replica that does not lead its
-	// shard: nothing was written.
-	ErrNotLeader = storage.ErrNotLeader
-	// ErrUnknownOutcome is a write whose shard's leader lost its
-	// leadership before the write committed: it may or may not be applied.
-	ErrUnknownOutcome = storage.ErrUnknownOutcome
-)
-
 // ShardProgress returns the index of the last record shard sh of table
 // namespace/name applied, and of the last its log holds: a replica of a
 // replicated shard applies what its log receives a little after.

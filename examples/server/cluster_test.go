@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,7 +39,7 @@ func startCluster(t *testing.T, shards int) *testCluster {
 	var peers []string
 	for i := range 3 {
 		m := &member{id: uint64(i + 1), data: t.TempDir(), resp: servertest.FreeAddr(t), http: servertest.FreeAddr(t)}
-		peers = append(peers, fmt.Sprintf("%d@%s@%s", m.id, servertest.FreeAddr(t), m.resp))
+		peers = append(peers, fmt.Sprintf("%d@%s@%s@%s", m.id, servertest.FreeAddr(t), m.resp, m.http))
 		c.ms = append(c.ms, m)
 	}
 	c.peers = strings.Join(peers, ",")
@@ -246,4 +248,91 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 	}
 	// Standalone CLUSTER answers as Redis's without cluster support.
 	require.Equal(t, cluster.NodeID(victim.id), direct.ClusterMyID(ctx).Val())
+}
+
+// bytesOf reads a JSON reply's bytes, an array of numbers.
+func bytesOf(v any) string {
+	var b []byte
+	for _, x := range v.([]any) {
+		b = append(b, byte(x.(float64)))
+	}
+	return string(b)
+}
+
+// postJSON posts body to url and returns the status and the decoded reply.
+func postJSON(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	return resp.StatusCode, out
+}
+
+// Any member takes an HTTP command: one for a shard another member leads
+// is forwarded to it; a batch whose keys are all on one other member's
+// shard too; a batch spread over shards runs here, and its commands of
+// other members' shards answer not_leader.
+func TestClusterHTTPForwardsToTheLeader(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx := t.Context()
+	for _, m := range c.ms {
+		waitServed(t, m.resp)
+	}
+	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs(), ClusterStateReloadInterval: 250 * time.Millisecond})
+	defer rc.Close()
+	// Wait for balancing, so each member leads one shard.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if c.leaderOf(ctx, rc, "{a}") != c.leaderOf(ctx, rc, "{b}") || time.Now().After(deadline) {
+			break
+		}
+	}
+	var key string
+	var other *member
+	for i := 0; other == nil; i++ {
+		key = fmt.Sprint("http-key-", i)
+		if l := c.leaderOf(ctx, rc, key); l != c.ms[0] {
+			other = l
+		}
+	}
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	code, out := postJSON(t, "http://"+c.ms[0].http+"/execute", fmt.Sprintf(`{"command":{"kind":"string_set","key":%q,"value":%q}}`, key, b64("via-1")))
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	require.Equal(t, true, out["status"].(map[string]any)["ok"], "%v", out)
+	got, err := rc.Get(ctx, key).Result()
+	require.NoError(t, err)
+	require.Equal(t, "via-1", got)
+	code, out = postJSON(t, "http://"+c.ms[0].http+"/execute", fmt.Sprintf(`{"command":{"kind":"string_get","key":%q}}`, key))
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "via-1", bytesOf(out["response"].(map[string]any)["value"]), "%v", out)
+
+	// A batch for that one shard goes whole.
+	code, out = postJSON(t, "http://"+c.ms[0].http+"/batch_execute", fmt.Sprintf(`{"commands":[{"kind":"string_set","key":%q,"value":%q},{"kind":"string_get","key":%q}]}`, key, b64("batched"), key))
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	rs := out["responses"].([]any)
+	require.Len(t, rs, 2)
+	require.Equal(t, "batched", bytesOf(rs[1].(map[string]any)["response"].(map[string]any)["value"]), "%v", out)
+
+	// Spread over members: this member's own run, the others say where.
+	var mine string
+	for i := 0; mine == ""; i++ {
+		if k := fmt.Sprint("mine-", i); c.leaderOf(ctx, rc, k) == c.ms[0] {
+			mine = k
+		}
+	}
+	code, out = postJSON(t, "http://"+c.ms[0].http+"/batch_execute", fmt.Sprintf(`{"commands":[{"kind":"string_set","key":%q,"value":%q},{"kind":"string_set","key":%q,"value":%q}]}`, mine, b64("m"), key, b64("x")))
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	rs = out["responses"].([]any)
+	require.Equal(t, true, rs[0].(map[string]any)["status"].(map[string]any)["ok"], "%v", out)
+	require.Equal(t, "not_leader", rs[1].(map[string]any)["status"].(map[string]any)["code"], "%v", out)
+	got, err = rc.Get(ctx, key).Result()
+	require.NoError(t, err)
+	require.Equal(t, "batched", got, "the refused command changed nothing")
+	resp, err := http.Get("http://" + c.ms[0].http + "/metrics")
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Contains(t, string(metrics), "temporalstore_http_forwarded_total 3")
 }

@@ -240,7 +240,7 @@ var flags = []cli.Flag[config]{
 		c.clusterID = n
 		return err
 	}},
-	{Name: "cluster-peers", Env: "TS_CLUSTER_PEERS", Default: "", Usage: "the cluster's members, this node among them, as id@raft-addr@resp-addr, comma-separated, e.g. 1@10.0.0.1:17200@10.0.0.1:6379,2@10.0.0.2:17200@10.0.0.2:6379,3@10.0.0.3:17200@10.0.0.3:6379; every member gets the same list. The RESP addresses are what clients are redirected to", Set: func(c *config, v string) error {
+	{Name: "cluster-peers", Env: "TS_CLUSTER_PEERS", Default: "", Usage: "the cluster's members, this node among them, as id@raft-addr@resp-addr[@http-addr], comma-separated, e.g. 1@10.0.0.1:17200@10.0.0.1:6379@10.0.0.1:17102,2@...,3@...; every member gets the same list. The RESP addresses are what clients are redirected to (MOVED); an HTTP request whose keys another member's shard holds is forwarded to that member's HTTP address", Set: func(c *config, v string) error {
 		ps, err := cluster.ParsePeers(v)
 		c.clusterPeers = ps
 		return err
@@ -427,7 +427,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.httpAddr != "" {
 		ho := httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof, Registry: reg}
 		if node != nil {
-			ho.Ready = node.Check
+			ho.Ready, ho.Cluster = node.Check, node.HTTP()
 		}
 		h, err := withContext(ctx, ho, c, log, reg)
 		if err != nil {

@@ -51,6 +51,12 @@ var (
 	// ErrCrossShard: a kind's keys are on different shards. Keys that
 	// share a {hash tag} share a shard, as in Redis Cluster.
 	ErrCrossShard = errors.New("temporalstore: keys are on different shards (give them a common {hash tag})")
+	// ErrNotLeader: in a cluster, a write reached a member that does not
+	// lead the key's shard; nothing was written.
+	ErrNotLeader = errors.New("temporalstore: not the leader of the shard's group")
+	// ErrUnknownOutcome: in a cluster, the shard's leader changed before
+	// the write committed; it may or may not be applied.
+	ErrUnknownOutcome = errors.New("temporalstore: leadership changed; the write may or may not be applied")
 	// ErrNoSuchKey: the kind needs the key to exist (RENAME, LSET).
 	ErrNoSuchKey = errors.New("temporalstore: no such key")
 	// ErrOutOfRange: an index is outside the list (LSET).

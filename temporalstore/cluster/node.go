@@ -17,6 +17,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixraft"
 	"github.com/temporalstore/temporalstore-go/matrixraft/tcptransport"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage/raftlog"
@@ -36,12 +37,14 @@ type Peer struct {
 	// ID is the member's raft ID, the same in every shard's group.
 	ID uint64
 	// RaftAddr is where its raft transport listens; RESPAddr where its
-	// Redis-protocol clients connect (what MOVED and CLUSTER SLOTS give).
-	RaftAddr, RESPAddr string
+	// Redis-protocol clients connect (what MOVED and CLUSTER SLOTS give);
+	// HTTPAddr, when known, where its HTTP surface listens (requests are
+	// forwarded there).
+	RaftAddr, RESPAddr, HTTPAddr string
 }
 
-// ParsePeers reads peers written id@raft-addr@resp-addr, comma-separated,
-// as the server's --cluster-peers flag takes them.
+// ParsePeers reads peers written id@raft-addr@resp-addr[@http-addr],
+// comma-separated, as the server's --cluster-peers flag takes them.
 func ParsePeers(s string) ([]Peer, error) {
 	var out []Peer
 	for p := range strings.SplitSeq(s, ",") {
@@ -49,8 +52,8 @@ func ParsePeers(s string) ([]Peer, error) {
 			continue
 		}
 		parts := strings.Split(p, "@")
-		if len(parts) != 3 || parts[1] == "" || parts[2] == "" {
-			return nil, fmt.Errorf("%w: peer %q is not id@raft-addr@resp-addr", ErrInvalidOptions, p)
+		if len(parts) < 3 || len(parts) > 4 || slices.Contains(parts[1:], "") {
+			return nil, fmt.Errorf("%w: peer %q is not id@raft-addr@resp-addr[@http-addr]", ErrInvalidOptions, p)
 		}
 		id, err := strconv.ParseUint(parts[0], 10, 64)
 		if err != nil || id == 0 {
@@ -59,7 +62,11 @@ func ParsePeers(s string) ([]Peer, error) {
 		if slices.ContainsFunc(out, func(q Peer) bool { return q.ID == id }) {
 			return nil, fmt.Errorf("%w: peer id %d twice", ErrInvalidOptions, id)
 		}
-		out = append(out, Peer{ID: id, RaftAddr: parts[1], RESPAddr: parts[2]})
+		peer := Peer{ID: id, RaftAddr: parts[1], RESPAddr: parts[2]}
+		if len(parts) == 4 {
+			peer.HTTPAddr = parts[3]
+		}
+		out = append(out, peer)
 	}
 	return out, nil
 }
@@ -409,4 +416,66 @@ func (n *Node) Check(context.Context) error {
 		return fmt.Errorf("%w: %s", ErrNotReady, why)
 	}
 	return nil
+}
+
+// routed reports whether table namespace/name is the one the member
+// routes ("" naming the engine's defaults), and key's shard in it.
+func (n *Node) routed(namespace, name string, key []byte) (int, bool) {
+	if namespace == "" {
+		namespace = temporalstore.DefaultNamespace
+	}
+	if name == "" {
+		name = temporalstore.DefaultTable
+	}
+	if namespace != n.opts.Namespace || name != n.opts.Table {
+		return 0, false
+	}
+	return temporalstore.SlotShard(temporalstore.KeySlot(key), n.opts.Shards), true
+}
+
+// HTTP is the member as the HTTP surface's cluster
+// (httpapi.Options.Cluster): requests go to the member leading their
+// keys' shard, and reads run here pass their shard's read barrier.
+func (n *Node) HTTP() httpapi.Cluster { return httpRoutes{n} }
+
+type httpRoutes struct{ n *Node }
+
+func (h httpRoutes) Leader(namespace, name string, key []byte) (string, error) {
+	return h.n.leaderURL(namespace, name, key)
+}
+
+func (h httpRoutes) ReadBarrier(ctx context.Context, namespace, name string, key []byte) error {
+	return h.n.readBarrierKey(ctx, namespace, name, key)
+}
+
+// leaderURL is the HTTP URL of the member leading key's shard, "" when it
+// is this one or the table is not replicated.
+func (n *Node) leaderURL(namespace, name string, key []byte) (string, error) {
+	sh, ok := n.routed(namespace, name, key)
+	if !ok {
+		return "", nil
+	}
+	g := n.group(sh)
+	if g == nil {
+		return "", fmt.Errorf("%w: shard %d is not open here", temporalstore.ErrNotLeader, sh)
+	}
+	switch leader := g.Leader(); {
+	case leader == n.opts.ID:
+		return "", nil
+	case leader == 0:
+		return "", fmt.Errorf("%w: shard %d has no leader now", temporalstore.ErrNotLeader, sh)
+	case n.peers[leader].HTTPAddr == "":
+		return "", fmt.Errorf("%w: shard %d is led by member %d, whose HTTP address is not known (--cluster-peers id@raft@resp@http)", temporalstore.ErrNotLeader, sh, leader)
+	default:
+		return "http://" + n.peers[leader].HTTPAddr, nil
+	}
+}
+
+// readBarrierKey is the read barrier of key's shard, none for a table
+// that is not replicated.
+func (n *Node) readBarrierKey(ctx context.Context, namespace, name string, key []byte) error {
+	if _, ok := n.routed(namespace, name, key); !ok {
+		return nil
+	}
+	return n.ReadBarrier(ctx, temporalstore.KeySlot(key))
 }

@@ -9,10 +9,10 @@ import (
 )
 
 func TestParsePeers(t *testing.T) {
-	ps, err := ParsePeers(" 1@127.0.0.1:17200@127.0.0.1:6379, 2@h2:17200@h2:6379,")
+	ps, err := ParsePeers(" 1@127.0.0.1:17200@127.0.0.1:6379, 2@h2:17200@h2:6379@h2:17102,")
 	require.NoError(t, err)
-	require.Equal(t, []Peer{{1, "127.0.0.1:17200", "127.0.0.1:6379"}, {2, "h2:17200", "h2:6379"}}, ps)
-	for _, bad := range []string{"1@a", "0@a@b", "x@a@b", "1@@b", "1@a@", "1@a@b,1@c@d", "1@a@b@c"} {
+	require.Equal(t, []Peer{{ID: 1, RaftAddr: "127.0.0.1:17200", RESPAddr: "127.0.0.1:6379"}, {ID: 2, RaftAddr: "h2:17200", RESPAddr: "h2:6379", HTTPAddr: "h2:17102"}}, ps)
+	for _, bad := range []string{"1@a", "0@a@b", "x@a@b", "1@@b", "1@a@", "1@a@b,1@c@d", "1@a@b@", "1@a@b@c@d"} {
 		_, err := ParsePeers(bad)
 		require.ErrorIs(t, err, ErrInvalidOptions, bad)
 	}
@@ -37,7 +37,7 @@ func TestSlotRangesMatchRouting(t *testing.T) {
 }
 
 func TestStartRefusesBadOptions(t *testing.T) {
-	peers := []Peer{{1, "127.0.0.1:0", "127.0.0.1:6379"}}
+	peers := []Peer{{ID: 1, RaftAddr: "127.0.0.1:0", RESPAddr: "127.0.0.1:6379"}}
 	for name, o := range map[string]Options{
 		"no dir":          {ID: 1, Peers: peers, Shards: 1},
 		"no shards":       {Dir: t.TempDir(), ID: 1, Peers: peers},

@@ -58,6 +58,15 @@
 // serve is answered with code "unsupported" (HTTP 200, so a batch's other
 // commands still run).
 //
+// # Cluster
+//
+// With Options.Cluster the handler is a cluster member's: a request whose
+// keyed commands all go to a shard another member leads is forwarded to
+// that member (once), and reads run here pass their shard's read barrier.
+// A batch spread over several members runs here; its commands of other
+// members' shards answer "not_leader" (and one whose leader changed
+// before it committed, "unknown_outcome").
+//
 // # Auth and concurrency
 //
 // With tokens configured, the other routes need "Authorization: Bearer

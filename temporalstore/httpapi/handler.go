@@ -33,6 +33,8 @@ type Handler struct {
 	// by encoding ([0] JSON, [1] MessagePack).
 	batches  sync.Pool
 	encoders [2]sync.Pool
+	// client forwards requests to other members (Options.Cluster).
+	client *http.Client
 }
 
 // batchBuf is one /batch_execute's decoded request and translated calls.
@@ -69,7 +71,7 @@ func New(opts Options) (*Handler, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	h := &Handler{opts: opts, tokens: newTokens(opts.ReadWriteTokens, opts.ReadOnlyTokens)}
+	h := &Handler{opts: opts, tokens: newTokens(opts.ReadWriteTokens, opts.ReadOnlyTokens), client: &http.Client{Timeout: forwardTimeout}}
 	m, err := newMetrics(opts.Engine, opts.Registry)
 	if err != nil {
 		return nil, err
@@ -316,6 +318,17 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "/execute", http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("a read-only token cannot run %s", cl.Kind())})
 		return
 	}
+	if h.opts.Cluster != nil {
+		to, err := h.route(r.Context(), r, []wire.Call{cl})
+		if err != nil {
+			h.sendExecuteError(w, http.StatusServiceUnavailable, mp, wire.StatusOfError(err))
+			return
+		}
+		if to != "" {
+			h.forward(w, r, "/execute", to, body, mp)
+			return
+		}
+	}
 	enc := h.encoder(mp)
 	if served {
 		raws, err := wire.RawCommands(body, mp, false)
@@ -435,6 +448,17 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 				h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: fmt.Sprintf("commands[%d]: %v", i, err)})
 				return
 			}
+		}
+	}
+	if h.opts.Cluster != nil {
+		to, err := h.route(r.Context(), r, calls)
+		if err != nil {
+			h.fail(w, route, http.StatusServiceUnavailable, mp, wire.StatusOfError(err))
+			return
+		}
+		if to != "" {
+			h.forward(w, r, route, to, body, mp)
+			return
 		}
 	}
 	enc := h.encoder(mp)

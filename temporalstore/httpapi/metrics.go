@@ -18,6 +18,8 @@ type metrics struct {
 	cmdDur   *prometheus.HistogramVec
 	cmdTotal *prometheus.CounterVec
 	reqTotal *prometheus.CounterVec
+	// forwarded counts the requests sent on to a shard's leader.
+	forwarded prometheus.Counter
 
 	// The vectors' children by label values, looked up once: a batch's
 	// commands would otherwise hash their labels twice each.
@@ -47,13 +49,17 @@ func newMetrics(e *ts.Engine, reg *prometheus.Registry) (*metrics, error) {
 			Name: "temporalstore_http_requests_total",
 			Help: "HTTP requests, by route and HTTP status.",
 		}, []string{"route", "status"}),
+		forwarded: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "temporalstore_http_forwarded_total",
+			Help: "Requests forwarded to the member leading their shard (cluster mode).",
+		}),
 	}
 	if reg == nil {
 		m.reg = prometheus.NewRegistry()
 		m.reg.MustRegister(engineprom.NewCollector(e), collectors.NewGoCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	for _, c := range []prometheus.Collector{m.cmdDur, m.cmdTotal, m.reqTotal} {
+	for _, c := range []prometheus.Collector{m.cmdDur, m.cmdTotal, m.reqTotal, m.forwarded} {
 		if err := m.reg.Register(c); err != nil {
 			return nil, fmt.Errorf("httpapi: metrics: %w", err)
 		}

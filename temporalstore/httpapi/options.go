@@ -47,6 +47,11 @@ type Options struct {
 	// and its replicas caught up. Its error is /ready's 503 message.
 	// Default: none.
 	Ready func(ctx context.Context) error
+	// Cluster, when set, makes the handler a cluster member's: a request
+	// whose keyed commands all go to a shard another member leads is
+	// forwarded to that member, and the reads run here pass their
+	// shard's read barrier (see Cluster). Default: none.
+	Cluster Cluster
 	// MaxBodyBytes bounds a request body. Default: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// MaxBatchCommands bounds a batch. Default: DefaultMaxBatchCommands.

@@ -392,3 +392,64 @@ func TestReadyAsksOptionsReady(t *testing.T) {
 	require.Equal(t, CodeNotReady, st.Code)
 	require.Equal(t, msg, st.Message)
 }
+
+// fakeCluster sends every key of table "c/t" to leader, and counts the
+// read barriers.
+type fakeCluster struct {
+	leader   string
+	barriers atomic.Int64
+}
+
+func (f *fakeCluster) Leader(namespace, name string, key []byte) (string, error) {
+	if namespace == "c" && name == "t" {
+		return f.leader, nil
+	}
+	return "", nil
+}
+
+func (f *fakeCluster) ReadBarrier(context.Context, string, string, []byte) error {
+	f.barriers.Add(1)
+	return nil
+}
+
+// With Options.Cluster a request for another member's shard is forwarded
+// there, once: a forwarded request runs where it lands.
+func TestClusterForwarding(t *testing.T) {
+	leaderSrv, leaderEngine, _ := newServer(t, testclock.New(epoch), nil)
+	require.NoError(t, leaderEngine.CreateTable(t.Context(), "c", "t", ts.TableOptions{Shards: 1}))
+	fc := &fakeCluster{leader: leaderSrv.URL}
+	srv, e, _ := newServer(t, testclock.New(epoch), func(o *Options) { o.Cluster = fc })
+	require.NoError(t, e.CreateTable(t.Context(), "c", "t", ts.TableOptions{Shards: 1}))
+	post := func(url, body string) (int, string) {
+		resp, err := srv.Client().Post(url, "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	code, body := post(srv.URL+"/execute", `{"namespace":"c","table_name":"t","command":{"kind":"string_set","key":"k","value":"dg=="}}`)
+	require.Equal(t, http.StatusOK, code, body)
+	r, err := leaderEngine.Execute(t.Context(), ts.Command{Namespace: "c", Table: "t", Kind: ts.KindGet, Key: []byte("k")})
+	require.NoError(t, err)
+	require.Equal(t, "v", string(r.Value), "written on the leader")
+	r, err = e.Execute(t.Context(), ts.Command{Namespace: "c", Table: "t", Kind: ts.KindGet, Key: []byte("k")})
+	require.NoError(t, err)
+	require.False(t, r.Found, "not here")
+	// Another table's commands run here, reads after a barrier.
+	code, body = post(srv.URL+"/batch_execute", `{"commands":[{"kind":"string_set","key":"k","value":"dw=="},{"kind":"string_get","key":"k"}]}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"value":[119]`)
+	require.Equal(t, int64(1), fc.barriers.Load())
+	// A request forwarded once runs where it lands.
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/execute", strings.NewReader(`{"namespace":"c","table_name":"t","command":{"kind":"string_set","key":"k2","value":"dg=="}}`))
+	require.NoError(t, err)
+	req.Header.Set(forwardedHeader, "1")
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	r, err = e.Execute(t.Context(), ts.Command{Namespace: "c", Table: "t", Kind: ts.KindGet, Key: []byte("k2")})
+	require.NoError(t, err)
+	require.True(t, r.Found, "run here, not sent on again")
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/api"
 )
 
 // Errors a Log returns, matched with errors.Is (an implementation may wrap
@@ -28,13 +30,14 @@ var (
 	ErrLocked = errors.New("storage: log is open elsewhere")
 	// ErrNotLeader is returned by an append to a replicated log on a
 	// replica that does not lead its group: nothing is appended, and the
-	// log stays usable (see Replicated).
-	ErrNotLeader = errors.New("storage: not the leader of the shard's group")
+	// log stays usable (see Replicated). It is the engine's own error, so
+	// that it reaches the surfaces as it is.
+	ErrNotLeader = api.ErrNotLeader
 	// ErrUnknownOutcome is returned by an append to a replicated log whose
 	// leadership changed before the record was committed: it may yet be
 	// committed (and then applied like a replicated record) or not. The
 	// log stays usable.
-	ErrUnknownOutcome = errors.New("storage: leadership changed; the record may or may not be appended")
+	ErrUnknownOutcome = api.ErrUnknownOutcome
 )
 
 // Replicated is an optional interface of a Log whose records are also

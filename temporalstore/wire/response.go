@@ -63,6 +63,8 @@ var errorCodes = []struct {
 	{api.ErrTenantQPS, "admission_rejected"},
 	{api.ErrShardRate, "admission_rejected"},
 	{api.ErrClosed, "shard_not_loaded"},
+	{api.ErrNotLeader, "not_leader"},
+	{api.ErrUnknownOutcome, "unknown_outcome"},
 	{context.DeadlineExceeded, "deadline_exceeded"},
 	{context.Canceled, "canceled"},
 }

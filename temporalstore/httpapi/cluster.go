@@ -1,0 +1,113 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/wire"
+)
+
+// Cluster routes the HTTP surface's commands in a cluster (Options.Cluster):
+// a command on a key whose shard another member leads is forwarded to it,
+// and a leader's reads are linearizable.
+type Cluster interface {
+	// Leader returns the HTTP base URL (http://host:port) of the member
+	// leading the shard key routes to in table namespace/name: "" when
+	// this member serves it (it leads it, or the table is not replicated).
+	// It fails when no member leads the shard now, or its HTTP address is
+	// not known.
+	Leader(namespace, name string, key []byte) (string, error)
+	// ReadBarrier returns once this member's replica of key's shard holds
+	// every write acknowledged before the call.
+	ReadBarrier(ctx context.Context, namespace, name string, key []byte) error
+}
+
+// forwardTimeout bounds a forwarded request, the leader's answer included.
+const forwardTimeout = 30 * time.Second
+
+// forwardedHeader marks a request one member forwarded to another: it is
+// never forwarded again, so members that disagree on a leader for a moment
+// cannot pass a request round.
+const forwardedHeader = "X-Temporalstore-Forwarded"
+
+// route says where calls run: "" here, else the leader's URL they all go
+// to. A call without a key, or of a kind Options.Context serves, runs
+// here. Calls bound for two members, or here and elsewhere, are run here:
+// those of shards this member does not lead then fail with not_leader.
+// For calls run here, it passes the read barrier of each read's shard.
+func (h *Handler) route(ctx context.Context, r *http.Request, calls []wire.Call) (string, error) {
+	cl := h.opts.Cluster
+	if cl == nil {
+		return "", nil
+	}
+	forwarded := r.Header.Get(forwardedHeader) != ""
+	target, mixed := "", false
+	var reads []int
+	for i := range calls {
+		c := &calls[i]
+		cmd := c.Lend()
+		if c.Unsupported() || len(cmd.Key) == 0 {
+			continue
+		}
+		url, err := cl.Leader(cmd.Namespace, cmd.Table, cmd.Key)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case url == "":
+			mixed = mixed || target != ""
+			target = "-"
+			if !c.Write() {
+				reads = append(reads, i)
+			}
+		case target == "" || target == url:
+			target = url
+		default:
+			mixed = true
+		}
+	}
+	if target != "" && target != "-" && !mixed && !forwarded {
+		return target, nil
+	}
+	for _, i := range reads {
+		cmd := calls[i].Lend()
+		if err := cl.ReadBarrier(ctx, cmd.Namespace, cmd.Table, cmd.Key); err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// forward sends the request, whose body was read into body, to the same
+// route on the member at base, and copies its answer back.
+func (h *Handler) forward(w http.ResponseWriter, r *http.Request, route, base string, body []byte, mp bool) {
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, base+route, bytes.NewReader(body))
+	if err != nil {
+		h.fail(w, route, http.StatusBadGateway, mp, Status{Code: CodeNotReady, Message: err.Error()})
+		return
+	}
+	for _, k := range []string{"Content-Type", "Accept", "Authorization"} {
+		if v := r.Header.Get(k); v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	req.Header.Set(forwardedHeader, "1")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		h.fail(w, route, http.StatusBadGateway, mp, Status{Code: CodeNotReady, Message: fmt.Sprintf("forwarding to the shard's leader at %s: %v", base, err)})
+		return
+	}
+	defer resp.Body.Close()
+	for _, k := range []string{"Content-Type", "Retry-After"} {
+		if v := resp.Header.Get(k); v != "" {
+			w.Header().Set(k, v)
+		}
+	}
+	h.metrics.forwarded.Inc()
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
