@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -335,4 +336,116 @@ func TestClusterHTTPForwardsToTheLeader(t *testing.T) {
 	resp.Body.Close()
 	require.NoError(t, err)
 	require.Contains(t, string(metrics), "temporalstore_http_forwarded_total 3")
+}
+
+// Membership under load: a fourth member joins (a learner sent every
+// shard's state, then a voter), a first one leaves (its leaderships moved
+// away first), and a writer going on meanwhile loses nothing.
+func TestClusterMembershipChanges(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx := t.Context()
+	for _, m := range c.ms {
+		waitServed(t, m.resp)
+	}
+	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs(), MaxRedirects: 8, ClusterStateReloadInterval: 250 * time.Millisecond})
+	defer rc.Close()
+	for i := range 200 {
+		require.NoError(t, rc.Set(ctx, fmt.Sprint("before:", i), i, 0).Err())
+	}
+	// A writer runs through both changes.
+	var mu sync.Mutex
+	acked := map[string]string{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			k, v := fmt.Sprint("during:", i%50), fmt.Sprint(i)
+			if rc.Set(ctx, k, v, 0).Err() == nil {
+				mu.Lock()
+				acked[k] = v
+				mu.Unlock()
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	})
+
+	// Member 4 starts empty and is added through member 1.
+	m4 := &member{id: 4, data: t.TempDir(), resp: servertest.FreeAddr(t), http: servertest.FreeAddr(t)}
+	raft4 := servertest.FreeAddr(t)
+	peers := c.peers + fmt.Sprintf(",4@%s@%s@%s", raft4, m4.resp, m4.http)
+	m4.srv = servertest.Start(t, c.bin, "--data", m4.data, "--resp", m4.resp, "--http", m4.http, "--s3", "",
+		"--shards", "3", "--cluster-id", "4", "--cluster-peers", peers, "--cluster-join")
+	admin := redis.NewClient(&redis.Options{Addr: c.ms[0].resp, ReadTimeout: 5 * time.Minute})
+	defer admin.Close()
+	require.NoError(t, admin.Do(ctx, "CLUSTER", "ADDMEMBER", "4", raft4, m4.resp, m4.http).Err())
+	shards, err := admin.ClusterShards(ctx).Result()
+	require.NoError(t, err)
+	for _, sh := range shards {
+		require.Len(t, sh.Nodes, 4, "every shard has the new member as a voter")
+	}
+	r4 := redis.NewClient(&redis.Options{Addr: m4.resp})
+	defer r4.Close()
+	require.NoError(t, r4.Do(ctx, "READONLY").Err())
+	for i := range 200 {
+		k := fmt.Sprint("before:", i)
+		require.Eventually(t, func() bool { v, err := r4.Get(ctx, k).Int(); return err == nil && v == i }, 10*time.Second, 10*time.Millisecond, k)
+	}
+
+	// Member 1 leaves, through member 2, and is stopped.
+	other := redis.NewClient(&redis.Options{Addr: c.ms[1].resp, ReadTimeout: 5 * time.Minute})
+	defer other.Close()
+	require.NoError(t, other.Do(ctx, "CLUSTER", "FORGET", cluster.NodeID(1)).Err())
+	shards, err = other.ClusterShards(ctx).Result()
+	require.NoError(t, err)
+	for _, sh := range shards {
+		require.Len(t, sh.Nodes, 3)
+		for _, n := range sh.Nodes {
+			require.NotEqual(t, cluster.NodeID(1), n.ID)
+		}
+	}
+	require.NoError(t, c.ms[0].srv.Stop())
+	c.ms[0].srv = nil
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	// Every acknowledged write is there, through the members left.
+	rc2 := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{c.ms[1].resp, c.ms[2].resp, m4.resp}, MaxRedirects: 8})
+	defer rc2.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, acked)
+	for k, v := range acked {
+		got, err := rc2.Get(ctx, k).Result()
+		require.NoError(t, err, k)
+		require.Equal(t, v, got, k)
+	}
+	for i := range 200 {
+		got, err := rc2.Get(ctx, fmt.Sprint("before:", i)).Int()
+		require.NoError(t, err)
+		require.Equal(t, i, got)
+	}
+	require.NoError(t, rc2.Set(ctx, "after", "x", 0).Err())
+
+	// With member 3 down, taking member 2 out would leave every shard two
+	// voters, one of them down: no quorum. It is refused, and changes
+	// nothing.
+	require.NoError(t, c.ms[2].srv.Stop())
+	c.ms[2].srv = nil
+	time.Sleep(1500 * time.Millisecond) // the leaders notice: an election timeout without a word
+	r4admin := redis.NewClient(&redis.Options{Addr: m4.resp, ReadTimeout: time.Minute})
+	defer r4admin.Close()
+	err = r4admin.Do(ctx, "CLUSTER", "FORGET", "2").Err()
+	require.ErrorContains(t, err, "below quorum")
+	shards, err = r4admin.ClusterShards(ctx).Result()
+	require.NoError(t, err)
+	for _, sh := range shards {
+		require.Len(t, sh.Nodes, 3, "nothing removed")
+	}
+	require.ErrorContains(t, r4admin.Do(ctx, "CLUSTER", "FORGET", "x").Err(), "member id")
 }

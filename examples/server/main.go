@@ -84,6 +84,7 @@ type config struct {
 	clusterPeers     []cluster.Peer
 	raftAddr         string
 	leaseReads       bool
+	clusterJoin      bool
 }
 
 // flags are the program's flags, in --help's order.
@@ -245,6 +246,11 @@ var flags = []cli.Flag[config]{
 		c.clusterPeers = ps
 		return err
 	}},
+	{Name: "cluster-join", Env: "TS_CLUSTER_JOIN", Default: "false", Usage: "start this member's shards empty, to be added to a running cluster: then, on any member, CLUSTER ADDMEMBER id raft-addr resp-addr [http-addr] (RESP) or POST /cluster/members (HTTP) makes it a learner of every shard, sent the shard's state, and a voter once caught up; CLUSTER FORGET id or DELETE /cluster/members/{id} takes a member out. --cluster-peers still names every member, this one included. Ignored once the data directory holds the member's state", Set: func(c *config, v string) error {
+		b, err := strconv.ParseBool(v)
+		c.clusterJoin = b
+		return err
+	}},
 	{Name: "raft", Env: "TS_RAFT_ADDR", Default: "", Usage: "raft transport listen address in a cluster; empty listens on this node's raft address in --cluster-peers", Set: func(c *config, v string) error {
 		c.raftAddr = v
 		return nil
@@ -333,7 +339,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.clusterID != 0 {
 		var err error
 		node, err = cluster.Start(cluster.Options{Dir: filepath.Join(c.dataDir, "cluster"), ID: c.clusterID, Peers: c.clusterPeers,
-			ListenAddr: c.raftAddr, Shards: c.shards, LeaseReads: c.leaseReads, Logger: log})
+			ListenAddr: c.raftAddr, Shards: c.shards, LeaseReads: c.leaseReads, Join: c.clusterJoin, AdminTokens: c.tokens, Logger: log})
 		if err != nil {
 			return fmt.Errorf("cluster: %w", err)
 		}
@@ -434,6 +440,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			shutdown()
 			e.Close()
 			return err
+		}
+		if node != nil {
+			// The membership routes, beside the command surface.
+			mux := http.NewServeMux()
+			mux.Handle("/cluster/", node.AdminHandler())
+			mux.Handle("/", h)
+			h = mux
 		}
 		l, err := listen(c.httpAddr)
 		if err != nil {

@@ -15,14 +15,11 @@ const DefaultBalanceInterval = 2 * time.Second
 // shard's writes.
 const balanceLag = 64
 
-// preferred is the member that should lead shard sh: the members in ID
-// order, one shard after another, so that each leads its share.
-func (n *Node) preferred(sh int) uint64 {
-	ids := make([]uint64, 0, len(n.peers))
-	for id := range n.peers {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+// preferred is the member that should lead shard sh among its voters:
+// the voters in ID order, one shard after another, so that each leads its
+// share.
+func preferred(sh int, voters []uint64) uint64 {
+	ids := slices.Sorted(slices.Values(voters))
 	return ids[sh%len(ids)]
 }
 
@@ -36,11 +33,14 @@ func (n *Node) balance(ctx context.Context) {
 		if g == nil || g.Leader() != n.opts.ID {
 			continue
 		}
-		to := n.preferred(sh)
+		st := g.Status()
+		if len(st.Voters) == 0 {
+			continue
+		}
+		to := preferred(sh, st.Voters)
 		if to == n.opts.ID {
 			continue
 		}
-		st := g.Status()
 		p, ok := st.Peers[to]
 		if !ok || p.State != "StateReplicate" || p.Lag > balanceLag {
 			continue

@@ -20,6 +20,14 @@
 // lease, with Options.LeaseReads) and wait for the shard to apply what it
 // covers, so they are linearizable.
 //
+// Members join and leave while the cluster serves (AddMember,
+// RemoveMember; over RESP, CLUSTER ADDMEMBER and FORGET; over HTTP,
+// AdminHandler): each shard's change runs on its leader, a new member is
+// a learner until it has caught up, and a removal that would leave a
+// shard without a live quorum is refused. Shard i is meant to be led by
+// its i-th voter in ID order, and a member hands over the shards it leads
+// and should not, so the load spreads (Options.BalanceInterval).
+//
 // Package liveness holds the failure detector and the guardrails that
 // decide when a member is down.
 package cluster

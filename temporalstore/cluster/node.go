@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -89,6 +90,15 @@ type Options struct {
 	// Peers are the cluster's first members, this node among them: every
 	// shard's group starts with them as voters. Required.
 	Peers []Peer
+	// AdminTokens, when set, are the bearer tokens AdminHandler takes;
+	// the first is sent with the requests this member makes of others'.
+	// Default: none, no token asked.
+	AdminTokens []string
+	// Join starts this member's groups empty, waiting to be added by the
+	// cluster (AddMember on a member); Peers then only tell where the
+	// others are. Default: false (the groups start with Peers as voters;
+	// a member restarting on its data ignores both).
+	Join bool
 	// ListenAddr is where the raft transport listens. Default: this
 	// node's Peers entry's RaftAddr.
 	ListenAddr string
@@ -152,16 +162,19 @@ func (o Options) validate() error {
 // raft log. It serves a RESP server's Redis Cluster routing (it is a
 // resp.Cluster) once the engine over its logs is attached.
 type Node struct {
-	opts  Options
-	host  *matrixraft.Host
-	tr    *tcptransport.Transport
-	logs  *raftlog.Logs
-	peers map[uint64]Peer
+	opts Options
+	host *matrixraft.Host
+	tr   *tcptransport.Transport
+	logs *raftlog.Logs
+	book addressBook
 	// slots[i] is shard i's slot range.
 	slots [][2]int
 
 	mu     sync.Mutex
 	engine *temporalstore.Engine
+
+	// client runs membership changes on other members' admin handlers.
+	client *http.Client
 
 	transfers   atomic.Uint64
 	stopBalance context.CancelFunc
@@ -177,15 +190,18 @@ func Start(opts Options) (*Node, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{opts: opts, peers: map[uint64]Peer{}}
+	n := &Node{opts: opts, book: addressBook{peers: map[uint64]Peer{}}, client: &http.Client{Timeout: shardOpTimeout + catchUpTimeout}}
 	var raftPeers []matrixraft.Peer
 	for _, p := range opts.Peers {
-		n.peers[p.ID] = p
-		raftPeers = append(raftPeers, matrixraft.Peer{ID: p.ID, Addr: p.RaftAddr})
+		n.book.learn(p)
+		raftPeers = append(raftPeers, matrixraft.Peer{ID: p.ID, Addr: joinAddr(p)})
+	}
+	if opts.Join {
+		raftPeers = nil // the groups wait to be added (AddMember)
 	}
 	listen := opts.ListenAddr
 	if listen == "" {
-		listen = n.peers[opts.ID].RaftAddr
+		listen = n.book.get(opts.ID).RaftAddr
 	}
 	host, err := matrixraft.OpenHost(filepath.Join(opts.Dir, "raft"), matrixraft.HostOptions{Logger: opts.Logger})
 	if err != nil {
@@ -200,10 +216,10 @@ func Start(opts Options) (*Node, error) {
 	n.logs, err = raftlog.New(raftlog.Options{
 		Host: host, NodeID: opts.ID, Peers: raftPeers, Logger: opts.Logger,
 		Transport: func(group uint64) (matrixraft.Transport, error) {
-			g := tr.Group(group)
+			g := peerTransport{tr.Group(group), &n.book}
 			for _, p := range opts.Peers {
 				if p.ID != opts.ID {
-					g.AddPeer(p.ID, p.RaftAddr)
+					g.AddPeer(p.ID, joinAddr(p))
 				}
 			}
 			return g, nil
@@ -284,7 +300,7 @@ func (n *Node) Route(slot int, write, readonly bool) (bool, string) {
 	if leader == n.opts.ID || readonly && !write {
 		return true, ""
 	}
-	return false, n.peers[leader].RESPAddr // "" for none, or an unknown one
+	return false, n.book.get(leader).RESPAddr // "" for none, or an unknown one
 }
 
 // ReadBarrier implements resp.Cluster: a ReadIndex round (or the lease),
@@ -346,7 +362,7 @@ func (n *Node) Shards() []resp.ClusterShard {
 			ids[0], ids[i] = ids[i], ids[0]
 		}
 		for _, id := range ids {
-			cn := resp.ClusterNode{ID: NodeID(id), Addr: n.peers[id].RESPAddr, Leader: id == st.Leader && st.HasLeader, Online: true}
+			cn := resp.ClusterNode{ID: NodeID(id), Addr: n.book.get(id).RESPAddr, Leader: id == st.Leader && st.HasLeader, Online: true}
 			if id == n.opts.ID {
 				cn.Offset = st.Applied
 			} else if ps, ok := st.Peers[id]; ok {
@@ -464,10 +480,10 @@ func (n *Node) leaderURL(namespace, name string, key []byte) (string, error) {
 		return "", nil
 	case leader == 0:
 		return "", fmt.Errorf("%w: shard %d has no leader now", temporalstore.ErrNotLeader, sh)
-	case n.peers[leader].HTTPAddr == "":
+	case n.book.get(leader).HTTPAddr == "":
 		return "", fmt.Errorf("%w: shard %d is led by member %d, whose HTTP address is not known (--cluster-peers id@raft@resp@http)", temporalstore.ErrNotLeader, sh, leader)
 	default:
-		return "http://" + n.peers[leader].HTTPAddr, nil
+		return "http://" + n.book.get(leader).HTTPAddr, nil
 	}
 }
 

@@ -55,12 +55,21 @@ func TestNodeID(t *testing.T) {
 	require.Len(t, NodeID(^uint64(0)), 40)
 }
 
-// Shard i is meant for the i-th member in ID order, round robin.
+// Shard i is meant for the i-th voter in ID order, round robin.
 func TestPreferredLeaders(t *testing.T) {
-	n := &Node{peers: map[uint64]Peer{7: {ID: 7}, 3: {ID: 3}, 5: {ID: 5}}}
 	var got []uint64
 	for sh := range 5 {
-		got = append(got, n.preferred(sh))
+		got = append(got, preferred(sh, []uint64{7, 3, 5}))
 	}
 	require.Equal(t, []uint64{3, 5, 7, 3, 5}, got)
+}
+
+func TestAddresses(t *testing.T) {
+	p := Peer{ID: 4, RaftAddr: "h:1", RESPAddr: "h:2", HTTPAddr: "h:3"}
+	require.Equal(t, p, splitAddr(4, joinAddr(p)))
+	require.Equal(t, Peer{ID: 4, RaftAddr: "h:1"}, splitAddr(4, "h:1"))
+	b := addressBook{peers: map[uint64]Peer{}}
+	b.learn(p)
+	b.learn(Peer{ID: 4, RaftAddr: "h:9"}) // a bare raft address keeps the rest
+	require.Equal(t, Peer{ID: 4, RaftAddr: "h:9", RESPAddr: "h:2", HTTPAddr: "h:3"}, b.get(4))
 }

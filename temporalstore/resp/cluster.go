@@ -32,6 +32,14 @@ type Cluster interface {
 	Self() string
 }
 
+// ClusterAdmin is an optional interface of a Cluster that changes the
+// membership: CLUSTER ADDMEMBER id raft-addr resp-addr [http-addr] and
+// CLUSTER FORGET id (a raft ID or a 40-character node ID) call it with
+// the subcommand and its arguments, and answer OK or its error.
+type ClusterAdmin interface {
+	ClusterAdmin(ctx context.Context, args []string) error
+}
+
 // ClusterShard is one shard of a cluster.
 type ClusterShard struct {
 	// Slots are the shard's slot ranges, each inclusive.
@@ -91,7 +99,7 @@ func (c *conn) clusterDisabled() bool {
 }
 
 // clusterArity is each CLUSTER subcommand served, with its arity.
-var clusterArity = map[string]int{"help": 2, "keyslot": 3, "myid": 2, "info": 2, "slots": 2, "shards": 2, "nodes": 2}
+var clusterArity = map[string]int{"help": 2, "keyslot": 3, "myid": 2, "info": 2, "slots": 2, "shards": 2, "nodes": 2, "addmember": -5, "forget": 3}
 
 // cmdCluster answers CLUSTER as Redis does: an unknown subcommand or a
 // wrong argument count first, then, without a cluster, that cluster
@@ -103,7 +111,7 @@ func cmdCluster(c *conn, args [][]byte) {
 	case !ok:
 		c.errorf("ERR unknown subcommand '%s'. Try CLUSTER HELP.", cString(args[1]))
 		return
-	case len(args) != arity:
+	case arity < 0 && len(args) < -arity, arity > 0 && len(args) != arity:
 		c.errorf("ERR wrong number of arguments for 'cluster|%s' command", sub)
 		return
 	case c.clusterDisabled():
@@ -120,6 +128,8 @@ func cmdCluster(c *conn, args [][]byte) {
 			"NODES", "    Return cluster configuration seen by node.",
 			"SHARDS", "    Return information about slot range mappings and the nodes of each shard.",
 			"SLOTS", "    Return information about slots range mappings.",
+			"ADDMEMBER <id> <raft-addr> <resp-addr> [<http-addr>]", "    Add a member (started with --cluster-join) to every shard: a learner first, a voter once caught up.",
+			"FORGET <id>", "    Remove a member from every shard, moving its leaderships first.",
 		})
 	case "keyslot":
 		c.w.int(int64(temporalstore.KeySlot(args[2])))
@@ -133,6 +143,25 @@ func cmdCluster(c *conn, args [][]byte) {
 		c.clusterShards(cl.Shards())
 	case "nodes":
 		c.w.bulkString(clusterNodes(cl.Self(), cl.Shards()))
+	case "addmember", "forget":
+		admin, ok := cl.(ClusterAdmin)
+		if !ok {
+			c.errorf("ERR this cluster's membership is not changed over RESP")
+			return
+		}
+		if c.access != accessWrite {
+			c.errorf("NOPERM this user has no permissions to change the cluster")
+			return
+		}
+		rest := make([]string, 0, len(args)-1)
+		for _, a := range args[1:] {
+			rest = append(rest, string(a))
+		}
+		if err := admin.ClusterAdmin(c.ctx, rest); err != nil {
+			c.errorf("ERR %s", err)
+			return
+		}
+		c.w.ok()
 	}
 }
 
