@@ -221,6 +221,35 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("failover: key:0 writable again %v after SIGKILL of member %d", time.Since(start).Round(time.Millisecond), victim.id)
+	// The survivors' jury convicts it: CLUSTER NODES marks it failed.
+	var survivor *member
+	for _, m := range c.ms {
+		if m.srv != nil {
+			survivor = m
+		}
+	}
+	sc := redis.NewClient(&redis.Options{Addr: survivor.resp})
+	defer sc.Close()
+	failedLine := func() bool {
+		nodes, err := sc.ClusterNodes(ctx).Result()
+		require.NoError(t, err)
+		for _, line := range strings.Split(nodes, "\n") {
+			if strings.HasPrefix(line, cluster.NodeID(victim.id)) {
+				return strings.Contains(line, ",fail")
+			}
+		}
+		return false
+	}
+	require.Eventually(t, failedLine, 10*time.Second, 50*time.Millisecond, "member %d marked failed", victim.id)
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + survivor.http + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(body), fmt.Sprintf(`temporalstore_cluster_member_convicted{member="%d"} 1`, victim.id))
+	}, 10*time.Second, 50*time.Millisecond, "the jury convicts member %d", victim.id)
 	acked["key:0"] = "after"
 	for k, v := range acked {
 		got, err := rc.Get(ctx, k).Result()
@@ -247,8 +276,8 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	// Standalone CLUSTER answers as Redis's without cluster support.
 	require.Equal(t, cluster.NodeID(victim.id), direct.ClusterMyID(ctx).Val())
+	require.Eventually(t, func() bool { return !failedLine() }, 10*time.Second, 50*time.Millisecond, "member %d acquitted once back", victim.id)
 }
 
 // bytesOf reads a JSON reply's bytes, an array of numbers.

@@ -27,6 +27,7 @@ const (
 //	POST   /cluster/members        add a member: {"id":4,"raft":"h:17200","resp":"h:6379","http":"h:17102"}
 //	DELETE /cluster/members/{id}   remove member id
 //	POST   /cluster/shard-op       one shard's part of a change, run on its leader (members call it)
+//	GET    /cluster/liveness       this member's view: who it suspects down (members ask it)
 //
 // With Options.AdminTokens set, every request needs one as a bearer token.
 // A change answers 200 once every shard took it, 400 for a bad request,
@@ -72,6 +73,8 @@ func (n *Node) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case r.URL.Path == adminLiveness && r.Method == http.MethodGet:
+		n.serveView(w)
 	case r.URL.Path == adminMembers && r.Method == http.MethodGet:
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(n.membership())
@@ -146,7 +149,13 @@ func (n *Node) membership() map[string]any {
 		}
 		shards = append(shards, si)
 	}
-	return map[string]any{"self": n.opts.ID, "members": members, "shards": shards}
+	var convicted []uint64
+	for _, m := range members {
+		if n.Convicted(m.ID) {
+			convicted = append(convicted, m.ID)
+		}
+	}
+	return map[string]any{"self": n.opts.ID, "members": members, "shards": shards, "convicted": convicted}
 }
 
 // ClusterAdmin implements resp's cluster administration: CLUSTER

@@ -23,6 +23,10 @@ var (
 		"Records of the shard's log this replica has not applied yet.", []string{"shard"}, nil)
 	transfersDesc = prometheus.NewDesc("temporalstore_cluster_leader_transfers_total",
 		"Leaderships this member handed to another by leader balancing.", nil, nil)
+	convictedDesc = prometheus.NewDesc("temporalstore_cluster_member_convicted",
+		"1 while the members' jury holds the member down, else 0.", []string{"member"}, nil)
+	safeDesc = prometheus.NewDesc("temporalstore_cluster_liveness_safe_mode_total",
+		"Liveness evaluations that convicted no one new because the suspicions looked like a network fault.", nil, nil)
 )
 
 // Describe sends nothing: the groups come and go with the shards, so the
@@ -55,4 +59,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(transfersDesc, prometheus.CounterValue, float64(n.transfers.Load()))
+	for _, id := range n.members() {
+		v := 0.0
+		if n.Convicted(id) {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(convictedDesc, prometheus.GaugeValue, v, strconv.FormatUint(id, 10))
+	}
+	n.watch.mu.Lock()
+	safe := n.watch.safe
+	n.watch.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(safeDesc, prometheus.CounterValue, float64(safe))
 }

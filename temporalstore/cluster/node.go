@@ -115,6 +115,13 @@ type Options struct {
 	// round robin) to the member that should, when that one is up to
 	// date; negative turns balancing off. Default: DefaultBalanceInterval.
 	BalanceInterval time.Duration
+	// WatchInterval is how often the member asks every other member's
+	// HTTP surface for its view of who is down (liveness): the answers
+	// feed a φ-accrual detector, and the members' views a jury, whose
+	// convictions CLUSTER NODES and SHARDS show as failed. Negative turns
+	// it off; members without an HTTP address are not watched. Default:
+	// DefaultWatchInterval.
+	WatchInterval time.Duration
 	// LeaseReads serves a leader's reads on its lease (no round to a
 	// quorum; correct while clocks drift less than the election timeout)
 	// instead of a ReadIndex round. Default: false.
@@ -135,6 +142,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ElectionTicks == 0 {
 		o.ElectionTicks = DefaultElectionTicks
+	}
+	if o.WatchInterval == 0 {
+		o.WatchInterval = DefaultWatchInterval
 	}
 	if o.BalanceInterval == 0 {
 		o.BalanceInterval = DefaultBalanceInterval
@@ -179,6 +189,8 @@ type Node struct {
 	transfers   atomic.Uint64
 	stopBalance context.CancelFunc
 	balanceDone chan struct{}
+	watch       *watcher
+	watchDone   chan struct{}
 }
 
 var _ resp.Cluster = (*Node)(nil)
@@ -239,6 +251,12 @@ func Start(opts Options) (*Node, error) {
 	} else {
 		close(n.balanceDone)
 	}
+	n.watch, n.watchDone = newWatcher(), make(chan struct{})
+	if opts.WatchInterval > 0 {
+		go n.watchLoop(ctx, opts.WatchInterval)
+	} else {
+		close(n.watchDone)
+	}
 	return n, nil
 }
 
@@ -275,6 +293,7 @@ func (n *Node) Attach(e *temporalstore.Engine) {
 func (n *Node) Close() error {
 	n.stopBalance()
 	<-n.balanceDone
+	<-n.watchDone
 	return errors.Join(n.tr.Close(), n.host.Close())
 }
 
@@ -368,6 +387,9 @@ func (n *Node) Shards() []resp.ClusterShard {
 			} else if ps, ok := st.Peers[id]; ok {
 				cn.Offset = ps.Match
 				cn.Online = ps.State == "StateReplicate"
+			}
+			if n.Convicted(id) {
+				cn.Online = false
 			}
 			out[sh].Nodes = append(out[sh].Nodes, cn)
 		}
