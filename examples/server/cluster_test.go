@@ -478,3 +478,58 @@ func TestClusterMembershipChanges(t *testing.T) {
 	}
 	require.ErrorContains(t, r4admin.Do(ctx, "CLUSTER", "FORGET", "x").Err(), "member id")
 }
+
+// A member down while its shards' raft logs were compacted past it (over
+// 10,000 writes a shard) comes back and is sent each shard's state (a
+// checkpoint image and the value log) over the raft transport.
+func TestClusterMemberBehindTheCompactedLogCatchesUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 36,000 keys one at a time")
+	}
+	c := startCluster(t, 3)
+	ctx := t.Context()
+	for _, m := range c.ms {
+		waitServed(t, m.resp)
+	}
+	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs(), MaxRedirects: 8, ClusterStateReloadInterval: 250 * time.Millisecond})
+	defer rc.Close()
+	down := c.ms[2]
+	require.NoError(t, down.srv.Stop())
+	down.srv = nil
+	// Some 12,000 writes a shard, each its own raft entry (a pipeline's
+	// would share one): past a raft snapshot (every 10,000 entries) and
+	// the 5,000 kept behind it.
+	const keys, writers = 36_000, 32
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			for i := w; i < keys; i += writers {
+				if err := rc.Set(ctx, fmt.Sprint("bulk:", i), i, 0).Err(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	require.NoError(t, <-errs)
+	c.start(down, 3)
+	r := redis.NewClient(&redis.Options{Addr: down.resp})
+	defer r.Close()
+	require.NoError(t, r.Do(ctx, "READONLY").Err())
+	for _, i := range []int{0, 1, keys / 3, keys / 2, keys - 1} {
+		k := fmt.Sprint("bulk:", i)
+		require.Eventually(t, func() bool { v, err := r.Get(ctx, k).Int(); return err == nil && v == i }, 30*time.Second, 20*time.Millisecond, k)
+	}
+	resp, err := http.Get("http://" + down.http + "/metrics")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Regexp(t, `matrixraft_snapshots_installed_total\{shard="\d"\} [1-9]`, string(body), "caught up from a snapshot")
+	n, err := r.DBSize(ctx).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(keys), n, "every key on the member that was down")
+}
