@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -35,7 +36,7 @@ func TestClusterVerbsWithoutACluster(t *testing.T) {
 
 // fixedCluster is a cluster description that does not change: three
 // shards, this node ("me") leading the first.
-type fixedCluster struct{ barriers int }
+type fixedCluster struct{ barriers atomic.Int64 }
 
 func (f *fixedCluster) Route(slot int, write, readonly bool) (bool, string) {
 	sh := temporalstore.SlotShard(slot, 3)
@@ -49,7 +50,7 @@ func (f *fixedCluster) Route(slot int, write, readonly bool) (bool, string) {
 }
 
 func (f *fixedCluster) ReadBarrier(context.Context, int) error {
-	f.barriers++
+	f.barriers.Add(1)
 	return nil
 }
 
@@ -88,7 +89,7 @@ func TestClusterRouting(t *testing.T) {
 	got, err := rc.Get(ctx, mine).Result()
 	require.NoError(t, err)
 	require.Equal(t, "v", got)
-	require.Positive(t, fc.barriers, "a leader's read passes the barrier")
+	require.Positive(t, fc.barriers.Load(), "a leader's read passes the barrier")
 
 	slot := temporalstore.KeySlot([]byte(moved))
 	require.EqualError(t, rc.Set(ctx, moved, "v", 0).Err(), fmt.Sprintf("MOVED %d 127.0.0.1:7001", slot))
