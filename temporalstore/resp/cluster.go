@@ -396,3 +396,39 @@ func notLeaderReply(cl Cluster, slot int, err error) string {
 	}
 	return "TRYAGAIN the slot's shard is electing a leader"
 }
+
+// clusterReplication is INFO replication in a cluster: a member leads some
+// shards and follows others, so role is master when it leads any, and
+// each shard it holds gets a line with its role there and how far its
+// replica has applied.
+func clusterReplication(cl Cluster) []string {
+	self := cl.Self()
+	var led, followed, replicas int
+	var lines []string
+	for i, sh := range cl.Shards() {
+		for _, nd := range sh.Nodes {
+			if nd.ID != self {
+				continue
+			}
+			role := "follower"
+			if nd.Leader {
+				role = "leader"
+				led++
+				for _, o := range sh.Nodes {
+					if o.ID != self && o.Online {
+						replicas++
+					}
+				}
+			} else {
+				followed++
+			}
+			lines = append(lines, fmt.Sprintf("shard%d:role=%s,offset=%d", i, role, nd.Offset))
+		}
+	}
+	role := "slave"
+	if led > 0 {
+		role = "master"
+	}
+	return append([]string{"role:" + role, fmt.Sprintf("connected_slaves:%d", replicas),
+		fmt.Sprintf("cluster_shards_led:%d", led), fmt.Sprintf("cluster_shards_followed:%d", followed)}, lines...)
+}

@@ -148,6 +148,11 @@ func TestClusterRouting(t *testing.T) {
 	require.Equal(t, fc.Self(), rc.ClusterMyID(ctx).Val())
 	require.Equal(t, int64(12182), rc.ClusterKeySlot(ctx, "foo").Val())
 	require.NoError(t, rc.Do(ctx, "ASKING").Err())
+	repl, err := rc.Info(ctx, "replication").Result()
+	require.NoError(t, err)
+	for _, want := range []string{"role:master", "connected_slaves:1", "cluster_shards_led:1", "cluster_shards_followed:2", "shard0:role=leader,offset=9", "shard1:role=follower"} {
+		require.Contains(t, repl, want)
+	}
 	help, err := rc.Do(ctx, "CLUSTER", "HELP").StringSlice()
 	require.NoError(t, err)
 	require.Contains(t, help, "SHARDS")

@@ -270,7 +270,11 @@ func cmdInfo(c *conn, args [][]byte) {
 	}
 	section("persistence", persistence...)
 	section("stats", stats...)
-	section("replication", "role:master", "connected_slaves:0")
+	if cl := c.s.opts.Cluster; cl != nil {
+		section("replication", clusterReplication(cl)...)
+	} else {
+		section("replication", "role:master", "connected_slaves:0")
+	}
 	var cpu []string
 	if user, sys, ok := processCPU(); ok {
 		cpu = []string{
