@@ -47,6 +47,7 @@ var allowedDeps = []depRule{
 	// one per shard; the shard's tests run on replicated logs.
 	{from: "temporalstore/storage/raftlog", to: "matrixraft"},
 	{from: "temporalstore/cluster", to: "matrixraft"},
+	{from: "temporalstore/cluster", to: "matrixcache"}, // placement on its topology ring
 	{from: "temporalstore/internal/shard", to: "matrixraft", tests: true},
 	{from: "ferricstore", to: "matrixraft"},
 	// matrixark defines its own Store interface; only its adapter package

@@ -533,3 +533,72 @@ func TestClusterMemberBehindTheCompactedLogCatchesUp(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(keys), n, "every key on the member that was down")
 }
+
+// Four members in three zones, three voters a shard: each shard's leader
+// moves its voters onto one member of each zone, the fourth holding the
+// shard as a learner that still serves READONLY reads.
+func TestClusterPlacementAcrossZones(t *testing.T) {
+	bin := buildServer(t)
+	zones := []string{"a", "a", "b", "c"}
+	var ms []*member
+	var peers []string
+	for i := range 4 {
+		m := &member{id: uint64(i + 1), data: t.TempDir(), resp: servertest.FreeAddr(t), http: servertest.FreeAddr(t)}
+		peers = append(peers, fmt.Sprintf("%d@%s@%s@%s@%s", m.id, servertest.FreeAddr(t), m.resp, m.http, zones[i]))
+		ms = append(ms, m)
+	}
+	for _, m := range ms {
+		m.srv = servertest.Start(t, bin, "--data", m.data, "--resp", m.resp, "--http", m.http, "--s3", "",
+			"--shards", "3", "--cluster-id", fmt.Sprint(m.id), "--cluster-peers", strings.Join(peers, ","), "--cluster-replicas", "3")
+	}
+	ctx := t.Context()
+	type shardView struct {
+		Voters   []uint64 `json:"voters"`
+		Learners []uint64 `json:"learners"`
+	}
+	zoneOf := map[uint64]string{1: "a", 2: "a", 3: "b", 4: "c"}
+	placed := func() bool {
+		resp, err := http.Get("http://" + ms[3].http + "/cluster/members")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var v struct {
+			Shards []shardView `json:"shards"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&v) != nil || len(v.Shards) != 3 {
+			return false
+		}
+		for _, sh := range v.Shards {
+			if len(sh.Voters) != 3 || len(sh.Learners) != 1 {
+				return false
+			}
+			z := map[string]bool{}
+			for _, id := range sh.Voters {
+				z[zoneOf[id]] = true
+			}
+			if len(z) != 3 {
+				return false
+			}
+		}
+		return true
+	}
+	require.Eventually(t, placed, 60*time.Second, 200*time.Millisecond, "three voters a shard, one per zone")
+	var addrs []string
+	for _, m := range ms {
+		addrs = append(addrs, m.resp)
+	}
+	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8, ClusterStateReloadInterval: 250 * time.Millisecond})
+	defer rc.Close()
+	for i := range 100 {
+		require.NoError(t, rc.Set(ctx, fmt.Sprint("p:", i), i, 0).Err())
+	}
+	// Member 1 or 2 (zone a) is a learner somewhere; every member holds
+	// every shard, so READONLY reads anywhere see the writes.
+	for _, m := range ms {
+		r := redis.NewClient(&redis.Options{Addr: m.resp})
+		require.NoError(t, r.Do(ctx, "READONLY").Err())
+		require.Eventually(t, func() bool { v, err := r.Get(ctx, "p:99").Int(); return err == nil && v == 99 }, 10*time.Second, 20*time.Millisecond, "member %d", m.id)
+		r.Close()
+	}
+}

@@ -85,6 +85,7 @@ type config struct {
 	raftAddr         string
 	leaseReads       bool
 	clusterJoin      bool
+	replicas         int
 }
 
 // flags are the program's flags, in --help's order.
@@ -241,9 +242,17 @@ var flags = []cli.Flag[config]{
 		c.clusterID = n
 		return err
 	}},
-	{Name: "cluster-peers", Env: "TS_CLUSTER_PEERS", Default: "", Usage: "the cluster's members, this node among them, as id@raft-addr@resp-addr[@http-addr], comma-separated, e.g. 1@10.0.0.1:17200@10.0.0.1:6379@10.0.0.1:17102,2@...,3@...; every member gets the same list. The RESP addresses are what clients are redirected to (MOVED); an HTTP request whose keys another member's shard holds is forwarded to that member's HTTP address", Set: func(c *config, v string) error {
+	{Name: "cluster-peers", Env: "TS_CLUSTER_PEERS", Default: "", Usage: "the cluster's members, this node among them, as id@raft-addr@resp-addr[@http-addr[@zone]], comma-separated, e.g. 1@10.0.0.1:17200@10.0.0.1:6379@10.0.0.1:17102@zone-a,2@...,3@...; every member gets the same list. The RESP addresses are what clients are redirected to (MOVED); an HTTP request whose keys another member's shard holds is forwarded to that member's HTTP address", Set: func(c *config, v string) error {
 		ps, err := cluster.ParsePeers(v)
 		c.clusterPeers = ps
+		return err
+	}},
+	{Name: "cluster-replicas", Env: "TS_CLUSTER_REPLICAS", Default: "3", Usage: "in a cluster, how many members vote in each shard's group, chosen on a consistent-hash ring of the members, one zone after another (the zone is the fifth part of a --cluster-peers entry); the other members hold the shard as learners. Each shard's leader moves its voters there a step at a time, a new voter before a demoted one, and logs the moves left with an estimate of the time", Set: func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil && (n < 1 || n > 9) {
+			err = fmt.Errorf("must be 1 to 9, got %d", n)
+		}
+		c.replicas = n
 		return err
 	}},
 	{Name: "cluster-join", Env: "TS_CLUSTER_JOIN", Default: "false", Usage: "start this member's shards empty, to be added to a running cluster: then, on any member, CLUSTER ADDMEMBER id raft-addr resp-addr [http-addr] (RESP) or POST /cluster/members (HTTP) makes it a learner of every shard, sent the shard's state, and a voter once caught up; CLUSTER FORGET id or DELETE /cluster/members/{id} takes a member out. --cluster-peers still names every member, this one included. Ignored once the data directory holds the member's state", Set: func(c *config, v string) error {
@@ -339,7 +348,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.clusterID != 0 {
 		var err error
 		node, err = cluster.Start(cluster.Options{Dir: filepath.Join(c.dataDir, "cluster"), ID: c.clusterID, Peers: c.clusterPeers,
-			ListenAddr: c.raftAddr, Shards: c.shards, LeaseReads: c.leaseReads, Join: c.clusterJoin, AdminTokens: c.tokens, Logger: log})
+			ListenAddr: c.raftAddr, Shards: c.shards, LeaseReads: c.leaseReads, Join: c.clusterJoin, AdminTokens: c.tokens, Replicas: c.replicas, Logger: log})
 		if err != nil {
 			return fmt.Errorf("cluster: %w", err)
 		}

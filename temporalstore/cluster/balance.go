@@ -34,15 +34,19 @@ func (n *Node) balance(ctx context.Context) {
 			continue
 		}
 		st := g.Status()
-		if len(st.Voters) == 0 {
+		voters := st.Voters
+		if want, err := n.desired(sh, holders(st)); err == nil && len(want) > 0 {
+			voters = want // lead where placement puts the voters, not on one leaving
+		}
+		if len(voters) == 0 {
 			continue
 		}
-		to := preferred(sh, st.Voters)
+		to := preferred(sh, voters)
 		if to == n.opts.ID {
 			continue
 		}
 		p, ok := st.Peers[to]
-		if !ok || p.State != "StateReplicate" || p.Lag > balanceLag {
+		if !ok || p.Learner || p.State != "StateReplicate" || p.Lag > balanceLag {
 			continue
 		}
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -67,6 +71,7 @@ func (n *Node) balanceLoop(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			n.placeAll(ctx)
 			n.balance(ctx)
 		}
 	}

@@ -24,9 +24,12 @@
 // RemoveMember; over RESP, CLUSTER ADDMEMBER and FORGET; over HTTP,
 // AdminHandler): each shard's change runs on its leader, a new member is
 // a learner until it has caught up, and a removal that would leave a
-// shard without a live quorum is refused. Shard i is meant to be led by
-// its i-th voter in ID order, and a member hands over the shards it leads
-// and should not, so the load spreads (Options.BalanceInterval).
+// shard without a live quorum is refused. Options.Replicas members vote
+// in each shard, chosen on matrixcache's topology ring across zones; the
+// others hold it as learners, and each shard's leader moves the voters
+// there a step at a time. Shard i is meant to be led by its i-th voter in
+// ID order, and a member hands over the shards it leads and should not,
+// so the load spreads (Options.BalanceInterval).
 //
 // Package liveness holds the failure detector and the guardrails that
 // decide when a member is down.

@@ -158,6 +158,12 @@ func (n *Node) applyShardOp(ctx context.Context, g *matrixraft.Node, o shardOp) 
 		if err := n.awaitCaughtUp(ctx, g, id); err != nil {
 			return fmt.Errorf("%w: shard %d: member %d: %w", ErrMembership, o.Shard, id, err)
 		}
+		// It votes where placement wants it; elsewhere it stays a
+		// learner, which holds the shard too.
+		if want, err := n.desired(o.Shard, append(holders(g.Status()), id)); err == nil && !slices.Contains(want, id) {
+			n.opts.Logger.Info("cluster: member added as a learner", "shard", o.Shard, "member", id)
+			return nil
+		}
 		if err := g.PromoteLearner(ctx, id); err != nil {
 			return fmt.Errorf("%w: shard %d: promoting member %d: %w", ErrMembership, o.Shard, id, err)
 		}

@@ -25,6 +25,8 @@ var (
 		"Leaderships this member handed to another by leader balancing.", nil, nil)
 	convictedDesc = prometheus.NewDesc("temporalstore_cluster_member_convicted",
 		"1 while the members' jury holds the member down, else 0.", []string{"member"}, nil)
+	placeDesc = prometheus.NewDesc("temporalstore_cluster_placement_moves_left",
+		"Voter changes placement still has to make in the shards this member leads.", nil, nil)
 	safeDesc = prometheus.NewDesc("temporalstore_cluster_liveness_safe_mode_total",
 		"Liveness evaluations that convicted no one new because the suspicions looked like a network fault.", nil, nil)
 )
@@ -70,4 +72,5 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	safe := n.watch.safe
 	n.watch.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(safeDesc, prometheus.CounterValue, float64(safe))
+	ch <- prometheus.MustNewConstMetric(placeDesc, prometheus.GaugeValue, float64(n.placeLeft.Load()))
 }

@@ -42,9 +42,12 @@ type Peer struct {
 	// HTTPAddr, when known, where its HTTP surface listens (requests are
 	// forwarded there).
 	RaftAddr, RESPAddr, HTTPAddr string
+	// Zone is the member's failure domain: a shard's voters are spread
+	// over zones first. Empty: a zone of its own.
+	Zone string
 }
 
-// ParsePeers reads peers written id@raft-addr@resp-addr[@http-addr],
+// ParsePeers reads peers written id@raft-addr@resp-addr[@http-addr[@zone]],
 // comma-separated, as the server's --cluster-peers flag takes them.
 func ParsePeers(s string) ([]Peer, error) {
 	var out []Peer
@@ -53,8 +56,8 @@ func ParsePeers(s string) ([]Peer, error) {
 			continue
 		}
 		parts := strings.Split(p, "@")
-		if len(parts) < 3 || len(parts) > 4 || slices.Contains(parts[1:], "") {
-			return nil, fmt.Errorf("%w: peer %q is not id@raft-addr@resp-addr[@http-addr]", ErrInvalidOptions, p)
+		if len(parts) < 3 || len(parts) > 5 || slices.Contains(parts[1:], "") {
+			return nil, fmt.Errorf("%w: peer %q is not id@raft-addr@resp-addr[@http-addr[@zone]]", ErrInvalidOptions, p)
 		}
 		id, err := strconv.ParseUint(parts[0], 10, 64)
 		if err != nil || id == 0 {
@@ -64,8 +67,11 @@ func ParsePeers(s string) ([]Peer, error) {
 			return nil, fmt.Errorf("%w: peer id %d twice", ErrInvalidOptions, id)
 		}
 		peer := Peer{ID: id, RaftAddr: parts[1], RESPAddr: parts[2]}
-		if len(parts) == 4 {
+		if len(parts) >= 4 {
 			peer.HTTPAddr = parts[3]
+		}
+		if len(parts) == 5 {
+			peer.Zone = parts[4]
 		}
 		out = append(out, peer)
 	}
@@ -110,6 +116,11 @@ type Options struct {
 	// TickInterval and ElectionTicks time raft: see the defaults.
 	TickInterval  time.Duration
 	ElectionTicks int
+	// Replicas is how many members vote in each shard's group, chosen on
+	// matrixcache's topology ring across zones (Peer.Zone); the other
+	// members hold the shard as learners. A shard's leader moves its
+	// voters there, a step at a time. Default: DefaultReplicas (3).
+	Replicas int
 	// BalanceInterval is how often the member hands the shards it leads
 	// and should not (shard i is led by the i-th member in ID order,
 	// round robin) to the member that should, when that one is up to
@@ -142,6 +153,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ElectionTicks == 0 {
 		o.ElectionTicks = DefaultElectionTicks
+	}
+	if o.Replicas == 0 {
+		o.Replicas = DefaultReplicas
 	}
 	if o.WatchInterval == 0 {
 		o.WatchInterval = DefaultWatchInterval
@@ -187,6 +201,11 @@ type Node struct {
 	client *http.Client
 
 	transfers   atomic.Uint64
+	placeMoves  atomic.Uint64
+	placeLeft   atomic.Int64
+	placeMu     sync.Mutex
+	placeStart  time.Time
+	placeFrom   uint64
 	stopBalance context.CancelFunc
 	balanceDone chan struct{}
 	watch       *watcher
@@ -375,8 +394,7 @@ func (n *Node) Shards() []resp.ClusterShard {
 			continue
 		}
 		st := g.Status()
-		ids := slices.Clone(st.Voters)
-		slices.Sort(ids)
+		ids := holders(st)
 		if i := slices.Index(ids, st.Leader); i > 0 {
 			ids[0], ids[i] = ids[i], ids[0]
 		}

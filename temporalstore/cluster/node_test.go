@@ -9,10 +9,11 @@ import (
 )
 
 func TestParsePeers(t *testing.T) {
-	ps, err := ParsePeers(" 1@127.0.0.1:17200@127.0.0.1:6379, 2@h2:17200@h2:6379@h2:17102,")
+	ps, err := ParsePeers(" 1@127.0.0.1:17200@127.0.0.1:6379, 2@h2:17200@h2:6379@h2:17102,3@h3:1@h3:2@h3:3@zone-b")
 	require.NoError(t, err)
-	require.Equal(t, []Peer{{ID: 1, RaftAddr: "127.0.0.1:17200", RESPAddr: "127.0.0.1:6379"}, {ID: 2, RaftAddr: "h2:17200", RESPAddr: "h2:6379", HTTPAddr: "h2:17102"}}, ps)
-	for _, bad := range []string{"1@a", "0@a@b", "x@a@b", "1@@b", "1@a@", "1@a@b,1@c@d", "1@a@b@", "1@a@b@c@d"} {
+	require.Equal(t, []Peer{{ID: 1, RaftAddr: "127.0.0.1:17200", RESPAddr: "127.0.0.1:6379"}, {ID: 2, RaftAddr: "h2:17200", RESPAddr: "h2:6379", HTTPAddr: "h2:17102"},
+		{ID: 3, RaftAddr: "h3:1", RESPAddr: "h3:2", HTTPAddr: "h3:3", Zone: "zone-b"}}, ps)
+	for _, bad := range []string{"1@a", "0@a@b", "x@a@b", "1@@b", "1@a@", "1@a@b,1@c@d", "1@a@b@", "1@a@b@c@", "1@a@b@c@d@e"} {
 		_, err := ParsePeers(bad)
 		require.ErrorIs(t, err, ErrInvalidOptions, bad)
 	}
@@ -65,11 +66,40 @@ func TestPreferredLeaders(t *testing.T) {
 }
 
 func TestAddresses(t *testing.T) {
-	p := Peer{ID: 4, RaftAddr: "h:1", RESPAddr: "h:2", HTTPAddr: "h:3"}
+	p := Peer{ID: 4, RaftAddr: "h:1", RESPAddr: "h:2", HTTPAddr: "h:3", Zone: "z"}
 	require.Equal(t, p, splitAddr(4, joinAddr(p)))
 	require.Equal(t, Peer{ID: 4, RaftAddr: "h:1"}, splitAddr(4, "h:1"))
 	b := addressBook{peers: map[uint64]Peer{}}
 	b.learn(p)
 	b.learn(Peer{ID: 4, RaftAddr: "h:9"}) // a bare raft address keeps the rest
-	require.Equal(t, Peer{ID: 4, RaftAddr: "h:9", RESPAddr: "h:2", HTTPAddr: "h:3"}, b.get(4))
+	require.Equal(t, Peer{ID: 4, RaftAddr: "h:9", RESPAddr: "h:2", HTTPAddr: "h:3", Zone: "z"}, b.get(4))
+}
+
+// A shard's voters are spread over zones first, and every member
+// computes the same ones.
+func TestDesiredVotersSpreadOverZones(t *testing.T) {
+	n := &Node{opts: Options{Replicas: 3, Namespace: "default", Table: "default"}, book: addressBook{peers: map[uint64]Peer{}}}
+	for id, zone := range map[uint64]string{1: "a", 2: "a", 3: "b", 4: "c"} {
+		n.book.learn(Peer{ID: id, RaftAddr: "r", RESPAddr: "s", Zone: zone})
+	}
+	seen := map[uint64]int{}
+	for sh := range 16 {
+		want, err := n.desired(sh, []uint64{1, 2, 3, 4})
+		require.NoError(t, err)
+		require.Len(t, want, 3)
+		require.Contains(t, want, uint64(3), "zone b has one member")
+		require.Contains(t, want, uint64(4), "zone c has one member")
+		again, err := n.desired(sh, []uint64{4, 3, 2, 1})
+		require.NoError(t, err)
+		require.Equal(t, want, again, "the order members come in changes nothing")
+		for _, id := range want {
+			seen[id]++
+		}
+	}
+	require.Positive(t, seen[1], "zone a's two members share its shards")
+	require.Positive(t, seen[2])
+	// Fewer members than replicas: every member votes.
+	want, err := n.desired(0, []uint64{1, 3})
+	require.NoError(t, err)
+	require.Equal(t, []uint64{1, 3}, want)
 }

@@ -8,16 +8,21 @@ import (
 )
 
 // A member's addresses travel in raft as one string, its raft address
-// first: raft-addr|resp-addr|http-addr. Membership changes carry it, so
+// first: raft-addr|resp-addr|http-addr|zone. Membership changes carry it, so
 // every member learns a new one's RESP and HTTP addresses with the change
 // that adds it. A bare raft address (no '|') is read too.
-func joinAddr(p Peer) string { return p.RaftAddr + "|" + p.RESPAddr + "|" + p.HTTPAddr }
+func joinAddr(p Peer) string {
+	return p.RaftAddr + "|" + p.RESPAddr + "|" + p.HTTPAddr + "|" + p.Zone
+}
 
 func splitAddr(id uint64, s string) Peer {
-	parts := strings.SplitN(s, "|", 3)
+	parts := strings.SplitN(s, "|", 4)
 	p := Peer{ID: id, RaftAddr: parts[0]}
-	if len(parts) == 3 {
+	if len(parts) >= 3 {
 		p.RESPAddr, p.HTTPAddr = parts[1], parts[2]
+	}
+	if len(parts) == 4 {
+		p.Zone = parts[3]
 	}
 	return p
 }
@@ -40,7 +45,7 @@ func (b *addressBook) learn(p Peer) {
 	defer b.mu.Unlock()
 	old := b.peers[p.ID]
 	if p.RESPAddr == "" {
-		p.RESPAddr, p.HTTPAddr = old.RESPAddr, old.HTTPAddr
+		p.RESPAddr, p.HTTPAddr, p.Zone = old.RESPAddr, old.HTTPAddr, old.Zone
 	}
 	b.peers[p.ID] = p
 }
