@@ -1,11 +1,17 @@
 package cluster
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 )
 
 func TestParsePeers(t *testing.T) {
@@ -102,4 +108,54 @@ func TestDesiredVotersSpreadOverZones(t *testing.T) {
 	want, err := n.desired(0, []uint64{1, 3})
 	require.NoError(t, err)
 	require.Equal(t, []uint64{1, 3}, want)
+}
+
+// The admin routes take a bearer token when tokens are set, and a lone
+// member describes itself.
+func TestAdminHandler(t *testing.T) {
+	n, err := Start(Options{Dir: t.TempDir(), ID: 1, Shards: 2, AdminTokens: []string{"secret"},
+		Peers: []Peer{{ID: 1, RaftAddr: "127.0.0.1:0", RESPAddr: "127.0.0.1:6379", HTTPAddr: "127.0.0.1:17102", Zone: "z"}}})
+	require.NoError(t, err)
+	defer n.Close()
+	for sh := range 2 {
+		_, err := n.OpenLog(t.Context(), storage.LogOptions{Dir: t.TempDir(), Namespace: temporalstore.DefaultNamespace, Table: temporalstore.DefaultTable, Shard: sh})
+		require.NoError(t, err)
+	}
+	srv := httptest.NewServer(n.AdminHandler())
+	defer srv.Close()
+	get := func(path, token string) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	code, _ := get("/cluster/members", "")
+	require.Equal(t, http.StatusUnauthorized, code)
+	code, _ = get("/cluster/members", "wrong")
+	require.Equal(t, http.StatusUnauthorized, code)
+	require.Eventually(t, func() bool {
+		code, body := get("/cluster/members", "secret")
+		return code == http.StatusOK && strings.Contains(body, `"voters":[1]`) && strings.Contains(body, `"leader":1`)
+	}, 10*time.Second, 20*time.Millisecond)
+	code, body := get("/cluster/liveness", "secret")
+	require.Equal(t, http.StatusOK, code)
+	require.JSONEq(t, `{"member":1,"suspects":null}`, body)
+	code, _ = get("/cluster/nowhere", "secret")
+	require.Equal(t, http.StatusNotFound, code)
+	// A removal of the only member is refused: no shard may lose its last voter.
+	req, err := http.NewRequest(http.MethodDelete, srv.URL+"/cluster/members/1", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer secret")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusConflict, resp.StatusCode)
+	require.Eventually(t, func() bool { ok, _ := n.Ready(); return ok }, 10*time.Second, 20*time.Millisecond)
 }
