@@ -85,7 +85,8 @@ try:
 except redis.ResponseError as e:
     check("cross-shard multi -> " + str(e), "same shard" in str(e))
 
-error("unknown command", lambda: r.execute_command("CLUSTER", "INFO"), "ERR unknown command")
+error("unknown command", lambda: r.execute_command("NOSUCHVERB", "INFO"), "ERR unknown command")
+error("cluster off", lambda: r.execute_command("CLUSTER", "INFO"), "This instance has cluster support disabled")
 error("wrong arity", lambda: r.execute_command("GET"), "ERR wrong number of arguments")
 check("info", r.info("keyspace")["db0"]["keys"] > 0)
 
