@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -523,12 +524,16 @@ func TestClusterMemberBehindTheCompactedLogCatchesUp(t *testing.T) {
 		k := fmt.Sprint("bulk:", i)
 		require.Eventually(t, func() bool { v, err := r.Get(ctx, k).Int(); return err == nil && v == i }, 30*time.Second, 20*time.Millisecond, k)
 	}
-	resp, err := http.Get("http://" + down.http + "/metrics")
-	require.NoError(t, err)
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	require.Regexp(t, `matrixraft_snapshots_installed_total\{shard="\d"\} [1-9]`, string(body), "caught up from a snapshot")
+	installed := regexp.MustCompile(`matrixraft_snapshots_installed_total\{shard="\d"\} [1-9]`)
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + down.http + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return installed.Match(body)
+	}, 10*time.Second, 20*time.Millisecond, "caught up from a snapshot")
 	n, err := r.DBSize(ctx).Result()
 	require.NoError(t, err)
 	require.Equal(t, int64(keys), n, "every key on the member that was down")

@@ -200,8 +200,14 @@ func TestReplicaBehindTheRaftLogGetsTheImage(t *testing.T) {
 	model["n"] = "1"
 	require.Equal(t, model, r.converged(lead))
 	down := (lead + 1) % 3
+	downApplied := r.s[down].log.(*raftlog.Log).Node().Status().Applied
 	r.stop(down)
-	for i := range 300 {
+	leadNode := r.s[lead].log.(*raftlog.Log).Node()
+	// Written until the leader's raft log starts past the replica's place
+	// (a snapshot, then CatchUpEntries kept behind it), however slowly
+	// its snapshots are taken.
+	for i := 0; i < 300 || leadNode.Status().SnapshotIndex <= downApplied+4+1; i++ {
+		require.Less(t, i, 20_000, "the leader's raft log was never compacted")
 		k, v := fmt.Sprint("k", i%11), fmt.Sprint("after-", i)
 		require.NoError(t, r.s[lead].Set(ctx, []byte(k), []byte(v), time.Time{}))
 		model[k] = v
@@ -215,7 +221,10 @@ func TestReplicaBehindTheRaftLogGetsTheImage(t *testing.T) {
 	delete(model, "k0")
 	r.start(down)
 	require.Equal(t, model, r.converged(lead))
-	require.Positive(t, r.s[down].log.(*raftlog.Log).Node().Status().SnapshotsInstalled, "caught up from a snapshot, not the raft log")
+	// The node counts the install once its state machine has returned,
+	// a moment after the shard applied it.
+	require.Eventually(t, func() bool { return r.s[down].log.(*raftlog.Log).Node().Status().SnapshotsInstalled > 0 },
+		5*time.Second, 5*time.Millisecond, "caught up from a snapshot, not the raft log")
 	// It applies what follows as any follower does.
 	require.NoError(t, r.s[lead].Set(ctx, []byte("last"), []byte("x"), time.Time{}))
 	model["last"] = "x"
