@@ -17,6 +17,7 @@ import (
 
 	"github.com/temporalstore/temporalstore-go/matrixraft"
 	"github.com/temporalstore/temporalstore-go/matrixraft/tcptransport"
+	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
@@ -234,7 +235,9 @@ func Start(opts Options) (*Node, error) {
 	if listen == "" {
 		listen = n.book.get(opts.ID).RaftAddr
 	}
-	host, err := matrixraft.OpenHost(filepath.Join(opts.Dir, "raft"), matrixraft.HostOptions{Logger: opts.Logger})
+	// The raft log is written on every write's path: S2 rather than
+	// zstd, whose cost per batch the write waits for.
+	host, err := matrixraft.OpenHost(filepath.Join(opts.Dir, "raft"), matrixraft.HostOptions{WAL: wal.Options{Compression: wal.CompressionFast}, Logger: opts.Logger})
 	if err != nil {
 		return nil, err
 	}
