@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/wire"
@@ -29,6 +31,12 @@ type Cluster interface {
 // forwardTimeout bounds a forwarded request, the leader's answer included.
 const forwardTimeout = 30 * time.Second
 
+// staleHeader asks, per request, for a read of this member's replica
+// ("X-Temporalstore-Read: stale"): a request of reads only then runs here,
+// neither forwarded to the leader nor waiting for its read barrier, and
+// may miss the latest writes by the replica's lag.
+const staleHeader = "X-Temporalstore-Read"
+
 // forwardedHeader marks a request one member forwarded to another: it is
 // never forwarded again, so members that disagree on a leader for a moment
 // cannot pass a request round.
@@ -45,6 +53,9 @@ func (h *Handler) route(ctx context.Context, r *http.Request, calls []wire.Call)
 		return "", nil
 	}
 	forwarded := r.Header.Get(forwardedHeader) != ""
+	if strings.EqualFold(r.Header.Get(staleHeader), "stale") && !slices.ContainsFunc(calls, func(c wire.Call) bool { return c.Write() }) {
+		return "", nil
+	}
 	target, mixed := "", false
 	var reads []int
 	for i := range calls {

@@ -65,7 +65,9 @@
 // that member (once), and reads run here pass their shard's read barrier.
 // A batch spread over several members runs here; its commands of other
 // members' shards answer "not_leader" (and one whose leader changed
-// before it committed, "unknown_outcome").
+// before it committed, "unknown_outcome"). A request of reads only with
+// "X-Temporalstore-Read: stale" reads this member's replica instead, as
+// a READONLY connection does over RESP.
 //
 // # Auth and concurrency
 //
