@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -605,5 +606,82 @@ func TestClusterPlacementAcrossZones(t *testing.T) {
 		require.NoError(t, r.Do(ctx, "READONLY").Err())
 		require.Eventually(t, func() bool { v, err := r.Get(ctx, "p:99").Int(); return err == nil && v == 99 }, 10*time.Second, 20*time.Millisecond, "member %d", m.id)
 		r.Close()
+	}
+}
+
+// A member the others convict as down is replaced in its shards' voters:
+// four members, three voters a shard; a voter killed, every shard again
+// has three live voters, the learners promoted in its place.
+func TestClusterReplacesAConvictedVoter(t *testing.T) {
+	bin := buildServer(t)
+	var ms []*member
+	var peers []string
+	for i := range 4 {
+		m := &member{id: uint64(i + 1), data: t.TempDir(), resp: servertest.FreeAddr(t), http: servertest.FreeAddr(t)}
+		peers = append(peers, fmt.Sprintf("%d@%s@%s@%s", m.id, servertest.FreeAddr(t), m.resp, m.http))
+		ms = append(ms, m)
+	}
+	for _, m := range ms {
+		m.srv = servertest.Start(t, bin, "--data", m.data, "--resp", m.resp, "--http", m.http, "--s3", "",
+			"--shards", "3", "--cluster-id", fmt.Sprint(m.id), "--cluster-peers", strings.Join(peers, ","), "--cluster-replicas", "3")
+	}
+	type shardView struct {
+		Voters   []uint64 `json:"voters"`
+		Learners []uint64 `json:"learners"`
+	}
+	shardsSeenBy := func(m *member) []shardView {
+		resp, err := http.Get("http://" + m.http + "/cluster/members")
+		if err != nil {
+			return nil
+		}
+		defer resp.Body.Close()
+		var v struct {
+			Shards []shardView `json:"shards"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&v) != nil {
+			return nil
+		}
+		return v.Shards
+	}
+	// Placed: three voters and a learner a shard.
+	require.Eventually(t, func() bool {
+		sh := shardsSeenBy(ms[0])
+		for _, s := range sh {
+			if len(s.Voters) != 3 || len(s.Learners) != 1 {
+				return false
+			}
+		}
+		return len(sh) == 3
+	}, 60*time.Second, 200*time.Millisecond)
+	// Kill a voter of shard 0.
+	victim := ms[shardsSeenBy(ms[0])[0].Voters[0]-1]
+	victim.srv.Kill()
+	victim.srv = nil
+	var survivor *member
+	for _, m := range ms {
+		if m.srv != nil {
+			survivor = m
+			break
+		}
+	}
+	require.Eventually(t, func() bool {
+		sh := shardsSeenBy(survivor)
+		for _, s := range sh {
+			if len(s.Voters) != 3 || slices.Contains(s.Voters, victim.id) {
+				return false
+			}
+		}
+		return len(sh) == 3
+	}, 60*time.Second, 200*time.Millisecond, "every shard votes without member %d", victim.id)
+	var addrs []string
+	for _, m := range ms {
+		if m.srv != nil {
+			addrs = append(addrs, m.resp)
+		}
+	}
+	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8, ClusterStateReloadInterval: 250 * time.Millisecond})
+	defer rc.Close()
+	for i := range 50 {
+		require.NoError(t, rc.Set(t.Context(), fmt.Sprint("r:", i), i, 0).Err())
 	}
 }

@@ -17,12 +17,19 @@ const DefaultReplicas = 3
 
 // desired is the members that should vote in shard sh: the owners of the
 // shard's name on matrixcache's topology ring of members, one failure
-// domain (Peer.Zone) after another, then the others. Every member
-// computes the same from the same members.
+// domain (Peer.Zone) after another, then the others, leaving out the
+// members the jury convicted. Every member computes the same from the
+// same members and convictions.
 func (n *Node) desired(sh int, members []uint64) ([]uint64, error) {
 	nodes := make([]topology.Node, 0, len(members))
 	for _, id := range members {
-		nodes = append(nodes, topology.Node{ID: topology.NodeID(strconv.FormatUint(id, 10)), Weight: 1, Domain: n.book.get(id).Zone})
+		// A member the jury convicted owns nothing: its shards' voters
+		// move to live members, as a dead member's replacement.
+		state := topology.Live
+		if n.Convicted(id) {
+			state = topology.Down
+		}
+		nodes = append(nodes, topology.Node{ID: topology.NodeID(strconv.FormatUint(id, 10)), Weight: 1, Domain: n.book.get(id).Zone, State: state})
 	}
 	r, err := topology.New(topology.Options{}, nodes...)
 	if err != nil {
@@ -87,6 +94,12 @@ func (n *Node) place(ctx context.Context, sh int, g *matrixraft.Node) int {
 	}
 	if len(promote) > 0 || len(demote) == 0 {
 		return left // wanted members still catching up, or nothing to do
+	}
+	if len(want) < min(n.opts.Replicas, len(holders(st))) {
+		// Fewer live members than voters wanted: a convicted voter has no
+		// replacement, and taking its vote away would only shrink the
+		// quorum. It keeps it.
+		return left
 	}
 	if len(demote) == 1 && demote[0] == n.opts.ID {
 		// The leader itself is to step back: it hands the shard to a
