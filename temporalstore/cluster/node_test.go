@@ -84,7 +84,7 @@ func TestAddresses(t *testing.T) {
 // A shard's voters are spread over zones first, and every member
 // computes the same ones.
 func TestDesiredVotersSpreadOverZones(t *testing.T) {
-	n := &Node{opts: Options{Replicas: 3, Namespace: "default", Table: "default"}, book: addressBook{peers: map[uint64]Peer{}}}
+	n := &Node{opts: Options{Replicas: 3, Namespace: "default", Table: "default"}, book: addressBook{peers: map[uint64]Peer{}}, watch: newWatcher()}
 	for id, zone := range map[uint64]string{1: "a", 2: "a", 3: "b", 4: "c"} {
 		n.book.learn(Peer{ID: id, RaftAddr: "r", RESPAddr: "s", Zone: zone})
 	}
@@ -108,6 +108,14 @@ func TestDesiredVotersSpreadOverZones(t *testing.T) {
 	want, err := n.desired(0, []uint64{1, 3})
 	require.NoError(t, err)
 	require.Equal(t, []uint64{1, 3}, want)
+	// A convicted member votes nowhere: zone a's other member takes its
+	// place.
+	n.watch.convicts[3] = true
+	for sh := range 16 {
+		want, err := n.desired(sh, []uint64{1, 2, 3, 4})
+		require.NoError(t, err)
+		require.Equal(t, []uint64{1, 2, 4}, want)
+	}
 }
 
 // The admin routes take a bearer token when tokens are set, and a lone
