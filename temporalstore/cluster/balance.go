@@ -45,8 +45,7 @@ func (n *Node) balance(ctx context.Context) {
 		if to == n.opts.ID {
 			continue
 		}
-		p, ok := st.Peers[to]
-		if !ok || p.Learner || p.State != "StateReplicate" || p.Lag > balanceLag {
+		if !caughtUp(st, to) || st.Peers[to].Learner {
 			continue
 		}
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)

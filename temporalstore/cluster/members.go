@@ -223,7 +223,7 @@ func (n *Node) awaitCaughtUp(ctx context.Context, g *matrixraft.Node, id uint64)
 		if !st.IsLeader {
 			return errMoved
 		}
-		if ps, ok := st.Peers[id]; ok && ps.State == "StateReplicate" && ps.Lag <= balanceLag {
+		if caughtUp(st, id) {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -266,6 +266,13 @@ func (n *Node) forwardShardOp(ctx context.Context, leader uint64, o shardOp) err
 	default:
 		return fmt.Errorf("%w: shard %d on member %d: %s", ErrMembership, o.Shard, leader, bytes.TrimSpace(msg))
 	}
+}
+
+// caughtUp says the leader whose status st replicates to member id, which
+// is within balanceLag entries of its log.
+func caughtUp(st matrixraft.Status, id uint64) bool {
+	ps, ok := st.Peers[id]
+	return ok && ps.State == "StateReplicate" && ps.Lag <= balanceLag
 }
 
 // live says the leader whose status st is heard from voter v lately and

@@ -192,8 +192,10 @@ type Node struct {
 	tr   *tcptransport.Transport
 	logs *raftlog.Logs
 	book addressBook
-	// slots[i] is shard i's slot range.
+	// slots[i] is shard i's slot range, gids[i] its raft group: both
+	// fixed, and looked up on every routed command.
 	slots [][2]int
+	gids  []uint64
 
 	mu     sync.Mutex
 	engine *temporalstore.Engine
@@ -266,6 +268,9 @@ func Start(opts Options) (*Node, error) {
 		return nil, err
 	}
 	n.slots = slotRanges(opts.Shards)
+	for sh := range opts.Shards {
+		n.gids = append(n.gids, raftlog.GroupOf(storage.LogOptions{Namespace: opts.Namespace, Table: opts.Table, Shard: sh}))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n.stopBalance, n.balanceDone = cancel, make(chan struct{})
 	if opts.BalanceInterval > 0 {
@@ -327,9 +332,7 @@ func NodeID(id uint64) string { return fmt.Sprintf("%040x", id) }
 func (n *Node) Self() string { return NodeID(n.opts.ID) }
 
 // group returns the raft node of shard sh here, or nil before it opened.
-func (n *Node) group(sh int) *matrixraft.Node {
-	return n.logs.Node(raftlog.GroupOf(storage.LogOptions{Namespace: n.opts.Namespace, Table: n.opts.Table, Shard: sh}))
-}
+func (n *Node) group(sh int) *matrixraft.Node { return n.logs.Node(n.gids[sh]) }
 
 // Route implements resp.Cluster.
 func (n *Node) Route(slot int, write, readonly bool) (bool, string) {
@@ -439,7 +442,7 @@ func (n *Node) Status() []ShardStatus {
 		}
 		st := g.Status()
 		out = append(out, ShardStatus{
-			Shard: sh, Group: raftlog.GroupOf(storage.LogOptions{Namespace: n.opts.Namespace, Table: n.opts.Table, Shard: sh}),
+			Shard: sh, Group: n.gids[sh],
 			Leader: st.Leader, IsLeader: st.IsLeader, Term: st.Term, Commit: st.Commit, Applied: st.Applied,
 			LeaderChanges: st.LeaderChanges, Fsyncs: st.Fsyncs, SnapshotIndex: st.SnapshotIndex, Readies: st.Readies,
 		})

@@ -82,7 +82,7 @@ func (n *Node) place(ctx context.Context, sh int, g *matrixraft.Node) int {
 	cctx, cancel := context.WithTimeout(ctx, shardOpTimeout)
 	defer cancel()
 	for _, id := range promote {
-		if ps, ok := st.Peers[id]; ok && ps.Learner && ps.State == "StateReplicate" && ps.Lag <= balanceLag {
+		if caughtUp(st, id) && st.Peers[id].Learner {
 			if err := g.PromoteLearner(cctx, id); err != nil {
 				n.opts.Logger.Debug("cluster: placement: promotion did not complete", "shard", sh, "member", id, "err", err)
 				return left
@@ -105,7 +105,7 @@ func (n *Node) place(ctx context.Context, sh int, g *matrixraft.Node) int {
 		// The leader itself is to step back: it hands the shard to a
 		// wanted voter first, which then demotes it.
 		for _, to := range want {
-			if ps, ok := st.Peers[to]; ok && live(st, to) && ps.Lag <= balanceLag {
+			if live(st, to) && caughtUp(st, to) {
 				if err := g.TransferLeadership(cctx, to); err != nil {
 					n.opts.Logger.Debug("cluster: placement: leadership transfer did not complete", "shard", sh, "to", to, "err", err)
 				}
