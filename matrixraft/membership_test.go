@@ -167,3 +167,39 @@ func TestDeliveredResultWinsOverTheStop(t *testing.T) {
 		})
 	}
 }
+
+// A leader's view of its peers' activity holds steady for live peers
+// across election timeouts (raft's RecentActive, which CheckQuorum clears
+// every election timeout, would blink) and turns false for a stopped one.
+func TestPeerActive(t *testing.T) {
+	c := newCluster(t, 3, 17, nil)
+	lead := c.leader()
+	others := []uint64{}
+	for id := uint64(1); id <= 3; id++ {
+		if id != lead.ID() {
+			others = append(others, id)
+		}
+	}
+	c.waitRounds(200, "both followers heard from", func() bool {
+		st := lead.Status()
+		return st.Peers[others[0]].Active && st.Peers[others[1]].Active
+	})
+	// Ten election timeouts, checked every round.
+	var seen int
+	c.until(uint64(10*DefaultElectionTick), func() bool {
+		st := lead.Status()
+		require.True(t, st.IsLeader)
+		for _, id := range others {
+			require.True(t, st.Peers[id].Active, "peer %d after %d checks", id, seen)
+		}
+		seen++
+		return false
+	})
+	require.Greater(t, seen, 2*DefaultElectionTick)
+
+	c.stop(others[0])
+	c.waitRounds(10*DefaultElectionTick, "stopped peer inactive", func() bool {
+		return !lead.Status().Peers[others[0]].Active
+	})
+	require.True(t, lead.Status().Peers[others[1]].Active)
+}

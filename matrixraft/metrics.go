@@ -151,9 +151,8 @@ type PeerStatus struct {
 	State string
 	// Learner says whether the peer is a non-voting member.
 	Learner bool
-	// Active says the peer answered within the last election timeout
-	// (raft's RecentActive, kept with CheckQuorum): false for one that
-	// is down or cut off.
+	// Active says a message from the peer arrived within the last
+	// election timeout: false for one that is down or cut off.
 	Active bool
 	// RTT is the last measured round trip of a heartbeat to the peer and
 	// its answer (leader only; zero before the first).
@@ -286,7 +285,7 @@ func (n *Node) Status() Status {
 			if id == n.id {
 				continue
 			}
-			s.Peers[id] = PeerStatus{Match: pr.Match, Lag: last - min(pr.Match, last), State: pr.State.String(), Learner: pr.IsLearner, Active: pr.RecentActive, RTT: n.peerRTT(id)}
+			s.Peers[id] = PeerStatus{Match: pr.Match, Lag: last - min(pr.Match, last), State: pr.State.String(), Learner: pr.IsLearner, Active: n.heardLately(id), RTT: n.peerRTT(id)}
 		}
 	}
 	return s

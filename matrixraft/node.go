@@ -121,10 +121,14 @@ type Node struct {
 	pending   []*readReq
 	inflight  *readBatch
 	// rttMu guards hbSent, when each peer's outstanding heartbeat was
-	// sent, and rtt, each peer's last measured round trip.
+	// sent, rtt, each peer's last measured round trip, and heard, when a
+	// message from each peer last arrived.
 	rttMu  sync.Mutex
 	hbSent map[uint64]time.Time
 	rtt    map[uint64]time.Duration
+	heard  map[uint64]uint64 // in ticks (tickCount)
+	// tickCount is ticks, readable outside the loop.
+	tickCount atomic.Uint64
 	// failUpTo, set by observe on a leadership change, is the highest
 	// proposal request ID to answer with ErrUnknownOutcome once the Ready
 	// is applied (loop goroutine only).
@@ -168,6 +172,7 @@ func startNode(opts Options, st *Storage) (*Node, error) {
 		waiters:    map[uint64]chan result{},
 		hbSent:     map[uint64]time.Time{},
 		rtt:        map[uint64]time.Duration{},
+		heard:      map[uint64]uint64{},
 		snapDone:   make(chan error, 1),
 		snapReq:    make(chan struct{}, 1),
 		restorec:   make(chan *restoreReq),
@@ -318,9 +323,7 @@ func (n *Node) Leader() uint64 { return n.leader.Load() }
 // Step implements Handler.
 func (n *Node) Step(ctx context.Context, m *pb.Message) error {
 	n.metrics.msgsRecv.Add(1)
-	if m.GetType() == pb.MsgHeartbeatResp {
-		n.heartbeatAnswered(m.GetFrom())
-	}
+	n.heardFrom(m.GetFrom(), m.GetType() == pb.MsgHeartbeatResp)
 	return n.rn.Step(ctx, m)
 }
 
@@ -337,15 +340,28 @@ func (n *Node) heartbeatSent(peer uint64, now time.Time) {
 	n.hbSent[peer] = now
 }
 
-// heartbeatAnswered records the round trip of peer's outstanding
-// heartbeat.
-func (n *Node) heartbeatAnswered(peer uint64) {
+// heardFrom notes that a message from peer arrived and, when it answers a
+// heartbeat, the round trip of peer's outstanding one.
+func (n *Node) heardFrom(peer uint64, heartbeatResp bool) {
+	tick := n.tickCount.Load()
 	n.rttMu.Lock()
 	defer n.rttMu.Unlock()
-	if t, ok := n.hbSent[peer]; ok {
+	n.heard[peer] = tick
+	if t, ok := n.hbSent[peer]; ok && heartbeatResp {
 		n.rtt[peer] = time.Since(t)
 		delete(n.hbSent, peer)
 	}
+}
+
+// heardLately says a message from peer arrived within the last election
+// timeout. Unlike raft's RecentActive, which CheckQuorum clears every
+// election timeout, it does not blink false for a live peer.
+func (n *Node) heardLately(peer uint64) bool {
+	now := n.tickCount.Load()
+	n.rttMu.Lock()
+	defer n.rttMu.Unlock()
+	t, ok := n.heard[peer]
+	return ok && now-t <= uint64(n.opts.ElectionTick)
 }
 
 func (n *Node) peerRTT(peer uint64) time.Duration {
@@ -859,6 +875,7 @@ func (n *Node) shutdown() {
 
 func (n *Node) onTick() {
 	n.ticks++
+	n.tickCount.Store(n.ticks)
 	n.rn.Tick()
 	if b := n.inflight; b != nil && n.ticks-b.issued >= uint64(n.opts.ReadRetryTicks) {
 		// Lost request or response: re-send under a fresh ID, so that an

@@ -242,15 +242,10 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 		}
 		return false
 	}
+	convicted := regexp.MustCompile(fmt.Sprintf(`temporalstore_cluster_member_convicted\{member="%d"\} 1`, victim.id))
 	require.Eventually(t, failedLine, 10*time.Second, 50*time.Millisecond, "member %d marked failed", victim.id)
 	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + survivor.http + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return strings.Contains(string(body), fmt.Sprintf(`temporalstore_cluster_member_convicted{member="%d"} 1`, victim.id))
+		return convicted.Match(metricsOf(survivor.http))
 	}, 10*time.Second, 50*time.Millisecond, "the jury convicts member %d", victim.id)
 	acked["key:0"] = "after"
 	for k, v := range acked {
@@ -478,7 +473,9 @@ func TestClusterMembershipChanges(t *testing.T) {
 	// nothing.
 	require.NoError(t, c.ms[2].srv.Stop())
 	c.ms[2].srv = nil
-	time.Sleep(1500 * time.Millisecond) // the leaders notice: an election timeout without a word
+	// The members left agree it is down.
+	down3 := regexp.MustCompile(`temporalstore_cluster_member_convicted\{member="3"\} 1`)
+	require.Eventually(t, func() bool { return down3.Match(metricsOf(m4.http)) }, 30*time.Second, 50*time.Millisecond, "member 3 convicted")
 	r4admin := redis.NewClient(&redis.Options{Addr: m4.resp, ReadTimeout: time.Minute})
 	defer r4admin.Close()
 	err := r4admin.Do(ctx, "CLUSTER", "FORGET", "2").Err()
@@ -536,15 +533,7 @@ func TestClusterMemberBehindTheCompactedLogCatchesUp(t *testing.T) {
 		require.Eventually(t, func() bool { v, err := r.Get(ctx, k).Int(); return err == nil && v == i }, 30*time.Second, 20*time.Millisecond, k)
 	}
 	installed := regexp.MustCompile(`matrixraft_snapshots_installed_total\{shard="\d"\} [1-9]`)
-	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + down.http + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return installed.Match(body)
-	}, 10*time.Second, 20*time.Millisecond, "caught up from a snapshot")
+	require.Eventually(t, func() bool { return installed.Match(metricsOf(down.http)) }, 10*time.Second, 20*time.Millisecond, "caught up from a snapshot")
 	n, err := r.DBSize(ctx).Result()
 	require.NoError(t, err)
 	require.Equal(t, int64(keys), n, "every key on the member that was down")
@@ -694,4 +683,16 @@ func TestClusterReplacesAConvictedVoter(t *testing.T) {
 	for i := range 50 {
 		require.NoError(t, rc.Set(t.Context(), fmt.Sprint("r:", i), i, 0).Err())
 	}
+}
+
+// metricsOf is the /metrics page of the member serving HTTP at addr, or
+// nothing when it does not answer.
+func metricsOf(addr string) []byte {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return body
 }

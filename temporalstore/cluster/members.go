@@ -31,6 +31,10 @@ const (
 	// shardOpTimeout bounds one shard's change once caught up, a move of
 	// its leadership included.
 	shardOpTimeout = 20 * time.Second
+	// settleTimeout bounds the wait for a leader to hear from its voters
+	// before it judges them down: one elected moments ago (a removal
+	// moves leaderships first) has not yet replicated to anyone.
+	settleTimeout = 2 * time.Second
 )
 
 // shardOp is one shard's part of a membership change, run on the shard's
@@ -59,7 +63,7 @@ func (n *Node) AddMember(ctx context.Context, p Peer) error {
 // without a live voter or below a quorum of live voters
 // (liveness.CheckRemoval). The member's process is then of no use: stop it.
 func (n *Node) RemoveMember(ctx context.Context, id uint64) error {
-	if err := n.checkRemoval(id); err != nil {
+	if err := n.checkRemoval(ctx, id); err != nil {
 		return err
 	}
 	return n.eachShard(ctx, func(sh int) shardOp { return shardOp{Shard: sh, Op: "remove", Peer: Peer{ID: id}} })
@@ -68,7 +72,22 @@ func (n *Node) RemoveMember(ctx context.Context, id uint64) error {
 // checkRemoval refuses a removal that would orphan a shard or leave it
 // below quorum, counting as down the voters this member's view of each
 // shard's leader reports not replicating.
-func (n *Node) checkRemoval(id uint64) error {
+func (n *Node) checkRemoval(ctx context.Context, id uint64) error {
+	deadline := time.Now().Add(settleTimeout)
+	for {
+		err := n.checkRemovalOnce(id)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) checkRemovalOnce(id uint64) error {
 	placement := map[string][]string{}
 	down := map[string]bool{}
 	for sh := range n.opts.Shards {
@@ -80,7 +99,7 @@ func (n *Node) checkRemoval(id uint64) error {
 		name := strconv.Itoa(sh)
 		for _, v := range st.Voters {
 			placement[name] = append(placement[name], strconv.FormatUint(v, 10))
-			if st.IsLeader && v != n.opts.ID && !live(st, v) {
+			if st.IsLeader && v != n.opts.ID && !n.live(st, v) {
 				down[strconv.FormatUint(v, 10)] = true
 			}
 		}
@@ -145,6 +164,9 @@ func (n *Node) tryShardOp(ctx context.Context, o shardOp) error {
 func (n *Node) applyShardOp(ctx context.Context, g *matrixraft.Node, o shardOp) error {
 	id := o.Peer.ID
 	st := g.Status()
+	if o.Op == "remove" {
+		st = settled(ctx, g, id)
+	}
 	switch o.Op {
 	case "add":
 		if slices.Contains(st.Voters, id) {
@@ -197,7 +219,7 @@ func (n *Node) applyShardOp(ctx context.Context, g *matrixraft.Node, o shardOp) 
 		for _, v := range st.Voters {
 			if v != id {
 				left++
-				if v == n.opts.ID || live(st, v) {
+				if v == n.opts.ID || n.live(st, v) {
 					up++
 				}
 			}
@@ -268,6 +290,29 @@ func (n *Node) forwardShardOp(ctx context.Context, leader uint64, o shardOp) err
 	}
 }
 
+// settled returns the status of g, led here, once every voter other than
+// except replicates, or as it is after settleTimeout.
+func settled(ctx context.Context, g *matrixraft.Node, except uint64) matrixraft.Status {
+	deadline := time.Now().Add(settleTimeout)
+	for {
+		st := g.Status()
+		all := true
+		for _, v := range st.Voters {
+			if ps, ok := st.Peers[v]; v != except && v != g.ID() && (!ok || ps.State != "StateReplicate") {
+				all = false
+			}
+		}
+		if all || !st.IsLeader || time.Now().After(deadline) {
+			return st
+		}
+		select {
+		case <-ctx.Done():
+			return st
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // caughtUp says the leader whose status st replicates to member id, which
 // is within balanceLag entries of its log.
 func caughtUp(st matrixraft.Status, id uint64) bool {
@@ -275,9 +320,9 @@ func caughtUp(st matrixraft.Status, id uint64) bool {
 	return ok && ps.State == "StateReplicate" && ps.Lag <= balanceLag
 }
 
-// live says the leader whose status st is heard from voter v lately and
-// replicates to it.
-func live(st matrixraft.Status, v uint64) bool {
+// live says the leader whose status st heard from voter v lately and
+// replicates to it, and the members' jury does not hold v down.
+func (n *Node) live(st matrixraft.Status, v uint64) bool {
 	ps, ok := st.Peers[v]
-	return ok && ps.Active && ps.State == "StateReplicate"
+	return ok && ps.Active && ps.State == "StateReplicate" && !n.Convicted(v)
 }

@@ -105,7 +105,7 @@ func (n *Node) place(ctx context.Context, sh int, g *matrixraft.Node) int {
 		// The leader itself is to step back: it hands the shard to a
 		// wanted voter first, which then demotes it.
 		for _, to := range want {
-			if live(st, to) && caughtUp(st, to) {
+			if n.live(st, to) && caughtUp(st, to) {
 				if err := g.TransferLeadership(cctx, to); err != nil {
 					n.opts.Logger.Debug("cluster: placement: leadership transfer did not complete", "shard", sh, "to", to, "err", err)
 				}
