@@ -18,6 +18,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage/disk"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/internal/valuelog"
 )
 
 // Errors of this package, matched with errors.Is.
@@ -205,9 +206,9 @@ type Log struct {
 	lastRaft uint64
 	seq      uint64
 	waiting  map[uint64]*waiter
-	// owned are value-log spans applied for Append calls that have not
-	// handed them to the shard yet, ascending.
-	owned []span
+	// owned are the value-log records applied for Append calls that have
+	// not handed them to the shard yet.
+	owned valuelog.Owned
 	// readyTerm is the term in which a ReadIndex round made this leader
 	// sure its value log holds every earlier term's entries.
 	readyTerm uint64
@@ -223,8 +224,6 @@ type waiter struct {
 	applied bool
 	first   uint64
 }
-
-type span struct{ first, end uint64 }
 
 var (
 	_ storage.Log            = (*Log)(nil)
@@ -266,11 +265,7 @@ func (l *Log) AppendBatch(ctx context.Context, recs [][]byte) (uint64, error) {
 // AppendGroup is AppendBatch: an entry is applied whole or, after a crash
 // tore it in the value log, cut back and applied again.
 func (l *Log) AppendGroup(ctx context.Context, recs [][]byte) (uint64, error) {
-	var n int64
-	for _, r := range recs {
-		n += int64(len(r)) + storage.FrameOverhead
-	}
-	if n > l.MaxGroupSize() {
+	if valuelog.GroupTooLarge(recs, l.MaxGroupSize()) {
 		return 0, storage.ErrGroupTooLarge
 	}
 	return l.propose(ctx, recs)
@@ -372,12 +367,7 @@ func (l *Log) Foreign(index uint64) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := 0
-	for n < len(l.owned) && l.owned[n].end <= index {
-		n++ // the shard applied past these
-	}
-	l.owned = l.owned[n:]
-	return len(l.owned) == 0 || index < l.owned[0].first
+	return l.owned.Foreign(index)
 }
 
 // Read returns the record at index.
@@ -402,14 +392,7 @@ func (l *Log) FirstIndex() uint64 { return l.vl.FirstIndex() }
 func (l *Log) LastIndex() uint64 { return l.vl.LastIndex() }
 
 // Segments describes the value log's segments.
-func (l *Log) Segments() []storage.Segment {
-	segs := l.vl.Segments()
-	out := make([]storage.Segment, len(segs))
-	for i, s := range segs {
-		out[i] = storage.Segment{First: s.First, Bytes: s.Bytes}
-	}
-	return out
-}
+func (l *Log) Segments() []storage.Segment { return valuelog.Segments(l.vl) }
 
 // TruncateFront drops value-log segments before index. It is local: each
 // replica reclaims its own value log.
@@ -429,13 +412,7 @@ func (l *Log) MaxGroupSize() int64 {
 }
 
 // Stats returns the value log's counters; the raft log's are the Host's.
-func (l *Log) Stats() storage.LogStats {
-	ls := l.vl.Stats()
-	return storage.LogStats{
-		Records: ls.Records, Bytes: ls.Bytes, Fsyncs: ls.Fsyncs, RecordsPerFsync: ls.RecordsPerFsync, Segments: ls.Segments,
-		FsyncLatency: storage.Histogram{Counts: ls.FsyncLatency.Counts, Sum: ls.FsyncLatency.Sum},
-	}
-}
+func (l *Log) Stats() storage.LogStats { return valuelog.Stats(l.vl) }
 
 // Close stops the group's node here and closes the value log.
 func (l *Log) Close() error {
@@ -546,7 +523,7 @@ func (a *applier) Apply(batch []matrixraft.Command) [][]byte {
 		out[p.cmd] = binary.BigEndian.AppendUint64(nil, idx)
 		if w := l.waiting[p.seq]; p.mine && w != nil {
 			w.applied, w.first = true, idx
-			l.owned = append(l.owned, span{idx, idx + uint64(p.n)})
+			l.owned.Add(idx, idx+uint64(p.n))
 		}
 	}
 	l.lastRaft = batch[len(batch)-1].Index
@@ -600,11 +577,8 @@ func (a *applier) Restore(r io.Reader) error {
 	return nil
 }
 
-// A state sent to a replica (SendState):
-//
-//	"RLF1", uvarint image length, the shard's image,
-//	uvarint first value-log index, record count, then per record uvarint
-//	length and the value-log record (its header included)
+// A state sent to a replica (SendState) is a valuelog state with this
+// magic; its records carry their headers.
 const fullMagic = "RLF1"
 
 // SendState writes the shard's image and the value-log records from the
@@ -626,55 +600,18 @@ func (a *applier) SendState(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	last := l.vl.LastIndex()
-	b := []byte(fullMagic)
-	b = binary.AppendUvarint(b, uint64(len(img)))
-	b = append(b, img...)
-	b = binary.AppendUvarint(b, first)
-	b = binary.AppendUvarint(b, last+1-first)
-	if _, err := w.Write(b); err != nil {
-		return err
-	}
-	it := l.vl.Iterator(first)
-	defer it.Close()
-	for n := first; n <= last; n++ {
-		if !it.Next() {
-			return fmt.Errorf("value log record %d: %w", n, disk.WALError(it.Err()))
-		}
-		b = binary.AppendUvarint(b[:0], uint64(len(it.Value())))
-		if _, err := w.Write(append(b, it.Value()...)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return valuelog.WriteState(w, fullMagic, img, l.vl, first, l.vl.LastIndex())
 }
 
 // install replaces the value log and the shard's state with a state sent
 // by SendState, unless the value log holds it already (a replica
 // restarting from a snapshot it installed).
 func (l *Log) install(b []byte) error {
-	b = b[len(fullMagic):]
-	size, b, ok := uvarint(b)
-	if !ok || size > uint64(len(b)) {
-		return fmt.Errorf("%w: state image length", ErrCorrupt)
+	st, err := valuelog.DecodeState(b, fullMagic)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	img, b := b[:size], b[size:]
-	first, b, ok1 := uvarint(b)
-	count, b, ok2 := uvarint(b)
-	if !ok1 || !ok2 || first == 0 || count > uint64(len(b)) {
-		return fmt.Errorf("%w: state records", ErrCorrupt)
-	}
-	recs := make([][]byte, count)
-	for i := range recs {
-		var n uint64
-		if n, b, ok = uvarint(b); !ok || n > uint64(len(b)) {
-			return fmt.Errorf("%w: state record %d", ErrCorrupt, i)
-		}
-		recs[i], b = b[:n], b[n:]
-	}
-	if len(b) != 0 {
-		return fmt.Errorf("%w: %d bytes after the state", ErrCorrupt, len(b))
-	}
+	recs, count := st.Recs, len(st.Recs)
 	var upTo uint64
 	if count > 0 {
 		h, _, err := splitHeader(recs[count-1])
@@ -703,26 +640,19 @@ func (l *Log) install(b []byte) error {
 		l.mu.Unlock()
 	}
 	reset := func() error {
-		if err := l.vl.Reset(context.Background(), first); err != nil {
-			return disk.WALError(err)
-		}
-		if len(recs) > 0 {
-			if _, err := l.vl.AppendBatch(context.Background(), recs); err != nil {
-				return disk.WALError(err)
-			}
-		}
-		if err := l.vl.Sync(context.Background()); err != nil {
-			return disk.WALError(err)
+		if err := valuelog.Reset(l.vl, st); err != nil {
+			return err
 		}
 		l.mu.Lock()
-		l.lastRaft, l.owned = upTo, nil
+		l.lastRaft = upTo
+		l.owned.Reset()
 		l.mu.Unlock()
 		return nil
 	}
-	if err := images.InstallImage(img, reset); err != nil {
+	if err := images.InstallImage(st.Image, reset); err != nil {
 		return err
 	}
-	l.logs.opts.Logger.Info("raftlog: installed a shard's state sent by its leader", "group", l.group, "records", count, "first", first, "raft_index", upTo)
+	l.logs.opts.Logger.Info("raftlog: installed a shard's state sent by its leader", "group", l.group, "records", count, "first", st.First, "raft_index", upTo)
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -304,32 +303,6 @@ func TestTornEntryIsAppliedAgain(t *testing.T) {
 	require.Equal(t, first+2, f.log.LastIndex())
 }
 
-// fakeImages stands for a shard: its image is a label, installing one
-// replaces the value log and remembers the label.
-type fakeImages struct {
-	mu        sync.Mutex
-	label     string
-	installed []string
-}
-
-func (f *fakeImages) CaptureImage(context.Context) ([]byte, error) { return []byte(f.label), nil }
-
-func (f *fakeImages) installs() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.installed)
-}
-
-func (f *fakeImages) InstallImage(image []byte, reset func() error) error {
-	if err := reset(); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	f.installed = append(f.installed, string(image))
-	f.mu.Unlock()
-	return nil
-}
-
 // A follower behind the leader's compacted raft log gets the shard's
 // image and the value log's records with the snapshot, and holds the
 // same records as the leader after it.
@@ -338,9 +311,9 @@ func TestFollowerBehindTheSnapshotGetsTheState(t *testing.T) {
 	raft.SnapshotEntries, raft.CatchUpEntries = 16, 4
 	c := newCluster(t, 3, raft)
 	ctx := t.Context()
-	imgs := map[uint64]*fakeImages{}
+	imgs := map[uint64]*storagetest.Images{}
 	attach := func(r *replica) {
-		imgs[r.id] = &fakeImages{label: fmt.Sprint("image of ", r.id)}
+		imgs[r.id] = &storagetest.Images{Label: fmt.Sprint("image of ", r.id)}
 		r.log.Attach(imgs[r.id])
 	}
 	for _, r := range c.reps {
@@ -361,7 +334,7 @@ func TestFollowerBehindTheSnapshotGetsTheState(t *testing.T) {
 	c.start(f)
 	attach(f)
 	c.waitFor(f, 100)
-	require.Equal(t, []string{fmt.Sprint("image of ", ld.id)}, imgs[f.id].installs())
+	require.Equal(t, []string{fmt.Sprint("image of ", ld.id)}, imgs[f.id].Installs())
 	for i := f.log.FirstIndex(); i <= 100; i++ {
 		got, err := f.log.Read(i)
 		require.NoError(t, err)
@@ -380,7 +353,7 @@ func TestFollowerBehindTheSnapshotGetsTheState(t *testing.T) {
 	got, err := f.log.Read(102)
 	require.NoError(t, err)
 	require.Equal(t, rec(101), got)
-	require.Empty(t, imgs[f.id].installs(), "nothing installed again after the restart")
+	require.Empty(t, imgs[f.id].Installs(), "nothing installed again after the restart")
 }
 
 // Without a shard attached there is no state to send: the follower
