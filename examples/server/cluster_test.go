@@ -35,10 +35,12 @@ type testCluster struct {
 	bin   string
 	peers string
 	ms    []*member
+	// extra are flags every member gets.
+	extra []string
 }
 
-func startCluster(t *testing.T, shards int) *testCluster {
-	c := &testCluster{t: t, bin: buildServer(t)}
+func startCluster(t *testing.T, shards int, extra ...string) *testCluster {
+	c := &testCluster{t: t, bin: buildServer(t), extra: extra}
 	var peers []string
 	for i := range 3 {
 		m := &member{id: uint64(i + 1), data: t.TempDir(), resp: servertest.FreeAddr(t), http: servertest.FreeAddr(t)}
@@ -53,8 +55,8 @@ func startCluster(t *testing.T, shards int) *testCluster {
 }
 
 func (c *testCluster) start(m *member, shards int) {
-	m.srv = servertest.Start(c.t, c.bin, "--data", m.data, "--resp", m.resp, "--http", m.http, "--s3", "",
-		"--shards", fmt.Sprint(shards), "--cluster-id", fmt.Sprint(m.id), "--cluster-peers", c.peers)
+	m.srv = servertest.Start(c.t, c.bin, append([]string{"--data", m.data, "--resp", m.resp, "--http", m.http, "--s3", "",
+		"--shards", fmt.Sprint(shards), "--cluster-id", fmt.Sprint(m.id), "--cluster-peers", c.peers}, c.extra...)...)
 }
 
 func (c *testCluster) addrs() []string {

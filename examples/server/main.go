@@ -86,6 +86,9 @@ type config struct {
 	leaseReads       bool
 	clusterJoin      bool
 	replicas         int
+	backend          string
+	sharedDir        string
+	sharedLease      time.Duration
 }
 
 // flags are the program's flags, in --help's order.
@@ -260,6 +263,22 @@ var flags = []cli.Flag[config]{
 		c.clusterJoin = b
 		return err
 	}},
+	{Name: "storage-backend", Env: "TS_STORAGE_BACKEND", Default: "auto", Usage: "where the shards' logs live: auto takes the first that works of a shared filesystem (--shared-dir), local disks replicated by Raft (a cluster), a local disk alone (single node), and logs why; shared-fs, raft or local ask for one, and the server refuses to start without it. With a shared filesystem every member of the cluster (--cluster-id, --cluster-peers, whose raft addresses are then unused) keeps each shard's log in --shared-dir: one member writes a shard, its appends fenced and fsynced there, the others tail and replay it and take over when it goes silent (--shared-lease)", Set: func(c *config, v string) error {
+		c.backend = v
+		return nil
+	}},
+	{Name: "shared-dir", Env: "TS_SHARED_DIR", Default: "", Usage: "a directory every member mounts (NFS v4, CephFS, EFS; a local directory for members on one machine) for the shared-fs storage backend; it must honour advisory locks (flock) across the members", Set: func(c *config, v string) error {
+		c.sharedDir = v
+		return nil
+	}},
+	{Name: "shared-lease", Env: "TS_SHARED_LEASE", Default: "2s", Usage: "with a shared store, how long a shard's log may be silent before another member takes it over; its writer renews it every quarter of this when idle", Set: func(c *config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 100*time.Millisecond {
+			return fmt.Errorf("a duration of 100ms or more: %q", v)
+		}
+		c.sharedLease = d
+		return nil
+	}},
 	{Name: "raft", Env: "TS_RAFT_ADDR", Default: "", Usage: "raft transport listen address in a cluster; empty listens on this node's raft address in --cluster-peers", Set: func(c *config, v string) error {
 		c.raftAddr = v
 		return nil
@@ -344,17 +363,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Dir: filepath.Join(c.dataDir, "engine"), OpenLog: disk.OpenLog, CacheBytes: c.cacheBytes,
 		CollectionBytes: c.collectionBytes, Logger: log, DefaultTableOptions: defaultTable(c),
 	}
+	backend, err := cluster.Resolve(ctx, cluster.BackendOptions{Want: c.backend, SharedDir: c.sharedDir, Cluster: c.clusterID != 0, Member: strconv.FormatUint(c.clusterID, 10)})
+	if err != nil {
+		return err
+	}
+	log.Info("storage backend", "backend", backend.Name, "reason", backend.Reason)
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "temporalstore_storage_backend_info", Help: "1, labelled with the storage backend the server resolved and why.",
+		ConstLabels: prometheus.Labels{"backend": backend.Name, "reason": backend.Reason},
+	}, func() float64 { return 1 }))
 	var node *cluster.Node
-	if c.clusterID != 0 {
-		var err error
+	switch {
+	case backend.Store != nil && c.clusterID == 0:
+		return fmt.Errorf("the %s storage backend needs --cluster-id and --cluster-peers: the members' addresses, to route each shard to its writer", backend.Name)
+	case backend.Name == cluster.BackendLocal && c.clusterID != 0:
+		return errors.New("the local storage backend is for a single node: drop --cluster-id and --cluster-peers, or use raft or shared-fs")
+	case c.clusterID != 0:
 		node, err = cluster.Start(cluster.Options{Dir: filepath.Join(c.dataDir, "cluster"), ID: c.clusterID, Peers: c.clusterPeers,
-			ListenAddr: c.raftAddr, Shards: c.shards, LeaseReads: c.leaseReads, Join: c.clusterJoin, AdminTokens: c.tokens, Replicas: c.replicas, Logger: log})
+			ListenAddr: c.raftAddr, Shards: c.shards, LeaseReads: c.leaseReads, Join: c.clusterJoin, AdminTokens: c.tokens, Replicas: c.replicas, Logger: log,
+			Shared: backend.Store, SharedLease: c.sharedLease})
 		if err != nil {
 			return fmt.Errorf("cluster: %w", err)
 		}
 		defer node.Close()
 		eo.OpenLog = node.OpenLog
-		log.Info("cluster member", "id", c.clusterID, "members", len(c.clusterPeers), "shards", c.shards)
+		log.Info("cluster member", "id", c.clusterID, "members", len(c.clusterPeers), "shards", c.shards, "backend", backend.Name)
 	}
 	if c.cacheBytes != temporalstore.Disabled {
 		cache, err := matrixcache.New(ctx, matrixcache.Options{DRAMCapacityBytes: c.cacheBytes})

@@ -51,6 +51,9 @@ type shardOp struct {
 // Each shard's change runs on its leader: this member forwards it over
 // HTTP to the leaders it is not.
 func (n *Node) AddMember(ctx context.Context, p Peer) error {
+	if n.shared != nil {
+		return ErrSharedMode
+	}
 	if p.ID == 0 || p.RaftAddr == "" || p.RESPAddr == "" {
 		return fmt.Errorf("%w: a member needs an id, a raft and a RESP address", ErrInvalidOptions)
 	}
@@ -63,6 +66,9 @@ func (n *Node) AddMember(ctx context.Context, p Peer) error {
 // without a live voter or below a quorum of live voters
 // (liveness.CheckRemoval). The member's process is then of no use: stop it.
 func (n *Node) RemoveMember(ctx context.Context, id uint64) error {
+	if n.shared != nil {
+		return ErrSharedMode
+	}
 	if err := n.checkRemoval(ctx, id); err != nil {
 		return err
 	}

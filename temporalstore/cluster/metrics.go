@@ -27,6 +27,14 @@ var (
 		"1 while the members' jury holds the member down, else 0.", []string{"member"}, nil)
 	placeDesc = prometheus.NewDesc("temporalstore_cluster_placement_moves_left",
 		"Voter changes placement still has to make in the shards this member leads.", nil, nil)
+	writerDesc = prometheus.NewDesc("temporalstore_shared_log_writer",
+		"1 while this member writes the shard's shared log, else 0.", []string{"shard"}, nil)
+	behindDesc = prometheus.NewDesc("temporalstore_shared_log_behind_bytes",
+		"Bytes of the shard's current shared segment this member has yet to apply.", []string{"shard"}, nil)
+	appendsDesc = prometheus.NewDesc("temporalstore_shared_log_store_appends_total",
+		"Durable appends this member made to the shard's shared log (each one batch of writes).", []string{"shard"}, nil)
+	takeoversDesc = prometheus.NewDesc("temporalstore_shared_log_takeovers_total",
+		"Times this member took over the shard's shared log.", []string{"shard"}, nil)
 	safeDesc = prometheus.NewDesc("temporalstore_cluster_liveness_safe_mode_total",
 		"Liveness evaluations that convicted no one new because the suspicions looked like a network fault.", nil, nil)
 )
@@ -38,23 +46,22 @@ func (c *collector) Describe(chan<- *prometheus.Desc) {}
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	n := (*Node)(c)
 	for sh := range n.opts.Shards {
-		g := n.group(sh)
-		if g == nil {
-			continue
-		}
-		o := raftprom.Options{ConstLabels: prometheus.Labels{"shard": strconv.Itoa(sh)}}
-		if sh == 0 {
-			// One transport carries every group: its counts go once.
-			o.Transport = func() raftprom.TransportStats {
-				st := n.tr.Stats()
-				return raftprom.TransportStats{BytesSent: st.BytesSent, BytesReceived: st.BytesReceived, MessagesDropped: st.MessagesDropped}
+		if g := n.group(sh); g != nil {
+			o := raftprom.Options{ConstLabels: prometheus.Labels{"shard": strconv.Itoa(sh)}}
+			if sh == 0 {
+				// One transport carries every group: its counts go once.
+				o.Transport = func() raftprom.TransportStats {
+					st := n.tr.Stats()
+					return raftprom.TransportStats{BytesSent: st.BytesSent, BytesReceived: st.BytesReceived, MessagesDropped: st.MessagesDropped}
+				}
 			}
+			raftprom.NewCollector(g, o).Collect(ch)
+		} else if n.shared == nil || n.sharedLog(sh) == nil {
+			continue
+		} else {
+			n.collectShared(ch, sh)
 		}
-		raftprom.NewCollector(g, o).Collect(ch)
-		n.mu.Lock()
-		e := n.engine
-		n.mu.Unlock()
-		if e != nil {
+		if e := n.attached(); e != nil {
 			if applied, last, err := e.ShardProgress(n.opts.Namespace, n.opts.Table, sh); err == nil {
 				ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, float64(last-min(applied, last)), strconv.Itoa(sh))
 			}
@@ -73,4 +80,18 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	n.watch.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(safeDesc, prometheus.CounterValue, float64(safe))
 	ch <- prometheus.MustNewConstMetric(placeDesc, prometheus.GaugeValue, float64(n.placeLeft.Load()))
+}
+
+// collectShared sends shard sh's shared-log metrics.
+func (n *Node) collectShared(ch chan<- prometheus.Metric, sh int) {
+	l := n.sharedLog(sh)
+	st, label := l.SharedStats(), strconv.Itoa(sh)
+	writing := 0.0
+	if l.Writing() {
+		writing = 1
+	}
+	ch <- prometheus.MustNewConstMetric(writerDesc, prometheus.GaugeValue, writing, label)
+	ch <- prometheus.MustNewConstMetric(behindDesc, prometheus.GaugeValue, float64(st.Behind), label)
+	ch <- prometheus.MustNewConstMetric(appendsDesc, prometheus.CounterValue, float64(st.StoreAppends), label)
+	ch <- prometheus.MustNewConstMetric(takeoversDesc, prometheus.CounterValue, float64(st.Takeovers), label)
 }

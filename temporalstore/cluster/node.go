@@ -23,6 +23,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage/raftlog"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/sharedlog"
 )
 
 // Errors of this package, matched with errors.Is.
@@ -138,6 +139,17 @@ type Options struct {
 	// quorum; correct while clocks drift less than the election timeout)
 	// instead of a ReadIndex round. Default: false.
 	LeaseReads bool
+	// Shared, when set, keeps every shard's log on this shared store
+	// (package sharedlog) instead of in raft groups: one member writes
+	// each shard, fenced by the store, the others tail it and take over
+	// when it goes silent. Peers' raft addresses, membership changes,
+	// placement, balancing and the liveness watcher do not apply.
+	// Default: nil, raft.
+	Shared sharedlog.Store
+	// SharedLease is how long a shard's shared log may be silent before
+	// another member takes it over (Shared only). Default:
+	// sharedlog.DefaultLeaseTimeout.
+	SharedLease time.Duration
 	// Logger receives membership and leadership events. Default: discards.
 	Logger *slog.Logger
 }
@@ -191,7 +203,10 @@ type Node struct {
 	host *matrixraft.Host
 	tr   *tcptransport.Transport
 	logs *raftlog.Logs
-	book addressBook
+	// shared holds the shards' logs in shared-storage mode (logs, host
+	// and tr are then nil).
+	shared *sharedlog.Logs
+	book   addressBook
 	// slots[i] is shard i's slot range, gids[i] its raft group: both
 	// fixed, and looked up on every routed command.
 	slots [][2]int
@@ -225,6 +240,9 @@ func Start(opts Options) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{opts: opts, book: addressBook{peers: map[uint64]Peer{}}, client: &http.Client{Timeout: shardOpTimeout + catchUpTimeout}}
+	if opts.Shared != nil {
+		return n.startShared()
+	}
 	var raftPeers []matrixraft.Peer
 	for _, p := range opts.Peers {
 		n.book.learn(p)
@@ -271,6 +289,13 @@ func Start(opts Options) (*Node, error) {
 	for sh := range opts.Shards {
 		n.gids = append(n.gids, raftlog.GroupOf(storage.LogOptions{Namespace: opts.Namespace, Table: opts.Table, Shard: sh}))
 	}
+	n.startLoops()
+	return n, nil
+}
+
+// startLoops starts leader balancing and the liveness watcher, when on.
+func (n *Node) startLoops() {
+	opts := n.opts
 	ctx, cancel := context.WithCancel(context.Background())
 	n.stopBalance, n.balanceDone = cancel, make(chan struct{})
 	if opts.BalanceInterval > 0 {
@@ -284,7 +309,6 @@ func Start(opts Options) (*Node, error) {
 	} else {
 		close(n.watchDone)
 	}
-	return n, nil
 }
 
 // slotRanges splits the hash slots as temporalstore.SlotShard does.
@@ -306,6 +330,9 @@ func slotRanges(shards int) [][2]int {
 // OpenLog is the engine's storage.OpenLogFunc: a shard's log replicated
 // by its group.
 func (n *Node) OpenLog(ctx context.Context, o storage.LogOptions) (storage.Log, error) {
+	if n.shared != nil {
+		return n.shared.OpenLog(ctx, o)
+	}
 	return n.logs.OpenLog(ctx, o)
 }
 
@@ -321,6 +348,9 @@ func (n *Node) Close() error {
 	n.stopBalance()
 	<-n.balanceDone
 	<-n.watchDone
+	if n.shared != nil {
+		return nil
+	}
 	return errors.Join(n.tr.Close(), n.host.Close())
 }
 
@@ -332,15 +362,19 @@ func NodeID(id uint64) string { return fmt.Sprintf("%040x", id) }
 func (n *Node) Self() string { return NodeID(n.opts.ID) }
 
 // group returns the raft node of shard sh here, or nil before it opened.
-func (n *Node) group(sh int) *matrixraft.Node { return n.logs.Node(n.gids[sh]) }
+func (n *Node) group(sh int) *matrixraft.Node {
+	if n.logs == nil {
+		return nil
+	}
+	return n.logs.Node(n.gids[sh])
+}
 
 // Route implements resp.Cluster.
 func (n *Node) Route(slot int, write, readonly bool) (bool, string) {
-	g := n.group(temporalstore.SlotShard(slot, n.opts.Shards))
-	if g == nil {
+	leader, open := n.leader(temporalstore.SlotShard(slot, n.opts.Shards))
+	if !open {
 		return false, ""
 	}
-	leader := g.Leader()
 	if leader == n.opts.ID || readonly && !write {
 		return true, ""
 	}
@@ -351,6 +385,9 @@ func (n *Node) Route(slot int, write, readonly bool) (bool, string) {
 // then the wait for the shard to apply what its log held at that point.
 func (n *Node) ReadBarrier(ctx context.Context, slot int) error {
 	sh := temporalstore.SlotShard(slot, n.opts.Shards)
+	if n.shared != nil {
+		return n.sharedReadBarrier(ctx, sh)
+	}
 	g := n.group(sh)
 	if g == nil {
 		return temporalstore.ErrNotLeader
@@ -392,6 +429,9 @@ func (n *Node) caughtUp(ctx context.Context, sh int) error {
 
 // Shards implements resp.Cluster.
 func (n *Node) Shards() []resp.ClusterShard {
+	if n.shared != nil {
+		return n.sharedShards()
+	}
 	out := make([]resp.ClusterShard, n.opts.Shards)
 	for sh := range out {
 		out[sh].Slots = [][2]int{n.slots[sh]}
@@ -454,6 +494,9 @@ func (n *Node) Status() []ShardStatus {
 // leader, and this replica has applied what its group committed. The
 // reason says what is missing.
 func (n *Node) Ready() (bool, string) {
+	if n.shared != nil {
+		return n.sharedReady()
+	}
 	sts := n.Status()
 	if len(sts) < n.opts.Shards {
 		return false, fmt.Sprintf("%d of %d shards open", len(sts), n.opts.Shards)
@@ -517,11 +560,11 @@ func (n *Node) leaderURL(namespace, name string, key []byte) (string, error) {
 	if !ok {
 		return "", nil
 	}
-	g := n.group(sh)
-	if g == nil {
+	leader, open := n.leader(sh)
+	if !open {
 		return "", fmt.Errorf("%w: shard %d is not open here", temporalstore.ErrNotLeader, sh)
 	}
-	switch leader := g.Leader(); {
+	switch {
 	case leader == n.opts.ID:
 		return "", nil
 	case leader == 0:

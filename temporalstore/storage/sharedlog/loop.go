@@ -52,7 +52,7 @@ func (l *Log) loop() {
 		if progressed {
 			continue
 		}
-		if !l.opts.ReadOnly && (l.released || time.Since(l.silentSince) > l.opts.LeaseTimeout) {
+		if !l.opts.ReadOnly && (l.released && l.preferred || time.Since(l.silentSince) > l.opts.LeaseTimeout) {
 			l.takeOver(ctx)
 			continue
 		}

@@ -65,6 +65,11 @@ type Options struct {
 	// MaxBatchBytes bounds the frames of one store append (appends waiting
 	// meanwhile are batched into it). Default: DefaultMaxBatchBytes.
 	MaxBatchBytes int
+	// Prefer says this member should write the shard: it takes a log
+	// nobody has written, or whose writer let go of it, at once; the
+	// others wait out a lease first, which gives the preferred member
+	// the time to. Default: every member prefers every shard.
+	Prefer func(o storage.LogOptions) bool
 	// Prefix names a shard's directory on the store. Default: its
 	// namespace, table and number, slash-separated.
 	Prefix func(o storage.LogOptions) string
@@ -102,6 +107,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Prefix == nil {
 		o.Prefix = DefaultPrefix
+	}
+	if o.Prefer == nil {
+		o.Prefer = func(storage.LogOptions) bool { return true }
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -55,7 +55,7 @@ func (ls *Logs) OpenLog(ctx context.Context, o storage.LogOptions) (storage.Log,
 		return nil, fmt.Errorf("%w: %s", storage.ErrLocked, prefix)
 	}
 	l := &Log{
-		logs: ls, opts: ls.opts, store: ls.opts.Store, prefix: prefix,
+		logs: ls, opts: ls.opts, store: ls.opts.Store, prefix: prefix, preferred: ls.opts.Prefer(o),
 		reqs: make(chan *request, 1024), appended: make(chan struct{}, 1), attached: make(chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{}), silentSince: time.Now(),
 	}
@@ -88,8 +88,9 @@ type Log struct {
 	size int64  // its size when last looked at
 	// silentSince is when the segment last grew (or this log started).
 	silentSince time.Time
-	// released says the writer let go: take over at once.
-	released bool
+	// released says the writer let go: take over at once, if preferred.
+	released  bool
+	preferred bool
 	// behindFront says the value log is behind the oldest segment: the
 	// snapshot is being installed, and following waits for it.
 	behindFront bool
@@ -177,7 +178,7 @@ func (l *Log) start(ctx context.Context, o storage.LogOptions) error {
 		// let go of it, or its writer was this member before a restart.
 		_, err := l.store.Size(ctx, segmentName(l.prefix, l.seg))
 		empty := errors.Is(err, ErrNotExist) && l.seg == 1
-		if empty || l.released || l.Writer() == l.opts.Member {
+		if (empty || l.released) && l.preferred || l.Writer() == l.opts.Member {
 			l.takeOver(ctx)
 		}
 	}
