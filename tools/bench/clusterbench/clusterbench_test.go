@@ -108,7 +108,8 @@ func TestLatencies(t *testing.T) {
 }
 
 // The report's ratios pair repeat i of ours with repeat i of etcd, and the
-// summary line has the five keys in order, shared storage as na.
+// summary line has the five keys in order; the shared-storage cells are
+// set against the seed's rates.
 func TestBuildReport(t *testing.T) {
 	cfg := DefaultConfig(false)
 	load := func(perSec, p50, p99 float64) loadResult {
@@ -126,6 +127,12 @@ func TestBuildReport(t *testing.T) {
 			{Repeat: 1, Writes: []loadResult{load(500, 1600, 3000), load(4500, 3000, 6000)}, FollowerRead: ptr(load(8000, 100, 200)), LeaderRead: ptr(load(4000, 250, 400)), Failover: fo(2400)},
 			{Repeat: 2, Writes: []loadResult{load(550, 1400, 3000), load(2000, 3200, 6000)}, FollowerRead: ptr(load(8000, 100, 200)), LeaderRead: ptr(load(4000, 250, 400)), Failover: &failoverResult{Ms: nan, WritableMs: nan, NewLeaderMs: nan, Error: "no write succeeded"}},
 		},
+		SystemShared: {
+			{Repeat: 1, SharedEngines: []loadResult{load(4710, 400, 900), load(8420, 450, 1000), load(13200, 600, 1500)}, SharedConvergeMs: []float64{1, 2, 3},
+				SharedWrites: []loadResult{load(1000, 900, 2000), load(2000, 900, 2000), load(3000, 900, 2000)}},
+			{Repeat: 2, SharedEngines: []loadResult{load(4710, 400, 900), load(8420, 450, 1000), load(26400, 600, 1500)}, SharedConvergeMs: []float64{1, 2, 5},
+				SharedWrites: []loadResult{load(1000, 900, 2000), load(2000, 900, 2000), load(3000, 900, 2000)}},
+		},
 	}
 	rep := buildReport(cfg, runs)
 	require.Len(t, rep.Writes, 2)
@@ -136,7 +143,12 @@ func TestBuildReport(t *testing.T) {
 	require.Equal(t, 2.0, rep.Failover.Ratio.Median, "the pair without a recovery is left out")
 
 	line := summaryLine(rep.Summary[:5])
-	require.Equal(t, "cluster: write_p50_us=750 follower_read_p50_us=45 writes_vs_etcd_ratio=3.00 shared_storage_8w_per_s=na failover_ms=1500", line)
+	require.Equal(t, "cluster: write_p50_us=750 follower_read_p50_us=45 writes_vs_etcd_ratio=3.00 shared_storage_8w_per_s=19800 failover_ms=1500", line)
+	require.Len(t, rep.SharedStorage.Cells, 3)
+	require.Equal(t, benchkit.Summary{Min: 10, Median: 15, Max: 20}, *rep.SharedStorage.Cells[2].VsSeed)
+	require.Equal(t, 1320.0, rep.SharedStorage.Cells[2].SeedPerSec)
+	require.Equal(t, 4.0, rep.SharedStorage.Cells[2].ConvergeMs.Median)
+	require.Equal(t, 3000.0, rep.SharedStorage.Cells[2].RESP.PerSec.Median)
 	got := map[string]float64{}
 	for _, p := range rep.Summary {
 		got[p.Key] = p.Value
@@ -150,12 +162,13 @@ func TestBuildReport(t *testing.T) {
 		require.NotNil(t, g.Met, g.Figure)
 		met[g.Figure] = *g.Met
 	}
-	require.Equal(t, map[string]bool{keyWriteP50: true, keyFollowerP50: true, keyWritesRatio: true, keyFailover: true}, met)
+	require.Equal(t, map[string]bool{keyWriteP50: true, keyFollowerP50: true, keyWritesRatio: true, keySharedStorage: true, keyFailover: true}, met)
 
 	// Without etcd the ratios are not there, and print as n/a.
 	rep = buildReport(cfg, map[string][]systemRun{SystemOurs: runs[SystemOurs]})
 	require.Nil(t, rep.Writes[1].WritesRatio)
-	require.Contains(t, summaryLine(rep.Summary[:5]), " writes_vs_etcd_ratio=n/a shared_storage_8w_per_s=na ")
+	require.Contains(t, summaryLine(rep.Summary[:5]), " writes_vs_etcd_ratio=n/a shared_storage_8w_per_s=n/a ")
+	require.False(t, rep.SharedStorage.Run)
 	_, err := json.Marshal(rep)
 	require.NoError(t, err)
 }
@@ -170,21 +183,25 @@ func TestRunShort(t *testing.T) {
 	}
 	cfg := DefaultConfig(true)
 	cfg.Duration, cfg.Warmup, cfg.Repeats, cfg.ReadKeys = 300*time.Millisecond, 100*time.Millisecond, 1, 100
-	cfg.Concurrency, cfg.Dir, cfg.Out = []int{1, 4}, t.TempDir(), filepath.Join(t.TempDir(), "cluster.json")
+	cfg.Concurrency, cfg.SharedWriters, cfg.Dir, cfg.Out = []int{1, 4}, []int{2, 8}, t.TempDir(), filepath.Join(t.TempDir(), "cluster.json")
 	var stdout bytes.Buffer
 	require.NoError(t, Run(t.Context(), cfg, &stdout, benchkit.NewProgress(io.Discard)))
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	require.Regexp(t, regexp.MustCompile(`^cluster: write_p50_us=\d+ follower_read_p50_us=\d+ writes_vs_etcd_ratio=[0-9.]+ shared_storage_8w_per_s=na failover_ms=(\d+|n/a)$`), lines[len(lines)-1])
+	require.Regexp(t, regexp.MustCompile(`^cluster: write_p50_us=\d+ follower_read_p50_us=\d+ writes_vs_etcd_ratio=[0-9.]+ shared_storage_8w_per_s=\d+ failover_ms=(\d+|n/a)$`), lines[len(lines)-1])
 
 	b, err := os.ReadFile(cfg.Out)
 	require.NoError(t, err)
 	var rep struct {
 		Runs          map[string][]systemRun `json:"runs"`
-		SharedStorage notRun                 `json:"shared_storage_writes"`
+		SharedStorage sharedReport           `json:"shared_storage_writes"`
 	}
 	require.NoError(t, json.Unmarshal(b, &rep))
-	require.False(t, rep.SharedStorage.Run)
-	for _, sys := range AllSystems {
+	require.True(t, rep.SharedStorage.Run)
+	require.Len(t, rep.Runs[SystemShared], 1)
+	for _, w := range append(rep.Runs[SystemShared][0].SharedWrites, rep.Runs[SystemShared][0].SharedEngines...) {
+		require.Positive(t, w.Ops)
+	}
+	for _, sys := range []string{SystemOurs, SystemEtcd} {
 		require.Len(t, rep.Runs[sys], 1, sys)
 		r := rep.Runs[sys][0]
 		require.Len(t, r.Writes, 2)

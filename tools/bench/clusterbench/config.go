@@ -16,10 +16,13 @@ import (
 const (
 	SystemOurs = "ours"
 	SystemEtcd = "etcd"
+	// SystemShared is ours in shared-storage mode: the three members
+	// keep every shard's log in one shared directory.
+	SystemShared = "shared"
 )
 
 // AllSystems lists every system, in run order.
-var AllSystems = []string{SystemOurs, SystemEtcd}
+var AllSystems = []string{SystemOurs, SystemEtcd, SystemShared}
 
 // Config is one `bench cluster` run. DefaultConfig fills every field.
 type Config struct {
@@ -32,6 +35,9 @@ type Config struct {
 	Repeats int
 	// Concurrency lists the concurrent writers of the write cells.
 	Concurrency []int
+	// SharedWriters lists the concurrent writers of the shared-storage
+	// cells.
+	SharedWriters []int
 	// Shards is our default table's shard count, each a raft group over
 	// the three members.
 	Shards int
@@ -58,17 +64,18 @@ type Config struct {
 // DefaultConfig returns the full run, or with quick a short one.
 func DefaultConfig(quick bool) Config {
 	c := Config{
-		Duration:     3 * time.Second,
-		Warmup:       500 * time.Millisecond,
-		Repeats:      3,
-		Concurrency:  []int{1, 16},
-		Shards:       3,
-		ValueBytes:   256,
-		Keyspace:     100_000,
-		ReadKeys:     1000,
-		Systems:      slices.Clone(AllSystems),
-		EtcdFailover: true,
-		Dir:          os.TempDir(),
+		Duration:      3 * time.Second,
+		Warmup:        500 * time.Millisecond,
+		Repeats:       3,
+		Concurrency:   []int{1, 16},
+		SharedWriters: []int{2, 4, 8},
+		Shards:        3,
+		ValueBytes:    256,
+		Keyspace:      100_000,
+		ReadKeys:      1000,
+		Systems:       slices.Clone(AllSystems),
+		EtcdFailover:  true,
+		Dir:           os.TempDir(),
 	}
 	if quick {
 		c.Quick = true
@@ -89,8 +96,8 @@ func (c *Config) Validate() error {
 		return errors.New("warmup must not be negative")
 	case c.Repeats < 1:
 		return errors.New("repeats must be at least 1")
-	case len(c.Concurrency) == 0 || len(c.Systems) == 0:
-		return errors.New("concurrency and systems must not be empty")
+	case len(c.Concurrency) == 0 || len(c.Systems) == 0 || len(c.SharedWriters) == 0:
+		return errors.New("concurrency, shared writers and systems must not be empty")
 	case c.Shards < 1:
 		return errors.New("shards must be at least 1")
 	case c.ValueBytes < 1 || c.ValueBytes > 1<<20:
@@ -100,7 +107,7 @@ func (c *Config) Validate() error {
 	case c.ReadKeys < 1 || c.ReadKeys > 1e11:
 		return fmt.Errorf("read keys %d out of range [1, 10^11]", c.ReadKeys)
 	}
-	for _, n := range c.Concurrency {
+	for _, n := range append(slices.Clone(c.Concurrency), c.SharedWriters...) {
 		if n < 1 {
 			return fmt.Errorf("concurrency %d must be at least 1", n)
 		}
@@ -140,17 +147,22 @@ var options = []option{
 	opt("quick", "BENCH_QUICK", "bool", "short run: 200ms warm-up + 700ms loads, 300 read keys, 2 repeats (under a minute)", nil),
 	durationOption("duration", "BENCH_DURATION", "measured time of each load: each write cell and each read loop (default 3s; quick 700ms)", func(c *Config) *time.Duration { return &c.Duration }),
 	durationOption("warmup", "BENCH_WARMUP", "unmeasured load before each, same cluster (default 500ms; quick 200ms)", func(c *Config) *time.Duration { return &c.Warmup }),
-	intOption("repeats", "BENCH_REPEATS", "runs of every system, alternating ours, etcd, each on fresh processes and directories (default 3; quick 2)", func(c *Config) *int { return &c.Repeats }),
+	intOption("repeats", "BENCH_REPEATS", "runs of every system, alternating ours, etcd, shared, each on fresh processes and directories (default 3; quick 2)", func(c *Config) *int { return &c.Repeats }),
 	opt("concurrency", "BENCH_CONCURRENCY", "list", "concurrent writers of the write cells (default 1,16)", func(c *Config, v string) error {
 		xs, err := benchkit.IntList(v)
 		c.Concurrency = xs
+		return err
+	}),
+	opt("shared-writers", "BENCH_SHARED_WRITERS", "list", "concurrent writers of the shared-storage cells (default 2,4,8)", func(c *Config, v string) error {
+		xs, err := benchkit.IntList(v)
+		c.SharedWriters = xs
 		return err
 	}),
 	intOption("shards", "BENCH_SHARDS", "our default table's shards, each a raft group over the three members (default 3)", func(c *Config) *int { return &c.Shards }),
 	intOption("value-bytes", "BENCH_VALUE_BYTES", "bytes of every value written, random (default 256)", func(c *Config) *int { return &c.ValueBytes }),
 	intOption("keyspace", "BENCH_KEYSPACE", "distinct 16-byte keys the writers pick from at random (default 100000)", func(c *Config) *int { return &c.Keyspace }),
 	intOption("read-keys", "BENCH_READ_KEYS", "keys written before the read loops, which cycle over them (default 1000; quick 300)", func(c *Config) *int { return &c.ReadKeys }),
-	opt("systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours (three examples/server processes), etcd (three etcd member processes) (default ours,etcd; ratios need both)", func(c *Config, v string) error {
+	opt("systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours (three examples/server processes, Raft), etcd (three etcd member processes), shared (three examples/server processes on one shared directory) (default ours,etcd,shared; the etcd ratios need ours and etcd)", func(c *Config, v string) error {
 		c.Systems = benchkit.SplitList(v)
 		return nil
 	}),

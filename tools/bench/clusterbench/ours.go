@@ -43,9 +43,9 @@ type member struct {
 }
 
 // startOurs starts three members of bin with their data under dir, the
-// default table in shards shards, and waits until each serves and every
-// slot has a leader. Every process ends with ctx.
-func startOurs(ctx context.Context, bin, dir string, shards int) (*oursCluster, error) {
+// default table in shards shards, and the extra flags, and waits until
+// each serves and every slot has a leader. Every process ends with ctx.
+func startOurs(ctx context.Context, bin, dir string, shards int, extra ...string) (*oursCluster, error) {
 	raft, err := benchkit.FreeAddrs(3)
 	if err != nil {
 		return nil, err
@@ -64,9 +64,9 @@ func startOurs(ctx context.Context, bin, dir string, shards int) (*oursCluster, 
 		// Durable (--async=false, the default, said for the record): a
 		// SET is acknowledged once a quorum fsynced its raft entry and
 		// the leader applied it.
-		m.cmd = exec.CommandContext(ctx, bin, "--data", filepath.Join(dir, fmt.Sprint("member-", m.id)), "--resp", m.resp,
+		m.cmd = exec.CommandContext(ctx, bin, append([]string{"--data", filepath.Join(dir, fmt.Sprint("member-", m.id)), "--resp", m.resp,
 			"--http", "", "--s3", "", "--shards", strconv.Itoa(shards), "--async=false",
-			"--cluster-id", strconv.Itoa(m.id), "--cluster-peers", strings.Join(peers, ","))
+			"--cluster-id", strconv.Itoa(m.id), "--cluster-peers", strings.Join(peers, ",")}, extra...)...)
 		m.cmd.Stdout, m.cmd.Stderr = io.Discard, m.log
 		if err := m.cmd.Start(); err != nil {
 			c.Close()

@@ -28,9 +28,6 @@ const (
 	keyFailover      = "failover_ms"
 )
 
-// sharedStorageReason is why the shared-storage cell does not run.
-const sharedStorageReason = "not built in the product yet: members writing one shared object store (8 writers) has no server mode to run"
-
 // loadSummary is one load's figures over the repeats.
 type loadSummary struct {
 	PerSec           benchkit.Summary `json:"per_s"`
@@ -102,11 +99,6 @@ type failoverReport struct {
 	Ratio *benchkit.Summary `json:"failover_vs_etcd_ratio,omitempty"`
 }
 
-type notRun struct {
-	Run    bool   `json:"run"`
-	Reason string `json:"reason"`
-}
-
 // goal is a target printed beside its figure; it never fails the run.
 type goal struct {
 	Figure string         `json:"figure"`
@@ -125,7 +117,7 @@ type report struct {
 	Writes        []writeCell            `json:"writes"`
 	Reads         readsReport            `json:"reads"`
 	Failover      failoverReport         `json:"failover"`
-	SharedStorage notRun                 `json:"shared_storage_writes"`
+	SharedStorage sharedReport           `json:"shared_storage_writes"`
 	Runs          map[string][]systemRun `json:"runs"`
 }
 
@@ -155,7 +147,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	defer os.RemoveAll(base)
 	var bin string
-	if slices.Contains(cfg.Systems, SystemOurs) {
+	if slices.Contains(cfg.Systems, SystemOurs) || slices.Contains(cfg.Systems, SystemShared) {
 		log.Info("building examples/server")
 		if bin, err = benchkit.BuildExample(base, "./examples/server", "ts-server"); err != nil {
 			return err
@@ -178,6 +170,8 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 			res, err = runOurs(ctx, cfg, bin, dir, r, log)
 		case SystemEtcd:
 			res, err = runEtcd(ctx, cfg, dir, r, log)
+		case SystemShared:
+			res, err = runShared(ctx, cfg, bin, dir, r, log)
 		}
 		if err != nil {
 			return err
@@ -223,7 +217,7 @@ func conditions(cfg Config, fsName string, took time.Duration) map[string]any {
 // buildReport summarizes the runs: figures over repeats, ratios over
 // repeat pairs, the summary pairs and the goals.
 func buildReport(cfg Config, runs map[string][]systemRun) *report {
-	rep := &report{Name: "cluster", Runs: runs, SharedStorage: notRun{Run: false, Reason: sharedStorageReason}}
+	rep := &report{Name: "cluster", Runs: runs, SharedStorage: buildShared(cfg, runs[SystemShared])}
 	ours, etcd := runs[SystemOurs], runs[SystemEtcd]
 	ratio := func(o, p []float64, or benchkit.Orientation) *benchkit.Summary {
 		if len(o) == 0 || len(p) == 0 {
@@ -393,7 +387,7 @@ func summaryPairs(rep *report) benchkit.Pairs {
 		benchkit.NewPair(keyWriteP50, load(lo, SystemOurs, p50), 0),
 		benchkit.NewPair(keyFollowerP50, read(rep.Reads.Follower, SystemOurs, p50), 0),
 		benchkit.NewPair(keyWritesRatio, med(writesRatio), 2),
-		benchkit.NewPair(keySharedStorage, nan, 0),
+		benchkit.NewPair(keySharedStorage, sharedAt(rep, 8), 0),
 		benchkit.NewPair(keyFailover, fail(SystemOurs, func(f *failoverSummary) benchkit.Summary { return f.FailoverMs }), 0),
 		// The context of the headline.
 		benchkit.NewPair("writes_vs_etcd_ratio_min", spread(writesRatio, func(s benchkit.Summary) float64 { return s.Min }), 2),
@@ -415,6 +409,10 @@ func summaryPairs(rep *report) benchkit.Pairs {
 		benchkit.NewPair("etcd_failover_ms", fail(SystemEtcd, func(f *failoverSummary) benchkit.Summary { return f.FailoverMs }), 0),
 		benchkit.NewPair("etcd_writable_ms", fail(SystemEtcd, func(f *failoverSummary) benchkit.Summary { return f.WritableMs }), 0),
 		benchkit.NewPair("etcd_new_leader_ms", fail(SystemEtcd, func(f *failoverSummary) benchkit.Summary { return f.NewLeaderMs }), 0),
+		benchkit.NewPair("shared_storage_2w_per_s", sharedAt(rep, 2), 0),
+		benchkit.NewPair("shared_storage_4w_per_s", sharedAt(rep, 4), 0),
+		benchkit.NewPair("shared_storage_8w_vs_seed_ratio", sharedVsSeed(rep, 8), 1),
+		benchkit.NewPair("shared_storage_resp_8w_per_s", sharedRESPAt(rep, 8), 0),
 	}
 }
 
@@ -436,23 +434,52 @@ func goals(ps benchkit.Pairs) []goal {
 		mk(keyWriteP50, keyWriteP50, "≤ 1000 µs (1 ms)", func(v float64) bool { return v <= 1000 }),
 		mk(keyFollowerP50, keyFollowerP50, "≤ 100 µs", func(v float64) bool { return v <= 100 }),
 		mk(keyWritesRatio, keyWritesRatio, "≥ 1.5 (SET ≥ 1.5× etcd's Put)", func(v float64) bool { return v >= 1.5 }),
+		mk(keySharedStorage, keySharedStorage, fmt.Sprintf("≥ %.0f writes/s (%d× seed 000's %.0f at 8 writers)", sharedGoalFactor*seedSharedPerSec[8], sharedGoalFactor, seedSharedPerSec[8]), func(v float64) bool { return v >= sharedGoalFactor*seedSharedPerSec[8] }),
 		mk(keyFailover, keyFailover, "≤ 2000 ms", func(v float64) bool { return v <= 2000 }),
 	}
 }
 
 // summaryLine is the last line: "cluster: key=value ...", a figure not
-// measured as n/a and the shared-storage cell, not built, as na.
+// measured as n/a.
 func summaryLine(ps benchkit.Pairs) string {
 	var b strings.Builder
 	b.WriteString("cluster:")
 	for _, p := range ps {
-		v := benchkit.FormatNumber(p.Value, p.Digits)
-		if p.Key == keySharedStorage {
-			v = "na"
-		}
-		fmt.Fprintf(&b, " %s=%s", p.Key, v)
+		fmt.Fprintf(&b, " %s=%s", p.Key, benchkit.FormatNumber(p.Value, p.Digits))
 	}
 	return b.String()
+}
+
+// sharedVsSeed is the median of ours over the seed's rate at w writers.
+func sharedVsSeed(rep *report, w int) float64 {
+	for _, c := range rep.SharedStorage.Cells {
+		if c.Writers == w && c.VsSeed != nil {
+			return c.VsSeed.Median
+		}
+	}
+	return math.NaN()
+}
+
+// sharedRESPAt is the median writes/s through the server processes at w
+// writers, NaN when not run.
+func sharedRESPAt(rep *report, w int) float64 {
+	for _, c := range rep.SharedStorage.Cells {
+		if c.Writers == w && c.RESP != nil {
+			return c.RESP.PerSec.Median
+		}
+	}
+	return math.NaN()
+}
+
+// sharedAt is the median shared-storage writes/s at w writers, NaN when
+// not run.
+func sharedAt(rep *report, w int) float64 {
+	for _, c := range rep.SharedStorage.Cells {
+		if c.Writers == w && c.Engines != nil {
+			return c.Engines.PerSec.Median
+		}
+	}
+	return math.NaN()
 }
 
 func printTable(w io.Writer, cfg Config, rep *report) {
@@ -464,7 +491,7 @@ func printTable(w io.Writer, cfg Config, rep *report) {
 		return fmt.Sprintf("%.2f (%.2f–%.2f)", s.Median, s.Min, s.Max)
 	}
 	var systems []string
-	for _, s := range AllSystems {
+	for _, s := range []string{SystemOurs, SystemEtcd} {
 		if len(rep.Runs[s]) > 0 {
 			systems = append(systems, s)
 		}
@@ -538,7 +565,23 @@ func printTable(w io.Writer, cfg Config, rep *report) {
 		}
 	}
 	fmt.Fprintf(w, "failover etcd/ours: %s\n\n", rng(rep.Failover.Ratio))
-	fmt.Fprintf(w, "shared-storage writes (8 writers): not run: %s\n\n", rep.SharedStorage.Reason)
+	if rep.SharedStorage.Run {
+		fmt.Fprintln(w, "shared-storage writes: every shard's log in one shared directory, every append fdatasynced; medians, ×seed per repeat")
+		fmt.Fprintln(w, "(engines = seed 000's shape, three engines in this process, one writing; resp = three server processes, go-redis ClusterClient)")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "writers\tengines w/s\tp50 µs\tp99 µs\tconverge ms\t×seed (min–max)\tresp w/s\tp50 µs\tp99 µs\tcpu\t×seed\tseed w/s\t")
+		for _, c := range rep.SharedStorage.Cells {
+			e, r := c.Engines, c.RESP
+			if e == nil || r == nil {
+				continue
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Writers,
+				num(e.PerSec.Median, 0), num(e.P50Us.Median, 0), num(e.P99Us.Median, 0), num(c.ConvergeMs.Median, 0), rng(c.VsSeed),
+				num(r.PerSec.Median, 0), num(r.P50Us.Median, 0), num(r.P99Us.Median, 0), num(r.ServerCPUUsPerOp.Median, 0), rng(c.RESPVsSeed), num(c.SeedPerSec, 0))
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
 
 	fmt.Fprintln(w, "goals (reported, never enforced)")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

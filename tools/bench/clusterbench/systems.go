@@ -23,6 +23,13 @@ type systemRun struct {
 	Repeat int `json:"repeat"`
 	// Writes holds one load per Config.Concurrency, in its order.
 	Writes []loadResult `json:"writes"`
+	// SharedWrites holds, for shared, one load per Config.SharedWriters
+	// through the server processes; SharedEngines the same through three
+	// engines in the bench's process, and SharedConvergeMs how long their
+	// replicas took to apply all of each.
+	SharedWrites     []loadResult `json:"shared_writes,omitempty"`
+	SharedEngines    []loadResult `json:"shared_engines,omitempty"`
+	SharedConvergeMs []float64    `json:"shared_converge_ms,omitempty"`
 	// FollowerRead is, for ours, GET after READONLY on a member that does
 	// not lead the keys' slots; for etcd, a serializable Get on a
 	// follower. LeaderRead is a linearizable read on the leader(s): ours
