@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -39,6 +40,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp/respprom"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage/disk"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/sharedlog"
 )
 
 func main() {
@@ -87,6 +89,8 @@ type config struct {
 	clusterJoin      bool
 	replicas         int
 	backend          string
+	sharedObject     string
+	sharedObjectKey  [2]string
 	sharedDir        string
 	sharedLease      time.Duration
 }
@@ -263,8 +267,24 @@ var flags = []cli.Flag[config]{
 		c.clusterJoin = b
 		return err
 	}},
-	{Name: "storage-backend", Env: "TS_STORAGE_BACKEND", Default: "auto", Usage: "where the shards' logs live: auto takes the first that works of a shared filesystem (--shared-dir), local disks replicated by Raft (a cluster), a local disk alone (single node), and logs why; shared-fs, raft or local ask for one, and the server refuses to start without it. With a shared filesystem every member of the cluster (--cluster-id, --cluster-peers, whose raft addresses are then unused) keeps each shard's log in --shared-dir: one member writes a shard, its appends fenced and fsynced there, the others tail and replay it and take over when it goes silent (--shared-lease)", Set: func(c *config, v string) error {
+	{Name: "storage-backend", Env: "TS_STORAGE_BACKEND", Default: "auto", Usage: "where the shards' logs live: auto takes the first that works of an object store (--shared-object), a shared filesystem (--shared-dir), local disks replicated by Raft (a cluster), a local disk alone (single node), and logs why; object, shared-fs, raft or local ask for one, and the server refuses to start without it. With a shared store every member of the cluster (--cluster-id, --cluster-peers, whose raft addresses are then unused) keeps each shard's log in --shared-dir: one member writes a shard, its appends fenced and fsynced there, the others tail and replay it and take over when it goes silent (--shared-lease)", Set: func(c *config, v string) error {
 		c.backend = v
+		return nil
+	}},
+	{Name: "shared-object", Env: "TS_SHARED_OBJECT", Default: "", Usage: "an S3-compatible object store every member reaches, as endpoint/bucket (http://10.0.0.9:9000/temporalstore), for the object storage backend: each shard's log is appended to it the way S3 Express One Zone appends (PutObject with x-amz-write-offset-bytes), which matrixobject's S3 API (another server's --s3) serves; the bucket is created if missing", Set: func(c *config, v string) error {
+		c.sharedObject = v
+		return nil
+	}},
+	{Name: "shared-object-credentials", Env: "TS_SHARED_OBJECT_CREDENTIALS", Default: "", Usage: "access-key:secret signing the requests to --shared-object (Signature V4); empty sends them unsigned", Set: func(c *config, v string) error {
+		if v == "" {
+			c.sharedObjectKey = [2]string{}
+			return nil
+		}
+		k, sec, ok := strings.Cut(v, ":")
+		if !ok || k == "" || sec == "" {
+			return errors.New("not access-key:secret")
+		}
+		c.sharedObjectKey = [2]string{k, sec}
 		return nil
 	}},
 	{Name: "shared-dir", Env: "TS_SHARED_DIR", Default: "", Usage: "a directory every member mounts (NFS v4, CephFS, EFS; a local directory for members on one machine) for the shared-fs storage backend; it must honour advisory locks (flock) across the members", Set: func(c *config, v string) error {
@@ -363,7 +383,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Dir: filepath.Join(c.dataDir, "engine"), OpenLog: disk.OpenLog, CacheBytes: c.cacheBytes,
 		CollectionBytes: c.collectionBytes, Logger: log, DefaultTableOptions: defaultTable(c),
 	}
-	backend, err := cluster.Resolve(ctx, cluster.BackendOptions{Want: c.backend, SharedDir: c.sharedDir, Cluster: c.clusterID != 0, Member: strconv.FormatUint(c.clusterID, 10)})
+	bo := cluster.BackendOptions{Want: c.backend, SharedDir: c.sharedDir, Cluster: c.clusterID != 0, Member: strconv.FormatUint(c.clusterID, 10)}
+	if c.sharedObject != "" {
+		obj, err := sharedObjectStore(ctx, c)
+		if err != nil {
+			log.Warn("the object store cannot be reached", "url", c.sharedObject, "err", err)
+			bo.ObjectErr = err
+		} else {
+			defer obj.Close()
+			bo.Object = obj
+		}
+	}
+	backend, err := cluster.Resolve(ctx, bo)
 	if err != nil {
 		return err
 	}
@@ -560,6 +591,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("stopped")
 	return err
+}
+
+// sharedObjectStore connects to --shared-object, endpoint/bucket.
+func sharedObjectStore(ctx context.Context, c config) (*sharedlog.S3Store, error) {
+	u, err := url.Parse(c.sharedObject)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("--shared-object %q is not http(s)://host:port/bucket", c.sharedObject)
+	}
+	bucket := strings.Trim(u.Path, "/")
+	if bucket == "" || strings.Contains(bucket, "/") {
+		return nil, fmt.Errorf("--shared-object %q names no bucket (http(s)://host:port/bucket)", c.sharedObject)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return sharedlog.NewS3Store(cctx, sharedlog.S3Options{Endpoint: u.Scheme + "://" + u.Host, Bucket: bucket, AccessKey: c.sharedObjectKey[0], SecretKey: c.sharedObjectKey[1]})
 }
 
 // defaultTable is the options of a new data directory's default table: its

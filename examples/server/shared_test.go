@@ -9,6 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/examples/internal/servertest"
 )
 
 // Three processes keep their shards' logs in one shared directory: each
@@ -17,14 +19,29 @@ import (
 // serve READONLY reads, and a SIGKILL of a writer loses no acknowledged
 // write while another member takes its shard over once the lease runs
 // out.
+//
+// Two shared stores: a directory (shared-fs), and an object store (object),
+// a fourth server process's S3 API the members append to.
 func TestSharedStorageCluster(t *testing.T) {
-	shared := t.TempDir()
-	c := startCluster(t, 3, "--storage-backend", "shared-fs", "--shared-dir", shared, "--shared-lease", "500ms")
+	t.Run("shared-fs", func(t *testing.T) {
+		testSharedStorage(t, "shared-fs", "--storage-backend", "shared-fs", "--shared-dir", t.TempDir())
+	})
+	t.Run("object", func(t *testing.T) {
+		s3 := servertest.FreeAddr(t)
+		servertest.Start(t, buildServer(t), "--data", t.TempDir(), "--resp", "", "--http", "", "--s3", s3,
+			"--s3-credentials", "member:sekret")
+		testSharedStorage(t, "object", "--storage-backend", "object", "--shared-object", "http://"+s3+"/shared-logs",
+			"--shared-object-credentials", "member:sekret")
+	})
+}
+
+func testSharedStorage(t *testing.T, backendName string, flags ...string) {
+	c := startCluster(t, 3, append(flags, "--shared-lease", "500ms")...)
 	ctx := t.Context()
 	for _, m := range c.ms {
 		waitServed(t, m.resp)
 	}
-	backend := regexp.MustCompile(`temporalstore_storage_backend_info\{backend="shared-fs",reason="[^"]+"\} 1`)
+	backend := regexp.MustCompile(`temporalstore_storage_backend_info\{backend="` + backendName + `",reason="[^"]+"\} 1`)
 	require.Regexp(t, backend, string(metricsOf(c.ms[0].http)))
 	require.Contains(t, string(metricsOf(c.ms[0].http)), `temporalstore_shared_log_writer{shard="0"}`)
 

@@ -11,10 +11,31 @@
 // ListObjectsV2 (prefix, delimiter and common prefixes, continuation-token,
 // start-after, marker, max-keys, encoding-type=url); CreateMultipartUpload,
 // UploadPart, CompleteMultipartUpload, AbortMultipartUpload, ListParts,
-// ListMultipartUploads. Anything else is answered NotImplemented, never with
-// a fake success. Virtual-hosted-style addressing, versioning, ACLs and
-// policies, tagging, CopyObject, conditional requests and server-side
-// encryption are not supported.
+// ListMultipartUploads; appends (below). Anything else is answered
+// NotImplemented, never with a fake success. Virtual-hosted-style
+// addressing, versioning, ACLs and policies, tagging, CopyObject,
+// conditional requests and server-side encryption are not supported.
+//
+// # Appends
+//
+// PutObject with x-amz-write-offset-bytes: N appends, as S3 Express One
+// Zone does: the body goes to the key's append blob (matrixobject's
+// AppendAt) if the blob is N bytes long, N=0 creating it; the answer is 200
+// with x-amz-object-size (the size after the append) and an ETag of the
+// blob. An offset that is not the blob's size is refused with 400
+// InvalidWriteOffset and appends nothing, so writers that share a blob see
+// who got there first. A malformed offset is 400 InvalidArgument; an empty
+// body, x-amz-meta-* headers (append blobs keep no metadata) and a key that
+// holds a regular object are 400 InvalidRequest. The body is checked as
+// any PutObject's and held in memory (up to the store's MaxAppendSize,
+// EntityTooLarge past it) before it is appended.
+//
+// GetObject and HeadObject of a key that holds no object but an append
+// blob serve the blob (binary/octet-stream, ranges as for objects); when a
+// key holds both (a plain PutObject leaves the blob in place), the object
+// wins. DeleteObject and DeleteObjects remove
+// the key's append blob with its object. ListObjects does not list append
+// blobs.
 //
 // # Authentication
 //
@@ -33,7 +54,8 @@
 // (NoSuchBucket 404, NoSuchKey 404, BucketNotEmpty 409,
 // BucketAlreadyOwnedByYou 409, SignatureDoesNotMatch 403, InvalidAccessKeyId
 // 403, InvalidRange 416, InvalidPart and InvalidPartOrder 400, NoSuchUpload
-// 404, EntityTooLarge and EntityTooSmall 400, QuotaExceeded 403, ...).
+// 404, EntityTooLarge and EntityTooSmall 400, InvalidWriteOffset 400,
+// QuotaExceeded 403, ...).
 //
 // # Concurrency
 //

@@ -68,6 +68,7 @@ var sentinelErrors = []struct {
 	{matrixobject.ErrInvalidPartOrder, "InvalidPartOrder", http.StatusBadRequest},
 	{matrixobject.ErrInvalidPart, "InvalidPart", http.StatusBadRequest},
 	{matrixobject.ErrInvalidArgument, "InvalidArgument", http.StatusBadRequest},
+	{matrixobject.ErrOffsetMismatch, "InvalidWriteOffset", http.StatusBadRequest},
 	{matrixobject.ErrClosed, "ServiceUnavailable", http.StatusServiceUnavailable},
 }
 

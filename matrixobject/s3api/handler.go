@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -132,6 +131,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("x-amz-request-id", req.id)
 	w.Header().Set("Server", "matrixobject")
 	op, bucket, key, aerr := route(r.Method, r.URL.Path, r.URL.Query())
+	if op == opPutObject && isAppend(r) {
+		op = opAppendObject
+	}
 	req.op, req.bucket, req.key = op, bucket, key
 	if aerr == nil {
 		req.auth, aerr = h.authenticate(r)
@@ -212,11 +214,12 @@ func (h *Handler) serve(req *request) *apiError {
 		return h.deleteObjects(req)
 	case opPutObject:
 		return h.putObject(req)
+	case opAppendObject:
+		return h.appendObject(req)
 	case opGetObject, opHeadObject:
 		return h.getObject(req)
 	case opDeleteObject:
-		err := h.store.DeleteObject(req.r.Context(), req.bucket, req.key)
-		if err != nil && !errors.Is(err, matrixobject.ErrNoSuchKey) {
+		if err := h.deleteKey(req, req.key); err != nil {
 			return toAPIError(err)
 		}
 		req.w.WriteHeader(http.StatusNoContent)
@@ -276,29 +279,9 @@ func (h *Handler) createBucket(req *request) *apiError {
 }
 
 // readSmallBody reads an XML request body, verifying it against the
-// payload hash and any x-amz-checksum.
+// payload hash, Content-MD5 and any x-amz-checksum.
 func (h *Handler) readSmallBody(req *request) ([]byte, *apiError) {
-	body, expectSHA, aerr := h.body(req)
-	if aerr != nil {
-		return nil, aerr
-	}
-	b, err := io.ReadAll(io.LimitReader(body, h.opts.MaxXMLBody+1))
-	if err != nil {
-		return nil, toAPIError(err)
-	}
-	if int64(len(b)) > h.opts.MaxXMLBody {
-		return nil, newErr("MaxMessageLengthExceeded", http.StatusBadRequest, "Your request was too big.")
-	}
-	if expectSHA != "" && !strings.EqualFold(expectSHA, hex.EncodeToString(sha256Sum(b))) {
-		return nil, newErr("XAmzContentSHA256Mismatch", http.StatusBadRequest, "The provided 'x-amz-content-sha256' header does not match what was computed.")
-	}
-	if md := req.r.Header.Get("Content-MD5"); md != "" {
-		want, err := base64.StdEncoding.DecodeString(md)
-		if err != nil || !bytes.Equal(want, md5Sum(b)) {
-			return nil, newErr("BadDigest", http.StatusBadRequest, "The Content-MD5 you specified did not match what we received.")
-		}
-	}
-	return b, nil
+	return h.readBody(req, h.opts.MaxXMLBody, newErr("MaxMessageLengthExceeded", http.StatusBadRequest, "Your request was too big."))
 }
 
 // listQuery parses the ListObjects(V2) query parameters.
@@ -550,8 +533,7 @@ func (h *Handler) deleteObjects(req *request) *apiError {
 	}
 	out := deleteResultXML{NS: s3NS}
 	for _, o := range in.Objects {
-		err := h.store.DeleteObject(req.r.Context(), req.bucket, o.Key)
-		if err != nil && !errors.Is(err, matrixobject.ErrNoSuchKey) {
+		if err := h.deleteKey(req, o.Key); err != nil {
 			ae := toAPIError(err)
 			out.Errors = append(out.Errors, deleteErrorXML{Key: o.Key, Code: ae.Code, Message: ae.Message})
 			continue
@@ -574,6 +556,12 @@ func (h *Handler) getObject(req *request) *apiError {
 		o.Range = &matrixobject.Range{Start: 1<<63 - 1, End: -1}
 	}
 	obj, err := h.store.GetObject(ctx, req.bucket, req.key, o)
+	if errors.Is(err, matrixobject.ErrNoSuchKey) {
+		// No object: the key's append blob, if it has one.
+		if aerr, ok := h.getAppendBlob(req, rng, kind); ok {
+			return aerr
+		}
+	}
 	if errors.Is(err, matrixobject.ErrInvalidRange) {
 		if info, herr := h.store.HeadObject(ctx, req.bucket, req.key); herr == nil {
 			req.w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", info.Size))

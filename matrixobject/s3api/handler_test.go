@@ -36,14 +36,7 @@ type testServer struct {
 
 func newTestServer(t *testing.T) *testServer {
 	t.Helper()
-	st, err := matrixobject.Open(t.TempDir(), matrixobject.Options{MinPartSize: 1})
-	require.NoError(t, err)
-	h, err := New(st, Options{Credentials: map[string]string{testKey: testSecret}, Now: func() time.Time { return testNow }})
-	require.NoError(t, err)
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() { ts.Close(); st.Close() })
-	require.NoError(t, st.CreateBucket(t.Context(), "bucket", matrixobject.Quota{}))
-	return &testServer{Server: ts, store: st}
+	return newTestServerOpts(t, matrixobject.Options{MinPartSize: 1})
 }
 
 // signV4 signs r with the test credentials as an SDK would, for the given

@@ -28,6 +28,9 @@ const (
 	opCompleteMultipartUpload
 	opAbortMultipartUpload
 	opListParts
+	// opAppendObject is a PutObject with x-amz-write-offset-bytes; route
+	// never returns it (it looks at no headers), ServeHTTP sets it.
+	opAppendObject
 )
 
 var opNames = [...]string{
@@ -50,6 +53,7 @@ var opNames = [...]string{
 	opCompleteMultipartUpload: "CompleteMultipartUpload",
 	opAbortMultipartUpload:    "AbortMultipartUpload",
 	opListParts:               "ListParts",
+	opAppendObject:            "AppendObject",
 }
 
 func (o op) String() string {

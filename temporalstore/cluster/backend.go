@@ -30,8 +30,10 @@ type BackendOptions struct {
 	// that works of object store, shared filesystem, local disk with
 	// Raft (in a cluster), local disk alone.
 	Want string
-	// Object is a shared object store, already reachable, or nil.
-	Object sharedlog.Store
+	// Object is a shared object store, or nil; ObjectErr says why one
+	// configured could not be reached.
+	Object    sharedlog.Store
+	ObjectErr error
 	// SharedDir is a shared filesystem's directory every member mounts,
 	// or "".
 	SharedDir string
@@ -71,6 +73,8 @@ func Resolve(ctx context.Context, o BackendOptions) (Backend, error) {
 	}
 	if want == BackendAuto || want == BackendObject {
 		switch {
+		case o.ObjectErr != nil:
+			pass("the object store cannot be reached: " + o.ObjectErr.Error())
 		case o.Object == nil:
 			pass("no object store configured")
 		default:

@@ -1,17 +1,26 @@
 package cluster
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/matrixobject"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/sharedlog"
 )
 
 func TestResolve(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	ob, err := matrixobject.Open(t.TempDir(), matrixobject.Options{})
+	require.NoError(t, err)
+	defer ob.Close()
+	obj, err := sharedlog.NewObjectStore(t.Context(), ob, "logs")
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		name     string
 		o        BackendOptions
@@ -28,6 +37,9 @@ func TestResolve(t *testing.T) {
 		{name: "object asked, none", o: BackendOptions{Want: BackendObject}, failWith: "no object store"},
 		{name: "raft asked, single node", o: BackendOptions{Want: BackendRaft}, failWith: "no cluster peers"},
 		{name: "unknown", o: BackendOptions{Want: "tape"}, failWith: "unknown backend"},
+		{name: "object store", o: BackendOptions{Object: obj, SharedDir: dir, Cluster: true, Member: "1"}, want: BackendObject, reason: "answered its probe"},
+		{name: "object store unreachable", o: BackendOptions{ObjectErr: errors.New("connection refused"), SharedDir: dir, Cluster: true, Member: "1"}, want: BackendSharedFS, reason: "cannot be reached: connection refused"},
+		{name: "object asked, unreachable", o: BackendOptions{Want: BackendObject, ObjectErr: errors.New("connection refused")}, failWith: "connection refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := Resolve(t.Context(), tc.o)
@@ -39,7 +51,7 @@ func TestResolve(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.want, b.Name)
 			require.Contains(t, b.Reason, tc.reason)
-			require.Equal(t, tc.want == BackendSharedFS, b.Store != nil)
+			require.Equal(t, tc.want == BackendSharedFS || tc.want == BackendObject, b.Store != nil)
 		})
 	}
 	entries, err := os.ReadDir(filepath.Join(dir, "probe"))

@@ -7,6 +7,26 @@
 //	logs, _ := sharedlog.New(sharedlog.Options{Store: store, Member: "10.0.0.5:6379"})
 //	opts := temporalstore.Options{Dir: dir, OpenLog: logs.OpenLog, ...}
 //
+// # Stores
+//
+// DirStore keeps the segments in a directory every member mounts;
+// ObjectStore in a bucket of an in-process matrixobject store, for members
+// of one process. S3Store reaches an S3-compatible object store over HTTP,
+// as members on several machines do: matrixobject's own server
+// (matrixobject/s3api), or another that takes S3 Express One Zone's
+// appends path-style (Amazon's directory buckets want virtual-hosted
+// addressing and session credentials, which S3Store does not do). A
+// segment append is a PutObject with x-amz-write-offset-bytes, which the
+// server refuses (InvalidWriteOffset, ErrConflict here) unless the offset
+// is the segment's size, so the server decides between racing writers;
+// the front and snapshot are plain objects. Requests are signed with AWS
+// Signature Version 4 when keys are given.
+//
+//	store, _ := sharedlog.NewS3Store(ctx, sharedlog.S3Options{
+//		Endpoint: "http://10.0.0.9:9000", Bucket: "temporalstore",
+//		AccessKey: key, SecretKey: secret,
+//	})
+//
 // # Two logs, one record stream
 //
 // As in package raftlog, the shared segments are the durable copy and
