@@ -191,7 +191,7 @@ bench-raft: ## Raft benchmark (3 durable voters vs embedded etcd): cd tools && g
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench raft
 
 .PHONY: bench-cluster
-bench-cluster: ## Cluster benchmark (3 server processes as a Redis Cluster vs 3 etcd processes: writes, follower reads, failover): cd tools && go run ./bench cluster
+bench-cluster: ## Cluster benchmark (3 server processes as a Redis Cluster vs 3 etcd processes: writes, follower reads, failover; and durable writes at 2/4/8 writers on the shared-storage backend beside seed 000's): cd tools && go run ./bench cluster
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench cluster
 
 .PHONY: bench-series
