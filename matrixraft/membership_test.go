@@ -203,3 +203,40 @@ func TestPeerActive(t *testing.T) {
 	})
 	require.True(t, lead.Status().Peers[others[1]].Active)
 }
+
+// ReadLease is served on the leader's lease, without a round to a
+// quorum, and sees every write acknowledged before it; a leader cut off
+// from the others loses its lease within half an election timeout, and
+// its lease reads then wait for a quorum it cannot reach.
+func TestReadLease(t *testing.T) {
+	c := newCluster(t, 3, 23, nil)
+	lead := c.leader()
+	ctx := t.Context()
+	_, err := lead.Propose(ctx, kvCmd('p', "k", "v1"))
+	require.NoError(t, err)
+	c.waitRounds(10*DefaultElectionTick, "a lease", func() bool {
+		before := lead.Status().LeaseReads
+		require.NoError(t, lead.Read(ctx, ReadLease))
+		return lead.Status().LeaseReads > before
+	})
+	for i := range 20 {
+		v := fmt.Sprint("v", i)
+		_, err := lead.Propose(ctx, kvCmd('p', "k", v))
+		require.NoError(t, err)
+		require.NoError(t, lead.Read(ctx, ReadLease))
+		require.Equal(t, v, c.smOf(lead).get("k"))
+	}
+	// A follower has no lease: it reads through the leader (ReadIndex).
+	f := c.node(otherThan(c, lead.ID()))
+	require.NoError(t, f.Read(ctx, ReadLease))
+	require.Zero(t, f.Status().LeaseReads)
+
+	// Cut off, the old leader's lease runs out; its reads then block.
+	c.nw.Isolate(lead.ID())
+	c.pass(uint64(DefaultElectionTick))
+	served := lead.Status().LeaseReads
+	rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	require.Error(t, lead.Read(rctx, ReadLease))
+	require.Equal(t, served, lead.Status().LeaseReads, "no read on an expired lease")
+}

@@ -119,6 +119,7 @@ type metrics struct {
 	readies              atomic.Uint64
 	readyEntries         atomic.Uint64
 	readRetries          atomic.Uint64
+	leaseReads           atomic.Uint64
 	readFailures         atomic.Uint64
 	msgsSent             atomic.Uint64
 	msgsRecv             atomic.Uint64
@@ -186,8 +187,10 @@ type Status struct {
 	Readies      uint64
 	ReadyEntries uint64
 	// Fsyncs counts durable log writes of this node.
-	Fsyncs             uint64
-	ReadRetries        uint64
+	Fsyncs      uint64
+	ReadRetries uint64
+	// LeaseReads counts the ReadLease reads served on the lease.
+	LeaseReads         uint64
 	ReadFailures       uint64
 	MessagesSent       uint64
 	MessagesReceived   uint64
@@ -243,6 +246,7 @@ func (n *Node) Status() Status {
 		ReadyEntries:         m.readyEntries.Load(),
 		Fsyncs:               n.storage.Fsyncs(),
 		ReadRetries:          m.readRetries.Load(),
+		LeaseReads:           m.leaseReads.Load(),
 		ReadFailures:         m.readFailures.Load(),
 		MessagesSent:         m.msgsSent.Load(),
 		MessagesReceived:     m.msgsRecv.Load(),

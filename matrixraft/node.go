@@ -2,6 +2,7 @@ package matrixraft
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -26,6 +27,13 @@ const (
 	ReadLinearizable ReadMode = iota
 	// ReadStale returns at once: the local state may lag the cluster.
 	ReadStale
+	// ReadLease is ReadLinearizable served on the leader's lease when it
+	// holds one: a majority of voters answered it within half an election
+	// timeout (they elect no other leader before a full one passes, with
+	// PreVote and CheckQuorum), and it has applied all it committed; no
+	// round to a quorum then. Correct while clocks drift less than half an
+	// election timeout; anywhere else it is ReadLinearizable.
+	ReadLease
 )
 
 type result struct {
@@ -127,8 +135,13 @@ type Node struct {
 	hbSent map[uint64]time.Time
 	rtt    map[uint64]time.Duration
 	heard  map[uint64]uint64 // in ticks (tickCount)
+	acked  map[uint64]uint64 // answers to this leader in its term, in ticks
 	// tickCount is ticks, readable outside the loop.
 	tickCount atomic.Uint64
+	// commit is the commit index this node last saw; leaseUntil the tick
+	// before which a leader's lease holds (0: none), set by the loop.
+	commit     atomic.Uint64
+	leaseUntil atomic.Uint64
 	// failUpTo, set by observe on a leadership change, is the highest
 	// proposal request ID to answer with ErrUnknownOutcome once the Ready
 	// is applied (loop goroutine only).
@@ -173,6 +186,7 @@ func startNode(opts Options, st *Storage) (*Node, error) {
 		hbSent:     map[uint64]time.Time{},
 		rtt:        map[uint64]time.Duration{},
 		heard:      map[uint64]uint64{},
+		acked:      map[uint64]uint64{},
 		snapDone:   make(chan error, 1),
 		snapReq:    make(chan struct{}, 1),
 		restorec:   make(chan *restoreReq),
@@ -323,7 +337,8 @@ func (n *Node) Leader() uint64 { return n.leader.Load() }
 // Step implements Handler.
 func (n *Node) Step(ctx context.Context, m *pb.Message) error {
 	n.metrics.msgsRecv.Add(1)
-	n.heardFrom(m.GetFrom(), m.GetType() == pb.MsgHeartbeatResp)
+	t := m.GetType()
+	n.heardFrom(m.GetFrom(), t == pb.MsgHeartbeatResp, (t == pb.MsgHeartbeatResp || t == pb.MsgAppResp) && m.GetTerm() == n.term.Load())
 	return n.rn.Step(ctx, m)
 }
 
@@ -340,13 +355,17 @@ func (n *Node) heartbeatSent(peer uint64, now time.Time) {
 	n.hbSent[peer] = now
 }
 
-// heardFrom notes that a message from peer arrived and, when it answers a
-// heartbeat, the round trip of peer's outstanding one.
-func (n *Node) heardFrom(peer uint64, heartbeatResp bool) {
+// heardFrom notes that a message from peer arrived, whether it answers
+// this node's leadership in its term (a lease counts only those), and,
+// when it answers a heartbeat, the round trip of peer's outstanding one.
+func (n *Node) heardFrom(peer uint64, heartbeatResp, leaderAck bool) {
 	tick := n.tickCount.Load()
 	n.rttMu.Lock()
 	defer n.rttMu.Unlock()
 	n.heard[peer] = tick
+	if leaderAck {
+		n.acked[peer] = tick
+	}
 	if t, ok := n.hbSent[peer]; ok && heartbeatResp {
 		n.rtt[peer] = time.Since(t)
 		delete(n.hbSent, peer)
@@ -526,8 +545,16 @@ func (n *Node) deliver(req uint64, r result) {
 // before the call (batched ReadIndex, re-sent with a fresh ID on retry).
 // It works on followers too.
 func (n *Node) Read(ctx context.Context, mode ReadMode) error {
-	if mode == ReadStale {
+	switch mode {
+	case ReadStale:
 		return nil
+	case ReadLease:
+		// The lease and the applied index are read after the call began:
+		// every write acknowledged before it is committed, so applied.
+		if n.leader.Load() == n.id && n.tickCount.Load() < n.leaseUntil.Load() && n.applied.Load() >= n.commit.Load() {
+			n.metrics.leaseReads.Add(1)
+			return nil
+		}
 	}
 	start := time.Now()
 	r := &readReq{done: make(chan error, 1)}
@@ -877,6 +904,7 @@ func (n *Node) onTick() {
 	n.ticks++
 	n.tickCount.Store(n.ticks)
 	n.rn.Tick()
+	n.renewLease()
 	if b := n.inflight; b != nil && n.ticks-b.issued >= uint64(n.opts.ReadRetryTicks) {
 		// Lost request or response: re-send under a fresh ID, so that an
 		// old, delayed answer can never confirm this batch.
@@ -885,6 +913,35 @@ func (n *Node) onTick() {
 		n.metrics.readRetries.Add(1)
 		n.issueRead()
 	}
+}
+
+// renewLease sets leaseUntil from when a majority of the voters last
+// answered this leader, once its term's first entry is committed (so its
+// commit index is the group's).
+func (n *Node) renewLease() {
+	if !n.isLeader || n.termStart == 0 || n.commit.Load() < n.termStart {
+		n.leaseUntil.Store(0)
+		return
+	}
+	voters := n.rn.Status().Config.Voters.IDs()
+	heard := make([]uint64, 0, len(voters))
+	n.rttMu.Lock()
+	for id := range voters {
+		if id == n.id {
+			heard = append(heard, n.ticks)
+		} else if t, ok := n.acked[id]; ok {
+			heard = append(heard, t)
+		}
+	}
+	n.rttMu.Unlock()
+	quorum := len(voters)/2 + 1
+	if len(heard) < quorum {
+		n.leaseUntil.Store(0)
+		return
+	}
+	slices.SortFunc(heard, func(a, b uint64) int { return cmp.Compare(b, a) })
+	// The quorum-th most recent answer: a majority answered since.
+	n.leaseUntil.Store(heard[quorum-1] + uint64(n.opts.ElectionTick/2))
 }
 
 func (n *Node) issueRead() {
@@ -925,10 +982,14 @@ func (n *Node) observe(rd raft.Ready) {
 			if n.inflight != nil { // the old leader may never answer
 				n.inflight.issued = 0
 			}
+			n.rttMu.Lock()
+			clear(n.acked) // answers to an earlier leadership hold no lease
+			n.rttMu.Unlock()
 		}
 	}
 	if rd.HardState != nil {
 		n.term.Store(rd.HardState.GetTerm())
+		n.commit.Store(rd.HardState.GetCommit())
 	}
 	if !n.isLeader {
 		n.termStart = 0

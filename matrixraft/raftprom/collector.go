@@ -88,6 +88,7 @@ var fields = []field{
 	{"ready_entries_total", "Log entries persisted by Ready batches.", prometheus.CounterValue, func(s *matrixraft.Status) float64 { return float64(s.ReadyEntries) }},
 	{"read_index_failures_total", "Linearizable reads that failed or were abandoned.", prometheus.CounterValue, func(s *matrixraft.Status) float64 { return float64(s.ReadFailures) }},
 	{"read_index_retries_total", "ReadIndex requests re-sent under a fresh ID.", prometheus.CounterValue, func(s *matrixraft.Status) float64 { return float64(s.ReadRetries) }},
+	{"lease_reads_total", "Reads served on the leader's lease (ReadLease), without a round to a quorum.", prometheus.CounterValue, func(s *matrixraft.Status) float64 { return float64(s.LeaseReads) }},
 	{"messages_sent_total", "Raft messages handed to the transport.", prometheus.CounterValue, func(s *matrixraft.Status) float64 { return float64(s.MessagesSent) }},
 	{"messages_received_total", "Raft messages received from the transport.", prometheus.CounterValue, func(s *matrixraft.Status) float64 { return float64(s.MessagesReceived) }},
 	{"transport_unreachable_total", "Messages the transport reported it could not send (the drops this node knows of).", prometheus.CounterValue, func(s *matrixraft.Status) float64 { return float64(s.Unreachable) }},

@@ -384,15 +384,23 @@ func (n *Node) Route(slot int, write, readonly bool) (bool, string) {
 // ReadBarrier implements resp.Cluster: a ReadIndex round (or the lease),
 // then the wait for the shard to apply what its log held at that point.
 func (n *Node) ReadBarrier(ctx context.Context, slot int) error {
-	sh := temporalstore.SlotShard(slot, n.opts.Shards)
+	return n.readBarrier(ctx, temporalstore.SlotShard(slot, n.opts.Shards), false)
+}
+
+// readBarrier is shard sh's read barrier, on the leader's lease if asked.
+func (n *Node) readBarrier(ctx context.Context, sh int, lease bool) error {
 	if n.shared != nil {
-		return n.sharedReadBarrier(ctx, sh)
+		return n.sharedReadBarrier(ctx, sh, lease)
 	}
 	g := n.group(sh)
 	if g == nil {
 		return temporalstore.ErrNotLeader
 	}
-	if err := g.Read(ctx, matrixraft.ReadLinearizable); err != nil {
+	mode := matrixraft.ReadLinearizable
+	if lease {
+		mode = matrixraft.ReadLease
+	}
+	if err := g.Read(ctx, mode); err != nil {
 		if errors.Is(err, matrixraft.ErrNotLeader) {
 			return fmt.Errorf("%w: %w", temporalstore.ErrNotLeader, err)
 		}
@@ -549,8 +557,8 @@ func (h httpRoutes) Leader(namespace, name string, key []byte) (string, error) {
 	return h.n.leaderURL(namespace, name, key)
 }
 
-func (h httpRoutes) ReadBarrier(ctx context.Context, namespace, name string, key []byte) error {
-	return h.n.readBarrierKey(ctx, namespace, name, key)
+func (h httpRoutes) ReadBarrier(ctx context.Context, namespace, name string, key []byte, lease bool) error {
+	return h.n.readBarrierKey(ctx, namespace, name, key, lease)
 }
 
 // leaderURL is the HTTP URL of the member leading key's shard, "" when it
@@ -578,9 +586,10 @@ func (n *Node) leaderURL(namespace, name string, key []byte) (string, error) {
 
 // readBarrierKey is the read barrier of key's shard, none for a table
 // that is not replicated.
-func (n *Node) readBarrierKey(ctx context.Context, namespace, name string, key []byte) error {
-	if _, ok := n.routed(namespace, name, key); !ok {
+func (n *Node) readBarrierKey(ctx context.Context, namespace, name string, key []byte, lease bool) error {
+	sh, ok := n.routed(namespace, name, key)
+	if !ok {
 		return nil
 	}
-	return n.ReadBarrier(ctx, temporalstore.KeySlot(key))
+	return n.readBarrier(ctx, sh, lease)
 }

@@ -68,14 +68,19 @@ func (n *Node) leader(sh int) (uint64, bool) {
 	return id, true
 }
 
-// sharedReadBarrier confirms this member still writes shard sh's log and
-// waits for the shard to apply what it holds.
-func (n *Node) sharedReadBarrier(ctx context.Context, sh int) error {
+// sharedReadBarrier confirms this member still writes shard sh's log (or,
+// with lease, that it appended lately enough) and waits for the shard to
+// apply what it holds.
+func (n *Node) sharedReadBarrier(ctx context.Context, sh int, lease bool) error {
 	l := n.sharedLog(sh)
 	if l == nil {
 		return temporalstore.ErrNotLeader
 	}
-	if err := l.ReadBarrier(ctx); err != nil {
+	barrier := l.ReadBarrier
+	if lease {
+		barrier = l.LeaseBarrier
+	}
+	if err := barrier(ctx); err != nil {
 		return err
 	}
 	return n.caughtUp(ctx, sh)

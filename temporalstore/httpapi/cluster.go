@@ -24,8 +24,9 @@ type Cluster interface {
 	// not known.
 	Leader(namespace, name string, key []byte) (string, error)
 	// ReadBarrier returns once this member's replica of key's shard holds
-	// every write acknowledged before the call.
-	ReadBarrier(ctx context.Context, namespace, name string, key []byte) error
+	// every write acknowledged before the call; with lease, on the shard
+	// leader's lease when it holds one (no round to a quorum).
+	ReadBarrier(ctx context.Context, namespace, name string, key []byte, lease bool) error
 }
 
 // forwardTimeout bounds a forwarded request, the leader's answer included.
@@ -34,7 +35,8 @@ const forwardTimeout = 30 * time.Second
 // staleHeader asks, per request, for a read of this member's replica
 // ("X-Temporalstore-Read: stale"): a request of reads only then runs here,
 // neither forwarded to the leader nor waiting for its read barrier, and
-// may miss the latest writes by the replica's lag.
+// may miss the latest writes by the replica's lag. "lease" asks for the
+// leader's reads on its lease instead of a round to a quorum.
 const staleHeader = "X-Temporalstore-Read"
 
 // forwardedHeader marks a request one member forwarded to another: it is
@@ -53,6 +55,7 @@ func (h *Handler) route(ctx context.Context, r *http.Request, calls []wire.Call)
 		return "", nil
 	}
 	forwarded := r.Header.Get(forwardedHeader) != ""
+	lease := strings.EqualFold(r.Header.Get(staleHeader), "lease")
 	if strings.EqualFold(r.Header.Get(staleHeader), "stale") && !slices.ContainsFunc(calls, func(c wire.Call) bool { return c.Write() }) {
 		return "", nil
 	}
@@ -86,7 +89,7 @@ func (h *Handler) route(ctx context.Context, r *http.Request, calls []wire.Call)
 	}
 	for _, i := range reads {
 		cmd := calls[i].Lend()
-		if err := cl.ReadBarrier(ctx, cmd.Namespace, cmd.Table, cmd.Key); err != nil {
+		if err := cl.ReadBarrier(ctx, cmd.Namespace, cmd.Table, cmd.Key, lease); err != nil {
 			return "", err
 		}
 	}
@@ -101,7 +104,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, route, base st
 		h.fail(w, route, http.StatusBadGateway, mp, Status{Code: CodeNotReady, Message: err.Error()})
 		return
 	}
-	for _, k := range []string{"Content-Type", "Accept", "Authorization"} {
+	for _, k := range []string{"Content-Type", "Accept", "Authorization", staleHeader} {
 		if v := r.Header.Get(k); v != "" {
 			req.Header.Set(k, v)
 		}

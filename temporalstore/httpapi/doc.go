@@ -67,7 +67,8 @@
 // members' shards answer "not_leader" (and one whose leader changed
 // before it committed, "unknown_outcome"). A request of reads only with
 // "X-Temporalstore-Read: stale" reads this member's replica instead, as
-// a READONLY connection does over RESP.
+// a READONLY connection does over RESP; "X-Temporalstore-Read: lease"
+// passes the read barrier on the shard leader's lease when it holds one.
 //
 // # Auth and concurrency
 //

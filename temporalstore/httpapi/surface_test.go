@@ -394,10 +394,11 @@ func TestReadyAsksOptionsReady(t *testing.T) {
 }
 
 // fakeCluster sends every key of table "c/t" to leader, and counts the
-// read barriers.
+// read barriers and those asked on the lease.
 type fakeCluster struct {
 	leader   string
 	barriers atomic.Int64
+	leases   atomic.Int64
 }
 
 func (f *fakeCluster) Leader(namespace, name string, key []byte) (string, error) {
@@ -407,8 +408,11 @@ func (f *fakeCluster) Leader(namespace, name string, key []byte) (string, error)
 	return "", nil
 }
 
-func (f *fakeCluster) ReadBarrier(context.Context, string, string, []byte) error {
+func (f *fakeCluster) ReadBarrier(_ context.Context, _, _ string, _ []byte, lease bool) error {
 	f.barriers.Add(1)
+	if lease {
+		f.leases.Add(1)
+	}
 	return nil
 }
 
@@ -441,11 +445,21 @@ func TestClusterForwarding(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	require.Contains(t, body, `"value":[119]`)
 	require.Equal(t, int64(1), fc.barriers.Load())
+	require.Zero(t, fc.leases.Load())
+	// Asked per request, the barrier is the leader's lease.
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/execute", strings.NewReader(`{"command":{"kind":"string_get","key":"k"}}`))
+	require.NoError(t, err)
+	req.Header.Set(staleHeader, "lease")
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, int64(1), fc.leases.Load())
 	// A request forwarded once runs where it lands.
-	req, err := http.NewRequest(http.MethodPost, srv.URL+"/execute", strings.NewReader(`{"namespace":"c","table_name":"t","command":{"kind":"string_set","key":"k2","value":"dg=="}}`))
+	req, err = http.NewRequest(http.MethodPost, srv.URL+"/execute", strings.NewReader(`{"namespace":"c","table_name":"t","command":{"kind":"string_set","key":"k2","value":"dg=="}}`))
 	require.NoError(t, err)
 	req.Header.Set(forwardedHeader, "1")
-	resp, err := srv.Client().Do(req)
+	resp, err = srv.Client().Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)

@@ -182,6 +182,7 @@ func (l *Log) appendFrames(ctx context.Context, buf []byte, reqs []*request) err
 	l.size = l.off
 	l.silentSince = time.Now()
 	l.mu.Lock()
+	l.appendedAt = start
 	l.stats.StoreAppends++
 	observe(&l.stats.StoreAppendTime, took)
 	var recs [][]byte
@@ -330,6 +331,7 @@ func (l *Log) takeOver(ctx context.Context) {
 	}
 	epoch := l.epochNow() + 1
 	f := appendFrame(nil, kindFence, epoch, l.vl.LastIndex()+1, func(b []byte) []byte { return append(b, l.opts.Member...) })
+	sent := time.Now() // the lease runs from before the fence landed
 	if err := l.store.AppendAt(sctx, name, l.off, f); err != nil {
 		l.silentSince = time.Now()
 		if !errors.Is(err, ErrConflict) {
@@ -343,6 +345,7 @@ func (l *Log) takeOver(ctx context.Context) {
 	l.silentSince = time.Now()
 	l.mu.Lock()
 	l.writing, l.epoch, l.owner = true, epoch, l.opts.Member
+	l.appendedAt = sent
 	l.stats.Takeovers++
 	l.mu.Unlock()
 	l.opts.Logger.Info("sharedlog: took the log", "log", l.prefix, "epoch", epoch, "next_index", l.vl.LastIndex()+1)

@@ -96,10 +96,12 @@ type Log struct {
 	behindFront bool
 
 	mu sync.Mutex // guards the fields below
-	// writing says this member is the log's writer, in epoch.
-	writing bool
-	epoch   uint64
-	owner   string // the writer's Member name, as its fence says
+	// writing says this member is the log's writer, in epoch;
+	// appendedAt is when its last append to the store returned.
+	writing    bool
+	appendedAt time.Time
+	epoch      uint64
+	owner      string // the writer's Member name, as its fence says
 	// owned are the value-log records appended for Append calls that
 	// have not handed them to the shard yet.
 	owned    valuelog.Owned
@@ -322,6 +324,20 @@ func (l *Log) ReadBarrier(ctx context.Context) error {
 	}
 	<-r.done
 	return r.err
+}
+
+// LeaseBarrier is ReadBarrier without the store round when the writer
+// appended within half a lease: no follower takes the log over before
+// a full lease of silence after it saw that append, so none can have yet
+// (while clocks run at rates within half a lease of each other).
+func (l *Log) LeaseBarrier(ctx context.Context) error {
+	l.mu.Lock()
+	ok := l.writing && l.failed == nil && !l.closed && time.Since(l.appendedAt) < l.opts.LeaseTimeout/2
+	l.mu.Unlock()
+	if ok {
+		return nil
+	}
+	return l.ReadBarrier(ctx)
 }
 
 // Read returns the record at index.

@@ -273,3 +273,25 @@ func TestDirStoreConditions(t *testing.T) {
 	require.NoError(t, s.Delete(ctx, "o"))
 	require.Error(t, s.Put(ctx, "../x", nil))
 }
+
+// LeaseBarrier skips the store round within half a lease of the writer's
+// last append, and is ReadBarrier otherwise: a deposed writer learns it.
+func TestLeaseBarrier(t *testing.T) {
+	storagetest.SharedStores(t, func(t *testing.T, store sharedlog.Store) {
+		ctx := t.Context()
+		o := fast(store, "a")
+		o.LeaseTimeout = time.Hour // never renews: as if paused
+		a := open(t, o, t.TempDir())
+		_, err := a.log.Append(ctx, rec(1))
+		require.NoError(t, err)
+		require.NoError(t, a.log.LeaseBarrier(ctx))
+		b := open(t, fast(store, "b"), t.TempDir())
+		require.Eventually(t, b.log.Writing, 5*time.Second, time.Millisecond)
+		// a's lease (half an hour) still holds by its own clock: the
+		// lease is only as good as the members' agreement on the lease
+		// length, which this test breaks on purpose to show the fallback.
+		require.NoError(t, a.log.LeaseBarrier(ctx))
+		require.ErrorIs(t, a.log.ReadBarrier(ctx), storage.ErrNotLeader)
+		require.ErrorIs(t, a.log.LeaseBarrier(ctx), storage.ErrNotLeader, "a follower now")
+	})
+}
