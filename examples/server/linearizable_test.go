@@ -195,7 +195,7 @@ func runClient(ctx context.Context, r *router, h *history, id int, keys []string
 }
 
 // leaderIndex is the index of the member that leads key's slot.
-func (c *proxiedCluster) leaderIndex(ctx context.Context, key string) int {
+func (c *testCluster) leaderIndex(ctx context.Context, key string) int {
 	c.t.Helper()
 	slot := int64(temporalstore.KeySlot([]byte(key)))
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -272,11 +272,59 @@ func TestClusterHistoriesAreLinearizable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three processes under faults")
 	}
-	histories := 20
-	if s := os.Getenv("TS_LINEARIZABILITY_HISTORIES"); s != "" {
-		fmt.Sscan(s, &histories)
-	}
 	c := startProxiedCluster(t, 2)
+	checkHistories(t, c.testCluster, historiesPerRun(20), func(ctx context.Context, n int, keys []string, r *router) (string, int, time.Duration) {
+		fault := []string{"kill", "partition", "restart"}[n%3]
+		victim := n % 3
+		var failover time.Duration
+		switch fault {
+		case "kill":
+			victim = c.leaderIndex(ctx, keys[0]) // so the probe times a failover
+			failover = killAndProbe(t, ctx, c.testCluster, victim, keys[0], r)
+			time.Sleep(700 * time.Millisecond)
+			c.startMember(victim)
+		case "restart":
+			// A rolling restart's step: SIGTERM, and back.
+			require.NoError(t, c.ms[victim].srv.Stop())
+			c.startMember(victim)
+		case "partition":
+			// The member's inbound raft traffic is swallowed: its leaders
+			// lose their quorum and step down, the others elect anew.
+			c.proxies[victim].SetBlackhole(true)
+			time.Sleep(1500 * time.Millisecond)
+			c.proxies[victim].SetBlackhole(false)
+			c.proxies[victim].DropAll()
+		}
+		return fault, victim, failover
+	})
+}
+
+// historiesPerRun is n, or TS_LINEARIZABILITY_HISTORIES.
+func historiesPerRun(n int) int {
+	if s := os.Getenv("TS_LINEARIZABILITY_HISTORIES"); s != "" {
+		fmt.Sscan(s, &n)
+	}
+	return n
+}
+
+// killAndProbe SIGKILLs member victim and returns how long until a write
+// of key's slot succeeds again.
+func killAndProbe(t *testing.T, ctx context.Context, c *testCluster, victim int, key string, r *router) time.Duration {
+	c.ms[victim].srv.Kill()
+	killed := time.Now()
+	for {
+		if _, err := r.do(ctx, key, true, "set", key+":probe", "x"); err == nil {
+			return time.Since(killed)
+		}
+		require.Less(t, time.Since(killed), 20*time.Second, "no write after the kill")
+	}
+}
+
+// checkHistories records histories of concurrent GETs and SETs of four
+// keys through c's members while fault (n, the keys) strikes, and checks
+// each is linearizable per key (porcupine), a last read of every key
+// finding its last acknowledged SET or a later one of unknown outcome.
+func checkHistories(t *testing.T, c *testCluster, histories int, fault func(ctx context.Context, n int, keys []string, r *router) (string, int, time.Duration)) {
 	for _, m := range c.ms {
 		waitServed(t, m.resp)
 	}
@@ -295,36 +343,9 @@ func TestClusterHistoriesAreLinearizable(t *testing.T) {
 			wg.Go(func() { runClient(ctx, r, h, id, keys, stop) })
 		}
 		time.Sleep(300 * time.Millisecond)
-		fault := []string{"kill", "partition", "restart"}[n%3]
-		victim := n % 3
-		if fault == "kill" {
-			victim = c.leaderIndex(ctx, keys[0]) // so the probe below times a failover
-		}
-		switch fault {
-		case "kill":
-			c.ms[victim].srv.Kill()
-			killed := time.Now()
-			// Writes go on on the other members' leaders.
-			for {
-				if _, err := r.do(ctx, keys[0], true, "set", keys[0]+":probe", "x"); err == nil {
-					break
-				}
-				require.Less(t, time.Since(killed), 20*time.Second, "no write after the kill")
-			}
-			failovers = append(failovers, time.Since(killed))
-			time.Sleep(700 * time.Millisecond)
-			c.startMember(victim)
-		case "restart":
-			// A rolling restart's step: SIGTERM, and back.
-			require.NoError(t, c.ms[victim].srv.Stop())
-			c.startMember(victim)
-		case "partition":
-			// The member's inbound raft traffic is swallowed: its leaders
-			// lose their quorum and step down, the others elect anew.
-			c.proxies[victim].SetBlackhole(true)
-			time.Sleep(1500 * time.Millisecond)
-			c.proxies[victim].SetBlackhole(false)
-			c.proxies[victim].DropAll()
+		name, victim, failover := fault(ctx, n, keys, r)
+		if failover > 0 {
+			failovers = append(failovers, failover)
 		}
 		time.Sleep(500 * time.Millisecond)
 		close(stop)
@@ -352,7 +373,7 @@ func TestClusterHistoriesAreLinearizable(t *testing.T) {
 			violations++
 			path := filepath.Join(t.TempDir(), fmt.Sprintf("history-%d.html", n))
 			_ = porcupine.VisualizePath(registerModel, info, path)
-			t.Errorf("history %d (%s of member %d): %v, %d operations; visualization %s", n, fault, victim+1, res, len(ops), path)
+			t.Errorf("history %d (%s of member %d): %v, %d operations; visualization %s", n, name, victim+1, res, len(ops), path)
 		}
 		// Every member back before the next history.
 		for _, m := range c.ms {
