@@ -49,6 +49,14 @@ var allowedDeps = []depRule{
 	{from: "temporalstore/cluster", to: "matrixraft"},
 	{from: "temporalstore/cluster", to: "matrixcache"}, // placement on its topology ring
 	{from: "temporalstore/internal/shard", to: "matrixraft", tests: true},
+	// A shard's log on shared storage: its value log a wal log, and a
+	// store in a matrixobject bucket; what it shares with raftlog; the
+	// contract tests' stores, and the backend's tests.
+	{from: "temporalstore/storage/sharedlog", to: "matrixraft"},
+	{from: "temporalstore/storage/sharedlog", to: "matrixobject"},
+	{from: "temporalstore/storage/internal/valuelog", to: "matrixraft"},
+	{from: "temporalstore/storage/storagetest", to: "matrixobject"},
+	{from: "temporalstore/cluster", to: "matrixobject", tests: true},
 	{from: "ferricstore", to: "matrixraft"},
 	// matrixark defines its own Store interface; only its adapter package
 	// may reach the engine.

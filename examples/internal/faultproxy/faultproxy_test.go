@@ -115,6 +115,10 @@ func TestDropAll(t *testing.T) {
 
 func TestRefuse(t *testing.T) {
 	p, c, r := start(t)
+	// c is through the proxy once a line went round: a dial returns when
+	// the kernel queued the connection, before the proxy accepted it.
+	_, err := roundTrip(c, r, "first", 5*time.Second)
+	require.NoError(t, err)
 	p.SetRefuse(true)
 	c2, err := net.Dial("tcp", p.Addr())
 	require.NoError(t, err)
