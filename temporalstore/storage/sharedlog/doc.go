@@ -19,7 +19,7 @@
 // segment append is a PutObject with x-amz-write-offset-bytes, which the
 // server refuses (InvalidWriteOffset, ErrConflict here) unless the offset
 // is the segment's size, so the server decides between racing writers;
-// the front and snapshot are plain objects. Requests are signed with AWS
+// the snapshots are plain objects. Requests are signed with AWS
 // Signature Version 4 when keys are given.
 //
 //	store, _ := sharedlog.NewS3Store(ctx, sharedlog.S3Options{
@@ -57,8 +57,12 @@
 // Past Options.SegmentBytes the writer seals the segment with a frame
 // naming the next one. When the engine reclaims its value log, the writer
 // reclaims the shared segments wholly before the value log's front: it
-// writes a snapshot object (a fresh checkpoint image of the shard and its
-// value log from the front; storage.ShardImages), moves the front object
-// past them and deletes them. A member whose value log is behind the
-// front installs the snapshot and follows from there.
+// writes a snapshot object named by its last index (a fresh checkpoint
+// image of the shard and its value log from the front;
+// storage.ShardImages), appends to the front blob a record naming the new
+// oldest segment and that snapshot, and deletes the segments before it.
+// The front blob is appended conditionally and only forward, so a deposed
+// writer still reclaiming cannot move it back. A member whose value log
+// is behind the front installs the snapshot it names and follows from
+// there.
 package sharedlog

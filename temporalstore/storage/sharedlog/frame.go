@@ -143,23 +143,36 @@ func segmentName(prefix string, first uint64) string {
 	return fmt.Sprintf("%s/seg-%020d", prefix, first)
 }
 
-// The front object names the oldest segment: "SLF1" and its first index
-// as a uvarint.
-const frontMagic = "SLF1"
+// The front blob is an append blob of fixed-size records, the last whole
+// one valid: the oldest segment's first index and the last index of the
+// snapshot object that covers everything before it (0: none),
+//
+//	first u64 | snapshot last u64 | CRC32C of the two u32
+//
+// little endian. Appended conditionally and only ever forward, so two
+// writers reclaiming at once cannot move it back.
+const frontRecord = 20
 
-func encodeFront(first uint64) []byte {
-	return binary.AppendUvarint([]byte(frontMagic), first)
+func encodeFront(first, snapLast uint64) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, first)
+	b = binary.LittleEndian.AppendUint64(b, snapLast)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
-func decodeFront(b []byte) (uint64, error) {
-	if len(b) <= len(frontMagic) || string(b[:len(frontMagic)]) != frontMagic {
-		return 0, fmt.Errorf("%w: front object", ErrCorrupt)
+func decodeFront(b []byte) (first, snapLast uint64, err error) {
+	if len(b) != frontRecord || crc32.Checksum(b[:16], castagnoli) != binary.LittleEndian.Uint32(b[16:]) {
+		return 0, 0, fmt.Errorf("%w: front record", ErrCorrupt)
 	}
-	v, k := binary.Uvarint(b[len(frontMagic):])
-	if k <= 0 || v == 0 {
-		return 0, fmt.Errorf("%w: front index", ErrCorrupt)
+	first, snapLast = binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+	if first == 0 {
+		return 0, 0, fmt.Errorf("%w: front index 0", ErrCorrupt)
 	}
-	return v, nil
+	return first, snapLast, nil
+}
+
+// snapshotName is the name of the snapshot object ending at last.
+func snapshotName(prefix string, last uint64) string {
+	return fmt.Sprintf("%s/snapshot-%020d", prefix, last)
 }
 
 // The snapshot object is the shard's state at a point of the log, a

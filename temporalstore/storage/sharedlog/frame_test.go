@@ -59,10 +59,15 @@ func TestFrames(t *testing.T) {
 }
 
 func TestFrontCodec(t *testing.T) {
-	v, err := decodeFront(encodeFront(42))
+	first, snap, err := decodeFront(encodeFront(42, 41))
 	require.NoError(t, err)
-	require.Equal(t, uint64(42), v)
-	_, err = decodeFront([]byte("SLF1"))
+	require.Equal(t, uint64(42), first)
+	require.Equal(t, uint64(41), snap)
+	b := encodeFront(42, 41)
+	b[3] ^= 1
+	_, _, err = decodeFront(b)
+	require.ErrorIs(t, err, ErrCorrupt)
+	_, _, err = decodeFront(encodeFront(0, 0))
 	require.ErrorIs(t, err, ErrCorrupt)
 }
 
@@ -87,10 +92,11 @@ func FuzzNextFrame(f *testing.F) {
 }
 
 func FuzzDecodeFront(f *testing.F) {
-	f.Add(encodeFront(7))
+	f.Add(encodeFront(7, 6))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if v, err := decodeFront(b); err == nil {
-			require.Positive(t, v)
+		if first, snap, err := decodeFront(b); err == nil {
+			require.Positive(t, first)
+			require.Equal(t, b, encodeFront(first, snap))
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage/internal/valuelog"
@@ -14,27 +15,63 @@ import (
 // attach (it loads meanwhile).
 const attachWait = 30 * time.Second
 
-func (l *Log) frontName() string    { return l.prefix + "/front" }
-func (l *Log) snapshotName() string { return l.prefix + "/snapshot" }
+func (l *Log) frontName() string { return l.prefix + "/front" }
 
 // readFront returns the first index of the oldest segment (1 before any
-// reclaim).
-func (l *Log) readFront(ctx context.Context) (uint64, error) {
-	b, err := l.store.Get(ctx, l.frontName())
+// reclaim) and the last index of the snapshot covering what is before it,
+// and the front blob's size.
+func (l *Log) readFront(ctx context.Context) (first, snapLast uint64, size int64, err error) {
+	size, err = l.store.Size(ctx, l.frontName())
 	if errors.Is(err, ErrNotExist) {
-		return 1, nil
+		return 1, 0, 0, nil
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
-	return decodeFront(b)
+	// The last whole record; one torn by a crash is passed over.
+	for end := size - size%frontRecord; end > 0; end -= frontRecord {
+		b := make([]byte, frontRecord)
+		if _, err := l.store.ReadAt(ctx, l.frontName(), end-frontRecord, b); err != nil && !errors.Is(err, io.EOF) {
+			return 0, 0, size, err
+		}
+		if first, snapLast, err = decodeFront(b); err == nil {
+			return first, snapLast, size, nil
+		}
+	}
+	return 1, 0, size, nil
+}
+
+// advanceFront moves the front to first, covered by the snapshot ending
+// at snapLast, unless it is there or past it already.
+func (l *Log) advanceFront(ctx context.Context, first, snapLast uint64) error {
+	for range 16 {
+		cur, _, size, err := l.readFront(ctx)
+		if err != nil {
+			return err
+		}
+		if cur >= first {
+			return nil
+		}
+		if rem := size % frontRecord; rem != 0 {
+			// A torn record: cut it, or append after it out of step.
+			if err := l.store.Cut(ctx, l.frontName(), size-rem, size); err != nil && !errors.Is(err, ErrConflict) {
+				return err
+			}
+			continue
+		}
+		err = l.store.AppendAt(ctx, l.frontName(), size, encodeFront(first, snapLast))
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: the front blob kept changing", ErrConflict)
 }
 
 // locate places the cursor at the front segment; follow skips the records
 // the value log holds. A value log behind the front installs the
 // snapshot first, once the shard attaches.
 func (l *Log) locate(ctx context.Context) error {
-	front, err := l.readFront(ctx)
+	front, _, _, err := l.readFront(ctx)
 	if err != nil {
 		return fmt.Errorf("sharedlog: %s: %w", l.prefix, err)
 	}
@@ -59,7 +96,7 @@ func (l *Log) moveTo(front uint64) {
 // frontMoved handles a segment reclaimed under a follower: it moves to
 // the front, installing the snapshot when its value log is behind it.
 func (l *Log) frontMoved(ctx context.Context) (bool, error) {
-	front, err := l.readFront(ctx)
+	front, _, _, err := l.readFront(ctx)
 	if err != nil || front <= l.seg {
 		return false, err
 	}
@@ -95,7 +132,11 @@ func (l *Log) installSnapshot(front uint64) {
 
 func (l *Log) installSnapshotOnce(front uint64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	b, err := l.store.Get(ctx, l.snapshotName())
+	front, snapLast, _, err := l.readFront(ctx)
+	var b []byte
+	if err == nil {
+		b, err = l.store.Get(ctx, snapshotName(l.prefix, snapLast))
+	}
 	cancel()
 	if err != nil {
 		return err
@@ -171,21 +212,25 @@ func (l *Log) compact() {
 		return
 	}
 	var b bytes.Buffer
-	if err := valuelog.WriteState(&b, snapMagic, img, l.vl, first, l.vl.LastIndex()); err != nil {
+	last := l.vl.LastIndex()
+	if err := valuelog.WriteState(&b, snapMagic, img, l.vl, first, last); err != nil {
 		l.opts.Logger.Warn("sharedlog: snapshot: reading the value log failed", "log", l.prefix, "err", err)
 		return
 	}
 	newFront := segs[k]
-	err = l.store.Put(ctx, l.snapshotName(), b.Bytes())
+	_, oldSnap, _, err := l.readFront(ctx)
 	if err == nil {
-		var cur uint64
-		if cur, err = l.readFront(ctx); err == nil && cur < newFront {
-			err = l.store.Put(ctx, l.frontName(), encodeFront(newFront))
-		}
+		err = l.store.Put(ctx, snapshotName(l.prefix, last), b.Bytes())
+	}
+	if err == nil {
+		err = l.advanceFront(ctx, newFront, last)
 	}
 	if err != nil {
 		l.opts.Logger.Warn("sharedlog: snapshot: writing it failed", "log", l.prefix, "err", err)
 		return
+	}
+	if oldSnap != 0 && oldSnap != last {
+		_ = l.store.Delete(ctx, snapshotName(l.prefix, oldSnap)) // the front no longer names it
 	}
 	for _, s := range segs[:k] {
 		if err := l.store.Delete(ctx, segmentName(l.prefix, s)); err != nil {
