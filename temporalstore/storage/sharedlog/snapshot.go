@@ -89,7 +89,7 @@ func (l *Log) moveTo(front uint64) {
 	l.behindFront = l.behindFront || behind
 	l.mu.Unlock()
 	if behind {
-		go l.installSnapshot(front)
+		go l.installSnapshot()
 	}
 }
 
@@ -106,7 +106,7 @@ func (l *Log) frontMoved(ctx context.Context) (bool, error) {
 
 // installSnapshot replaces the shard's state and value log with the
 // store's snapshot, which reaches at least front.
-func (l *Log) installSnapshot(front uint64) {
+func (l *Log) installSnapshot() {
 	defer func() {
 		l.mu.Lock()
 		l.installing = false
@@ -119,7 +119,7 @@ func (l *Log) installSnapshot(front uint64) {
 	}
 	l.installing = true
 	l.mu.Unlock()
-	err := l.installSnapshotOnce(front)
+	err := l.installSnapshotOnce()
 	if err != nil {
 		l.mu.Lock()
 		if l.failed == nil {
@@ -130,7 +130,7 @@ func (l *Log) installSnapshot(front uint64) {
 	}
 }
 
-func (l *Log) installSnapshotOnce(front uint64) error {
+func (l *Log) installSnapshotOnce() error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	front, snapLast, _, err := l.readFront(ctx)
 	var b []byte
