@@ -105,7 +105,7 @@ func (l *Log) frontMoved(ctx context.Context) (bool, error) {
 }
 
 // installSnapshot replaces the shard's state and value log with the
-// store's snapshot, which reaches at least front.
+// snapshot the front blob names.
 func (l *Log) installSnapshot() {
 	defer func() {
 		l.mu.Lock()
