@@ -34,7 +34,9 @@
 // every append fdatasynced before its SETs are acknowledged, the other
 // members replaying it), loaded with SharedWriters concurrent writers (2, 4,
 // 8); shared_storage_8w_per_s is the writes/s at 8, beside seed 000's
-// 471/842/1,320 writes/s at 2/4/8 (goal: 10× those).
+// 471/842/1,320 writes/s at 2/4/8 (goal: 10× those). Beside them, the
+// ceiling of this disk for the same shape: the same writers on bare
+// appends with fdatasync, group-committed, one file a shard, no engine.
 //
 // Ratios are per repeat pair and oriented so that above 1 ours is better:
 // writes/s ours/etcd, latencies etcd/ours. The report also keeps, per run,

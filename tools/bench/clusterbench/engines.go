@@ -83,6 +83,20 @@ func runSharedEngines(ctx context.Context, cfg Config, dir string, repeat int, l
 	return loads, converge, nil
 }
 
+// runSharedCeilings runs runSharedCeiling at every writer count.
+func runSharedCeilings(ctx context.Context, cfg Config, dir string, repeat int, log *slog.Logger) ([]loadResult, error) {
+	var out []loadResult
+	for _, n := range cfg.SharedWriters {
+		res, err := runSharedCeiling(ctx, cfg, dir, n)
+		if err != nil {
+			return nil, fmt.Errorf("shared-storage ceiling at %d writers: %w", n, err)
+		}
+		out = append(out, res)
+		logLoad(log, SystemShared, repeat, fmt.Sprintf("ceiling (append+fdatasync only) w=%d", n), res)
+	}
+	return out, nil
+}
+
 // caughtUp waits until engines 2 and 3 applied every record engine 1's
 // shards hold.
 func caughtUp(ctx context.Context, engines []*temporalstore.Engine, shards int) error {

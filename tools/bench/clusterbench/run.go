@@ -413,6 +413,7 @@ func summaryPairs(rep *report) benchkit.Pairs {
 		benchkit.NewPair("shared_storage_4w_per_s", sharedAt(rep, 4), 0),
 		benchkit.NewPair("shared_storage_8w_vs_seed_ratio", sharedVsSeed(rep, 8), 1),
 		benchkit.NewPair("shared_storage_resp_8w_per_s", sharedRESPAt(rep, 8), 0),
+		benchkit.NewPair("shared_storage_ceiling_8w_per_s", sharedCeilingAt(rep, 8), 0),
 	}
 }
 
@@ -466,6 +467,17 @@ func sharedRESPAt(rep *report, w int) float64 {
 	for _, c := range rep.SharedStorage.Cells {
 		if c.Writers == w && c.RESP != nil {
 			return c.RESP.PerSec.Median
+		}
+	}
+	return math.NaN()
+}
+
+// sharedCeilingAt is the median bare append+fdatasync writes/s at w
+// writers, NaN when not run.
+func sharedCeilingAt(rep *report, w int) float64 {
+	for _, c := range rep.SharedStorage.Cells {
+		if c.Writers == w && c.Ceiling != nil {
+			return c.Ceiling.PerSec.Median
 		}
 	}
 	return math.NaN()
@@ -569,15 +581,20 @@ func printTable(w io.Writer, cfg Config, rep *report) {
 		fmt.Fprintln(w, "shared-storage writes: every shard's log in one shared directory, every append fdatasynced; medians, ×seed per repeat")
 		fmt.Fprintln(w, "(engines = seed 000's shape, three engines in this process, one writing; resp = three server processes, go-redis ClusterClient)")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "writers\tengines w/s\tp50 µs\tp99 µs\tconverge ms\t×seed (min–max)\tresp w/s\tp50 µs\tp99 µs\tcpu\t×seed\tseed w/s\t")
+		fmt.Fprintln(tw, "writers\tengines w/s\tp50 µs\tp99 µs\tconverge ms\t×seed (min–max)\tresp w/s\tp50 µs\tp99 µs\tcpu\t×seed\tseed w/s\tceiling w/s\tengines/ceiling\t")
 		for _, c := range rep.SharedStorage.Cells {
 			e, r := c.Engines, c.RESP
 			if e == nil || r == nil {
 				continue
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Writers,
+			ceiling := math.NaN()
+			if c.Ceiling != nil {
+				ceiling = c.Ceiling.PerSec.Median
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Writers,
 				num(e.PerSec.Median, 0), num(e.P50Us.Median, 0), num(e.P99Us.Median, 0), num(c.ConvergeMs.Median, 0), rng(c.VsSeed),
-				num(r.PerSec.Median, 0), num(r.P50Us.Median, 0), num(r.P99Us.Median, 0), num(r.ServerCPUUsPerOp.Median, 0), rng(c.RESPVsSeed), num(c.SeedPerSec, 0))
+				num(r.PerSec.Median, 0), num(r.P50Us.Median, 0), num(r.P99Us.Median, 0), num(r.ServerCPUUsPerOp.Median, 0), rng(c.RESPVsSeed), num(c.SeedPerSec, 0),
+				num(ceiling, 0), rng(c.EnginesVsCeiling))
 		}
 		tw.Flush()
 		fmt.Fprintln(w)

@@ -61,7 +61,10 @@ func runShared(ctx context.Context, cfg Config, bin, dir string, repeat int, log
 	}
 	run.ErrorReplies, run.ErrorReplyExamples = counter.counts()
 	run.ServerLog = c.LogCounts()
-	run.SharedEngines, run.SharedConvergeMs, err = runSharedEngines(ctx, cfg, dir, repeat, log)
+	if run.SharedEngines, run.SharedConvergeMs, err = runSharedEngines(ctx, cfg, dir, repeat, log); err != nil {
+		return run, err
+	}
+	run.SharedCeiling, err = runSharedCeilings(ctx, cfg, dir, repeat, log)
 	return run, err
 }
 
@@ -75,6 +78,11 @@ type sharedCell struct {
 	// ConvergeMs is how long the replaying engines took to apply all of
 	// a load once it ended.
 	ConvergeMs benchkit.Summary `json:"replicas_converge_ms"`
+	// Ceiling is the same writers on bare appends with fdatasync (one
+	// file a shard, group commit, no engine); EnginesVsCeiling the
+	// engines' writes/s over it, per repeat.
+	Ceiling          *loadSummary      `json:"ceiling_append_fdatasync"`
+	EnginesVsCeiling *benchkit.Summary `json:"engines_vs_ceiling_ratio,omitempty"`
 	// SeedPerSec is seed 000's rate at this many writers; VsSeed is ours
 	// over it, per repeat.
 	SeedPerSec float64           `json:"seed_per_s"`
@@ -109,12 +117,18 @@ func buildShared(cfg Config, rs []systemRun) sharedReport {
 		Description: "W concurrent writers of durable SETs (random keys, each acknowledged once the shared-log append holding it is fdatasynced), every shard's log in one shared directory on this machine's disk, replayed by the other members; engines_in_process: seed 000's shape, three engines in this process, engine 1 writing every shard, Execute(SET) called directly; resp_processes: three examples/server processes with --storage-backend shared-fs, one writer a shard, go-redis ClusterClient SET; compared with seed 000's shared-storage figures (its scale harness, 3 nodes in one process, one box)",
 	}
 	for i, w := range cfg.SharedWriters {
-		var engines, resp []loadResult
-		var conv []float64
+		var engines, resp, ceiling []loadResult
+		var conv, vsCeiling []float64
 		for _, r := range rs {
 			if i < len(r.SharedEngines) {
 				engines = append(engines, r.SharedEngines[i])
 				conv = append(conv, r.SharedConvergeMs[i])
+			}
+			if i < len(r.SharedCeiling) {
+				ceiling = append(ceiling, r.SharedCeiling[i])
+				if i < len(r.SharedEngines) {
+					vsCeiling = append(vsCeiling, r.SharedEngines[i].PerSec/r.SharedCeiling[i].PerSec)
+				}
 			}
 			if i < len(r.SharedWrites) {
 				resp = append(resp, r.SharedWrites[i])
@@ -123,6 +137,11 @@ func buildShared(cfg Config, rs []systemRun) sharedReport {
 		seed := seedSharedPerSec[w]
 		cell := sharedCell{Writers: w, Engines: summarizeLoads(engines), RESP: summarizeLoads(resp), ConvergeMs: benchkit.Summarize(conv), SeedPerSec: seed}
 		cell.VsSeed, cell.RESPVsSeed = overSeed(engines, seed), overSeed(resp, seed)
+		cell.Ceiling = summarizeLoads(ceiling)
+		if len(vsCeiling) > 0 {
+			s := benchkit.Summarize(vsCeiling)
+			cell.EnginesVsCeiling = &s
+		}
 		rep.Cells = append(rep.Cells, cell)
 	}
 	return rep

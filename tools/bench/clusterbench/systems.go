@@ -30,6 +30,9 @@ type systemRun struct {
 	SharedWrites     []loadResult `json:"shared_writes,omitempty"`
 	SharedEngines    []loadResult `json:"shared_engines,omitempty"`
 	SharedConvergeMs []float64    `json:"shared_converge_ms,omitempty"`
+	// SharedCeiling is the bare append+fdatasync ceiling of each
+	// Config.SharedWriters (runSharedCeiling).
+	SharedCeiling []loadResult `json:"shared_ceiling,omitempty"`
 	// FollowerRead is, for ours, GET after READONLY on a member that does
 	// not lead the keys' slots; for etcd, a serializable Get on a
 	// follower. LeaderRead is a linearizable read on the leader(s): ours
