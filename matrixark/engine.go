@@ -158,6 +158,16 @@ func checkName(what, v string, required bool) error {
 	return nil
 }
 
+// Invalidate drops every tenant's derived state: the next use of a tenant
+// rebuilds it from the Store. Call it when another Engine may have written
+// the Store meanwhile (a cluster member that served the context before
+// this one); calls already running finish on the state they hold.
+func (e *Engine) Invalidate() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	clear(e.tenants)
+}
+
 // state returns tenant t's derived state, loading it from the Store on
 // first use.
 func (e *Engine) state(ctx context.Context, t string) (*tenant, error) {

@@ -486,3 +486,24 @@ func TestEventHitsBeyondOneRead(t *testing.T) {
 	l2 := l2Texts(t, blocks, "cat")
 	require.Greater(t, len(l2), matrixark.MaxGetKeys)
 }
+
+// An Engine's indexes are derived from the Store when it first serves a
+// tenant: records another Engine writes later are missed until
+// Invalidate, after which they are found.
+func TestInvalidate(t *testing.T) {
+	ctx := t.Context()
+	s := memstore.New()
+	a, b := newEngine(s, nil), newEngine(s, nil)
+	q := matrixark.Query{Text: "checkout payment failure"}
+	blocks, err := b.Retrieve(ctx, "acme", q)
+	require.NoError(t, err)
+	require.Empty(t, blocks)
+	corpus(t, a)
+	blocks, err = b.Retrieve(ctx, "acme", q)
+	require.NoError(t, err)
+	require.Empty(t, blocks, "b's indexes predate a's writes")
+	b.Invalidate()
+	blocks, err = b.Retrieve(ctx, "acme", q)
+	require.NoError(t, err)
+	require.NotEmpty(t, blocks)
+}

@@ -698,3 +698,52 @@ func metricsOf(addr string) []byte {
 	body, _ := io.ReadAll(resp.Body)
 	return body
 }
+
+// The context and memory routes are served by the member leading the
+// context table's shard, whichever member a request reaches: a memory
+// added through one member is found through every other, and still after
+// that leader is killed, through the member that leads the table next
+// (its indexes rebuilt from the replicated table).
+func TestClusterContextRoutesFollowTheLeader(t *testing.T) {
+	c := startCluster(t, 3)
+	for _, m := range c.ms {
+		waitServed(t, m.resp)
+	}
+	call := func(m *member, path, body string) (int, string, string) {
+		res, err := http.Post("http://"+m.http+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			return 0, err.Error(), ""
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b), res.Header.Get("X-Temporalstore-Member")
+	}
+	code, body, servedBy := call(c.ms[0], "/memories", `{"messages":[{"role":"user","content":"My office moved to Lisbon."}],"user_id":"alice"}`)
+	require.Equal(t, 200, code, body)
+	require.NotEmpty(t, servedBy)
+	var leader *member
+	for _, m := range c.ms {
+		code, body, by := call(m, "/search", `{"query":"where is the office","user_id":"alice"}`)
+		require.Equal(t, 200, code, body)
+		require.Contains(t, body, "Lisbon", "through member %d", m.id)
+		require.Equal(t, servedBy, by, "served by the context table's leader")
+		if cluster.NodeID(m.id) == servedBy {
+			leader = m
+		}
+	}
+	require.NotNil(t, leader)
+	leader.srv.Kill()
+	leader.srv = nil
+	var survivor *member
+	for _, m := range c.ms {
+		if m.srv != nil {
+			survivor = m
+		}
+	}
+	require.Eventually(t, func() bool {
+		code, body, by := call(survivor, "/search", `{"query":"where is the office","user_id":"alice"}`)
+		return code == 200 && strings.Contains(body, "Lisbon") && by != servedBy
+	}, 20*time.Second, 50*time.Millisecond, "found through the next leader")
+	code, body, _ = call(survivor, "/memories", `{"messages":[{"role":"user","content":"My car is blue."}],"user_id":"bob"}`)
+	require.Equal(t, 200, code, body)
+}

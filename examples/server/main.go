@@ -508,7 +508,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if node != nil {
 			ho.Ready, ho.Cluster = node.Check, node.HTTP()
 		}
-		h, err := withContext(ctx, ho, c, log, reg)
+		h, err := withContext(ctx, ho, c, node, log, reg)
 		if err != nil {
 			shutdown()
 			e.Close()

@@ -569,16 +569,21 @@ func (n *Node) leaderURL(namespace, name string, key []byte) (string, error) {
 		return "", nil
 	}
 	leader, open := n.leader(sh)
-	if !open {
-		return "", fmt.Errorf("%w: shard %d is not open here", temporalstore.ErrNotLeader, sh)
-	}
+	return n.leaderHTTP(leader, open, fmt.Sprintf("shard %d", sh))
+}
+
+// leaderHTTP is the HTTP base URL of member leader, "" for this one, or
+// why a request cannot be forwarded to what leads shard (named so).
+func (n *Node) leaderHTTP(leader uint64, open bool, shard string) (string, error) {
 	switch {
+	case !open:
+		return "", fmt.Errorf("%w: %s is not open here", temporalstore.ErrNotLeader, shard)
 	case leader == n.opts.ID:
 		return "", nil
 	case leader == 0:
-		return "", fmt.Errorf("%w: shard %d has no leader now", temporalstore.ErrNotLeader, sh)
+		return "", fmt.Errorf("%w: %s has no leader now", temporalstore.ErrNotLeader, shard)
 	case n.book.get(leader).HTTPAddr == "":
-		return "", fmt.Errorf("%w: shard %d is led by member %d, whose HTTP address is not known (--cluster-peers id@raft@resp@http)", temporalstore.ErrNotLeader, sh, leader)
+		return "", fmt.Errorf("%w: %s is led by member %d, whose HTTP address is not known (--cluster-peers id@raft@resp@http)", temporalstore.ErrNotLeader, shard, leader)
 	default:
 		return "http://" + n.book.get(leader).HTTPAddr, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/raftlog"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage/sharedlog"
 )
 
@@ -50,22 +51,40 @@ func (n *Node) sharedLog(sh int) *sharedlog.Log {
 	return n.shared.Log(sharedlog.DefaultPrefix(storage.LogOptions{Namespace: n.opts.Namespace, Table: n.opts.Table, Shard: sh}))
 }
 
-// leader is the member leading shard sh (0 for none now) and whether the
-// shard is open here.
+// leader is the member leading shard sh of the routed table (0 for none
+// now) and whether the shard is open here.
 func (n *Node) leader(sh int) (uint64, bool) {
+	return n.leaderOf(storage.LogOptions{Namespace: n.opts.Namespace, Table: n.opts.Table, Shard: sh})
+}
+
+// leaderOf is leader for any table's shard.
+func (n *Node) leaderOf(o storage.LogOptions) (uint64, bool) {
 	if n.shared == nil {
-		g := n.group(sh)
+		if n.logs == nil {
+			return 0, false
+		}
+		g := n.logs.Node(raftlog.GroupOf(o))
 		if g == nil {
 			return 0, false
 		}
 		return g.Leader(), true
 	}
-	l := n.sharedLog(sh)
+	l := n.shared.Log(sharedlog.DefaultPrefix(o))
 	if l == nil {
 		return 0, false
 	}
 	id, _ := strconv.ParseUint(l.Writer(), 10, 64)
 	return id, true
+}
+
+// TableLeader is the HTTP base URL of the member leading shard sh of table
+// namespace/name, "" when it is this one: for a surface other than the
+// engine's own (matrixark's context routes) to forward to it. It fails
+// when the shard is not open here, has no leader now, or its leader's
+// HTTP address is not known.
+func (n *Node) TableLeader(namespace, name string, sh int) (string, error) {
+	leader, open := n.leaderOf(storage.LogOptions{Namespace: namespace, Table: name, Shard: sh})
+	return n.leaderHTTP(leader, open, fmt.Sprintf("%s/%s shard %d", namespace, name, sh))
 }
 
 // sharedReadBarrier confirms this member still writes shard sh's log (or,
