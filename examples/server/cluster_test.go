@@ -732,6 +732,16 @@ func TestClusterContextRoutesFollowTheLeader(t *testing.T) {
 		}
 	}
 	require.NotNil(t, leader)
+	// The context_* kinds of /execute go there too: an event written
+	// through one member is retrieved through each.
+	code, body, _ = call(c.ms[1], "/execute", `{"tenant":"acme","command":{"kind":"context_write_event","source_id":"ticket-1","source_kind":"ticket","title":"Checkout outage","text":"Payments failed at checkout after the deploy.","event_time_ms":1764460800000,"user_id":"ada"}}`)
+	require.Equal(t, 200, code, body)
+	require.Contains(t, body, `"ok":true`)
+	for _, m := range c.ms {
+		code, body, _ := call(m, "/execute", `{"tenant":"acme","command":{"kind":"context_retrieve","query":"checkout payments","user_id":"ada"}}`)
+		require.Equal(t, 200, code, body)
+		require.Contains(t, body, "Payments failed", "through member %d", m.id)
+	}
 	leader.srv.Kill()
 	leader.srv = nil
 	var survivor *member

@@ -68,14 +68,16 @@ func withContext(ctx context.Context, opts httpapi.Options, c config, node *clus
 	if err != nil {
 		return nil, err
 	}
-	opts.Context = contextKinds{ark: ark}
+	var routes http.Handler = h
+	kinds := contextKinds{ark: ark}
+	if node != nil {
+		cr := &contextRouter{node: node, ark: ark, local: h, proxies: map[string]*httputil.ReverseProxy{}}
+		routes, kinds.router = cr, cr
+	}
+	opts.Context = kinds
 	engine, err := httpapi.New(opts)
 	if err != nil {
 		return nil, err
-	}
-	var routes http.Handler = h
-	if node != nil {
-		routes = &contextRouter{node: node, ark: ark, local: h, proxies: map[string]*httputil.ReverseProxy{}}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", engine)
@@ -121,16 +123,21 @@ func (cr *contextRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	cr.servingHere()
+	w.Header().Set(memberHeader, cr.node.Self())
+	cr.local.ServeHTTP(w, r)
+}
+
+// servingHere notes that this member serves the context now: if it did
+// not before, another member may have written the table meanwhile, and
+// matrixark's indexes are rebuilt on next use.
+func (cr *contextRouter) servingHere() {
 	cr.mu.Lock()
+	defer cr.mu.Unlock()
 	if !cr.leading {
-		// Another member may have written the table since this one last
-		// served it: its indexes are rebuilt on next use.
 		cr.ark.Invalidate()
 		cr.leading = true
 	}
-	cr.mu.Unlock()
-	w.Header().Set(memberHeader, cr.node.Self())
-	cr.local.ServeHTTP(w, r)
 }
 
 // leaderWait bounds how long a context request waits for the context

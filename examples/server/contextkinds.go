@@ -21,7 +21,21 @@ import (
 // layout by hash and stay "unsupported": matrixark derives those records
 // from what it ingests. A command's tenant is its "tenant" (or the
 // request's), "default" when neither names one.
-type contextKinds struct{ ark *matrixark.Engine }
+//
+// In a cluster (router set) they are served by the member leading the
+// context table, as the context routes are (contextRouter).
+type contextKinds struct {
+	ark    *matrixark.Engine
+	router *contextRouter
+}
+
+// ContextLeader implements httpapi.ContextLeader in a cluster.
+func (k contextKinds) ContextLeader(ctx context.Context) (string, error) {
+	if k.router == nil {
+		return "", nil
+	}
+	return k.router.leaderURL(ctx)
+}
 
 // contextKindWrites are the served kinds, and whether each writes.
 var contextKindWrites = map[string]bool{
@@ -135,6 +149,9 @@ type auditReply struct {
 }
 
 func (k contextKinds) ExecuteContext(ctx context.Context, tenant, kind string, raw []byte, mp bool) (any, error) {
+	if k.router != nil {
+		k.router.servingHere()
+	}
 	if tenant == "" {
 		tenant = "default"
 	}

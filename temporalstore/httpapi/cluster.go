@@ -64,10 +64,22 @@ func (h *Handler) route(ctx context.Context, r *http.Request, calls []wire.Call)
 	for i := range calls {
 		c := &calls[i]
 		cmd := c.Lend()
-		if c.Unsupported() || len(cmd.Key) == 0 {
-			continue
+		var url string
+		var err error
+		served, _ := h.serves(c)
+		if served {
+			// A context kind goes where the context is served.
+			leader, ok := h.opts.Context.(ContextLeader)
+			if !ok {
+				continue
+			}
+			url, err = leader.ContextLeader(ctx)
+		} else {
+			if c.Unsupported() || len(cmd.Key) == 0 {
+				continue
+			}
+			url, err = cl.Leader(cmd.Namespace, cmd.Table, cmd.Key)
 		}
-		url, err := cl.Leader(cmd.Namespace, cmd.Table, cmd.Key)
 		if err != nil {
 			return "", err
 		}
@@ -75,7 +87,7 @@ func (h *Handler) route(ctx context.Context, r *http.Request, calls []wire.Call)
 		case url == "":
 			mixed = mixed || target != ""
 			target = "-"
-			if !c.Write() {
+			if !c.Write() && !served {
 				reads = append(reads, i)
 			}
 		case target == "" || target == url:

@@ -91,6 +91,16 @@ type ContextKinds interface {
 	ExecuteContext(ctx context.Context, tenant, kind string, raw []byte, mp bool) (any, error)
 }
 
+// ContextLeader is an optional interface of a ContextKinds in a cluster:
+// its kinds are served by one member (the one leading the context's
+// table), and a request of them reaching another is forwarded there.
+type ContextLeader interface {
+	// ContextLeader returns the HTTP base URL of the member serving the
+	// context kinds, "" when it is this one; it fails when there is none
+	// now.
+	ContextLeader(ctx context.Context) (string, error)
+}
+
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
