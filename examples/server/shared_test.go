@@ -49,7 +49,7 @@ func testSharedStorage(t *testing.T, backendName string, flags ...string) {
 	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs(), MaxRedirects: 8, ClusterStateReloadInterval: 250 * time.Millisecond})
 	defer rc.Close()
 	// The writers spread: shard i to the i-th member.
-	require.Eventually(t, func() bool {
+	spread := func() bool {
 		shards, err := rc.ClusterShards(ctx).Result()
 		if err != nil {
 			return false
@@ -63,7 +63,8 @@ func testSharedStorage(t *testing.T, backendName string, flags ...string) {
 			}
 		}
 		return len(writers) == 3
-	}, 20*time.Second, 50*time.Millisecond, "one writer a member")
+	}
+	require.Eventually(t, spread, 20*time.Second, 50*time.Millisecond, "one writer a member")
 
 	var mu sync.Mutex
 	acked := map[string]string{}
@@ -128,6 +129,9 @@ func testSharedStorage(t *testing.T, backendName string, flags ...string) {
 	defer back.Close()
 	require.NoError(t, back.Do(ctx, "READONLY").Err())
 	require.Eventually(t, func() bool { v, err := back.Get(ctx, "key:0:0").Result(); return err == nil && v == "after" }, 10*time.Second, 5*time.Millisecond)
+	// And takes its shard back: one writer a member again.
+	require.Eventually(t, spread, 20*time.Second, 50*time.Millisecond, "the shard back with its member")
+	require.NoError(t, rc.Set(ctx, "key:0:0", "again", 0).Err())
 }
 
 // Histories of concurrent GETs and SETs on the shared-storage backend,

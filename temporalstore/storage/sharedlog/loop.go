@@ -52,7 +52,7 @@ func (l *Log) loop() {
 		if progressed {
 			continue
 		}
-		if !l.opts.ReadOnly && (l.released && l.preferred || time.Since(l.silentSince) > l.opts.LeaseTimeout) {
+		if !l.opts.ReadOnly && (l.released && l.preferred || time.Since(l.silentSince) > l.opts.LeaseTimeout || l.takeBack()) {
 			l.takeOver(ctx)
 			continue
 		}
@@ -62,6 +62,19 @@ func (l *Log) loop() {
 		}
 	}
 }
+
+// takeBack says this member, preferred for the shard, should take it
+// from the writer now: it has been up for handBackAfter leases (it is no
+// passing visitor) and applied all the segment holds. Fencing a live
+// writer is safe: its appends in flight fail with ErrNotLeader, unwritten,
+// and its clients retry here.
+func (l *Log) takeBack() bool {
+	return l.handBack && l.size == l.off && time.Since(l.opened) > handBackAfter*l.opts.LeaseTimeout && l.Writer() != l.opts.Member
+}
+
+// handBackAfter is how many leases a preferred member waits after opening
+// before it takes its shard back.
+const handBackAfter = 2
 
 // failWaiting answers every queued request of a log that is not (or no
 // longer) the writer: err, or storage.ErrNotLeader when nil.

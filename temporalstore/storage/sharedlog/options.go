@@ -68,7 +68,10 @@ type Options struct {
 	// Prefer says this member should write the shard: it takes a log
 	// nobody has written, or whose writer let go of it, at once; the
 	// others wait out a lease first, which gives the preferred member
-	// the time to. Default: every member prefers every shard.
+	// the time to. Once open for two leases and caught up, it takes the
+	// shard back from a writer that is not preferred (after a failover)
+	// by fencing it. Default: nil, every member takes an unwritten or
+	// released log at once, and none takes one back.
 	Prefer func(o storage.LogOptions) bool
 	// Prefix names a shard's directory on the store. Default: its
 	// namespace, table and number, slash-separated.
@@ -108,9 +111,7 @@ func (o Options) withDefaults() Options {
 	if o.Prefix == nil {
 		o.Prefix = DefaultPrefix
 	}
-	if o.Prefer == nil {
-		o.Prefer = func(storage.LogOptions) bool { return true }
-	}
+
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

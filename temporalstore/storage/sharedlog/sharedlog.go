@@ -55,7 +55,8 @@ func (ls *Logs) OpenLog(ctx context.Context, o storage.LogOptions) (storage.Log,
 		return nil, fmt.Errorf("%w: %s", storage.ErrLocked, prefix)
 	}
 	l := &Log{
-		logs: ls, opts: ls.opts, store: ls.opts.Store, prefix: prefix, preferred: ls.opts.Prefer(o),
+		logs: ls, opts: ls.opts, store: ls.opts.Store, prefix: prefix, preferred: ls.opts.Prefer == nil || ls.opts.Prefer(o),
+		handBack: ls.opts.Prefer != nil && ls.opts.Prefer(o), opened: time.Now(),
 		reqs: make(chan *request, 1024), appended: make(chan struct{}, 1), attached: make(chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{}), silentSince: time.Now(),
 	}
@@ -91,6 +92,11 @@ type Log struct {
 	// released says the writer let go: take over at once, if preferred.
 	released  bool
 	preferred bool
+	// handBack says Options.Prefer names this member for the shard: once
+	// up for handBackAfter and caught up, it takes the shard from a writer
+	// that is not preferred. opened is when this log was opened.
+	handBack bool
+	opened   time.Time
 	// behindFront says the value log is behind the oldest segment: the
 	// snapshot is being installed, and following waits for it.
 	behindFront bool

@@ -295,3 +295,31 @@ func TestLeaseBarrier(t *testing.T) {
 		require.ErrorIs(t, a.log.LeaseBarrier(ctx), storage.ErrNotLeader, "a follower now")
 	})
 }
+
+// The member Prefer names takes its shard back from the writer that took
+// it while it was away, once up for two leases and caught up; the old
+// writer's next append is refused, unwritten.
+func TestPreferredMemberTakesItsShardBack(t *testing.T) {
+	storagetest.SharedStores(t, func(t *testing.T, store sharedlog.Store) {
+		ctx := t.Context()
+		prefer := func(name string) sharedlog.Options {
+			o := fast(store, name)
+			o.Prefer = func(storage.LogOptions) bool { return name == "b" }
+			return o
+		}
+		a := open(t, prefer("a"), t.TempDir())
+		require.Eventually(t, a.log.Writing, 5*time.Second, time.Millisecond, "a takes the unwritten log after a lease")
+		_, err := a.log.Append(ctx, rec(1))
+		require.NoError(t, err)
+		opened := time.Now()
+		b := open(t, prefer("b"), t.TempDir())
+		require.False(t, b.log.Writing())
+		require.Eventually(t, b.log.Writing, 5*time.Second, time.Millisecond, "b takes its shard back")
+		require.GreaterOrEqual(t, time.Since(opened), 400*time.Millisecond, "after two leases")
+		_, err = a.log.Append(ctx, rec(2))
+		require.ErrorIs(t, err, storage.ErrNotLeader)
+		idx, err := b.log.Append(ctx, rec(3))
+		require.NoError(t, err)
+		require.Equal(t, uint64(2), idx)
+	})
+}
