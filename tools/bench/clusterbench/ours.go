@@ -46,14 +46,13 @@ type member struct {
 // default table in shards shards, and the extra flags, and waits until
 // each serves and every slot has a leader. Every process ends with ctx.
 func startOurs(ctx context.Context, bin, dir string, shards int, extra ...string) (*oursCluster, error) {
-	raft, err := benchkit.FreeAddrs(3)
+	// One call: two would each close their listeners before the next, and
+	// could hand out the same port twice.
+	addrs, err := benchkit.FreeAddrs(6)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := benchkit.FreeAddrs(3)
-	if err != nil {
-		return nil, err
-	}
+	raft, resp := addrs[:3], addrs[3:]
 	var peers []string
 	for i := range 3 {
 		peers = append(peers, fmt.Sprintf("%d@%s@%s", i+1, raft[i], resp[i]))

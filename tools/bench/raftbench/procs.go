@@ -63,18 +63,12 @@ func startProcs(ctx context.Context, dir string, concurrency int, overHTTP bool)
 	if err != nil {
 		return nil, err
 	}
-	raftAddrs, err := benchkit.FreeAddrs(3)
+	// One call, so no port is handed out twice.
+	addrs, err := benchkit.FreeAddrs(9)
 	if err != nil {
 		return nil, err
 	}
-	httpAddrs, err := benchkit.FreeAddrs(3)
-	if err != nil {
-		return nil, err
-	}
-	kvAddrs, err := benchkit.FreeAddrs(3)
-	if err != nil {
-		return nil, err
-	}
+	raftAddrs, httpAddrs, kvAddrs := addrs[:3], addrs[3:6], addrs[6:]
 	var peers, httpPeers []string
 	for i := range 3 {
 		peers = append(peers, fmt.Sprintf("%d=%s", i+1, raftAddrs[i]))
