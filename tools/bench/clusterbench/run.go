@@ -417,7 +417,7 @@ func summaryPairs(rep *report) benchkit.Pairs {
 		benchkit.NewPair("shared_storage_8w_vs_seed_ratio", sharedVsSeed(rep, 8), 1),
 		benchkit.NewPair("shared_storage_resp_8w_per_s", sharedRESPAt(rep, 8), 0),
 		benchkit.NewPair("shared_storage_ceiling_8w_per_s", sharedCeilingAt(rep, 8), 0),
-		benchkit.NewPair(keySharedVsCeiling, sharedAt(rep, 8)/sharedCeilingAt(rep, 8), 2),
+		benchkit.NewPair(keySharedVsCeiling, sharedVsCeiling(rep, 8), 2),
 	}
 }
 
@@ -483,6 +483,17 @@ func sharedCeilingAt(rep *report, w int) float64 {
 	for _, c := range rep.SharedStorage.Cells {
 		if c.Writers == w && c.Ceiling != nil {
 			return c.Ceiling.PerSec.Median
+		}
+	}
+	return math.NaN()
+}
+
+// sharedVsCeiling is the median over repeats of the engines' writes/s
+// over the same repeat's ceiling at w writers, NaN when not run.
+func sharedVsCeiling(rep *report, w int) float64 {
+	for _, c := range rep.SharedStorage.Cells {
+		if c.Writers == w && c.EnginesVsCeiling != nil {
+			return c.EnginesVsCeiling.Median
 		}
 	}
 	return math.NaN()
