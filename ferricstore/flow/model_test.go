@@ -15,9 +15,9 @@ import (
 // a plain map and searched by scanning, to check the table's indexes.
 type mrec struct {
 	id, typ, state, part, runState, token string
-	prio, runAt, deadline, attempts      int64
-	seq, fencing, version                uint64
-	maxActiveAt                          int64 // 0: none
+	prio, runAt, deadline, attempts       int64
+	seq, fencing, version                 uint64
+	maxActiveAt                           int64 // 0: none
 }
 
 type model struct {
