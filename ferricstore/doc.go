@@ -1,7 +1,7 @@
-// Package ferricstore is Redis's streams, durable on its own logs and
-// usable from Go without a server; package pubsub routes publish/
-// subscribe; package commands serves both over RESP. Durable flows are to
-// come.
+// Package ferricstore is Redis's streams and durable work queues
+// (flows), durable on their own logs and usable from Go without a
+// server; package pubsub routes publish/subscribe; package commands
+// serves them over RESP.
 //
 //	st, err := ferricstore.Open(ferricstore.Options{Dir: "data/streams"})
 //	defer st.Close()
@@ -25,6 +25,19 @@
 // snapshot and lets the log before it go; Open loads the snapshots and
 // replays the logs after them, restoring entries, groups, pending lists
 // and delivery counts exactly.
+//
+// Flows (package flow holds their rules) share the shards' logs: a flow
+// lives on its ID's shard, every call is one logged record (a batch one
+// per shard), and the time it used is logged with it, so replay needs no
+// clock. Blocked claims (Flows.ClaimWait) are served by the writer in the
+// order they blocked, in the batch that made a flow due or when a due
+// time or lease deadline comes; expiries, schedules and the deletion of
+// terminal flows past Options.FlowRetention run on the writer's timer.
+//
+//	fl := st.Flows()
+//	_, err = fl.Create(ctx, flow.Create{ID: "mail-1", Type: "email", Payload: body})
+//	rs, err := fl.ClaimWait(ctx, flow.Claim{Type: "email", State: flow.Queued, Worker: "w1", LeaseMs: 30_000, Limit: 10})
+//	_, err = fl.Complete(ctx, flow.Complete{ID: rs[0].ID, LeaseToken: rs[0].LeaseToken, Fencing: rs[0].Fencing})
 //
 // The methods take Redis's arguments and return its errors (ErrNoSuchKey,
 // stream.ErrNoGroup, stream.ErrIDTooSmall, ...). Streams.Changes lets a

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/temporalstore/temporalstore-go/ferricstore/flow"
 	"github.com/temporalstore/temporalstore-go/ferricstore/stream"
 	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 )
@@ -34,6 +36,11 @@ type shard struct {
 
 	mu      sync.RWMutex
 	streams map[string]*stream.Stream
+	// flows is the shard's flow table; flowWaiters the blocked claims, in
+	// the order they blocked (flows.go); flowStats its counters.
+	flows       *flow.Table
+	flowWaiters []*claimWaiter
+	flowStats   flowCounters
 	// failed, once set (an append failed), refuses every call: what was
 	// applied may not be in the log.
 	failed error
@@ -60,6 +67,11 @@ type request struct {
 	// the op to apply and log, or a result (and no op, code 0) when there
 	// is nothing to change.
 	resolve func(st map[string]*stream.Stream) (op, any, error)
+	// flow, instead of resolve, is a flow command; flowRes its result.
+	// waiter, instead of both, registers a blocked claim.
+	flow    flow.Command
+	flowRes flow.Result
+	waiter  *claimWaiter
 	res     any
 	err     error
 	done    chan struct{}
@@ -81,7 +93,8 @@ func openShard(st *Store, i int) (*shard, error) {
 		l.Close()
 		return nil, err
 	}
-	s := &shard{id: i, store: st, log: l, snapDir: snapDir, streams: map[string]*stream.Stream{}, changed: make(chan struct{}), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	s := &shard{id: i, store: st, log: l, snapDir: snapDir, streams: map[string]*stream.Stream{}, flows: flow.NewTable(),
+		changed: make(chan struct{}), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	if err := s.replay(); err != nil {
 		l.Close()
 		return nil, err
@@ -93,13 +106,13 @@ func openShard(st *Store, i int) (*shard, error) {
 // replay loads the newest snapshot and applies the log's records after
 // it in order.
 func (s *shard) replay() error {
-	streams, index, err := loadSnapshot(s.snapDir, func(name string, err error) {
+	state, index, err := loadSnapshot(s.snapDir, func(name string, err error) {
 		s.store.opts.Logger.Warn("ferricstore: snapshot skipped", "file", name, "err", err)
 	})
 	if err != nil {
 		return err
 	}
-	s.streams, s.snapIndex = streams, index
+	s.streams, s.flows, s.snapIndex = state.streams, state.flows, index
 	if last := s.log.LastIndex(); index > last {
 		// The snapshot outlived the log's unsynced tail (an async shard
 		// after a machine crash): the log goes on after the snapshot.
@@ -115,9 +128,18 @@ func (s *shard) replay() error {
 	defer it.Close()
 	for it.Next() {
 		rec := bytes.Clone(it.Value())
-		o, err := decodeOp(rec)
-		if err == nil {
-			_, err = apply(s.streams, &o)
+		var err error
+		if len(rec) > 0 && rec[0] == flowRecordTag {
+			var now int64
+			var c flow.Command
+			if now, c, err = flow.DecodeRecord(rec[1:]); err == nil {
+				_, err = s.flows.Apply(now, c)
+			}
+		} else {
+			var o op
+			if o, err = decodeOp(rec); err == nil {
+				_, err = apply(s.streams, &o)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("ferricstore: shard %d, record %d: %w", s.id, it.Index(), err)
@@ -142,16 +164,8 @@ func (s *shard) submit(ctx context.Context, resolve func(st map[string]*stream.S
 		return nil, err
 	}
 	r := &request{ctx: ctx, resolve: resolve, done: make(chan struct{})}
-	s.qmu.Lock()
-	if s.closing {
-		s.qmu.Unlock()
-		return nil, ErrClosed
-	}
-	s.queue = append(s.queue, r)
-	s.qmu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
+	if err := s.enqueue(r); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -169,6 +183,7 @@ func (s *shard) write() {
 	defer close(s.stopped)
 	var recs [][]byte
 	var buf []byte
+	var timer *time.Timer
 	for {
 		s.qmu.Lock()
 		batch := s.queue
@@ -179,20 +194,75 @@ func (s *shard) write() {
 			if closing {
 				return
 			}
-			<-s.wake
-			continue
+			// Nothing queued: wait for a request, or for the next time
+			// the flows have something to do (an expiry, a schedule, a
+			// blocked claim's flow coming due).
+			at, ok := s.flowTimer()
+			if !ok {
+				<-s.wake
+				continue
+			}
+			// Waits are capped so that a clock that jumps (or a test's
+			// clock that is moved) is seen soon.
+			wait := min(time.Duration(at-s.store.opts.Now().UnixMilli())*time.Millisecond, maxFlowWait)
+			if wait > 0 {
+				if timer == nil {
+					timer = time.NewTimer(wait)
+				} else {
+					timer.Reset(wait)
+				}
+				select {
+				case <-s.wake:
+					timer.Stop()
+					continue
+				case <-timer.C:
+				}
+			}
 		}
 		recs, buf = recs[:0], buf[:0]
 		var logged []*request
 		var served []*GroupWaiter
+		var claimed []*claimWaiter
+		now := s.store.opts.Now().UnixMilli()
+		flowsChanged := false
+		logFlow := func(c flow.Command) {
+			start := len(buf)
+			buf = append(buf, flowRecordTag)
+			buf = flow.AppendRecord(buf, now, c)
+			recs = append(recs, buf[start:len(buf):len(buf)])
+		}
 		s.mu.Lock()
+		if s.failed == nil {
+			if tick := s.tickDue(now); tick != nil {
+				if res, err := s.flows.Apply(now, tick); err == nil && res.Changed {
+					logFlow(tick)
+					s.flowStats.count(tick, res)
+					flowsChanged = true
+				}
+			}
+		}
 		for _, r := range batch {
 			if s.failed != nil {
 				r.err = s.failed
 				continue
 			}
-			if err := r.ctx.Err(); err != nil {
+			if err := r.ctx.Err(); err != nil && r.waiter == nil {
 				r.err = err
+				continue
+			}
+			if r.waiter != nil {
+				s.flowWaiters = append(s.flowWaiters, r.waiter)
+				flowsChanged = true
+				continue
+			}
+			if r.flow != nil {
+				r.flowRes, r.err = s.flows.Apply(now, r.flow)
+				if r.err == nil && r.flowRes.Changed {
+					logFlow(r.flow)
+					logged = append(logged, r)
+					s.flowStats.count(r.flow, r.flowRes)
+					flowsChanged = true
+				}
 				continue
 			}
 			o, res, err := r.resolve(s.streams)
@@ -224,6 +294,9 @@ func (s *shard) write() {
 				})...)
 			}
 		}
+		if s.failed == nil && len(s.flowWaiters) > 0 && (flowsChanged || len(batch) == 0) {
+			claimed = s.serveClaimsLocked(now, logFlow)
+		}
 		if len(recs) > 0 {
 			s.sinceSnap += len(buf)
 			s.stats.writes.Add(uint64(len(recs)))
@@ -231,10 +304,13 @@ func (s *shard) write() {
 			if _, err := s.log.AppendBatch(context.Background(), recs); err != nil {
 				s.failed = fmt.Errorf("%w: %v", ErrFailed, err)
 				for _, r := range logged {
-					r.res, r.err = nil, s.failed
+					r.res, r.err, r.flowRes = nil, s.failed, flow.Result{}
 				}
 				for _, w := range served {
 					w.entries, w.err = nil, s.failed
+				}
+				for _, w := range claimed {
+					w.records, w.err = nil, s.failed
 				}
 			}
 			close(s.changed)
@@ -249,10 +325,13 @@ func (s *shard) write() {
 		for _, w := range served {
 			close(w.done)
 		}
+		for _, w := range claimed {
+			close(w.ready)
+		}
 		if due {
 			// Only this goroutine changes the state, so it reads it
 			// without the lock, while readers go on.
-			snap := encodeSnapshot(s.streams, snapAt)
+			snap := encodeSnapshot(state{streams: s.streams, flows: s.flows}, snapAt)
 			s.snapshot(snap, snapAt)
 			s.sinceSnap, s.snapSize = 0, len(snap)
 		}

@@ -10,19 +10,21 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/temporalstore/temporalstore-go/ferricstore/flow"
 	"github.com/temporalstore/temporalstore-go/ferricstore/stream"
 )
 
 // A snapshot is a shard's whole state as of a log index, so that the log
 // before it can go:
 //
-//	magic "FSNP" version(1 byte) index(uvarint) nstreams(uvarint) stream*
+//	magic "FSNP" version(1 byte) index(uvarint) nstreams(uvarint) stream* flows
 //	stream = key lastID maxDeletedID entriesAdded(uvarint)
 //	         nentries(uvarint) (id nfields(uvarint) bytes*)*
 //	         ngroups(uvarint) group*
 //	group  = name lastID entriesRead(varint)
 //	         nconsumers(uvarint) (name seen(varint) active(varint))*
 //	         npending(uvarint) (id consumer deliveryTime(varint) count(uvarint))*
+//	flows  = the flow table's snapshot as bytes (version 2 on; none in 1)
 //	then CRC32C (4 bytes, little endian) of everything before it
 //
 // with bytes and names as uvarint length then bytes and IDs as two
@@ -30,7 +32,7 @@ import (
 // directory fsynced; Open loads the newest one that checks out.
 const (
 	snapshotMagic   = "FSNP"
-	snapshotVersion = 1
+	snapshotVersion = 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -38,8 +40,15 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // ErrSnapshot is a snapshot that does not check out.
 var ErrSnapshot = errors.New("ferricstore: damaged snapshot")
 
-// encodeSnapshot encodes streams as of log index.
-func encodeSnapshot(streams map[string]*stream.Stream, index uint64) []byte {
+// state is a shard's state: its streams and its flows.
+type state struct {
+	streams map[string]*stream.Stream
+	flows   *flow.Table
+}
+
+// encodeSnapshot encodes st as of log index.
+func encodeSnapshot(st state, index uint64) []byte {
+	streams := st.streams
 	b := append([]byte(snapshotMagic), snapshotVersion)
 	b = binary.AppendUvarint(b, index)
 	keys := make([]string, 0, len(streams))
@@ -86,26 +95,33 @@ func encodeSnapshot(streams map[string]*stream.Stream, index uint64) []byte {
 			})
 		}
 	}
+	b = appendBytes(b, st.flows.Snapshot())
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
+func appendBytes(dst, p []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(p)))
+	return append(dst, p...)
+}
+
 // decodeSnapshot reads a snapshot; its byte slices are copies.
-func decodeSnapshot(data []byte) (map[string]*stream.Stream, uint64, error) {
+func decodeSnapshot(data []byte) (state, uint64, error) {
 	if len(data) < len(snapshotMagic)+1+4 || string(data[:4]) != snapshotMagic {
-		return nil, 0, ErrSnapshot
+		return state{}, 0, ErrSnapshot
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, 0, ErrSnapshot
+		return state{}, 0, ErrSnapshot
 	}
-	if body[4] != snapshotVersion {
-		return nil, 0, fmt.Errorf("%w: version %d", ErrSnapshot, body[4])
+	version := body[4]
+	if version != 1 && version != snapshotVersion {
+		return state{}, 0, fmt.Errorf("%w: version %d", ErrSnapshot, version)
 	}
 	d := decoder{b: body[5:]}
 	index := d.uvarint()
 	streams := map[string]*stream.Stream{}
-	bad := func(what string) (map[string]*stream.Stream, uint64, error) {
-		return nil, 0, fmt.Errorf("%w: %s", ErrSnapshot, what)
+	bad := func(what string) (state, uint64, error) {
+		return state{}, 0, fmt.Errorf("%w: %s", ErrSnapshot, what)
 	}
 	for n := d.count(1); n > 0 && d.err == nil; n-- {
 		key := string(d.bytes())
@@ -155,10 +171,21 @@ func decodeSnapshot(data []byte) (map[string]*stream.Stream, uint64, error) {
 		}
 		streams[key] = s
 	}
+	flows := flow.NewTable()
+	if version >= 2 {
+		raw := d.bytes()
+		if d.err == nil {
+			t, err := flow.LoadSnapshot(raw)
+			if err != nil {
+				return bad(err.Error())
+			}
+			flows = t
+		}
+	}
 	if d.err != nil || len(d.b) != 0 {
 		return bad("malformed")
 	}
-	return streams, index, nil
+	return state{streams: streams, flows: flows}, index, nil
 }
 
 // snapshotName is the file of a snapshot at index.
@@ -210,10 +237,10 @@ func syncDir(dir string) error {
 
 // loadSnapshot returns dir's newest snapshot that checks out (none: an
 // empty state at index 0). A damaged newer one is logged and skipped.
-func loadSnapshot(dir string, warn func(name string, err error)) (map[string]*stream.Stream, uint64, error) {
+func loadSnapshot(dir string, warn func(name string, err error)) (state, uint64, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "snapshot-*"))
 	if err != nil {
-		return nil, 0, err
+		return state{}, 0, err
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(names)))
 	for _, n := range names {
@@ -223,14 +250,14 @@ func loadSnapshot(dir string, warn func(name string, err error)) (map[string]*st
 		}
 		data, err := os.ReadFile(n)
 		if err != nil {
-			return nil, 0, err
+			return state{}, 0, err
 		}
-		streams, index, err := decodeSnapshot(data)
+		st, index, err := decodeSnapshot(data)
 		if err != nil {
 			warn(n, err)
 			continue
 		}
-		return streams, index, nil
+		return st, index, nil
 	}
-	return map[string]*stream.Stream{}, 0, nil
+	return state{streams: map[string]*stream.Stream{}, flows: flow.NewTable()}, 0, nil
 }

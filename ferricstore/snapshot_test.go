@@ -6,10 +6,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/temporalstore/temporalstore-go/ferricstore/flow"
 	"github.com/temporalstore/temporalstore-go/ferricstore/stream"
 )
 
-func sampleState(t testing.TB) map[string]*stream.Stream {
+func sampleState(t testing.TB) state {
 	s := stream.New()
 	for i := 1; i <= 5; i++ {
 		require.NoError(t, s.Add(stream.ID{Ms: 1, Seq: uint64(i)}, [][]byte{[]byte("f"), []byte("v")}))
@@ -19,32 +20,42 @@ func sampleState(t testing.TB) map[string]*stream.Stream {
 	require.NoError(t, err)
 	s.ReadNew(g, "alice", 3, false, 100)
 	g.CreateConsumer("idle", 50)
-	return map[string]*stream.Stream{"s": s, "empty": stream.New()}
+	flows := flow.NewTable()
+	_, err = flows.Apply(10, &flow.Create{ID: "f1", Type: "job", Payload: []byte("p")})
+	require.NoError(t, err)
+	_, err = flows.Apply(11, &flow.Claim{Type: "job", State: flow.Queued, Worker: "w", LeaseMs: 100, Limit: 1})
+	require.NoError(t, err)
+	return state{streams: map[string]*stream.Stream{"s": s, "empty": stream.New()}, flows: flows}
 }
 
 // FuzzDecodeSnapshot: any bytes decode or are refused, never a panic; a
 // decoded state encodes back to the same bytes.
 func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add(encodeSnapshot(sampleState(f), 42))
-	f.Add(encodeSnapshot(map[string]*stream.Stream{}, 0))
+	f.Add(encodeSnapshot(state{streams: map[string]*stream.Stream{}, flows: flow.NewTable()}, 0))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		streams, index, err := decodeSnapshot(data)
+		st, index, err := decodeSnapshot(data)
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
 		}
-		require.Equal(t, data, encodeSnapshot(streams, index))
+		if data[4] == snapshotVersion {
+			require.Equal(t, data, encodeSnapshot(st, index))
+		}
 	})
 }
 
 func TestSnapshotRoundTripAndDamage(t *testing.T) {
 	data := encodeSnapshot(sampleState(t), 42)
-	streams, index, err := decodeSnapshot(data)
+	st, index, err := decodeSnapshot(data)
 	require.NoError(t, err)
 	require.Equal(t, uint64(42), index)
-	require.Equal(t, data, encodeSnapshot(streams, index))
-	require.Equal(t, 4, streams["s"].Len())
-	require.Equal(t, 3, streams["s"].Group("g").PendingCount())
+	require.Equal(t, data, encodeSnapshot(st, index))
+	require.Equal(t, 4, st.streams["s"].Len())
+	require.Equal(t, 3, st.streams["s"].Group("g").PendingCount())
+	r, ok := st.flows.Get("f1")
+	require.True(t, ok)
+	require.Equal(t, flow.Running, r.State)
 	for i := range data {
 		bad := append([]byte(nil), data...)
 		bad[i] ^= 0x40

@@ -53,6 +53,10 @@ type Options struct {
 	// snapshot is let go; a snapshot also waits until the log has grown
 	// by the last one's size. Default: DefaultSnapshotEvery.
 	SnapshotEvery int
+	// FlowRetention is how long a flow that reached a terminal state
+	// stays readable (FLOW.GET, FLOW.HISTORY, idempotent creates) before
+	// it is deleted; negative keeps them. Default: DefaultFlowRetention.
+	FlowRetention time.Duration
 	// Logger receives recovery events. Default: discarded.
 	Logger *slog.Logger
 }
@@ -74,6 +78,9 @@ type Store struct {
 	opts    Options
 	shards  []*shard
 	streams Streams
+	flows   Flows
+	// claimTurn rotates the shard a claim asks first.
+	claimTurn atomic.Uint64
 }
 
 // Open opens the store in opts.Dir, creating it if need be, and replays
@@ -101,6 +108,9 @@ func Open(opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if opts.FlowRetention == 0 {
+		opts.FlowRetention = DefaultFlowRetention
+	}
 	switch {
 	case existing == 0 && opts.Shards == 0:
 		opts.Shards = DefaultShards
@@ -113,6 +123,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	st := &Store{opts: opts}
 	st.streams = Streams{st: st}
+	st.flows = Flows{st: st}
 	for i := range opts.Shards {
 		sh, err := openShard(st, i)
 		if err != nil {

@@ -33,6 +33,12 @@ type Result struct {
 	Changed bool
 	// Fired, Coalesced, Skipped, Expired and Purged count what a Tick did.
 	Fired, Coalesced, Skipped, Expired, Purged int
+	// Reclaimed is how many of a claim's Records (the first ones) were
+	// reclaimed from an expired lease.
+	Reclaimed int
+	// Waited is, for each record a claim took, how long it had been due
+	// (ms; for a reclaimed flow, since its lease ran out).
+	Waited []int64
 	// Policy is SetPolicy's result; Schedule SetSchedule's.
 	Policy   Policy
 	Schedule Schedule
@@ -275,6 +281,7 @@ func (t *Table) claim(now int64, c *Claim, u *undo) (Result, error) {
 	lease := func(r *Record, kind string) {
 		u.save(t, r.ID, r)
 		t.unindex(r)
+		res.Waited = append(res.Waited, max(0, now-r.NextRunAtMs))
 		from := r.State
 		if from != Running {
 			r.RunState = from
@@ -291,6 +298,7 @@ func (t *Table) claim(now int64, c *Claim, u *undo) (Result, error) {
 	for _, r := range expired {
 		lease(r, EventReclaimed)
 	}
+	res.Reclaimed = len(expired)
 	for _, r := range due {
 		lease(r, EventClaimed)
 	}

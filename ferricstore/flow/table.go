@@ -300,6 +300,13 @@ func (t *Table) NextWake() (ms int64, ok bool) {
 	return ms, ok
 }
 
+// OldestDone is when the flow that became terminal first did; ok is
+// false when none is.
+func (t *Table) OldestDone() (ms int64, ok bool) {
+	first, ok := t.done.Min()
+	return first.at, ok
+}
+
 // sortedKeys returns m's keys in order.
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	ks := make([]K, 0, len(m))
