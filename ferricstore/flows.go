@@ -573,3 +573,14 @@ func (f *Flows) Counts(ctx context.Context) (flow.Counts, error) {
 	}
 	return c, nil
 }
+
+// Effective returns the policy in force for typ's flows in state (the
+// defaults, the type's, then the state's).
+func (f *Flows) Effective(ctx context.Context, typ, state string) flow.Policy {
+	var p flow.Policy
+	_ = f.st.shards[0].readFlows(func(t *flow.Table) error {
+		p = t.Effective(typ, state)
+		return nil
+	})
+	return p
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -169,7 +170,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	broker := pubsub.NewBroker()
 	srv, err := resp.New(resp.Options{Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
 		NotifyKeyspaceEvents: c.notifyEvents, Publish: func(ch string, msg []byte) { broker.Publish(ch, msg) },
-		Commands: ferricmount.Mount(append(commands.Commands(store), commands.PubSubCommands(broker)...))})
+		Commands: ferricmount.Mount(slices.Concat(commands.Commands(store), commands.FlowCommands(store), commands.PubSubCommands(broker)))})
 	if err != nil {
 		store.Close()
 		return err

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -482,7 +483,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
 			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: databases(c),
 			Keyspace: streamKeys{streams.Streams()}, NotifyKeyspaceEvents: c.notifyEvents, Publish: func(ch string, msg []byte) { broker.Publish(ch, msg) },
-			Commands: ferricmount.Mount(append(commands.Commands(streams), commands.PubSubCommands(broker)...)), Cluster: respCluster(node)})
+			Commands: ferricmount.Mount(slices.Concat(commands.Commands(streams), commands.FlowCommands(streams), commands.PubSubCommands(broker))), Cluster: respCluster(node)})
 		if err != nil {
 			shutdown()
 			e.Close()
