@@ -83,11 +83,12 @@ run: ## Run the server on its embedded default (./data, single node): RESP 127.0
 
 # Debian packages the tests use: redis-server (the engine's replies are
 # compared with a real Redis), python3-venv (boto3, Feast and the Python
-# SDK run in virtual environments), openssl (test TLS certificates).
-TEST_DEBS := redis-server redis-tools python3-venv openssl
+# SDK run in virtual environments), openssl (test TLS certificates),
+# postgresql (the flows benchmark's peers, whose harness has a test).
+TEST_DEBS := redis-server redis-tools python3-venv openssl postgresql
 
 .PHONY: deps
-deps: ## Install the system packages the tests use, if missing (redis-server, python3-venv, openssl; apt as root or via sudo).
+deps: ## Install the system packages the tests use, if missing (redis-server, python3-venv, openssl, postgresql; apt as root or via sudo).
 	@if command -v dpkg-query >/dev/null; then scripts/need-debs $(TEST_DEBS); \
 	else command -v redis-server >/dev/null || { echo "deps: install redis-server" >&2; exit 1; }; fi
 
@@ -193,6 +194,10 @@ bench-raft: ## Raft benchmark (3 durable voters vs embedded etcd): cd tools && g
 .PHONY: bench-cluster
 bench-cluster: ## Cluster benchmark (3 server processes as a Redis Cluster vs 3 etcd processes: writes, follower reads, failover; and durable writes at 2/4/8 writers on the shared-storage backend beside seed 000's): cd tools && go run ./bench cluster
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench cluster
+
+.PHONY: bench-flows
+bench-flows: ## Durable work queues end to end (100,000 flows created, claimed, completed, live) vs a SKIP LOCKED queue on PostgreSQL and River: cd tools && go run ./bench flows
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench flows
 
 .PHONY: bench-series
 bench-series: ## Temporal models vs redis-server (window reads, hourly counts, appends) and rollup vs scan: cd tools && go run ./bench series

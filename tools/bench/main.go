@@ -13,6 +13,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/tools/bench/contextbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/enginebench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/feastbare"
+	"github.com/temporalstore/temporalstore-go/tools/bench/flowsbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/objectbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/raftbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/respbench"
@@ -61,6 +62,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return streamsbench.Command(args[1:], stdout, stderr)
 	case "context":
 		return contextbench.Command(args[1:], stdout, stderr)
+	case "flows":
+		return flowsbench.Command(args[1:], stdout, stderr)
 	case "feastbare":
 		return feastbare.Command(args[1:], stdout, stderr)
 	}
@@ -126,6 +129,11 @@ Benchmarks:
         with known evidence, at 10k and 30k nodes (100k by flag): latency
         p50/p95/p99 at a 1,200-token budget (retrieve and pack split),
         recall@1/5/10, MRR, tokens packed and evidence retention in the pack.
+  flows durable work queues end to end: 100,000 flows created, claimed and
+        completed with producers and workers running at once, ours vs a
+        SKIP LOCKED queue on PostgreSQL and River (on PostgreSQL):
+        end-to-end flows/s, due-to-claim p50/p95/p99, every flow checked
+        completed exactly once.
 
 Servers other benchmarks start:
   feastbare --addr HOST:PORT  the Feast benchmark's ceiling (make bench-feast):
@@ -160,6 +168,8 @@ Examples:
 	streamsbench.PrintUsage(w)
 	fmt.Fprintln(w)
 	contextbench.PrintUsage(w)
+	fmt.Fprintln(w)
+	flowsbench.PrintUsage(w)
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.
