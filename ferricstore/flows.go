@@ -59,36 +59,49 @@ func (fc *flowCounters) count(c flow.Command, res flow.Result) {
 	case *flow.Batch:
 		for i, sub := range c.Commands {
 			if res.Items[i].Err == nil {
-				r := flow.Result{Records: []flow.Record{res.Items[i].Record}}
-				fc.count(sub, r)
+				fc.countOne(sub, &res.Items[i].Record)
 			}
 		}
-	case *flow.Create:
-		fc.created.Add(1)
 	case *flow.Claim:
 		fc.reclaimed.Add(uint64(res.Reclaimed))
 		fc.claimed.Add(uint64(len(res.Records) - res.Reclaimed))
+		var sum uint64
 		for _, w := range res.Waited {
-			fc.waitedSum.Add(uint64(w))
+			sum += uint64(w)
 			i, _ := slices.BinarySearch(flowWaitBuckets[:], float64(w))
 			fc.waited[i].Add(1)
 		}
+		fc.waitedSum.Add(sum)
+	case *flow.Tick:
+		fc.expired.Add(uint64(res.Expired))
+		fc.fired.Add(uint64(res.Fired))
+		fc.created.Add(uint64(res.Fired))
+	default:
+		var r *flow.Record
+		if len(res.Records) > 0 {
+			r = &res.Records[0]
+		}
+		fc.countOne(c, r)
+	}
+}
+
+// countOne counts one command on one flow, r its record after it.
+func (fc *flowCounters) countOne(c flow.Command, r *flow.Record) {
+	switch c.(type) {
+	case *flow.Create:
+		fc.created.Add(1)
 	case *flow.Complete:
 		fc.completed.Add(1)
 	case *flow.Fail:
 		fc.failed.Add(1)
 	case *flow.Retry:
-		if len(res.Records) > 0 && res.Records[0].State == flow.Failed {
+		if r != nil && r.State == flow.Failed {
 			fc.failed.Add(1)
 		} else {
 			fc.retried.Add(1)
 		}
 	case *flow.Cancel:
 		fc.cancelled.Add(1)
-	case *flow.Tick:
-		fc.expired.Add(uint64(res.Expired))
-		fc.fired.Add(uint64(res.Fired))
-		fc.created.Add(uint64(res.Fired))
 	}
 }
 
@@ -300,21 +313,37 @@ func (f *Flows) Batch(ctx context.Context, cmds []flow.Command, independent bool
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	byShard := map[*shard][]int{}
-	var order []*shard
-	for i, c := range cmds {
+	// Most batches name flows of one shard (one shard, or a {tag}):
+	// they go as they are.
+	first := (*shard)(nil)
+	one := true
+	for _, c := range cmds {
 		id, ok := flowID(c)
 		if !ok {
 			return nil, fmt.Errorf("%w: %T in a batch", flow.ErrInvalid, c)
 		}
 		sh := f.st.shardOf(id)
+		if first == nil {
+			first = sh
+		}
+		one = one && sh == first
+	}
+	if one {
+		res, err := first.flowDo(ctx, &flow.Batch{Commands: cmds, Independent: independent})
+		return res.Items, err
+	}
+	if !independent {
+		return nil, ErrCrossShardBatch
+	}
+	byShard := map[*shard][]int{}
+	var order []*shard
+	for i, c := range cmds {
+		id, _ := flowID(c)
+		sh := f.st.shardOf(id)
 		if _, seen := byShard[sh]; !seen {
 			order = append(order, sh)
 		}
 		byShard[sh] = append(byShard[sh], i)
-	}
-	if !independent && len(order) > 1 {
-		return nil, ErrCrossShardBatch
 	}
 	out := make([]flow.ItemResult, len(cmds))
 	type part struct {
@@ -338,9 +367,6 @@ func (f *Flows) Batch(ctx context.Context, cmds []flow.Command, independent bool
 	wg.Wait()
 	for _, p := range parts {
 		if p.err != nil {
-			if !independent {
-				return nil, p.err
-			}
 			for _, i := range p.idx {
 				out[i].Err = p.err
 			}
@@ -380,6 +406,10 @@ func flowID(c flow.Command) (string, bool) {
 // asking the shards in turn from a rotating first one; none is nil.
 func (f *Flows) Claim(ctx context.Context, c flow.Claim) ([]flow.Record, error) {
 	n := len(f.st.shards)
+	if n == 1 {
+		res, err := f.st.shards[0].flowDo(ctx, &c)
+		return res.Records, err
+	}
 	first := int(f.st.claimTurn.Add(1) % uint64(n))
 	var out []flow.Record
 	for k := range n {

@@ -20,6 +20,8 @@ type Reply interface {
 	Error(msg string)
 	Int(n int64)
 	Bulk(b []byte)
+	// BulkString writes s as a bulk string.
+	BulkString(s string)
 	// Null is RESP2's null bulk string; NullArray RESP2's null array
 	// (both RESP3's null).
 	Null()

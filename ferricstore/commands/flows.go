@@ -28,7 +28,7 @@ func FlowCommands(st *ferricstore.Store) []Command {
 	}
 	return []Command{
 		write("flow.create", -4, 1, "Creates a durable flow (work item) of a type, due now or at RUN_AT.", h.create),
-		write("flow.create_many", -5, 0, "Creates flows in one write: ITEM id TYPE t [options] ...; all or none unless INDEPENDENT true.", h.many(parseCreate)),
+		write("flow.create_many", -5, 0, "Creates flows in one write: [INDEPENDENT true] [RETURN status|full] ITEM id TYPE t [options] ...; all or none unless INDEPENDENT true; each item answered with its id, state, version and fencing token, or its whole record with RETURN full.", h.many(parseCreate)),
 		write("flow.claim_due", -10, 0, "Leases due flows of a type and state to a worker, optionally blocking until one is due.", h.claim(false)),
 		write("flow.reclaim", -10, 0, "Leases running flows of a type whose lease expired to a worker.", h.claim(true)),
 		write("flow.transition", -5, 1, "Moves a flow to another waiting state, under its lease when running.", h.one(parseTransition)),
@@ -385,18 +385,22 @@ func (h *flowHandler) one(parse parser) func(context.Context, Call, Reply) {
 func (h *flowHandler) many(parse parser) func(context.Context, Call, Reply) {
 	return func(ctx context.Context, c Call, w Reply) {
 		args := c.Args
-		i, independent := 1, false
-		if eq(args[i], "independent") {
-			if i+1 >= len(args) {
-				failFlow(w, argErr(errSyntax))
-				return
+		i, independent, full := 1, false, false
+		for i+1 < len(args) && !eq(args[i], "item") {
+			var err error
+			switch {
+			case eq(args[i], "independent"):
+				independent, err = boolArg(args[i+1])
+			case eq(args[i], "return") && (eq(args[i+1], "full") || eq(args[i+1], "status")):
+				full = eq(args[i+1], "full")
+			default:
+				err = argErr(errSyntax)
 			}
-			b, err := boolArg(args[i+1])
 			if err != nil {
 				failFlow(w, err)
 				return
 			}
-			independent, i = b, i+2
+			i += 2
 		}
 		var cmds []flow.Command
 		for i < len(args) {
@@ -423,13 +427,26 @@ func (h *flowHandler) many(parse parser) func(context.Context, Call, Reply) {
 		}
 		w.Array(len(items))
 		for _, it := range items {
-			if it.Err != nil {
+			switch {
+			case it.Err != nil:
 				failFlow(w, it.Err)
-				continue
+			case full:
+				writeRecord(w, it.Record)
+			default:
+				writeStatus(w, it.Record)
 			}
-			writeRecord(w, it.Record)
 		}
 	}
+}
+
+// writeStatus writes the short form of a batch item's record: its id,
+// state, version and fencing token.
+func writeStatus(w Reply, r flow.Record) {
+	w.Map(4)
+	pair(w, "id", r.ID)
+	pair(w, "state", r.State)
+	pairInt(w, "version", int64(r.Version))
+	pairInt(w, "fencing_token", int64(r.Fencing))
 }
 
 // claim serves FLOW.CLAIM_DUE (and with expired, FLOW.RECLAIM):
@@ -641,9 +658,9 @@ func writePolicy(w Reply, p flow.Policy, generation uint64) {
 	pairInt(w, "jitter_pct", p.JitterPct)
 	pair(w, "exhausted_to", p.ExhaustedTo)
 	pair(w, "mode", strings.ToUpper(p.Mode.String()))
-	w.Bulk([]byte("max_active_ms"))
+	w.BulkString("max_active_ms")
 	if p.MaxActiveMs == 0 {
-		w.Bulk([]byte("INFINITY"))
+		w.BulkString("INFINITY")
 	} else {
 		w.Int(p.MaxActiveMs)
 	}
@@ -731,7 +748,7 @@ func (h *flowHandler) scheduleList(ctx context.Context, c Call, w Reply) {
 	}
 	w.Array(len(names))
 	for _, n := range names {
-		w.Bulk([]byte(n))
+		w.BulkString(n)
 	}
 }
 
@@ -804,13 +821,13 @@ func writeRecord(w Reply, r flow.Record) {
 	pairOpt(w, "parent_flow_id", r.ParentID)
 	pairOpt(w, "root_flow_id", r.RootID)
 	pairOpt(w, "correlation_id", r.CorrelationID)
-	w.Bulk([]byte("attributes"))
+	w.BulkString("attributes")
 	w.Map(len(r.Attributes))
 	for _, a := range r.Attributes {
-		w.Bulk([]byte(a.Key))
-		w.Bulk([]byte(a.Value))
+		w.BulkString(a.Key)
+		w.BulkString(a.Value)
 	}
-	w.Bulk([]byte("max_active_ms"))
+	w.BulkString("max_active_ms")
 	if r.MaxActiveMs == 0 {
 		w.Null()
 	} else {
@@ -819,22 +836,22 @@ func writeRecord(w Reply, r flow.Record) {
 }
 
 func pair(w Reply, k, v string) {
-	w.Bulk([]byte(k))
-	w.Bulk([]byte(v))
+	w.BulkString(k)
+	w.BulkString(v)
 }
 
 // pairOpt writes an empty value as null.
 func pairOpt(w Reply, k, v string) {
-	w.Bulk([]byte(k))
+	w.BulkString(k)
 	if v == "" {
 		w.Null()
 		return
 	}
-	w.Bulk([]byte(v))
+	w.BulkString(v)
 }
 
 func pairBytes(w Reply, k string, v []byte) {
-	w.Bulk([]byte(k))
+	w.BulkString(k)
 	if v == nil {
 		w.Null()
 		return
@@ -843,6 +860,6 @@ func pairBytes(w Reply, k string, v []byte) {
 }
 
 func pairInt(w Reply, k string, v int64) {
-	w.Bulk([]byte(k))
+	w.BulkString(k)
 	w.Int(v)
 }

@@ -39,15 +39,16 @@ func (r *countReply) agg(n int) {
 	r.depth = append(r.depth, n)
 }
 
-func (r *countReply) OK()              { r.elem() }
-func (r *countReply) Simple(string)    { r.elem() }
-func (r *countReply) Error(msg string) { r.errs = append(r.errs, msg); r.elem() }
-func (r *countReply) Int(int64)        { r.elem() }
-func (r *countReply) Bulk([]byte)      { r.elem() }
-func (r *countReply) Null()            { r.elem() }
-func (r *countReply) NullArray()       { r.elem() }
-func (r *countReply) Array(n int)      { r.agg(n) }
-func (r *countReply) Map(n int)        { r.agg(2 * n) }
+func (r *countReply) OK()               { r.elem() }
+func (r *countReply) Simple(string)     { r.elem() }
+func (r *countReply) Error(msg string)  { r.errs = append(r.errs, msg); r.elem() }
+func (r *countReply) Int(int64)         { r.elem() }
+func (r *countReply) Bulk([]byte)       { r.elem() }
+func (r *countReply) BulkString(string) { r.elem() }
+func (r *countReply) Null()             { r.elem() }
+func (r *countReply) NullArray()        { r.elem() }
+func (r *countReply) Array(n int)       { r.agg(n) }
+func (r *countReply) Map(n int)         { r.agg(2 * n) }
 
 // FuzzFlowVerbs: any arguments to any FLOW verb get exactly one reply,
 // never a panic, and never an internal error.

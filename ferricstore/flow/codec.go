@@ -526,7 +526,6 @@ func LoadSnapshot(b []byte) (*Table, error) {
 			ev.Kind, ev.From, ev.To, ev.Worker = d.str(), d.str(), d.str(), d.str()
 			ev.Fencing, ev.Ms, ev.Version = d.uint(), d.int(), d.uint()
 			ev.Detail = d.str()
-			ev.ID = fmt.Sprintf("%d-%d", ev.Ms, ev.Version)
 		}
 		if d.err != nil {
 			return nil, d.err

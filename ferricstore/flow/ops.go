@@ -61,11 +61,26 @@ func (e *BatchError) Error() string { return fmt.Sprintf("%v (batch item %d)", e
 func (e *BatchError) Unwrap() error { return e.Err }
 
 // Apply applies c at now (Unix ms). On error the table is unchanged.
+// The table keeps the byte slices and attributes of c (payloads,
+// results): the caller must not change them afterwards.
 func (t *Table) Apply(now int64, c Command) (Result, error) {
-	var u undo
-	res, err := t.apply(now, c, &u)
-	if err != nil {
+	// A single command checks everything before it changes anything; only
+	// an all-or-nothing batch must undo the items before the one that
+	// failed.
+	var u *undo
+	switch c := c.(type) {
+	case *Batch:
+		if !c.Independent {
+			u = &undo{}
+		}
+	case *Tick:
+		u = &undo{}
+	}
+	res, err := t.apply(now, c, u)
+	if err != nil && u != nil {
 		u.rollback(t)
+	}
+	if err != nil {
 		return Result{}, err
 	}
 	return res, nil
@@ -123,6 +138,9 @@ type savedRecord struct {
 
 // save remembers r (nil for a flow about to be made) before a change.
 func (u *undo) save(t *Table, id string, r *Record) {
+	if u == nil {
+		return
+	}
 	if !u.seqOK {
 		u.seq, u.seqOK = t.seq, true
 	}
@@ -131,6 +149,13 @@ func (u *undo) save(t *Table, id string, r *Record) {
 		return
 	}
 	u.saved = append(u.saved, savedRecord{id: id, existed: true, rec: *r, hist: len(r.history), ptr: r})
+}
+
+// onUndo adds fn to what rollback runs.
+func (u *undo) onUndo(fn func(*Table)) {
+	if u != nil {
+		u.fns = append(u.fns, fn)
+	}
 }
 
 func (u *undo) rollback(t *Table) {
@@ -206,9 +231,9 @@ func (t *Table) create(now int64, c *Create, u *undo) (Result, error) {
 	u.save(t, c.ID, nil)
 	t.seq++
 	r := &Record{
-		ID: c.ID, Type: c.Type, State: state, Partition: c.Partition, Payload: slices.Clone(c.Payload), Priority: c.Priority,
+		ID: c.ID, Type: c.Type, State: state, Partition: c.Partition, Payload: c.Payload, Priority: c.Priority,
 		CreatedMs: now, NextRunAtMs: now, ParentID: c.ParentID, RootID: c.RootID, CorrelationID: c.CorrelationID,
-		Attributes: slices.Clone(c.Attributes), seq: t.seq,
+		Attributes: c.Attributes, seq: t.seq,
 	}
 	if c.HasRunAt {
 		r.NextRunAtMs = c.RunAtMs
@@ -400,9 +425,9 @@ func (t *Table) finish(now int64, id, token string, fencing uint64, state string
 	t.unindex(r)
 	r.State = state
 	if state == Completed {
-		r.Result = slices.Clone(detail)
+		r.Result = detail
 	} else {
-		r.Error = slices.Clone(detail)
+		r.Error = detail
 	}
 	r.LeaseDeadlineMs, r.NextRunAtMs = 0, 0
 	r.event(now, state, Running, state, r.LeaseOwner, "")
@@ -479,7 +504,7 @@ func (t *Table) transition(now int64, c *Transition, u *undo) (Result, error) {
 		r.Priority = c.Priority
 	}
 	if c.HasPayload {
-		r.Payload = slices.Clone(c.Payload)
+		r.Payload = c.Payload
 	}
 	r.event(now, EventTransitioned, from, c.To, "", "")
 	t.index(r)
@@ -517,7 +542,7 @@ func (t *Table) retry(now int64, c *Retry, u *undo) (Result, error) {
 	t.unindex(r)
 	worker := r.LeaseOwner
 	r.Attempts++
-	r.Error = slices.Clone(c.Error)
+	r.Error = c.Error
 	r.LeaseDeadlineMs = 0
 	if r.Attempts <= p.MaxRetries {
 		r.State = r.RunState
@@ -568,7 +593,7 @@ func (t *Table) cancel(now int64, c *Cancel, u *undo) (Result, error) {
 	t.unindex(r)
 	from := r.State
 	r.State = Cancelled
-	r.Error = slices.Clone(c.Reason)
+	r.Error = c.Reason
 	r.LeaseDeadlineMs, r.NextRunAtMs = 0, 0
 	r.event(now, EventCancelled, from, Cancelled, r.LeaseOwner, string(c.Reason))
 	t.index(r)
@@ -674,7 +699,7 @@ func (t *Table) setPolicy(c *SetPolicy, u *undo) (Result, error) {
 	}
 	next := cur.over(c.Policy)
 	next.Generation = cur.Generation + 1
-	u.fns = append(u.fns, func(t *Table) {
+	u.onUndo(func(t *Table) {
 		if had {
 			t.policies[k] = old
 		} else {
@@ -706,13 +731,7 @@ func (t *Table) batch(now int64, c *Batch, u *undo) (Result, error) {
 	}
 	res := Result{Items: make([]ItemResult, len(c.Commands))}
 	for i, cmd := range c.Commands {
-		var r Result
-		var err error
-		if c.Independent {
-			r, err = t.Apply(now, cmd)
-		} else {
-			r, err = t.apply(now, cmd, u)
-		}
+		r, err := t.apply(now, cmd, u)
 		if err != nil && !c.Independent {
 			return Result{}, &BatchError{Index: i, Err: err}
 		}

@@ -2,7 +2,6 @@ package flow
 
 import (
 	"errors"
-	"slices"
 	"strconv"
 )
 
@@ -45,8 +44,9 @@ var (
 // Attr is one named attribute of a flow.
 type Attr struct{ Key, Value string }
 
-// Record is one flow. Records returned by a Table are copies: changing
-// one changes nothing in the table.
+// Record is one flow. Records returned by a Table are copies that share
+// their byte slices and attributes with the table, which never changes
+// those in place (it replaces them): treat them as read-only.
 type Record struct {
 	ID, Type, State string
 	Partition       string
@@ -82,7 +82,7 @@ type Record struct {
 
 // Event is one change of a flow.
 type Event struct {
-	// ID is "<ms>-<version>".
+	// ID is "<ms>-<version>" (filled in by Table.History).
 	ID       string
 	Kind     string
 	From, To string
@@ -111,10 +111,6 @@ const (
 // clone returns a copy of r without its history.
 func (r *Record) clone() Record {
 	c := *r
-	c.Payload = slices.Clone(r.Payload)
-	c.Result = slices.Clone(r.Result)
-	c.Error = slices.Clone(r.Error)
-	c.Attributes = slices.Clone(r.Attributes)
 	c.history = nil
 	return c
 }
@@ -124,10 +120,10 @@ func (r *Record) clone() Record {
 func (r *Record) event(ms int64, kind, from, to, worker, detail string) {
 	r.Version++
 	r.UpdatedMs = ms
-	r.history = append(r.history, Event{
-		ID: strconv.FormatInt(ms, 10) + "-" + strconv.FormatUint(r.Version, 10), Kind: kind, From: from, To: to,
-		Worker: worker, Fencing: r.Fencing, Ms: ms, Version: r.Version, Detail: detail,
-	})
+	if r.history == nil {
+		r.history = make([]Event, 0, 4) // created, claimed, finished: most flows' whole life
+	}
+	r.history = append(r.history, Event{Kind: kind, From: from, To: to, Worker: worker, Fencing: r.Fencing, Ms: ms, Version: r.Version, Detail: detail})
 }
 
 // leaseToken is the token of a claim: "worker:now:fencing".

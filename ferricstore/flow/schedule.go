@@ -132,7 +132,7 @@ func (t *Table) setSchedule(now int64, c *SetSchedule, u *undo) (Result, error) 
 		// targets' names stay unique and its overlap rule still sees it.
 		s.Fired, s.Coalesced, s.Skipped, s.LastTarget = old.Fired, old.Coalesced, old.Skipped, old.LastTarget
 	}
-	u.fns = append(u.fns, func(t *Table) {
+	u.onUndo(func(t *Table) {
 		if had {
 			t.schedules[s.Name] = old
 		} else {
@@ -153,7 +153,7 @@ func (t *Table) deleteSchedule(c *DeleteSchedule, u *undo) (Result, error) {
 	if !ok {
 		return Result{}, ErrScheduleNotFound
 	}
-	u.fns = append(u.fns, func(t *Table) { t.schedules[c.Name] = old })
+	u.onUndo(func(t *Table) { t.schedules[c.Name] = old })
 	delete(t.schedules, c.Name)
 	return Result{Changed: true}, nil
 }
@@ -230,12 +230,12 @@ func (t *Table) fire(now int64, s *Schedule, res *Result, u *undo) error {
 	case busy && s.Overlap == OverlapQueue:
 		return nil
 	case busy && s.Overlap == OverlapFail:
-		u.fns = append(u.fns, restore)
+		u.onUndo(restore)
 		s.Failed = true
 		res.Skipped++
 		return nil
 	}
-	u.fns = append(u.fns, restore)
+	u.onUndo(restore)
 	due := s.NextDueMs
 	// Occurrences passed: this one and every whole interval since.
 	var missed uint64

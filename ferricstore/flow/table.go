@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/google/btree"
 )
@@ -107,6 +108,9 @@ func (t *Table) History(id string, count int, rev bool) ([]Event, bool) {
 		slices.Reverse(out)
 	} else {
 		out = slices.Clone(h[:count])
+	}
+	for i := range out {
+		out[i].ID = strconv.FormatInt(out[i].Ms, 10) + "-" + strconv.FormatUint(out[i].Version, 10)
 	}
 	return out, true
 }

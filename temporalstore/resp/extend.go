@@ -123,6 +123,9 @@ func (w Reply) Int(n int64) { w.c.w.int(n) }
 // Bulk writes a bulk string.
 func (w Reply) Bulk(b []byte) { w.c.w.bulk(b) }
 
+// BulkString writes s as a bulk string, without converting it first.
+func (w Reply) BulkString(s string) { w.c.w.bulkString(s) }
+
 // Null writes the null reply (RESP2's null bulk string).
 func (w Reply) Null() { w.c.w.null() }
 
