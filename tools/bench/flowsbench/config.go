@@ -57,6 +57,10 @@ type Config struct {
 	// Out is the JSON report path; empty means
 	// <repo root>/bench-results/flows.json.
 	Out string
+	// OursCPUProfile, when set, is where a CPU profile of our server is
+	// written: the first seconds of its first run, read from its
+	// /debug/pprof/profile.
+	OursCPUProfile string
 	// Seed seeds the payload bytes (default 1).
 	Seed uint64
 	// Quick marks a reduced run (BENCH_QUICK=1); recorded in the report.
@@ -158,6 +162,10 @@ var options = []option{
 	}),
 	opt("out", "BENCH_OUT", "path", "JSON report path (default <repo root>/bench-results/flows.json)", func(c *Config, v string) error {
 		c.Out = v
+		return nil
+	}),
+	opt("ours-cpuprofile", "BENCH_OURS_CPUPROFILE", "path", "write a CPU profile of our server's first run (its first seconds, up to 10) to path, for go tool pprof", func(c *Config, v string) error {
+		c.OursCPUProfile = v
 		return nil
 	}),
 	opt("seed", "BENCH_SEED", "n", "seed of the random payload bytes (default 1)", func(c *Config, v string) error {
