@@ -1,6 +1,7 @@
 package ferricprom
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/ferricstore"
+	"github.com/temporalstore/temporalstore-go/ferricstore/flow"
 	"github.com/temporalstore/temporalstore-go/ferricstore/pubsub"
 	"github.com/temporalstore/temporalstore-go/ferricstore/stream"
 )
@@ -45,7 +47,58 @@ ferricstore_writes_total{shard="0"} 5
 `), "ferricstore_stream_entries", "ferricstore_stream_pending_entries", "ferricstore_stream_deliveries_total", "ferricstore_writes_total"))
 	n, err := testutil.GatherAndCount(reg)
 	require.NoError(t, err)
-	require.Equal(t, 12, n)
+	require.Equal(t, 28, n)
+}
+
+func TestFlowMetrics(t *testing.T) {
+	st, err := ferricstore.Open(ferricstore.Options{Dir: t.TempDir(), Shards: 1})
+	require.NoError(t, err)
+	defer st.Close()
+	ctx := t.Context()
+	fl := st.Flows()
+	for i := range 3 {
+		_, err := fl.Create(ctx, flow.Create{ID: fmt.Sprint("f", i), Type: "job"})
+		require.NoError(t, err)
+	}
+	got, err := fl.Claim(ctx, flow.Claim{Type: "job", State: flow.Queued, Worker: "w", LeaseMs: 60_000, Limit: 2})
+	require.NoError(t, err)
+	_, err = fl.Complete(ctx, flow.Complete{ID: got[0].ID, LeaseToken: got[0].LeaseToken, Fencing: got[0].Fencing})
+	require.NoError(t, err)
+	_, err = fl.Retry(ctx, flow.Retry{ID: got[1].ID, LeaseToken: got[1].LeaseToken, Fencing: got[1].Fencing})
+	require.NoError(t, err)
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewCollector(st))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP ferricstore_flows_claimed_total Due flows claimed by workers.
+# TYPE ferricstore_flows_claimed_total counter
+ferricstore_flows_claimed_total{shard="0"} 2
+# HELP ferricstore_flows_completed_total Flows completed.
+# TYPE ferricstore_flows_completed_total counter
+ferricstore_flows_completed_total{shard="0"} 1
+# HELP ferricstore_flows_created_total Flows created, schedules' included.
+# TYPE ferricstore_flows_created_total counter
+ferricstore_flows_created_total{shard="0"} 3
+# HELP ferricstore_flows_retried_total Retries granted (the flow waits out its backoff).
+# TYPE ferricstore_flows_retried_total counter
+ferricstore_flows_retried_total{shard="0"} 1
+# HELP ferricstore_flows_waiting Flows waiting in a state to be claimed (due or not).
+# TYPE ferricstore_flows_waiting gauge
+ferricstore_flows_waiting{shard="0"} 2
+# HELP ferricstore_flows_due Waiting flows that are due now.
+# TYPE ferricstore_flows_due gauge
+ferricstore_flows_due{shard="0"} 1
+`), "ferricstore_flows_claimed_total", "ferricstore_flows_completed_total", "ferricstore_flows_created_total",
+		"ferricstore_flows_retried_total", "ferricstore_flows_waiting", "ferricstore_flows_due"))
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == "ferricstore_flow_due_to_claim_seconds" {
+			require.Equal(t, uint64(2), mf.GetMetric()[0].GetHistogram().GetSampleCount())
+			return
+		}
+	}
+	t.Fatal("no due-to-claim histogram")
 }
 
 func TestPubSubCollector(t *testing.T) {
