@@ -29,7 +29,7 @@ func FlowCommands(st *ferricstore.Store) []Command {
 	return []Command{
 		write("flow.create", -4, 1, "Creates a durable flow (work item) of a type, due now or at RUN_AT.", h.create),
 		write("flow.create_many", -5, 0, "Creates flows in one write: [INDEPENDENT true] [RETURN status|full] ITEM id TYPE t [options] ...; all or none unless INDEPENDENT true; each item answered with its id, state, version and fencing token, or its whole record with RETURN full.", h.many(parseCreate)),
-		write("flow.claim_due", -10, 0, "Leases due flows of a type and state to a worker, optionally blocking until one is due.", h.claim(false)),
+		write("flow.claim_due", -10, 0, "Leases due flows of a type and state to a worker, optionally blocking until one is due; RETURN lease answers each with its id, payload, tokens and attempts only.", h.claim(false)),
 		write("flow.reclaim", -10, 0, "Leases running flows of a type whose lease expired to a worker.", h.claim(true)),
 		write("flow.transition", -5, 1, "Moves a flow to another waiting state, under its lease when running.", h.one(parseTransition)),
 		write("flow.transition_many", -7, 0, "FLOW.TRANSITION for many flows in one write.", h.many(parseTransition)),
@@ -456,6 +456,7 @@ func (h *flowHandler) claim(expired bool) func(context.Context, Call, Reply) {
 	return func(ctx context.Context, c Call, w Reply) {
 		cl := flow.Claim{Type: string(c.Args[1]), OnlyExpired: expired}
 		block := time.Duration(-1)
+		leaseForm := false
 		_, err := opts(c.Args, 2, "", func(name string, v []byte) (err error) {
 			var n int64
 			switch name {
@@ -482,6 +483,15 @@ func (h *flowHandler) claim(expired bool) func(context.Context, Call, Reply) {
 				}
 			case "RECLAIM_EXPIRED":
 				cl.ReclaimExpired, err = boolArg(v)
+			case "RETURN":
+				switch {
+				case eq(v, "lease"):
+					leaseForm = true
+				case eq(v, "full"):
+					leaseForm = false
+				default:
+					return argErr(errSyntax)
+				}
 			default:
 				return argErr(errSyntax)
 			}
@@ -508,9 +518,26 @@ func (h *flowHandler) claim(expired bool) func(context.Context, Call, Reply) {
 		}
 		w.Array(len(rs))
 		for _, r := range rs {
-			writeRecord(w, r)
+			if leaseForm {
+				writeLease(w, r)
+			} else {
+				writeRecord(w, r)
+			}
 		}
 	}
+}
+
+// writeLease writes what a worker needs of a claimed flow (RETURN lease):
+// its id, payload, lease and fencing tokens, attempts and the state it
+// was claimed from.
+func writeLease(w Reply, r flow.Record) {
+	w.Map(6)
+	pair(w, "id", r.ID)
+	pairBytes(w, "payload", r.Payload)
+	pair(w, "lease_token", r.LeaseToken)
+	pairInt(w, "fencing_token", int64(r.Fencing))
+	pairInt(w, "attempts", r.Attempts)
+	pair(w, "run_state", r.RunState)
 }
 
 func (h *flowHandler) get(ctx context.Context, c Call, w Reply) {

@@ -63,7 +63,7 @@ func FuzzFlowVerbs(f *testing.F) {
 	for _, seed := range []string{
 		"flow.create a TYPE t PAYLOAD p ATTRIBUTE k v PRIORITY 3",
 		"flow.create_many INDEPENDENT true ITEM a TYPE t ITEM b TYPE t ATTRIBUTE x y",
-		"flow.claim_due t STATE queued WORKER w LEASE_MS 100 LIMIT 5 RECLAIM_EXPIRED true",
+		"flow.claim_due t STATE queued WORKER w LEASE_MS 100 LIMIT 5 RECLAIM_EXPIRED true RETURN lease",
 		"flow.complete_many ITEM a w:1:1 FENCING 1 RESULT r ITEM b w:1:1 FENCING 1",
 		"flow.transition a queued review FENCING 0 RUN_AT 5",
 		"flow.retry a tok FENCING 1 MAX_RETRIES 2 EXHAUSTED_TO dead",

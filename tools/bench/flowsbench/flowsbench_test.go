@@ -136,7 +136,7 @@ func TestPostgresVerify(t *testing.T) {
 	require.NoError(t, q.CreateMany(ctx, items))
 	cs, err := q.Claim(ctx, "w0", 10)
 	require.NoError(t, err)
-	require.ElementsMatch(t, []claimed{{"f00000000", "w0"}, {"f00000001", "w0"}, {"f00000002", "w0"}}, cs)
+	require.ElementsMatch(t, []claimed{{"f00000000", items[0].Payload, "w0"}, {"f00000001", items[1].Payload, "w0"}, {"f00000002", items[2].Payload, "w0"}}, cs)
 	none, err := q.Claim(ctx, "w1", 10)
 	require.NoError(t, err)
 	require.Empty(t, none, "claimed flows are not due")
@@ -161,6 +161,7 @@ func TestPostgresVerify(t *testing.T) {
 type memQueue struct {
 	mu        sync.Mutex
 	queued    []string
+	payloads  map[string][]byte
 	completes map[string]int
 	// redeliver hands the first completed flow out once more.
 	redeliver bool
@@ -175,8 +176,12 @@ func (q *memQueue) Close() error                        { return nil }
 func (q *memQueue) CreateMany(_ context.Context, items []item) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.payloads == nil {
+		q.payloads = map[string][]byte{}
+	}
 	for _, it := range items {
 		q.queued = append(q.queued, it.ID)
+		q.payloads[it.ID] = it.Payload
 	}
 	return nil
 }
@@ -186,12 +191,12 @@ func (q *memQueue) Claim(_ context.Context, worker string, limit int) ([]claimed
 	defer q.mu.Unlock()
 	var out []claimed
 	for len(out) < limit && len(q.queued) > 0 {
-		out = append(out, claimed{ID: q.queued[0], Token: worker})
+		out = append(out, claimed{ID: q.queued[0], Payload: q.payloads[q.queued[0]], Token: worker})
 		q.queued = q.queued[1:]
 	}
 	if q.redeliver && q.completes[flowID(0)] > 0 {
 		q.redeliver = false
-		out = append(out, claimed{ID: flowID(0), Token: worker})
+		out = append(out, claimed{ID: flowID(0), Payload: q.payloads[flowID(0)], Token: worker})
 	}
 	return out, nil
 }

@@ -62,6 +62,7 @@ type runResult struct {
 // system's flows are claimed and completed, until every one is.
 func live(ctx context.Context, cfg Config, s system, items []item, log *slog.Logger) (runResult, *tracker, error) {
 	t := newTracker(len(items))
+	t.payloadBytes = cfg.PayloadBytes
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(ctx)
@@ -140,6 +141,9 @@ func work(ctx context.Context, t *tracker, p poller, name string, limit int) err
 		}
 		idle = idleMin
 		for _, c := range cs {
+			if len(c.Payload) != t.payloadBytes {
+				return fmt.Errorf("worker %s: flow %s came with %d payload bytes, not %d", name, c.ID, len(c.Payload), t.payloadBytes)
+			}
 			t.claimed(c.ID)
 		}
 		if err := p.CompleteMany(ctx, cs); err != nil {

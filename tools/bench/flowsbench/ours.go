@@ -68,7 +68,7 @@ func (q *oursQueue) Name() string { return SystemOurs }
 
 // Describe goes into the report's conditions.
 func (q *oursQueue) Describe() string {
-	return "examples/server built from the checkout (--async=false: a write is acknowledged once its log append is fdatasynced), one process on loopback; go-redis v9 over RESP3, one connection per producer and worker: FLOW.CREATE_MANY INDEPENDENT true, FLOW.CLAIM_DUE ... LIMIT n (no BLOCK, the harness's polling), FLOW.COMPLETE_MANY INDEPENDENT true with each flow's lease token and fencing token"
+	return "examples/server built from the checkout (--async=false: a write is acknowledged once its log append is fdatasynced), one process on loopback; go-redis v9 over RESP3, one connection per producer and worker: FLOW.CREATE_MANY INDEPENDENT true, FLOW.CLAIM_DUE ... LIMIT n RETURN lease (no BLOCK, the harness's polling; each flow's id, payload, tokens and attempts), FLOW.COMPLETE_MANY INDEPENDENT true with each flow's lease token and fencing token"
 }
 
 func (q *oursQueue) Start(ctx context.Context, dir string) error {
@@ -130,7 +130,7 @@ func (q *oursQueue) CreateMany(ctx context.Context, items []item) error {
 
 func (q *oursQueue) Claim(ctx context.Context, worker string, limit int) ([]claimed, error) {
 	res, err := q.rc.Do(ctx, "FLOW.CLAIM_DUE", oursType, "STATE", "queued", "WORKER", worker,
-		"LEASE_MS", strconv.FormatInt(q.cfg.Lease.Milliseconds(), 10), "LIMIT", strconv.Itoa(limit)).Slice()
+		"LEASE_MS", strconv.FormatInt(q.cfg.Lease.Milliseconds(), 10), "LIMIT", strconv.Itoa(limit), "RETURN", "lease").Slice()
 	if err != nil {
 		return nil, err
 	}
@@ -141,9 +141,10 @@ func (q *oursQueue) Claim(ctx context.Context, worker string, limit int) ([]clai
 			return nil, fmt.Errorf("claim: a record is %T", r)
 		}
 		id, _ := m["id"].(string)
+		payload, _ := m["payload"].(string)
 		token, _ := m["lease_token"].(string)
 		fencing, _ := m["fencing_token"].(int64)
-		out = append(out, claimed{ID: id, Token: token + " " + strconv.FormatInt(fencing, 10)})
+		out = append(out, claimed{ID: id, Payload: []byte(payload), Token: token + " " + strconv.FormatInt(fencing, 10)})
 	}
 	return out, nil
 }

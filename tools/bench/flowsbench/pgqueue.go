@@ -46,7 +46,7 @@ WHERE id IN (
 	ORDER BY priority DESC, run_at, id
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED)
-RETURNING id`
+RETURNING id, payload`
 
 // pgComplete completes the flows $1 still held by lease owner $2: a claim
 // that lost its lease (expired, or taken over) completes nothing.
@@ -126,10 +126,11 @@ func (q *pgQueue) Claim(ctx context.Context, worker string, limit int) ([]claime
 	var out []claimed
 	for rows.Next() {
 		var id string
-		if err := rows.Scan(&id); err != nil {
+		var payload []byte
+		if err := rows.Scan(&id, &payload); err != nil {
 			return nil, err
 		}
-		out = append(out, claimed{ID: id, Token: worker})
+		out = append(out, claimed{ID: id, Payload: payload, Token: worker})
 	}
 	return out, rows.Err()
 }

@@ -15,11 +15,14 @@ type item struct {
 	Payload []byte
 }
 
-// claimed is one flow a claim returned: its id and whatever the system
-// needs to complete it under that claim (a lease owner, a fencing token).
+// claimed is one flow a claim returned: its id, its payload (a worker
+// needs it to do the work: every system must hand it over), and whatever
+// the system needs to complete it under that claim (a lease owner, a
+// fencing token).
 type claimed struct {
-	ID    string
-	Token string
+	ID      string
+	Payload []byte
+	Token   string
 }
 
 // system is a durable work queue under test. The harness makes one per

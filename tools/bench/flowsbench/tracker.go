@@ -19,7 +19,10 @@ const maxViolations = 20
 // first claimed, and how often it was claimed and completed. Every method
 // is safe for concurrent use.
 type tracker struct {
-	n  int
+	n int
+	// payloadBytes is every flow's payload size, which a claim must hand
+	// over.
+	payloadBytes int
 	t0 time.Time
 	// createdAt and claimedAt are nanoseconds since t0, plus one so that
 	// zero means "not yet".
