@@ -298,3 +298,47 @@ func TestFlowRetention(t *testing.T) {
 		return err != nil
 	}, 5*time.Second, 10*time.Millisecond)
 }
+
+// A retried flow waits out its backoff on the store's clock, and an
+// interval schedule fires on it, catching up once after a jump.
+func TestFlowTimersFollowTheClock(t *testing.T) {
+	clk := &clock{}
+	clk.ms.Store(10_000)
+	st := openFlows(t, t.TempDir(), clk, 1)
+	defer st.Close()
+	ctx := t.Context()
+	fl := st.Flows()
+	_, err := fl.SetPolicy(ctx, flow.SetPolicy{Type: "job", Policy: flow.Policy{Set: flow.SetBackoff | flow.SetBaseMs | flow.SetMaxMs | flow.SetJitterPct,
+		Backoff: flow.BackoffExponential, BaseMs: 100, MaxMs: 1000}})
+	require.NoError(t, err)
+	_, err = fl.Create(ctx, flow.Create{ID: "a", Type: "job"})
+	require.NoError(t, err)
+	claim := flow.Claim{Type: "job", State: flow.Queued, Worker: "w", LeaseMs: 50, Limit: 1}
+	for attempt, delay := range []int64{100, 200, 400} {
+		rs, err := fl.Claim(ctx, claim)
+		require.NoError(t, err)
+		require.Len(t, rs, 1, "attempt %d", attempt)
+		r, err := fl.Retry(ctx, flow.Retry{ID: "a", LeaseToken: rs[0].LeaseToken, Fencing: rs[0].Fencing})
+		require.NoError(t, err)
+		require.Equal(t, clk.ms.Load()+delay, r.NextRunAtMs)
+		clk.ms.Add(delay - 1)
+		rs, err = fl.Claim(ctx, claim)
+		require.NoError(t, err)
+		require.Empty(t, rs, "not before its backoff")
+		clk.ms.Add(1)
+	}
+
+	_, err = fl.SetSchedule(ctx, flow.SetSchedule{Schedule: flow.Schedule{Name: "beat", Type: "tick", EveryMs: 100}, StartMs: clk.ms.Load() + 1000, HasStart: true})
+	require.NoError(t, err)
+	clk.ms.Add(1000 + 1050) // 11 occurrences came
+	require.Eventually(t, func() bool {
+		s, err := fl.Schedule(ctx, "beat")
+		return err == nil && s.Fired == 1
+	}, 5*time.Second, 10*time.Millisecond, "the writer's timer fires it")
+	s, err := fl.Schedule(ctx, "beat")
+	require.NoError(t, err)
+	require.Equal(t, uint64(10), s.Coalesced)
+	n, err := fl.Counts(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n.Waiting, "the retried flow and the schedule's")
+}
