@@ -19,7 +19,7 @@ const (
 )
 
 // DefaultSystems is the default --systems.
-var DefaultSystems = []string{SystemOurs, SystemPostgres, SystemRiver}
+var DefaultSystems = []string{SystemOurs, SystemPostgres, SystemRiver, SystemCeiling}
 
 // Config is one `bench flows` run. DefaultConfig fills every field.
 type Config struct {
@@ -43,7 +43,7 @@ type Config struct {
 	// 3; quick 1).
 	Repeats int
 	// Systems are the systems to run, in alternation order; a name not
-	// registered is skipped (default ours,postgres,river).
+	// registered is skipped (default ours,postgres,river,ceiling).
 	Systems []string
 	// PGBin is the directory of PostgreSQL's initdb and postgres; empty
 	// means the newest /usr/lib/postgresql/*/bin, else $PATH.
@@ -147,7 +147,7 @@ var options = []option{
 	}),
 	intOption("payload-bytes", "BENCH_PAYLOAD_BYTES", "random bytes of every flow's payload (default 64)", func(c *Config) *int { return &c.PayloadBytes }),
 	intOption("repeats", "BENCH_REPEATS", "runs of every system, alternating, each on a fresh database or data directory (default 3; quick 1)", func(c *Config) *int { return &c.Repeats }),
-	opt("systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours, postgres, river; one not registered in this build is skipped with a log line (default ours,postgres,river; the ratios need ours)", func(c *Config, v string) error {
+	opt("systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours, postgres, river, ceiling (a bare map and an fdatasynced log behind the same verbs: what the client, protocol and disk allow); one not registered in this build is skipped with a log line (default ours,postgres,river,ceiling; the ratios need ours)", func(c *Config, v string) error {
 		c.Systems = benchkit.SplitList(v)
 		return nil
 	}),

@@ -40,7 +40,8 @@
 //     cluster runs as the postgres OS user, which the package creates. One
 //     table holds the queue with a partial index for due claims; a create
 //     batch is one multi-row INSERT, a claim one UPDATE ... WHERE id IN
-//     (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING id, a completion one
+//     (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING id, payload (a worker
+//     needs its flow's payload; every system hands it over), a completion one
 //     UPDATE ... WHERE id = ANY($1) AND state = 'running' AND lease_owner
 //     = $2; each statement its own transaction, so each is durable when
 //     it returns. pgx v5 (pgxpool) over loopback TCP.
@@ -53,8 +54,14 @@
 //     double) and returns nil; a flow is done when River's completion
 //     event arrives, which it sends once the completion is committed.
 //
-// The other system, ours, is the repository's own flows (ferricstore,
-// FLOW.* over RESP); it registers itself beside these.
+// Ours is the repository's own flows: examples/server built from the
+// checkout, FLOW.* over RESP with go-redis (CREATE_MANY, CLAIM_DUE ...
+// RETURN lease, COMPLETE_MANY), durable. The ceiling is what the same
+// client code, protocol and disk allow: a bare RESP server in this
+// process answering the same verbs in the same shapes from a map and a
+// slice, each write command appended to a file and fdatasynced (group
+// commit) before its reply; no leases, histories or indexes. Ours over
+// the ceiling says how much the queue itself costs.
 //
 // The systems alternate within each repeat (benchkit.Alternate), each run
 // on a fresh cluster or data directory. Every ratio is ours/peer of the

@@ -80,7 +80,7 @@ func TestRunPeers(t *testing.T) {
 	require.NoError(t, Run(t.Context(), cfg, &out, benchkit.NewProgress(io.Discard)))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	// Ours is not run here, so its rate and both ratios are n/a.
-	require.Equal(t, "flows: e2e_per_s=n/a vs_postgres_ratio=n/a vs_river_ratio=n/a", lines[len(lines)-1])
+	require.Equal(t, "flows: e2e_per_s=n/a vs_postgres_ratio=n/a vs_river_ratio=n/a vs_ceiling_ratio=n/a", lines[len(lines)-1])
 
 	r := readReport(t, cfg.Out)
 	require.Equal(t, "flows", r.Name)
@@ -250,7 +250,7 @@ func TestHarnessExactlyOnce(t *testing.T) {
 			err := run(t.Context(), cfg, reg, &out, benchkit.NewProgress(io.Discard))
 			r := readReport(t, cfg.Out)
 			require.Equal(t, []string{"ghost"}, r.Skipped)
-			require.Contains(t, out.String(), "flows: e2e_per_s=n/a vs_postgres_ratio=n/a vs_river_ratio=n/a\n")
+			require.Contains(t, out.String(), "flows: e2e_per_s=n/a vs_postgres_ratio=n/a vs_river_ratio=n/a vs_ceiling_ratio=n/a\n")
 			if tc.want == nil {
 				require.NoError(t, err)
 				require.Empty(t, r.Errors)
@@ -303,7 +303,7 @@ func TestSummaryLine(t *testing.T) {
 		SystemPostgres: rates(100, 50, 100),
 		SystemRiver:    rates(30, 20, 10),
 	}, time.Time{})
-	require.Equal(t, "flows: e2e_per_s=200 vs_postgres_ratio=2.00 vs_river_ratio=10.00", benchkit.SummaryLine("flows", r.Summary))
+	require.Equal(t, "flows: e2e_per_s=200 vs_postgres_ratio=2.00 vs_river_ratio=10.00 vs_ceiling_ratio=n/a", benchkit.SummaryLine("flows", r.Summary))
 	require.Equal(t, benchkit.Summary{Min: 2, Median: 2, Max: 3}, *r.VsPostgres)
 	require.Equal(t, benchkit.Summary{Min: 5, Median: 10, Max: 20}, *r.VsRiver)
 }

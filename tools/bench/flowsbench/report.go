@@ -37,6 +37,8 @@ type report struct {
 	// repeat pair (above 1: ours is better); null without both.
 	VsPostgres *benchkit.Summary `json:"vs_postgres_ratio"`
 	VsRiver    *benchkit.Summary `json:"vs_river_ratio"`
+	// VsCeiling is ours over the bare server's rate (SystemCeiling).
+	VsCeiling *benchkit.Summary `json:"vs_ceiling_ratio,omitempty"`
 	// Skipped are the --systems not registered in this build.
 	Skipped []string `json:"skipped,omitempty"`
 	// Errors are the exactly-once violations of every run, by system and
@@ -81,7 +83,7 @@ func newReport(cfg Config, systems []string, runs map[string][]runResult, began 
 		s := benchkit.RatioSpread(rates[SystemOurs], rates[peer], benchkit.HigherIsBetter)
 		return &s
 	}
-	r.VsPostgres, r.VsRiver = ratio(SystemPostgres), ratio(SystemRiver)
+	r.VsPostgres, r.VsRiver, r.VsCeiling = ratio(SystemPostgres), ratio(SystemRiver), ratio(SystemCeiling)
 	r.Summary = summary(r)
 	return r
 }
@@ -102,6 +104,7 @@ func summary(r *report) benchkit.Pairs {
 		benchkit.NewPair("e2e_per_s", rate, 0),
 		benchkit.NewPair("vs_postgres_ratio", median(r.VsPostgres), 2),
 		benchkit.NewPair("vs_river_ratio", median(r.VsRiver), 2),
+		benchkit.NewPair("vs_ceiling_ratio", median(r.VsCeiling), 2),
 	}
 }
 

@@ -29,6 +29,8 @@ func printTable(w io.Writer, r *report) {
 			ratio = spread(r.VsPostgres, 2)
 		case SystemRiver:
 			ratio = spread(r.VsRiver, 2)
+		case SystemCeiling:
+			ratio = spread(r.VsCeiling, 2)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s/%s/%s\t%s\t%s\t\n", name, spread(&s.E2EPerS, 0),
 			benchkit.FormatNumber(s.DueToClaimP50Ms.Median, 1), benchkit.FormatNumber(s.DueToClaimP95Ms.Median, 1), benchkit.FormatNumber(s.DueToClaimP99Ms.Median, 1),

@@ -23,7 +23,7 @@ type tracker struct {
 	// payloadBytes is every flow's payload size, which a claim must hand
 	// over.
 	payloadBytes int
-	t0 time.Time
+	t0           time.Time
 	// createdAt and claimedAt are nanoseconds since t0, plus one so that
 	// zero means "not yet".
 	createdAt, claimedAt []atomic.Int64
