@@ -28,6 +28,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/ferricstore"
 	"github.com/temporalstore/temporalstore-go/ferricstore/commands"
 	"github.com/temporalstore/temporalstore-go/ferricstore/ferricprom"
+	"github.com/temporalstore/temporalstore-go/ferricstore/flowhttp"
 	"github.com/temporalstore/temporalstore-go/ferricstore/pubsub"
 	arkhttp "github.com/temporalstore/temporalstore-go/matrixark/httpapi"
 	"github.com/temporalstore/temporalstore-go/matrixcache"
@@ -106,7 +107,7 @@ var flags = []cli.Flag[config]{
 		c.respAddr = v
 		return nil
 	}},
-	{Name: "http", Env: "TS_HTTP_ADDR", Default: "127.0.0.1:17102", Usage: "HTTP listen address: the command surface (/execute, /batch_execute, /health, /ready, /metrics), context (/context/*) and mem0-compatible memories (/memories, /search); empty turns it off", Set: func(c *config, v string) error {
+	{Name: "http", Env: "TS_HTTP_ADDR", Default: "127.0.0.1:17102", Usage: "HTTP listen address: the command surface (/execute, /batch_execute, /health, /ready, /metrics), context (/context/*), mem0-compatible memories (/memories, /search) and, with --resp on, ferricstore's flows (/flows); empty turns it off", Set: func(c *config, v string) error {
 		c.httpAddr = v
 		return nil
 	}},
@@ -468,6 +469,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+	// flows are ferricstore's, opened with the streams: served on the
+	// HTTP listener too (package flowhttp) when there is one.
+	var flows *ferricstore.Flows
 	if c.respAddr != "" {
 		// Streams live in ferricstore, in a directory of their own, and
 		// their verbs are mounted on the engine's RESP listener.
@@ -478,6 +482,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		closers = append(closers, streams.Close)
 		reg.MustRegister(ferricprom.NewCollector(streams))
+		flows = streams.Flows()
 		broker := pubsub.NewBroker()
 		reg.MustRegister(ferricprom.NewPubSubCollector(broker))
 		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
@@ -515,10 +520,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			e.Close()
 			return err
 		}
-		if node != nil {
-			// The membership routes, beside the command surface.
+		if node != nil || flows != nil {
+			// The membership and flow routes, beside the command surface.
 			mux := http.NewServeMux()
-			mux.Handle("/cluster/", node.AdminHandler())
+			if node != nil {
+				mux.Handle("/cluster/", node.AdminHandler())
+			}
+			if flows != nil {
+				fh := flowhttp.New(flows, flowhttp.Options{ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log})
+				mux.Handle("/flows", fh)
+				mux.Handle("/flows/", fh)
+			}
 			mux.Handle("/", h)
 			h = mux
 		}
