@@ -77,11 +77,7 @@ func (fc *flowCounters) count(c flow.Command, res flow.Result) {
 		fc.fired.Add(uint64(res.Fired))
 		fc.created.Add(uint64(res.Fired))
 	default:
-		var r *flow.Record
-		if len(res.Records) > 0 {
-			r = &res.Records[0]
-		}
-		fc.countOne(c, r)
+		fc.countOne(c, &res.Flow)
 	}
 }
 
@@ -258,10 +254,7 @@ func one(res flow.Result, err error) (flow.Record, error) {
 	if err != nil {
 		return flow.Record{}, err
 	}
-	if len(res.Records) == 0 {
-		return flow.Record{}, fmt.Errorf("ferricstore: a flow command returned no record")
-	}
-	return res.Records[0], nil
+	return res.Flow, nil
 }
 
 // Create makes a flow (FLOW.CREATE).

@@ -13,7 +13,8 @@
 //	_, _ = t.Apply(now, &flow.Create{ID: "order-1", Type: "email"})
 //	res, _ := t.Apply(now, &flow.Claim{Type: "email", State: flow.Queued, Worker: "w1", LeaseMs: 30_000, Limit: 10})
 //	r := res.Records[0]
-//	_, err := t.Apply(now, &flow.Complete{ID: r.ID, LeaseToken: r.LeaseToken, Fencing: r.Fencing})
+//	done, err := t.Apply(now, &flow.Complete{ID: r.ID, LeaseToken: r.LeaseToken, Fencing: r.Fencing})
+//	// done.Flow is the completed record
 //
 // A claim moves a due flow to Running, raises its fencing token and
 // gives it a lease token and a deadline; every call made under the lease

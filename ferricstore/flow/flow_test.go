@@ -65,7 +65,7 @@ func TestCompletionIsExactlyOnce(t *testing.T) {
 	require.True(t, done.Changed)
 	again := apply(t, tb, 3, &Complete{ID: "a", LeaseToken: r.LeaseToken, Fencing: r.Fencing})
 	require.False(t, again.Changed, "a repeated completion under the finishing lease changes nothing")
-	require.Equal(t, done.Records[0].Version, again.Records[0].Version)
+	require.Equal(t, done.Flow.Version, again.Flow.Version)
 
 	_, err := tb.Apply(4, &Fail{ID: "a", LeaseToken: r.LeaseToken, Fencing: r.Fencing})
 	require.ErrorIs(t, err, ErrTerminal)
@@ -88,8 +88,8 @@ func TestCompletionIsExactlyOnce(t *testing.T) {
 	require.Equal(t, "2-3", h[2].ID)
 
 	rw := apply(t, tb, 6, &Rewind{ID: "a"})
-	require.Equal(t, Queued, rw.Records[0].State)
-	require.Equal(t, uint64(4), rw.Records[0].Version)
+	require.Equal(t, Queued, rw.Flow.State)
+	require.Equal(t, uint64(4), rw.Flow.Version)
 }
 
 func TestClaimOrder(t *testing.T) {
@@ -150,7 +150,7 @@ func TestCreateIsIdempotentOnID(t *testing.T) {
 	require.True(t, first.Changed)
 	again := apply(t, tb, 5, c)
 	require.False(t, again.Changed)
-	require.Equal(t, first.Records[0].CreatedMs, again.Records[0].CreatedMs)
+	require.Equal(t, first.Flow.CreatedMs, again.Flow.CreatedMs)
 	_, err := tb.Apply(6, &Create{ID: "a", Type: "job", Payload: []byte("q"), Idempotent: true})
 	require.ErrorIs(t, err, ErrIdempotentConflict)
 	_, err = tb.Apply(6, &Create{ID: "a", Type: "job", Payload: []byte("p")})
@@ -194,7 +194,7 @@ func TestRetryThenExhaustion(t *testing.T) {
 	for attempt := 1; attempt <= 2; attempt++ {
 		r := claim1(t, tb, now, "job", "w")
 		res := apply(t, tb, now, &Retry{ID: "a", LeaseToken: r.LeaseToken, Fencing: r.Fencing, Error: []byte("boom")})
-		got := res.Records[0]
+		got := res.Flow
 		require.Equal(t, Queued, got.State)
 		require.Equal(t, int64(attempt), got.Attempts)
 		require.Equal(t, now+50, got.NextRunAtMs)
@@ -204,15 +204,15 @@ func TestRetryThenExhaustion(t *testing.T) {
 	}
 	r := claim1(t, tb, now, "job", "w")
 	res := apply(t, tb, now, &Retry{ID: "a", LeaseToken: r.LeaseToken, Fencing: r.Fencing})
-	require.Equal(t, Failed, res.Records[0].State)
+	require.Equal(t, Failed, res.Flow.State)
 
 	// Exhaustion to a waiting state, set on the call.
 	apply(t, tb, now, &Create{ID: "b", Type: "job"})
 	r = claim1(t, tb, now, "job", "w")
 	res = apply(t, tb, now, &Retry{ID: "b", LeaseToken: r.LeaseToken, Fencing: r.Fencing,
 		Override: Policy{Set: SetMaxRetries | SetExhaustedTo, MaxRetries: 0, ExhaustedTo: "dead_letter"}})
-	require.Equal(t, "dead_letter", res.Records[0].State)
-	require.Equal(t, now, res.Records[0].NextRunAtMs)
+	require.Equal(t, "dead_letter", res.Flow.State)
+	require.Equal(t, now, res.Flow.NextRunAtMs)
 }
 
 func TestPolicyGeneration(t *testing.T) {

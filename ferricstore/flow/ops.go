@@ -23,8 +23,9 @@ type Command interface{ kind() byte }
 
 // Result is what Apply did.
 type Result struct {
-	// Records are the flows the command returns: the one it made or
-	// changed, or those a claim took.
+	// Flow is the flow a command on one flow made or changed.
+	Flow Record
+	// Records are the flows a claim took.
 	Records []Record
 	// Items are a batch's results, one per command.
 	Items []ItemResult
@@ -226,7 +227,7 @@ func (t *Table) create(now int64, c *Create, u *undo) (Result, error) {
 			r.ParentID != c.ParentID || r.RootID != c.RootID || r.CorrelationID != c.CorrelationID || !slices.Equal(r.Attributes, c.Attributes) {
 			return Result{}, ErrIdempotentConflict
 		}
-		return Result{Records: []Record{r.clone()}}, nil
+		return Result{Flow: r.clone()}, nil
 	}
 	u.save(t, c.ID, nil)
 	t.seq++
@@ -247,7 +248,7 @@ func (t *Table) create(now int64, c *Create, u *undo) (Result, error) {
 	r.event(now, EventCreated, "", state, "", "")
 	t.flows[c.ID] = r
 	t.index(r)
-	return Result{Records: []Record{r.clone()}, Changed: true}, nil
+	return Result{Flow: r.clone(), Changed: true}, nil
 }
 
 // Claim leases due flows of a type in a state to a worker.
@@ -416,7 +417,7 @@ func (t *Table) leased(id, token string, fencing uint64) (*Record, error) {
 func (t *Table) finish(now int64, id, token string, fencing uint64, state string, detail []byte, u *undo) (Result, error) {
 	r, err := t.leased(id, token, fencing)
 	if errors.Is(err, ErrTerminal) && r.State == state {
-		return Result{Records: []Record{r.clone()}}, nil
+		return Result{Flow: r.clone()}, nil
 	}
 	if err != nil {
 		return Result{}, err
@@ -432,7 +433,7 @@ func (t *Table) finish(now int64, id, token string, fencing uint64, state string
 	r.LeaseDeadlineMs, r.NextRunAtMs = 0, 0
 	r.event(now, state, Running, state, r.LeaseOwner, "")
 	t.index(r)
-	return Result{Records: []Record{r.clone()}, Changed: true}, nil
+	return Result{Flow: r.clone(), Changed: true}, nil
 }
 
 // Complete ends a running flow as Completed.
@@ -508,7 +509,7 @@ func (t *Table) transition(now int64, c *Transition, u *undo) (Result, error) {
 	}
 	r.event(now, EventTransitioned, from, c.To, "", "")
 	t.index(r)
-	return Result{Records: []Record{r.clone()}, Changed: true}, nil
+	return Result{Flow: r.clone(), Changed: true}, nil
 }
 
 // Retry sends a running flow back to the state it was claimed from, due
@@ -564,7 +565,7 @@ func (t *Table) retry(now int64, c *Retry, u *undo) (Result, error) {
 		r.RunState, r.LeaseOwner, r.LeaseToken = "", "", ""
 	}
 	t.index(r)
-	return Result{Records: []Record{r.clone()}, Changed: true}, nil
+	return Result{Flow: r.clone(), Changed: true}, nil
 }
 
 // Cancel ends a flow that is not terminal as Cancelled; a running one
@@ -597,7 +598,7 @@ func (t *Table) cancel(now int64, c *Cancel, u *undo) (Result, error) {
 	r.LeaseDeadlineMs, r.NextRunAtMs = 0, 0
 	r.event(now, EventCancelled, from, Cancelled, r.LeaseOwner, string(c.Reason))
 	t.index(r)
-	return Result{Records: []Record{r.clone()}, Changed: true}, nil
+	return Result{Flow: r.clone(), Changed: true}, nil
 }
 
 // ExtendLease moves a running flow's lease deadline to LeaseMs from now.
@@ -626,7 +627,7 @@ func (t *Table) extend(now int64, c *ExtendLease, u *undo) (Result, error) {
 	r.NextRunAtMs = r.LeaseDeadlineMs
 	r.event(now, EventLeaseExtended, Running, Running, r.LeaseOwner, "")
 	t.index(r)
-	return Result{Records: []Record{r.clone()}, Changed: true}, nil
+	return Result{Flow: r.clone(), Changed: true}, nil
 }
 
 // Rewind puts a terminal flow back in a waiting state (Queued when To is
@@ -663,7 +664,7 @@ func (t *Table) rewind(now int64, c *Rewind, u *undo) (Result, error) {
 	r.NextRunAtMs = now
 	r.event(now, EventRewound, from, to, "", "")
 	t.index(r)
-	return Result{Records: []Record{r.clone()}, Changed: true}, nil
+	return Result{Flow: r.clone(), Changed: true}, nil
 }
 
 // SetPolicy sets the fields Policy.Set names of a type's policy (State
@@ -735,10 +736,7 @@ func (t *Table) batch(now int64, c *Batch, u *undo) (Result, error) {
 		if err != nil && !c.Independent {
 			return Result{}, &BatchError{Index: i, Err: err}
 		}
-		res.Items[i].Err = err
-		if len(r.Records) > 0 {
-			res.Items[i].Record = r.Records[0]
-		}
+		res.Items[i].Err, res.Items[i].Record = err, r.Flow
 		res.Changed = res.Changed || r.Changed
 	}
 	return res, nil

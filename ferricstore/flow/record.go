@@ -121,7 +121,7 @@ func (r *Record) event(ms int64, kind, from, to, worker, detail string) {
 	r.Version++
 	r.UpdatedMs = ms
 	if r.history == nil {
-		r.history = make([]Event, 0, 4) // created, claimed, finished: most flows' whole life
+		r.history = make([]Event, 0, 3) // created, claimed, finished: most flows' whole life
 	}
 	r.history = append(r.history, Event{Kind: kind, From: from, To: to, Worker: worker, Fencing: r.Fencing, Ms: ms, Version: r.Version, Detail: detail})
 }
