@@ -234,11 +234,9 @@ func (m *model) apply(now int64, c Command) ([]string, error) {
 		m.bump(r)
 		return []string{c.ID}, nil
 	case *Tick:
-		var ids []string
 		for _, r := range m.sorted(func(r *mrec) bool { return !Terminal(r.state) && r.maxActiveAt > 0 && r.maxActiveAt <= now }, func(a, b *mrec) bool { return a.seq < b.seq }) {
 			r.state, r.deadline, r.runAt = Failed, 0, 0
 			m.bump(r)
-			ids = append(ids, r.id)
 		}
 		return nil, nil
 	}
