@@ -246,31 +246,32 @@ func leaseCall(args [][]byte, i int, stop string, set func(name string, v []byte
 	return id, token, fencing, end, err
 }
 
-func parseComplete(args [][]byte, i int, stop string) (flow.Command, int, error) {
-	c := &flow.Complete{}
-	var err error
-	var end int
-	c.ID, c.LeaseToken, c.Fencing, end, err = leaseCall(args, i, stop, func(name string, v []byte) error {
-		if name != "RESULT" {
+// finishCall reads "id lease FENCING f [opt detail]", the shape of
+// COMPLETE (RESULT) and FAIL (ERROR).
+func finishCall(args [][]byte, i int, stop, opt string) (id, token string, fencing uint64, detail []byte, end int, err error) {
+	id, token, fencing, end, err = leaseCall(args, i, stop, func(name string, v []byte) error {
+		if name != opt {
 			return argErr(errSyntax)
 		}
-		c.Result = append([]byte(nil), v...)
+		detail = append([]byte(nil), v...)
 		return nil
 	})
+	return id, token, fencing, detail, end, err
+}
+
+func parseComplete(args [][]byte, i int, stop string) (flow.Command, int, error) {
+	c := &flow.Complete{}
+	var end int
+	var err error
+	c.ID, c.LeaseToken, c.Fencing, c.Result, end, err = finishCall(args, i, stop, "RESULT")
 	return c, end, err
 }
 
 func parseFail(args [][]byte, i int, stop string) (flow.Command, int, error) {
 	c := &flow.Fail{}
-	var err error
 	var end int
-	c.ID, c.LeaseToken, c.Fencing, end, err = leaseCall(args, i, stop, func(name string, v []byte) error {
-		if name != "ERROR" {
-			return argErr(errSyntax)
-		}
-		c.Error = append([]byte(nil), v...)
-		return nil
-	})
+	var err error
+	c.ID, c.LeaseToken, c.Fencing, c.Error, end, err = finishCall(args, i, stop, "ERROR")
 	return c, end, err
 }
 
