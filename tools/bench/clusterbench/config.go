@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
 )
 
@@ -39,7 +41,10 @@ type Config struct {
 	// cells.
 	SharedWriters []int
 	// Shards is our default table's shard count, each a raft group over
-	// the three members.
+	// the three members. Default: the server's own default on this
+	// machine (temporalstore.SuggestedShards of its processors: 1 below 4
+	// CPUs), as a user running it with no --shards gets; etcd is one raft
+	// group too.
 	Shards int
 	// ValueBytes is the size of every value written.
 	ValueBytes int
@@ -69,7 +74,7 @@ func DefaultConfig(quick bool) Config {
 		Repeats:       3,
 		Concurrency:   []int{1, 16},
 		SharedWriters: []int{2, 4, 8},
-		Shards:        3,
+		Shards:        temporalstore.SuggestedShards(runtime.GOMAXPROCS(0)),
 		ValueBytes:    256,
 		Keyspace:      100_000,
 		ReadKeys:      1000,
@@ -158,7 +163,7 @@ var options = []option{
 		c.SharedWriters = xs
 		return err
 	}),
-	intOption("shards", "BENCH_SHARDS", "our default table's shards, each a raft group over the three members (default 3)", func(c *Config) *int { return &c.Shards }),
+	intOption("shards", "BENCH_SHARDS", "our default table's shards, each a raft group over the three members (default: the server's own default here, 1 below 4 CPUs, 2 below 8, then 4)", func(c *Config) *int { return &c.Shards }),
 	intOption("value-bytes", "BENCH_VALUE_BYTES", "bytes of every value written, random (default 256)", func(c *Config) *int { return &c.ValueBytes }),
 	intOption("keyspace", "BENCH_KEYSPACE", "distinct 16-byte keys the writers pick from at random (default 100000)", func(c *Config) *int { return &c.Keyspace }),
 	intOption("read-keys", "BENCH_READ_KEYS", "keys written before the read loops, which cycle over them (default 1000; quick 300)", func(c *Config) *int { return &c.ReadKeys }),
