@@ -353,6 +353,10 @@ type Engine struct {
 	maintMu              sync.Mutex
 	// lastEvictions is the cache's eviction count at the last round.
 	lastEvictions int64
+	// maintStats adds up the rounds; under maintStatsMu, so that a
+	// scrape does not wait for a round.
+	maintStatsMu sync.Mutex
+	maintStats   MaintenanceStats
 	// expired are the OnExpired functions, writes the OnWrite ones.
 	expired hooks[func(namespace, table string, keys [][]byte)]
 	writes  hooks[WriteHook]

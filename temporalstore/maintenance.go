@@ -67,6 +67,52 @@ type Round struct {
 	Duration time.Duration
 }
 
+// MaintenanceStats adds up the maintenance rounds since Open.
+type MaintenanceStats struct {
+	// Rounds counts the rounds run, Failed those that returned an error.
+	Rounds, Failed uint64
+	// Last is the last round's duration; Total all rounds'.
+	Last, Total time.Duration
+	// Stages are the totals of each stage, in Stages order.
+	Stages []StageReport
+}
+
+// MaintenanceStats returns the rounds' totals.
+func (e *Engine) MaintenanceStats() MaintenanceStats {
+	e.maintStatsMu.Lock()
+	defer e.maintStatsMu.Unlock()
+	s := e.maintStats
+	s.Stages = slices.Clone(s.Stages)
+	return s
+}
+
+// countRound adds r to the totals.
+func (e *Engine) countRound(r Round, err error) {
+	e.maintStatsMu.Lock()
+	defer e.maintStatsMu.Unlock()
+	s := &e.maintStats
+	s.Rounds++
+	if err != nil {
+		s.Failed++
+	}
+	s.Last = r.Duration
+	s.Total += r.Duration
+	if s.Stages == nil {
+		for _, name := range Stages {
+			s.Stages = append(s.Stages, StageReport{Name: name})
+		}
+	}
+	for _, st := range r.Stages {
+		for i := range s.Stages {
+			if s.Stages[i].Name == st.Name {
+				s.Stages[i].Items += st.Items
+				s.Stages[i].Bytes += st.Bytes
+				s.Stages[i].Duration += st.Duration
+			}
+		}
+	}
+}
+
 // Maintain runs one maintenance round over every shard of every table:
 // the Stages, in order, each reporting its cost. Rounds never overlap. It
 // returns the first error it met, after running every stage it could.
@@ -161,7 +207,9 @@ func (e *Engine) Maintain(ctx context.Context) (Round, error) {
 	// leader's rounds sweep, spill and compact, and the replica applies
 	// what they write.
 	errs = slices.DeleteFunc(errs, func(err error) bool { return errors.Is(err, ErrNotLeader) })
-	return r, errors.Join(errs...)
+	err = errors.Join(errs...)
+	e.countRound(r, err)
+	return r, err
 }
 
 // Checkpoint writes a checkpoint of every shard now (a maintenance round

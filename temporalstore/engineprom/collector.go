@@ -46,7 +46,14 @@ var (
 	descCacheItems  = cacheDesc("entries", "Records the cache holds.")
 	descCacheBytes  = cacheDesc("bytes", "Bytes the cache holds.")
 	descPanics      = prometheus.NewDesc("temporalstore_panics_total", "Panics the engine contained in its commands (each answered with an internal error, nothing changed).", nil, nil)
-	descs           = []*prometheus.Desc{descKeys, descCollections, descSpilled, descCollBytes, descRecentBytes, descSpills, descLoads, descPromotions, descIndexBytes, descLiveBytes, descLogBytes, descSpaceAmp, descSegments, descRecords, descFsyncs, descFsyncTime, descWritten, descWriteAmp, descStale, descReadOnly, descCacheHits, descCacheMisses, descCacheEvicts, descCacheItems, descCacheBytes, descPanics}
+	descRounds      = prometheus.NewDesc("temporalstore_maintenance_rounds_total", "Maintenance rounds run (checkpoints and log reclaim, expiry, eviction and spills, memory, compaction).", nil, nil)
+	descRoundFails  = prometheus.NewDesc("temporalstore_maintenance_round_failures_total", "Maintenance rounds that met an error.", nil, nil)
+	descRoundLast   = prometheus.NewDesc("temporalstore_maintenance_last_round_seconds", "How long the last maintenance round took.", nil, nil)
+	descRoundTime   = prometheus.NewDesc("temporalstore_maintenance_round_seconds_total", "Time spent in maintenance rounds.", nil, nil)
+	descStageTime   = prometheus.NewDesc("temporalstore_maintenance_stage_seconds_total", "Time spent in each maintenance stage.", []string{"stage"}, nil)
+	descStageItems  = prometheus.NewDesc("temporalstore_maintenance_stage_items_total", "What each stage did: segments dropped (reclaim_log), keys expired (expire), entries evicted or collections spilled (evict), bytes of memory freed (reclaim_memory), values moved (compact).", []string{"stage"}, nil)
+	descStageBytes  = prometheus.NewDesc("temporalstore_maintenance_stage_bytes_total", "Log bytes each stage gave back (reclaim_log, compact) or memory it freed by spilling (evict).", []string{"stage"}, nil)
+	descs           = []*prometheus.Desc{descRounds, descRoundFails, descRoundLast, descRoundTime, descStageTime, descStageItems, descStageBytes, descKeys, descCollections, descSpilled, descCollBytes, descRecentBytes, descSpills, descLoads, descPromotions, descIndexBytes, descLiveBytes, descLogBytes, descSpaceAmp, descSegments, descRecords, descFsyncs, descFsyncTime, descWritten, descWriteAmp, descStale, descReadOnly, descCacheHits, descCacheMisses, descCacheEvicts, descCacheItems, descCacheBytes, descPanics}
 )
 
 // Collector is a prometheus.Collector over one engine. Create it with
@@ -66,6 +73,16 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descPanics, prometheus.CounterValue, float64(c.e.Panics()))
+	ms := c.e.MaintenanceStats()
+	ch <- prometheus.MustNewConstMetric(descRounds, prometheus.CounterValue, float64(ms.Rounds))
+	ch <- prometheus.MustNewConstMetric(descRoundFails, prometheus.CounterValue, float64(ms.Failed))
+	ch <- prometheus.MustNewConstMetric(descRoundLast, prometheus.GaugeValue, ms.Last.Seconds())
+	ch <- prometheus.MustNewConstMetric(descRoundTime, prometheus.CounterValue, ms.Total.Seconds())
+	for _, st := range ms.Stages {
+		ch <- prometheus.MustNewConstMetric(descStageTime, prometheus.CounterValue, st.Duration.Seconds(), st.Name)
+		ch <- prometheus.MustNewConstMetric(descStageItems, prometheus.CounterValue, float64(st.Items), st.Name)
+		ch <- prometheus.MustNewConstMetric(descStageBytes, prometheus.CounterValue, float64(st.Bytes), st.Name)
+	}
 	if stats, err := c.e.Stats(); err == nil {
 		for _, s := range stats {
 			collectShard(ch, s)
