@@ -84,11 +84,12 @@ run: ## Run the server on its embedded default (./data, single node): RESP 127.0
 # Debian packages the tests use: redis-server (the engine's replies are
 # compared with a real Redis), python3-venv (boto3, Feast and the Python
 # SDK run in virtual environments), openssl (test TLS certificates),
-# postgresql (the flows benchmark's peers, whose harness has a test).
-TEST_DEBS := redis-server redis-tools python3-venv openssl postgresql
+# postgresql (the flows benchmark's peers, whose harness has a test),
+# prometheus (a test scrapes the server with it).
+TEST_DEBS := redis-server redis-tools python3-venv openssl postgresql prometheus
 
 .PHONY: deps
-deps: ## Install the system packages the tests use, if missing (redis-server, python3-venv, openssl, postgresql; apt as root or via sudo).
+deps: ## Install the system packages the tests use, if missing (redis-server, python3-venv, openssl, postgresql, prometheus; apt as root or via sudo).
 	@if command -v dpkg-query >/dev/null; then scripts/need-debs $(TEST_DEBS); \
 	else command -v redis-server >/dev/null || { echo "deps: install redis-server" >&2; exit 1; }; fi
 

@@ -83,6 +83,12 @@ func (e *Engine) MaintenanceStats() MaintenanceStats {
 	defer e.maintStatsMu.Unlock()
 	s := e.maintStats
 	s.Stages = slices.Clone(s.Stages)
+	if s.Stages == nil {
+		// Every stage has its series from the start, at zero.
+		for _, name := range Stages {
+			s.Stages = append(s.Stages, StageReport{Name: name})
+		}
+	}
 	return s
 }
 
