@@ -17,9 +17,12 @@ import (
 // op's record starts with its recordVersion instead.
 const flowRecordTag = 0xF1
 
-// DefaultFlowRetention is Options.FlowRetention's default: how long a
-// terminal flow stays readable before it is deleted.
-const DefaultFlowRetention = 24 * time.Hour
+// Defaults of the terminal flows a shard keeps (Options.FlowRetention,
+// Options.MaxTerminalFlows): they are in memory, so both are bounded.
+const (
+	DefaultFlowRetention    = time.Hour
+	DefaultMaxTerminalFlows = 1_000_000
+)
 
 // maxFlowWait bounds how long a shard's writer sleeps before it looks at
 // the clock again for its flows' timers.
@@ -114,8 +117,9 @@ func (s *shard) retention() int64 {
 // nothing to do.
 func (s *shard) tickDue(now int64) *flow.Tick {
 	ret := s.retention()
+	maxDone := max(s.store.opts.MaxTerminalFlows, 0)
 	wake, ok := s.flows.NextWake()
-	due := ok && wake <= now
+	due := ok && wake <= now || maxDone > 0 && s.flows.DoneLen() > maxDone
 	if ret > 0 {
 		if old, ok := s.flows.OldestDone(); ok && old < now-ret {
 			due = true
@@ -124,7 +128,7 @@ func (s *shard) tickDue(now int64) *flow.Tick {
 	if !due {
 		return nil
 	}
-	t := &flow.Tick{}
+	t := &flow.Tick{MaxDone: maxDone}
 	if ret > 0 {
 		t.PurgeBeforeMs = now - ret
 	}
@@ -140,6 +144,9 @@ func (s *shard) flowTimer() (int64, bool) {
 		return 0, false
 	}
 	at, ok := s.flows.NextWake()
+	if m := s.store.opts.MaxTerminalFlows; m > 0 && s.flows.DoneLen() > m {
+		return s.store.opts.Now().UnixMilli(), true // past the bound: now
+	}
 	if ret := s.retention(); ret > 0 {
 		if old, has := s.flows.OldestDone(); has {
 			at, ok = minOK(at, ok, addMs(old, ret+1))

@@ -342,3 +342,28 @@ func TestFlowTimersFollowTheClock(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, n.Waiting, "the retried flow and the schedule's")
 }
+
+// A shard keeps at most MaxTerminalFlows terminal flows: the oldest go
+// first, whatever the retention.
+func TestMaxTerminalFlows(t *testing.T) {
+	st, err := Open(Options{Dir: t.TempDir(), MaxTerminalFlows: 10, FlowRetention: -1})
+	require.NoError(t, err)
+	defer st.Close()
+	ctx := t.Context()
+	fl := st.Flows()
+	for i := range 25 {
+		id := fmt.Sprint("f", i)
+		_, err := fl.Create(ctx, flow.Create{ID: id, Type: "job"})
+		require.NoError(t, err)
+		_, err = fl.Cancel(ctx, flow.Cancel{ID: id})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		c, err := fl.Counts(ctx)
+		return err == nil && c.Cancelled == 10
+	}, 5*time.Second, 10*time.Millisecond)
+	_, err = fl.Get(ctx, "f24")
+	require.NoError(t, err, "the newest stays")
+	_, err = fl.Get(ctx, "f0")
+	require.ErrorIs(t, err, flow.ErrNotFound, "the oldest went")
+}

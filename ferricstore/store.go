@@ -57,6 +57,10 @@ type Options struct {
 	// stays readable (FLOW.GET, FLOW.HISTORY, idempotent creates) before
 	// it is deleted; negative keeps them. Default: DefaultFlowRetention.
 	FlowRetention time.Duration
+	// MaxTerminalFlows bounds the terminal flows a shard keeps: past it
+	// the oldest are deleted, however recent. Negative keeps them all.
+	// Default: DefaultMaxTerminalFlows.
+	MaxTerminalFlows int
 	// Logger receives recovery events. Default: discarded.
 	Logger *slog.Logger
 }
@@ -110,6 +114,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.FlowRetention == 0 {
 		opts.FlowRetention = DefaultFlowRetention
+	}
+	if opts.MaxTerminalFlows == 0 {
+		opts.MaxTerminalFlows = DefaultMaxTerminalFlows
 	}
 	switch {
 	case existing == 0 && opts.Shards == 0:

@@ -213,6 +213,11 @@ func (e *enc) command(c Command) {
 		}
 	case *Tick:
 		e.int(c.PurgeBeforeMs)
+		if c.MaxDone > 0 {
+			// Last in its record (a Tick is never batched), and left out
+			// at zero, as records before it had none.
+			e.int(int64(c.MaxDone))
+		}
 	}
 }
 
@@ -426,7 +431,15 @@ func (d *dec) command(depth int) Command {
 		}
 		return c
 	case kTick:
-		return &Tick{PurgeBeforeMs: d.int()}
+		c := &Tick{PurgeBeforeMs: d.int()}
+		if len(d.b) > 0 && depth == 0 {
+			n := d.int()
+			if n <= 0 || n > math.MaxInt32 {
+				d.fail("max done")
+			}
+			c.MaxDone = int(n)
+		}
+		return c
 	}
 	d.fail("command kind")
 	return nil

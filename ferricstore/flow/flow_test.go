@@ -279,6 +279,24 @@ func TestMaxActiveAndRetention(t *testing.T) {
 	_, ok = tb.Get("a")
 	require.False(t, ok)
 	require.Equal(t, 1, tb.Len())
+
+	// A bound on terminal flows deletes the oldest past it.
+	for i := range 5 {
+		id := fmt.Sprint("c", i)
+		apply(t, tb, int64(600+i), &Create{ID: id, Type: "job"})
+		apply(t, tb, int64(600+i), &Cancel{ID: id})
+	}
+	res = apply(t, tb, 700, &Tick{MaxDone: 2})
+	require.Equal(t, 3, res.Purged)
+	require.Equal(t, 2, tb.DoneLen())
+	for i, kept := range []bool{false, false, false, true, true} {
+		_, ok := tb.Get(fmt.Sprint("c", i))
+		require.Equal(t, kept, ok, "c%d", i)
+	}
+	rec := AppendRecord(nil, 700, &Tick{PurgeBeforeMs: 5, MaxDone: 2})
+	_, c, err := DecodeRecord(rec)
+	require.NoError(t, err)
+	require.Equal(t, &Tick{PurgeBeforeMs: 5, MaxDone: 2}, c)
 }
 
 func TestScheduleCatchUp(t *testing.T) {

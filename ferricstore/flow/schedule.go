@@ -160,11 +160,14 @@ func (t *Table) deleteSchedule(c *DeleteSchedule, u *undo) (Result, error) {
 
 // Tick does what time calls for at now: flows alive past their
 // MaxActiveMs fail, schedules whose occurrence came make their flows,
-// and terminal flows that ended before PurgeBeforeMs (when positive) are
-// deleted. The caller picks PurgeBeforeMs (now less a retention), so a
+// and terminal flows that ended before PurgeBeforeMs (when positive), or
+// the oldest beyond MaxDone, are deleted. The caller picks PurgeBeforeMs (now less a retention), so a
 // logged Tick replays the same.
 type Tick struct {
 	PurgeBeforeMs int64
+	// MaxDone, when positive, also deletes the oldest terminal flows
+	// beyond that many.
+	MaxDone int
 }
 
 func (*Tick) kind() byte { return kTick }
@@ -205,14 +208,24 @@ func (t *Table) tick(now int64, c *Tick, u *undo) (Result, error) {
 			return true
 		})
 		for _, r := range old {
-			u.save(t, r.ID, r)
-			t.unindex(r)
-			delete(t.flows, r.ID)
+			t.purge(r, u)
 			res.Purged++
 		}
 	}
+	for c.MaxDone > 0 && t.done.Len() > c.MaxDone {
+		oldest, _ := t.done.Min()
+		t.purge(oldest.r, u)
+		res.Purged++
+	}
 	res.Changed = res.Expired+res.Fired+res.Skipped+res.Purged > 0 || res.Coalesced > 0
 	return res, nil
+}
+
+// purge deletes terminal flow r.
+func (t *Table) purge(r *Record, u *undo) {
+	u.save(t, r.ID, r)
+	t.unindex(r)
+	delete(t.flows, r.ID)
 }
 
 // fire makes schedule s's flow if an occurrence came.

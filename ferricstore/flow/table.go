@@ -304,6 +304,9 @@ func (t *Table) NextWake() (ms int64, ok bool) {
 	return ms, ok
 }
 
+// DoneLen is how many flows are terminal.
+func (t *Table) DoneLen() int { return t.done.Len() }
+
 // OldestDone is when the flow that became terminal first did; ok is
 // false when none is.
 func (t *Table) OldestDone() (ms int64, ok bool) {
