@@ -19,7 +19,7 @@ func TestAtomicIsolatesItsWrites(t *testing.T) {
 	defer e.Close()
 	ctx := t.Context()
 	exec(t, e, Command{Kind: KindMSet, Keys: bs("{a}x", "{a}y"), Args: bs("0", "0")})
-	stop := make(chan struct{})
+	stop, reading := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	torn, reads := 0, 0
 	wg.Add(1)
@@ -36,11 +36,17 @@ func TestAtomicIsolatesItsWrites(t *testing.T) {
 				panic(err)
 			}
 			reads++
+			if reads == 1 {
+				close(reading)
+			}
 			if string(r.Values[0]) != string(r.Values[1]) {
 				torn++
 			}
 		}
 	}()
+	// The transactions start once the reader reads: 100 of them on the
+	// in-memory log can finish before it is scheduled at all.
+	<-reading
 	for range 100 {
 		require.NoError(t, e.Atomic(ctx, "", "", []byte("{a}x"), func(tx *Tx) error {
 			if _, err := tx.Execute(ctx, Command{Kind: KindIncrBy, Key: b("{a}x"), Delta: 1}); err != nil {
