@@ -435,7 +435,7 @@ func (f *Flows) Claim(ctx context.Context, c flow.Claim) ([]flow.Record, error) 
 // error, when ctx ended first.
 func (f *Flows) ClaimWait(ctx context.Context, c flow.Claim) ([]flow.Record, error) {
 	// A claim the table refuses is refused now rather than when served.
-	if _, err := flow.NewTable().Apply(0, &c); err != nil {
+	if err := c.Check(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -445,7 +445,7 @@ func (f *Flows) ClaimWait(ctx context.Context, c flow.Claim) ([]flow.Record, err
 	for _, sh := range f.st.shards {
 		r := &request{ctx: context.Background(), waiter: w, done: make(chan struct{})}
 		if err := sh.enqueue(r); err != nil {
-			f.cancel(w)
+			w.giveUp()
 			return nil, err
 		}
 	}
@@ -453,7 +453,7 @@ func (f *Flows) ClaimWait(ctx context.Context, c flow.Claim) ([]flow.Record, err
 	case <-w.ready:
 		return w.records, w.err
 	case <-ctx.Done():
-		if f.cancel(w) {
+		if w.giveUp() {
 			return nil, nil
 		}
 		<-w.ready
@@ -461,8 +461,8 @@ func (f *Flows) ClaimWait(ctx context.Context, c flow.Claim) ([]flow.Record, err
 	}
 }
 
-// cancel gives up w unless a shard served it; it reports whether it did.
-func (f *Flows) cancel(w *claimWaiter) bool {
+// giveUp ends w unless a shard served it; it reports whether it did.
+func (w *claimWaiter) giveUp() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.finished.Load() {
@@ -472,7 +472,7 @@ func (f *Flows) cancel(w *claimWaiter) bool {
 	return true
 }
 
-// read runs fn on shard s's flows under the read lock.
+// readFlows runs fn on shard s's flows under the read lock.
 func (s *shard) readFlows(fn func(t *flow.Table) error) error {
 	if s.store.closed.Load() {
 		return ErrClosed

@@ -65,21 +65,15 @@ type argErr string
 
 func (e argErr) Error() string { return string(e) }
 
-// failFlow writes a flow call's error.
+// failFlow writes a flow call's error: an argument's as it is, any other
+// (the flow package's, a batch's with its index, a closed store's) after
+// "ERR ".
 func failFlow(w Reply, err error) {
-	var ae argErr
-	var be *flow.BatchError
-	switch {
-	case errors.As(err, &ae):
+	if ae, ok := errors.AsType[argErr](err); ok {
 		w.Error(string(ae))
-	case errors.As(err, &be):
-		w.Error("ERR " + be.Error())
-	case errors.Is(err, ferricstore.ErrClosed), errors.Is(err, ferricstore.ErrFailed), errors.Is(err, context.Canceled),
-		errors.Is(err, context.DeadlineExceeded):
-		w.Error("ERR " + err.Error())
-	default:
-		w.Error("ERR " + err.Error())
+		return
 	}
+	w.Error("ERR " + err.Error())
 }
 
 // opts walks a call's OPTION value pairs from args[i:] and hands each to

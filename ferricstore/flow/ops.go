@@ -269,16 +269,24 @@ type Claim struct {
 
 func (*Claim) kind() byte { return kClaim }
 
-func (t *Table) claim(now int64, c *Claim, u *undo) (Result, error) {
+// Check reports whether a table would refuse c whatever it holds.
+func (c *Claim) Check() error {
 	switch {
 	case c.Type == "" || c.State == "" || c.Worker == "":
-		return Result{}, fmt.Errorf("%w: a claim needs a type, a state and a worker", ErrInvalid)
+		return fmt.Errorf("%w: a claim needs a type, a state and a worker", ErrInvalid)
 	case c.State == Running || Terminal(c.State):
-		return Result{}, ErrWrongState
+		return ErrWrongState
 	case c.LeaseMs <= 0:
-		return Result{}, fmt.Errorf("%w: LEASE_MS must be positive", ErrInvalid)
+		return fmt.Errorf("%w: LEASE_MS must be positive", ErrInvalid)
 	case c.Limit <= 0 || c.Limit > MaxClaimLimit:
-		return Result{}, fmt.Errorf("%w: LIMIT must be between 1 and %d", ErrInvalid, MaxClaimLimit)
+		return fmt.Errorf("%w: LIMIT must be between 1 and %d", ErrInvalid, MaxClaimLimit)
+	}
+	return nil
+}
+
+func (t *Table) claim(now int64, c *Claim, u *undo) (Result, error) {
+	if err := c.Check(); err != nil {
+		return Result{}, err
 	}
 	match := func(r *Record) bool {
 		return (!c.HasPartition || r.Partition == c.Partition) && (!c.HasPriority || r.Priority == c.Priority)
