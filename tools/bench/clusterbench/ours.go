@@ -295,3 +295,17 @@ func levelAndMsg(line string) (level, msg string) {
 	}
 	return field("level"), field("msg")
 }
+
+// leaders is how many slots each member leads, by "member N".
+func (c *oursCluster) leaders(ctx context.Context) (map[string]int, error) {
+	shards, err := c.members[0].shards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	led, _ := ledSlots(shards)
+	out := map[string]int{}
+	for _, m := range c.members {
+		out[fmt.Sprint("member ", m.id)] = led[m.resp]
+	}
+	return out, nil
+}

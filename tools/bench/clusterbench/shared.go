@@ -34,14 +34,8 @@ func runShared(ctx context.Context, cfg Config, bin, dir string, repeat int, log
 			log.Warn("shared did not stop cleanly", "err", serr)
 		}
 	}()
-	shards, err := c.members[0].shards(ctx)
-	if err != nil {
+	if run.Leaders, err = c.leaders(ctx); err != nil {
 		return run, err
-	}
-	led, _ := ledSlots(shards)
-	run.Leaders = map[string]int{}
-	for _, m := range c.members {
-		run.Leaders[fmt.Sprint("member ", m.id)] = led[m.resp]
 	}
 	counter := newReplyCounter()
 	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), MaxRedirects: 8, PoolSize: max(slices.Max(cfg.SharedWriters)+2, 10)})

@@ -169,14 +169,8 @@ func runOurs(ctx context.Context, cfg Config, bin, dir string, repeat int, log *
 			log.Warn("ours did not stop cleanly", "err", serr)
 		}
 	}()
-	shards, err := c.members[0].shards(ctx)
-	if err != nil {
+	if run.Leaders, err = c.leaders(ctx); err != nil {
 		return run, err
-	}
-	led, _ := ledSlots(shards)
-	run.Leaders = map[string]int{}
-	for _, m := range c.members {
-		run.Leaders[fmt.Sprint("member ", m.id)] = led[m.resp]
 	}
 	run.Unhealthy = c.unhealthy(ctx)
 	counter := newReplyCounter()
@@ -205,10 +199,11 @@ func runOurs(ctx context.Context, cfg Config, bin, dir string, repeat int, log *
 	}); err != nil {
 		return run, fmt.Errorf("writing the read keys: %w", err)
 	}
-	if shards, err = c.members[0].shards(ctx); err != nil {
+	shards, err := c.members[0].shards(ctx)
+	if err != nil {
 		return run, err
 	}
-	led, _ = ledSlots(shards)
+	led, _ := ledSlots(shards)
 	reader := c.members[0]
 	for _, m := range c.members[1:] {
 		if led[m.resp] < led[reader.resp] {
