@@ -121,16 +121,29 @@ func TestClaimWaitServesInOrder(t *testing.T) {
 			require.NoError(t, err)
 			results[i] <- rs
 		}()
+		// Waiter i is registered before waiter i+1 starts: count the live
+		// ones, as the one that timed out above may still be listed.
 		require.Eventually(t, func() bool {
 			st.shards[0].mu.RLock()
 			defer st.shards[0].mu.RUnlock()
-			return len(st.shards[0].flowWaiters) == i+1
+			live := 0
+			for _, w := range st.shards[0].flowWaiters {
+				if !w.finished.Load() {
+					live++
+				}
+			}
+			return live == i+1
 		}, 5*time.Second, time.Millisecond)
 	}
 	for i := range 3 {
 		_, err := fl.Create(ctx, flow.Create{ID: fmt.Sprint("f", i), Type: "job"})
 		require.NoError(t, err)
-		rs := <-results[i]
+		var rs []flow.Record
+		select {
+		case rs = <-results[i]:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("waiter %d was not served", i)
+		}
 		require.Len(t, rs, 1)
 		require.Equal(t, fmt.Sprint("f", i), rs[0].ID)
 		require.Equal(t, fmt.Sprint("w", i), rs[0].LeaseOwner, "served in the order they blocked")
