@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/temporalstore/temporalstore-go/examples/internal/servertest"
 	"github.com/temporalstore/temporalstore-go/examples/raft-kv/kvwire"
 
 	"github.com/temporalstore/temporalstore-go/matrixraft"
@@ -177,15 +177,8 @@ type procCluster struct {
 func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
 	var out []string
-	var lns []net.Listener
 	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().String())
-	}
-	for _, ln := range lns {
-		ln.Close()
+		out = append(out, servertest.FreeAddr(t))
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"net"
 	"os/exec"
 	"strings"
 	"sync"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/examples/internal/freeport"
 )
 
 // readyTimeout bounds how long Start waits for the "ready" line.
@@ -27,13 +28,13 @@ func Build(bin string) error {
 	return nil
 }
 
-// FreeAddr is a loopback address with a port nothing listens on now.
+// FreeAddr is a loopback address with a port nothing listens on now,
+// chosen as freeport.Addr chooses (outside the ephemeral range).
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeport.Addr()
 	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
+	return a
 }
 
 // Server is a running server process and the log it has written so far.
