@@ -166,6 +166,23 @@ func (c *cluster) leader() *replica {
 	return nil
 }
 
+// appendBatch appends recs through whichever replica leads, again when
+// the leader lost its term before taking them (ErrNotLeader: nothing was
+// appended), as a client of a cluster does: on a loaded machine an
+// election timeout of 50 ms passes now and then.
+func (c *cluster) appendBatch(ctx context.Context, recs ...[]byte) uint64 {
+	c.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		idx, err := c.leader().log.AppendBatch(ctx, recs)
+		if errors.Is(err, storage.ErrNotLeader) && time.Now().Before(deadline) {
+			continue
+		}
+		require.NoError(c.t, err)
+		return idx
+	}
+}
+
 // waitFor waits until r's value log holds index.
 func (c *cluster) waitFor(r *replica, index uint64) {
 	c.t.Helper()
@@ -185,18 +202,16 @@ func rec(i int) []byte { return fmt.Appendf(nil, "record-%d", i) }
 
 func TestReplicasHoldTheSameRecords(t *testing.T) {
 	c := newCluster(t, 3, fastRaft)
-	ld := c.leader()
 	ctx := t.Context()
 	var last uint64
 	for i := range 50 {
-		idx, err := ld.log.Append(ctx, rec(i))
-		require.NoError(t, err)
+		idx := c.appendBatch(ctx, rec(i))
 		require.Equal(t, uint64(i+1), idx)
 		last = idx
 	}
-	first, err := ld.log.AppendBatch(ctx, [][]byte{rec(50), rec(51)})
-	require.NoError(t, err)
+	first := c.appendBatch(ctx, rec(50), rec(51))
 	require.Equal(t, last+1, first)
+	ld := c.leader()
 	for _, r := range c.reps {
 		c.waitFor(r, first+1)
 		for i := range 52 {
@@ -243,10 +258,8 @@ func TestRestartSkipsWhatTheValueLogHolds(t *testing.T) {
 	raft.SnapshotEntries, raft.CatchUpEntries = 16, 4
 	c := newCluster(t, 3, raft)
 	ctx := t.Context()
-	ld := c.leader()
 	for i := range 100 {
-		_, err := ld.log.Append(ctx, rec(i))
-		require.NoError(t, err)
+		c.appendBatch(ctx, rec(i))
 	}
 	for _, r := range c.reps {
 		c.waitFor(r, 100)
@@ -259,10 +272,7 @@ func TestRestartSkipsWhatTheValueLogHolds(t *testing.T) {
 	for _, r := range c.reps {
 		c.start(r)
 	}
-	ld = c.leader()
-	idx, err := ld.log.Append(ctx, rec(100))
-	require.NoError(t, err)
-	require.Equal(t, uint64(101), idx)
+	require.Equal(t, uint64(101), c.appendBatch(ctx, rec(100)))
 	for _, r := range c.reps {
 		c.waitFor(r, 101)
 		require.Equal(t, uint64(101), r.log.LastIndex(), "replica %d", r.id)
