@@ -30,9 +30,13 @@
 // bytes is stored compressed (zstd, or S2 with [CompressionFast]) when that
 // makes it smaller.
 //
-// A failed write or fdatasync makes the log fail permanently: every later call
-// returns the same error, because after a failed fsync the kernel may have
-// dropped the dirty pages and retrying would report success for lost data.
+// A failed write or fdatasync makes the log fail: every later append returns
+// the same error, because after a failed fsync the kernel may have dropped
+// the dirty pages and retrying would report success for lost data. Reads go
+// on. [Log.Recover] brings a failed log back without closing it: it cuts the
+// records after the last one its caller acknowledged (their appends failed),
+// checks the records written since the last successful fdatasync against the
+// files and writes them again before syncing, and takes appends again.
 //
 // # Recovery
 //
