@@ -48,7 +48,10 @@
 // STREAMING-UNSIGNED-PAYLOAD-TRAILER) are decoded with every chunk and
 // trailer signature checked. An x-amz-checksum-* header or trailer (CRC32,
 // CRC32C, CRC64NVME, SHA-1, SHA-256) and Content-MD5 are verified too. A body
-// that fails any check is not stored.
+// that fails any check is not stored. An access key with a Scope
+// (Options.Scopes) reaches only the buckets whose names start with its
+// prefix (ListBuckets lists those; other requests are AccessDenied), and
+// with ReadOnly only lists, heads and gets.
 //
 // Errors are S3's XML error documents with S3's codes and statuses
 // (NoSuchBucket 404, NoSuchKey 404, BucketNotEmpty 409,

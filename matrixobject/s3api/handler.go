@@ -41,6 +41,10 @@ type Options struct {
 	// AllowAnonymous serves unsigned requests (signed ones are still
 	// checked). Default: false.
 	AllowAnonymous bool
+	// Scopes confine access keys of Credentials to buckets of a prefix,
+	// and to reads, by access key (see Scope). Default: none, every key
+	// reaches every bucket.
+	Scopes map[string]Scope
 	// Region is the only region accepted in a signature's scope. Default:
 	// "us-east-1".
 	Region string
@@ -91,6 +95,11 @@ func (o Options) Validate() error {
 			return fmt.Errorf("%w: access key %q: empty key or secret, or a slash in the key", ErrInvalidOptions, k)
 		}
 	}
+	for k, s := range o.Scopes {
+		if _, ok := o.Credentials[k]; !ok || s.BucketPrefix == "" {
+			return fmt.Errorf("%w: scope of access key %q: not a credential, or no bucket prefix", ErrInvalidOptions, k)
+		}
+	}
 	return nil
 }
 
@@ -137,6 +146,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req.op, req.bucket, req.key = op, bucket, key
 	if aerr == nil {
 		req.auth, aerr = h.authenticate(r)
+	}
+	if aerr == nil {
+		aerr = h.authorize(req)
 	}
 	if aerr == nil {
 		aerr = h.serve(req)
@@ -253,7 +265,9 @@ func (h *Handler) listBuckets(req *request) *apiError {
 	}
 	out := listBucketsXML{NS: s3NS, Owner: h.owner(req)}
 	for _, b := range bs {
-		out.Buckets = append(out.Buckets, bucketXML{Name: b.Name, CreationDate: xmlTime(b.Created)})
+		if h.visible(req, b.Name) {
+			out.Buckets = append(out.Buckets, bucketXML{Name: b.Name, CreationDate: xmlTime(b.Created)})
+		}
 	}
 	return h.writeXML(req, http.StatusOK, out)
 }
