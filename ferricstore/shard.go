@@ -24,6 +24,13 @@ type shard struct {
 	id    int
 	store *Store
 	log   *wal.Log
+	// logDir is the log's directory.
+	logDir string
+	// backupMu keeps a backup's hold and a snapshot apart; while
+	// backupHolds is above zero no snapshot is written, so no segment or
+	// snapshot file goes (backup.go).
+	backupMu    sync.Mutex
+	backupHolds atomic.Int32
 	// snapDir holds the shard's snapshot; snapIndex is the log index the
 	// last one was taken at.
 	snapDir   string
@@ -82,7 +89,8 @@ func openShard(st *Store, i int) (*shard, error) {
 	if st.opts.Async {
 		policy = wal.SyncInterval
 	}
-	l, err := wal.Open(filepath.Join(st.opts.Dir, fmt.Sprintf("shard-%03d", i)), wal.Options{
+	logDir := filepath.Join(st.opts.Dir, fmt.Sprintf("shard-%03d", i))
+	l, err := wal.Open(logDir, wal.Options{
 		Sync: policy, SyncInterval: st.opts.SyncInterval, Logger: st.opts.Logger,
 		// S2 rather than zstd: a batch of flows or entries is mostly IDs and
 		// payloads, which zstd squeezes little better at several times the CPU.
@@ -96,7 +104,7 @@ func openShard(st *Store, i int) (*shard, error) {
 		l.Close()
 		return nil, err
 	}
-	s := &shard{id: i, store: st, log: l, snapDir: snapDir, streams: map[string]*stream.Stream{}, flows: flow.NewTable(),
+	s := &shard{id: i, store: st, log: l, logDir: logDir, snapDir: snapDir, streams: map[string]*stream.Stream{}, flows: flow.NewTable(),
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	if err := s.replay(); err != nil {
 		l.Close()
@@ -334,9 +342,13 @@ func (s *shard) write() {
 		if due {
 			// Only this goroutine changes the state, so it reads it
 			// without the lock, while readers go on.
-			snap := encodeSnapshot(state{streams: s.streams, flows: s.flows}, snapAt)
-			s.snapshot(snap, snapAt)
-			s.sinceSnap, s.snapSize = 0, len(snap)
+			s.backupMu.Lock()
+			if s.backupHolds.Load() == 0 {
+				snap := encodeSnapshot(state{streams: s.streams, flows: s.flows}, snapAt)
+				s.snapshot(snap, snapAt)
+				s.sinceSnap, s.snapSize = 0, len(snap)
+			}
+			s.backupMu.Unlock()
 		}
 	}
 }

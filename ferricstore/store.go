@@ -99,6 +99,9 @@ func Open(opts Options) (*Store, error) {
 	if opts.SnapshotEvery == 0 {
 		opts.SnapshotEvery = DefaultSnapshotEvery
 	}
+	if _, err := os.Stat(filepath.Join(opts.Dir, RestoreMarker)); err == nil {
+		return nil, fmt.Errorf("%w: %s", ErrRestoreIncomplete, opts.Dir)
+	}
 	existing, err := existingShards(opts.Dir)
 	if err != nil {
 		return nil, err
