@@ -21,49 +21,91 @@ func newLimiter(perSec float64, burst int) *limiter {
 
 func (l *limiter) allow(now time.Time) bool { return l == nil || l.l.AllowN(now, 1) }
 
-// tableAdmission holds a table's limits and its shards' states.
+// tableAdmission holds a table's limits and its shards' states. The
+// limiters are swapped whole when SetTableLimits changes a limit, so a
+// command reads them without a lock.
 type tableAdmission struct {
-	read, write *limiter
+	read, write atomic.Pointer[limiter]
 	shards      []shardAdmission
 	// limited says some limit is set (read-only mode aside).
-	limited bool
+	limited atomic.Bool
 }
 
 type shardAdmission struct {
-	rate     *limiter
+	rate     atomic.Pointer[limiter]
 	readOnly atomic.Bool
 	// staleRejects counts Feast row writes refused as stale.
 	staleRejects atomic.Uint64
 }
 
 func newTableAdmission(o TableOptions) *tableAdmission {
-	a := &tableAdmission{
-		read:   newLimiter(o.ReadQPS, int(max(o.ReadQPS, 1))),
-		write:  newLimiter(o.WriteQPS, int(max(o.WriteQPS, 1))),
-		shards: make([]shardAdmission, o.Shards),
-	}
-	for i := range a.shards {
-		a.shards[i].rate = newLimiter(o.ShardRate, o.ShardBurst)
-	}
-	a.limited = a.read != nil || a.write != nil || o.ShardRate > 0
+	a := &tableAdmission{shards: make([]shardAdmission, o.Shards)}
+	a.setLimits(nil, o)
 	return a
 }
 
-// tenants holds the per-tenant limiters, made on first use.
+// setLimits installs now's limits. With was, the limits in force, only the
+// limiters whose limit changed are replaced (a new one starts with a full
+// burst); without, all are made.
+func (a *tableAdmission) setLimits(was *TableOptions, now TableOptions) {
+	if was == nil || was.ReadQPS != now.ReadQPS {
+		a.read.Store(newLimiter(now.ReadQPS, int(max(now.ReadQPS, 1))))
+	}
+	if was == nil || was.WriteQPS != now.WriteQPS {
+		a.write.Store(newLimiter(now.WriteQPS, int(max(now.WriteQPS, 1))))
+	}
+	if was == nil || was.ShardRate != now.ShardRate || was.ShardBurst != now.ShardBurst {
+		for i := range a.shards {
+			a.shards[i].rate.Store(newLimiter(now.ShardRate, now.ShardBurst))
+		}
+	}
+	a.limited.Store(now.ReadQPS > 0 || now.WriteQPS > 0 || now.ShardRate > 0)
+}
+
+// tenants holds the per-tenant limiters, made on first use: a tenant's own
+// limit (SetTenantQPS) or else Options.TenantQPS.
 type tenants struct {
 	perSec float64
 	mu     sync.Mutex
 	m      map[string]*limiter
+	// own are the tenants' own limits (Disabled: none); under mu.
+	own map[string]float64
+	// active says some tenant may be limited: without it no command
+	// reads the clock for its tenant.
+	active atomic.Bool
+}
+
+// rateLocked is tenant's limit a second, 0 for none.
+func (t *tenants) rateLocked(name string) float64 {
+	if q, ok := t.own[name]; ok {
+		return max(q, 0)
+	}
+	return t.perSec
+}
+
+// setOwn replaces the tenants' own limits; their limiters are made
+// again at their next command.
+func (t *tenants) setOwn(own map[string]float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.own = own
+	clear(t.m)
+	active := t.perSec > 0
+	for _, q := range own {
+		active = active || q > 0
+	}
+	t.active.Store(active)
 }
 
 func (t *tenants) allow(name string, now time.Time) bool {
-	if t.perSec <= 0 || name == "" {
+	if name == "" || !t.active.Load() {
 		return true
 	}
 	t.mu.Lock()
 	l, ok := t.m[name]
 	if !ok {
-		l = newLimiter(t.perSec, int(max(t.perSec, 1)))
+		q := t.rateLocked(name)
+		l = newLimiter(q, int(max(q, 1)))
 		t.m[name] = l
 	}
 	t.mu.Unlock()
@@ -82,27 +124,28 @@ func (e *Engine) admitKind(t *table, shard int, write bool, tenant string) error
 	if write && sa.readOnly.Load() {
 		return fmt.Errorf("%w: shard %d", ErrReadOnly, shard)
 	}
-	if !t.adm.limited && e.tenants.perSec <= 0 {
+	if !t.adm.limited.Load() && !e.tenants.active.Load() {
 		return nil // no limits: no clock read on the command's path
 	}
 	now := e.opts.Now()
 	if !e.tenants.allow(tenant, now) {
 		return fmt.Errorf("%w: %q", ErrTenantQPS, tenant)
 	}
-	if write && !t.adm.write.allow(now) {
+	if write && !t.adm.write.Load().allow(now) {
 		return ErrWriteQPS
 	}
-	if !write && !t.adm.read.allow(now) {
+	if !write && !t.adm.read.Load().allow(now) {
 		return ErrReadQPS
 	}
-	if !sa.rate.allow(now) {
+	if !sa.rate.Load().allow(now) {
 		return fmt.Errorf("%w: shard %d", ErrShardRate, shard)
 	}
 	return nil
 }
 
 // SetReadOnly puts a shard of a table in read-only mode (writes refused
-// with ErrReadOnly) or takes it out.
+// with ErrReadOnly) or takes it out, until the engine closes
+// (SetTableReadOnly keeps the mode across restarts).
 func (e *Engine) SetReadOnly(namespace, name string, shard int, on bool) error {
 	t, err := e.table(&Command{Namespace: namespace, Table: name})
 	if err != nil {

@@ -247,6 +247,8 @@ var (
 	ErrInternal       = api.ErrInternal
 	ErrNotLeader      = api.ErrNotLeader
 	ErrUnknownOutcome = api.ErrUnknownOutcome
+	ErrStorageFault   = api.ErrStorageFault
+	ErrDiskFull       = api.ErrDiskFull
 )
 
 // IsReadKind reports whether kind only reads ([api.IsReadKind]).

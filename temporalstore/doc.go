@@ -18,7 +18,11 @@
 // table when Namespace and Table are empty); ExecuteBatch runs several in
 // order. Command, Response, the kinds and the errors are package api's,
 // under the same names here, so a client needs api and not the engine. TableOptions (CreateTable) choose a table's shards, commit mode
-// (durable, or Async), limits and feature retention.
+// (durable, or Async), limits and feature retention. At run time
+// ListTables, DescribeTable and TableStats describe tables, DropTable
+// deletes one (crash-safe), and SetTableLimits, SetTableReadOnly and
+// SetTenantQPS change limits and read-only shards; the engine's directory
+// keeps the changes across restarts.
 //
 // # Data models
 //

@@ -360,6 +360,8 @@ type Engine struct {
 	// expired are the OnExpired functions, writes the OnWrite ones.
 	expired hooks[func(namespace, table string, keys [][]byte)]
 	writes  hooks[WriteHook]
+	// admin is what DropTable and UseTable keep (tables.go); under mu.
+	admin tableAdmin
 }
 
 type tableName struct{ namespace, name string }
@@ -373,6 +375,11 @@ type table struct {
 	dir    string
 	shards []*shard.Shard
 	adm    *tableAdmission
+	// readOnly are the shards SetTableReadOnly put in read-only mode,
+	// in order, kept in the catalog. A table's fields never change once
+	// it is published: SetTableLimits and SetTableReadOnly publish a
+	// copy, sharing shards and adm.
+	readOnly []int
 }
 
 // catalogFile lists the tables, so that Open finds them.
@@ -385,6 +392,8 @@ type catalogEntry struct {
 	// Dir is the table's directory (table.dir). Catalogs written before
 	// tables could be swapped have none: namespace/table then.
 	Dir string `json:"dir,omitempty"`
+	// ReadOnly are the shards SetTableReadOnly put in read-only mode.
+	ReadOnly []int `json:"read_only,omitempty"`
 }
 
 // Open opens (creating if needed) the engine in opts.Dir and every table
@@ -398,6 +407,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	opts.setDefaults()
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("temporalstore: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(opts.Dir, RestoreMarker)); err == nil {
+		return nil, fmt.Errorf("%w: %s", ErrRestoreIncomplete, opts.Dir)
 	}
 	e := &Engine{opts: opts, tables: map[tableName]*table{}, cache: opts.RecordCache}
 	if e.cache != nil && opts.CacheBytes != Disabled {
@@ -437,10 +449,21 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 				e.Close()
 				return nil, err
 			}
+			if err := t.restoreReadOnly(c.ReadOnly); err != nil {
+				t.close()
+				e.Close()
+				return nil, fmt.Errorf("temporalstore: catalog: table %s/%s: %w", c.Namespace, c.Table, err)
+			}
 			e.tables[tableName{c.Namespace, c.Table}] = t
 		}
 	}
 	e.publishLocked()
+	// Drops a crash interrupted are finished, and the tenants' limits
+	// read, before any command runs.
+	if err := e.openTableAdmin(); err != nil {
+		e.Close()
+		return nil, err
+	}
 	if len(e.tables) == 0 {
 		// A new data directory gets the default table, so that commands
 		// naming no table work from the start.
@@ -517,7 +540,9 @@ func (e *Engine) freeDirLocked(namespace, name string) string {
 		used[t.dir] = true
 	}
 	dir := namespace + "/" + name
-	for i := 1; used[dir]; i++ {
+	// Nor a dropped table's: records are cached, and a log kept outside
+	// the directory found, by directory.
+	for i := 1; used[dir] || e.admin.retired(dir); i++ {
 		dir = fmt.Sprintf("%s/%s~%d", namespace, name, i)
 	}
 	return dir
@@ -550,6 +575,7 @@ func (e *Engine) openTable(namespace, name, dir string, opts TableOptions) (*tab
 			CacheID:     xxhash.Sum64String(fmt.Sprintf("%s/%d", t.dir, i)),
 			RecentBytes: e.recentBytes(),
 			RecentPool:  e.recent,
+			Logger:      e.opts.Logger.With("namespace", namespace, "table", name, "shard", i),
 		})
 		if err != nil {
 			t.close()
@@ -577,16 +603,25 @@ func (t *table) close() error {
 func (e *Engine) saveCatalogLocked() error {
 	cat := make([]catalogEntry, 0, len(e.tables))
 	for k, t := range e.tables {
-		cat = append(cat, catalogEntry{Namespace: k.namespace, Table: k.name, Options: t.opts, Dir: t.dir})
+		cat = append(cat, t.catalogEntry(k))
 	}
 	b, err := json.MarshalIndent(cat, "", "  ")
 	if err != nil {
 		return err
 	}
-	name := filepath.Join(e.opts.Dir, catalogFile)
+	if err := writeDurably(e.opts.Dir, catalogFile, b); err != nil {
+		return fmt.Errorf("temporalstore: catalog: %w", err)
+	}
+	return nil
+}
+
+// writeDurably replaces dir/name with b atomically and durably: a
+// temporary file, fsynced, renamed over it, the directory fsynced.
+func writeDurably(dir, name string, b []byte) error {
+	name = filepath.Join(dir, name)
 	tmp := name + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("temporalstore: catalog: %w", err)
+		return err
 	}
 	f, err := os.Open(tmp)
 	if err == nil {
@@ -596,15 +631,19 @@ func (e *Engine) saveCatalogLocked() error {
 		err = os.Rename(tmp, name)
 	}
 	if err == nil {
-		var d *os.File
-		if d, err = os.Open(e.opts.Dir); err == nil {
-			err = errors.Join(d.Sync(), d.Close())
-		}
+		err = syncDir(dir)
 	}
+	return err
+}
+
+// syncDir fsyncs a directory, making the entries added, renamed or
+// removed in it durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("temporalstore: catalog: %w", err)
+		return err
 	}
-	return nil
+	return errors.Join(d.Sync(), d.Close())
 }
 
 // ShardProgress returns the index of the last record shard sh of table

@@ -184,6 +184,9 @@ func engineErr(err error) error {
 		return fmt.Errorf("%w: %w", ErrTooLarge, err)
 	case errors.Is(err, shard.ErrWrongType):
 		return ErrWrongType
+	case errors.Is(err, shard.ErrClosed):
+		// Its table was dropped, or the engine closed, while it ran.
+		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	return err
 }
@@ -502,7 +505,7 @@ func (e *Engine) scan(ctx context.Context, c *Command) (Response, error) {
 	if !e.tenants.allow(c.Tenant, now) {
 		return Response{}, fmt.Errorf("%w: %q", ErrTenantQPS, c.Tenant)
 	}
-	if !t.adm.read.allow(now) {
+	if !t.adm.read.Load().allow(now) {
 		return Response{}, ErrReadQPS
 	}
 	sh := int(c.Cursor >> (64 - scanShardBits))

@@ -341,6 +341,11 @@ type ShardStats struct {
 	// stored row.
 	StaleRejects uint64
 	ReadOnly     bool
+	// StorageFault is the storage fault the shard refuses writes with
+	// (matching ErrStorageFault), nil while it takes them; FaultRecoveries
+	// counts the faults it recovered from since open.
+	StorageFault    error
+	FaultRecoveries uint64
 }
 
 // LatencyHistogram counts durations in buckets whose bounds double from
@@ -357,30 +362,37 @@ func (e *Engine) Stats() ([]ShardStats, error) {
 	}
 	var out []ShardStats
 	for _, name := range sortedTableNames(e.tables) {
-		t := e.tables[name]
-		for i, s := range t.shards {
-			st := s.Stats()
-			ss := ShardStats{
-				Namespace: name.namespace, Table: name.name, Shard: i,
-				Keys: st.Keys, Collections: st.Collections, Spilled: st.Spilled,
-				CollectionBytes: st.CollectionBytes, RecentBytes: st.RecentBytes,
-				Spills: st.Spills, Loads: st.Loads, Promotions: st.Promotions,
-				IndexBytes: st.IndexBytes,
-				LiveBytes:  st.LiveBytes, LogBytes: st.LogBytes, SpaceAmp: st.SpaceAmp,
-				LogSegments: st.LogSegments,
-				LogRecords:  st.LogRecords, LogFsyncs: st.LogFsyncs, LogWritten: st.LogWritten,
-				WriteAmp:        st.WriteAmp,
-				LogFsyncLatency: st.LogFsyncLatency,
-				StaleRejects:    t.adm.shards[i].staleRejects.Load(),
-				ReadOnly:        t.adm.shards[i].readOnly.Load(),
-			}
-			if st.Keys > 0 {
-				ss.IndexBytesPerKey = float64(st.IndexBytes) / float64(st.Keys)
-			}
-			out = append(out, ss)
-		}
+		out = append(out, e.tables[name].stats(name)...)
 	}
 	return out, nil
+}
+
+// stats returns the statistics of t's shards, t named name.
+func (t *table) stats(name tableName) []ShardStats {
+	out := make([]ShardStats, 0, len(t.shards))
+	for i, s := range t.shards {
+		st := s.Stats()
+		ss := ShardStats{
+			Namespace: name.namespace, Table: name.name, Shard: i,
+			Keys: st.Keys, Collections: st.Collections, Spilled: st.Spilled,
+			CollectionBytes: st.CollectionBytes, RecentBytes: st.RecentBytes,
+			Spills: st.Spills, Loads: st.Loads, Promotions: st.Promotions,
+			IndexBytes: st.IndexBytes,
+			LiveBytes:  st.LiveBytes, LogBytes: st.LogBytes, SpaceAmp: st.SpaceAmp,
+			LogSegments: st.LogSegments,
+			LogRecords:  st.LogRecords, LogFsyncs: st.LogFsyncs, LogWritten: st.LogWritten,
+			WriteAmp:        st.WriteAmp,
+			LogFsyncLatency: st.LogFsyncLatency,
+			StaleRejects:    t.adm.shards[i].staleRejects.Load(),
+			ReadOnly:        t.adm.shards[i].readOnly.Load(),
+		}
+		if st.Keys > 0 {
+			ss.IndexBytesPerKey = float64(st.IndexBytes) / float64(st.Keys)
+		}
+		ss.StorageFault, ss.FaultRecoveries = s.StorageFault(), s.Recoveries()
+		out = append(out, ss)
+	}
+	return out
 }
 
 func sortedTableNames(m map[tableName]*table) []tableName {

@@ -83,3 +83,16 @@ var (
 // while it is being decided, before its record is logged), its stack is
 // logged, the engine's Panics stat counts it, and every other command goes on.
 var ErrInternal = errors.New("temporalstore: internal error")
+
+// Storage faults: a shard's log failed to write or sync. The shard refuses
+// writes until its log recovers (a log on the local disk by itself, once
+// the disk takes writes again; another at a restart) and serves reads
+// meanwhile. The write that met the fault, and every write refused after
+// it, is not applied.
+var (
+	// ErrStorageFault: the shard's log failed to write or sync.
+	ErrStorageFault = errors.New("temporalstore: storage fault")
+	// ErrDiskFull: the storage fault of a full disk (or quota). An error
+	// that matches it matches ErrStorageFault too.
+	ErrDiskFull = errors.New("temporalstore: disk full")
+)

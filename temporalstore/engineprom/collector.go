@@ -40,6 +40,8 @@ var (
 	descWriteAmp    = shardDesc("write_amplification", "Log bytes written over key and value bytes written since open.")
 	descStale       = shardDesc("stale_rejects_total", "Feast row writes refused as older than the stored row.")
 	descReadOnly    = shardDesc("read_only", "1 when the shard is in read-only mode.")
+	descFault       = shardDesc("storage_fault", "1 while the shard refuses writes after its log failed to write or sync (a full disk, a failing device); reads go on.")
+	descRecoveries  = shardDesc("storage_fault_recoveries_total", "Storage faults the shard recovered from without a restart since open.")
 	descCacheHits   = cacheDesc("hits_total", "Record cache lookups it answered.")
 	descCacheMisses = cacheDesc("misses_total", "Record cache lookups it did not answer (the log did).")
 	descCacheEvicts = cacheDesc("evictions_total", "Records the cache gave up for room.")
@@ -53,7 +55,7 @@ var (
 	descStageTime   = prometheus.NewDesc("temporalstore_maintenance_stage_seconds_total", "Time spent in each maintenance stage.", []string{"stage"}, nil)
 	descStageItems  = prometheus.NewDesc("temporalstore_maintenance_stage_items_total", "What each stage did: segments dropped (reclaim_log), keys expired (expire), entries evicted or collections spilled (evict), bytes of memory freed (reclaim_memory), values moved (compact).", []string{"stage"}, nil)
 	descStageBytes  = prometheus.NewDesc("temporalstore_maintenance_stage_bytes_total", "Log bytes each stage gave back (reclaim_log, compact) or memory it freed by spilling (evict).", []string{"stage"}, nil)
-	descs           = []*prometheus.Desc{descRounds, descRoundFails, descRoundLast, descRoundTime, descStageTime, descStageItems, descStageBytes, descKeys, descCollections, descSpilled, descCollBytes, descRecentBytes, descSpills, descLoads, descPromotions, descIndexBytes, descLiveBytes, descLogBytes, descSpaceAmp, descSegments, descRecords, descFsyncs, descFsyncTime, descWritten, descWriteAmp, descStale, descReadOnly, descCacheHits, descCacheMisses, descCacheEvicts, descCacheItems, descCacheBytes, descPanics}
+	descs           = []*prometheus.Desc{descRounds, descRoundFails, descRoundLast, descRoundTime, descStageTime, descStageItems, descStageBytes, descKeys, descCollections, descSpilled, descCollBytes, descRecentBytes, descSpills, descLoads, descPromotions, descIndexBytes, descLiveBytes, descLogBytes, descSpaceAmp, descSegments, descRecords, descFsyncs, descFsyncTime, descWritten, descWriteAmp, descStale, descReadOnly, descFault, descRecoveries, descCacheHits, descCacheMisses, descCacheEvicts, descCacheItems, descCacheBytes, descPanics}
 )
 
 // Collector is a prometheus.Collector over one engine. Create it with
@@ -129,6 +131,12 @@ func collectShard(ch chan<- prometheus.Metric, s temporalstore.ShardStats) {
 		ro = 1
 	}
 	gauge(descReadOnly, ro)
+	fault := 0.0
+	if s.StorageFault != nil {
+		fault = 1
+	}
+	gauge(descFault, fault)
+	counter(descRecoveries, float64(s.FaultRecoveries))
 }
 
 // fsyncHistogram is a shard's fsync latencies as a Prometheus histogram.

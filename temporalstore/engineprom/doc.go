@@ -9,10 +9,11 @@
 //
 //	temporalstore_shard_keys, _collections, _spilled_collections, _collection_bytes,
 //	  _recent_record_bytes, _index_bytes, _live_bytes, _log_bytes, _space_amplification,
-//	  _log_segments, _write_amplification, _read_only                       gauges
+//	  _log_segments, _write_amplification, _read_only, _storage_fault       gauges
 //	temporalstore_shard_collection_spills_total, _collection_loads_total,
 //	  _collection_promotions_total, _log_records_total, _log_fsyncs_total,
-//	  _log_written_bytes_total, _stale_rejects_total                        counters
+//	  _log_written_bytes_total, _stale_rejects_total,
+//	  _storage_fault_recoveries_total                                       counters
 //	temporalstore_shard_log_fsync_duration_seconds                          histogram
 //	temporalstore_record_cache_hits_total, _misses_total, _evictions_total counters
 //	temporalstore_record_cache_entries, _bytes                              gauges

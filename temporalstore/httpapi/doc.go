@@ -15,7 +15,9 @@
 //   - POST /execute {"shard_id", "command": {"kind", ...}} answers
 //     {"status": {"ok", "code", "message"}, "response": {"kind", ...}}:
 //     HTTP 200 whenever the body was understood, the command's own failure
-//     in status; a body that cannot be decoded, an unknown kind or a
+//     in status, except a write its shard refuses after its log failed:
+//     HTTP 507, code "disk_full" or "storage_fault" (the shard takes writes
+//     again by itself). A body that cannot be decoded, an unknown kind or a
 //     missing field of an original kind is HTTP 400 with code
 //     "bad_request" (the engine's kinds check their own fields: an empty
 //     key is the command's invalid_argument).
@@ -32,6 +34,22 @@
 //   - POST /ingest, GET /ingest_offset and /dead_letters: stream ingestion
 //     (temporalstore.Engine.Ingest). GET /metrics: Options.Registry's
 //     metrics. /debug/pprof/ with Options.Profiling. Else 404 "not_found".
+//   - Tables and tenants, for an operator: GET /tables (every table),
+//     POST /tables {"namespace", "name", TableOptions' fields, durations
+//     in nanoseconds} (201),
+//     GET /tables/{ns}/{name} (options, read-only shards, per-shard
+//     statistics), PATCH /tables/{ns}/{name} {"read_qps", "write_qps",
+//     "shard_rate", "shard_burst", "read_only", "shards"} (limits, 0 for
+//     none; read-only mode of the shards named, every shard by default),
+//     DELETE /tables/{ns}/{name} (with its numbered databases), GET
+//     /tenants (the tenants' own limits), GET and PUT /tenants/{tenant}
+//     {"qps"} (above 0 limits, 0 the default, -1 none). Changes are kept
+//     across restarts. Replies carry "status" and the data; errors are the
+//     bare status with 400 (bad input, "bad_request" or
+//     "invalid_argument"), 404 ("table_not_found"), 409 ("table_exists",
+//     "table_in_use": the default table and those in use are not
+//     dropped), 403 ("forbidden"). A cluster member refuses POST and
+//     DELETE: its catalog is not replicated.
 //
 // shard_id is optional, and accepted (an unsigned integer, as in the
 // original) but ignored: the engine routes each command by its key
@@ -76,6 +94,14 @@
 // <token>" (401 "unauthorized" otherwise), compared by SHA-256 digest in
 // constant time. A read-only token runs only read kinds
 // (temporalstore.IsReadKind) and no /ingest; a write, or a batch holding
-// one, is refused whole with 403 "forbidden". A Handler is safe for
-// concurrent use.
+// one, is refused whole with 403 "forbidden". The table and tenant routes
+// describe to any global token and change with a read-write one.
+//
+// A tenant token (Options.TenantTokens) reaches /execute and
+// /batch_execute only: its commands run in the namespace named as its
+// tenant (a request naming none gets it, one naming another is refused
+// whole with 403), as that tenant (Command.Tenant, so the engine's tenant
+// limit applies; naming another tenant is refused), and only read kinds
+// for a read-only one. The table and tenant routes answer it 403, the
+// other routes 401. A Handler is safe for concurrent use.
 package httpapi

@@ -71,7 +71,7 @@ func New(opts Options) (*Handler, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	h := &Handler{opts: opts, tokens: newTokens(opts.ReadWriteTokens, opts.ReadOnlyTokens), client: &http.Client{Timeout: forwardTimeout}}
+	h := &Handler{opts: opts, tokens: newTokens(opts.ReadWriteTokens, opts.ReadOnlyTokens, opts.TenantTokens), client: &http.Client{Timeout: forwardTimeout}}
 	m, err := newMetrics(opts.Engine, opts.Registry)
 	if err != nil {
 		return nil, err
@@ -131,6 +131,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.method(w, r, "/ready", http.MethodGet, http.MethodPost) {
 			h.ready(w, r)
 		}
+	case p == "/backup" && h.opts.Backups != nil:
+		if h.method(w, r, "/backup", http.MethodGet, http.MethodPost) {
+			h.backup(w, r)
+		}
+	case p == "/tables" || strings.HasPrefix(p, "/tables/") || p == "/tenants" || strings.HasPrefix(p, "/tenants/"):
+		h.admin(w, r)
 	case p == "/metrics":
 		if !h.method(w, r, "/metrics", http.MethodGet) {
 			return
@@ -294,7 +300,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, route string,
 
 func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 	mp := isMsgpack(r)
-	acc := h.tokens.check(r)
+	acc, tenant := h.access(r)
 	if acc == accessNone {
 		h.unauthorized(w, "/execute", mp, true)
 		return
@@ -318,6 +324,10 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "/execute", http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("a read-only token cannot run %s", cl.Kind())})
 		return
 	}
+	if msg := confine(&cl, tenant); msg != "" {
+		h.fail(w, "/execute", http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: msg})
+		return
+	}
 	if h.opts.Cluster != nil {
 		to, err := h.route(r.Context(), r, []wire.Call{cl})
 		if err != nil {
@@ -330,17 +340,20 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	enc := h.encoder(mp)
+	status := http.StatusOK
 	if served {
 		raws, err := wire.RawCommands(body, mp, false)
 		if err != nil {
 			h.fail(w, "/execute", http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
 			return
 		}
-		h.runContext(r.Context(), enc, mp, cmp.Or(req.Command.Tenant, req.Tenant), cl.Kind(), raws[0])
-	} else {
-		h.run(r.Context(), enc, &cl)
+		h.runContext(r.Context(), enc, mp, cmp.Or(tenant, req.Command.Tenant, req.Tenant), cl.Kind(), raws[0])
+	} else if code := h.run(r.Context(), enc, &cl); code == wire.CodeDiskFull || code == wire.CodeStorageFault {
+		// The shard refuses writes until its log writes again: Insufficient
+		// Storage, the status object saying which shard and why.
+		status = http.StatusInsufficientStorage
 	}
-	h.send(w, "/execute", http.StatusOK, mp, enc.Bytes())
+	h.send(w, "/execute", status, mp, enc.Bytes())
 	h.release(mp, enc)
 }
 
@@ -384,8 +397,8 @@ func contextStatus(err error) Status {
 	return wire.StatusOfError(err)
 }
 
-// run executes cl and writes its result.
-func (h *Handler) run(ctx context.Context, enc *wire.Encoder, cl *wire.Call) {
+// run executes cl, writes its result, and returns its status code.
+func (h *Handler) run(ctx context.Context, enc *wire.Encoder, cl *wire.Call) string {
 	var resp ts.Response
 	var err error
 	if !cl.Unsupported() {
@@ -401,12 +414,13 @@ func (h *Handler) run(ctx context.Context, enc *wire.Encoder, cl *wire.Call) {
 		h.opts.Logger.Warn("command failed", "kind", cl.Kind(), "err", err)
 	}
 	enc.Result(cl, &resp, st)
+	return st.Code
 }
 
 func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 	const route = "/batch_execute"
 	mp := isMsgpack(r)
-	acc := h.tokens.check(r)
+	acc, tenant := h.access(r)
 	if acc == accessNone {
 		h.unauthorized(w, route, mp, false)
 		return
@@ -439,6 +453,10 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, route, http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("commands[%d]: a read-only token cannot run %s", i, cl.Kind())})
 			return
 		}
+		if msg := confine(cl, tenant); msg != "" {
+			h.fail(w, route, http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("commands[%d]: %s", i, msg)})
+			return
+		}
 		if served && raws == nil {
 			var err error
 			if raws, err = wire.RawCommands(body, mp, true); err == nil && len(raws) != len(calls) {
@@ -465,7 +483,7 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 	enc.BeginBatch(len(calls))
 	for i := range calls {
 		if served, _ := h.serves(&calls[i]); served {
-			h.runContext(r.Context(), enc, mp, cmp.Or(req.Commands[i].Tenant, req.Tenant), calls[i].Kind(), raws[i])
+			h.runContext(r.Context(), enc, mp, cmp.Or(tenant, req.Commands[i].Tenant, req.Tenant), calls[i].Kind(), raws[i])
 			continue
 		}
 		h.run(r.Context(), enc, &calls[i])

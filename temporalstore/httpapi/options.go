@@ -37,6 +37,12 @@ type Options struct {
 	// empty, no token is asked for. Default: none.
 	ReadWriteTokens []string
 	ReadOnlyTokens  []string
+	// TenantTokens are bearer tokens of one tenant each, by token: such
+	// a token runs /execute and /batch_execute in the namespace named as
+	// its tenant only, with the tenant as every command's
+	// (Command.Tenant, for the engine's tenant limit); a read-only one
+	// runs read kinds only. Other routes refuse it. Default: none.
+	TenantTokens map[string]TenantToken
 	// Logger receives the handler's logs. Default: slog.Default().
 	Logger *slog.Logger
 	// ReadyTimeout is the deadline of /ready's probe of every shard.
@@ -52,6 +58,10 @@ type Options struct {
 	// forwarded to that member, and the reads run here pass their
 	// shard's read barrier (see Cluster). Default: none.
 	Cluster Cluster
+	// Backups, when set, serves /backup: GET reports the running and
+	// last backup (any token), POST starts one (read-write tokens).
+	// Default: none (404).
+	Backups Backups
 	// MaxBodyBytes bounds a request body. Default: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// MaxBatchCommands bounds a batch. Default: DefaultMaxBatchCommands.
@@ -134,6 +144,16 @@ func (o Options) Validate() error {
 			return fmt.Errorf("%w: a token is listed twice", ErrInvalidOptions)
 		}
 		seen[t] = true
+	}
+	for t, tt := range o.TenantTokens {
+		switch {
+		case t == "":
+			return fmt.Errorf("%w: empty token", ErrInvalidOptions)
+		case seen[t]:
+			return fmt.Errorf("%w: a tenant token is also a global token", ErrInvalidOptions)
+		case ts.CheckName(tt.Tenant) != nil:
+			return fmt.Errorf("%w: tenant %q is no namespace name", ErrInvalidOptions, tt.Tenant)
+		}
 	}
 	return nil
 }

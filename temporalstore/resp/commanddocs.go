@@ -28,6 +28,8 @@ var commandDocs = map[string][2]string{
 	"latency":   {"server", "Returns per-command latency histograms (LATENCY HISTOGRAM) and the latency monitor's events (LATENCY LATEST, HISTORY, RESET)."},
 	"slowlog":   {"server", "Returns or resets the log of calls slower than slowlog-log-slower-than."},
 	"time":      {"server", "Returns the server's time: seconds and microseconds."},
+	"table":     {"server", "Lists, describes, makes and drops the engine's tables, and changes a table's limits and read-only shards (TABLE LIST, INFO, CREATE, SET, READONLY, DROP)."},
+	"tenant":    {"server", "Returns or sets a tenant's limit of commands a second (TENANT GET, SET, LIST)."},
 
 	// scripting
 	"eval":       {"scripting", "Runs a Lua script, atomically on its keys' shard (their key group)."},

@@ -117,6 +117,7 @@ func init() {
 	registerIntrospection()
 	registerHLL()
 	registerScripting()
+	registerTables()
 	markNoScript()
 	setSpec, getSpec = commands["set"], commands["get"]
 	for name, d := range commandDocs {
@@ -181,6 +182,10 @@ func (c *conn) dispatch(args [][]byte) {
 	}
 	if spec.flags&flagWrite != 0 && c.access == accessRead {
 		c.refuse(spec, fmt.Sprintf("NOPERM this user has no permissions to run the '%s' command", spec.name))
+		return
+	}
+	if msg := c.tenantRefusal(spec, args); msg != "" {
+		c.refuse(spec, msg)
 		return
 	}
 	if c.subscribedRESP2() && !subscribedVerbs[spec.name] {
@@ -301,7 +306,7 @@ func (c *conn) onePoint(p temporalstore.Point) []temporalstore.Point {
 // execIn is exec for a command in place: the connection's own (command),
 // which the engine may change while it runs.
 func (c *conn) execIn(cmd *temporalstore.Command) (temporalstore.Response, bool) {
-	cmd.Namespace, cmd.Table = c.namespace, c.table
+	cmd.Namespace, cmd.Table, cmd.Tenant = c.namespace, c.table, c.tenant
 	r, err := c.engine().ExecuteInPlace(c.ctx, cmd)
 	if err != nil {
 		c.engineError(err)
@@ -362,6 +367,10 @@ func (c *conn) engineError(err error) {
 		c.errorf("ERR string exceeds maximum allowed size (%s)", limit)
 	case errors.Is(err, temporalstore.ErrReadOnly):
 		c.errorf("READONLY You can't write against a read only shard.")
+	case errors.Is(err, temporalstore.ErrStorageFault):
+		// Redis's answer when it cannot persist: writes refused, reads
+		// served. Clients do not retry it.
+		c.errorf("MISCONF %s", strings.TrimPrefix(msg, "temporalstore: "))
 	case errors.Is(err, temporalstore.ErrInvalid):
 		c.errorf("ERR %s", detail(temporalstore.ErrInvalid))
 	case errors.Is(err, temporalstore.ErrReadQPS), errors.Is(err, temporalstore.ErrWriteQPS),

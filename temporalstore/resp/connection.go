@@ -73,8 +73,9 @@ func cmdAuth(c *conn, args [][]byte) {
 		return
 	}
 	// AUTH password, or AUTH username password (the user name is not used).
-	if a := c.s.authenticate(args[len(args)-1]); a != accessNone {
+	if a, tenant := c.s.authenticate(args[len(args)-1]); a != accessNone {
 		c.access = a
+		c.setTenant(tenant)
 		c.w.ok()
 		return
 	}
@@ -103,12 +104,13 @@ func cmdHello(c *conn, args [][]byte) {
 				c.errorf("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 				return
 			}
-			a := c.s.authenticate(args[i+2])
+			a, tenant := c.s.authenticate(args[i+2])
 			if a == accessNone {
 				c.errorf("WRONGPASS invalid username-password pair or user is disabled.")
 				return
 			}
 			c.access = a
+			c.setTenant(tenant)
 			i += 2
 		case is(args[i], "setname") && i+1 < len(args):
 			c.setIdentity(string(args[i+1]), c.w.resp3)
@@ -783,6 +785,7 @@ func cmdReset(c *conn, _ [][]byte) {
 	c.setIdentity("", false)
 	if c.s.authRequired() {
 		c.access = accessNone
+		c.setTenant("")
 	}
 	c.w.simple("RESET")
 }

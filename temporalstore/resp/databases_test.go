@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bufio"
 	"fmt"
 	"net"
 	"slices"
@@ -257,4 +258,38 @@ func TestBlockedClientsAndDatabases(t *testing.T) {
 	wait()
 	require.NoError(t, zero.Do(ctx, "SWAPDB", "0", "1").Err())
 	require.Equal(t, []string{"l", "in0"}, <-got)
+}
+
+// A pipelined run of SETs writes to the database selected now, also after
+// a run in another one (the run's commands are kept from run to run).
+func TestPipelinedSetsFollowSelect(t *testing.T) {
+	ctx := t.Context()
+	addr, e := start(t, Options{})
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	br := bufio.NewReader(nc)
+	send := func(req string, replies int) {
+		_, err := nc.Write([]byte(req))
+		require.NoError(t, err)
+		for range replies {
+			l, err := br.ReadString('\n')
+			require.NoError(t, err)
+			require.Equal(t, "+OK\r\n", l)
+		}
+	}
+	sets := func(k1, k2 string) string {
+		return "*3\r\n$3\r\nSET\r\n$1\r\n" + k1 + "\r\n$1\r\nv\r\n*3\r\n$3\r\nSET\r\n$1\r\n" + k2 + "\r\n$1\r\nv\r\n"
+	}
+	send(sets("a", "b"), 2)
+	send("SELECT 1\r\nSET x v\r\n", 2)
+	send(sets("c", "d"), 2)
+	for _, tc := range []struct {
+		table string
+		found bool
+	}{{"default@1", true}, {"default", false}} {
+		r, err := e.Execute(ctx, temporalstore.Command{Table: tc.table, Kind: temporalstore.KindExistsKeys, Keys: [][]byte{[]byte("c"), []byte("d")}})
+		require.NoError(t, err)
+		require.Equal(t, map[bool]int64{true: 2, false: 0}[tc.found], r.Int, tc.table)
+	}
 }

@@ -81,11 +81,39 @@
 // Cluster says. Without one, CLUSTER, READONLY, READWRITE and ASKING
 // answer as a Redis without cluster support.
 //
+// # Tables and tenants
+//
+// TABLE and TENANT are an operator's verbs over the engine's tables and
+// tenants' limits; changes are kept across restarts:
+//
+//	TABLE LIST                                  namespace/name of every table
+//	TABLE INFO ns name                          options, read-only shards, per-shard statistics (a map)
+//	TABLE CREATE ns name [SHARDS n] [KEYGROUPS n] [READQPS q] [WRITEQPS q] [SHARDRATE r] [SHARDBURST n] [ASYNC]
+//	TABLE SET ns name [READQPS q] [WRITEQPS q] [SHARDRATE r] [SHARDBURST n]   0: no limit
+//	TABLE READONLY ns name shard|ALL ON|OFF
+//	TABLE DROP ns name                          the table, its numbered databases and their data
+//	TENANT LIST | TENANT GET t | TENANT SET t QPS q    q > 0 limits, 0 the default, -1 none
+//
+// Any global token may run LIST, INFO and GET; the others need a
+// read-write one (NOPERM otherwise), and no tenant token runs either
+// verb. DROP refuses the default table and the table the server serves,
+// with their databases; CREATE and DROP are refused in a cluster, whose
+// catalog is not replicated. Errors are "-ERR ..." (no such table, table
+// exists, table in use, invalid argument).
+//
 // # Auth and concurrency
 //
 // With tokens configured, a connection must AUTH first (NOAUTH otherwise);
-// a read-only token may run only read commands. Tokens are compared in
-// constant time. A Server serves each connection on its own goroutine; the
+// a read-only token may run only read commands. A tenant token
+// (Options.TenantTokens) confines the connection to its tenant: its keys
+// live in the namespace named as the tenant (database n in the table
+// tenant/Options.Table, @n past 0), its commands carry the tenant so the
+// engine's tenant limit applies, a read-only one reads only, and it gets
+// NOPERM for the verbs that reach past the namespace (TABLE, TENANT,
+// SLOWLOG, SAVE, BGSAVE, DEBUG, CONFIG SET, CLIENT LIST and KILL, SCRIPT
+// FLUSH, FUNCTION LOAD and DELETE, CLUSTER ADDMEMBER, ...) and for the
+// verbs of Options.Commands, whose keys have no namespace. Tokens are
+// compared in constant time. A Server serves each connection on its own goroutine; the
 // engine is safe for concurrent use. Close stops accepting, closes every
 // connection and waits for their goroutines.
 package resp

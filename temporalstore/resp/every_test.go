@@ -51,6 +51,8 @@ var clusterVerbs = map[string]bool{"cluster": true, "readonly": true, "readwrite
 var everyCommandSteps = map[string][]step{
 	"client":  {ok("OK", "CLIENT", "SETNAME", "ev"), ok("ev", "CLIENT", "GETNAME"), bad("ERR", "CLIENT", "NOSUCH")},
 	"command": {ok(anyReply, "COMMAND", "COUNT"), bad("ERR", "COMMAND", "NOSUCH")},
+	"table":   {ok(anyReply, "TABLE", "LIST"), bad("ERR", "TABLE", "NOSUCH")},
+	"tenant":  {ok(anyReply, "TENANT", "GET", "acme"), bad("ERR", "TENANT", "NOSUCH")},
 	"config":  {ok("OK", "CONFIG", "RESETSTAT"), bad("ERR", "CONFIG", "NOSUCH")},
 	"hello":   {ok(anyReply, "HELLO", "2"), bad("NOPROTO", "HELLO", "4")},
 	"info":    {ok(anyReply, "INFO", "server"), ok(anyReply, "INFO")},

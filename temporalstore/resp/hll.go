@@ -36,7 +36,7 @@ func registerHLL() {
 // cmdPFDebug is PFDEBUG GETREG|TODENSE|ENCODING|DECODE key.
 func cmdPFDebug(c *conn, a [][]byte) {
 	cmd := c.command(ts.Command{Kind: ts.KindPFDebug, Key: a[2], Aggregator: string(a[1])})
-	cmd.Namespace, cmd.Table = c.namespace, c.table
+	cmd.Namespace, cmd.Table, cmd.Tenant = c.namespace, c.table, c.tenant
 	r, err := c.engine().ExecuteInPlace(c.ctx, cmd)
 	switch {
 	case errors.Is(err, ts.ErrNoSuchKey):

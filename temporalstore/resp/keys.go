@@ -93,14 +93,26 @@ func registerKeys() {
 			}
 		}},
 		&cmdSpec{name: "save", arity: 1, flags: flagNoTx, run: func(c *conn, _ [][]byte) {
-			if err := c.s.save(c.ctx); err != nil {
+			save := c.s.save
+			if sv := c.s.opts.Saver; sv != nil {
+				save = sv.Save
+			}
+			if err := save(c.ctx); err != nil {
 				c.engineError(err)
 				return
 			}
 			c.w.ok()
 		}},
 		&cmdSpec{name: "bgsave", arity: -1, flags: flagNoTx, run: cmdBGSave},
-		&cmdSpec{name: "lastsave", arity: 1, run: func(c *conn, _ [][]byte) { c.w.int(c.s.lastSave.Load()) }},
+		&cmdSpec{name: "lastsave", arity: 1, run: func(c *conn, _ [][]byte) {
+			if sv := c.s.opts.Saver; sv != nil {
+				// Before the first backup, the server's start, as Redis
+				// answers before its first save.
+				c.w.int(cmp.Or(sv.LastSave(), c.s.started.Unix()))
+				return
+			}
+			c.w.int(c.s.lastSave.Load())
+		}},
 		&cmdSpec{name: "scan", arity: -2, flags: flagNoTx, run: cmdScan},
 		&cmdSpec{name: "keys", arity: 2, flags: flagNoTx, run: func(c *conn, a [][]byte) {
 			var out [][]byte
@@ -224,7 +236,7 @@ func cmdScan(c *conn, a [][]byte) {
 			continue
 		}
 		if typ != nil {
-			tr, err := c.engine().Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: c.table, Kind: ts.KindType, Key: k})
+			tr, err := c.engine().Execute(c.ctx, ts.Command{Namespace: c.namespace, Tenant: c.tenant, Table: c.table, Kind: ts.KindType, Key: k})
 			if err != nil || !is(typ, string(tr.Value)) {
 				continue
 			}
@@ -269,7 +281,7 @@ func (c *conn) scanAll(fn func(k []byte)) error { return c.scanTable(c.table, fn
 func (c *conn) scanTable(table string, fn func(k []byte)) error {
 	var cur uint64
 	for {
-		r, err := c.engine().Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: table, Kind: ts.KindScan, Cursor: cur, Count: 1000})
+		r, err := c.engine().Execute(c.ctx, ts.Command{Namespace: c.namespace, Tenant: c.tenant, Table: table, Kind: ts.KindScan, Cursor: cur, Count: 1000})
 		if err != nil {
 			c.engineError(err)
 			return err
@@ -313,7 +325,7 @@ func (c *conn) flushTable(table string) bool {
 		if len(batch) == 0 {
 			return true
 		}
-		_, err := c.engine().Execute(c.ctx, ts.Command{Namespace: c.namespace, Table: table, Kind: ts.KindDeleteKeys, Keys: batch})
+		_, err := c.engine().Execute(c.ctx, ts.Command{Namespace: c.namespace, Tenant: c.tenant, Table: table, Kind: ts.KindDeleteKeys, Keys: batch})
 		batch = batch[:0]
 		if err != nil {
 			c.engineError(err)
@@ -427,6 +439,14 @@ func (s *Server) save(ctx context.Context) error {
 func cmdBGSave(c *conn, a [][]byte) {
 	if len(a) > 2 || len(a) == 2 && !is(a[1], "schedule") {
 		c.syntaxErr()
+		return
+	}
+	if sv := c.s.opts.Saver; sv != nil {
+		if err := sv.BackgroundSave(); err != nil {
+			c.errorf("ERR %s", err)
+			return
+		}
+		c.w.simple("Background saving started")
 		return
 	}
 	if !c.s.saving.CompareAndSwap(false, true) {

@@ -28,7 +28,8 @@ type Keyspace interface {
 // keyspace is the Keyspace the connection's database holds beside the
 // engine's keys: Options.Keyspace in database 0, none elsewhere.
 func (c *conn) keyspace() Keyspace {
-	if c.db.Load() != 0 {
+	if c.db.Load() != 0 || c.tenant != "" {
+		// A tenant's namespace holds the engine's keys alone.
 		return nil
 	}
 	return c.s.opts.Keyspace

@@ -66,7 +66,7 @@ func (c *conn) manySpec(args [][]byte) *cmdSpec {
 		return nil
 	case spec.arity > 0 && len(args) != spec.arity, spec.arity < 0 && len(args) < -spec.arity:
 		return nil
-	case spec.flags&flagWrite != 0 && c.access != accessWrite, c.access == accessNone:
+	case spec.flags&flagWrite != 0 && c.access != accessWrite, c.access == accessNone, c.tenant != "":
 		return nil
 	}
 	return spec
@@ -154,7 +154,8 @@ type setRun struct {
 // plainSet reports whether args are a SET with no option that this
 // connection may run now, outside a transaction.
 func (c *conn) plainSet(args [][]byte) bool {
-	return len(args) == 3 && is(args[0], "set") && c.tx == nil && c.access == accessWrite && len(args[1]) > 0 && c.dbReady && c.local(args[1], true)
+	// A tenant's calls go the common way, which carries its tenant.
+	return len(args) == 3 && is(args[0], "set") && c.tx == nil && c.access == accessWrite && c.tenant == "" && len(args[1]) > 0 && c.dbReady && c.local(args[1], true)
 }
 
 func (r *setRun) accepts(c *conn, args [][]byte) bool { return c.plainSet(args) }
@@ -178,6 +179,8 @@ func (r *setRun) run(c *conn) {
 	from := 0
 	for i, e := range r.ends {
 		r.cmds[i].Key, r.cmds[i].Value = r.arena[from:e[0]:e[0]], r.arena[e[0]:e[1]:e[1]]
+		// The database selected may have changed since the last run.
+		r.cmds[i].Namespace, r.cmds[i].Table = c.namespace, c.table
 		from = e[1]
 	}
 	start := c.s.clock()
@@ -222,7 +225,7 @@ const maxGetRun = 64
 // plainGet reports whether args are a GET this connection may run now,
 // outside a transaction.
 func (c *conn) plainGet(args [][]byte) bool {
-	return len(args) == 2 && is(args[0], "get") && c.tx == nil && c.access != accessNone && len(args[1]) > 0 && c.local(args[1], false)
+	return len(args) == 2 && is(args[0], "get") && c.tx == nil && c.access != accessNone && c.tenant == "" && len(args[1]) > 0 && c.local(args[1], false)
 }
 
 func (r *getRun) accepts(c *conn, args [][]byte) bool { return c.plainGet(args) }

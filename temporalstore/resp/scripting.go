@@ -96,7 +96,7 @@ func (c *conn) scripted() *conn {
 	}
 	sc := &c.script.conn
 	sc.id, sc.name, sc.since = c.id, c.name, c.since
-	sc.namespace, sc.table, sc.access = c.namespace, c.table, c.access
+	sc.namespace, sc.table, sc.access, sc.tenant = c.namespace, c.table, c.access, c.tenant
 	// Blocking commands do not block in a script, as in EXEC.
 	sc.inExec = true
 	return sc
@@ -125,6 +125,9 @@ func (r *scriptRun) exec(args [][]byte) ([]byte, string) {
 		return nil, errScriptArity
 	case spec.flags&flagNoScript != 0:
 		return nil, errScriptDenied
+	}
+	if msg := c.tenantRefusal(spec, args); msg != "" {
+		return nil, msg
 	}
 	if spec.flags&flagWrite != 0 {
 		if r.readOnly {

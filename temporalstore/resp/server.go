@@ -27,6 +27,17 @@ var (
 	ErrInvalidOptions = errors.New("resp: invalid options")
 )
 
+// Saver makes the backups SAVE and BGSAVE ask for.
+type Saver interface {
+	// Save makes one and returns once it is done.
+	Save(ctx context.Context) error
+	// BackgroundSave starts one and returns at once; it fails when one is
+	// running.
+	BackgroundSave() error
+	// LastSave is the Unix time of the last one made, 0 before the first.
+	LastSave() int64
+}
+
 // Options configures a Server.
 type Options struct {
 	// Engine is the engine served. Nil serves no engine: only the
@@ -52,6 +63,16 @@ type Options struct {
 	// ReadOnlyTokens those for read-only access. Default: none, no AUTH
 	// needed.
 	Tokens, ReadOnlyTokens []string
+	// TenantTokens are passwords AUTH accepts for one tenant, by token:
+	// the connection's keys then live in the namespace named as the
+	// tenant, its commands carry the tenant (Command.Tenant), and the
+	// verbs reaching past the namespace are refused (see TenantToken).
+	// Default: none.
+	TenantTokens map[string]TenantToken
+	// Saver, when set, is what SAVE, BGSAVE and LASTSAVE act on (the
+	// server's backups); without it SAVE and BGSAVE checkpoint every
+	// shard. Default: nil.
+	Saver Saver
 	// TLS, when set, makes Serve wrap every connection in TLS.
 	TLS *tls.Config
 	// MaxBulk is the largest bulk string a request may carry. Default:
@@ -148,6 +169,8 @@ type Server struct {
 	// stops when done is closed (Close).
 	sweeping bool
 	done     chan struct{}
+	// releaseTable ends the engine's UseTable of the table served.
+	releaseTable func()
 }
 
 // faults are functions tests set to raise faults at a layer; nil in use.
@@ -213,6 +236,9 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: NotifyKeyspaceEvents: %v", ErrInvalidOptions, err)
 	}
+	if err := checkTenantTokens(opts); err != nil {
+		return nil, err
+	}
 	cmds, err := extend(opts.Commands, opts.Engine != nil)
 	if err != nil {
 		return nil, err
@@ -225,6 +251,10 @@ func New(opts Options) (*Server, error) {
 	s.lastSave.Store(s.started.Unix())
 	s.scripts = newScripts(s)
 	s.notify.Store(notify)
+	if opts.Engine != nil {
+		// The table served and its databases are not to be dropped.
+		s.releaseTable = opts.Engine.UseTable(opts.Namespace, opts.Table)
+	}
 	if opts.Engine != nil && opts.Publish != nil {
 		stopExpired, stopWrites := opts.Engine.OnExpired(s.expiredEvents), opts.Engine.OnWrite(s.wroteEvents)
 		s.stopExpired = func() { stopExpired(); stopWrites() }
@@ -300,6 +330,9 @@ func (s *Server) Close() error {
 	if s.stopExpired != nil {
 		s.stopExpired()
 	}
+	if s.releaseTable != nil {
+		s.releaseTable()
+	}
 	for _, l := range s.lns {
 		l.Close()
 	}
@@ -330,7 +363,9 @@ const (
 	accessWrite
 )
 
-func (s *Server) authenticate(token []byte) access {
+// authenticate returns what token allows, and the tenant of a tenant
+// token ("" for a global one).
+func (s *Server) authenticate(token []byte) (access, string) {
 	ok := func(list []string) bool {
 		found := 0
 		for _, t := range list {
@@ -340,17 +375,28 @@ func (s *Server) authenticate(token []byte) access {
 		}
 		return found == 1
 	}
+	var tenant TenantToken
+	found := 0
+	for tok, tt := range s.opts.TenantTokens {
+		if subtle.ConstantTimeCompare([]byte(tok), token) == 1 {
+			tenant, found = tt, 1
+		}
+	}
 	switch {
 	case ok(s.opts.Tokens):
-		return accessWrite
+		return accessWrite, ""
 	case ok(s.opts.ReadOnlyTokens):
-		return accessRead
+		return accessRead, ""
+	case found == 1 && tenant.ReadOnly:
+		return accessRead, tenant.Tenant
+	case found == 1:
+		return accessWrite, tenant.Tenant
 	}
-	return accessNone
+	return accessNone, ""
 }
 
 func (s *Server) authRequired() bool {
-	return len(s.opts.Tokens)+len(s.opts.ReadOnlyTokens) > 0
+	return len(s.opts.Tokens)+len(s.opts.ReadOnlyTokens)+len(s.opts.TenantTokens) > 0
 }
 
 // conn is one client connection.
@@ -362,6 +408,9 @@ type conn struct {
 	id     int64
 	name   string
 	access access
+	// tenant is the tenant of the token the connection authenticated
+	// with, "" for a global token (tables.go).
+	tenant string
 	// namespace and table are the engine table the connection's keys
 	// live in (the server's, until the connection selects another
 	// database). db is the database selected (atomic: CLIENT LIST reads

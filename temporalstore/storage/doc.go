@@ -29,7 +29,9 @@
 // restart, and the engine copes with either. After any error other than
 // ErrRecordTooLarge, ErrGroupTooLarge, ErrNotLeader, ErrUnknownOutcome or
 // the context's, a log refuses further appends: the engine stops writing
-// to the shard.
+// to the shard. A log that implements the optional Recoverer interface
+// can be brought back without a restart: the shard keeps serving reads,
+// and retries Recover until the medium takes writes again.
 //
 // A replicated log (package storage/raftlog) also holds records its shard
 // did not append, and says so through the optional Replicated interface.

@@ -61,6 +61,23 @@ type Replicated interface {
 	Attach(s ShardImages)
 }
 
+// Recoverer is an optional interface of a Log that takes appends again,
+// without a restart, after a failed write or sync made it refuse them (see
+// the package doc).
+type Recoverer interface {
+	// Recover brings the log back from the state a failed write or sync
+	// left it in, keeping the records up to last, the last its shard
+	// acknowledged: the records after it were appended by calls that
+	// failed, and are cut durably, so that none turns up later. Records
+	// the medium no longer holds intact are cut as well (only ones not yet
+	// synced, of a log that is not Durable): LastIndex then falls below
+	// last. It returns nil once appends may go on, having checked that the
+	// medium takes writes again (a file log: that a segment fits); an
+	// error while it does not, and may then be called again. Reads go on
+	// meanwhile; the caller appends nothing until it returns nil.
+	Recover(ctx context.Context, last uint64) error
+}
+
 // ShardImages is a shard's state as a replicated log sends and installs
 // it: a checkpoint image, which the log's records complete.
 type ShardImages interface {

@@ -231,6 +231,36 @@ func (h *memHandle) Sync(ctx context.Context) error {
 	return nil
 }
 
+// Recover makes the log a Recoverer. Nothing in memory fails, so it only
+// cuts the records after last, which a wrapper that fails appends on
+// purpose (a test's) leaves behind.
+func (h *memHandle) Recover(ctx context.Context, last uint64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l := h.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := h.usableLocked(); err != nil {
+		return err
+	}
+	if top := l.first + uint64(len(l.recs)) - 1; last+1 < l.first || last > top {
+		return fmt.Errorf("%w: Recover(%d) outside %d..%d", ErrInvalidIndex, last, l.first-1, top)
+	}
+	l.recs = l.recs[:last+1-l.first]
+	k := len(l.segs) - 1
+	for k > 0 && l.segs[k].first > last+1 {
+		k--
+	}
+	l.segs = l.segs[:k+1]
+	seg := &l.segs[k]
+	seg.bytes = 0
+	for _, r := range l.recs[seg.first-l.first:] {
+		seg.bytes += int64(len(r)) + FrameOverhead
+	}
+	return nil
+}
+
 func (h *memHandle) MaxRecordSize() int {
 	h.l.mu.RLock()
 	defer h.l.mu.RUnlock()

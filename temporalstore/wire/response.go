@@ -31,6 +31,11 @@ const (
 	CodeNotReady     = "not_ready"
 	CodeTooLarge     = "too_large"
 	CodeInternal     = "internal"
+	// CodeDiskFull and CodeStorageFault are a shard's refusal of writes
+	// after its log failed (api.ErrDiskFull, api.ErrStorageFault); the
+	// HTTP surface answers them with 507.
+	CodeDiskFull     = "disk_full"
+	CodeStorageFault = "storage_fault"
 	// CodeUnmatched and CodeOutOfRange are the original's codes for
 	// hash_incr_by on a field that is not an integer, and on overflow.
 	CodeUnmatched  = "unmatched"
@@ -65,6 +70,8 @@ var errorCodes = []struct {
 	{api.ErrClosed, "shard_not_loaded"},
 	{api.ErrNotLeader, "not_leader"},
 	{api.ErrUnknownOutcome, "unknown_outcome"},
+	{api.ErrDiskFull, CodeDiskFull},
+	{api.ErrStorageFault, CodeStorageFault},
 	{context.DeadlineExceeded, "deadline_exceeded"},
 	{context.Canceled, "canceled"},
 }

@@ -159,7 +159,7 @@ func (s *Shard) checkpoint(ctx context.Context, floor uint64) (_ uint64, err err
 	}
 	s.locked(func() { s.checkpointed = max(s.checkpointed, applied) })
 	imgs, err := listImages(s.dir)
-	if err == nil && len(imgs) > keepImages {
+	if err == nil && len(imgs) > keepImages && s.backupHolds.Load() == 0 {
 		for _, old := range imgs[:len(imgs)-keepImages] {
 			_ = os.Remove(filepath.Join(s.dir, old.name))
 		}

@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"unsafe"
@@ -10,6 +11,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/keyindex"
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/object"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 )
 
 // Read-modify-writes of one key each (MutateKey) are combined: they queue,
@@ -349,6 +351,7 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	if err == nil && first != s.applied+1 {
 		s.applyReadyLocked() // a replicated log's foreign records before it
 	}
+	logFault := err != nil && !errors.Is(err, storage.ErrClosed)
 	if err == nil && first != s.applied+1 {
 		err = fmt.Errorf("shard: the log put a batch at record %d, after %d", first, s.applied)
 		first = s.applied + 1 // the record nothing will apply
@@ -362,8 +365,16 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	if err != nil {
 		// As for a plain write (appendApply): records the log may hold
 		// are not applied, and nothing after them waits for them.
-		err = fmt.Errorf("shard: append: %w", err)
-		s.failLocked(err, first)
+		if logFault {
+			var top uint64 // the last index the log gave, if it gave any
+			if first != 0 {
+				top = first + uint64(len(recs)) - 1
+			}
+			err = s.logFaultLocked(err, first, top)
+		} else {
+			err = fmt.Errorf("shard: append: %w", err)
+			s.failLocked(err, first)
+		}
 		for _, st := range stages {
 			st.m.err = err
 		}

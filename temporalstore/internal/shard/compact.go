@@ -51,6 +51,12 @@ func (s *Shard) ReclaimLog(ctx context.Context) (st ReclaimStats, err error) {
 
 // dropBefore drops the whole segments below index cut, after a checkpoint.
 func (s *Shard) dropBefore(ctx context.Context, cut uint64, st ReclaimStats) (ReclaimStats, error) {
+	s.reclaimMu.Lock()
+	defer s.reclaimMu.Unlock()
+	if s.backupHolds.Load() > 0 {
+		// A backup is copying the segments: they go at a later round.
+		return ReclaimStats{}, nil
+	}
 	segs := s.log.Segments()
 	n := 0
 	for n+1 < len(segs) && segs[n+1].First <= cut {
@@ -86,7 +92,7 @@ func (s *Shard) dropBefore(ctx context.Context, cut uint64, st ReclaimStats) (Re
 func (s *Shard) Compact(ctx context.Context, maxSegments int) (st ReclaimStats, err error) {
 	defer s.maintSafely("compact", &err)
 	segs := s.log.Segments()
-	if len(segs) < 2 || maxSegments < 1 {
+	if len(segs) < 2 || maxSegments < 1 || s.backupHolds.Load() > 0 {
 		return st, nil
 	}
 	cut := segs[min(maxSegments, len(segs)-1)].First

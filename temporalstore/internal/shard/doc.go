@@ -30,6 +30,12 @@
 // fsync, and then apply their records in log order under the lock; reads
 // share a read lock.
 //
+// A storage fault (the log failed a write or a sync: a full disk, a
+// failing device) makes the shard refuse writes and keep serving reads; a
+// log that is a storage.Recoverer is brought back by the shard itself,
+// cutting the records of the appends that failed, once the disk takes
+// writes again (fault.go).
+//
 // A write's context bounds its wait for the append gate (held exclusively
 // by read-modify-writes, Exclusive and Freeze): when it ends first, the
 // write returns its error and nothing is written. Once the log has taken

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -145,6 +146,15 @@ type Options struct {
 	// Spill). Default: nil, collections stay resident.
 	Collections *Budget
 
+	// Logger receives the shard's storage faults and recoveries. Default:
+	// slog.Default().
+	Logger *slog.Logger
+	// RecoverWait is how long after a storage fault the shard first tries
+	// to recover its log, and RecoverMaxWait the longest it waits between
+	// tries, the wait doubling from one to the other (fault.go). Defaults:
+	// 100 ms, 2 s.
+	RecoverWait, RecoverMaxWait time.Duration
+
 	// applyFault, when set (tests), runs before each command is applied,
 	// live or replayed: a panic in it is a bug in the apply.
 	applyFault func(idx uint64, c *command.Command)
@@ -180,6 +190,11 @@ type shardState struct {
 	// tailDone ends the goroutine that applies a replicated log's foreign
 	// records (tail.go); nil for a log of the shard's own.
 	tailDone chan struct{}
+	// reclaimMu keeps a backup's hold and the log's reclamation apart;
+	// while backupHolds is above zero no segment or checkpoint is
+	// removed (backup.go).
+	reclaimMu   sync.Mutex
+	backupHolds atomic.Int32
 
 	mu    sync.RWMutex
 	index *keyindex.Index
@@ -209,6 +224,9 @@ type shardState struct {
 	// here (its append failed after taking it); 0 when none is.
 	failed error
 	lost   uint64
+	// faults is the storage fault failed may be and its recovery
+	// (fault.go).
+	faults faultState
 	// objs holds the collections; an object's index entry has its slot as
 	// Addr. free lists the empty slots.
 	objs []*object.Object
@@ -328,6 +346,15 @@ func Open(dir string, opts Options) (*Shard, error) {
 	}
 	if opts.OpenLog == nil {
 		return nil, errors.New("shard: Options.OpenLog is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.RecoverWait <= 0 {
+		opts.RecoverWait = defaultRecoverWait
+	}
+	if opts.RecoverMaxWait <= 0 {
+		opts.RecoverMaxWait = defaultRecoverMaxWait
 	}
 	l, err := opts.OpenLog(context.Background(), storage.LogOptions{
 		Dir: dir, Namespace: opts.Namespace, Table: opts.Table, Shard: opts.ShardIndex,
@@ -864,12 +891,12 @@ func (s *Shard) appendApply(ctx context.Context, cmds []command.Command, shareGa
 		}
 		// The log refuses further writes (a failed write or fsync). A
 		// record it gave an index to may or may not be in it: it is not
-		// applied, and the writers after it stop waiting for it.
-		err = fmt.Errorf("shard: append: %w", err)
+		// applied, the writers after it stop waiting for it, and the
+		// recovery cuts it (fault.go).
 		if !tx {
 			s.mu.Lock()
 		}
-		s.failLocked(err, idx)
+		err = s.logFaultLocked(err, idx, idx)
 		if !tx {
 			s.mu.Unlock()
 		}
@@ -922,6 +949,8 @@ func (s *Shard) failLocked(err error, idx uint64) {
 	if s.failed == nil {
 		s.failed = err
 	}
+	// Not a storage fault: the state may not be what the log replays.
+	s.faults.recoverable = false
 	if idx != 0 && (s.lost == 0 || idx < s.lost) {
 		s.lost = idx
 	}
@@ -1210,6 +1239,7 @@ func (s *Shard) Close() error {
 	if s.tailDone != nil {
 		close(s.tailDone)
 	}
+	s.stopRecoveryLocked()
 	s.turn.Broadcast() // an Update waiting for appends to apply gives up
 	// The budgets are shared with the shards still open.
 	s.objDelta(-s.spill.bytes)

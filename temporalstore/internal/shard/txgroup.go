@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/command"
@@ -93,6 +94,7 @@ func (s *Shard) commitTxLocked(more bool) error {
 	} else {
 		first, err = s.log.AppendGroup(context.Background(), t.recs)
 	}
+	logFault := err != nil && !errors.Is(err, storage.ErrClosed)
 	if err == nil && first != t.first {
 		if _, ok := s.log.(storage.Replicated); ok {
 			// A replicated log took a foreign record first: the group's
@@ -115,10 +117,15 @@ func (s *Shard) commitTxLocked(more bool) error {
 		}
 		return err
 	}
-	err = fmt.Errorf("shard: append: %w", err)
-	s.failLocked(err, t.first)
+	if logFault {
+		err = s.logFaultLocked(err, t.first, t.first+uint64(len(t.recs))-1)
+	} else {
+		err = fmt.Errorf("shard: append: %w", err)
+		s.failLocked(err, t.first)
+	}
 	s.tx.Store(nil) // the rebuild reads the log alone
 	if rerr := s.rebuildLocked(t.first - 1); rerr != nil {
+		s.faults.recoverable = false // the state holds writes the log does not
 		return fmt.Errorf("%w (and taking its writes back: %w)", err, rerr)
 	}
 	return err

@@ -107,6 +107,19 @@ func (w *walLog) TruncateFront(ctx context.Context, index uint64) error {
 	return WALError(w.l.TruncateFront(ctx, index))
 }
 
+// Files makes the log a storage.FileLog: its segment files' prefixes.
+func (w *walLog) Files(last uint64) ([]storage.File, error) {
+	spans, err := w.l.Files(last)
+	if err != nil {
+		return nil, WALError(err)
+	}
+	out := make([]storage.File, len(spans))
+	for i, sp := range spans {
+		out[i] = storage.File{Name: sp.Name, Size: sp.Size}
+	}
+	return out, nil
+}
+
 func (w *walLog) Sync(ctx context.Context) error { return WALError(w.l.Sync(ctx)) }
 func (w *walLog) MaxRecordSize() int             { return w.l.MaxRecordSize() }
 func (w *walLog) MaxGroupSize() int64            { return w.l.MaxGroupSize() }

@@ -208,6 +208,38 @@ func Log(t *testing.T, open storage.OpenLogFunc) {
 			require.Equal(t, r, got)
 		}
 	})
+
+	t.Run("RecoverCutsAfterLast", func(t *testing.T) {
+		o := opts(t)
+		l := mustOpen(t, o)
+		r, ok := l.(storage.Recoverer)
+		if !ok {
+			l.Close()
+			t.Skip("not a storage.Recoverer")
+		}
+		ctx := t.Context()
+		first, err := l.AppendBatch(ctx, [][]byte{rec(0), rec(1), rec(2), rec(3), noise(1, 20_000), noise(2, 20_000), noise(3, 20_000), noise(4, 20_000)})
+		require.NoError(t, err)
+		require.Greater(t, len(l.Segments()), 1)
+		require.ErrorIs(t, r.Recover(ctx, first+8), storage.ErrInvalidIndex, "past the last record")
+		require.NoError(t, r.Recover(ctx, first+1))
+		require.Equal(t, first+1, l.LastIndex())
+		require.Len(t, l.Segments(), 1)
+		_, err = l.Read(first + 2)
+		require.ErrorIs(t, err, storage.ErrNotFound)
+		i, err := l.Append(ctx, rec(7))
+		require.NoError(t, err)
+		require.Equal(t, first+2, i, "appends go on after last")
+		require.NoError(t, l.Close())
+		l = mustOpen(t, o)
+		defer l.Close()
+		require.Equal(t, first+2, l.LastIndex())
+		for k, want := range [][]byte{rec(0), rec(1), rec(7)} {
+			got, err := l.Read(first + uint64(k))
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+		}
+	})
 }
 
 // RecordCache runs the RecordCache contract tests on caches made by
