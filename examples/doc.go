@@ -11,6 +11,13 @@
 //   - ferricstore: ferricstore's streams and pub/sub served alone over RESP
 //     (127.0.0.1:6380, metrics on 127.0.0.1:17103): go run
 //     ./examples/ferricstore.
+//   - tsctl: the administration tool (inspect and verify a data directory
+//     offline, backup and restore, export and import as JSON Lines, table
+//     and tenant admin).
+//   - ads-demo: an ads serving path (targeting, pacing, per-user features,
+//     ranking, atomic frequency caps and budgets, idempotent events) on the
+//     server, on redis-server and on Go maps, with its invariants checked.
+//   - cluster, flowworker, context-memory, feast: see each one's doc.
 //   - embedded-cache: matrixcache used on its own.
 //   - raft-kv: a small replicated key-value store on matrixraft.
 //

@@ -57,6 +57,7 @@ var allowedDeps = []depRule{
 	{from: "temporalstore/storage/internal/valuelog", to: "matrixraft"},
 	{from: "temporalstore/storage/storagetest", to: "matrixobject"},
 	{from: "temporalstore/cluster", to: "matrixobject", tests: true},
+	{from: "temporalstore/backup", to: "matrixobject", tests: true}, // backups to its S3 API
 	{from: "ferricstore", to: "matrixraft"},
 	// matrixark defines its own Store interface; only its adapter package
 	// may reach the engine.

@@ -42,6 +42,8 @@ func withContext(ctx context.Context, opts httpapi.Options, c config, node *clus
 	if err != nil {
 		return nil, err
 	}
+	// The context's table is the server's own: not to be dropped.
+	opts.Engine.UseTable(tsstore.DefaultNamespace, tsstore.DefaultTable)
 	var emb embed.Embedder
 	if os.Getenv(embed.EnvBaseURL) != "" {
 		if emb, err = embed.FromEnv(os.Getenv); err != nil {
@@ -56,19 +58,16 @@ func withContext(ctx context.Context, opts httpapi.Options, c config, node *clus
 			ConstLabels: prometheus.Labels{"reason": reason},
 		}, func() float64 { return float64(ark.Declined()[reason]) }))
 	}
-	tokens := c.contextTokens
-	if len(tokens) == 0 && len(c.tokens) > 0 {
-		// The server's read-write tokens reach the default tenant.
-		tokens = map[string]arkhttp.TenantToken{}
-		for _, t := range c.tokens {
-			tokens[t] = arkhttp.TenantToken{Tenant: "default", Admin: true}
-		}
-	}
+	tokens := contextTokens(c)
 	h, err := arkhttp.New(arkhttp.Options{Engine: ark, Memories: memory.New(ark, store, memory.Options{}), Tokens: tokens, Logger: log, RequestsPerMinute: c.contextRate})
 	if err != nil {
 		return nil, err
 	}
 	var routes http.Handler = h
+	if len(tokens) == 0 && c.anyToken() {
+		// Without a token of their own they would be open to anyone.
+		routes = refuseContext
+	}
 	kinds := contextKinds{ark: ark}
 	if node != nil {
 		cr := &contextRouter{node: node, ark: ark, local: h, proxies: map[string]*httputil.ReverseProxy{}}

@@ -36,6 +36,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixobject"
 	"github.com/temporalstore/temporalstore-go/matrixobject/s3api"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/backup"
 	"github.com/temporalstore/temporalstore-go/temporalstore/cluster"
 	"github.com/temporalstore/temporalstore-go/temporalstore/engineprom"
 	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
@@ -65,6 +66,7 @@ type config struct {
 	s3Addr           string
 	tokens           []string
 	readOnlyTokens   []string
+	tenantTokens     []tenantToken
 	s3Keys           map[string]string
 	tlsCert          string
 	tlsKey           string
@@ -95,6 +97,7 @@ type config struct {
 	sharedObjectKey  [2]string
 	sharedDir        string
 	sharedLease      time.Duration
+	backup           backupConfig
 }
 
 // flags are the program's flags, in --help's order.
@@ -107,7 +110,7 @@ var flags = []cli.Flag[config]{
 		c.respAddr = v
 		return nil
 	}},
-	{Name: "http", Env: "TS_HTTP_ADDR", Default: "127.0.0.1:17102", Usage: "HTTP listen address: the command surface (/execute, /batch_execute, /health, /ready, /metrics), context (/context/*), mem0-compatible memories (/memories, /search) and, with --resp on, ferricstore's flows (/flows); empty turns it off", Set: func(c *config, v string) error {
+	{Name: "http", Env: "TS_HTTP_ADDR", Default: "127.0.0.1:17102", Usage: "HTTP listen address: the command surface (/execute, /batch_execute, /health, /ready, /metrics), tables and tenants' limits (/tables, /tenants), context (/context/*), mem0-compatible memories (/memories, /search) and, with --resp on, ferricstore's flows (/flows); empty turns it off", Set: func(c *config, v string) error {
 		c.httpAddr = v
 		return nil
 	}},
@@ -123,7 +126,8 @@ var flags = []cli.Flag[config]{
 		c.readOnlyTokens = cli.List(v)
 		return nil
 	}},
-	{Name: "context-token", Env: "TS_CONTEXT_TOKEN", Default: "", Usage: "comma-separated token=tenant pairs (token=tenant:admin may reset the tenant's memories) for the context and memory routes (/context/*, /memories, /search, /reset); without them those routes serve the tenant \"default\" to the read-write tokens (--token), or to anyone when there are none", Set: func(c *config, v string) error {
+	tenantTokenFlag,
+	{Name: "context-token", Env: "TS_CONTEXT_TOKEN", Default: "", Usage: "comma-separated token=tenant pairs (token=tenant:admin may reset the tenant's memories) for the context and memory routes (/context/*, /memories, /search, /reset); without them those routes serve the tenant \"default\" to the read-write tokens (--token) and each read-write --tenant-token its tenant, refuse every request when only read-only tokens are set, and serve anyone when no token is set", Set: func(c *config, v string) error {
 		c.contextTokens = map[string]arkhttp.TenantToken{}
 		for _, p := range cli.List(v) {
 			tok, grant, ok := strings.Cut(p, "=")
@@ -311,6 +315,40 @@ var flags = []cli.Flag[config]{
 		return err
 	}},
 	cli.LogLevelFlag("TS_LOG_LEVEL", func(c *config) *cli.Log { return &c.log }),
+	{Name: "backup-dir", Env: "TS_BACKUP_DIR", Default: "", Usage: "where BGSAVE, SAVE and POST /backup write backups, each a directory named by its start time (or the name given): a consistent copy of every shard (checkpoint and log) with a manifest of checksums (XXH64), made while writes go on; restore one with tsctl restore; default <data>/backups", Set: func(c *config, v string) error {
+		c.backup.dir = v
+		return nil
+	}},
+	{Name: "backup-to", Env: "TS_BACKUP_TO", Default: "dir", Usage: "the default destination of BGSAVE and POST /backup: dir (--backup-dir) or s3 (--backup-s3-*)", Set: func(c *config, v string) error {
+		if v != "dir" && v != "s3" {
+			return fmt.Errorf("--backup-to %q is not dir or s3", v)
+		}
+		c.backup.to = v
+		return nil
+	}},
+	{Name: "backup-s3-endpoint", Env: "TS_BACKUP_S3_ENDPOINT", Default: "", Usage: "S3 API base URL backups go to with --backup-to s3 or POST /backup {\"to\":\"s3\"} (path-style, SigV4: matrixobject's or any S3's), e.g. http://10.0.0.9:9000", Set: func(c *config, v string) error {
+		c.backup.s3.Endpoint = v
+		return nil
+	}},
+	{Name: "backup-s3-bucket", Env: "TS_BACKUP_S3_BUCKET", Default: "", Usage: "bucket of S3 backups (created if missing); each backup a prefix in it", Set: func(c *config, v string) error {
+		c.backup.s3.Bucket = v
+		return nil
+	}},
+	{Name: "backup-s3-key", Env: "TS_BACKUP_S3_KEY", Default: "", Usage: "access-key:secret-key signing S3 backup requests; empty sends them unsigned", Set: func(c *config, v string) error {
+		if v == "" {
+			return nil
+		}
+		k, s, ok := strings.Cut(v, ":")
+		if !ok || k == "" || s == "" {
+			return fmt.Errorf("--backup-s3-key is not access-key:secret-key")
+		}
+		c.backup.s3.AccessKey, c.backup.s3.SecretKey = k, s
+		return nil
+	}},
+	{Name: "backup-s3-region", Env: "TS_BACKUP_S3_REGION", Default: "us-east-1", Usage: "region of the S3 backup signatures' scope", Set: func(c *config, v string) error {
+		c.backup.s3.Region = v
+		return nil
+	}},
 	{Name: "pprof", Env: "TS_PPROF", Default: "false", Usage: "serve Go's runtime profiles at /debug/pprof/ on the HTTP listener, to read-write tokens when tokens are set (go tool pprof http://ADDR/debug/pprof/profile); off by default", Set: func(c *config, v string) error {
 		b, err := strconv.ParseBool(v)
 		c.pprof = b
@@ -348,6 +386,9 @@ func parse(args []string, stdout io.Writer, getenv func(string) string) (config,
 	if (c.clusterID == 0) != (len(c.clusterPeers) == 0) {
 		return c, errors.New("--cluster-id and --cluster-peers go together")
 	}
+	if err := checkTenantTokens(c); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 
@@ -357,13 +398,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := c.log.Logger(stderr)
-	if c.respAddr != "" && !cli.Loopback(c.respAddr) && len(c.tokens)+len(c.readOnlyTokens) == 0 && !c.insecure {
+	if c.respAddr != "" && !cli.Loopback(c.respAddr) && !c.anyToken() && !c.insecure {
 		return fmt.Errorf("refusing to serve RESP on %s, which is not loopback, without a token (--token, or --insecure)", c.respAddr)
 	}
-	if c.httpAddr != "" && !cli.Loopback(c.httpAddr) && len(c.tokens)+len(c.readOnlyTokens) == 0 && !c.insecure {
+	if c.httpAddr != "" && !cli.Loopback(c.httpAddr) && !c.anyToken() && !c.insecure {
 		return fmt.Errorf("refusing to serve HTTP on %s, which is not loopback, without a token (--token, or --insecure)", c.httpAddr)
 	}
-	if c.s3Addr != "" && !cli.Loopback(c.s3Addr) && len(c.s3Keys) == 0 && !c.insecure {
+	if c.s3Addr != "" && !cli.Loopback(c.s3Addr) && !c.s3Signed() && !c.insecure {
 		return fmt.Errorf("refusing to serve S3 on %s, which is not loopback, without credentials (--s3-credentials, or --insecure)", c.s3Addr)
 	}
 	var tlsCfg *tls.Config
@@ -444,13 +485,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		reg.MustRegister(node.Collector())
 	}
 	reg.MustRegister(engineprom.NewCollector(e))
+	if c.backup.dir == "" {
+		c.backup.dir = filepath.Join(c.dataDir, "backups")
+	}
+	// The streams join the backups once open (with the RESP listener).
+	streamsBackup := &streamsComponent{dir: filepath.Join(c.dataDir, "streams")}
+	bk := &backups{m: backup.NewManager(log, backup.Engine(e), streamsBackup), cfg: c.backup, now: time.Now}
 	log.Info("engine open", "dir", filepath.Join(c.dataDir, "engine"), "took", time.Since(started).Round(time.Millisecond))
 	// The default table keeps the options it was created with, which
 	// need not be this run's flags.
 	if o, err := e.TableOptions(temporalstore.DefaultNamespace, temporalstore.DefaultTable); err == nil {
 		log.Info("default table", "shards", o.Shards, "key_groups", o.KeyGroups, "async", o.Async, "sync_interval", o.SyncInterval)
 	}
-	var closers []func() error
+	// A running backup stops (leaving no manifest) once the listeners
+	// have: the last closer.
+	closers := []func() error{bk.m.Close}
 	errc := make(chan error, 4)
 	listen := func(addr string) (net.Listener, error) {
 		l, err := net.Listen("tcp", addr)
@@ -481,14 +530,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("streams: %w", err)
 		}
 		closers = append(closers, streams.Close)
+		streamsBackup.st = streams
 		reg.MustRegister(ferricprom.NewCollector(streams))
 		flows = streams.Flows()
 		broker := pubsub.NewBroker()
 		reg.MustRegister(ferricprom.NewPubSubCollector(broker))
-		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log,
+		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, TenantTokens: respTenantTokens(c), Logger: log,
 			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: databases(c),
 			Keyspace: streamKeys{streams.Streams()}, NotifyKeyspaceEvents: c.notifyEvents, Publish: func(ch string, msg []byte) { broker.Publish(ch, msg) },
-			Commands: ferricmount.Mount(slices.Concat(commands.Commands(streams), commands.FlowCommands(streams), commands.PubSubCommands(broker))), Cluster: respCluster(node)})
+			Commands: ferricmount.Mount(slices.Concat(commands.Commands(streams), commands.FlowCommands(streams), commands.PubSubCommands(broker))), Cluster: respCluster(node),
+			Saver: bk})
 		if err != nil {
 			shutdown()
 			e.Close()
@@ -500,7 +551,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			e.Close()
 			return fmt.Errorf("RESP: %w", err)
 		}
-		log.Info("listening", "surface", "resp", "addr", l.Addr().String(), "tls", tlsCfg != nil, "auth", len(c.tokens)+len(c.readOnlyTokens) > 0)
+		log.Info("listening", "surface", "resp", "addr", l.Addr().String(), "tls", tlsCfg != nil, "auth", c.anyToken())
 		go func() {
 			if err := srv.Serve(l); !errors.Is(err, resp.ErrClosed) {
 				errc <- fmt.Errorf("RESP: %w", err)
@@ -510,7 +561,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		reg.MustRegister(respprom.NewCollector(srv))
 	}
 	if c.httpAddr != "" {
-		ho := httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, Logger: log, Profiling: c.pprof, Registry: reg}
+		ho := httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, TenantTokens: httpTenantTokens(c), Logger: log, Profiling: c.pprof, Registry: reg, Backups: bk}
 		if node != nil {
 			ho.Ready, ho.Cluster = node.Check, node.HTTP()
 		}
@@ -541,7 +592,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("HTTP: %w", err)
 		}
 		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-		log.Info("listening", "surface", "http", "addr", l.Addr().String(), "tls", tlsCfg != nil, "auth", len(c.tokens)+len(c.readOnlyTokens) > 0)
+		log.Info("listening", "surface", "http", "addr", l.Addr().String(), "tls", tlsCfg != nil, "auth", c.anyToken())
 		go func() {
 			if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
 				errc <- fmt.Errorf("HTTP: %w", err)
@@ -560,7 +611,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			e.Close()
 			return fmt.Errorf("object store: %w", err)
 		}
-		h, err := s3api.New(store, s3api.Options{Credentials: c.s3Keys, AllowAnonymous: len(c.s3Keys) == 0, Logger: log})
+		creds, scopes := s3Credentials(c, log)
+		h, err := s3api.New(store, s3api.Options{Credentials: creds, Scopes: scopes, AllowAnonymous: len(creds) == 0, Logger: log})
 		if err != nil {
 			shutdown()
 			store.Close()
@@ -575,7 +627,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("S3: %w", err)
 		}
 		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-		log.Info("listening", "surface", "s3", "addr", l.Addr().String(), "tls", tlsCfg != nil, "signed", len(c.s3Keys) > 0)
+		log.Info("listening", "surface", "s3", "addr", l.Addr().String(), "tls", tlsCfg != nil, "signed", len(creds) > 0)
 		go func() {
 			if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
 				errc <- fmt.Errorf("S3: %w", err)
