@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/temporalstore/temporalstore-go/tools/bench/backupbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/cachebench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/clusterbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/contextbench"
@@ -19,6 +20,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/tools/bench/respbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/scriptbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/seriesbench"
+	"github.com/temporalstore/temporalstore-go/tools/bench/soakbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/streamsbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/walbench"
 	"github.com/temporalstore/temporalstore-go/tools/benchkit"
@@ -44,6 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runWAL(args[1:], stdout, stderr)
 	case "cache":
 		return cachebench.Command(args[1:], stdout, stderr)
+	case "backup":
+		return backupbench.Command(args[1:], stdout, stderr)
 	case "object":
 		return objectbench.Command(args[1:], stdout, stderr)
 	case "engine":
@@ -66,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return flowsbench.Command(args[1:], stdout, stderr)
 	case "feastbare":
 		return feastbare.Command(args[1:], stdout, stderr)
+	case "soak":
+		return soakbench.Command(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown benchmark %q\n\n", args[0])
 	usage(stderr)
@@ -134,6 +140,17 @@ Benchmarks:
         SKIP LOCKED queue on PostgreSQL and River (on PostgreSQL):
         end-to-end flows/s, due-to-claim p50/p95/p99, every flow checked
         completed exactly once.
+  soak  stability, not speed: examples/server (durable commits, maintenance
+        on) under a steady mixed load at a fixed rate for 30 minutes (10 with
+        SOAK_QUICK=1): RESP KV, feature series, counters and quotas, HTTP
+        batches and S3 objects over bounded key spaces. Samples RSS, p99 per
+        class and requests/s every 10 s; fails (exit 1) when RSS after
+        warm-up passes 1.2x its end-of-warm-up value, a class's p99 passes
+        1.5x its first window's, or any request fails. Writes
+        bench-results/soak-<time>.json and .png.
+  backup online backup and restore of a ~1 GiB data directory by
+        temporalstore/backup (SHA-256 manifest, fsynced) vs cp -a + sync of
+        the same directory: MB/s of the data directory's bytes, alternating.
 
 Servers other benchmarks start:
   feastbare --addr HOST:PORT  the Feast benchmark's ceiling (make bench-feast):
@@ -170,6 +187,10 @@ Examples:
 	contextbench.PrintUsage(w)
 	fmt.Fprintln(w)
 	flowsbench.PrintUsage(w)
+	fmt.Fprintln(w)
+	soakbench.PrintUsage(w)
+	fmt.Fprintln(w)
+	backupbench.PrintUsage(w)
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.
