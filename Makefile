@@ -212,6 +212,18 @@ bench-script: ## EVALSHA token bucket, 50 clients, vs redis-server: cd tools && 
 bench-streams: ## Streams and pub/sub (XADD, XREADGROUP+XACK, PUBLISH fan-out) vs redis-server and NATS JetStream: cd tools && go run ./bench streams
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench streams
 
+.PHONY: bench-backup
+bench-backup: ## Online backup and restore of a ~1 GiB data dir (checksummed, fsynced) vs cp -a + sync of the same dir: cd tools && go run ./bench backup
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench backup
+
+.PHONY: bench-ads
+bench-ads: ## Ads serving path (targeting, pacing, per-user features, pCTR/eCPM ranking, atomic cap+budget takes, idempotent events) on the server vs redis-server (Lua) vs Go maps, invariants checked on each: go run ./examples/ads-demo
+	$(WORKSPACE) $(GO) run ./examples/ads-demo --json bench-results/ads.json
+
+.PHONY: soak
+soak: ## Soak: the server under a steady mixed load for 30 min (SOAK_QUICK=1: 10), RSS/p99/ops plot in bench-results/: cd tools && go run ./bench soak
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench soak
+
 .PHONY: bench-feast
 bench-feast: ## Feature serving through Feast 0.67 (SQLite, Redis via Feast's store, ours async and durable via both plugins): scripts/bench-feast
 	scripts/bench-feast

@@ -145,7 +145,14 @@ func p99Panel(rep *report) *plot.Plot {
 	if lo > hi { // no latency at all: keep the log axis valid
 		lo, hi = 0.1, 1
 	}
-	markWarmup(p, rep, lo, hi)
+	// Whole decades, so that the log axis has ticks at both ends even
+	// when every latency falls within one decade.
+	p.Y.Min = math.Pow(10, math.Floor(math.Log10(lo)))
+	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(hi)))
+	if p.Y.Max <= p.Y.Min {
+		p.Y.Max = p.Y.Min * 10
+	}
+	markWarmup(p, rep, p.Y.Min, p.Y.Max)
 	return p
 }
 
