@@ -248,7 +248,14 @@ func runCTake(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Respo
 		if c.RequestID != "" {
 			args = append(args, []byte(c.RequestID), shard.Varint(now+ControlDedupWindow.Milliseconds()))
 		}
-		return []command.Command{{Op: shard.OpCAdd, Key: c.Key, Args: args}}, nil
+		cmds := []command.Command{{Op: shard.OpCAdd, Key: c.Key, Args: args}}
+		if lo > 0 {
+			// The buckets before the window count for no take of this
+			// quota again: without the trim a busy key would keep a
+			// bucket for every millisecond it was ever taken in.
+			cmds = append(cmds, command.Command{Op: shard.OpCTrimBefore, Key: c.Key, Args: [][]byte{shard.Varint(start)}})
+		}
+		return cmds, nil
 	})
 	return r, err
 }

@@ -101,6 +101,20 @@ func TestControlState(t *testing.T) {
 	_, err = e.Execute(ctx, Command{Kind: KindCTake, Key: b("quota"), Delta: 1, Limit: 3})
 	require.ErrorIs(t, err, ErrInvalid)
 
+	// A busy quota keeps its window's buckets only: each take drops those
+	// before its window, in its record, so a restart agrees.
+	busyTotal := func() int64 {
+		return q(Command{Kind: KindCCount, Key: b("busy"), Start: 0, End: clk.Now().UnixMilli()}).Int
+	}
+	for range 50 {
+		clk.Advance(100 * time.Millisecond)
+		require.True(t, q(Command{Kind: KindCTake, Key: b("busy"), Delta: 1, Limit: 100, Window: time.Second}).Applied)
+	}
+	require.Equal(t, int64(10), busyTotal(), "ten takes a second, a second's window")
+	require.NoError(t, e.Close())
+	e = openEngine(t, dir, clk)
+	require.Equal(t, int64(10), busyTotal())
+
 	// A take with a request id counts once however often it is retried;
 	// a refused one records no id, so its retry is judged afresh.
 	idTake := func(id string, n int64) Response {

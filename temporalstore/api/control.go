@@ -47,7 +47,10 @@ const (
 	// refused, is how long until enough of the window has aged out
 	// (QUOTATAKE). With RequestID, a take whose id was applied within
 	// ControlDedupWindow is answered applied again and adds nothing, so a
-	// retried take counts once; a refused take records no id.
+	// retried take counts once; a refused take records no id. An applied
+	// take drops Key's counter buckets from before its window, which no
+	// later take (at a later At) sees: a busy quota key stays the size of
+	// its window.
 	KindCTake Kind = "cstake"
 	// KindCPace paces Key to Limit events a Window, evenly (the generic
 	// cell rate algorithm): an event of cost Delta (0 counts as 1) is

@@ -104,7 +104,8 @@
 // # Auth and concurrency
 //
 // With tokens configured, a connection must AUTH first (NOAUTH otherwise);
-// a read-only token may run only read commands. A tenant token
+// a read-only token may run only read commands (and no SAVE or BGSAVE
+// when they make backups, Options.Saver). A tenant token
 // (Options.TenantTokens) confines the connection to its tenant: its keys
 // live in the namespace named as the tenant (database n in the table
 // tenant/Options.Table, @n past 0), its commands carry the tenant so the

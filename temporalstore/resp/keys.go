@@ -95,6 +95,10 @@ func registerKeys() {
 		&cmdSpec{name: "save", arity: 1, flags: flagNoTx, run: func(c *conn, _ [][]byte) {
 			save := c.s.save
 			if sv := c.s.opts.Saver; sv != nil {
+				if c.access == accessRead {
+					c.errorf("NOPERM this user has no permissions to run the 'save' command")
+					return
+				}
 				save = sv.Save
 			}
 			if err := save(c.ctx); err != nil {
@@ -442,6 +446,12 @@ func cmdBGSave(c *conn, a [][]byte) {
 		return
 	}
 	if sv := c.s.opts.Saver; sv != nil {
+		// A backup writes a copy of everything to disk: not a reader's to
+		// start.
+		if c.access == accessRead {
+			c.errorf("NOPERM this user has no permissions to run the 'bgsave' command")
+			return
+		}
 		if err := sv.BackgroundSave(); err != nil {
 			c.errorf("ERR %s", err)
 			return

@@ -80,6 +80,12 @@ func (c *Control) Add(ts, amount int64) {
 	c.ts, c.sums = slices.Insert(c.ts, i, ts), slices.Insert(c.sums, i, amount)
 }
 
+// TrimBefore drops the counter buckets that start before cut.
+func (c *Control) TrimBefore(cut int64) {
+	i := sort.Search(len(c.ts), func(i int) bool { return c.ts[i] >= cut })
+	c.ts, c.sums = slices.Delete(c.ts, 0, i), slices.Delete(c.sums, 0, i)
+}
+
 // Window returns the index range [lo, hi) of the buckets in start..end.
 func (c *Control) Window(start, end int64) (lo, hi int) {
 	if start > end {

@@ -396,6 +396,9 @@ func TestFoldMatchesApply(t *testing.T) {
 			c.Op, c.Args = OpSRem, [][]byte{small()}
 		case 6:
 			c.Op, c.Args = OpCAdd, [][]byte{Varint(int64(rng.IntN(3)) * 60_000), Varint(int64(rng.IntN(5)) - 1)}
+			if rng.IntN(4) == 0 {
+				c.Op, c.Args = OpCTrimBefore, [][]byte{Varint(int64(rng.IntN(3)) * 60_000)}
+			}
 		case 7:
 			c.Op, c.Args = OpFUpsert, [][]byte{Uvarint(uint64(rng.IntN(4))), Varint(int64(rng.IntN(6))), small()}
 		case 8:

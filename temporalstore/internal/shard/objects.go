@@ -217,7 +217,7 @@ func opKind(op command.Op) object.Kind {
 		return object.KindList
 	case OpFUpsert, OpFReplace, OpFTrimBefore:
 		return object.KindSeries
-	case OpCAdd, OpCChange, OpCSelect, OpCPace:
+	case OpCAdd, OpCChange, OpCSelect, OpCPace, OpCTrimBefore:
 		return object.KindControl
 	}
 	return 0
@@ -374,6 +374,10 @@ func applyOp(o *object.Object, c *command.Command) {
 		}
 		if len(a) == 4 {
 			o.Control.Record(string(a[2]), varintArg(a, 3), c.Time)
+		}
+	case OpCTrimBefore:
+		if len(a) == 1 {
+			o.Control.TrimBefore(varintArg(a, 0))
 		}
 	case OpCChange:
 		if len(a) == 2 {

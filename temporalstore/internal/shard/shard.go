@@ -85,6 +85,10 @@ const (
 	// OpCPace sets a pacer's theoretical arrival time to Args[0]
 	// (varint, Unix ms).
 	OpCPace command.Op = 63
+	// OpCTrimBefore drops a control state's counter buckets that start
+	// before Args[0] (varint, Unix ms): a quota's take drops what its
+	// window no longer sees.
+	OpCTrimBefore command.Op = 64
 )
 
 // Errors.
