@@ -55,11 +55,8 @@ type BackupShard struct {
 type BackupSet struct {
 	// Dir is the engine's directory, which the shards' Dirs are under.
 	Dir string
-	// Catalog is the catalog file's content, CatalogName its name in Dir.
-	Catalog     []byte
-	CatalogName string
-	// Files are the engine's other files given whole, by name in Dir:
-	// the tenants' limits.
+	// Files are the engine's files given whole, by name in Dir: the
+	// catalog as it was and the tenants' limits.
 	Files    map[string][]byte
 	Shards   []BackupShard
 	releases []func()
@@ -87,20 +84,19 @@ func (e *Engine) HoldForBackup(ctx context.Context) (*BackupSet, error) {
 		e.mu.RUnlock()
 		return nil, ErrClosed
 	}
-	cat := make([]catalogEntry, 0, len(e.tables))
 	var tables []held
 	for k, t := range e.tables {
-		cat = append(cat, t.catalogEntry(k))
 		tables = append(tables, held{k.namespace, k.name, t.dir, slices.Clone(t.shards)})
 	}
+	catalog, err := e.catalogLocked()
 	e.mu.RUnlock()
-	slices.SortFunc(cat, func(a, b catalogEntry) int { return cmpNames(a.Namespace, a.Table, b.Namespace, b.Table) })
-	slices.SortFunc(tables, func(a, b held) int { return cmpNames(a.ns, a.name, b.ns, b.name) })
-	catalog, err := json.MarshalIndent(cat, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	set := &BackupSet{Dir: e.opts.Dir, Catalog: catalog, CatalogName: catalogFile, Files: map[string][]byte{}}
+	slices.SortFunc(tables, func(a, b held) int {
+		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name))
+	})
+	set := &BackupSet{Dir: e.opts.Dir, Files: map[string][]byte{catalogFile: catalog}}
 	if own := e.TenantLimits(); len(own) > 0 {
 		b, err := json.MarshalIndent(own, "", "  ")
 		if err != nil {
@@ -128,8 +124,4 @@ func (e *Engine) HoldForBackup(ctx context.Context) (*BackupSet, error) {
 		}
 	}
 	return set, nil
-}
-
-func cmpNames(ans, an, bns, bn string) int {
-	return cmp.Or(cmp.Compare(ans, bns), cmp.Compare(an, bn))
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -601,11 +602,7 @@ func (t *table) close() error {
 
 // saveCatalogLocked writes the catalog atomically and durably.
 func (e *Engine) saveCatalogLocked() error {
-	cat := make([]catalogEntry, 0, len(e.tables))
-	for k, t := range e.tables {
-		cat = append(cat, t.catalogEntry(k))
-	}
-	b, err := json.MarshalIndent(cat, "", "  ")
+	b, err := e.catalogLocked()
 	if err != nil {
 		return err
 	}
@@ -613,6 +610,18 @@ func (e *Engine) saveCatalogLocked() error {
 		return fmt.Errorf("temporalstore: catalog: %w", err)
 	}
 	return nil
+}
+
+// catalogLocked is the catalog file's content: the tables, by name.
+func (e *Engine) catalogLocked() ([]byte, error) {
+	cat := make([]catalogEntry, 0, len(e.tables))
+	for k, t := range e.tables {
+		cat = append(cat, t.catalogEntry(k))
+	}
+	slices.SortFunc(cat, func(a, b catalogEntry) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Table, b.Table))
+	})
+	return json.MarshalIndent(cat, "", "  ")
 }
 
 // writeDurably replaces dir/name with b atomically and durably: a

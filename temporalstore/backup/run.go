@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -170,8 +169,7 @@ func (c engineComponent) Hold(ctx context.Context) (Held, error) {
 	if err != nil {
 		return Held{}, err
 	}
-	h := Held{Dir: set.Dir, Shards: set.Shards, Release: set.Release, Contents: map[string][]byte{set.CatalogName: set.Catalog}}
-	maps.Copy(h.Contents, set.Files)
+	h := Held{Dir: set.Dir, Shards: set.Shards, Release: set.Release, Contents: set.Files}
 	for _, sh := range set.Shards {
 		h.Files = append(h.Files, File{Path: path.Join(sh.Dir, sh.Image), Size: -1})
 		for _, f := range sh.Files {
