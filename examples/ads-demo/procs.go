@@ -141,7 +141,7 @@ func (s *servers) startOurs(ctx context.Context, o *Options, dir, cpus string) (
 	}
 	args := []string{"--data", filepath.Join(dir, "data"), "--resp", addr, "--http", s.oursHTTP, "--s3", "", "--log-level", "warn"}
 	if !o.Durable {
-		args = append(args, "--async", "--sync-interval", "10ms")
+		args = append(args, "--async")
 	}
 	if s.oursHTTP != "" {
 		args = append(args, "--pprof")

@@ -92,11 +92,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var ms []*member
 	var peers []string
 	for i := 1; i <= 3; i++ {
-		raft, err := freeAddr()
+		raft, err := freeport.Addr()
 		if err != nil {
 			return err
 		}
-		respAddr, err := freeAddr()
+		respAddr, err := freeport.Addr()
 		if err != nil {
 			return err
 		}
@@ -248,8 +248,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
-
-func freeAddr() (string, error) { return freeport.Addr() }
 
 // waitServed waits until every slot has a leader.
 func waitServed(ctx context.Context, rc *redis.ClusterClient) error {

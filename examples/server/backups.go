@@ -117,17 +117,10 @@ func (b *backups) BackgroundSave() error {
 
 // Save implements resp.Saver: SAVE waits for a backup of its own.
 func (b *backups) Save(ctx context.Context) error {
-	before := b.m.Status()
 	if err := b.BackgroundSave(); err != nil {
 		return err
 	}
-	if err := b.m.Wait(ctx); err != nil {
-		return err
-	}
-	if st := b.m.Status(); st.Failures > before.Failures {
-		return errors.New(st.LastError)
-	}
-	return nil
+	return b.m.Wait(ctx)
 }
 
 // LastSave implements resp.Saver.

@@ -34,7 +34,7 @@ func (a *app) backupCmd() *cobra.Command {
 		Use:   "backup",
 		Short: "Back up a running server and follow the backup to its end",
 		Long: "backup asks the server (POST /backup on --http) to back itself up while it serves writes: a consistent " +
-			"copy of every shard, with a manifest of SHA-256 sums, to the server's backup directory (--to dir) or " +
+			"copy of every shard, with a manifest of checksums (XXH64), to the server's backup directory (--to dir) or " +
 			"S3 bucket (--to s3), as the server's --backup-* flags set them. It then follows the backup with a " +
 			"progress bar until it ends, and exits 1 if it fails. Interrupting tsctl leaves the backup running.",
 		Args: args(cobra.NoArgs),

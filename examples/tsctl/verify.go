@@ -146,7 +146,7 @@ func (a *app) verifyCmd() *cobra.Command {
 		Long: "verify reads every checkpoint image and log segment under --data without writing to it and reports " +
 			"damage, naming the file and offset; a torn final write (normal after a crash) is reported but is no " +
 			"error. With --backup it checks every file of a backup (a directory or s3://bucket/prefix) against its " +
-			"manifest's sizes and SHA-256 sums instead. It exits 1 when it finds damage.",
+			"manifest's sizes and checksums (XXH64) instead. It exits 1 when it finds damage.",
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from != "" {

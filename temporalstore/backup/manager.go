@@ -2,6 +2,7 @@ package backup
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -39,7 +40,13 @@ type Manager struct {
 
 	mu     sync.Mutex
 	status Status
-	done   chan struct{} // closed when the running backup ends
+	last   *job // the running backup, or the last one
+}
+
+// job is one backup: done closes when it ends, with err its error.
+type job struct {
+	done chan struct{}
+	err  error
 }
 
 // NewManager returns a Manager of backups of comps; log may be nil.
@@ -52,23 +59,28 @@ func NewManager(log *slog.Logger, comps ...Component) *Manager {
 }
 
 // Start begins a backup into t and returns at once; ErrRunning while one
-// runs. The backup ends with Close if it has not before.
+// runs. The backup ends with Close if it has not before. A target that is
+// an io.Closer (an S3 one) is closed once the backup ends, or at once when
+// refused.
 func (m *Manager) Start(t Target) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	err := m.ctx.Err()
 	if m.status.Running {
-		return ErrRunning
+		err = ErrRunning
 	}
-	if err := m.ctx.Err(); err != nil {
+	if err != nil {
+		closeTarget(t)
 		return err
 	}
 	m.status.Running, m.status.Target, m.status.Progress = true, t.String(), Progress{}
-	done := make(chan struct{})
-	m.done = done
+	j := &job{done: make(chan struct{})}
+	m.last = j
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		defer close(done)
+		defer close(j.done)
+		defer closeTarget(t)
 		m.log.Info("backup started", "target", t.String())
 		man, err := Run(m.ctx, t, Options{Progress: func(p Progress) {
 			m.mu.Lock()
@@ -77,7 +89,7 @@ func (m *Manager) Start(t Target) error {
 		}}, m.comps...)
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		m.status.Running = false
+		m.status.Running, j.err = false, err
 		if err != nil {
 			m.status.Failures++
 			m.status.LastError = err.Error()
@@ -92,19 +104,27 @@ func (m *Manager) Start(t Target) error {
 	return nil
 }
 
-// Wait waits for the running backup, if any, to end, or for ctx.
+// Wait waits for the running backup, if any, to end, or for ctx, and
+// returns the error of the last backup (nil when it succeeded or there
+// was none).
 func (m *Manager) Wait(ctx context.Context) error {
 	m.mu.Lock()
-	done := m.done
+	j := m.last
 	m.mu.Unlock()
-	if done == nil {
+	if j == nil {
 		return nil
 	}
 	select {
-	case <-done:
-		return nil
+	case <-j.done:
+		return j.err
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+func closeTarget(t Target) {
+	if c, ok := t.(io.Closer); ok {
+		c.Close()
 	}
 }
 

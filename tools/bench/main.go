@@ -149,7 +149,7 @@ Benchmarks:
         1.5x its first window's, or any request fails. Writes
         bench-results/soak-<time>.json and .png.
   backup online backup and restore of a ~1 GiB data directory by
-        temporalstore/backup (SHA-256 manifest, fsynced) vs cp -a + sync of
+        temporalstore/backup (XXH64 manifest, fsynced) vs cp -a + sync of
         the same directory: MB/s of the data directory's bytes, alternating.
 
 Servers other benchmarks start:
