@@ -7,8 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 )
 
@@ -62,6 +60,8 @@ func (s *shard) holdForBackup(ctx context.Context) ([]BackupFile, func(), error)
 	// Taking the lock waits out a snapshot being written.
 	s.backupMu.Lock()
 	s.backupHolds.Add(1)
+	// The snapshot the shard loaded or last wrote; none before the first.
+	snapIndex := s.snapIndex
 	s.backupMu.Unlock()
 	release := func() { s.backupHolds.Add(-1) }
 	rel := func(p string) string {
@@ -69,23 +69,14 @@ func (s *shard) holdForBackup(ctx context.Context) ([]BackupFile, func(), error)
 		return filepath.ToSlash(r)
 	}
 	var out []BackupFile
-	names, err := filepath.Glob(filepath.Join(s.snapDir, "snapshot-*"))
-	if err != nil {
-		release()
-		return nil, nil, err
-	}
-	sort.Strings(names)
-	for i := len(names) - 1; i >= 0; i-- {
-		if strings.HasSuffix(names[i], ".tmp") {
-			continue
-		}
-		fi, err := os.Stat(names[i])
+	if snapIndex > 0 {
+		p := filepath.Join(s.snapDir, snapshotName(snapIndex))
+		fi, err := os.Stat(p)
 		if err != nil {
 			release()
 			return nil, nil, err
 		}
-		out = append(out, BackupFile{Path: rel(names[i]), Size: fi.Size()})
-		break
+		out = append(out, BackupFile{Path: rel(p), Size: fi.Size()})
 	}
 	last := s.log.LastIndex()
 	if err := s.log.Sync(ctx); err != nil {

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
+	"path/filepath"
 	"slices"
 
 	"github.com/temporalstore/temporalstore-go/temporalstore/internal/shard"
@@ -76,8 +76,8 @@ func (b *BackupSet) Release() {
 // not kept in local files.
 func (e *Engine) HoldForBackup(ctx context.Context) (*BackupSet, error) {
 	type held struct {
-		ns, name, dir string
-		shards        []*shard.Shard
+		ns, name string
+		shards   []*shard.Shard
 	}
 	e.mu.RLock()
 	if e.closed {
@@ -86,7 +86,7 @@ func (e *Engine) HoldForBackup(ctx context.Context) (*BackupSet, error) {
 	}
 	var tables []held
 	for k, t := range e.tables {
-		tables = append(tables, held{k.namespace, k.name, t.dir, slices.Clone(t.shards)})
+		tables = append(tables, held{k.namespace, k.name, slices.Clone(t.shards)})
 	}
 	catalog, err := e.catalogLocked()
 	e.mu.RUnlock()
@@ -115,7 +115,12 @@ func (e *Engine) HoldForBackup(ctx context.Context) (*BackupSet, error) {
 				return nil, fmt.Errorf("temporalstore: backup of %s/%s shard %d: %w", t.ns, t.name, i, err)
 			}
 			set.releases = append(set.releases, release)
-			bs := BackupShard{Namespace: t.ns, Table: t.name, Shard: i, Dir: path.Join(t.dir, fmt.Sprintf("shard-%04d", i)),
+			rel, err := filepath.Rel(e.opts.Dir, p.Dir)
+			if err != nil {
+				set.Release()
+				return nil, err
+			}
+			bs := BackupShard{Namespace: t.ns, Table: t.name, Shard: i, Dir: filepath.ToSlash(rel),
 				Image: p.Image, Applied: p.Applied, Last: p.Last}
 			for _, f := range p.Files {
 				bs.Files = append(bs.Files, BackupFile{Name: f.Name, Size: f.Size})

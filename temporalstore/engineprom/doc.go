@@ -1,7 +1,7 @@
 // Package engineprom exports an engine's statistics to Prometheus, read at
 // each scrape: every shard's index, collections, log and fsync figures, the
-// record cache's counters as the engine sees them, and the panics the
-// engine contained.
+// record cache's counters as the engine sees them, the panics the engine
+// contained, and its maintenance rounds and their stages.
 //
 //	reg.MustRegister(engineprom.NewCollector(e))
 //
@@ -18,6 +18,11 @@
 //	temporalstore_record_cache_hits_total, _misses_total, _evictions_total counters
 //	temporalstore_record_cache_entries, _bytes                              gauges
 //	temporalstore_panics_total                                              counter
+//	temporalstore_maintenance_rounds_total, _round_failures_total           counters
+//	temporalstore_maintenance_last_round_seconds                            gauge
+//	temporalstore_maintenance_round_seconds_total                           counter
+//	temporalstore_maintenance_stage_seconds_total, _stage_items_total,
+//	  _stage_bytes_total                                                    counters, by stage
 //
 // The tiers of a matrixcache under the record cache have their own
 // collector, package matrixcache/cacheprom.
