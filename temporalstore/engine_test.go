@@ -35,13 +35,13 @@ func get(t *testing.T, e *Engine, c Command) (string, bool) {
 	r, err := e.Execute(t.Context(), c)
 	require.NoError(t, err)
 	// AppendGet, GET's own path, agrees, and appends after what dst holds.
-	v, found, err := e.AppendGet(t.Context(), c.Namespace, c.Table, c.Key, []byte("dst:"))
+	v, found, err := e.AppendGet(t.Context(), "", c.Namespace, c.Table, c.Key, []byte("dst:"))
 	require.NoError(t, err)
 	require.Equal(t, r.Found, found)
 	require.Equal(t, "dst:"+string(r.Value), string(v))
 	// So does AppendGets, the path of a pipeline of GETs.
 	reads := make([]GetRead, 1)
-	out := e.AppendGets(t.Context(), c.Namespace, c.Table, [][]byte{c.Key}, []byte("dst:"), reads)
+	out := e.AppendGets(t.Context(), "", c.Namespace, c.Table, [][]byte{c.Key}, []byte("dst:"), reads)
 	require.NoError(t, reads[0].Err)
 	require.Equal(t, r.Found, reads[0].Found)
 	require.Equal(t, string(r.Value), string(out[reads[0].Start:reads[0].End]))
@@ -86,7 +86,7 @@ func TestAppendGet(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			clk.Advance(tc.advance)
-			v, found, err := e.AppendGet(ctx, tc.ns, tc.table, []byte(tc.key), []byte("dst"))
+			v, found, err := e.AppendGet(ctx, "", tc.ns, tc.table, []byte(tc.key), []byte("dst"))
 			require.ErrorIs(t, err, tc.err)
 			require.Equal(t, tc.found, found)
 			require.Equal(t, "dst"+tc.want, string(v))
@@ -98,10 +98,10 @@ func TestAppendGet(t *testing.T) {
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	_, _, err := e.AppendGet(canceled, "", "", []byte("s"), nil)
+	_, _, err := e.AppendGet(canceled, "", "", "", []byte("s"), nil)
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, e.Close())
-	_, _, err = e.AppendGet(ctx, "", "", []byte("s"), nil)
+	_, _, err = e.AppendGet(ctx, "", "", "", []byte("s"), nil)
 	require.ErrorIs(t, err, ErrClosed)
 }
 
@@ -138,10 +138,10 @@ func TestAppendGetsAgreesWithAppendGet(t *testing.T) {
 	keys = append(keys[:17], append([][]byte{{}}, keys[17:]...)...) // an empty key among them
 	check := func(name string) {
 		reads := make([]GetRead, len(keys))
-		out := e.AppendGets(ctx, "n", "four", keys, []byte("dst"), reads)
+		out := e.AppendGets(ctx, "", "n", "four", keys, []byte("dst"), reads)
 		require.Equal(t, "dst", string(out[:3]))
 		for i, k := range keys {
-			v, found, err := e.AppendGet(ctx, "n", "four", k, nil)
+			v, found, err := e.AppendGet(ctx, "", "n", "four", k, nil)
 			r := reads[i]
 			if err != nil {
 				require.ErrorIs(t, r.Err, errorsSentinel(err), "%s: key %q", name, k)
@@ -159,15 +159,15 @@ func TestAppendGetsAgreesWithAppendGet(t *testing.T) {
 	check("more expired")
 
 	reads := make([]GetRead, 2)
-	e.AppendGets(ctx, "x", "y", keys[:2], nil, reads)
+	e.AppendGets(ctx, "", "x", "y", keys[:2], nil, reads)
 	require.ErrorIs(t, reads[0].Err, ErrNoTable)
 	require.ErrorIs(t, reads[1].Err, ErrNoTable)
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	e.AppendGets(canceled, "n", "four", keys[:2], nil, reads)
+	e.AppendGets(canceled, "", "n", "four", keys[:2], nil, reads)
 	require.ErrorIs(t, reads[0].Err, context.Canceled)
 	require.NoError(t, e.Close())
-	e.AppendGets(ctx, "n", "four", keys[:2], nil, reads)
+	e.AppendGets(ctx, "", "n", "four", keys[:2], nil, reads)
 	require.ErrorIs(t, reads[0].Err, ErrClosed)
 	require.ErrorIs(t, reads[1].Err, ErrClosed)
 }
@@ -487,7 +487,7 @@ func TestAppendGetDuringOverwrites(t *testing.T) {
 				k := fmt.Appendf(nil, "k%d", i%keys)
 				var found bool
 				var err error
-				dst, found, err = e.AppendGet(ctx, "", "", k, dst[:0])
+				dst, found, err = e.AppendGet(ctx, "", "", "", k, dst[:0])
 				require.NoError(t, err)
 				if found {
 					require.True(t, bytes.HasPrefix(dst, append(k, '=')), "%q holds %q", k, dst)

@@ -203,15 +203,16 @@ var kinds = func() map[Kind]runner {
 }()
 
 // AppendGet is Execute of a KindGet of key in the table (namespace, name;
-// "" names the defaults) that appends the value to dst rather than
-// returning a copy of its own: a GET's path with neither a Command nor a
-// Response to build, and no allocation when dst has room. found is false
-// for an absent or expired key; a collection gets ErrWrongType.
-func (e *Engine) AppendGet(ctx context.Context, namespace, name string, key, dst []byte) (out []byte, found bool, err error) {
-	return e.appendGet(ctx, nil, namespace, name, key, dst)
+// "" names the defaults), on behalf of tenant (Command.Tenant; "" for
+// none), that appends the value to dst rather than returning a copy of
+// its own: a GET's path with neither a Command nor a Response to build,
+// and no allocation when dst has room. found is false for an absent or
+// expired key; a collection gets ErrWrongType.
+func (e *Engine) AppendGet(ctx context.Context, tenant, namespace, name string, key, dst []byte) (out []byte, found bool, err error) {
+	return e.appendGet(ctx, nil, tenant, namespace, name, key, dst)
 }
 
-func (e *Engine) appendGet(ctx context.Context, x *scope, namespace, name string, key, dst []byte) (out []byte, found bool, err error) {
+func (e *Engine) appendGet(ctx context.Context, x *scope, tenant, namespace, name string, key, dst []byte) (out []byte, found bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return dst, false, err
 	}
@@ -223,7 +224,7 @@ func (e *Engine) appendGet(ctx context.Context, x *scope, namespace, name string
 		return dst, false, err
 	}
 	i := t.opts.KeyShard(key)
-	if err := e.admitKind(t, i, false, ""); err != nil {
+	if err := e.admitKind(t, i, false, tenant); err != nil {
 		return dst, false, err
 	}
 	return appendString(ctx, x.shard(t, i), dst, key)
@@ -246,7 +247,7 @@ type GetRead struct {
 // where keys[i]'s is, or its error. The keys of a shard are looked up
 // together (shard.AppendStrings), which lets their cache misses overlap:
 // the path of a pipeline of GETs.
-func (e *Engine) AppendGets(ctx context.Context, namespace, name string, keys [][]byte, dst []byte, reads []GetRead) []byte {
+func (e *Engine) AppendGets(ctx context.Context, tenant, namespace, name string, keys [][]byte, dst []byte, reads []GetRead) []byte {
 	fail := func(i int, err error) { reads[i] = GetRead{Start: len(dst), End: len(dst), Err: err} }
 	t, err := e.tableNamed(namespace, name)
 	if err == nil {
@@ -277,7 +278,7 @@ func (e *Engine) AppendGets(ctx context.Context, namespace, name string, keys []
 			}
 			shardOf[i] = t.opts.KeyShard(k)
 			// Admission per key, as AppendGet: read limits count GETs.
-			if err := e.admitKind(t, shardOf[i], false, ""); err != nil {
+			if err := e.admitKind(t, shardOf[i], false, tenant); err != nil {
 				fail(lo+i, err)
 				done[i] = true
 			}

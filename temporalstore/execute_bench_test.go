@@ -47,7 +47,7 @@ func benchExecuteGet(b *testing.B, keys int, appendGet bool) {
 	for b.Loop() {
 		if appendGet {
 			var found bool
-			dst, found, err = e.AppendGet(ctx, "n", "t", batchKey((i*7919)%keys), dst[:0])
+			dst, found, err = e.AppendGet(ctx, "", "n", "t", batchKey((i*7919)%keys), dst[:0])
 			if err != nil || !found || len(dst) != 16 {
 				b.Fatalf("GET: %v, %d bytes", err, len(dst))
 			}

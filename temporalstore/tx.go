@@ -117,11 +117,11 @@ func (tx *Tx) ExecuteInPlace(ctx context.Context, c *Command) (Response, error) 
 }
 
 // AppendGet is Engine.AppendGet inside the transaction.
-func (tx *Tx) AppendGet(ctx context.Context, namespace, name string, key, dst []byte) ([]byte, bool, error) {
+func (tx *Tx) AppendGet(ctx context.Context, tenant, namespace, name string, key, dst []byte) ([]byte, bool, error) {
 	if err := tx.check(); err != nil {
 		return dst, false, err
 	}
-	return tx.e.appendGet(ctx, tx.x, namespace, name, key, dst)
+	return tx.e.appendGet(ctx, tx.x, tenant, namespace, name, key, dst)
 }
 
 // KeyVersion is Engine.KeyVersion inside the transaction.

@@ -194,7 +194,7 @@ func TestAtomicReachesItsShardByEveryPath(t *testing.T) {
 					return fmt.Errorf("%s: %w", c.Kind, err)
 				}
 			}
-			if v, found, err := tx.AppendGet(ctx, "", "", []byte("{t}b"), nil); err != nil || !found || string(v) != "2" {
+			if v, found, err := tx.AppendGet(ctx, "", "", "", []byte("{t}b"), nil); err != nil || !found || string(v) != "2" {
 				return fmt.Errorf("AppendGet: %q %v %w", v, found, err)
 			}
 			if _, err := tx.KeyVersion(ctx, "", "", []byte("{t}a")); err != nil {

@@ -154,8 +154,7 @@ type setRun struct {
 // plainSet reports whether args are a SET with no option that this
 // connection may run now, outside a transaction.
 func (c *conn) plainSet(args [][]byte) bool {
-	// A tenant's calls go the common way, which carries its tenant.
-	return len(args) == 3 && is(args[0], "set") && c.tx == nil && c.access == accessWrite && c.tenant == "" && len(args[1]) > 0 && c.dbReady && c.local(args[1], true)
+	return len(args) == 3 && is(args[0], "set") && c.tx == nil && c.access == accessWrite && len(args[1]) > 0 && c.dbReady && c.local(args[1], true)
 }
 
 func (r *setRun) accepts(c *conn, args [][]byte) bool { return c.plainSet(args) }
@@ -174,13 +173,13 @@ func (r *setRun) run(c *conn) {
 	// value changing: a Command is 784 bytes, which writing afresh for
 	// every SET cost more than the rest of the run's handling.
 	for len(r.cmds) < len(r.ends) {
-		r.cmds = append(r.cmds, ts.Command{Kind: ts.KindSet, Namespace: c.namespace, Table: c.table})
+		r.cmds = append(r.cmds, ts.Command{Kind: ts.KindSet})
 	}
 	from := 0
 	for i, e := range r.ends {
 		r.cmds[i].Key, r.cmds[i].Value = r.arena[from:e[0]:e[0]], r.arena[e[0]:e[1]:e[1]]
 		// The database selected may have changed since the last run.
-		r.cmds[i].Namespace, r.cmds[i].Table = c.namespace, c.table
+		r.cmds[i].Namespace, r.cmds[i].Table, r.cmds[i].Tenant = c.namespace, c.table, c.tenant
 		from = e[1]
 	}
 	start := c.s.clock()
@@ -225,7 +224,7 @@ const maxGetRun = 64
 // plainGet reports whether args are a GET this connection may run now,
 // outside a transaction.
 func (c *conn) plainGet(args [][]byte) bool {
-	return len(args) == 2 && is(args[0], "get") && c.tx == nil && c.access != accessNone && c.tenant == "" && len(args[1]) > 0 && c.local(args[1], false)
+	return len(args) == 2 && is(args[0], "get") && c.tx == nil && c.access != accessNone && len(args[1]) > 0 && c.local(args[1], false)
 }
 
 func (r *getRun) accepts(c *conn, args [][]byte) bool { return c.plainGet(args) }
@@ -249,7 +248,7 @@ func (r *getRun) run(c *conn) {
 	}
 	reads := r.reads[:len(r.keys)]
 	began := c.s.clock()
-	r.vals = c.s.opts.Engine.AppendGets(c.ctx, c.namespace, c.table, r.keys, r.vals[:0], reads)
+	r.vals = c.s.opts.Engine.AppendGets(c.ctx, c.tenant, c.namespace, c.table, r.keys, r.vals[:0], reads)
 	failed := 0
 	for _, g := range reads {
 		switch {

@@ -658,7 +658,7 @@ func (c *conn) errorf(format string, a ...any) {
 type executor interface {
 	Execute(ctx context.Context, c temporalstore.Command) (temporalstore.Response, error)
 	ExecuteInPlace(ctx context.Context, c *temporalstore.Command) (temporalstore.Response, error)
-	AppendGet(ctx context.Context, namespace, name string, key, dst []byte) ([]byte, bool, error)
+	AppendGet(ctx context.Context, tenant, namespace, name string, key, dst []byte) ([]byte, bool, error)
 	KeyVersion(ctx context.Context, namespace, name string, key []byte) (uint64, error)
 	Touched(ctx context.Context, w temporalstore.Watch) (bool, error)
 	CopyBetween(ctx context.Context, namespace, from, to string, key, dest []byte, replace, move bool) (bool, error)

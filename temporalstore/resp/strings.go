@@ -127,16 +127,7 @@ func b2i(b bool) int64 {
 // cmdGet reads into the connection's scratch buffer, which the reply is
 // copied from at once: no allocation per GET.
 func cmdGet(c *conn, a [][]byte) {
-	if c.tenant != "" {
-		// AppendGet carries no tenant, whose limit the command must meet.
-		if r, ok := c.exec(ts.Command{Kind: ts.KindGet, Key: a[1]}); ok && r.Found {
-			c.w.bulk(r.Value)
-		} else if ok {
-			c.w.null()
-		}
-		return
-	}
-	v, found, err := c.engine().AppendGet(c.ctx, c.namespace, c.table, a[1], c.scratch[:0])
+	v, found, err := c.engine().AppendGet(c.ctx, c.tenant, c.namespace, c.table, a[1], c.scratch[:0])
 	if cap(v) <= maxScratch {
 		c.scratch = v[:0]
 	}

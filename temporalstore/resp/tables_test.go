@@ -199,6 +199,15 @@ func TestTenantTokens(t *testing.T) {
 	for _, cmd := range cmds {
 		require.ErrorContains(t, cmd.Err(), "BUSY")
 	}
+	cmds, _ = a.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for range 3 {
+			p.Set(ctx, "k", "v", 0)
+		}
+		return nil
+	})
+	for _, cmd := range cmds {
+		require.ErrorContains(t, cmd.Err(), "BUSY", "pipelined SETs too")
+	}
 	require.NoError(t, b.Get(ctx, "k").Err(), "another tenant is not limited")
 	require.ErrorIs(t, admin.Get(ctx, "k").Err(), redis.Nil, "nor the global tokens")
 
