@@ -959,33 +959,15 @@ func (l *Log) TruncateBack(ctx context.Context, index uint64) error {
 	if index >= l.next-1 {
 		return nil
 	}
-	l.segMu.Lock()
-	defer l.segMu.Unlock()
-	if first := l.segs[0].first; index+1 < first {
+	l.segMu.RLock()
+	first := l.segs[0].first
+	l.segMu.RUnlock()
+	if index+1 < first {
 		return fmt.Errorf("%w: TruncateBack(%d) before the first index %d", ErrInvalidIndex, index, first)
 	}
-	k := len(l.segs) - 1
-	for l.segs[k].first > index+1 {
-		k--
+	if err := l.cutAfter(index); err != nil {
+		return l.failLocked(err)
 	}
-	// Newest first, so an interruption leaves a prefix of the log.
-	tail := l.segs[k+1:]
-	for i := len(tail) - 1; i >= 0; i-- {
-		if err := l.dropSegments(tail[i:i+1], ""); err != nil {
-			l.segs = l.segs[:k+1+i]
-			return l.failLocked(err)
-		}
-	}
-	clear(tail)
-	l.segs = l.segs[:k+1]
-	s := l.segs[k]
-	pos := int(index + 1 - s.first)
-	off := int64(s.offsets[pos])
-	if err := cutFile(s.f, off, l.opts.SegmentSize, !l.opts.NoPreallocate); err != nil {
-		return l.failLocked(fmt.Errorf("truncate segment %s: %w", s.name, err))
-	}
-	s.offsets, s.end = s.offsets[:pos], off
-	l.resetTailLocked(s, index)
 	return nil
 }
 

@@ -156,8 +156,9 @@ func (l *Log) rewriteUnsynced(last uint64) (uint64, error) {
 }
 
 // cutAfter drops every record after index, durably, and points appends
-// just after it, as TruncateBack does; it also clears what a failed write
-// left past the last record written. The caller holds the flusher's role.
+// just after it (TruncateBack, and Recover); it also clears what a failed
+// write left past the last record written. The caller holds the flusher's
+// role.
 func (l *Log) cutAfter(index uint64) error {
 	l.segMu.Lock()
 	defer l.segMu.Unlock()
