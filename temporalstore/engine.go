@@ -412,7 +412,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if _, err := os.Stat(filepath.Join(opts.Dir, RestoreMarker)); err == nil {
 		return nil, fmt.Errorf("%w: %s", ErrRestoreIncomplete, opts.Dir)
 	}
-	e := &Engine{opts: opts, tables: map[tableName]*table{}, cache: opts.RecordCache}
+	e := &Engine{opts: opts, tables: map[tableName]*table{}, cache: opts.RecordCache, maintStats: MaintenanceStats{Stages: zeroStages()}}
 	if e.cache != nil && opts.CacheBytes != Disabled {
 		e.recent = shard.NewRecentPool(opts.CacheBytes / 4)
 	}

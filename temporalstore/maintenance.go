@@ -83,13 +83,17 @@ func (e *Engine) MaintenanceStats() MaintenanceStats {
 	defer e.maintStatsMu.Unlock()
 	s := e.maintStats
 	s.Stages = slices.Clone(s.Stages)
-	if s.Stages == nil {
-		// Every stage has its series from the start, at zero.
-		for _, name := range Stages {
-			s.Stages = append(s.Stages, StageReport{Name: name})
-		}
-	}
 	return s
+}
+
+// zeroStages is every stage at zero, so that each has its series from the
+// start; the engine's totals begin so.
+func zeroStages() []StageReport {
+	out := make([]StageReport, len(Stages))
+	for i, name := range Stages {
+		out[i].Name = name
+	}
+	return out
 }
 
 // countRound adds r to the totals.
@@ -103,18 +107,11 @@ func (e *Engine) countRound(r Round, err error) {
 	}
 	s.Last = r.Duration
 	s.Total += r.Duration
-	if s.Stages == nil {
-		for _, name := range Stages {
-			s.Stages = append(s.Stages, StageReport{Name: name})
-		}
-	}
 	for _, st := range r.Stages {
-		for i := range s.Stages {
-			if s.Stages[i].Name == st.Name {
-				s.Stages[i].Items += st.Items
-				s.Stages[i].Bytes += st.Bytes
-				s.Stages[i].Duration += st.Duration
-			}
+		if i := slices.Index(Stages, st.Name); i >= 0 {
+			s.Stages[i].Items += st.Items
+			s.Stages[i].Bytes += st.Bytes
+			s.Stages[i].Duration += st.Duration
 		}
 	}
 }
