@@ -127,9 +127,9 @@ func (c *conn) mayChange() bool {
 	return true
 }
 
-// tableOptionArgs parses TABLE CREATE's and TABLE SET's options into o,
-// those allowed by only; it writes the error and returns false on a bad
-// one.
+// tableOptionArgs parses TABLE CREATE's and TABLE SET's options into o
+// (CREATE's) and l (SET's), SHARDS, KEYGROUPS and ASYNC only when create;
+// it writes the error and returns false on a bad one.
 func (c *conn) tableOptionArgs(args [][]byte, o *ts.TableOptions, l *ts.TableLimits, create bool) bool {
 	for i := 0; i < len(args); i++ {
 		opt := strings.ToLower(string(args[i]))
