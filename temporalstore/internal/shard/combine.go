@@ -365,16 +365,11 @@ func (s *Shard) runMutations(batch []*mutation) (deferred []*mutation) {
 	if err != nil {
 		// As for a plain write (appendApply): records the log may hold
 		// are not applied, and nothing after them waits for them.
-		if logFault {
-			var top uint64 // the last index the log gave, if it gave any
-			if first != 0 {
-				top = first + uint64(len(recs)) - 1
-			}
-			err = s.logFaultLocked(err, first, top)
-		} else {
-			err = fmt.Errorf("shard: append: %w", err)
-			s.failLocked(err, first)
+		var top uint64 // the last index the log gave, if it gave any
+		if first != 0 {
+			top = first + uint64(len(recs)) - 1
 		}
+		err = s.appendFailedLocked(err, logFault, first, top)
 		for _, st := range stages {
 			st.m.err = err
 		}

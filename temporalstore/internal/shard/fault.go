@@ -109,15 +109,25 @@ func (s *Shard) logFaultLocked(err error, lost, top uint64) error {
 		s.faults.since = time.Now()
 		s.opts.Logger.Error("shard: storage fault; writes refused, reads go on", "err", err)
 	}
-	if lost != 0 && (s.lost == 0 || lost < s.lost) {
-		s.lost = lost
-	}
+	s.noteLostLocked(lost)
 	s.faults.top = max(s.faults.top, top)
-	s.turn.Broadcast()
 	if s.faults.recoverable {
 		s.startRecoveryLocked()
 	}
 	return s.failed
+}
+
+// appendFailedLocked records the failure err of an append the log gave
+// indexes lost..top (0: none): a storage fault when it is the log's own
+// (fault), else a failure no recovery undoes. It returns the error the
+// append's writers get.
+func (s *Shard) appendFailedLocked(err error, fault bool, lost, top uint64) error {
+	if fault {
+		return s.logFaultLocked(err, lost, top)
+	}
+	err = fmt.Errorf("shard: append: %w", err)
+	s.failLocked(err, lost)
+	return err
 }
 
 // startRecoveryLocked starts the recovery goroutine, unless it runs or the

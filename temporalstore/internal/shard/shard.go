@@ -955,6 +955,13 @@ func (s *Shard) failLocked(err error, idx uint64) {
 	}
 	// Not a storage fault: the state may not be what the log replays.
 	s.faults.recoverable = false
+	s.noteLostLocked(idx)
+}
+
+// noteLostLocked records that the record at idx (0: none) may or may not
+// be in the log and will not be applied, and wakes the writers waiting
+// their turn, who stop waiting for it.
+func (s *Shard) noteLostLocked(idx uint64) {
 	if idx != 0 && (s.lost == 0 || idx < s.lost) {
 		s.lost = idx
 	}

@@ -117,12 +117,7 @@ func (s *Shard) commitTxLocked(more bool) error {
 		}
 		return err
 	}
-	if logFault {
-		err = s.logFaultLocked(err, t.first, t.first+uint64(len(t.recs))-1)
-	} else {
-		err = fmt.Errorf("shard: append: %w", err)
-		s.failLocked(err, t.first)
-	}
+	err = s.appendFailedLocked(err, logFault, t.first, t.first+uint64(len(t.recs))-1)
 	s.tx.Store(nil) // the rebuild reads the log alone
 	if rerr := s.rebuildLocked(t.first - 1); rerr != nil {
 		s.faults.recoverable = false // the state holds writes the log does not
