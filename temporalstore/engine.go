@@ -384,17 +384,45 @@ type table struct {
 }
 
 // catalogFile lists the tables, so that Open finds them.
-const catalogFile = "catalog.json"
+const catalogFile = CatalogFile
 
-type catalogEntry struct {
+// CatalogFile is the catalog's name in an engine's directory.
+const CatalogFile = "catalog.json"
+
+type catalogEntry = CatalogTable
+
+// CatalogTable is a table as an engine's catalog lists it (ReadCatalog).
+type CatalogTable struct {
 	Namespace string       `json:"namespace"`
 	Table     string       `json:"table"`
 	Options   TableOptions `json:"options"`
-	// Dir is the table's directory (table.dir). Catalogs written before
-	// tables could be swapped have none: namespace/table then.
+	// Dir is the table's directory under the engine's, slash separated
+	// (table.dir). Catalogs written before tables could be swapped have
+	// none: namespace/table then, which ReadCatalog fills in.
 	Dir string `json:"dir,omitempty"`
 	// ReadOnly are the shards SetTableReadOnly put in read-only mode.
 	ReadOnly []int `json:"read_only,omitempty"`
+}
+
+// ReadCatalog reads the catalog of the engine in dir without opening the
+// engine (tsctl inspect and verify): its tables in name order, each with
+// its directory. A directory with no catalog fails with fs.ErrNotExist.
+func ReadCatalog(dir string) ([]CatalogTable, error) {
+	b, err := os.ReadFile(filepath.Join(dir, catalogFile))
+	if err != nil {
+		return nil, fmt.Errorf("temporalstore: catalog: %w", err)
+	}
+	var cat []CatalogTable
+	if err := json.Unmarshal(b, &cat); err != nil {
+		return nil, fmt.Errorf("temporalstore: catalog: %w", err)
+	}
+	for i := range cat {
+		cat[i].Dir = cmp.Or(cat[i].Dir, cat[i].Namespace+"/"+cat[i].Table)
+	}
+	slices.SortFunc(cat, func(a, b CatalogTable) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Table, b.Table))
+	})
+	return cat, nil
 }
 
 // Open opens (creating if needed) the engine in opts.Dir and every table
@@ -420,15 +448,11 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		e.collections = shard.NewBudget(opts.CollectionBytes)
 	}
 	e.tenants = tenants{perSec: opts.TenantQPS, m: map[string]*limiter{}}
-	b, err := os.ReadFile(filepath.Join(opts.Dir, catalogFile))
+	cat, err := ReadCatalog(opts.Dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("temporalstore: catalog: %w", err)
+		return nil, err
 	}
 	if err == nil {
-		var cat []catalogEntry
-		if err := json.Unmarshal(b, &cat); err != nil {
-			return nil, fmt.Errorf("temporalstore: catalog: %w", err)
-		}
 		for _, c := range cat {
 			if err := ctx.Err(); err != nil {
 				e.Close()
@@ -440,7 +464,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 				e.Close()
 				return nil, fmt.Errorf("temporalstore: catalog: table %s/%s: %w", c.Namespace, c.Table, err)
 			}
-			dir := cmp.Or(c.Dir, c.Namespace+"/"+c.Table)
+			dir := c.Dir
 			if !filepath.IsLocal(filepath.FromSlash(dir)) {
 				e.Close()
 				return nil, fmt.Errorf("%w: catalog: table %s/%s: directory %q", ErrInvalid, c.Namespace, c.Table, dir)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,38 +16,20 @@ import (
 
 // The layout of a server's data directory, as the server and the engine
 // write it: <data>/engine holds catalog.json and, for each table, its
-// directory (catalogEntry.Dir) of shard-NNNN directories, each with its
+// directory (temporalstore.CatalogTable.Dir) of shard-NNNN directories, each with its
 // checkpoints (checkpoint-<applied>.img) and its log's segments
 // (<first index>.wal, and a LOCK while a process has the log open). Beside
 // the engine: streams, objects and backups.
 
-// catalogName is the engine's list of tables.
-const catalogName = "catalog.json"
-
 // dataSubdirs are the directories beside the engine's that inspect sizes.
 var dataSubdirs = []string{"streams", "objects", "backups"}
-
-// catalogEntry is one table of the engine's catalog.
-type catalogEntry struct {
-	Namespace string                     `json:"namespace"`
-	Table     string                     `json:"table"`
-	Options   temporalstore.TableOptions `json:"options"`
-	// Dir is the table's directory under the engine's, slash separated;
-	// catalogs of older engines leave it out: namespace/table then.
-	Dir      string `json:"dir,omitempty"`
-	ReadOnly []int  `json:"read_only,omitempty"`
-}
-
-func (c catalogEntry) dir() string { return cmp.Or(c.Dir, c.Namespace+"/"+c.Table) }
-
-func (c catalogEntry) name() string { return c.Namespace + "/" + c.Table }
 
 // engineDir finds the engine's directory for the data directory data:
 // data/engine, or data itself when it holds the catalog (an engine
 // directory given directly, a restored copy, a directory backup).
 func engineDir(data string) (string, error) {
 	for _, d := range []string{filepath.Join(data, "engine"), data} {
-		if _, err := os.Stat(filepath.Join(d, catalogName)); err == nil {
+		if _, err := os.Stat(filepath.Join(d, temporalstore.CatalogFile)); err == nil {
 			return d, nil
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return "", err
@@ -58,21 +39,7 @@ func engineDir(data string) (string, error) {
 		return "", err
 	}
 	return "", fmt.Errorf("%s holds no engine: neither %s nor %s exists", data,
-		filepath.Join(data, "engine", catalogName), filepath.Join(data, catalogName))
-}
-
-// readCatalog reads the engine's catalog, its tables in name order.
-func readCatalog(engine string) ([]catalogEntry, error) {
-	b, err := os.ReadFile(filepath.Join(engine, catalogName))
-	if err != nil {
-		return nil, err
-	}
-	var cat []catalogEntry
-	if err := json.Unmarshal(b, &cat); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(engine, catalogName), err)
-	}
-	slices.SortFunc(cat, func(a, b catalogEntry) int { return cmp.Compare(a.name(), b.name()) })
-	return cat, nil
+		filepath.Join(data, "engine", temporalstore.CatalogFile), filepath.Join(data, temporalstore.CatalogFile))
 }
 
 // fileEntry is a checkpoint image or a log segment of a shard.
@@ -146,8 +113,8 @@ func listShard(shard int, dir string) (shardFiles, error) {
 
 // tableShards lists the shard directories of table c: those its options
 // count, and any other shard-NNNN directory found beside them.
-func tableShards(engine string, c catalogEntry) ([]shardFiles, error) {
-	base := filepath.Join(engine, filepath.FromSlash(c.dir()))
+func tableShards(engine string, c temporalstore.CatalogTable) ([]shardFiles, error) {
+	base := filepath.Join(engine, filepath.FromSlash(c.Dir))
 	n := c.Options.Shards
 	if ents, err := os.ReadDir(base); err == nil {
 		for _, e := range ents {

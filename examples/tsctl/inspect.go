@@ -86,7 +86,7 @@ func inspect(data string) (*inspectReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := readCatalog(engine)
+	cat, err := temporalstore.ReadCatalog(engine)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func inspect(data string) (*inspectReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		tl := tableLayout{Namespace: c.Namespace, Table: c.Table, Dir: c.dir(), Options: c.Options, ReadOnly: c.ReadOnly, Shards: []shardLayout{}}
+		tl := tableLayout{Namespace: c.Namespace, Table: c.Table, Dir: c.Dir, Options: c.Options, ReadOnly: c.ReadOnly, Shards: []shardLayout{}}
 		for _, sf := range shards {
 			sl := shardLayout{Shard: sf.Shard, Dir: sf.Dir, Checkpoints: len(sf.Images), Segments: len(sf.Segments),
 				Bytes: sf.Bytes, InUse: sf.InUse, Missing: sf.Missing}

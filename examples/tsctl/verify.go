@@ -174,12 +174,12 @@ func (a *app) verifyData(ctx context.Context, data string) (*verifyReport, error
 	if err != nil {
 		return nil, err
 	}
-	cat, err := readCatalog(engine)
+	cat, err := temporalstore.ReadCatalog(engine)
 	if err != nil {
 		return nil, err
 	}
 	type shardJob struct {
-		c  catalogEntry
+		c  temporalstore.CatalogTable
 		sf shardFiles
 	}
 	var jobs []shardJob
@@ -267,10 +267,10 @@ func (a *app) verifyData(ctx context.Context, data string) (*verifyReport, error
 // checkShard checks one shard's images and log, advancing b by the bytes
 // read. It returns the shard's report, its problems and notes, each naming
 // the shard, and an error when the files could not be read at all.
-func checkShard(c catalogEntry, sf shardFiles, b *bar) (shardCheck, []string, []string, error) {
+func checkShard(c temporalstore.CatalogTable, sf shardFiles, b *bar) (shardCheck, []string, []string, error) {
 	sc := shardCheck{Namespace: c.Namespace, Table: c.Table, Shard: sf.Shard, Dir: sf.Dir, Images: []imageCheck{}, InUse: sf.InUse}
 	var problems, notes []string
-	where := fmt.Sprintf("%s shard %d", c.name(), sf.Shard)
+	where := fmt.Sprintf("%s/%s shard %d", c.Namespace, c.Table, sf.Shard)
 	if sf.Missing {
 		return sc, []string{fmt.Sprintf("%s: directory %s is missing", where, sf.Dir)}, nil, nil
 	}
