@@ -398,6 +398,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := c.log.Logger(stderr)
+	if c.backup.to == "s3" && (c.backup.s3.Endpoint == "" || c.backup.s3.Bucket == "") {
+		return errors.New("--backup-to s3 needs --backup-s3-endpoint and --backup-s3-bucket")
+	}
 	if c.respAddr != "" && !cli.Loopback(c.respAddr) && !c.anyToken() && !c.insecure {
 		return fmt.Errorf("refusing to serve RESP on %s, which is not loopback, without a token (--token, or --insecure)", c.respAddr)
 	}

@@ -171,4 +171,7 @@ func TestFlagsEnvAndRefusals(t *testing.T) {
 	// A public address without a token is refused before anything opens.
 	err = run(t.Context(), []string{"--data", t.TempDir(), "--resp", "0.0.0.0:0", "--s3", ""}, io.Discard, io.Discard)
 	require.ErrorContains(t, err, "without a token")
+	// So are backups to S3 with no S3 to go to.
+	err = run(t.Context(), []string{"--data", t.TempDir(), "--backup-to", "s3"}, io.Discard, io.Discard)
+	require.ErrorContains(t, err, "--backup-to s3 needs")
 }
