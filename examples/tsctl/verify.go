@@ -235,18 +235,13 @@ func (a *app) verifyData(ctx context.Context, data string) (*verifyReport, error
 	}
 	for _, sf := range streams {
 		sc := streamCheck{Dir: sf.Dir}
-		where := "streams " + filepath.Base(sf.Dir)
-		lr, err := wal.Check(sf.Dir)
-		for _, f := range sf.Segments {
-			b.add(f.Size)
-		}
-		if err != nil && !errors.Is(err, wal.ErrCorrupt) && !errors.Is(err, wal.ErrUnsupportedFormat) {
+		var problems, notes []string
+		var err error
+		sc.Log, _, problems, notes, err = checkLog("streams "+filepath.Base(sf.Dir), sf, b)
+		if err != nil {
 			b.finish(false)
-			return nil, fmt.Errorf("%s: %w", where, err)
+			return nil, err
 		}
-		sc.Log = logCheck{Segments: len(lr.Segments), Records: lr.Records, First: lr.First, Last: lr.Last,
-			Bytes: lr.Bytes, TornTail: lr.TornTail, DroppedGroup: lr.DroppedGroup}
-		problems, notes := logFindings(where, sf.Dir, lr)
 		sc.OK = len(problems) == 0
 		rep.Streams = append(rep.Streams, sc)
 		rep.Problems = append(rep.Problems, problems...)
@@ -262,6 +257,23 @@ func (a *app) verifyData(ctx context.Context, data string) (*verifyReport, error
 	}
 	rep.OK = len(rep.Problems) == 0
 	return rep, nil
+}
+
+// checkLog checks the log in sf's directory, advancing b by its segments'
+// bytes: its report, problems and notes naming where, and an error when it
+// could not be read at all.
+func checkLog(where string, sf shardFiles, b *bar) (logCheck, wal.CheckReport, []string, []string, error) {
+	rep, err := wal.Check(sf.Dir)
+	for _, f := range sf.Segments {
+		b.add(f.Size)
+	}
+	if err != nil && !errors.Is(err, wal.ErrCorrupt) && !errors.Is(err, wal.ErrUnsupportedFormat) {
+		return logCheck{}, rep, nil, nil, fmt.Errorf("%s: %w", where, err)
+	}
+	lc := logCheck{Segments: len(rep.Segments), Records: rep.Records, First: rep.First, Last: rep.Last,
+		Bytes: rep.Bytes, TornTail: rep.TornTail, DroppedGroup: rep.DroppedGroup}
+	problems, notes := logFindings(where, sf.Dir, rep)
+	return lc, rep, problems, notes, nil
 }
 
 // checkShard checks one shard's images and log, advancing b by the bytes
@@ -287,18 +299,11 @@ func checkShard(c temporalstore.CatalogTable, sf shardFiles, b *bar) (shardCheck
 		sc.Images = append(sc.Images, ic)
 		b.add(f.Size)
 	}
-	rep, err := wal.Check(sf.Dir)
-	var segBytes int64
-	for _, f := range sf.Segments {
-		segBytes += f.Size
+	lc, rep, lp, ln, err := checkLog(where, sf, b)
+	if err != nil {
+		return sc, nil, nil, err
 	}
-	b.add(segBytes)
-	if err != nil && !errors.Is(err, wal.ErrCorrupt) && !errors.Is(err, wal.ErrUnsupportedFormat) {
-		return sc, nil, nil, fmt.Errorf("%s: %w", where, err)
-	}
-	sc.Log = logCheck{Segments: len(rep.Segments), Records: rep.Records, First: rep.First, Last: rep.Last,
-		Bytes: rep.Bytes, TornTail: rep.TornTail, DroppedGroup: rep.DroppedGroup}
-	lp, ln := logFindings(where, sf.Dir, rep)
+	sc.Log = lc
 	problems, notes = append(problems, lp...), append(notes, ln...)
 	// The image Open starts from: the newest that checks out and that the
 	// log continues (its records up to the image's index may have been
