@@ -84,6 +84,33 @@ type TableLimits struct {
 	ShardBurst *int     `json:"shard_burst,omitempty"`
 }
 
+// TenantToken is what a tenant token grants on the surfaces (resp,
+// httpapi): its commands go to the namespace named as the tenant and
+// carry it as Command.Tenant.
+type TenantToken struct {
+	// Tenant is the tenant, and the namespace its commands address.
+	Tenant string
+	// ReadOnly limits the token to reads.
+	ReadOnly bool
+}
+
+// CheckTenantTokens reports tenant tokens a surface cannot take (ErrInvalid):
+// an empty token, one that is also one of the global tokens, a tenant that
+// is no namespace name.
+func CheckTenantTokens(tokens map[string]TenantToken, global ...[]string) error {
+	for tok, tt := range tokens {
+		switch {
+		case tok == "":
+			return fmt.Errorf("%w: an empty tenant token", ErrInvalid)
+		case slices.ContainsFunc(global, func(g []string) bool { return slices.Contains(g, tok) }):
+			return fmt.Errorf("%w: a tenant token is also a global token", ErrInvalid)
+		case CheckName(tt.Tenant) != nil:
+			return fmt.Errorf("%w: tenant %q is no namespace name", ErrInvalid, tt.Tenant)
+		}
+	}
+	return nil
+}
+
 // CheckName reports whether name can name a namespace or a table that
 // CreateTable takes (letters, digits, '_', '.', '-', up to 128, not
 // starting with '.' or '-'); tenants' names follow the same rule.

@@ -538,7 +538,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		flows = streams.Flows()
 		broker := pubsub.NewBroker()
 		reg.MustRegister(ferricprom.NewPubSubCollector(broker))
-		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, TenantTokens: respTenantTokens(c), Logger: log,
+		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, TenantTokens: tenantGrants(c), Logger: log,
 			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: databases(c),
 			Keyspace: streamKeys{streams.Streams()}, NotifyKeyspaceEvents: c.notifyEvents, Publish: func(ch string, msg []byte) { broker.Publish(ch, msg) },
 			Commands: ferricmount.Mount(slices.Concat(commands.Commands(streams), commands.FlowCommands(streams), commands.PubSubCommands(broker))), Cluster: respCluster(node),
@@ -564,7 +564,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		reg.MustRegister(respprom.NewCollector(srv))
 	}
 	if c.httpAddr != "" {
-		ho := httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, TenantTokens: httpTenantTokens(c), Logger: log, Profiling: c.pprof, Registry: reg, Backups: bk}
+		ho := httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, TenantTokens: tenantGrants(c), Logger: log, Profiling: c.pprof, Registry: reg, Backups: bk}
 		if node != nil {
 			ho.Ready, ho.Cluster = node.Check, node.HTTP()
 		}

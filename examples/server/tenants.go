@@ -13,8 +13,6 @@ import (
 	arkhttp "github.com/temporalstore/temporalstore-go/matrixark/httpapi"
 	"github.com/temporalstore/temporalstore-go/matrixobject/s3api"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
-	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
-	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 )
 
 // tenantToken is one --tenant-token entry.
@@ -102,18 +100,11 @@ func (c config) s3Signed() bool {
 	return len(c.s3Keys) > 0
 }
 
-func respTenantTokens(c config) map[string]resp.TenantToken {
-	out := map[string]resp.TenantToken{}
+// tenantGrants are the tenant tokens as RESP and HTTP take them.
+func tenantGrants(c config) map[string]temporalstore.TenantToken {
+	out := map[string]temporalstore.TenantToken{}
 	for _, tt := range c.tenantTokens {
-		out[tt.token] = resp.TenantToken{Tenant: tt.tenant, ReadOnly: tt.readOnly}
-	}
-	return out
-}
-
-func httpTenantTokens(c config) map[string]httpapi.TenantToken {
-	out := map[string]httpapi.TenantToken{}
-	for _, tt := range c.tenantTokens {
-		out[tt.token] = httpapi.TenantToken{Tenant: tt.tenant, ReadOnly: tt.readOnly}
+		out[tt.token] = temporalstore.TenantToken{Tenant: tt.tenant, ReadOnly: tt.readOnly}
 	}
 	return out
 }

@@ -145,15 +145,8 @@ func (o Options) Validate() error {
 		}
 		seen[t] = true
 	}
-	for t, tt := range o.TenantTokens {
-		switch {
-		case t == "":
-			return fmt.Errorf("%w: empty token", ErrInvalidOptions)
-		case seen[t]:
-			return fmt.Errorf("%w: a tenant token is also a global token", ErrInvalidOptions)
-		case ts.CheckName(tt.Tenant) != nil:
-			return fmt.Errorf("%w: tenant %q is no namespace name", ErrInvalidOptions, tt.Tenant)
-		}
+	if err := ts.CheckTenantTokens(o.TenantTokens, o.ReadWriteTokens, o.ReadOnlyTokens); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	return nil
 }

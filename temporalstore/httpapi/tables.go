@@ -14,12 +14,7 @@ import (
 )
 
 // TenantToken is what a tenant token grants (Options.TenantTokens).
-type TenantToken struct {
-	// Tenant is the tenant, and the namespace its commands address.
-	Tenant string
-	// ReadOnly limits the token to read kinds.
-	ReadOnly bool
-}
+type TenantToken = ts.TenantToken
 
 // Status codes of the table and tenant routes beyond wire's.
 const (

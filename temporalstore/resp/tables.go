@@ -26,12 +26,7 @@ import (
 // namespace (tenantRefused) are refused with NOPERM.
 
 // TenantToken is what a tenant token grants (Options.TenantTokens).
-type TenantToken struct {
-	// Tenant is the tenant, and the namespace its connections address.
-	Tenant string
-	// ReadOnly limits the token to read commands.
-	ReadOnly bool
-}
+type TenantToken = ts.TenantToken
 
 func registerTables() {
 	register(
@@ -99,19 +94,8 @@ func (c *conn) setTenant(tenant string) {
 
 // checkTenantTokens reports tenant tokens New cannot take.
 func checkTenantTokens(opts Options) error {
-	global := map[string]bool{}
-	for _, t := range slices.Concat(opts.Tokens, opts.ReadOnlyTokens) {
-		global[t] = true
-	}
-	for tok, tt := range opts.TenantTokens {
-		switch {
-		case tok == "":
-			return fmt.Errorf("%w: an empty tenant token", ErrInvalidOptions)
-		case global[tok]:
-			return fmt.Errorf("%w: a tenant token is also a global token", ErrInvalidOptions)
-		case ts.CheckName(tt.Tenant) != nil:
-			return fmt.Errorf("%w: tenant %q is no namespace name", ErrInvalidOptions, tt.Tenant)
-		}
+	if err := ts.CheckTenantTokens(opts.TenantTokens, opts.Tokens, opts.ReadOnlyTokens); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	return nil
 }
