@@ -85,27 +85,31 @@ func waitServed(t *testing.T, addr string) {
 	}
 }
 
-// leaderOf returns the member whose RESP address leads key's slot.
+// leaderOf returns the member whose RESP address leads key's slot,
+// waiting out an election (leader balancing hands shards on while the
+// tests run, and a shard has no leader for a moment then).
 func (c *testCluster) leaderOf(ctx context.Context, rc *redis.ClusterClient, key string) *member {
 	c.t.Helper()
 	slot, err := rc.ClusterKeySlot(ctx, key).Result()
 	require.NoError(c.t, err)
-	shards, err := rc.ClusterShards(ctx).Result()
-	require.NoError(c.t, err)
-	for _, sh := range shards {
-		for _, r := range sh.Slots {
-			if r.Start <= slot && slot <= r.End {
-				for _, n := range sh.Nodes {
-					for _, m := range c.ms {
-						if n.Role == "master" && m.resp == fmt.Sprintf("%s:%d", n.IP, n.Port) {
-							return m
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		shards, err := rc.ClusterShards(ctx).Result()
+		require.NoError(c.t, err)
+		for _, sh := range shards {
+			for _, r := range sh.Slots {
+				if r.Start <= slot && slot <= r.End {
+					for _, n := range sh.Nodes {
+						for _, m := range c.ms {
+							if n.Role == "master" && m.resp == fmt.Sprintf("%s:%d", n.IP, n.Port) {
+								return m
+							}
 						}
 					}
 				}
 			}
 		}
 	}
-	c.t.Fatalf("no leader for %q", key)
+	c.t.Fatalf("no leader for %q in 10 s", key)
 	return nil
 }
 
