@@ -62,6 +62,9 @@ type runConfig struct {
 	// serverPID is the backend's server process, when this program
 	// started it (0 otherwise): its CPU time is measured.
 	serverPID int
+	// noCheck skips reading the state back and checking the invariants:
+	// for the null server, which keeps none.
+	noCheck bool
 }
 
 // RunResult is one backend's run of the day.
@@ -80,6 +83,9 @@ type RunResult struct {
 	Refused      int64   `json:"offers_refused"`
 	Retries      int64   `json:"retries"`
 	CheckSeconds float64 `json:"check_seconds"`
+	// HistoryPoints is the impressions a history read returned, on
+	// average: what the reply to it carries.
+	HistoryPoints float64 `json:"history_points_per_decision"`
 	// ServerCPUus and ClientCPUus are the CPU time (user and system) a
 	// decision took in the server, when this program started it, and in
 	// this program (load generator and, for map, the store). A
@@ -124,6 +130,8 @@ type scratch struct {
 	seen, capped []int32
 	touched      []int
 	lat          []time.Duration
+	// histPoints sums the impressions the history reads returned.
+	histPoints int64
 }
 
 // serve runs the day's requests on b, cfg.clients at a time, then checks
@@ -213,6 +221,14 @@ func serve(ctx context.Context, log *slog.Logger, b Backend, name string, cat *C
 	res.Clicks, res.Retries = tally.Clicks, tally.Retries
 	res.Offers, res.Refused = r.tally.offers.Load(), r.tally.refused.Load()
 	res.FillRate = float64(res.Impressions) / float64(len(w.Users))
+	var points int64
+	for _, s := range scratches {
+		points += s.histPoints
+	}
+	res.HistoryPoints = float64(points) / float64(len(w.Users))
+	if cfg.noCheck {
+		return res, nil
+	}
 
 	checked := time.Now()
 	log.Info("checking the invariants", "backend", name, "users", w.NumUsers, "campaigns", n)
@@ -245,6 +261,7 @@ func (r *runner) decide(ctx context.Context, i int, s *scratch) error {
 		return fmt.Errorf("history: %w", err)
 	}
 	f := Features{Clicks24h: s.hist.Clicks}
+	s.histPoints += int64(len(s.hist.Imps))
 	for _, imp := range s.hist.Imps {
 		if imp.Campaign < 0 || imp.Campaign >= len(cat.Campaigns) {
 			return fmt.Errorf("%w: impression of campaign %d", ErrReply, imp.Campaign)

@@ -68,13 +68,20 @@
 // this program on the other half (--cpu-split). It prints one JSON report
 // (per-repeat figures, medians, ratios with their spread), then the line
 //
-//	ads: decisions_per_s=<ours> redis_per_s=<redis> map_per_s=<map> ours_vs_redis_ratio=<x> invariants_held=<true|false>
+//	ads: decisions_per_s=<ours> redis_per_s=<redis> map_per_s=<map> ours_vs_redis_ratio=<x> null_ceiling_vs_redis_ratio=<y> invariants_held=<true|false>
 //
 // and exits non-zero when an invariant failed. Progress goes to stderr.
 //
 // Each run also reports the CPU time a decision took in the server (when
-// this program started it) and in this program, and after each day on a
-// RESP server the server's transport ceiling: the same clients and round
-// trips with every command a PING (--ceiling). --profile writes CPU
-// profiles of the first repeat: this program's, and the server's for ours.
+// this program started it) and in this program, and the impressions a
+// history read returned. After each day on a RESP server come two
+// ceilings (--ceiling), on a quarter as many decisions: the server's
+// transport (the same clients and round trips, every command a PING), and
+// the backend's client code against a null server, a process on the
+// servers' CPUs that answers every command at once, the takes granted and
+// the history reads as long as the day's (nullServer). The second is what
+// this program allows with that backend's round trips and replies,
+// whatever the server: null_ceiling_vs_redis_ratio, ours' over redis's
+// day, bounds ours_vs_redis_ratio from above. --profile writes CPU profiles
+// of the first repeat: this program's, and the server's for ours.
 package main

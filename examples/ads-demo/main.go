@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,7 +23,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == nullServerArg {
+		err = nullServerMain(ctx, os.Args[2:])
+	} else {
+		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	}
 	stop()
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -99,8 +105,10 @@ type Options struct {
 	ProfileSeconds int
 	// Progress is how often a run logs how far it is: 2s.
 	Progress time.Duration
-	// Ceiling measures each RESP server's transport ceiling after its
-	// day (Ceiling), on a quarter as many decisions: default true.
+	// Ceiling measures, after each day on a RESP server and on a quarter
+	// as many decisions, the server's transport ceiling (Ceiling) and the
+	// null server's ceiling of the backend's client code (NullCeiling):
+	// default true.
 	Ceiling bool
 }
 
@@ -175,6 +183,13 @@ Backends: ours (the TemporalStore server over RESP, its own verbs), redis
 mutex in this process: the ceiling). Without --resp or --redis it builds
 and starts the server and starts redis-server itself, on free ports.
 
+After each day on a RESP server it measures two ceilings (--ceiling): the
+server's transport (every command a PING, in the same round trips), and
+the backend's client code against a null server, which answers every
+command at once with a reply of the day's shape and size: what this
+program allows, whatever the server. "ads-demo null-server host:port"
+runs that server.
+
 Flags:
 `)
 		fs.PrintDefaults()
@@ -200,7 +215,7 @@ Flags:
 	fs.StringVar(&o.ProfileDir, "profile", o.ProfileDir, "directory for CPU profiles of the first repeat: this program's per backend, and the started server's")
 	fs.IntVar(&o.ProfileSeconds, "profile-seconds", o.ProfileSeconds, "seconds of the started server's CPU profile, from the start of the first day on ours")
 	fs.DurationVar(&o.Progress, "progress", o.Progress, "how often a run logs its progress on stderr")
-	fs.BoolVar(&o.Ceiling, "ceiling", o.Ceiling, "after each day on ours and redis, measure the server's transport ceiling: a quarter as many decisions whose commands are all PINGs, in the same round trips")
+	fs.BoolVar(&o.Ceiling, "ceiling", o.Ceiling, "after each day on ours and redis, measure on a quarter as many decisions the server's transport ceiling (every command a PING, in the same round trips) and the backend's client code against a null server (replies of the day's shape and size, no work)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -250,6 +265,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		log.Info("started redis-server", "addr", o.RedisAddr)
 	}
 	cfg.Durability = durability(&o, needOurs, needRedis)
+	var nullAddr string
+	if o.Ceiling && (slices.Contains(o.Backends, "ours") || slices.Contains(o.Backends, "redis")) {
+		if nullAddr, err = srv.startNullServer(ctx, dir, serverCPUs); err != nil {
+			return err
+		}
+		log.Info("started the null server", "addr", nullAddr)
+	}
 
 	cat := NewCatalog(o.Seed, o.Campaigns, o.Requests)
 	w := NewWorkload(o.Seed, o.Requests, o.Users)
@@ -269,6 +291,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	rc := runConfig{clients: o.Clients, maxOffers: o.MaxOffers, retry: o.Retry, refresh: o.SpendRefresh, progress: o.Progress}
 	var results []RunResult
 	var ceilings []Ceiling
+	var nulls []NullCeiling
+	ceilingDay := NewWorkload(o.Seed, max(1000, o.Requests/4), o.Users)
 	addrs := map[string]string{"ours": o.RespAddr, "redis": o.RedisAddr}
 	for rep := range o.Repeats {
 		// Each repeat starts with the next backend, so none is always
@@ -310,11 +334,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 				log.Info("transport ceiling", "backend", name, "repeat", rep+1, "decisions_per_s", int(c.PerSecond),
 					"server_cpu_us", int(c.ServerCPUus), "client_cpu_us", int(c.ClientCPUus))
 				ceilings = append(ceilings, c)
+				nrc := rc
+				nrc.serverPID = srv.pids["null"]
+				nc, err := measureNullCeiling(ctx, name, nullAddr, int64(math.Round(res.HistoryPoints)), cat, ceilingDay, nrc)
+				if err != nil {
+					return err
+				}
+				nc.Repeat = rep + 1
+				log.Info("null server ceiling", "backend", name, "repeat", rep+1, "history_points", nc.History,
+					"decisions_per_s", int(nc.PerSecond), "server_cpu_us", int(nc.ServerCPUus), "client_cpu_us", int(nc.ClientCPUus))
+				nulls = append(nulls, nc)
 			}
 		}
 	}
 
-	rep := newReport(cfg, cat, results, ceilings)
+	rep := newReport(cfg, cat, results, ceilings, nulls)
 	out, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err

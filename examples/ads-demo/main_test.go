@@ -2,14 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,7 +23,23 @@ import (
 )
 
 // summaryLine is the form of the report's last line.
-var summaryLine = regexp.MustCompile(`^ads: decisions_per_s=\d+ redis_per_s=\d+ map_per_s=\d+ ours_vs_redis_ratio=\d+\.\d\d invariants_held=true$`)
+var summaryLine = regexp.MustCompile(`^ads: decisions_per_s=\d+ redis_per_s=\d+ map_per_s=\d+ ours_vs_redis_ratio=\d+\.\d\d null_ceiling_vs_redis_ratio=\d+\.\d\d invariants_held=true$`)
+
+// TestMain lets the test binary be the null server the ceiling starts, as
+// the program is.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == nullServerArg {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		err := nullServerMain(ctx, os.Args[2:])
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 // Small days against a real server process and a real redis-server.
 func TestAgainstRealServers(t *testing.T) {
@@ -73,6 +93,15 @@ func testDayOnEveryBackend(t *testing.T, bin string) {
 		require.LessOrEqual(t, inv.PacingUsed, 1.0, r.Backend)
 		require.Greater(t, r.FillRate, 0.5, r.Backend)
 	}
+	require.Len(t, rep.Nulls, 4, "a null-server ceiling after each day on ours and redis")
+	for _, c := range rep.Nulls {
+		require.Positive(t, c.PerSecond, c.Backend)
+		require.Positive(t, c.History, "%s: histories were not empty", c.Backend)
+	}
+	for _, r := range rep.Runs {
+		require.Positive(t, r.HistoryPoints, r.Backend)
+	}
+	require.Contains(t, rep.Ratios, "null_ceiling_vs_redis_ratio")
 	for _, name := range backendNames {
 		require.True(t, rep.Backends[name].InvariantsHeld, name)
 		require.Len(t, rep.Backends[name].PerRepeat, 2, name)
@@ -89,8 +118,8 @@ func testStartsItsServers(t *testing.T, bin string) {
 	require.NoError(t, err, "%s", stderr.String())
 	require.Contains(t, stdout.String(), `"durability": "ours: --async (acknowledged once written, fsync every 10ms); redis: appendonly, appendfsync everysec"`)
 	require.Contains(t, stdout.String(), "invariants_held=true\n")
-	started := regexp.MustCompile(`msg="started (our server|redis-server)" addr=(\S+)`).FindAllStringSubmatch(stderr.String(), -1)
-	require.Len(t, started, 2, "%s", stderr.String())
+	started := regexp.MustCompile(`msg="started (our server|redis-server|the null server)" addr=(\S+)`).FindAllStringSubmatch(stderr.String(), -1)
+	require.Len(t, started, 3, "%s", stderr.String())
 	for _, m := range started {
 		_, err := net.DialTimeout("tcp", m[2], time.Second)
 		require.Error(t, err, "%s still listens at %s", m[1], m[2])

@@ -99,6 +99,9 @@ type BackendSummary struct {
 	ClientCPUus Spread `json:"client_cpu_us_per_decision"`
 	// Ceiling is the server's transport ceiling (Ceiling), when measured.
 	Ceiling *Spread `json:"transport_ceiling_per_s,omitempty"`
+	// NullCeiling is the backend's client code against the null server
+	// (NullCeiling), when measured.
+	NullCeiling *Spread `json:"null_server_ceiling_per_s,omitempty"`
 	// InvariantsHeld on every repeat.
 	InvariantsHeld bool `json:"invariants_held"`
 }
@@ -118,18 +121,21 @@ type Report struct {
 	Catalog  CatalogStats              `json:"catalog"`
 	Runs     []RunResult               `json:"runs"`
 	Ceilings []Ceiling                 `json:"transport_ceilings,omitempty"`
+	Nulls    []NullCeiling             `json:"null_server_ceilings,omitempty"`
 	Backends map[string]BackendSummary `json:"backends"`
 	// Ratios are ours_vs_redis_ratio and ours_vs_map_ratio, where both
-	// ran.
+	// ran, and null_ceiling_vs_redis_ratio: ours' client code against the
+	// null server over redis, the most ours could reach from this
+	// program.
 	Ratios map[string]Ratio `json:"ratios"`
 	// InvariantsHeld on every backend and repeat.
 	InvariantsHeld bool `json:"invariants_held"`
 }
 
-func newReport(cfg Config, cat *Catalog, runs []RunResult, ceilings []Ceiling) *Report {
+func newReport(cfg Config, cat *Catalog, runs []RunResult, ceilings []Ceiling, nulls []NullCeiling) *Report {
 	cfg.GOMAXPROCS, cfg.LoadAfter = runtime.GOMAXPROCS(0), loadAvg()
 	r := &Report{
-		Config: cfg, Runs: runs, Ceilings: ceilings, Backends: map[string]BackendSummary{}, Ratios: map[string]Ratio{}, InvariantsHeld: true,
+		Config: cfg, Runs: runs, Ceilings: ceilings, Nulls: nulls, Backends: map[string]BackendSummary{}, Ratios: map[string]Ratio{}, InvariantsHeld: true,
 		Catalog: CatalogStats{
 			Campaigns: len(cat.Campaigns), Segments: segments, Topics: topicCount,
 			AvgCandidates: math.Round(cat.AvgCandidates()*100) / 100, TotalBudget: cat.TotalBudget(),
@@ -160,6 +166,16 @@ func newReport(cfg Config, cat *Catalog, runs []RunResult, ceilings []Ceiling) *
 			sp := spreadOf(ceiling)
 			s.Ceiling = &sp
 		}
+		var null []float64
+		for _, c := range nulls {
+			if c.Backend == name {
+				null = append(null, c.PerSecond)
+			}
+		}
+		if len(null) > 0 {
+			sp := spreadOf(null)
+			s.NullCeiling = &sp
+		}
 		r.Backends[name] = s
 		perRepeat[name] = s.PerRepeat
 		r.InvariantsHeld = r.InvariantsHeld && s.InvariantsHeld
@@ -169,15 +185,29 @@ func newReport(cfg Config, cat *Catalog, runs []RunResult, ceilings []Ceiling) *
 		if len(ours) == 0 || len(theirs) == 0 {
 			continue
 		}
-		var ratio Ratio
-		for i := range min(len(ours), len(theirs)) {
-			ratio.PerRepeat = append(ratio.PerRepeat, ours[i]/theirs[i])
+		r.Ratios["ours_vs_"+peer+"_ratio"] = ratioOf(ours, theirs)
+	}
+	var null []float64
+	for _, c := range nulls {
+		if c.Backend == "ours" {
+			null = append(null, c.PerSecond)
 		}
-		ratio.Spread = spreadOf(ratio.PerRepeat)
-		ratio.OfMedians = spreadOf(ours).Median / spreadOf(theirs).Median
-		r.Ratios["ours_vs_"+peer+"_ratio"] = ratio
+	}
+	if redis := perRepeat["redis"]; len(null) > 0 && len(redis) > 0 {
+		r.Ratios["null_ceiling_vs_redis_ratio"] = ratioOf(null, redis)
 	}
 	return r
+}
+
+// ratioOf is ours over theirs, repeat by repeat and of the medians.
+func ratioOf(ours, theirs []float64) Ratio {
+	var ratio Ratio
+	for i := range min(len(ours), len(theirs)) {
+		ratio.PerRepeat = append(ratio.PerRepeat, ours[i]/theirs[i])
+	}
+	ratio.Spread = spreadOf(ratio.PerRepeat)
+	ratio.OfMedians = spreadOf(ours).Median / spreadOf(theirs).Median
+	return ratio
 }
 
 // summaryLine is the report's last line: the medians of decisions a
@@ -190,10 +220,12 @@ func (r *Report) summaryLine() string {
 		}
 		return strconv.FormatFloat(s.DecisionsPerS.Median, 'f', 0, 64)
 	}
-	ratio := "n/a"
-	if x, ok := r.Ratios["ours_vs_redis_ratio"]; ok {
-		ratio = strconv.FormatFloat(x.OfMedians, 'f', 2, 64)
+	ratio := func(name string) string {
+		if x, ok := r.Ratios[name]; ok {
+			return strconv.FormatFloat(x.OfMedians, 'f', 2, 64)
+		}
+		return "n/a"
 	}
-	return fmt.Sprintf("ads: decisions_per_s=%s redis_per_s=%s map_per_s=%s ours_vs_redis_ratio=%s invariants_held=%t",
-		median("ours"), median("redis"), median("map"), ratio, r.InvariantsHeld)
+	return fmt.Sprintf("ads: decisions_per_s=%s redis_per_s=%s map_per_s=%s ours_vs_redis_ratio=%s null_ceiling_vs_redis_ratio=%s invariants_held=%t",
+		median("ours"), median("redis"), median("map"), ratio("ours_vs_redis_ratio"), ratio("null_ceiling_vs_redis_ratio"), r.InvariantsHeld)
 }
