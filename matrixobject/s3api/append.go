@@ -88,7 +88,7 @@ func (h *Handler) appendObject(req *request) *apiError {
 // getAppendBlob answers a GetObject or HeadObject of a key that holds no
 // object from its append blob. It reports false, having written nothing,
 // when there is no blob either.
-func (h *Handler) getAppendBlob(req *request, rng matrixobject.Range, kind rangeKind) (*apiError, bool) {
+func (h *Handler) getAppendBlob(req *request, rng matrixobject.Range, kind matrixobject.RangeKind) (*apiError, bool) {
 	ctx := req.r.Context()
 	size, err := h.store.AppendBlobSize(ctx, req.bucket, req.key)
 	if errors.Is(err, matrixobject.ErrNoSuchKey) {
@@ -99,7 +99,7 @@ func (h *Handler) getAppendBlob(req *request, rng matrixobject.Range, kind range
 	}
 	off, n := int64(0), size
 	hdr := req.w.Header()
-	if kind != rangeNone {
+	if kind != matrixobject.RangeNone {
 		var ok bool
 		if off, n, ok = resolveRange(rng, kind, size); !ok {
 			hdr.Set("Content-Range", fmt.Sprintf("bytes */%d", size))
@@ -111,7 +111,7 @@ func (h *Handler) getAppendBlob(req *request, rng matrixobject.Range, kind range
 	hdr.Set("Accept-Ranges", "bytes")
 	hdr.Set("Content-Length", strconv.FormatInt(n, 10))
 	status := http.StatusOK
-	if kind != rangeNone {
+	if kind != matrixobject.RangeNone {
 		status = http.StatusPartialContent
 		hdr.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, size))
 	}

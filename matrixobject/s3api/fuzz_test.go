@@ -58,16 +58,16 @@ func FuzzParseRange(f *testing.F) {
 		[]any{" bytes = 1 - 2 "}, []any{"bytes=-"}, []any{""},
 	)
 	f.Fuzz(func(t *testing.T, h string) {
-		r, kind := parseRange(h)
+		r, kind := matrixobject.ParseRangeHeader(h)
 		switch kind {
-		case rangeOne:
+		case matrixobject.RangeOne:
 			if r.Suffix > 0 {
 				require.Zero(t, r.Start)
 				return
 			}
 			require.GreaterOrEqual(t, r.Start, int64(0))
 			require.True(t, r.End == -1 || r.End >= r.Start, "%+v", r)
-		case rangeNone, rangeUnsatisfiable:
+		case matrixobject.RangeNone, matrixobject.RangeUnsatisfiable:
 			require.Equal(t, matrixobject.Range{}, r)
 		}
 	})
@@ -77,21 +77,21 @@ func TestParseRange(t *testing.T) {
 	for _, tc := range []struct {
 		h    string
 		r    matrixobject.Range
-		kind rangeKind
+		kind matrixobject.RangeKind
 	}{
-		{"bytes=0-0", matrixobject.Range{Start: 0, End: 0}, rangeOne},
-		{"bytes=10-", matrixobject.Range{Start: 10, End: -1}, rangeOne},
-		{"bytes=-5", matrixobject.Range{Suffix: 5}, rangeOne},
-		{"BYTES=1-2", matrixobject.Range{Start: 1, End: 2}, rangeOne},
-		{"bytes=-0", matrixobject.Range{}, rangeUnsatisfiable},
-		{"bytes=5-4", matrixobject.Range{}, rangeNone},
-		{"bytes=0-1,5-6", matrixobject.Range{}, rangeNone},
-		{"bytes=a-b", matrixobject.Range{}, rangeNone},
-		{"bytes=+1-2", matrixobject.Range{}, rangeNone},
-		{"lines=1-2", matrixobject.Range{}, rangeNone},
-		{"", matrixobject.Range{}, rangeNone},
+		{"bytes=0-0", matrixobject.Range{Start: 0, End: 0}, matrixobject.RangeOne},
+		{"bytes=10-", matrixobject.Range{Start: 10, End: -1}, matrixobject.RangeOne},
+		{"bytes=-5", matrixobject.Range{Suffix: 5}, matrixobject.RangeOne},
+		{"BYTES=1-2", matrixobject.Range{Start: 1, End: 2}, matrixobject.RangeOne},
+		{"bytes=-0", matrixobject.Range{}, matrixobject.RangeUnsatisfiable},
+		{"bytes=5-4", matrixobject.Range{}, matrixobject.RangeNone},
+		{"bytes=0-1,5-6", matrixobject.Range{}, matrixobject.RangeNone},
+		{"bytes=a-b", matrixobject.Range{}, matrixobject.RangeNone},
+		{"bytes=+1-2", matrixobject.Range{}, matrixobject.RangeNone},
+		{"lines=1-2", matrixobject.Range{}, matrixobject.RangeNone},
+		{"", matrixobject.Range{}, matrixobject.RangeNone},
 	} {
-		r, kind := parseRange(tc.h)
+		r, kind := matrixobject.ParseRangeHeader(tc.h)
 		require.Equal(t, tc.kind, kind, tc.h)
 		require.Equal(t, tc.r, r, tc.h)
 	}

@@ -562,11 +562,11 @@ func (h *Handler) deleteObjects(req *request) *apiError {
 func (h *Handler) getObject(req *request) *apiError {
 	ctx := req.r.Context()
 	var o matrixobject.GetOptions
-	rng, kind := parseRange(req.r.Header.Get("Range"))
+	rng, kind := matrixobject.ParseRangeHeader(req.r.Header.Get("Range"))
 	switch kind {
-	case rangeOne:
+	case matrixobject.RangeOne:
 		o.Range = &rng
-	case rangeUnsatisfiable:
+	case matrixobject.RangeUnsatisfiable:
 		o.Range = &matrixobject.Range{Start: 1<<63 - 1, End: -1}
 	}
 	obj, err := h.store.GetObject(ctx, req.bucket, req.key, o)
