@@ -37,6 +37,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixobject/s3api"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/backup"
+	"github.com/temporalstore/temporalstore-go/temporalstore/blob"
 	"github.com/temporalstore/temporalstore-go/temporalstore/cluster"
 	"github.com/temporalstore/temporalstore-go/temporalstore/engineprom"
 	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
@@ -61,6 +62,8 @@ func main() {
 // config is the parsed flags.
 type config struct {
 	dataDir          string
+	blobMaxSize      int64
+	blobSweep        time.Duration
 	respAddr         string
 	httpAddr         string
 	s3Addr           string
@@ -315,6 +318,22 @@ var flags = []cli.Flag[config]{
 		return err
 	}},
 	cli.LogLevelFlag("TS_LOG_LEVEL", func(c *config) *cli.Log { return &c.log }),
+	{Name: "blob-max-size", Env: "TS_BLOB_MAX_SIZE", Default: strconv.FormatInt(blob.DefaultMaxSize, 10), Usage: "the largest blob /blob stores, in bytes (put in one piece or committed from parts); 0 turns /blob off. Blobs live in <data>/blobs, each fsynced before it is renamed into place", Set: func(c *config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err == nil && n < 0 {
+			err = fmt.Errorf("must be 0 or more, got %d", n)
+		}
+		c.blobMaxSize = n
+		return err
+	}},
+	{Name: "blob-sweep", Env: "TS_BLOB_SWEEP", Default: "1h", Usage: "how often the blob store removes uploads left uncommitted for a day and content no blob points at (a Go duration); 0: only on POST /blob?sweep", Set: func(c *config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && d < 0 {
+			err = fmt.Errorf("must be 0 or more, got %s", d)
+		}
+		c.blobSweep = d
+		return err
+	}},
 	{Name: "backup-dir", Env: "TS_BACKUP_DIR", Default: "", Usage: "where BGSAVE, SAVE and POST /backup write backups, each a directory named by its start time (or the name given): a consistent copy of every shard (checkpoint and log) with a manifest of checksums (XXH64), made while writes go on; restore one with tsctl restore; default <data>/backups", Set: func(c *config, v string) error {
 		c.backup.dir = v
 		return nil
@@ -565,6 +584,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if c.httpAddr != "" {
 		ho := httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, TenantTokens: tenantGrants(c), Logger: log, Profiling: c.pprof, Registry: reg, Backups: bk}
+		if c.blobMaxSize > 0 {
+			bs, closeBlobs, err := openBlobs(ctx, &c, log)
+			if err != nil {
+				shutdown()
+				e.Close()
+				return err
+			}
+			closers = append(closers, closeBlobs)
+			ho.Blobs = bs
+		}
 		if node != nil {
 			ho.Ready, ho.Cluster = node.Check, node.HTTP()
 		}

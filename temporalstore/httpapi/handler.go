@@ -131,6 +131,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.method(w, r, "/ready", http.MethodGet, http.MethodPost) {
 			h.ready(w, r)
 		}
+	case (p == blobRoute || strings.HasPrefix(p, blobRoute+"/")) && h.opts.Blobs != nil:
+		h.blobs(w, r)
 	case p == "/backup" && h.opts.Backups != nil:
 		if h.method(w, r, "/backup", http.MethodGet, http.MethodPost) {
 			h.backup(w, r)

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
+	"github.com/temporalstore/temporalstore-go/temporalstore/blob"
 )
 
 // ErrInvalidOptions is returned by Options.Validate (and New) for options
@@ -62,6 +63,9 @@ type Options struct {
 	// last backup (any token), POST starts one (read-write tokens).
 	// Default: none (404).
 	Backups Backups
+	// Blobs, when set, serves /blob: the server's named blobs. Default:
+	// nil, and /blob answers 404.
+	Blobs *blob.Store
 	// MaxBodyBytes bounds a request body. Default: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// MaxBatchCommands bounds a batch. Default: DefaultMaxBatchCommands.

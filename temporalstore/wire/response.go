@@ -42,6 +42,10 @@ const (
 	CodeOutOfRange = "out_of_range"
 )
 
+// HeaderContentSHA256 carries a blob's or a part's hex SHA-256 on the
+// /blob routes: checked on the way in, given on the way out.
+const HeaderContentSHA256 = "X-Content-Sha256"
+
 // errorCodes maps the engine's errors to status codes, in the order they
 // are tried; a code may stand for several errors.
 var errorCodes = []struct {
