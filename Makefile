@@ -73,6 +73,10 @@ help: ## List the targets.
 build: ## Build every workspace package (go build work).
 	$(WORKSPACE) $(GO) build work
 
+.PHONY: cabi
+cabi: ## Build the C ABI, build/libtemporalstore.so (header: examples/libtemporalstore/temporalstore.h).
+	$(WORKSPACE) $(GO) build -buildmode=c-shared -o build/libtemporalstore.so ./examples/libtemporalstore
+
 # ---------------------------------------------------------------------------
 # Tests
 
