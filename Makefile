@@ -220,6 +220,10 @@ bench-streams: ## Streams and pub/sub (XADD, XREADGROUP+XACK, PUBLISH fan-out) v
 bench-backup: ## Online backup and restore of a ~1 GiB data dir (checksummed, fsynced) vs cp -a + sync of the same dir: cd tools && go run ./bench backup
 	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench backup
 
+.PHONY: bench-blob
+bench-blob: ## Large values: 64 MiB blobs through /blob (durable) vs the same fsync+rename straight to the disk, and 64 MiB SET/GET over RESP vs redis-server: cd tools && go run ./bench blob
+	cd $(TOOLS_DIR) && $(TOOLS_WORK) $(GO) run ./bench blob
+
 .PHONY: bench-ads
 bench-ads: ## Ads serving path (targeting, pacing, per-user features, pCTR/eCPM ranking, atomic cap+budget takes, idempotent events) on the server vs redis-server (Lua) vs Go maps, invariants checked on each: go run ./examples/ads-demo
 	$(WORKSPACE) $(GO) run ./examples/ads-demo --json bench-results/ads.json

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/temporalstore/temporalstore-go/tools/bench/backupbench"
+	"github.com/temporalstore/temporalstore-go/tools/bench/blobbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/cachebench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/clusterbench"
 	"github.com/temporalstore/temporalstore-go/tools/bench/contextbench"
@@ -48,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cachebench.Command(args[1:], stdout, stderr)
 	case "backup":
 		return backupbench.Command(args[1:], stdout, stderr)
+	case "blob":
+		return blobbench.Command(args[1:], stdout, stderr)
 	case "object":
 		return objectbench.Command(args[1:], stdout, stderr)
 	case "engine":
@@ -151,6 +154,10 @@ Benchmarks:
   backup online backup and restore of a ~1 GiB data directory by
         temporalstore/backup (XXH64 manifest, fsynced) vs cp -a + sync of
         the same directory: MB/s of the data directory's bytes, alternating.
+  blob  large values: 64 MiB blobs PUT and GET through the server's /blob
+        routes vs the same durable write (fsync, rename, directory fsync)
+        and read straight to the disk, and SET/GET of 64 MiB values over
+        RESP vs redis-server (async vs appendfsync everysec): MB/s.
 
 Servers other benchmarks start:
   feastbare --addr HOST:PORT  the Feast benchmark's ceiling (make bench-feast):
@@ -191,6 +198,8 @@ Examples:
 	soakbench.PrintUsage(w)
 	fmt.Fprintln(w)
 	backupbench.PrintUsage(w)
+	fmt.Fprintln(w)
+	blobbench.PrintUsage(w)
 }
 
 // walOption is one setting of `bench wal`, settable by flag and env var.

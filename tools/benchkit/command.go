@@ -100,3 +100,24 @@ func Command[C any](b Benchmark[C], args []string, stdout, stderr io.Writer) int
 func NewOption[C any](flag, env, arg, usage string, apply func(c *C, v string) error) Option[C] {
 	return Option[C]{Flag: flag, Env: env, Arg: arg, Usage: usage, Apply: apply}
 }
+
+// IntOption is an Option setting the integer field returns.
+func IntOption[C any](flag, env, usage string, field func(*C) *int) Option[C] {
+	return intOption(flag, env, usage, field, false)
+}
+
+// PositiveIntOption is IntOption refusing 0 and below.
+func PositiveIntOption[C any](flag, env, usage string, field func(*C) *int) Option[C] {
+	return intOption(flag, env, usage, field, true)
+}
+
+func intOption[C any](flag, env, usage string, field func(*C) *int, positive bool) Option[C] {
+	return NewOption(flag, env, "n", usage, func(c *C, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil && positive && n <= 0 {
+			err = fmt.Errorf("%s %d: must be positive", flag, n)
+		}
+		*field(c) = n
+		return err
+	})
+}

@@ -132,14 +132,6 @@ type option = benchkit.Option[Config]
 
 var opt = benchkit.NewOption[Config]
 
-func intOption(flag, env, usage string, field func(*Config) *int) option {
-	return opt(flag, env, "n", usage, func(c *Config, v string) error {
-		n, err := strconv.Atoi(v)
-		*field(c) = n
-		return err
-	})
-}
-
 func durationOption(flag, env, usage string, field func(*Config) *time.Duration) option {
 	return opt(flag, env, "duration", usage, func(c *Config, v string) error {
 		d, err := time.ParseDuration(v)
@@ -152,7 +144,7 @@ var options = []option{
 	opt("quick", "BENCH_QUICK", "bool", "short run: 200ms warm-up + 700ms loads, 300 read keys, 2 repeats (under a minute)", nil),
 	durationOption("duration", "BENCH_DURATION", "measured time of each load: each write cell and each read loop (default 3s; quick 700ms)", func(c *Config) *time.Duration { return &c.Duration }),
 	durationOption("warmup", "BENCH_WARMUP", "unmeasured load before each, same cluster (default 500ms; quick 200ms)", func(c *Config) *time.Duration { return &c.Warmup }),
-	intOption("repeats", "BENCH_REPEATS", "runs of every system, alternating ours, etcd, shared, each on fresh processes and directories (default 3; quick 2)", func(c *Config) *int { return &c.Repeats }),
+	benchkit.IntOption("repeats", "BENCH_REPEATS", "runs of every system, alternating ours, etcd, shared, each on fresh processes and directories (default 3; quick 2)", func(c *Config) *int { return &c.Repeats }),
 	opt("concurrency", "BENCH_CONCURRENCY", "list", "concurrent writers of the write cells (default 1,16)", func(c *Config, v string) error {
 		xs, err := benchkit.IntList(v)
 		c.Concurrency = xs
@@ -163,10 +155,10 @@ var options = []option{
 		c.SharedWriters = xs
 		return err
 	}),
-	intOption("shards", "BENCH_SHARDS", "our default table's shards, each a raft group over the three members (default: the server's own default here, 1 below 4 CPUs, 2 below 8, then 4)", func(c *Config) *int { return &c.Shards }),
-	intOption("value-bytes", "BENCH_VALUE_BYTES", "bytes of every value written, random (default 256)", func(c *Config) *int { return &c.ValueBytes }),
-	intOption("keyspace", "BENCH_KEYSPACE", "distinct 16-byte keys the writers pick from at random (default 100000)", func(c *Config) *int { return &c.Keyspace }),
-	intOption("read-keys", "BENCH_READ_KEYS", "keys written before the read loops, which cycle over them (default 1000; quick 300)", func(c *Config) *int { return &c.ReadKeys }),
+	benchkit.IntOption("shards", "BENCH_SHARDS", "our default table's shards, each a raft group over the three members (default: the server's own default here, 1 below 4 CPUs, 2 below 8, then 4)", func(c *Config) *int { return &c.Shards }),
+	benchkit.IntOption("value-bytes", "BENCH_VALUE_BYTES", "bytes of every value written, random (default 256)", func(c *Config) *int { return &c.ValueBytes }),
+	benchkit.IntOption("keyspace", "BENCH_KEYSPACE", "distinct 16-byte keys the writers pick from at random (default 100000)", func(c *Config) *int { return &c.Keyspace }),
+	benchkit.IntOption("read-keys", "BENCH_READ_KEYS", "keys written before the read loops, which cycle over them (default 1000; quick 300)", func(c *Config) *int { return &c.ReadKeys }),
 	opt("systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours (three examples/server processes, Raft), etcd (three etcd member processes), shared (three examples/server processes on one shared directory) (default ours,etcd,shared; the etcd ratios need ours and etcd)", func(c *Config, v string) error {
 		c.Systems = benchkit.SplitList(v)
 		return nil

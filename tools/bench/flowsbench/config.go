@@ -125,28 +125,20 @@ type option = benchkit.Option[Config]
 
 var opt = benchkit.NewOption[Config]
 
-func intOption(flag, env, usage string, field func(*Config) *int) option {
-	return opt(flag, env, "n", usage, func(c *Config, v string) error {
-		n, err := strconv.Atoi(v)
-		*field(c) = n
-		return err
-	})
-}
-
 var options = []option{
 	opt("quick", "BENCH_QUICK", "bool", "short run: 5,000 flows, 1 repeat", nil),
-	intOption("flows", "BENCH_FLOWS", "flows each run creates, claims and completes (default 100000; quick 5000)", func(c *Config) *int { return &c.Flows }),
-	intOption("producers", "BENCH_PRODUCERS", "goroutines creating flows, each with its own connection (default 2)", func(c *Config) *int { return &c.Producers }),
-	intOption("create-batch", "BENCH_CREATE_BATCH", "flows per create call: one multi-row INSERT, one InsertMany (default 100)", func(c *Config) *int { return &c.CreateBatch }),
-	intOption("workers", "BENCH_WORKERS", "goroutines claiming and completing flows, each with its own connection; River runs its own pool instead (default 4)", func(c *Config) *int { return &c.Workers }),
-	intOption("claim-limit", "BENCH_CLAIM_LIMIT", "most due flows one claim takes; the worker then completes them in one call (default 100)", func(c *Config) *int { return &c.ClaimLimit }),
+	benchkit.IntOption("flows", "BENCH_FLOWS", "flows each run creates, claims and completes (default 100000; quick 5000)", func(c *Config) *int { return &c.Flows }),
+	benchkit.IntOption("producers", "BENCH_PRODUCERS", "goroutines creating flows, each with its own connection (default 2)", func(c *Config) *int { return &c.Producers }),
+	benchkit.IntOption("create-batch", "BENCH_CREATE_BATCH", "flows per create call: one multi-row INSERT, one InsertMany (default 100)", func(c *Config) *int { return &c.CreateBatch }),
+	benchkit.IntOption("workers", "BENCH_WORKERS", "goroutines claiming and completing flows, each with its own connection; River runs its own pool instead (default 4)", func(c *Config) *int { return &c.Workers }),
+	benchkit.IntOption("claim-limit", "BENCH_CLAIM_LIMIT", "most due flows one claim takes; the worker then completes them in one call (default 100)", func(c *Config) *int { return &c.ClaimLimit }),
 	opt("lease", "BENCH_LEASE", "duration", "how long a claim holds its flows (default 30s)", func(c *Config, v string) error {
 		d, err := time.ParseDuration(v)
 		c.Lease = d
 		return err
 	}),
-	intOption("payload-bytes", "BENCH_PAYLOAD_BYTES", "random bytes of every flow's payload (default 64)", func(c *Config) *int { return &c.PayloadBytes }),
-	intOption("repeats", "BENCH_REPEATS", "runs of every system, alternating, each on a fresh database or data directory (default 3; quick 1)", func(c *Config) *int { return &c.Repeats }),
+	benchkit.IntOption("payload-bytes", "BENCH_PAYLOAD_BYTES", "random bytes of every flow's payload (default 64)", func(c *Config) *int { return &c.PayloadBytes }),
+	benchkit.IntOption("repeats", "BENCH_REPEATS", "runs of every system, alternating, each on a fresh database or data directory (default 3; quick 1)", func(c *Config) *int { return &c.Repeats }),
 	opt("systems", "BENCH_SYSTEMS", "list", "systems to run, in alternation order: ours, postgres, river, ceiling (a bare map and an fdatasynced log behind the same verbs: what the client, protocol and disk allow); one not registered in this build is skipped with a log line (default ours,postgres,river,ceiling; the ratios need ours)", func(c *Config, v string) error {
 		c.Systems = benchkit.SplitList(v)
 		return nil
@@ -155,7 +147,7 @@ var options = []option{
 		c.PGBin = v
 		return nil
 	}),
-	intOption("river-max-workers", "BENCH_RIVER_MAX_WORKERS", "River's MaxWorkers, the jobs its client runs at once (default 1000, as River's own benchmark found best)", func(c *Config) *int { return &c.RiverMaxWorkers }),
+	benchkit.IntOption("river-max-workers", "BENCH_RIVER_MAX_WORKERS", "River's MaxWorkers, the jobs its client runs at once (default 1000, as River's own benchmark found best)", func(c *Config) *int { return &c.RiverMaxWorkers }),
 	opt("dir", "BENCH_DIR", "path", "base directory for the fresh per-run databases; put it on the disk you care about (default $TMPDIR or /tmp)", func(c *Config, v string) error {
 		c.Dir = v
 		return nil

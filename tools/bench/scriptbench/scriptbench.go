@@ -110,24 +110,13 @@ func DefaultConfig(quick bool) Config {
 
 var opt = benchkit.NewOption[Config]
 
-func intOption(flag, env, usage string, field func(*Config) *int) benchkit.Option[Config] {
-	return opt(flag, env, "n", usage, func(c *Config, v string) error {
-		n, err := strconv.Atoi(v)
-		if err == nil && n <= 0 {
-			err = fmt.Errorf("%s %d: must be positive", flag, n)
-		}
-		*field(c) = n
-		return err
-	})
-}
-
 var options = []benchkit.Option[Config]{
 	benchkit.SyncIntervalOption(func(c *Config) *time.Duration { return &c.SyncInterval }),
 	opt("quick", "BENCH_QUICK", "bool", "reduced run: 30,000 requests a run, 3 repeats", nil),
-	intOption("requests", "BENCH_REQUESTS", "requests per redis-benchmark run (default 200000)", func(c *Config) *int { return &c.Requests }),
-	intOption("clients", "BENCH_CLIENTS", "connections (default 50)", func(c *Config) *int { return &c.Clients }),
-	intOption("keys", "BENCH_KEYS", "buckets, drawn at random per call (default 5000)", func(c *Config) *int { return &c.Keys }),
-	intOption("repeats", "BENCH_REPEATS", "runs per system, alternating (default 3)", func(c *Config) *int { return &c.Repeats }),
+	benchkit.PositiveIntOption("requests", "BENCH_REQUESTS", "requests per redis-benchmark run (default 200000)", func(c *Config) *int { return &c.Requests }),
+	benchkit.PositiveIntOption("clients", "BENCH_CLIENTS", "connections (default 50)", func(c *Config) *int { return &c.Clients }),
+	benchkit.PositiveIntOption("keys", "BENCH_KEYS", "buckets, drawn at random per call (default 5000)", func(c *Config) *int { return &c.Keys }),
+	benchkit.PositiveIntOption("repeats", "BENCH_REPEATS", "runs per system, alternating (default 3)", func(c *Config) *int { return &c.Repeats }),
 	opt("dir", "BENCH_DIR", "path", "base directory for the data of both servers (default $TMPDIR or /tmp)", func(c *Config, v string) error {
 		c.Dir = v
 		return nil

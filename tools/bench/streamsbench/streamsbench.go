@@ -67,17 +67,6 @@ func DefaultConfig(quick bool) Config {
 
 var opt = benchkit.NewOption[Config]
 
-func intOption(flag, env, usage string, field func(*Config) *int) benchkit.Option[Config] {
-	return opt(flag, env, "n", usage, func(c *Config, v string) error {
-		n, err := strconv.Atoi(v)
-		if err == nil && n <= 0 {
-			err = fmt.Errorf("%s %d: must be positive", flag, n)
-		}
-		*field(c) = n
-		return err
-	})
-}
-
 func durationOption(flag, env, usage string, field func(*Config) *time.Duration) benchkit.Option[Config] {
 	return opt(flag, env, "d", usage, func(c *Config, v string) error {
 		d, err := time.ParseDuration(v)
@@ -92,18 +81,18 @@ func durationOption(flag, env, usage string, field func(*Config) *time.Duration)
 var options = []benchkit.Option[Config]{
 	benchkit.SyncIntervalOption(func(c *Config) *time.Duration { return &c.SyncInterval }),
 	opt("quick", "BENCH_QUICK", "bool", "reduced run: 1s windows, 50,000 entries to consume, 40,000 messages at P64 (10,000 at P1), 2 repeats", nil),
-	intOption("clients", "BENCH_CLIENTS", "XADD connections and JetStream publishers (default 50)", func(c *Config) *int { return &c.Clients }),
-	intOption("streams", "BENCH_STREAMS", "streams the XADD clients spread over, JetStream subjects (default 12)", func(c *Config) *int { return &c.Streams }),
-	intOption("entry-bytes", "BENCH_ENTRY_BYTES", "random bytes per XADD value and JetStream message (default 128)", func(c *Config) *int { return &c.EntryBytes }),
+	benchkit.PositiveIntOption("clients", "BENCH_CLIENTS", "XADD connections and JetStream publishers (default 50)", func(c *Config) *int { return &c.Clients }),
+	benchkit.PositiveIntOption("streams", "BENCH_STREAMS", "streams the XADD clients spread over, JetStream subjects (default 12)", func(c *Config) *int { return &c.Streams }),
+	benchkit.PositiveIntOption("entry-bytes", "BENCH_ENTRY_BYTES", "random bytes per XADD value and JetStream message (default 128)", func(c *Config) *int { return &c.EntryBytes }),
 	durationOption("duration", "BENCH_DURATION", "measured time of each XADD run (default 3s; quick 1s)", func(c *Config) *time.Duration { return &c.Duration }),
 	durationOption("warmup", "BENCH_WARMUP", "unmeasured XADD load before each window (default 500ms; quick 250ms)", func(c *Config) *time.Duration { return &c.Warmup }),
-	intOption("consume-entries", "BENCH_CONSUME_ENTRIES", "entries preloaded and consumed (default 1000000; quick 50000)", func(c *Config) *int { return &c.ConsumeEntries }),
-	intOption("consumers", "BENCH_CONSUMERS", "consumer connections (default 4)", func(c *Config) *int { return &c.Consumers }),
-	intOption("consume-count", "BENCH_CONSUME_COUNT", "XREADGROUP COUNT (default 100)", func(c *Config) *int { return &c.ConsumeCount }),
-	intOption("subscribers", "BENCH_SUBSCRIBERS", "subscriber connections of the fanout (default 8)", func(c *Config) *int { return &c.Subscribers }),
-	intOption("message-bytes", "BENCH_MESSAGE_BYTES", "PUBLISH payload bytes, at least 16 (default 256)", func(c *Config) *int { return &c.MessageBytes }),
-	intOption("messages", "BENCH_MESSAGES", "messages published at pipeline 64; pipeline 1 publishes a quarter (default 200000; quick 40000)", func(c *Config) *int { return &c.FanoutMessages }),
-	intOption("repeats", "BENCH_REPEATS", "runs per system and workload, alternating (default 3; quick 2)", func(c *Config) *int { return &c.Repeats }),
+	benchkit.PositiveIntOption("consume-entries", "BENCH_CONSUME_ENTRIES", "entries preloaded and consumed (default 1000000; quick 50000)", func(c *Config) *int { return &c.ConsumeEntries }),
+	benchkit.PositiveIntOption("consumers", "BENCH_CONSUMERS", "consumer connections (default 4)", func(c *Config) *int { return &c.Consumers }),
+	benchkit.PositiveIntOption("consume-count", "BENCH_CONSUME_COUNT", "XREADGROUP COUNT (default 100)", func(c *Config) *int { return &c.ConsumeCount }),
+	benchkit.PositiveIntOption("subscribers", "BENCH_SUBSCRIBERS", "subscriber connections of the fanout (default 8)", func(c *Config) *int { return &c.Subscribers }),
+	benchkit.PositiveIntOption("message-bytes", "BENCH_MESSAGE_BYTES", "PUBLISH payload bytes, at least 16 (default 256)", func(c *Config) *int { return &c.MessageBytes }),
+	benchkit.PositiveIntOption("messages", "BENCH_MESSAGES", "messages published at pipeline 64; pipeline 1 publishes a quarter (default 200000; quick 40000)", func(c *Config) *int { return &c.FanoutMessages }),
+	benchkit.PositiveIntOption("repeats", "BENCH_REPEATS", "runs per system and workload, alternating (default 3; quick 2)", func(c *Config) *int { return &c.Repeats }),
 	opt("workloads", "BENCH_WORKLOADS", "list", "workloads to run: xadd_durable,xadd_async,xadd_p64_durable,consume,fanout8 (default all)", func(c *Config, v string) error {
 		c.Workloads = benchkit.SplitList(v)
 		for _, w := range c.Workloads {
