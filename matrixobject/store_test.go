@@ -471,3 +471,33 @@ func TestList(t *testing.T) {
 	_, err = s.ListObjects(ctx, "zz-none", ListOptions{})
 	require.ErrorIs(t, err, ErrNoSuchBucket)
 }
+
+// NoMD5 skips the MD5: the ETag is the SHA-256's first half, for objects
+// and parts alike, and an expected MD5 is refused with it.
+func TestNoMD5(t *testing.T) {
+	s, _ := openTest(t, Options{MinPartSize: 1})
+	ctx := t.Context()
+	require.NoError(t, s.CreateBucket(ctx, "bkt", Quota{}))
+	data := randBytes(1, 3<<20)
+	info, err := s.PutObject(ctx, "bkt", "k", bytes.NewReader(data), PutOptions{NoMD5: true})
+	require.NoError(t, err)
+	require.Equal(t, sha256hex(data), info.SHA256)
+	require.Equal(t, sha256hex(data)[:32], info.ETag)
+	_, err = s.PutObject(ctx, "bkt", "k", bytes.NewReader(data), PutOptions{NoMD5: true, ExpectedMD5: make([]byte, 16)})
+	require.ErrorIs(t, err, ErrInvalidArgument)
+
+	id, err := s.CreateMultipartUpload(ctx, "bkt", "m", PutOptions{})
+	require.NoError(t, err)
+	var done []CompletedPart
+	for n, p := range [][]byte{data[:1<<20], data[1<<20:]} {
+		pi, err := s.UploadPart(ctx, "bkt", "m", id, n+1, bytes.NewReader(p), PutOptions{NoMD5: true})
+		require.NoError(t, err)
+		require.Equal(t, sha256hex(p)[:32], pi.ETag)
+		done = append(done, CompletedPart{PartNumber: n + 1, ETag: pi.ETag})
+	}
+	info, err = s.CompleteMultipartUpload(ctx, "bkt", "m", id, done)
+	require.NoError(t, err)
+	require.Equal(t, sha256hex(data), info.SHA256)
+	got, _ := readAll(t, s, "bkt", "m", nil)
+	require.Equal(t, data, got)
+}

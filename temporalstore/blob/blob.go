@@ -119,9 +119,10 @@ type Info struct {
 	Size      int64  `json:"size"`
 	// SHA256 is the hex SHA-256 of the content.
 	SHA256 string `json:"sha256,omitempty"`
-	// ETag is the hex MD5 of the content for a blob put in one piece, and
-	// for one committed from parts the MD5 of the parts' MD5s, "-" and the
-	// part count (as S3).
+	// ETag is the first 32 hex digits of the SHA-256 for a blob put in one
+	// piece, and for one committed from parts the hex MD5 of its parts'
+	// ETags (as bytes), "-" and the part count, as S3 forms it. No MD5 of
+	// the content is computed: it would be the slower of two hashes.
 	ETag     string    `json:"etag"`
 	Modified time.Time `json:"modified"`
 }
@@ -130,7 +131,7 @@ type Info struct {
 type Part struct {
 	Number int   `json:"part"`
 	Size   int64 `json:"size"`
-	// ETag is the hex MD5 of the part.
+	// ETag is the first 32 hex digits of the part's SHA-256.
 	ETag string `json:"etag"`
 }
 
@@ -215,7 +216,7 @@ func (s *Store) Put(ctx context.Context, ns, key string, r io.Reader, sum string
 	if err := s.ensureBucket(ctx, ns); err != nil {
 		return Info{}, err
 	}
-	o, err := s.obj.PutObject(ctx, bucket(ns), key, r, matrixobject.PutOptions{ExpectedSHA256: sum})
+	o, err := s.obj.PutObject(ctx, bucket(ns), key, r, matrixobject.PutOptions{ExpectedSHA256: sum, NoMD5: true})
 	if err != nil {
 		return Info{}, mapErr(err)
 	}
@@ -232,6 +233,11 @@ type Reader struct {
 
 // Read reads the selected bytes.
 func (r *Reader) Read(p []byte) (int, error) { return r.r.Read(p) }
+
+// WriteTo copies the rest of the selected bytes to w, handing w the file
+// so that a TCP connection or an http.ResponseWriter sends it with
+// sendfile(2), without copying it through user space.
+func (r *Reader) WriteTo(w io.Writer) (int64, error) { return r.r.WriteTo(w) }
 
 // Close releases the blob's file.
 func (r *Reader) Close() error { return r.r.Close() }
@@ -336,7 +342,7 @@ func (s *Store) Append(ctx context.Context, ns, key, upload string, n int, r io.
 	if err := checkDigest(sum); err != nil {
 		return Part{}, err
 	}
-	p, err := s.obj.UploadPart(ctx, bucket(ns), key, upload, n, r, matrixobject.PutOptions{ExpectedSHA256: sum})
+	p, err := s.obj.UploadPart(ctx, bucket(ns), key, upload, n, r, matrixobject.PutOptions{ExpectedSHA256: sum, NoMD5: true})
 	if err != nil {
 		return Part{}, mapErr(err)
 	}
