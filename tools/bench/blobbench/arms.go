@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +24,7 @@ import (
 // Arm names, in the order they alternate within a repeat.
 const (
 	armBlob  = "ours-blob"
+	armNull  = "null-http"
 	armDisk  = "disk"
 	armRESP  = "ours-resp"
 	armRedis = "redis"
@@ -107,14 +111,20 @@ type diskArm struct {
 func (a *diskArm) path(i int) string { return filepath.Join(a.dir, blobKey(i)) }
 
 func (a *diskArm) write(_ context.Context, i int, item []byte, _ string) error {
+	// Pieces of copyBuf, as a streamed body is written: the plain Reader
+	// keeps io.CopyBuffer from handing the file the item in one call.
+	return a.store(i, struct{ io.Reader }{bytes.NewReader(item)})
+}
+
+// store writes r's bytes as item i: a new temporary file, fsync, rename
+// into place, fsync of the directory.
+func (a *diskArm) store(i int, r io.Reader) error {
 	final := a.path(i)
 	f, err := os.CreateTemp(a.dir, ".tmp-")
 	if err != nil {
 		return err
 	}
-	// Pieces of copyBuf, as a streamed body is written: the plain Writer
-	// and Reader keep io.CopyBuffer from handing f the item in one call.
-	_, err = io.CopyBuffer(struct{ io.Writer }{f}, struct{ io.Reader }{bytes.NewReader(item)}, a.buf)
+	_, err = io.CopyBuffer(struct{ io.Writer }{f}, r, a.buf)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -150,6 +160,104 @@ func (a *diskArm) clear(_ context.Context, n int) error {
 }
 
 func (a *diskArm) dropCache() error { return dropPages(a.dir) }
+
+// nullHTTP is a server in this process that does on HTTP what the disk
+// arm does, and nothing else: a PUT's body to a new temporary file,
+// fsync, rename, fsync of the directory; a GET's file handed to the
+// connection (sendfile). The blob arm against it shows what the HTTP
+// transfer itself costs on this machine: the ceiling of any HTTP blob
+// store, hashing and bookkeeping aside.
+type nullHTTP struct {
+	disk *diskArm
+	srv  *http.Server
+	url  string
+	hc   *http.Client
+	// buf is the client's read buffer; disk.buf the server's.
+	buf []byte
+}
+
+func startNullHTTP(dir string) (*nullHTTP, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	n := &nullHTTP{disk: &diskArm{dir: dir, buf: make([]byte, copyBuf)}, url: "http://" + ln.Addr().String() + "/", hc: &http.Client{}, buf: make([]byte, copyBuf)}
+	n.srv = &http.Server{Handler: http.HandlerFunc(n.serve), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = n.srv.Serve(ln) }()
+	return n, nil
+}
+
+func (n *nullHTTP) close() error {
+	n.hc.CloseIdleConnections()
+	return n.srv.Close()
+}
+
+func (n *nullHTTP) serve(w http.ResponseWriter, r *http.Request) {
+	i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	switch r.Method {
+	case http.MethodPut:
+		if err := n.disk.store(i, r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	case http.MethodGet:
+		f, err := os.Open(n.disk.path(i))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Length", strconv.FormatInt(st.Size(), 10))
+		_, _ = io.Copy(w, f)
+	default:
+		http.Error(w, "method", http.StatusMethodNotAllowed)
+	}
+}
+
+func (n *nullHTTP) write(ctx context.Context, i int, item []byte, _ string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, n.url+strconv.Itoa(i), bytes.NewReader(item))
+	if err != nil {
+		return err
+	}
+	resp, err := n.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("null HTTP server: PUT: HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+func (n *nullHTTP) read(ctx context.Context, i int, want []byte, _ string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.url+strconv.Itoa(i), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := n.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("null HTTP server: GET: HTTP %d", resp.StatusCode)
+	}
+	return readCheck(resp.Body, want, n.buf)
+}
+
+func (n *nullHTTP) clear(ctx context.Context, k int) error { return n.disk.clear(ctx, k) }
+
+func (n *nullHTTP) dropCache() error { return n.disk.dropCache() }
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)

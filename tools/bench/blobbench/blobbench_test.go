@@ -32,7 +32,8 @@ func TestRunSmoke(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	ratio := `([0-9]+\.[0-9]{2}|n/a)`
 	require.Regexp(t, regexp.MustCompile(`^blob: set64m_vs_redis_ratio=`+ratio+` get64m_vs_redis_ratio=`+ratio+
-		` upload_vs_disk_ratio=[0-9]+\.[0-9]{2} download_vs_disk_ratio=[0-9]+\.[0-9]{2}$`), lines[len(lines)-1])
+		` upload_vs_disk_ratio=[0-9]+\.[0-9]{2} download_vs_disk_ratio=[0-9]+\.[0-9]{2}`+
+		` upload_vs_null_http_ratio=[0-9]+\.[0-9]{2} download_vs_null_http_ratio=[0-9]+\.[0-9]{2}$`), lines[len(lines)-1])
 
 	b, err := os.ReadFile(cfg.Out)
 	require.NoError(t, err)
@@ -40,6 +41,7 @@ func TestRunSmoke(t *testing.T) {
 		Name       string            `json:"name"`
 		Conditions map[string]string `json:"conditions"`
 		Blob       Comparison        `json:"blob_vs_disk"`
+		Ceiling    Comparison        `json:"blob_vs_null_http"`
 		RESP       Comparison        `json:"resp_vs_redis"`
 		Summary    map[string]any    `json:"summary"`
 	}
@@ -52,6 +54,10 @@ func TestRunSmoke(t *testing.T) {
 		require.Greater(t, f.PeerMBps.Median, 0.0)
 		require.Greater(t, f.Ratio.Median, 0.0)
 	}
+	require.ElementsMatch(t, []string{"upload", "download"}, keys(rep.Ceiling.Figures))
+	for _, f := range rep.Ceiling.Figures {
+		require.Greater(t, f.PeerMBps.Median, 0.0)
+	}
 	require.ElementsMatch(t, []string{"set", "get"}, keys(rep.RESP.Figures))
 	for _, f := range rep.RESP.Figures {
 		require.Len(t, f.PerRepeat, 1)
@@ -60,7 +66,7 @@ func TestRunSmoke(t *testing.T) {
 			require.Greater(t, f.Ratio.Median, 0.0)
 		}
 	}
-	require.Len(t, rep.Summary, 4)
+	require.Len(t, rep.Summary, 6)
 	for _, k := range []string{"durability", "page_cache", "verification", "order"} {
 		require.NotEmpty(t, rep.Conditions[k], k)
 	}

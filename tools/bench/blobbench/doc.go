@@ -1,9 +1,9 @@
 // Package blobbench is `bench blob`: large values through the server,
 // against what the machine and Redis do with the same bytes, in one run.
 //
-// Two comparisons, each arm run in turn within every repeat (ours-blob,
-// disk, ours-resp, redis; sync(2) before each, so none writes back
-// another's dirty pages), repeated (3 by default):
+// Three comparisons, each arm run in turn within every repeat (ours-blob,
+// null-http, disk, ours-resp, redis; sync(2) before each, so none writes
+// back another's dirty pages), repeated (3 by default):
 //
 //   - Blobs against the disk. Ours is examples/server's /blob routes
 //     through the Go client: PutBlob of N blobs of S bytes (64 MiB × 8 by
@@ -16,6 +16,10 @@
 //     read soon after an upload would; with --cold (the default) both read
 //     everything again after dropping its pages with
 //     posix_fadvise(POSIX_FADV_DONTNEED), an extra figure.
+//   - Blobs against a null HTTP server, the ceiling of the transfer: a
+//     server in this process that writes a PUT's body as the disk arm
+//     does and sends a GET's file with sendfile(2), with no hashing and
+//     no bookkeeping, read through a plain net/http client.
 //   - SET and GET of 64 MiB values over RESP (go-redis, one connection)
 //     against redis-server. By default ours runs its table async with
 //     fsync every second beside Redis's appendonly appendfsync everysec;
@@ -38,7 +42,7 @@
 // per-repeat ratios ours/peer, with every repeat's. The last line of
 // stdout is
 //
-//	blob: set64m_vs_redis_ratio=… get64m_vs_redis_ratio=… upload_vs_disk_ratio=… download_vs_disk_ratio=…
+//	blob: set64m_vs_redis_ratio=… get64m_vs_redis_ratio=… upload_vs_disk_ratio=… download_vs_disk_ratio=… upload_vs_null_http_ratio=… download_vs_null_http_ratio=…
 //
 // medians of the per-repeat ratios; above 1, ours is faster; n/a where
 // ours did not run. The keys keep their names whatever --value-bytes is.

@@ -31,7 +31,10 @@ type Report struct {
 	Config      Config            `json:"config"`
 	Conditions  map[string]string `json:"conditions"`
 	// Blob is ours-blob against disk; RESP is ours-resp against redis.
-	Blob    Comparison     `json:"blob_vs_disk"`
+	Blob Comparison `json:"blob_vs_disk"`
+	// Ceiling is the blob arm against a null HTTP server writing and
+	// reading the disk as the disk arm does: the transfer's own cost.
+	Ceiling Comparison     `json:"blob_vs_null_http"`
 	RESP    Comparison     `json:"resp_vs_redis"`
 	Summary benchkit.Pairs `json:"summary"`
 }
@@ -104,7 +107,7 @@ func Run(ctx context.Context, c Config, stdout io.Writer, log *slog.Logger) erro
 		}
 	}
 	dirs := map[string]string{}
-	for _, d := range []string{"ours", "disk", "redis"} {
+	for _, d := range []string{"ours", "null", "disk", "redis"} {
 		dirs[d] = filepath.Join(base, d)
 		if err := os.Mkdir(dirs[d], 0o755); err != nil {
 			return err
@@ -132,16 +135,22 @@ func Run(ctx context.Context, c Config, stdout io.Writer, log *slog.Logger) erro
 
 	log.Info("generating content", "blob_bytes", c.BlobBytes, "blobs", c.Blobs, "value_bytes", c.ValueBytes, "values", c.Values)
 	blobs, values := newCorpus(c.Seed, c.BlobBytes, c.Blobs), newCorpus(c.Seed+1, c.ValueBytes, c.Values)
+	null, err := startNullHTTP(dirs["null"])
+	if err != nil {
+		return err
+	}
+	defer null.close()
 	arms := map[string]arm{
 		armBlob:  &blobArm{c: hc, dir: filepath.Join(dirs["ours"], "blobs"), buf: make([]byte, copyBuf)},
+		armNull:  null,
 		armDisk:  &diskArm{dir: dirs["disk"], buf: make([]byte, copyBuf)},
 		armRESP:  &respArm{c: ours},
 		armRedis: &respArm{c: peer, redis: true},
 	}
-	corpora := map[string]*corpus{armBlob: blobs, armDisk: blobs, armRESP: values, armRedis: values}
+	corpora := map[string]*corpus{armBlob: blobs, armNull: blobs, armDisk: blobs, armRESP: values, armRedis: values}
 	runs := map[string][]passes{}
 	refused := ""
-	order := []string{armBlob, armDisk, armRESP, armRedis}
+	order := []string{armBlob, armNull, armDisk, armRESP, armRedis}
 	err = benchkit.Alternate(ctx, c.Repeats, order, func(ctx context.Context, r int, name string) error {
 		a, items := arms[name], corpora[name]
 		p, err := measure(ctx, a, items, c.Cold)
@@ -169,13 +178,21 @@ func Run(ctx context.Context, c Config, stdout io.Writer, log *slog.Logger) erro
 
 	rep := &Report{
 		Name: "blob", Started: began.UTC().Format(time.RFC3339), Host: benchkit.HostConditions(), Filesystem: fsName, Config: c,
-		Conditions: conditions(c, fsName, redisVersion),
+		Conditions: conditions(c, order, fsName, redisVersion),
 		Blob: Comparison{
 			Ours:      "examples/server PUT and GET /blob/<key> through the Go client (PutBlob of a *bytes.Reader; GetBlob read to its end)",
 			Peer:      "the disk under the same directory: new temporary file, 1 MiB writes, fsync, rename, fsync of the directory; read back in 1 MiB reads",
 			ItemBytes: c.BlobBytes, Items: c.Blobs, Figures: map[string]*Figure{
 				"upload":   newFigure(runs[armBlob], runs[armDisk], func(p passes) float64 { return p.write }),
 				"download": newFigure(runs[armBlob], runs[armDisk], func(p passes) float64 { return p.read }),
+			},
+		},
+		Ceiling: Comparison{
+			Ours:      "the blob arm, as above",
+			Peer:      "a null HTTP server in this process: a PUT's body to the disk as the disk arm writes it, a GET's file sent with sendfile; no hashing, no bookkeeping",
+			ItemBytes: c.BlobBytes, Items: c.Blobs, Figures: map[string]*Figure{
+				"upload":   newFigure(runs[armBlob], runs[armNull], func(p passes) float64 { return p.write }),
+				"download": newFigure(runs[armBlob], runs[armNull], func(p passes) float64 { return p.read }),
 			},
 		},
 		RESP: Comparison{
@@ -195,6 +212,8 @@ func Run(ctx context.Context, c Config, stdout io.Writer, log *slog.Logger) erro
 		benchkit.NewPair("get64m_vs_redis_ratio", rep.RESP.Figures["get"].Ratio.Median, 2),
 		benchkit.NewPair("upload_vs_disk_ratio", rep.Blob.Figures["upload"].Ratio.Median, 2),
 		benchkit.NewPair("download_vs_disk_ratio", rep.Blob.Figures["download"].Ratio.Median, 2),
+		benchkit.NewPair("upload_vs_null_http_ratio", rep.Ceiling.Figures["upload"].Ratio.Median, 2),
+		benchkit.NewPair("download_vs_null_http_ratio", rep.Ceiling.Figures["download"].Ratio.Median, 2),
 	}
 	rep.TookSeconds = math.Round(time.Since(began).Seconds()*10) / 10
 	if err := benchkit.WriteJSON(out, rep); err != nil {
@@ -264,7 +283,7 @@ func newFigure(ours, peer []passes, f func(passes) float64) *Figure {
 	return fig
 }
 
-func conditions(c Config, fsName, redisVersion string) map[string]string {
+func conditions(c Config, order []string, fsName, redisVersion string) map[string]string {
 	dir, _ := filepath.Abs(c.Dir)
 	bin := c.Server
 	if bin == "" {
@@ -275,7 +294,7 @@ func conditions(c Config, fsName, redisVersion string) map[string]string {
 		cold = "download_cold: after the warm read, every file of the arm (the server's <data>/blobs, the disk arm's directory) is dropped from the page cache with posix_fadvise(POSIX_FADV_DONTNEED) (clean pages after fsync, so they go) and every item read again; caches below this machine's page cache (a VM host's) are not dropped"
 	}
 	return map[string]string{
-		"order":        "per repeat: " + strings.Join([]string{armBlob, armDisk, armRESP, armRedis}, ", ") + "; sync(2) before each arm, so none writes back another's dirty pages",
+		"order":        "per repeat: " + strings.Join(order, ", ") + "; sync(2) before each arm, so none writes back another's dirty pages",
 		"durability":   "blobs and disk files: fsynced file, rename, fsynced directory before the write returns. RESP: " + respPairing(c),
 		"page_cache":   "download and get read every item right after all were written, nothing dropped (as a read soon after an upload); " + cold,
 		"content":      "incompressible PCG bytes, every item distinct (cut " + strconv.Itoa(stride) + " bytes apart from one stream)",
@@ -316,6 +335,8 @@ func printTable(w io.Writer, r *Report) {
 	row("upload vs disk", r.Blob, "upload")
 	row("download vs disk", r.Blob, "download")
 	row("download (cold) vs disk", r.Blob, "download_cold")
+	row("upload vs null HTTP", r.Ceiling, "upload")
+	row("download vs null HTTP", r.Ceiling, "download")
 	row("SET vs redis", r.RESP, "set")
 	row("GET vs redis", r.RESP, "get")
 	tw.Flush()
