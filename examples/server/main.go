@@ -596,6 +596,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		if node != nil {
 			ho.Ready, ho.Cluster = node.Check, node.HTTP()
+			if backend.Name == cluster.BackendRaft {
+				// The member's routed table (the default) is raft's:
+				// replication_mode "raft" is served on it.
+				ho.Raft = func(ns, name string) bool {
+					return ns == temporalstore.DefaultNamespace && name == temporalstore.DefaultTable
+				}
+			}
 		}
 		h, err := withContext(ctx, ho, c, node, log, reg)
 		if err != nil {

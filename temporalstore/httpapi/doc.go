@@ -50,6 +50,22 @@
 //     "table_in_use": the default table and those in use are not
 //     dropped), 403 ("forbidden"). A cluster member refuses POST and
 //     DELETE: its catalog is not replicated.
+//   - The original's other command routes, run as /execute runs
+//     commands: /execute_checked and /batch_execute_checked (+
+//     "load_version", required, not compared: shards are never reloaded
+//     here; the reply wrapped {"status", "response"}), /execute_replicated
+//     and /batch_execute_replicated (a command's "replication_mode" its
+//     table cannot honour answers "unsupported"; raft only on a table
+//     Options.Raft names), the typed /ProxyService/<Verb> (Get, HMGet,
+//     FeatureAdd, ...: {namespace, table_name, key, ...} as the verb's
+//     command), and the async forms, jobs read at GET /jobs/{id}.
+//   - Operator routes: /dump, /compact, /gc, /storage_manager/cycle (a
+//     checkpoint or a maintenance round, as a job), GET /readiness,
+//     /get_config|get_info|get_stats/{shard}, /server/info and
+//     /server/runtime_stats. The original's routes of what the engine
+//     does not have (/load, /set_config, /update_membership, /heartbeat,
+//     /read_stream, ...) answer 501 "unsupported", naming what replaces
+//     them (original_routes.go, admin_routes.go, jobs.go).
 //
 // shard_id is optional, and accepted (an unsigned integer, as in the
 // original) but ignored: the engine routes each command by its key
@@ -94,11 +110,12 @@
 // <token>" (401 "unauthorized" otherwise), compared by SHA-256 digest in
 // constant time. A read-only token runs only read kinds
 // (temporalstore.IsReadKind) and no /ingest; a write, or a batch holding
-// one, is refused whole with 403 "forbidden". The table and tenant routes
-// describe to any global token and change with a read-write one.
+// one, is refused whole with 403 "forbidden". The table, tenant, report
+// and job routes describe to any global token and change with a
+// read-write one.
 //
-// A tenant token (Options.TenantTokens) reaches /execute and
-// /batch_execute only: its commands run in the namespace named as its
+// A tenant token (Options.TenantTokens) reaches /execute, /batch_execute,
+// their variants and async forms, and its own jobs only: its commands run in the namespace named as its
 // tenant (a request naming none gets it, one naming another is refused
 // whole with 403), as that tenant (Command.Tenant, so the engine's tenant
 // limit applies; naming another tenant is refused), and only read kinds

@@ -29,18 +29,14 @@ type Handler struct {
 	metrics *metrics
 	prom    http.Handler
 	// Reused across requests, so a batch does not allocate its commands,
-	// its calls and its growing reply afresh: *batchBuf, and *wire.Encoder
+	// its calls and its growing reply afresh: *cmdReq, and *wire.Encoder
 	// by encoding ([0] JSON, [1] MessagePack).
-	batches  sync.Pool
+	reqs     sync.Pool
 	encoders [2]sync.Pool
 	// client forwards requests to other members (Options.Cluster).
 	client *http.Client
-}
-
-// batchBuf is one /batch_execute's decoded request and translated calls.
-type batchBuf struct {
-	req   BatchRequest
-	calls []wire.Call
+	// jobs run the async routes' requests and the maintenance routes.
+	jobs *jobTable
 }
 
 func encIndex(mp bool) int {
@@ -71,7 +67,8 @@ func New(opts Options) (*Handler, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	h := &Handler{opts: opts, tokens: newTokens(opts.ReadWriteTokens, opts.ReadOnlyTokens, opts.TenantTokens), client: &http.Client{Timeout: forwardTimeout}}
+	h := &Handler{opts: opts, tokens: newTokens(opts.ReadWriteTokens, opts.ReadOnlyTokens, opts.TenantTokens), client: &http.Client{Timeout: forwardTimeout},
+		jobs: newJobTable(opts.JobWorkers, opts.MaxJobs)}
 	m, err := newMetrics(opts.Engine, opts.Registry)
 	if err != nil {
 		return nil, err
@@ -94,7 +91,7 @@ var (
 	}
 	batchRoutes = map[string]bool{
 		"/batch_execute": true, "/table_batch_execute": true, "/proxy/table_batch_execute": true,
-		"/ProxyService/BatchExecuteCmd": true,
+		"/ProxyService/BatchExecuteCmd": true, "/ProxyService/TableBatchExecuteCmd": true, "/ProxyService/BatchExecuteTableCmd": true,
 	}
 	healthRoutes = map[string]bool{"/health": true, "/ping": true, "/ServerService/Ping": true}
 )
@@ -105,11 +102,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case executeRoutes[p]:
 		if h.method(w, r, "/execute", http.MethodPost) {
-			h.execute(w, r)
+			h.commands(w, r, &executeSpec)
 		}
 	case batchRoutes[p]:
 		if h.method(w, r, "/batch_execute", http.MethodPost) {
-			h.batch(w, r)
+			h.commands(w, r, &batchSpec)
 		}
 	case healthRoutes[p]:
 		if h.method(w, r, "/health", http.MethodGet, http.MethodPost) {
@@ -152,7 +149,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case h.opts.Profiling && strings.HasPrefix(p, "/debug/pprof/"):
 		h.profile(w, r)
 	default:
-		h.sendStatus(w, "other", http.StatusNotFound, isMsgpack(r), Status{Code: CodeNotFound, Message: "unknown server route"})
+		// The original's other routes (original_routes.go), or none.
+		if !h.original(w, r) {
+			h.sendStatus(w, "other", http.StatusNotFound, isMsgpack(r), Status{Code: CodeNotFound, Message: "unknown server route"})
+		}
 	}
 }
 
@@ -235,18 +235,25 @@ func (h *Handler) sendStatus(w http.ResponseWriter, route string, code int, mp b
 
 // sendExecuteError replies to /execute with a failed status and the empty
 // response, as the original does for a request it cannot take.
-func (h *Handler) sendExecuteError(w http.ResponseWriter, code int, mp bool, s Status) {
+func (h *Handler) sendExecuteError(w http.ResponseWriter, route string, code int, mp bool, s Status) {
 	enc := h.encoder(mp)
 	enc.ExecuteFailed(s)
-	h.send(w, "/execute", code, mp, enc.Bytes())
+	h.send(w, route, code, mp, enc.Bytes())
 	h.release(mp, enc)
+}
+
+// execShaped says route refuses a request as /execute does, with a failed
+// status and the empty response (/execute and the typed proxy routes, as
+// the original's); the other routes answer a bare status.
+func execShaped(route string) bool {
+	return route == "/execute" || strings.HasPrefix(route, proxyPrefix)
 }
 
 // fail replies to a request of route that cannot be run.
 func (h *Handler) fail(w http.ResponseWriter, route string, code int, mp bool, s Status) {
 	h.opts.Logger.Debug("http request refused", "route", route, "status", code, "code", s.Code, "message", s.Message)
-	if route == "/execute" {
-		h.sendExecuteError(w, code, mp, s)
+	if execShaped(route) {
+		h.sendExecuteError(w, route, code, mp, s)
 		return
 	}
 	h.sendStatus(w, route, code, mp, s)
@@ -261,7 +268,6 @@ func (h *Handler) unauthorized(w http.ResponseWriter, route string, mp, execute 
 	h.fail(w, route, http.StatusUnauthorized, mp, Status{Code: CodeUnauthorized, Message: "missing or invalid bearer token"})
 }
 
-// readBody reads and decodes r's body into v; on failure it has replied.
 // presizeBody bounds the declared length body trusts: a header alone must
 // not make the server allocate much before the bytes arrive.
 const presizeBody = 1 << 20
@@ -282,7 +288,8 @@ func (h *Handler) body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return io.ReadAll(rd)
 }
 
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, route string, mp bool, v any) ([]byte, bool) {
+// readRaw reads r's body; on failure it has replied.
+func (h *Handler) readRaw(w http.ResponseWriter, r *http.Request, route string, mp bool) ([]byte, bool) {
 	body, err := h.body(w, r)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -293,6 +300,15 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, route string,
 		h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
 		return nil, false
 	}
+	return body, true
+}
+
+// readBody reads and decodes r's body into v; on failure it has replied.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, route string, mp bool, v any) ([]byte, bool) {
+	body, ok := h.readRaw(w, r, route, mp)
+	if !ok {
+		return nil, false
+	}
 	if err := wire.Decode(body, mp, v); err != nil {
 		h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
 		return nil, false
@@ -300,63 +316,238 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, route string,
 	return body, true
 }
 
-func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
+// cmdSpec is a route of the execute family: how its body is read and its
+// reply shaped. /execute and /batch_execute are two; the original's
+// checked, replicated and typed proxy routes are others
+// (original_routes.go, proxy_routes.go), each a translation onto the same
+// path.
+type cmdSpec struct {
+	// name labels the route's metrics and logs; a request a leader
+	// serves is forwarded to the same route on it.
+	name string
+	// single: the body holds one command, answered with an
+	// ExecuteResponse; else a batch, answered with a BatchResponse.
+	single bool
+	// decode reads the body into x.req (and x.modes).
+	decode func(body []byte, mp bool, x *cmdReq) error
+	// raws are the commands as sent, for the kinds of Options.Context;
+	// nil: the body's "command" or "commands" (wire.RawCommands).
+	raws func(body []byte, mp bool) ([][]byte, error)
+	// finish makes the route's reply of /execute's or /batch_execute's;
+	// nil: that reply as it is.
+	finish func(x *cmdReq, reply []byte) ([]byte, error)
+}
+
+var (
+	executeSpec = cmdSpec{name: "/execute", single: true, decode: decodeExecute}
+	batchSpec   = cmdSpec{name: "/batch_execute", decode: decodeBatch}
+)
+
+// cmdReq is one request of the execute family as it is taken: decoded,
+// its commands translated and admitted. Reused across requests
+// (Handler.reqs), so that a batch does not allocate its commands and
+// calls afresh.
+type cmdReq struct {
+	spec   *cmdSpec
+	mp     bool
+	tenant string // a tenant token's tenant, "" for a global token
+	body   []byte // as sent: forwarded to a leader, read again for raws
+	one    Request
+	req    BatchRequest // the address and the commands (/execute's one too)
+	calls  []wire.Call
+	// raws are the commands as sent, once a kind of Options.Context
+	// needs them.
+	raws [][]byte
+	// modes are the replicated routes' replication_mode of each command,
+	// reports what came of them.
+	modes   []replicationMode
+	reports []replicationReport
+}
+
+// errMissingCommand refuses an /execute body without its command.
+var errMissingCommand = errors.New("missing field `command`")
+
+func decodeExecute(body []byte, mp bool, x *cmdReq) error {
+	if err := wire.Decode(body, mp, &x.one); err != nil {
+		return err
+	}
+	if x.one.Command == nil {
+		return errMissingCommand
+	}
+	x.req.Namespace, x.req.TableName, x.req.Tenant = x.one.Namespace, x.one.TableName, x.one.Tenant
+	x.req.Commands = append(x.req.Commands[:0], *x.one.Command)
+	return nil
+}
+
+func decodeBatch(body []byte, mp bool, x *cmdReq) error { return wire.Decode(body, mp, &x.req) }
+
+// commands serves a route of the execute family.
+func (h *Handler) commands(w http.ResponseWriter, r *http.Request, spec *cmdSpec) {
+	if x := h.prepare(w, r, spec, spec.name); x != nil {
+		h.dispatch(w, r, x)
+		h.putReq(x)
+	}
+}
+
+// prepare reads a request of spec and readies it to run: decoded, every
+// command translated and admitted for r's token. It replies on route and
+// returns nil when the request cannot be taken; else the caller puts x
+// back once it ran.
+func (h *Handler) prepare(w http.ResponseWriter, r *http.Request, spec *cmdSpec, route string) *cmdReq {
 	mp := isMsgpack(r)
 	acc, tenant := h.access(r)
 	if acc == accessNone {
-		h.unauthorized(w, "/execute", mp, true)
-		return
+		h.unauthorized(w, route, mp, execShaped(route))
+		return nil
 	}
-	var req Request
-	body, ok := h.readBody(w, r, "/execute", mp, &req)
+	body, ok := h.readRaw(w, r, route, mp)
 	if !ok {
+		return nil
+	}
+	x, _ := h.reqs.Get().(*cmdReq)
+	if x == nil {
+		x = &cmdReq{}
+	}
+	x.spec, x.mp, x.tenant, x.body = spec, mp, tenant, body
+	if code, st := h.admit(x, acc); code != 0 {
+		h.fail(w, route, code, mp, st)
+		h.putReq(x)
+		return nil
+	}
+	return x
+}
+
+// admit decodes x's body and translates and admits its commands: the
+// HTTP status and the status refusing it, 0 when it may run.
+func (h *Handler) admit(x *cmdReq, acc access) (int, Status) {
+	if err := x.spec.decode(x.body, x.mp, x); err != nil {
+		return http.StatusBadRequest, Status{Code: CodeBadRequest, Message: err.Error()}
+	}
+	req := &x.req
+	if len(req.Commands) > h.opts.MaxBatchCommands {
+		return http.StatusRequestEntityTooLarge, Status{Code: CodeTooLarge, Message: fmt.Sprintf("batch of %d commands exceeds %d", len(req.Commands), h.opts.MaxBatchCommands)}
+	}
+	x.calls = slices.Grow(x.calls[:0], len(req.Commands))[:len(req.Commands)]
+	for i := range req.Commands {
+		cl := &x.calls[i]
+		if err := wire.TranslateInto(cl, &req.Commands[i], req.Namespace, req.TableName, req.Tenant); err != nil {
+			return http.StatusBadRequest, x.refusal(i, CodeBadRequest, err.Error())
+		}
+		served, write := h.serves(cl)
+		if (cl.Write() || write) && acc != accessWrite {
+			return http.StatusForbidden, x.refusal(i, CodeForbidden, fmt.Sprintf("a read-only token cannot run %s", cl.Kind()))
+		}
+		if msg := confine(cl, x.tenant); msg != "" {
+			return http.StatusForbidden, x.refusal(i, CodeForbidden, msg)
+		}
+		if served && x.raws == nil {
+			raws, err := x.commandsAsSent()
+			if err != nil {
+				return http.StatusBadRequest, x.refusal(i, CodeBadRequest, err.Error())
+			}
+			x.raws = raws
+		}
+	}
+	return 0, Status{}
+}
+
+// refusal is the status refusing command i of x, named by its index in a
+// batch.
+func (x *cmdReq) refusal(i int, code, msg string) Status {
+	if !x.spec.single {
+		msg = fmt.Sprintf("commands[%d]: %s", i, msg)
+	}
+	return Status{Code: code, Message: msg}
+}
+
+// commandsAsSent decodes the body again for its commands as they were
+// sent: only a request holding a kind of Options.Context pays for it.
+func (x *cmdReq) commandsAsSent() ([][]byte, error) {
+	var raws [][]byte
+	var err error
+	if x.spec.raws != nil {
+		raws, err = x.spec.raws(x.body, x.mp)
+	} else {
+		raws, err = wire.RawCommands(x.body, x.mp, !x.spec.single)
+	}
+	if err == nil && len(raws) != len(x.calls) {
+		err = fmt.Errorf("%d commands as sent, %d decoded", len(raws), len(x.calls))
+	}
+	return raws, err
+}
+
+// putReq returns x to the pool, emptied; one that held a huge batch is
+// left to the collector.
+func (h *Handler) putReq(x *cmdReq) {
+	x.req.Reset()
+	if cap(x.calls) > 256 {
 		return
 	}
-	if req.Command == nil {
-		h.fail(w, "/execute", http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: "missing field `command`"})
-		return
-	}
-	cl, err := wire.Translate(req.Command, req.Namespace, req.TableName, req.Tenant)
-	if err != nil {
-		h.fail(w, "/execute", http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
-		return
-	}
-	served, write := h.serves(&cl)
-	if (cl.Write() || write) && acc != accessWrite {
-		h.fail(w, "/execute", http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("a read-only token cannot run %s", cl.Kind())})
-		return
-	}
-	if msg := confine(&cl, tenant); msg != "" {
-		h.fail(w, "/execute", http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: msg})
-		return
-	}
+	clear(x.calls)
+	clear(x.reports)
+	*x = cmdReq{req: x.req, calls: x.calls[:0], modes: x.modes[:0], reports: x.reports[:0]}
+	h.reqs.Put(x)
+}
+
+// dispatch runs a prepared request, or forwards it to the member leading
+// its keys' shard, and replies.
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, x *cmdReq) {
+	route, mp := x.spec.name, x.mp
 	if h.opts.Cluster != nil {
-		to, err := h.route(r.Context(), r, []wire.Call{cl})
+		to, err := h.route(r.Context(), r, x.calls)
 		if err != nil {
-			h.sendExecuteError(w, http.StatusServiceUnavailable, mp, wire.StatusOfError(err))
+			h.fail(w, route, http.StatusServiceUnavailable, mp, wire.StatusOfError(err))
 			return
 		}
 		if to != "" {
-			h.forward(w, r, "/execute", to, body, mp)
+			h.forward(w, r, route, to, x.body, mp)
 			return
 		}
 	}
 	enc := h.encoder(mp)
+	defer h.release(mp, enc)
 	status := http.StatusOK
-	if served {
-		raws, err := wire.RawCommands(body, mp, false)
-		if err != nil {
-			h.fail(w, "/execute", http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: err.Error()})
+	if x.spec.single {
+		if code := h.runAt(r.Context(), enc, x, 0); code == wire.CodeDiskFull || code == wire.CodeStorageFault {
+			// The shard refuses writes until its log writes again:
+			// Insufficient Storage, the status object saying which
+			// shard and why.
+			status = http.StatusInsufficientStorage
+		}
+	} else {
+		enc.BeginBatch(len(x.calls))
+		for i := range x.calls {
+			h.runAt(r.Context(), enc, x, i)
+		}
+		enc.EndBatch()
+	}
+	reply := enc.Bytes()
+	if x.spec.finish != nil {
+		var err error
+		if reply, err = x.spec.finish(x, reply); err != nil {
+			h.fail(w, route, http.StatusInternalServerError, mp, Status{Code: CodeInternal, Message: err.Error()})
 			return
 		}
-		h.runContext(r.Context(), enc, mp, cmp.Or(tenant, req.Command.Tenant, req.Tenant), cl.Kind(), raws[0])
-	} else if code := h.run(r.Context(), enc, &cl); code == wire.CodeDiskFull || code == wire.CodeStorageFault {
-		// The shard refuses writes until its log writes again: Insufficient
-		// Storage, the status object saying which shard and why.
-		status = http.StatusInsufficientStorage
 	}
-	h.send(w, "/execute", status, mp, enc.Bytes())
-	h.release(mp, enc)
+	h.send(w, route, status, mp, reply)
+}
+
+// runAt runs command i of x and writes its result; it returns its status
+// code ("" for a kind of Options.Context).
+func (h *Handler) runAt(ctx context.Context, enc *wire.Encoder, x *cmdReq, i int) string {
+	cl := &x.calls[i]
+	if i < len(x.modes) {
+		if st, ok := h.replicate(x, i); !ok {
+			h.metrics.command(cl.Kind(), st.Code).Inc()
+			enc.Value(st, nil, x.mp)
+			return st.Code
+		}
+	}
+	if served, _ := h.serves(cl); served {
+		h.runContext(ctx, enc, x.mp, cmp.Or(x.tenant, x.req.Commands[i].Tenant, x.req.Tenant), cl.Kind(), x.raws[i])
+		return ""
+	}
+	return h.run(ctx, enc, cl)
 }
 
 // serves says whether Options.Context serves cl's kind (one the engine
@@ -419,103 +610,24 @@ func (h *Handler) run(ctx context.Context, enc *wire.Encoder, cl *wire.Call) str
 	return st.Code
 }
 
-func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
-	const route = "/batch_execute"
-	mp := isMsgpack(r)
-	acc, tenant := h.access(r)
-	if acc == accessNone {
-		h.unauthorized(w, route, mp, false)
-		return
-	}
-	buf, _ := h.batches.Get().(*batchBuf)
-	if buf == nil {
-		buf = &batchBuf{}
-	}
-	defer h.putBatch(buf)
-	req := &buf.req
-	body, ok := h.readBody(w, r, route, mp, req)
-	if !ok {
-		return
-	}
-	if len(req.Commands) > h.opts.MaxBatchCommands {
-		h.fail(w, route, http.StatusRequestEntityTooLarge, mp, Status{Code: CodeTooLarge, Message: fmt.Sprintf("batch of %d commands exceeds %d", len(req.Commands), h.opts.MaxBatchCommands)})
-		return
-	}
-	calls := slices.Grow(buf.calls[:0], len(req.Commands))[:len(req.Commands)]
-	buf.calls = calls
-	var raws [][]byte // the commands as sent, once a kind of Options.Context needs them
-	for i := range req.Commands {
-		cl := &calls[i]
-		if err := wire.TranslateInto(cl, &req.Commands[i], req.Namespace, req.TableName, req.Tenant); err != nil {
-			h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: fmt.Sprintf("commands[%d]: %v", i, err)})
-			return
-		}
-		served, write := h.serves(cl)
-		if (cl.Write() || write) && acc != accessWrite {
-			h.fail(w, route, http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("commands[%d]: a read-only token cannot run %s", i, cl.Kind())})
-			return
-		}
-		if msg := confine(cl, tenant); msg != "" {
-			h.fail(w, route, http.StatusForbidden, mp, Status{Code: CodeForbidden, Message: fmt.Sprintf("commands[%d]: %s", i, msg)})
-			return
-		}
-		if served && raws == nil {
-			var err error
-			if raws, err = wire.RawCommands(body, mp, true); err == nil && len(raws) != len(calls) {
-				err = fmt.Errorf("%d commands as sent, %d decoded", len(raws), len(calls))
-			}
-			if err != nil {
-				h.fail(w, route, http.StatusBadRequest, mp, Status{Code: CodeBadRequest, Message: fmt.Sprintf("commands[%d]: %v", i, err)})
-				return
-			}
-		}
-	}
-	if h.opts.Cluster != nil {
-		to, err := h.route(r.Context(), r, calls)
-		if err != nil {
-			h.fail(w, route, http.StatusServiceUnavailable, mp, wire.StatusOfError(err))
-			return
-		}
-		if to != "" {
-			h.forward(w, r, route, to, body, mp)
-			return
-		}
-	}
-	enc := h.encoder(mp)
-	enc.BeginBatch(len(calls))
-	for i := range calls {
-		if served, _ := h.serves(&calls[i]); served {
-			h.runContext(r.Context(), enc, mp, cmp.Or(tenant, req.Commands[i].Tenant, req.Tenant), calls[i].Kind(), raws[i])
-			continue
-		}
-		h.run(r.Context(), enc, &calls[i])
-	}
-	enc.EndBatch()
-	h.send(w, route, http.StatusOK, mp, enc.Bytes())
-	h.release(mp, enc)
-}
-
-// putBatch returns buf to the pool, emptied; one that held a huge batch is
-// left to the collector.
-func (h *Handler) putBatch(buf *batchBuf) {
-	buf.req.Reset()
-	if cap(buf.calls) > 256 {
-		return
-	}
-	clear(buf.calls)
-	buf.calls = buf.calls[:0]
-	h.batches.Put(buf)
-}
-
 // ready replies 200 when every shard answers its probe within
 // ReadyTimeout, 503 naming the shards that did not otherwise.
 func (h *Handler) ready(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), h.opts.ReadyTimeout)
+	if _, why := h.probe(r.Context()); why != "" {
+		h.sendStatus(w, "/ready", http.StatusServiceUnavailable, false, Status{Code: CodeNotReady, Message: why})
+		return
+	}
+	h.sendStatus(w, "/ready", http.StatusOK, false, Status{OK: true, Code: CodeOK})
+}
+
+// probe probes every shard within ReadyTimeout, then asks Options.Ready:
+// the shards' probes, and why the server is not ready ("" when it is).
+func (h *Handler) probe(ctx context.Context) ([]ts.ShardProbe, string) {
+	ctx, cancel := context.WithTimeout(ctx, h.opts.ReadyTimeout)
 	defer cancel()
 	res, err := h.opts.Engine.Probe(ctx)
 	if err != nil {
-		h.sendStatus(w, "/ready", http.StatusServiceUnavailable, false, Status{Code: CodeNotReady, Message: err.Error()})
-		return
+		return nil, err.Error()
 	}
 	var bad []string
 	for _, p := range res {
@@ -525,14 +637,12 @@ func (h *Handler) ready(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(bad) > 0 {
 		h.opts.Logger.Warn("not ready", "shards", bad)
-		h.sendStatus(w, "/ready", http.StatusServiceUnavailable, false, Status{Code: CodeNotReady, Message: strings.Join(bad, "; ")})
-		return
+		return res, strings.Join(bad, "; ")
 	}
 	if h.opts.Ready != nil {
 		if err := h.opts.Ready(ctx); err != nil {
-			h.sendStatus(w, "/ready", http.StatusServiceUnavailable, false, Status{Code: CodeNotReady, Message: err.Error()})
-			return
+			return res, err.Error()
 		}
 	}
-	h.sendStatus(w, "/ready", http.StatusOK, false, Status{OK: true, Code: CodeOK})
+	return res, ""
 }

@@ -69,10 +69,33 @@ func decode(t *testing.T, mp bool, data []byte, v any) {
 	require.NoError(t, json.Unmarshal(data, v), string(data))
 }
 
-// post sends body to url and returns the HTTP status and reply body.
+// post sends body to url and returns the HTTP status and reply body,
+// checking the reply is in the request's encoding.
 func post(t *testing.T, c *http.Client, url string, mp bool, token string, body []byte) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
+	code, ct, out := send(t, c, http.MethodPost, url, token, mp, body)
+	if code != http.StatusNotFound {
+		want := ContentTypeJSON
+		if mp {
+			want = ContentTypeMsgpack
+		}
+		require.Equal(t, want, ct)
+	}
+	return code, out
+}
+
+// do sends a request of method to url with body (JSON, or MessagePack
+// when mp) and token, and returns the HTTP status and reply.
+func do(t *testing.T, c *http.Client, method, url, token string, mp bool, body []byte) (int, []byte) {
+	t.Helper()
+	code, _, out := send(t, c, method, url, token, mp, body)
+	return code, out
+}
+
+// send is do, with the reply's Content-Type.
+func send(t *testing.T, c *http.Client, method, url, token string, mp bool, body []byte) (int, string, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
 	require.NoError(t, err)
 	ct := ContentTypeJSON
 	if mp {
@@ -87,14 +110,7 @@ func post(t *testing.T, c *http.Client, url string, mp bool, token string, body 
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	if resp.StatusCode != http.StatusNotFound {
-		want := ContentTypeJSON
-		if mp {
-			want = ContentTypeMsgpack
-		}
-		require.Equal(t, want, resp.Header.Get("Content-Type"))
-	}
-	return resp.StatusCode, out
+	return resp.StatusCode, resp.Header.Get("Content-Type"), out
 }
 
 // execWire runs one wire command through /execute.

@@ -26,6 +26,11 @@ const (
 	DefaultMaxBodyBytes = 64 << 20
 	// DefaultMaxBatchCommands bounds the commands of one /batch_execute.
 	DefaultMaxBatchCommands = 10_000
+	// DefaultJobWorkers is how many jobs run at once, as the original's
+	// worker pool (TS_SERVER_WORKER_THREADS).
+	DefaultJobWorkers = 4
+	// DefaultMaxJobs bounds the jobs held, waiting, running or finished.
+	DefaultMaxJobs = 1024
 )
 
 // Options configures a Handler.
@@ -85,6 +90,20 @@ type Options struct {
 	// context_* kinds) for a program that has them. Default: none, and
 	// those kinds are answered "unsupported".
 	Context ContextKinds
+	// Raft, when set, says whether the writes of table namespace/name
+	// are replicated by raft here (a cluster member's routed table, on
+	// the raft backend): the replicated routes run a command asking
+	// replication_mode "raft" on such a table only. Default: none, no
+	// table is.
+	Raft func(namespace, name string) bool
+	// JobWorkers bounds the jobs (the async routes', /dump's, /compact's,
+	// ...) running at once. Default: DefaultJobWorkers.
+	JobWorkers int
+	// MaxJobs bounds the jobs held: a job submitted while that many wait
+	// or run is refused (503 "queue_full"), and the oldest finished ones
+	// beyond it are forgotten (/jobs/{id} answers 404). Default:
+	// DefaultMaxJobs.
+	MaxJobs int
 }
 
 // ContextKinds serves command kinds of /execute and /batch_execute that
@@ -128,6 +147,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxBatchCommands == 0 {
 		o.MaxBatchCommands = DefaultMaxBatchCommands
 	}
+	if o.JobWorkers == 0 {
+		o.JobWorkers = DefaultJobWorkers
+	}
+	if o.MaxJobs == 0 {
+		o.MaxJobs = DefaultMaxJobs
+	}
 	return o
 }
 
@@ -136,7 +161,7 @@ func (o Options) Validate() error {
 	switch {
 	case o.Engine == nil:
 		return fmt.Errorf("%w: Engine is required", ErrInvalidOptions)
-	case o.ReadyTimeout < 0 || o.MaxBodyBytes < 0 || o.MaxBatchCommands < 0:
+	case o.ReadyTimeout < 0 || o.MaxBodyBytes < 0 || o.MaxBatchCommands < 0 || o.JobWorkers < 0 || o.MaxJobs < 0:
 		return fmt.Errorf("%w: negative limit", ErrInvalidOptions)
 	}
 	seen := map[string]bool{}

@@ -94,6 +94,13 @@ type shardStats struct {
 	ReadOnly        bool    `json:"read_only"`
 }
 
+func toShardStats(s ts.ShardStats) shardStats {
+	return shardStats{Shard: s.Shard, Keys: s.Keys, Collections: s.Collections, Spilled: s.Spilled,
+		CollectionBytes: s.CollectionBytes, IndexBytes: s.IndexBytes, LiveBytes: s.LiveBytes, LogBytes: s.LogBytes,
+		SpaceAmp: s.SpaceAmp, LogSegments: s.LogSegments, LogRecords: s.LogRecords, LogFsyncs: s.LogFsyncs,
+		LogWritten: s.LogWritten, WriteAmp: s.WriteAmp, StaleRejects: s.StaleRejects, ReadOnly: s.ReadOnly}
+}
+
 // tenantLimit is a tenant's limit in /tenants' replies and PUT's body.
 type tenantLimit struct {
 	Tenant string `json:"tenant,omitempty"`
@@ -298,10 +305,7 @@ func (h *Handler) sendTable(w http.ResponseWriter, route string, code int, ns, n
 		}
 		shards := make([]shardStats, 0, len(st))
 		for _, s := range st {
-			shards = append(shards, shardStats{Shard: s.Shard, Keys: s.Keys, Collections: s.Collections, Spilled: s.Spilled,
-				CollectionBytes: s.CollectionBytes, IndexBytes: s.IndexBytes, LiveBytes: s.LiveBytes, LogBytes: s.LogBytes,
-				SpaceAmp: s.SpaceAmp, LogSegments: s.LogSegments, LogRecords: s.LogRecords, LogFsyncs: s.LogFsyncs,
-				LogWritten: s.LogWritten, WriteAmp: s.WriteAmp, StaleRejects: s.StaleRejects, ReadOnly: s.ReadOnly})
+			shards = append(shards, toShardStats(s))
 		}
 		out["shards"] = shards
 	}
