@@ -39,11 +39,13 @@ import (
 	"github.com/temporalstore/temporalstore-go/temporalstore/backup"
 	"github.com/temporalstore/temporalstore-go/temporalstore/blob"
 	"github.com/temporalstore/temporalstore-go/temporalstore/cluster"
+	"github.com/temporalstore/temporalstore-go/temporalstore/command"
 	"github.com/temporalstore/temporalstore-go/temporalstore/engineprom"
 	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp"
 	"github.com/temporalstore/temporalstore-go/temporalstore/resp/respprom"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage/disk"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/largelog"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage/sharedlog"
 )
 
@@ -62,6 +64,7 @@ func main() {
 // config is the parsed flags.
 type config struct {
 	dataDir          string
+	largeValues      int
 	blobMaxSize      int64
 	blobSweep        time.Duration
 	respAddr         string
@@ -318,6 +321,14 @@ var flags = []cli.Flag[config]{
 		return err
 	}},
 	cli.LogLevelFlag("TS_LOG_LEVEL", func(c *config) *cli.Log { return &c.log }),
+	{Name: "large-value-threshold", Env: "TS_LARGE_VALUE_THRESHOLD", Default: strconv.Itoa(largelog.DefaultThreshold), Usage: "a value of more bytes is kept in a file of its own beside its shard's log (hashed, fsynced before the log names it; released once its record is reclaimed), so values up to 512 MiB are taken; a record of many values goes there only past the log's own record size. Single node only: a cluster's logs keep every record themselves", Set: func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil && n < 1 {
+			err = fmt.Errorf("must be at least 1, got %d", n)
+		}
+		c.largeValues = n
+		return err
+	}},
 	{Name: "blob-max-size", Env: "TS_BLOB_MAX_SIZE", Default: strconv.FormatInt(blob.DefaultMaxSize, 10), Usage: "the largest blob /blob stores, in bytes (put in one piece or committed from parts); 0 turns /blob off. Blobs live in <data>/blobs, each fsynced before it is renamed into place", Set: func(c *config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err == nil && n < 0 {
@@ -445,7 +456,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	eo := temporalstore.Options{
-		Dir: filepath.Join(c.dataDir, "engine"), OpenLog: disk.OpenLog, CacheBytes: c.cacheBytes,
+		Dir: filepath.Join(c.dataDir, "engine"), CacheBytes: c.cacheBytes,
+		// Large values in files beside each shard's log; a value alone,
+		// not a pipeline's record of small ones, goes past the threshold.
+		OpenLog: largelog.Wrap(disk.OpenLog, largelog.Options{Threshold: c.largeValues, Own: command.IsOne, Logger: log}),
 		CollectionBytes: c.collectionBytes, Logger: log, DefaultTableOptions: defaultTable(c),
 	}
 	bo := cluster.BackendOptions{Want: c.backend, SharedDir: c.sharedDir, Cluster: c.clusterID != 0, Member: strconv.FormatUint(c.clusterID, 10)}

@@ -62,6 +62,10 @@ type Loc struct {
 	Count int
 }
 
+// IsOne reports that rec is a record of one command, not a batch: what a
+// value of its own is stored as.
+func IsOne(rec []byte) bool { return len(rec) > 1 && rec[0] == Version && rec[1] == kindCommand }
+
 // BatchOffset is where the first command of a batch record of n commands
 // starts; Size(c) added to a command's offset gives the next one's.
 func BatchOffset(n int) int { return 2 + uvarintLen(uint64(n)) }

@@ -244,3 +244,13 @@ func TestDecodeOne(t *testing.T) {
 		require.Error(t, err)
 	}
 }
+
+func TestIsOne(t *testing.T) {
+	one := Append(nil, &Command{Op: 1, Key: []byte("k"), Args: [][]byte{[]byte("v")}})
+	batch := AppendBatch(nil, []Command{{Op: 1, Key: []byte("a")}, {Op: 1, Key: []byte("b")}})
+	require.True(t, IsOne(one))
+	require.False(t, IsOne(batch))
+	require.False(t, IsOne(nil))
+	require.False(t, IsOne([]byte{Version}))
+	require.False(t, IsOne(append([]byte{9}, one[1:]...)), "another version")
+}

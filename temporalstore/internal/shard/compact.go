@@ -140,6 +140,13 @@ func (s *Shard) relocateEntries(ctx context.Context, old []keyindex.Entry, st *R
 	return nil
 }
 
+// relocateRecordBytes bounds the moved values one relocation record
+// carries (a value over it goes alone): small values then stay in records
+// the log holds itself, below a large-record threshold (storage/largelog's
+// 1 MiB), where packing them into one big record would send every read of
+// one through the whole record's file.
+const relocateRecordBytes = 512 << 10
+
 // relocateMoves rewrites moves at the log's head, at most perRecord a
 // record (View.relocate).
 func (s *Shard) relocateMoves(ctx context.Context, moves []move, perRecord int, st *ReclaimStats) error {
@@ -150,7 +157,7 @@ func (s *Shard) relocateMoves(ctx context.Context, moves []move, perRecord int, 
 		s.beforeRelocate()
 	}
 	for len(moves) > 0 {
-		part := moves[:min(perRecord, movesPerRecord(moves, s.log.MaxRecordSize()/2))]
+		part := moves[:min(perRecord, movesPerRecord(moves, min(s.log.MaxRecordSize()/2, relocateRecordBytes)))]
 		moves = moves[len(part):]
 		err := s.Mutate(ctx, func(v *View) ([]command.Command, error) {
 			return v.relocate(part, st)

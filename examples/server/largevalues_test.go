@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/examples/internal/servertest"
+	"github.com/temporalstore/temporalstore-go/temporalstore/api"
+	"github.com/temporalstore/temporalstore-go/temporalstore/backup"
+	"github.com/temporalstore/temporalstore-go/temporalstore/client"
+)
+
+func pseudoRandom(n int, seed uint64) []byte {
+	b := make([]byte, n)
+	_, err := newContent(int64(n), seed).Read(b)
+	if n > 0 && err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Values of every size up to the surfaces' limits go through RESP, HTTP
+// and the Go client, and come back after a restart.
+func TestLargeValues(t *testing.T) {
+	bin := buildServer(t)
+	data := t.TempDir()
+	respAddr, httpAddr := servertest.FreeAddr(t), servertest.FreeAddr(t)
+	args := []string{"--data", data, "--resp", respAddr, "--http", httpAddr, "--s3", "", "--shards", "1"}
+	srv := servertest.Start(t, bin, args...)
+	ctx := t.Context()
+	rc := redis.NewClient(&redis.Options{Addr: respAddr, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
+	defer rc.Close()
+	sizes := []int{0, 1<<20 - 1, 1 << 20, 100 << 20, 512 << 20}
+	sums := map[string][32]byte{}
+	for _, n := range sizes {
+		v := pseudoRandom(n, uint64(n))
+		k := fmt.Sprint("resp:", n)
+		require.NoError(t, rc.Set(ctx, k, v, 0).Err(), n)
+		got, err := rc.Get(ctx, k).Bytes()
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(v, got), "%d bytes", n)
+		sums[k] = sha256.Sum256(v)
+		l, err := rc.StrLen(ctx, k).Result()
+		require.NoError(t, err)
+		require.Equal(t, int64(n), l)
+	}
+	err := rc.Set(ctx, "over", make([]byte, 512<<20+1), 0).Err()
+	require.Error(t, err, "past proto-max-bulk-len")
+	require.NoError(t, rc.Ping(ctx).Err(), "the server lives on")
+
+	// GETRANGE and APPEND on a large value.
+	part, err := rc.GetRange(ctx, fmt.Sprint("resp:", 100<<20), 50<<20, 50<<20+9).Bytes()
+	require.NoError(t, err)
+	require.Equal(t, pseudoRandom(50<<20+10, 100<<20)[50<<20:], part)
+	n, err := rc.Append(ctx, fmt.Sprint("resp:", 1<<20), "tail").Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1<<20+4), n)
+	sums[fmt.Sprint("resp:", 1<<20)] = sha256.Sum256(append(pseudoRandom(1<<20, 1<<20), "tail"...))
+
+	// The Go client over HTTP, up to its body limit.
+	hc, err := client.NewHTTP(client.HTTPOptions{BaseURL: "http://" + httpAddr})
+	require.NoError(t, err)
+	defer hc.Close()
+	for _, n := range []int{1 << 20, 40 << 20} {
+		v := pseudoRandom(n, uint64(n)+7)
+		k := fmt.Sprint("http:", n)
+		_, err := hc.Execute(ctx, api.Command{Kind: api.KindSet, Key: []byte(k), Value: v})
+		require.NoError(t, err)
+		r, err := hc.Execute(ctx, api.Command{Kind: api.KindGet, Key: []byte(k)})
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(v, r.Value), "%d bytes over HTTP", n)
+		sums[k] = sha256.Sum256(v)
+	}
+
+	// Overwrite and delete: the files of what is gone go once the log
+	// reclaims their records.
+	require.NoError(t, rc.Del(ctx, fmt.Sprint("resp:", 512<<20)).Err())
+	require.NoError(t, srv.Stop())
+	srv = servertest.Start(t, bin, args...)
+	defer func() { _ = srv.Stop() }()
+	for k, want := range sums {
+		if k == fmt.Sprint("resp:", 512<<20) {
+			continue
+		}
+		got, err := rc.Get(ctx, k).Bytes()
+		require.NoError(t, err, k)
+		require.Equal(t, want, sha256.Sum256(got), k)
+	}
+	require.ErrorIs(t, rc.Get(ctx, fmt.Sprint("resp:", 512<<20)).Err(), redis.Nil)
+
+	// A backup carries the large values' files: restored, a second server
+	// serves them.
+	require.Equal(t, "OK", rc.Save(ctx).Val())
+	st := backupStatus(t, httpAddr)
+	require.Empty(t, st.LastError)
+	data2 := t.TempDir()
+	_, err = backup.Restore(ctx, backup.NewDir(st.LastTarget), data2, backup.Options{})
+	require.NoError(t, err)
+	resp2 := servertest.FreeAddr(t)
+	srv2 := servertest.Start(t, bin, "--data", data2, "--resp", resp2, "--http", "", "--s3", "")
+	defer func() { _ = srv2.Stop() }()
+	rc2 := redis.NewClient(&redis.Options{Addr: resp2, ReadTimeout: time.Minute})
+	defer rc2.Close()
+	k := fmt.Sprint("resp:", 100<<20)
+	got, err := rc2.Get(ctx, k).Bytes()
+	require.NoError(t, err)
+	require.Equal(t, sums[k], sha256.Sum256(got))
+}
+
+// A server killed while large values stream in keeps every one it
+// acknowledged, and nothing is left behind for what it did not.
+func TestLargeValuesSurviveSIGKILL(t *testing.T) {
+	bin := buildServer(t)
+	data := t.TempDir()
+	respAddr := servertest.FreeAddr(t)
+	args := []string{"--data", data, "--resp", respAddr, "--http", "", "--s3", "", "--shards", "2"}
+	srv := servertest.Start(t, bin, args...)
+	ctx, cancel := context.WithCancel(t.Context())
+	var mu sync.Mutex
+	acked := map[string]uint64{}
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			rc := redis.NewClient(&redis.Options{Addr: respAddr, MaxRetries: -1, ReadTimeout: time.Minute})
+			defer rc.Close()
+			for i := 0; ctx.Err() == nil; i++ {
+				seed := uint64(w*1000 + i)
+				k := fmt.Sprintf("w%d:%d", w, i%4) // overwrites too
+				if rc.Set(ctx, k, pseudoRandom(3<<20+int(seed%7)*100_000, seed), 0).Err() != nil {
+					return
+				}
+				mu.Lock()
+				acked[k] = seed
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(2 * time.Second)
+	srv.Kill()
+	cancel()
+	wg.Wait()
+	require.NotEmpty(t, acked)
+
+	srv = servertest.Start(t, bin, args...)
+	defer func() { _ = srv.Stop() }()
+	rc := redis.NewClient(&redis.Options{Addr: respAddr, ReadTimeout: time.Minute})
+	defer rc.Close()
+	for k, seed := range acked {
+		got, err := rc.Get(context.Background(), k).Bytes()
+		require.NoError(t, err, k)
+		// The last acknowledged write, or one after it (the key's next
+		// seeds) that the server took before it died.
+		found := false
+		for s := seed; s < seed+400 && !found; s += 4 {
+			found = bytes.Equal(got, pseudoRandom(3<<20+int(s%7)*100_000, s))
+		}
+		require.True(t, found, "%s holds neither its acknowledged value nor a later one", k)
+	}
+	var tmp []string
+	require.NoError(t, filepath.WalkDir(filepath.Join(data, "engine"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), "large-") && strings.HasSuffix(d.Name(), ".tmp") {
+			tmp = append(tmp, p)
+		}
+		return err
+	}))
+	require.Empty(t, tmp, "no temporary file is left")
+}

@@ -1,0 +1,34 @@
+// Package largelog is a storage.Log that keeps its large records in files
+// of their own beside the log, so that a value may be as large as the
+// surfaces take (512 MiB by default) while the log's own records stay
+// within its record size.
+//
+//	opts.OpenLog = largelog.Wrap(disk.OpenLog, largelog.Options{})
+//
+// A record of one value over Options.Threshold (1 MiB; Options.Own says
+// which records hold one value), or any record over the wrapped log's own
+// limit, is written to
+// large-<sha256>.rec in the log's directory (to a temporary file first,
+// hashed, fsynced, renamed, the directory fsynced), and the log gets a
+// small pointer record in its place; Read and iterators return the whole
+// record again, checked against its hash. The engine above sees the same
+// records as with the plain log: the index, replay, compaction (which
+// moves a live large value as any other) and checkpoints are unchanged.
+//
+// A file is referenced by the pointer records that name it. Before a
+// pointer is appended, a journal (large.journal, 52-byte CRC32C-checked
+// entries, fdatasynced) notes that a record of that hash will follow the
+// log's current last index; once the append returns, a second entry
+// notes its index. A file goes when every record naming it is before the
+// log's first index (TruncateFront reclaimed it): so a value overwritten
+// or deleted releases its file once compaction has moved the live records
+// out of the old segment and the segment is gone. Open settles what a
+// crash left: it scans the log after a pending entry for its pointer, and
+// removes the files no record names (a large write that was never
+// appended, or whose append was cut). No record ever names a file that is
+// not durable, since the file is written and synced first.
+//
+// The log is a storage.FileLog and a storage.Recoverer when the wrapped
+// log is: a backup copies the large files its records name with the
+// log's segments.
+package largelog

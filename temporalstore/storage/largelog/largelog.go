@@ -1,0 +1,703 @@
+package largelog
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
+)
+
+// Defaults.
+const (
+	// DefaultThreshold is the record size above which a record goes to a
+	// file of its own.
+	DefaultThreshold = 1 << 20
+	// DefaultMaxRecord is the largest record: a 512 MiB value (the RESP
+	// and HTTP surfaces' largest) with room for its command's header.
+	DefaultMaxRecord = 512<<20 + 64<<10
+)
+
+// ErrCorrupt is returned by a read of a large record whose file is
+// missing or does not hold the bytes its pointer names.
+var ErrCorrupt = errors.New("largelog: large record missing or damaged")
+
+// Options configure the large records.
+type Options struct {
+	// Threshold: records of more bytes that Own accepts go to files of
+	// their own. Default: DefaultThreshold; it is lowered to what the
+	// wrapped log takes.
+	Threshold int
+	// Own reports a record that may go to a file of its own once over
+	// Threshold (the engine passes command.IsOne: a value alone, and not a
+	// batch of small ones, whose reads would each read the file); any
+	// record over the wrapped log's limit goes regardless. Default: every
+	// record.
+	Own func(rec []byte) bool
+	// MaxRecord is the largest record an append takes. Default:
+	// DefaultMaxRecord.
+	MaxRecord int
+	// Logger gets notices of files removed at open. Default:
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Wrap returns an OpenLog that opens the log open opens and keeps its large
+// records beside it.
+func Wrap(open storage.OpenLogFunc, o Options) storage.OpenLogFunc {
+	return func(ctx context.Context, lo storage.LogOptions) (storage.Log, error) {
+		inner, err := open(ctx, lo)
+		if err != nil {
+			return nil, err
+		}
+		l, err := newLog(inner, lo.Dir, o)
+		if err != nil {
+			inner.Close()
+			return nil, err
+		}
+		_, files := inner.(storage.FileLog)
+		_, recovers := inner.(storage.Recoverer)
+		if files && recovers {
+			return fileLog{l}, nil
+		}
+		return l, nil
+	}
+}
+
+// Pointer records: a byte no command record starts with (their version
+// is 1), a tag, the file's SHA-256 and the record's size.
+const (
+	pointerMark = 0xFF
+	pointerTag  = "LRG1"
+	pointerSize = 1 + len(pointerTag) + sha256.Size + 8
+)
+
+func pointer(sum [32]byte, size int) []byte {
+	b := make([]byte, 0, pointerSize)
+	b = append(b, pointerMark)
+	b = append(b, pointerTag...)
+	b = append(b, sum[:]...)
+	return binary.LittleEndian.AppendUint64(b, uint64(size))
+}
+
+// parsePointer returns the hash and size a pointer record names.
+func parsePointer(rec []byte) (sum [32]byte, size int64, ok bool) {
+	if len(rec) != pointerSize || rec[0] != pointerMark || string(rec[1:5]) != pointerTag {
+		return sum, 0, false
+	}
+	copy(sum[:], rec[5:37])
+	return sum, int64(binary.LittleEndian.Uint64(rec[37:])), true
+}
+
+func fileName(sum [32]byte) string { return "large-" + hex.EncodeToString(sum[:]) + ".rec" }
+
+// Log is the wrapped log. It is safe for concurrent use.
+type Log struct {
+	storage.Log
+	dir  string
+	opts Options
+	// inline is the wrapped log's largest record.
+	inline int
+
+	mu      sync.Mutex
+	journal *os.File
+	// pending holds, per hash, the last index before each pointer being
+	// appended; at the indexes of the pointer records naming each hash.
+	pending map[[32]byte][]uint64
+	at      map[[32]byte][]uint64
+	// size is each named file's record size.
+	size    map[[32]byte]int64
+	entries int // in the journal, live or not
+}
+
+func newLog(inner storage.Log, dir string, o Options) (*Log, error) {
+	if o.Threshold <= 0 {
+		o.Threshold = DefaultThreshold
+	}
+	o.Threshold = min(o.Threshold, inner.MaxRecordSize())
+	if o.Own == nil {
+		o.Own = func([]byte) bool { return true }
+	}
+	if o.MaxRecord <= 0 {
+		o.MaxRecord = DefaultMaxRecord
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	l := &Log{Log: inner, dir: dir, opts: o, inline: inner.MaxRecordSize(), pending: map[[32]byte][]uint64{}, at: map[[32]byte][]uint64{}, size: map[[32]byte]int64{}}
+	if err := l.recover(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// MaxRecordSize is Options.MaxRecord.
+func (l *Log) MaxRecordSize() int { return l.opts.MaxRecord }
+
+// MaxGroupSize lets a group hold large records: they take a pointer's
+// room in the wrapped log's group.
+func (l *Log) MaxGroupSize() int64 { return max(l.Log.MaxGroupSize(), int64(l.opts.MaxRecord)) }
+
+// Append implements storage.Log.
+func (l *Log) Append(ctx context.Context, rec []byte) (uint64, error) {
+	return l.append(ctx, [][]byte{rec}, func(ctx context.Context, recs [][]byte) (uint64, error) {
+		return l.Log.Append(ctx, recs[0])
+	})
+}
+
+// AppendBatch implements storage.Log.
+func (l *Log) AppendBatch(ctx context.Context, recs [][]byte) (uint64, error) {
+	return l.append(ctx, recs, l.Log.AppendBatch)
+}
+
+// AppendGroup implements storage.Log.
+func (l *Log) AppendGroup(ctx context.Context, recs [][]byte) (uint64, error) {
+	return l.append(ctx, recs, l.Log.AppendGroup)
+}
+
+// append writes recs' large records to their files and appends recs with
+// pointers in their place through app.
+func (l *Log) append(ctx context.Context, recs [][]byte, app func(context.Context, [][]byte) (uint64, error)) (uint64, error) {
+	var large []int
+	for i, r := range recs {
+		if len(r) > l.opts.MaxRecord {
+			return 0, fmt.Errorf("%w: %d bytes, at most %d", storage.ErrRecordTooLarge, len(r), l.opts.MaxRecord)
+		}
+		if len(r) > l.inline || (len(r) > l.opts.Threshold && l.opts.Own(r)) {
+			large = append(large, i)
+		}
+	}
+	if len(large) == 0 {
+		return app(ctx, recs)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	// Noted pending first: from then on the file is kept whatever a
+	// release decides, even one found already written.
+	out := append([][]byte(nil), recs...)
+	sums, sizes := make([][32]byte, len(large)), make([]int64, len(large))
+	for k, i := range large {
+		sums[k], sizes[k] = sha256.Sum256(recs[i]), int64(len(recs[i]))
+	}
+	after, err := l.notePending(sums)
+	if err != nil {
+		return 0, err
+	}
+	for k, i := range large {
+		if err := l.writeFile(sums[k], recs[i]); err != nil {
+			return 0, err
+		}
+		out[i] = pointer(sums[k], len(recs[i]))
+	}
+	first, err := app(ctx, out)
+	if err != nil {
+		// Left pending: a crash may still have kept the pointers, and
+		// Open settles which did.
+		return first, err
+	}
+	l.noteAppended(sums, sizes, large, after, first)
+	return first, nil
+}
+
+// writeFile stores rec, of hash sum, as a large file, durably.
+func (l *Log) writeFile(sum [32]byte, rec []byte) error {
+	path := filepath.Join(l.dir, fileName(sum))
+	if st, err := os.Stat(path); err == nil && st.Size() == int64(len(rec)) {
+		return nil // the same record's file, whole (it was synced before its rename)
+	}
+	f, err := os.CreateTemp(l.dir, "large-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(rec)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return syncDir(l.dir)
+}
+
+// readFile reads the record a pointer names and checks it.
+func (l *Log) readFile(sum [32]byte, size int64) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(l.dir, fileName(sum)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if int64(len(b)) != size || sha256.Sum256(b) != sum {
+		return nil, fmt.Errorf("%w: %s holds %d bytes that do not match its name", ErrCorrupt, fileName(sum), len(b))
+	}
+	return b, nil
+}
+
+// resolve returns rec, or the record a pointer rec names.
+func (l *Log) resolve(rec []byte) ([]byte, error) {
+	if sum, size, ok := parsePointer(rec); ok {
+		return l.readFile(sum, size)
+	}
+	return rec, nil
+}
+
+// Read implements storage.Log.
+func (l *Log) Read(index uint64) ([]byte, error) {
+	rec, err := l.Log.Read(index)
+	if err != nil {
+		return nil, err
+	}
+	return l.resolve(rec)
+}
+
+// Iterator implements storage.Log.
+func (l *Log) Iterator(from uint64) storage.Iterator {
+	return &iterator{Iterator: l.Log.Iterator(from), l: l}
+}
+
+type iterator struct {
+	storage.Iterator
+	l   *Log
+	val []byte
+	err error
+}
+
+func (it *iterator) Next() bool {
+	if it.err != nil || !it.Iterator.Next() {
+		return false
+	}
+	it.val, it.err = it.l.resolve(it.Iterator.Value())
+	return it.err == nil
+}
+
+func (it *iterator) Value() []byte { return it.val }
+
+func (it *iterator) Err() error {
+	if it.err != nil {
+		return it.err
+	}
+	return it.Iterator.Err()
+}
+
+// Segments implements storage.Log with each segment's bytes counting its
+// large records whole, as the records read back: compaction weighs a
+// segment's live values against them, and a segment of pointers to values
+// long overwritten is then as much garbage as its values were.
+func (l *Log) Segments() []storage.Segment {
+	segs := l.Log.Segments()
+	if len(segs) == 0 {
+		return segs
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for sum, idx := range l.at {
+		extra := l.size[sum] - int64(pointerSize)
+		for _, i := range idx {
+			// The last segment whose first index is at or below i.
+			k := sort.Search(len(segs), func(k int) bool { return segs[k].First > i }) - 1
+			if k >= 0 {
+				segs[k].Bytes += extra
+			}
+		}
+	}
+	return segs
+}
+
+// Stats implements storage.Log, the large files' bytes counted on disk.
+func (l *Log) Stats() storage.LogStats {
+	st := l.Log.Stats()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, n := range l.size {
+		st.DiskBytes += n
+	}
+	return st
+}
+
+// TruncateFront implements storage.Log, removing the files no record
+// names any more.
+func (l *Log) TruncateFront(ctx context.Context, index uint64) error {
+	if err := l.Log.TruncateFront(ctx, index); err != nil {
+		return err
+	}
+	return l.release()
+}
+
+// release forgets the pointers before the first index and removes the
+// files no pointer names.
+func (l *Log) release() error {
+	first := l.Log.FirstIndex()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var gone [][32]byte
+	for sum, idx := range l.at {
+		live := idx[:0]
+		for _, i := range idx {
+			if i >= first {
+				live = append(live, i)
+			}
+		}
+		if len(live) == 0 {
+			delete(l.at, sum)
+			delete(l.size, sum)
+			if len(l.pending[sum]) == 0 {
+				gone = append(gone, sum)
+			}
+			continue
+		}
+		l.at[sum] = live
+	}
+	for _, sum := range gone {
+		if err := os.Remove(filepath.Join(l.dir, fileName(sum))); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	if len(gone) > 0 {
+		if err := syncDir(l.dir); err != nil {
+			return err
+		}
+	}
+	if l.entries > 64 && l.entries > 4*l.liveLocked() {
+		return l.rewriteLocked()
+	}
+	return nil
+}
+
+func (l *Log) liveLocked() int {
+	n := 0
+	for _, idx := range l.at {
+		n += len(idx)
+	}
+	return n
+}
+
+// Close closes the journal and the wrapped log.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	var jerr error
+	if l.journal != nil {
+		jerr = l.journal.Close()
+		l.journal = nil
+	}
+	l.mu.Unlock()
+	if err := l.Log.Close(); err != nil {
+		return err
+	}
+	return jerr
+}
+
+// fileLog is a Log over a log that is a storage.FileLog and a
+// storage.Recoverer, and so is both itself.
+type fileLog struct{ *Log }
+
+// Files implements storage.FileLog: the wrapped log's files and the large
+// files its records up to last name.
+func (f fileLog) Files(last uint64) ([]storage.File, error) {
+	files, err := f.Log.Log.(storage.FileLog).Files(last)
+	if err != nil {
+		return nil, err
+	}
+	first := f.Log.Log.FirstIndex()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for sum, idx := range f.at {
+		for _, i := range idx {
+			if i >= first && i <= last {
+				st, err := os.Stat(filepath.Join(f.dir, fileName(sum)))
+				if err != nil {
+					return nil, err
+				}
+				files = append(files, storage.File{Name: fileName(sum), Size: st.Size()})
+				break
+			}
+		}
+	}
+	return files, nil
+}
+
+// Recover implements storage.Recoverer. The pointers of the cut appends
+// were never noted as appended: they stay pending until the next open
+// settles them.
+func (f fileLog) Recover(ctx context.Context, last uint64) error {
+	return f.Log.Log.(storage.Recoverer).Recover(ctx, last)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// The journal: entries of a hash, the index after which its pointer is
+// appended (pending) or the pointer's own index (appended), each checked
+// by a CRC32C.
+//
+//	crc32c(entry[4:]) u32 | sha256 [32] | kind u32 (1 pending, 2 at) | index u64 | pad u32
+const (
+	journalName  = "large.journal"
+	entrySize    = 52
+	entryPending = 1
+	entryAt      = 2
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func encodeEntry(b []byte, sum [32]byte, kind uint32, index uint64) []byte {
+	e := make([]byte, entrySize)
+	copy(e[4:36], sum[:])
+	binary.LittleEndian.PutUint32(e[36:40], kind)
+	binary.LittleEndian.PutUint64(e[40:48], index)
+	binary.LittleEndian.PutUint32(e[0:4], crc32.Checksum(e[4:], castagnoli))
+	return append(b, e...)
+}
+
+// notePending journals, durably, that pointers to sums will be appended
+// after the log's last index, and returns that index.
+func (l *Log) notePending(sums [][32]byte) (uint64, error) {
+	after := l.Log.LastIndex()
+	var b []byte
+	for _, s := range sums {
+		b = encodeEntry(b, s, entryPending, after)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, err := l.journal.Write(b); err != nil {
+		return 0, err
+	}
+	if err := l.journal.Sync(); err != nil {
+		return 0, err
+	}
+	for _, s := range sums {
+		l.pending[s] = append(l.pending[s], after)
+	}
+	l.entries += len(sums)
+	return after, nil
+}
+
+// noteAppended records the pointers' indexes: recs[large[k]] went to
+// first+large[k], noted pending after after. Not synced: a crash before
+// the next sync is settled by Open's scan.
+func (l *Log) noteAppended(sums [][32]byte, sizes []int64, large []int, after, first uint64) {
+	var b []byte
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, s := range sums {
+		i := first + uint64(large[k])
+		b = encodeEntry(b, s, entryAt, i)
+		l.at[s] = append(l.at[s], i)
+		l.size[s] = sizes[k]
+		p := l.pending[s]
+		for j, a := range p {
+			if a == after {
+				p = append(p[:j], p[j+1:]...)
+				break
+			}
+		}
+		if len(p) == 0 {
+			delete(l.pending, s)
+		} else {
+			l.pending[s] = p
+		}
+	}
+	l.entries += len(sums)
+	if _, err := l.journal.Write(b); err != nil {
+		// The entries are in memory; Open's scan finds the pointers
+		// the journal lacks.
+		l.opts.Logger.Warn("large record journal write failed", "dir", l.dir, "err", err)
+	}
+}
+
+// recover reads the journal, settles the pending pointers by scanning the
+// log after them, removes the files no record names and the temporary
+// files a crash left, and rewrites the journal.
+func (l *Log) recover() error {
+	path := filepath.Join(l.dir, journalName)
+	data, err := os.ReadFile(path)
+	first, last := l.Log.FirstIndex(), l.Log.LastIndex()
+	scanFrom := uint64(0)
+	switch {
+	case os.IsNotExist(err):
+		// A new log, or one restored from a backup, which holds the
+		// files and not the journal: every pointer is found by a scan.
+		scanFrom = first
+	case err != nil:
+		return err
+	}
+	for len(data) >= entrySize {
+		e := data[:entrySize]
+		data = data[entrySize:]
+		if crc32.Checksum(e[4:], castagnoli) != binary.LittleEndian.Uint32(e[0:4]) {
+			break // a torn last entry: nothing after it was synced
+		}
+		var sum [32]byte
+		copy(sum[:], e[4:36])
+		index := binary.LittleEndian.Uint64(e[40:48])
+		switch binary.LittleEndian.Uint32(e[36:40]) {
+		case entryPending:
+			if scanFrom == 0 || index+1 < scanFrom {
+				scanFrom = index + 1
+			}
+		case entryAt:
+			if index >= first && index <= last {
+				l.at[sum] = appendOnce(l.at[sum], index)
+			}
+		}
+	}
+	if scanFrom != 0 {
+		if err := l.scan(max(scanFrom, first)); err != nil {
+			return err
+		}
+	}
+	if err := l.removeUnnamed(); err != nil {
+		return err
+	}
+	for sum := range l.at {
+		if _, ok := l.size[sum]; ok {
+			continue
+		}
+		st, err := os.Stat(filepath.Join(l.dir, fileName(sum)))
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		l.size[sum] = st.Size()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rewriteLocked()
+}
+
+func appendOnce(idx []uint64, i uint64) []uint64 {
+	for _, j := range idx {
+		if j == i {
+			return idx
+		}
+	}
+	return append(idx, i)
+}
+
+// scan finds the pointer records from index on.
+func (l *Log) scan(from uint64) error {
+	it := l.Log.Iterator(from)
+	defer it.Close()
+	for it.Next() {
+		if sum, size, ok := parsePointer(it.Value()); ok {
+			l.at[sum] = appendOnce(l.at[sum], it.Index())
+			l.size[sum] = size
+		}
+	}
+	return it.Err()
+}
+
+// removeUnnamed removes the large files no record names and temporary
+// files.
+func (l *Log) removeUnnamed() error {
+	ents, err := os.ReadDir(l.dir)
+	if err != nil {
+		return err
+	}
+	removed := false
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "large-") && strings.HasSuffix(name, ".tmp"):
+		case strings.HasPrefix(name, "large-") && strings.HasSuffix(name, ".rec"):
+			b, err := hex.DecodeString(strings.TrimSuffix(strings.TrimPrefix(name, "large-"), ".rec"))
+			var sum [32]byte
+			if err != nil || len(b) != len(sum) {
+				continue
+			}
+			copy(sum[:], b)
+			if len(l.at[sum]) > 0 {
+				continue
+			}
+		default:
+			continue
+		}
+		if err := os.Remove(filepath.Join(l.dir, name)); err != nil {
+			return err
+		}
+		l.opts.Logger.Info("removed a large record no log record names", "dir", l.dir, "file", name)
+		removed = true
+	}
+	if removed {
+		return syncDir(l.dir)
+	}
+	return nil
+}
+
+// rewriteLocked replaces the journal with the live pointers' entries.
+func (l *Log) rewriteLocked() error {
+	var b []byte
+	n := 0
+	for sum, idx := range l.at {
+		for _, i := range idx {
+			b = encodeEntry(b, sum, entryAt, i)
+			n++
+		}
+	}
+	for sum, afters := range l.pending {
+		for _, a := range afters {
+			b = encodeEntry(b, sum, entryPending, a)
+			n++
+		}
+	}
+	path := filepath.Join(l.dir, journalName)
+	tmp := path + ".tmp"
+	if err := writeSynced(tmp, b); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if err := syncDir(l.dir); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if l.journal != nil {
+		l.journal.Close()
+	}
+	l.journal, l.entries = f, n
+	return nil
+}
+
+func writeSynced(path string, b []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, bytes.NewReader(b))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,241 @@
+package largelog
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/disk"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/storagetest"
+)
+
+// The Log contract, its records in the log (its segment tests count on
+// their bytes there); the large ones' own tests follow.
+func TestLogContract(t *testing.T) {
+	storagetest.Log(t, Wrap(disk.OpenLog, Options{Threshold: 30_000, MaxRecord: 4 << 20}))
+}
+
+var testOptions = Options{Threshold: 1000, MaxRecord: 8 << 20}
+
+func openAt(t *testing.T, dir string) storage.Log {
+	t.Helper()
+	l, err := Wrap(disk.OpenLog, testOptions)(t.Context(), storage.LogOptions{Dir: dir, Durable: true, SegmentBytes: 64 << 10})
+	require.NoError(t, err)
+	return l
+}
+
+func noise(seed, n int) []byte {
+	b := make([]byte, n)
+	r := rand.New(rand.NewPCG(uint64(seed), 2))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func largeFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "large-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func TestLargeRecordsRoundTripAndReopen(t *testing.T) {
+	dir := t.TempDir()
+	l := openAt(t, dir)
+	ctx := t.Context()
+	big, small, huge := noise(1, 5000), []byte("small"), noise(2, 6<<20)
+	i, err := l.AppendBatch(ctx, [][]byte{big, small, huge, big})
+	require.NoError(t, err)
+	for k, want := range [][]byte{big, small, huge, big} {
+		got, err := l.Read(i + uint64(k))
+		require.NoError(t, err)
+		require.Equal(t, want, got, k)
+	}
+	require.Len(t, largeFiles(t, dir), 2, "a file per distinct large record")
+	_, err = l.Append(ctx, noise(3, 8<<20+1))
+	require.ErrorIs(t, err, storage.ErrRecordTooLarge)
+
+	files, err := l.(storage.FileLog).Files(l.LastIndex())
+	require.NoError(t, err)
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name)
+	}
+	require.Subset(t, names, largeFiles(t, dir), "a backup copies the large files")
+	require.NoError(t, l.Close())
+
+	l = openAt(t, dir)
+	defer l.Close()
+	it := l.Iterator(i)
+	var got [][]byte
+	for it.Next() {
+		got = append(got, bytes.Clone(it.Value()))
+	}
+	require.NoError(t, it.Err())
+	require.NoError(t, it.Close())
+	require.Equal(t, [][]byte{big, small, huge, big}, got)
+}
+
+// A file goes once no record in the log names it.
+func TestTruncateReleasesFiles(t *testing.T) {
+	dir := t.TempDir()
+	l := openAt(t, dir)
+	defer l.Close()
+	ctx := t.Context()
+	old, kept := noise(1, 70<<10), noise(2, 70<<10)
+	_, err := l.Append(ctx, old)
+	require.NoError(t, err)
+	// Fill segments past the first.
+	for k := range 100 {
+		_, err := l.Append(ctx, noise(100+k, 900))
+		require.NoError(t, err)
+	}
+	i, err := l.Append(ctx, kept)
+	require.NoError(t, err)
+	require.Len(t, largeFiles(t, dir), 2)
+	require.NoError(t, l.TruncateFront(ctx, i))
+	require.Greater(t, l.FirstIndex(), uint64(1))
+	require.Len(t, largeFiles(t, dir), 1)
+	got, err := l.Read(i)
+	require.NoError(t, err)
+	require.Equal(t, kept, got)
+}
+
+// What a crash leaves between a large file and its pointer: a file whose
+// pointer never reached the log goes at the next open; one whose pointer
+// did stays, even when the journal never noted its index.
+func TestOpenSettlesWhatACrashLeft(t *testing.T) {
+	dir := t.TempDir()
+	l := openAt(t, dir).(fileLog).Log
+	ctx := t.Context()
+	appended, lost := noise(1, 5000), noise(2, 5000)
+	// appended: pending noted, written, appended; its index never noted.
+	sums := [][32]byte{sha(appended)}
+	_, err := l.notePending(sums)
+	require.NoError(t, err)
+	require.NoError(t, l.writeFile(sums[0], appended))
+	i, err := l.Log.Append(ctx, pointer(sums[0], len(appended)))
+	require.NoError(t, err)
+	// lost: pending noted and written, never appended.
+	lostSums := [][32]byte{sha(lost)}
+	_, err = l.notePending(lostSums)
+	require.NoError(t, err)
+	require.NoError(t, l.writeFile(lostSums[0], lost))
+	// A temporary file of a write cut short.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "large-123.tmp"), []byte("cut"), 0o644))
+	require.NoError(t, l.Close())
+
+	l2 := openAt(t, dir)
+	defer l2.Close()
+	require.Equal(t, []string{fileName(sums[0])}, largeFiles(t, dir))
+	got, err := l2.Read(i)
+	require.NoError(t, err)
+	require.Equal(t, appended, got)
+}
+
+// A log restored from a backup has its files and no journal: every
+// pointer is found again.
+func TestOpenWithoutJournal(t *testing.T) {
+	dir := t.TempDir()
+	l := openAt(t, dir)
+	v := noise(1, 5000)
+	i, err := l.Append(t.Context(), v)
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	require.NoError(t, os.Remove(filepath.Join(dir, journalName)))
+	l = openAt(t, dir)
+	defer l.Close()
+	got, err := l.Read(i)
+	require.NoError(t, err)
+	require.Equal(t, v, got)
+}
+
+func TestDamagedFileIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	l := openAt(t, dir)
+	defer l.Close()
+	v := noise(1, 5000)
+	i, err := l.Append(t.Context(), v)
+	require.NoError(t, err)
+	path := filepath.Join(dir, fileName(sha(v)))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	b[100] ^= 1
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	_, err = l.Read(i)
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.NoError(t, os.Remove(path))
+	_, err = l.Read(i)
+	require.ErrorIs(t, err, ErrCorrupt)
+}
+
+func TestConcurrentAppendsOfTheSameContent(t *testing.T) {
+	dir := t.TempDir()
+	l := openAt(t, dir)
+	ctx := context.Background()
+	v := noise(1, 3000)
+	done := make(chan uint64, 8)
+	for range 8 {
+		go func() {
+			i, err := l.Append(ctx, v)
+			if err != nil {
+				i = 0
+			}
+			done <- i
+		}()
+	}
+	var idx []uint64
+	for range 8 {
+		i := <-done
+		require.NotZero(t, i)
+		idx = append(idx, i)
+	}
+	require.NoError(t, l.Close())
+	l = openAt(t, dir)
+	defer l.Close()
+	for _, i := range idx {
+		got, err := l.Read(i)
+		require.NoError(t, err)
+		require.Equal(t, v, got)
+	}
+}
+
+func sha(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// With Own, a record it refuses stays in the log up to the log's limit,
+// and goes to a file only past it.
+func TestOwnKeepsBatchesInTheLog(t *testing.T) {
+	dir := t.TempDir()
+	o := testOptions
+	o.Own = func(rec []byte) bool { return rec[0] == 'v' }
+	o.MaxRecord = 64 << 20
+	l, err := Wrap(disk.OpenLog, o)(t.Context(), storage.LogOptions{Dir: dir, Durable: true})
+	require.NoError(t, err)
+	defer l.Close()
+	value := append([]byte("v"), noise(1, 5000)...)
+	batch := append([]byte("b"), noise(2, 5000)...)
+	huge := append([]byte("b"), noise(3, l.(fileLog).inline+1)...)
+	i, err := l.AppendBatch(t.Context(), [][]byte{value, batch, huge})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{fileName(sha(value)), fileName(sha(huge))}, largeFiles(t, dir))
+	for k, want := range [][]byte{value, batch, huge} {
+		got, err := l.Read(i + uint64(k))
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+}
