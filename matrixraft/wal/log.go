@@ -68,6 +68,8 @@ type Log struct {
 	// already queued or being written.
 	tailFirst uint64
 	tailOff   int64
+	// rollNext: the next record starts a new segment (RollNext).
+	rollNext bool
 
 	direct     bool         // write the active segment with O_DIRECT; owned like active
 	dw         directWriter // O_DIRECT state for the active segment
@@ -454,6 +456,17 @@ func (l *Log) appendFrames(ctx context.Context, data [][]byte, group bool) (uint
 	return first, l.awaitLocked(l.cur, !group)
 }
 
+// RollNext makes the next record appended start a new segment (unless the
+// segment being written holds none yet): for a caller whose records stand
+// for more than their bytes, such as pointers to data kept elsewhere, so
+// that a segment of them is sealed, and can be reclaimed, once they stand
+// for a segment's worth.
+func (l *Log) RollNext() {
+	l.mu.Lock()
+	l.rollNext = true
+	l.mu.Unlock()
+}
+
 // MaxRecordSize is the largest record Append accepts (Options.MaxRecordSize
 // after defaults), for a caller that must know before it appends.
 func (l *Log) MaxRecordSize() int { return l.opts.MaxRecordSize }
@@ -538,7 +551,8 @@ func (l *Log) enqueueLocked(fr *frame, need int64) uint64 {
 	size := int64(frameHeaderSize + len(fr.payload))
 	idx := l.next
 	var c *chunk
-	if l.tailOff+need > l.opts.SegmentSize && idx > l.tailFirst {
+	if (l.tailOff+need > l.opts.SegmentSize || l.rollNext) && idx > l.tailFirst {
+		l.rollNext = false
 		l.tailFirst, l.tailOff = idx, segmentHeaderSize
 		c = l.newChunkLocked(idx)
 		c.newSeg = true

@@ -120,6 +120,9 @@ func (w *walLog) Files(last uint64) ([]storage.File, error) {
 	return out, nil
 }
 
+// RollNext makes the next record start a new segment (wal.Log.RollNext).
+func (w *walLog) RollNext() { w.l.RollNext() }
+
 func (w *walLog) Sync(ctx context.Context) error { return WALError(w.l.Sync(ctx)) }
 func (w *walLog) MaxRecordSize() int             { return w.l.MaxRecordSize() }
 func (w *walLog) MaxGroupSize() int64            { return w.l.MaxGroupSize() }

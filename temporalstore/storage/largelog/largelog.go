@@ -49,10 +49,20 @@ type Options struct {
 	// MaxRecord is the largest record an append takes. Default:
 	// DefaultMaxRecord.
 	MaxRecord int
+	// RollBytes: once the large records appended to the log's segment
+	// being written stand for this many bytes, the next record starts a
+	// new segment (when the wrapped log can: a RollNext method), so that
+	// the segment, sealed, can be compacted and reclaimed, and with it the
+	// files of the values overwritten since. Default: DefaultRollBytes.
+	RollBytes int64
 	// Logger gets notices of files removed at open. Default:
 	// slog.Default().
 	Logger *slog.Logger
 }
+
+// DefaultRollBytes is Options.RollBytes' default: a segment of the disk
+// log's default size.
+const DefaultRollBytes = 64 << 20
 
 // Wrap returns an OpenLog that opens the log open opens and keeps its large
 // records beside it.
@@ -120,6 +130,8 @@ type Log struct {
 	// size is each named file's record size.
 	size    map[[32]byte]int64
 	entries int // in the journal, live or not
+	// unrolled is the large bytes appended since the last RollNext.
+	unrolled int64
 }
 
 func newLog(inner storage.Log, dir string, o Options) (*Log, error) {
@@ -127,6 +139,9 @@ func newLog(inner storage.Log, dir string, o Options) (*Log, error) {
 		o.Threshold = DefaultThreshold
 	}
 	o.Threshold = min(o.Threshold, inner.MaxRecordSize())
+	if o.RollBytes <= 0 {
+		o.RollBytes = DefaultRollBytes
+	}
 	if o.Own == nil {
 		o.Own = func([]byte) bool { return true }
 	}
@@ -524,6 +539,13 @@ func (l *Log) noteAppended(sums [][32]byte, sizes []int64, large []int, after, f
 		}
 	}
 	l.entries += len(sums)
+	for _, n := range sizes {
+		l.unrolled += n
+	}
+	if r, ok := l.Log.(interface{ RollNext() }); ok && l.unrolled >= l.opts.RollBytes {
+		r.RollNext()
+		l.unrolled = 0
+	}
 	if _, err := l.journal.Write(b); err != nil {
 		// The entries are in memory; Open's scan finds the pointers
 		// the journal lacks.

@@ -239,3 +239,26 @@ func TestOwnKeepsBatchesInTheLog(t *testing.T) {
 		require.Equal(t, want, got)
 	}
 }
+
+// Large records standing for RollBytes seal their segment, which then
+// goes, with the files of values no longer named, when the log is
+// truncated past it.
+func TestRollSealsSegmentsOfLargeRecords(t *testing.T) {
+	dir := t.TempDir()
+	o := testOptions
+	o.RollBytes = 20_000
+	l, err := Wrap(disk.OpenLog, o)(t.Context(), storage.LogOptions{Dir: dir, Durable: true})
+	require.NoError(t, err)
+	defer l.Close()
+	ctx := t.Context()
+	first, err := l.Append(ctx, noise(1, 25_000))
+	require.NoError(t, err)
+	next, err := l.Append(ctx, noise(2, 5000))
+	require.NoError(t, err)
+	segs := l.Segments()
+	require.Len(t, segs, 2, "the first record's bytes rolled the segment")
+	require.Equal(t, next, segs[1].First)
+	require.NoError(t, l.TruncateFront(ctx, next))
+	require.Greater(t, l.FirstIndex(), first)
+	require.Equal(t, []string{fileName(sha(noise(2, 5000)))}, largeFiles(t, dir))
+}
