@@ -87,28 +87,40 @@ func Wrap(open storage.OpenLogFunc, o Options) storage.OpenLogFunc {
 }
 
 // Pointer records: a byte no command record starts with (their version
-// is 1), a tag, the file's SHA-256 and the record's size.
+// is 1), a tag, the file's SHA-256 (its name), the record's size and its
+// CRC32C, which a read checks: 26 GB/s here against SHA-256's 1.7.
 const (
 	pointerMark = 0xFF
 	pointerTag  = "LRG1"
-	pointerSize = 1 + len(pointerTag) + sha256.Size + 8
+	pointerSize = 1 + len(pointerTag) + sha256.Size + 8 + 4
 )
 
-func pointer(sum [32]byte, size int) []byte {
+// ref is what a pointer names.
+type ref struct {
+	sum  [32]byte
+	size int64
+	crc  uint32
+}
+
+func pointer(sum [32]byte, rec []byte) []byte {
 	b := make([]byte, 0, pointerSize)
 	b = append(b, pointerMark)
 	b = append(b, pointerTag...)
 	b = append(b, sum[:]...)
-	return binary.LittleEndian.AppendUint64(b, uint64(size))
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(rec)))
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(rec, castagnoli))
 }
 
-// parsePointer returns the hash and size a pointer record names.
-func parsePointer(rec []byte) (sum [32]byte, size int64, ok bool) {
+// parsePointer returns what a pointer record names.
+func parsePointer(rec []byte) (ref, bool) {
 	if len(rec) != pointerSize || rec[0] != pointerMark || string(rec[1:5]) != pointerTag {
-		return sum, 0, false
+		return ref{}, false
 	}
-	copy(sum[:], rec[5:37])
-	return sum, int64(binary.LittleEndian.Uint64(rec[37:])), true
+	var r ref
+	copy(r.sum[:], rec[5:37])
+	r.size = int64(binary.LittleEndian.Uint64(rec[37:45]))
+	r.crc = binary.LittleEndian.Uint32(rec[45:49])
+	return r, true
 }
 
 func fileName(sum [32]byte) string { return "large-" + hex.EncodeToString(sum[:]) + ".rec" }
@@ -215,7 +227,7 @@ func (l *Log) append(ctx context.Context, recs [][]byte, app func(context.Contex
 		if err := l.writeFile(sums[k], recs[i]); err != nil {
 			return 0, err
 		}
-		out[i] = pointer(sums[k], len(recs[i]))
+		out[i] = pointer(sums[k], recs[i])
 	}
 	first, err := app(ctx, out)
 	if err != nil {
@@ -255,21 +267,21 @@ func (l *Log) writeFile(sum [32]byte, rec []byte) error {
 }
 
 // readFile reads the record a pointer names and checks it.
-func (l *Log) readFile(sum [32]byte, size int64) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(l.dir, fileName(sum)))
+func (l *Log) readFile(r ref) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(l.dir, fileName(r.sum)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	if int64(len(b)) != size || sha256.Sum256(b) != sum {
-		return nil, fmt.Errorf("%w: %s holds %d bytes that do not match its name", ErrCorrupt, fileName(sum), len(b))
+	if int64(len(b)) != r.size || crc32.Checksum(b, castagnoli) != r.crc {
+		return nil, fmt.Errorf("%w: %s holds %d bytes that do not match its record", ErrCorrupt, fileName(r.sum), len(b))
 	}
 	return b, nil
 }
 
 // resolve returns rec, or the record a pointer rec names.
 func (l *Log) resolve(rec []byte) ([]byte, error) {
-	if sum, size, ok := parsePointer(rec); ok {
-		return l.readFile(sum, size)
+	if r, ok := parsePointer(rec); ok {
+		return l.readFile(r)
 	}
 	return rec, nil
 }
@@ -626,9 +638,9 @@ func (l *Log) scan(from uint64) error {
 	it := l.Log.Iterator(from)
 	defer it.Close()
 	for it.Next() {
-		if sum, size, ok := parsePointer(it.Value()); ok {
-			l.at[sum] = appendOnce(l.at[sum], it.Index())
-			l.size[sum] = size
+		if r, ok := parsePointer(it.Value()); ok {
+			l.at[r.sum] = appendOnce(l.at[r.sum], it.Index())
+			l.size[r.sum] = r.size
 		}
 	}
 	return it.Err()

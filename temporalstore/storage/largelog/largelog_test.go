@@ -129,7 +129,7 @@ func TestOpenSettlesWhatACrashLeft(t *testing.T) {
 	_, err := l.notePending(sums)
 	require.NoError(t, err)
 	require.NoError(t, l.writeFile(sums[0], appended))
-	i, err := l.Log.Append(ctx, pointer(sums[0], len(appended)))
+	i, err := l.Log.Append(ctx, pointer(sums[0], appended))
 	require.NoError(t, err)
 	// lost: pending noted and written, never appended.
 	lostSums := [][32]byte{sha(lost)}
