@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -68,11 +69,11 @@ func TestLargeValues(t *testing.T) {
 	require.Equal(t, int64(1<<20+4), n)
 	sums[fmt.Sprint("resp:", 1<<20)] = sha256.Sum256(append(pseudoRandom(1<<20, 1<<20), "tail"...))
 
-	// The Go client over HTTP, up to its body limit.
+	// The Go client over HTTP (MessagePack).
 	hc, err := client.NewHTTP(client.HTTPOptions{BaseURL: "http://" + httpAddr})
 	require.NoError(t, err)
 	defer hc.Close()
-	for _, n := range []int{1 << 20, 40 << 20} {
+	for _, n := range []int{1 << 20, 100 << 20} {
 		v := pseudoRandom(n, uint64(n)+7)
 		k := fmt.Sprint("http:", n)
 		_, err := hc.Execute(ctx, api.Command{Kind: api.KindSet, Key: []byte(k), Value: v})
@@ -175,4 +176,27 @@ func TestLargeValuesSurviveSIGKILL(t *testing.T) {
 		return err
 	}))
 	require.Empty(t, tmp, "no temporary file is left")
+}
+
+// --max-value-bytes bounds a value on every surface, with a clear error,
+// and the server lives on.
+func TestMaxValueBytes(t *testing.T) {
+	bin := buildServer(t)
+	respAddr, httpAddr := servertest.FreeAddr(t), servertest.FreeAddr(t)
+	srv := servertest.Start(t, bin, "--data", t.TempDir(), "--resp", respAddr, "--http", httpAddr, "--s3", "",
+		"--max-value-bytes", strconv.Itoa(2<<20))
+	defer func() { _ = srv.Stop() }()
+	ctx := t.Context()
+	rc := redis.NewClient(&redis.Options{Addr: respAddr})
+	defer rc.Close()
+	require.NoError(t, rc.Set(ctx, "fits", make([]byte, 2<<20), 0).Err())
+	err := rc.Set(ctx, "over", make([]byte, 2<<20+1), 0).Err()
+	require.ErrorContains(t, err, "invalid bulk length", "as Redis answers past proto-max-bulk-len")
+	hc, err := client.NewHTTP(client.HTTPOptions{BaseURL: "http://" + httpAddr})
+	require.NoError(t, err)
+	defer hc.Close()
+	_, err = hc.Execute(ctx, api.Command{Kind: api.KindSet, Key: []byte("over"), Value: make([]byte, 4<<20)})
+	require.ErrorIs(t, err, api.ErrTooLarge)
+	require.NoError(t, rc.Ping(ctx).Err())
+	require.Equal(t, int64(0), rc.Exists(ctx, "over").Val())
 }

@@ -65,6 +65,7 @@ func main() {
 type config struct {
 	dataDir          string
 	largeValues      int
+	maxValue         int
 	blobMaxSize      int64
 	blobSweep        time.Duration
 	respAddr         string
@@ -321,6 +322,14 @@ var flags = []cli.Flag[config]{
 		return err
 	}},
 	cli.LogLevelFlag("TS_LOG_LEVEL", func(c *config) *cli.Log { return &c.log }),
+	{Name: "max-value-bytes", Env: "TS_MAX_VALUE_BYTES", Default: strconv.Itoa(resp.DefaultMaxBulk), Usage: "the largest value a write takes: RESP's largest bulk string (Redis's proto-max-bulk-len), and HTTP's largest request body less 1 MiB (a value in MessagePack; JSON's base64 takes a third more). At least 1 MiB", Set: func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil && n < 1<<20 {
+			err = fmt.Errorf("must be at least 1 MiB (1048576), got %d", n)
+		}
+		c.maxValue = n
+		return err
+	}},
 	{Name: "large-value-threshold", Env: "TS_LARGE_VALUE_THRESHOLD", Default: strconv.Itoa(largelog.DefaultThreshold), Usage: "a value of more bytes is kept in a file of its own beside its shard's log (hashed, fsynced before the log names it; released once its record is reclaimed), so values up to 512 MiB are taken; a record of many values goes there only past the log's own record size. Single node only: a cluster's logs keep every record themselves", Set: func(c *config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err == nil && n < 1 {
@@ -459,7 +468,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Dir: filepath.Join(c.dataDir, "engine"), CacheBytes: c.cacheBytes,
 		// Large values in files beside each shard's log; a value alone,
 		// not a pipeline's record of small ones, goes past the threshold.
-		OpenLog: largelog.Wrap(disk.OpenLog, largelog.Options{Threshold: c.largeValues, Own: command.IsOne, Logger: log}),
+		OpenLog: largelog.Wrap(disk.OpenLog, largelog.Options{Threshold: c.largeValues, MaxRecord: c.maxValue + 64<<10, Own: command.IsOne, Logger: log}),
 		CollectionBytes: c.collectionBytes, Logger: log, DefaultTableOptions: defaultTable(c),
 	}
 	bo := cluster.BackendOptions{Want: c.backend, SharedDir: c.sharedDir, Cluster: c.clusterID != 0, Member: strconv.FormatUint(c.clusterID, 10)}
@@ -571,7 +580,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		flows = streams.Flows()
 		broker := pubsub.NewBroker()
 		reg.MustRegister(ferricprom.NewPubSubCollector(broker))
-		srv, err := resp.New(resp.Options{Engine: e, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, TenantTokens: tenantGrants(c), Logger: log,
+		srv, err := resp.New(resp.Options{Engine: e, MaxBulk: c.maxValue, Tokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, TenantTokens: tenantGrants(c), Logger: log,
 			SlowlogThreshold: c.slowlogAfter, SlowlogMaxLen: c.slowlogMaxLen, LatencyMonitorThreshold: c.latencyMonitor, Databases: databases(c),
 			Keyspace: streamKeys{streams.Streams()}, NotifyKeyspaceEvents: c.notifyEvents, Publish: func(ch string, msg []byte) { broker.Publish(ch, msg) },
 			Commands: ferricmount.Mount(slices.Concat(commands.Commands(streams), commands.FlowCommands(streams), commands.PubSubCommands(broker))), Cluster: respCluster(node),
@@ -597,7 +606,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		reg.MustRegister(respprom.NewCollector(srv))
 	}
 	if c.httpAddr != "" {
-		ho := httpapi.Options{Engine: e, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, TenantTokens: tenantGrants(c), Logger: log, Profiling: c.pprof, Registry: reg, Backups: bk}
+		ho := httpapi.Options{Engine: e, MaxBodyBytes: int64(c.maxValue) + 1<<20, ReadWriteTokens: c.tokens, ReadOnlyTokens: c.readOnlyTokens, TenantTokens: tenantGrants(c), Logger: log, Profiling: c.pprof, Registry: reg, Backups: bk}
 		if c.blobMaxSize > 0 {
 			bs, closeBlobs, err := openBlobs(ctx, &c, log)
 			if err != nil {
