@@ -191,7 +191,12 @@ func TestMaxValueBytes(t *testing.T) {
 	defer rc.Close()
 	require.NoError(t, rc.Set(ctx, "fits", make([]byte, 2<<20), 0).Err())
 	err := rc.Set(ctx, "over", make([]byte, 2<<20+1), 0).Err()
-	require.ErrorContains(t, err, "invalid bulk length", "as Redis answers past proto-max-bulk-len")
+	require.Error(t, err)
+	if !strings.Contains(err.Error(), "connection reset") && !strings.Contains(err.Error(), "broken pipe") {
+		// The reply, when it arrives before the server closes the
+		// connection, as Redis does past proto-max-bulk-len.
+		require.ErrorContains(t, err, "invalid bulk length")
+	}
 	hc, err := client.NewHTTP(client.HTTPOptions{BaseURL: "http://" + httpAddr})
 	require.NoError(t, err)
 	defer hc.Close()
