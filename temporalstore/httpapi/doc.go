@@ -66,6 +66,15 @@
 //     does not have (/load, /set_config, /update_membership, /heartbeat,
 //     /read_stream, ...) answer 501 "unsupported", naming what replaces
 //     them (original_routes.go, admin_routes.go, jobs.go).
+//   - Blobs (Options.Blobs, package blob): PUT or POST /blob/{key} puts
+//     one (X-Content-Sha256 checked when given), GET and HEAD read it
+//     (one Range; 206, or 416), DELETE removes it; POST
+//     /blob/{key}?uploads begins a multipart upload, PUT
+//     ?upload_id=&part=N appends a part (any order; resent parts
+//     replace), GET ?upload_id= lists them, POST ?upload_id= commits
+//     ({"parts": [...]} or all), DELETE ?upload_id= aborts; GET
+//     /blob?prefix=&after=&limit= lists, POST /blob?sweep sweeps. The
+//     namespace is ?namespace= (a tenant token's own by default).
 //
 // shard_id is optional, and accepted (an unsigned integer, as in the
 // original) but ignored: the engine routes each command by its key
