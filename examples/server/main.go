@@ -468,7 +468,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Dir: filepath.Join(c.dataDir, "engine"), CacheBytes: c.cacheBytes,
 		// Large values in files beside each shard's log; a value alone,
 		// not a pipeline's record of small ones, goes past the threshold.
-		OpenLog: largelog.Wrap(disk.OpenLog, largelog.Options{Threshold: c.largeValues, MaxRecord: c.maxValue + 64<<10, Own: command.IsOne, Logger: log}),
+		OpenLog:         largelog.Wrap(disk.OpenLog, largelog.Options{Threshold: c.largeValues, MaxRecord: c.maxValue + 64<<10, Own: command.IsOne, Logger: log}),
 		CollectionBytes: c.collectionBytes, Logger: log, DefaultTableOptions: defaultTable(c),
 	}
 	bo := cluster.BackendOptions{Want: c.backend, SharedDir: c.sharedDir, Cluster: c.clusterID != 0, Member: strconv.FormatUint(c.clusterID, 10)}
