@@ -39,7 +39,12 @@ func ts_open(dataDir *C.char, errOut **C.char) (h C.uintptr_t) {
 }
 
 //export ts_connect
-func ts_connect(url *C.char, errOut **C.char) (h C.uintptr_t) {
+func ts_connect(url *C.char, errOut **C.char) C.uintptr_t {
+	return ts_connect_token(url, nil, errOut)
+}
+
+//export ts_connect_token
+func ts_connect_token(url, token *C.char, errOut **C.char) (h C.uintptr_t) {
 	defer func() {
 		if r := recover(); r != nil {
 			h = 0
@@ -50,7 +55,11 @@ func ts_connect(url *C.char, errOut **C.char) (h C.uintptr_t) {
 		setErr(errOut, errNoURL)
 		return 0
 	}
-	c, err := connect(C.GoString(url))
+	tok := ""
+	if token != nil {
+		tok = C.GoString(token)
+	}
+	c, err := connect(C.GoString(url), tok)
 	if err != nil {
 		setErr(errOut, err)
 		return 0

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,8 +22,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/temporalstore/temporalstore-go/examples/internal/servertest"
+	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/api"
 	"github.com/temporalstore/temporalstore-go/temporalstore/client"
+	"github.com/temporalstore/temporalstore-go/temporalstore/httpapi"
+	"github.com/temporalstore/temporalstore-go/temporalstore/local"
 	"github.com/temporalstore/temporalstore-go/temporalstore/storage"
 	"github.com/temporalstore/temporalstore-go/temporalstore/wire"
 )
@@ -256,7 +260,7 @@ func TestCABI(t *testing.T) {
 // connection to it and to an engine in the process: the replies are the
 // same bytes, and the connection's result codes are the embedded ones.
 func testSameReplies(t *testing.T, url string) {
-	remote, err := connect(url)
+	remote, err := connect(url, "")
 	require.NoError(t, err)
 	defer func() { require.NoError(t, remote.close()) }()
 	embedded := openTestEngine(t, t.TempDir())
@@ -308,5 +312,33 @@ func testSameReplies(t *testing.T, url string) {
 		local, localCode := embedded.execute(t.Context(), inProcess[i])
 		require.Equal(t, want, local, "step %d in process: %+v", i, decodeReply(t, local))
 		require.Equal(t, localCode, code, "step %d", i)
+	}
+}
+
+// A connection sends its token: allowed with it, unauthorized without, and
+// a read-only token's write forbidden, in the reply's status as over HTTP.
+func TestConnectToken(t *testing.T) {
+	e, err := local.Open(t.Context(), temporalstore.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	defer e.Close()
+	h, err := httpapi.New(httpapi.Options{Engine: e, ReadWriteTokens: []string{"rw"}, ReadOnlyTokens: []string{"ro"}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	set := request(t, wire.Command{Kind: "string_set", Key: wire.Text("k"), Value: wire.Bytes("v")})
+	for _, tc := range []struct{ token, status string }{
+		{"rw", wire.CodeOK},
+		{"", wire.CodeUnauthorized},
+		{"wrong", wire.CodeUnauthorized},
+		{"ro", wire.CodeForbidden},
+	} {
+		c, err := connect(srv.URL, tc.token)
+		require.NoError(t, err)
+		out, code := c.run(t.Context(), set)
+		require.NoError(t, c.close())
+		require.Equal(t, codeOK, code, tc.token)
+		var r wire.ExecuteResponse
+		require.NoError(t, wire.Decode(out, true, &r))
+		require.Equal(t, tc.status, r.Status.Code, tc.token)
 	}
 }

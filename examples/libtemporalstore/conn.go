@@ -51,9 +51,10 @@ func openEngine(ctx context.Context, dir string) (*conn, error) {
 	return &conn{c: client.NewLocal(e), close: e.Close}, nil
 }
 
-// connect returns a connection to the server at url, in MessagePack.
-func connect(url string) (*conn, error) {
-	h, err := client.NewHTTP(client.HTTPOptions{BaseURL: url, Encoding: client.MessagePack})
+// connect returns a connection to the server at url, in MessagePack,
+// sending token as a bearer token when it is not empty.
+func connect(url, token string) (*conn, error) {
+	h, err := client.NewHTTP(client.HTTPOptions{BaseURL: url, Token: token, Encoding: client.MessagePack})
 	if err != nil {
 		return nil, err
 	}

@@ -17,13 +17,15 @@
 //
 //	ts_handle ts_open(const char *data_dir, char **err);
 //	ts_handle ts_connect(const char *url, char **err);
+//	ts_handle ts_connect_token(const char *url, const char *token, char **err);
 //	int ts_execute(ts_handle h, const uint8_t *req, size_t req_len, uint8_t **resp, size_t *resp_len);
 //	void ts_free(void *p);
 //	int ts_close(ts_handle h);
 //
 // ts_open opens the engine in a data directory with the default wiring
 // (package local) and durable commits; ts_connect speaks MessagePack to a
-// server's HTTP command surface (package client). ts_execute takes one
+// server's HTTP command surface (package client), ts_connect_token with a
+// bearer token. ts_execute takes one
 // request as the server's /execute takes it in MessagePack (package wire's
 // Request: namespace, table_name, tenant, and a command of the original's
 // kinds or the engine's own) and answers as /execute does; both handles

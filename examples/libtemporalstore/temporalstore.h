@@ -70,6 +70,14 @@ ts_handle ts_open(const char *data_dir, char **err);
 ts_handle ts_connect(const char *url, char **err);
 
 /*
+ * ts_connect_token is ts_connect to a server that wants a token: token
+ * (NULL or "" for none) is sent as a bearer token with every request. A
+ * request the token does not allow is answered with status "unauthorized"
+ * or "forbidden", as over HTTP.
+ */
+ts_handle ts_connect_token(const char *url, const char *token, char **err);
+
+/*
  * ts_execute runs one command: req (req_len bytes) is an /execute request
  * in MessagePack. It sets *resp to the reply (*resp_len bytes), which the
  * caller frees with ts_free, and returns TS_OK when the command ran, or
