@@ -56,6 +56,8 @@ var allowedDeps = []depRule{
 	{from: "temporalstore/storage/sharedlog", to: "matrixobject"},
 	{from: "temporalstore/storage/internal/valuelog", to: "matrixraft"},
 	{from: "temporalstore/storage/storagetest", to: "matrixobject"},
+	// Named blobs (/blob): their bytes in a matrixobject store.
+	{from: "temporalstore/blob", to: "matrixobject"},
 	{from: "temporalstore/cluster", to: "matrixobject", tests: true},
 	{from: "temporalstore/backup", to: "matrixobject", tests: true}, // backups to its S3 API
 	{from: "ferricstore", to: "matrixraft"},

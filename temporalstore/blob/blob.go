@@ -140,6 +140,20 @@ type Part struct {
 // last Suffix bytes when Suffix is positive.
 type Range = matrixobject.Range
 
+// ParseRange parses an HTTP Range header: the one byte range it asks
+// for; nil when there is none to honour (no header, several ranges, a
+// bad one: RFC 9110 lets a server ignore them); unsatisfiable for one
+// that selects nothing whatever the blob ("bytes=-0").
+func ParseRange(h string) (r *Range, unsatisfiable bool) {
+	switch sel, kind := matrixobject.ParseRangeHeader(h); kind {
+	case matrixobject.RangeOne:
+		return &sel, false
+	case matrixobject.RangeUnsatisfiable:
+		return nil, true
+	}
+	return nil, false
+}
+
 // bucket is the namespace's bucket: a digest, so that any namespace name
 // maps to a valid bucket name and none to another's.
 func bucket(ns string) string {

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/temporalstore/temporalstore-go/matrixobject"
 	ts "github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/blob"
 	"github.com/temporalstore/temporalstore-go/temporalstore/wire"
@@ -159,12 +158,9 @@ func (h *Handler) blobList(w http.ResponseWriter, r *http.Request, req blobReq) 
 // for (206; 416 when it selects nothing; a header of several ranges or a
 // bad one is ignored, as RFC 9110 allows).
 func (h *Handler) blobGet(w http.ResponseWriter, r *http.Request, req blobReq) {
-	var rng *blob.Range
-	switch sel, kind := matrixobject.ParseRangeHeader(r.Header.Get("Range")); kind {
-	case matrixobject.RangeOne:
-		rng = &sel
-	case matrixobject.RangeUnsatisfiable:
-		rng = &blob.Range{Start: 1 << 62}
+	rng, unsatisfiable := blob.ParseRange(r.Header.Get("Range"))
+	if unsatisfiable {
+		rng = &blob.Range{Start: 1 << 62} // past any blob: answered 416
 	}
 	rd, err := h.opts.Blobs.Open(r.Context(), req.ns, req.key, rng)
 	if errors.Is(err, blob.ErrRange) {
