@@ -135,9 +135,12 @@ type Log struct {
 
 	mu      sync.Mutex
 	journal *os.File
-	// pending holds, per hash, the last index before each pointer being
-	// appended; at the indexes of the pointer records naming each hash.
-	pending map[[32]byte][]uint64
+	// pending holds, per hash, the pointers being appended, by the token
+	// notePending gave: the log's last index before each (its pointer
+	// lands after it); at the indexes of the pointer records naming each
+	// hash.
+	pending map[[32]byte]map[uint64]uint64 // hash → token → after
+	token   uint64
 	at      map[[32]byte][]uint64
 	// size is each named file's record size.
 	size    map[[32]byte]int64
@@ -163,7 +166,7 @@ func newLog(inner storage.Log, dir string, o Options) (*Log, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	l := &Log{Log: inner, dir: dir, opts: o, inline: inner.MaxRecordSize(), pending: map[[32]byte][]uint64{}, at: map[[32]byte][]uint64{}, size: map[[32]byte]int64{}}
+	l := &Log{Log: inner, dir: dir, opts: o, inline: inner.MaxRecordSize(), pending: map[[32]byte]map[uint64]uint64{}, at: map[[32]byte][]uint64{}, size: map[[32]byte]int64{}}
 	if err := l.recover(); err != nil {
 		return nil, err
 	}
@@ -219,7 +222,7 @@ func (l *Log) append(ctx context.Context, recs [][]byte, app func(context.Contex
 	for k, i := range large {
 		sums[k], sizes[k] = sha256.Sum256(recs[i]), int64(len(recs[i]))
 	}
-	after, err := l.notePending(sums)
+	token, err := l.notePending(sums)
 	if err != nil {
 		return 0, err
 	}
@@ -235,7 +238,7 @@ func (l *Log) append(ctx context.Context, recs [][]byte, app func(context.Contex
 		// Open settles which did.
 		return first, err
 	}
-	l.noteAppended(sums, sizes, large, after, first)
+	l.noteAppended(sums, sizes, large, token, first)
 	return first, nil
 }
 
@@ -462,9 +465,27 @@ func (f fileLog) Files(last uint64) ([]storage.File, error) {
 
 // Recover implements storage.Recoverer. The pointers of the cut appends
 // were never noted as appended: they stay pending until the next open
-// settles them.
+// settles them. A pending pointer noted after an index now cut may land at
+// or below it: its entry is lowered to last, durably, so that Open's scan
+// starts low enough.
 func (f fileLog) Recover(ctx context.Context, last uint64) error {
-	return f.Log.Log.(storage.Recoverer).Recover(ctx, last)
+	if err := f.Log.Log.(storage.Recoverer).Recover(ctx, last); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	lowered := false
+	for _, tokens := range f.pending {
+		for t, after := range tokens {
+			if after > last {
+				tokens[t], lowered = last, true
+			}
+		}
+	}
+	if !lowered {
+		return nil
+	}
+	return f.rewriteLocked()
 }
 
 func syncDir(dir string) error {
@@ -503,7 +524,7 @@ func encodeEntry(b []byte, sum [32]byte, kind uint32, index uint64) []byte {
 }
 
 // notePending journals, durably, that pointers to sums will be appended
-// after the log's last index, and returns that index.
+// after the log's last index, and returns the token noteAppended takes.
 func (l *Log) notePending(sums [][32]byte) (uint64, error) {
 	after := l.Log.LastIndex()
 	var b []byte
@@ -518,17 +539,21 @@ func (l *Log) notePending(sums [][32]byte) (uint64, error) {
 	if err := l.journal.Sync(); err != nil {
 		return 0, err
 	}
+	l.token++
 	for _, s := range sums {
-		l.pending[s] = append(l.pending[s], after)
+		if l.pending[s] == nil {
+			l.pending[s] = map[uint64]uint64{}
+		}
+		l.pending[s][l.token] = after
 	}
 	l.entries += len(sums)
-	return after, nil
+	return l.token, nil
 }
 
 // noteAppended records the pointers' indexes: recs[large[k]] went to
-// first+large[k], noted pending after after. Not synced: a crash before
+// first+large[k], noted pending under token. Not synced: a crash before
 // the next sync is settled by Open's scan.
-func (l *Log) noteAppended(sums [][32]byte, sizes []int64, large []int, after, first uint64) {
+func (l *Log) noteAppended(sums [][32]byte, sizes []int64, large []int, token, first uint64) {
 	var b []byte
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -537,17 +562,8 @@ func (l *Log) noteAppended(sums [][32]byte, sizes []int64, large []int, after, f
 		b = encodeEntry(b, s, entryAt, i)
 		l.at[s] = append(l.at[s], i)
 		l.size[s] = sizes[k]
-		p := l.pending[s]
-		for j, a := range p {
-			if a == after {
-				p = append(p[:j], p[j+1:]...)
-				break
-			}
-		}
-		if len(p) == 0 {
+		if delete(l.pending[s], token); len(l.pending[s]) == 0 {
 			delete(l.pending, s)
-		} else {
-			l.pending[s] = p
 		}
 	}
 	l.entries += len(sums)
@@ -693,8 +709,8 @@ func (l *Log) rewriteLocked() error {
 			n++
 		}
 	}
-	for sum, afters := range l.pending {
-		for _, a := range afters {
+	for sum, tokens := range l.pending {
+		for _, a := range tokens {
 			b = encodeEntry(b, sum, entryPending, a)
 			n++
 		}

@@ -262,3 +262,31 @@ func TestRollSealsSegmentsOfLargeRecords(t *testing.T) {
 	require.Greater(t, l.FirstIndex(), first)
 	require.Equal(t, []string{fileName(sha(noise(2, 5000)))}, largeFiles(t, dir))
 }
+
+// A Recover that cuts below a pending pointer's noted index lowers it, so
+// that the pointer, appended after the cut, is found by the next open.
+func TestRecoverLowersPending(t *testing.T) {
+	dir := t.TempDir()
+	l := openAt(t, dir).(fileLog)
+	ctx := t.Context()
+	for k := range 5 {
+		_, err := l.Append(ctx, []byte{byte(k)})
+		require.NoError(t, err)
+	}
+	v := noise(1, 5000)
+	sums := [][32]byte{sha(v)}
+	_, err := l.notePending(sums)
+	require.NoError(t, err)
+	require.NoError(t, l.writeFile(sums[0], v))
+	require.NoError(t, l.Recover(ctx, 3))
+	i, err := l.Log.Log.Append(ctx, pointer(sums[0], v))
+	require.NoError(t, err)
+	require.Equal(t, uint64(4), i, "the pointer lands below the index noted before the cut")
+	require.NoError(t, l.Close())
+
+	l2 := openAt(t, dir)
+	defer l2.Close()
+	got, err := l2.Read(i)
+	require.NoError(t, err)
+	require.Equal(t, v, got)
+}
