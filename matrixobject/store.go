@@ -180,6 +180,13 @@ func (s *Store) loadBucket(name string) (*bucket, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, bucketMeta, err)
 	}
 	b := &bucket{name: name, dir: dir, created: bf.Created, quota: bf.Quota, objects: map[string]entry{}, blobs: map[string]*appendBlob{}}
+	// A copy of the store that carries files alone (a backup's) has no
+	// empty directories: an empty bucket's are made again.
+	for _, d := range []string{objectsDir, appendDir} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
 	ents, err := os.ReadDir(filepath.Join(dir, objectsDir))
 	if err != nil {
 		return nil, err

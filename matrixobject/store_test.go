@@ -501,3 +501,19 @@ func TestNoMD5(t *testing.T) {
 	got, _ := readAll(t, s, "bkt", "m", nil)
 	require.Equal(t, data, got)
 }
+
+// A bucket whose empty directories were lost (a copy of files alone)
+// opens, and takes objects again.
+func TestOpenRemakesEmptyBucketDirs(t *testing.T) {
+	s, dir := openTest(t, Options{})
+	ctx := t.Context()
+	require.NoError(t, s.CreateBucket(ctx, "bkt", Quota{}))
+	require.NoError(t, s.Close())
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, bucketsDir, "bkt", appendDir)))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, bucketsDir, "bkt", objectsDir)))
+	s, err := Open(dir, Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.PutObject(ctx, "bkt", "k", bytes.NewReader([]byte("v")), PutOptions{})
+	require.NoError(t, err)
+}

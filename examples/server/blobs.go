@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"path/filepath"
 	"time"
 
+	"github.com/temporalstore/temporalstore-go/temporalstore/backup"
 	"github.com/temporalstore/temporalstore-go/temporalstore/blob"
 )
 
@@ -49,4 +52,37 @@ func sweepBlobs(ctx context.Context, bs *blob.Store, every time.Duration, log *s
 			log.Info("blob sweep", "uploads_removed", rep.Uploads, "contents_removed", rep.Blobs, "bytes", rep.Bytes)
 		}
 	}
+}
+
+// blobsComponent is /blob's store as a backup component ("blobs"): its
+// buckets, each object a file replaced whole by a rename, so a copy of
+// the file opened is one version of it. Uploads in progress and
+// temporary files are left out.
+type blobsComponent struct{ dir string }
+
+func (blobsComponent) Name() string { return "blobs" }
+
+func (c blobsComponent) Hold(ctx context.Context) (backup.Held, error) {
+	h := backup.Held{Dir: c.dir, Release: func() {}}
+	err := filepath.WalkDir(filepath.Join(c.dir, "buckets"), func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case !d.Type().IsRegular():
+			return nil
+		}
+		rel, err := filepath.Rel(c.dir, p)
+		if err != nil {
+			return err
+		}
+		// Size -1: the size of the file the backup opens.
+		h.Files = append(h.Files, backup.File{Path: filepath.ToSlash(rel), Size: -1})
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil // no blob yet
+	}
+	return h, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/temporalstore/temporalstore-go/examples/internal/servertest"
 	"github.com/temporalstore/temporalstore-go/temporalstore/api"
+	"github.com/temporalstore/temporalstore-go/temporalstore/backup"
 	"github.com/temporalstore/temporalstore-go/temporalstore/client"
 	"github.com/temporalstore/temporalstore-go/temporalstore/wire"
 )
@@ -191,4 +193,25 @@ func TestBlobUploadSurvivesSIGKILL(t *testing.T) {
 	require.Equal(t, int64(1<<20+5), info.Size)
 	_, err = c.SweepBlobs(ctx)
 	require.NoError(t, err)
+
+	// A backup carries the blobs: restored, a second server serves them.
+	code, body := postBackup(t, httpAddr, `{"name":"withblobs"}`)
+	require.Equal(t, http.StatusAccepted, code, body)
+	require.Eventually(t, func() bool { s := backupStatus(t, httpAddr); return !s.Running && s.Backups+s.Failures == 1 }, 30*time.Second, 50*time.Millisecond)
+	st := backupStatus(t, httpAddr)
+	require.Equal(t, 1, st.Backups, st.LastError)
+	data2 := t.TempDir()
+	_, err = backup.Restore(ctx, backup.NewDir(st.LastTarget), data2, backup.Options{})
+	require.NoError(t, err)
+	http2 := servertest.FreeAddr(t)
+	srv2 := servertest.Start(t, bin, "--data", data2, "--resp", "", "--http", http2, "--s3", "")
+	defer func() { _ = srv2.Stop() }()
+	c2 := blobClient(t, http2)
+	for key, want := range map[string]string{"kept": sum, "parts": info.SHA256} {
+		b, err := c2.GetBlob(ctx, "ns", key, nil)
+		require.NoError(t, err, key)
+		got, _ := digestOf(t, b)
+		require.NoError(t, b.Close())
+		require.Equal(t, want, got, key)
+	}
 }

@@ -535,7 +535,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	// The streams join the backups once open (with the RESP listener).
 	streamsBackup := &streamsComponent{dir: filepath.Join(c.dataDir, "streams")}
-	bk := &backups{m: backup.NewManager(log, backup.Engine(e), streamsBackup), cfg: c.backup, now: time.Now}
+	comps := []backup.Component{backup.Engine(e), streamsBackup}
+	if c.blobMaxSize > 0 && c.httpAddr != "" {
+		comps = append(comps, blobsComponent{dir: filepath.Join(c.dataDir, "blobs")})
+	}
+	bk := &backups{m: backup.NewManager(log, comps...), cfg: c.backup, now: time.Now}
 	log.Info("engine open", "dir", filepath.Join(c.dataDir, "engine"), "took", time.Since(started).Round(time.Millisecond))
 	// The default table keeps the options it was created with, which
 	// need not be this run's flags.
