@@ -1,7 +1,6 @@
 package largelog
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -9,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -175,10 +173,6 @@ func newLog(inner storage.Log, dir string, o Options) (*Log, error) {
 
 // MaxRecordSize is Options.MaxRecord.
 func (l *Log) MaxRecordSize() int { return l.opts.MaxRecord }
-
-// MaxGroupSize lets a group hold large records: they take a pointer's
-// room in the wrapped log's group.
-func (l *Log) MaxGroupSize() int64 { return max(l.Log.MaxGroupSize(), int64(l.opts.MaxRecord)) }
 
 // Append implements storage.Log.
 func (l *Log) Append(ctx context.Context, rec []byte) (uint64, error) {
@@ -451,11 +445,7 @@ func (f fileLog) Files(last uint64) ([]storage.File, error) {
 	for sum, idx := range f.at {
 		for _, i := range idx {
 			if i >= first && i <= last {
-				st, err := os.Stat(filepath.Join(f.dir, fileName(sum)))
-				if err != nil {
-					return nil, err
-				}
-				files = append(files, storage.File{Name: fileName(sum), Size: st.Size()})
+				files = append(files, storage.File{Name: fileName(sum), Size: f.size[sum]})
 				break
 			}
 		}
@@ -591,9 +581,15 @@ func (l *Log) recover() error {
 	scanFrom := uint64(0)
 	switch {
 	case os.IsNotExist(err):
-		// A new log, or one restored from a backup, which holds the
-		// files and not the journal: every pointer is found by a scan.
-		scanFrom = first
+		// A log restored from a backup holds the files and not the
+		// journal: every pointer is found by a scan. A new log, or one
+		// that never held a large record, has no file to keep, and is
+		// not read at all.
+		if has, err := hasLargeFiles(l.dir); err != nil {
+			return err
+		} else if has {
+			scanFrom = first
+		}
 	case err != nil:
 		return err
 	}
@@ -638,6 +634,12 @@ func (l *Log) recover() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.rewriteLocked()
+}
+
+// hasLargeFiles says dir holds a large record's file.
+func hasLargeFiles(dir string) (bool, error) {
+	m, err := filepath.Glob(filepath.Join(dir, "large-*.rec"))
+	return len(m) > 0, err
 }
 
 func appendOnce(idx []uint64, i uint64) []uint64 {
@@ -742,7 +744,7 @@ func writeSynced(path string, b []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(f, bytes.NewReader(b))
+	_, err = f.Write(b)
 	if err == nil {
 		err = f.Sync()
 	}

@@ -290,3 +290,23 @@ func TestRecoverLowersPending(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, v, got)
 }
+
+// The group limit is the wrapped log's: a caller that fills groups up to
+// it (a transaction's records) never has one refused.
+func TestGroupLimitIsTheLogs(t *testing.T) {
+	l := openAt(t, t.TempDir())
+	defer l.Close()
+	limit := l.MaxGroupSize()
+	var group [][]byte
+	var bytes int64
+	for {
+		rec := noise(len(group), 900) // under Threshold: kept in the log
+		if bytes+int64(len(rec))+storage.FrameOverhead > limit {
+			break
+		}
+		group = append(group, rec)
+		bytes += int64(len(rec)) + storage.FrameOverhead
+	}
+	_, err := l.AppendGroup(t.Context(), group)
+	require.NoError(t, err, "a group within MaxGroupSize")
+}
