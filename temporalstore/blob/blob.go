@@ -282,7 +282,7 @@ func (s *Store) Stat(ctx context.Context, ns, key string) (Info, error) {
 
 // Delete removes ns/key; ErrNotFound when there is none.
 func (s *Store) Delete(ctx context.Context, ns, key string) error {
-	if _, err := s.Stat(ctx, ns, key); err != nil {
+	if err := checkName(ns, key); err != nil {
 		return err
 	}
 	return mapErr(s.obj.DeleteObject(ctx, bucket(ns), key))
