@@ -10,6 +10,11 @@
 // given. On SIGTERM or SIGINT it stops accepting, closes the connections,
 // checkpoints every shard and closes the engine.
 //
+// A value over --large-value-threshold (1 MiB) is kept in a file beside
+// its shard's log (package temporalstore/storage/largelog), so values up
+// to --max-value-bytes (512 MiB) are taken; /blob serves named blobs from
+// <data>/blobs (package temporalstore/blob). Backups carry both.
+//
 // With --cluster-id and --cluster-peers it is one member of a cluster:
 // each shard of the default table a raft group with a replica on every
 // member (package temporalstore/cluster), its RESP port serving Redis
