@@ -523,6 +523,11 @@ func (l *Log) notePending(sums [][32]byte) (uint64, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.journal == nil {
+		if err := l.createJournalLocked(); err != nil {
+			return 0, err
+		}
+	}
 	if _, err := l.journal.Write(b); err != nil {
 		return 0, err
 	}
@@ -538,6 +543,21 @@ func (l *Log) notePending(sums [][32]byte) (uint64, error) {
 	}
 	l.entries += len(sums)
 	return l.token, nil
+}
+
+// createJournalLocked creates the journal for the log's first large
+// record, durably.
+func (l *Log) createJournalLocked() error {
+	f, err := os.OpenFile(filepath.Join(l.dir, journalName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syncDir(l.dir); err != nil {
+		f.Close()
+		return err
+	}
+	l.journal, l.entries = f, 0
+	return nil
 }
 
 // noteAppended records the pointers' indexes: recs[large[k]] went to
@@ -633,6 +653,15 @@ func (l *Log) recover() error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if len(l.at) == 0 {
+		// Nothing to note: the journal, if any, goes, and is made
+		// again by the first large record, so that a log without one
+		// costs no file and no fsync at open.
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
 	return l.rewriteLocked()
 }
 

@@ -310,3 +310,23 @@ func TestGroupLimitIsTheLogs(t *testing.T) {
 	_, err := l.AppendGroup(t.Context(), group)
 	require.NoError(t, err, "a group within MaxGroupSize")
 }
+
+// A log that never held a large record has no journal: opening it writes
+// nothing. The first large record makes one.
+func TestNoJournalUntilALargeRecord(t *testing.T) {
+	dir := t.TempDir()
+	l := openAt(t, dir)
+	_, err := l.Append(t.Context(), []byte("small"))
+	require.NoError(t, err)
+	require.NoFileExists(t, filepath.Join(dir, journalName))
+	require.NoError(t, l.Close())
+	l = openAt(t, dir)
+	defer l.Close()
+	require.NoFileExists(t, filepath.Join(dir, journalName))
+	i, err := l.Append(t.Context(), noise(1, 5000))
+	require.NoError(t, err)
+	require.FileExists(t, filepath.Join(dir, journalName))
+	got, err := l.Read(i)
+	require.NoError(t, err)
+	require.Equal(t, noise(1, 5000), got)
+}
