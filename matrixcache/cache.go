@@ -375,18 +375,24 @@ func (c *Cache) put(ctx context.Context, key blockfmt.Key, value []byte, o PutOp
 	return err
 }
 
-// ownValue returns the cache's own copy of a written value (never nil)
-// and its expiry from o or Options.DefaultTTL (0: none).
+// ownValue returns the value a write stores (never nil) and its expiry
+// from o or Options.DefaultTTL (0: none). The value is the cache's own
+// copy, except when only the resident tier could take it (over
+// MaxDRAMBlockBytes, which New fixes, and no SSD tier, whose write-behind
+// queue would keep it): the resident tier encodes what it writes, so a
+// large value offered to a cache that cannot keep it costs no copy.
 func (c *Cache) ownValue(value []byte, o PutOptions, clk *clockReading) ([]byte, int64) {
 	var exp int64
 	if ttl := cmp.Or(o.TTL, c.opts.DefaultTTL); ttl > 0 {
 		exp = clk.now() + int64(ttl)
 	}
-	v := bytes.Clone(value)
-	if v == nil {
-		v = []byte{}
+	if value == nil {
+		return []byte{}, exp
 	}
-	return v, exp
+	if c.ssd == nil && int64(len(value)) > c.tiering.MaxDRAMBlockBytes {
+		return value, exp
+	}
+	return bytes.Clone(value), exp
 }
 
 // CompareAndSwap writes value under key, as Put does, only if the key's
