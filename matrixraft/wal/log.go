@@ -86,6 +86,9 @@ type Log struct {
 	// apart; segment.closed is guarded by it.
 	syncMu sync.Mutex
 
+	// beforeSync runs before every fdatasync (SetBeforeSync).
+	beforeSync atomic.Pointer[func() error]
+
 	stats counters
 	stop  chan struct{}
 	done  chan struct{}
@@ -665,7 +668,7 @@ func (l *Log) leadLocked(doSync bool) {
 		err = l.writeChunks(chunks)
 	}
 	if err == nil && doSync && l.dirty {
-		err = l.syncActive()
+		err = l.syncActive(true)
 	}
 
 	l.mu.Lock()
@@ -746,7 +749,9 @@ func (l *Log) writeChunks(chunks []*chunk) error {
 // ever hold a torn write) and starts a new one at index first.
 func (l *Log) roll(first uint64) error {
 	if l.dirty && l.opts.Sync != SyncNever {
-		if err := l.syncActive(); err != nil {
+		// A seal promises no record durable (the synced index stays), so
+		// it does not run SetBeforeSync's function.
+		if err := l.syncActive(false); err != nil {
 			return err
 		}
 	}
@@ -780,15 +785,22 @@ func (l *Log) setActive(s *segment) {
 	}
 }
 
-func (l *Log) syncActive() error {
-	if err := l.syncSegment(l.active); err != nil {
+func (l *Log) syncActive(hook bool) error {
+	if err := l.syncSegment(l.active, hook); err != nil {
 		return err
 	}
 	l.dirty = false
 	return nil
 }
 
-func (l *Log) syncSegment(s *segment) error {
+// syncSegment fdatasyncs s, with hook after running SetBeforeSync's
+// function.
+func (l *Log) syncSegment(s *segment, hook bool) error {
+	if f := l.beforeSync.Load(); f != nil && hook {
+		if err := (*f)(); err != nil {
+			return fmt.Errorf("before fdatasync of segment %s: %w", s.name, err)
+		}
+	}
 	start := time.Now()
 	var err error
 	if l.deviceNoHandoff() {
@@ -805,6 +817,23 @@ func (l *Log) syncSegment(s *segment) error {
 		return fmt.Errorf("fdatasync segment %s: %w", s.name, err)
 	}
 	return nil
+}
+
+// SetBeforeSync has f called before every fdatasync that makes records
+// durable as the policy promises them: the interval's, Sync's, a group
+// commit's, Close's, Recover's; not a roll's, which seals a segment and
+// promises nothing. An error from f fails the sync as the fdatasync's own
+// would. A log whose records name data kept elsewhere (files written
+// without a sync of their own) syncs that data in f, so that no record a
+// sync promised names data that is not durable. f may run beside appends,
+// and under the log's lock (Recover): it must not call the log's methods
+// that take it; nil removes it.
+func (l *Log) SetBeforeSync(f func() error) {
+	if f == nil {
+		l.beforeSync.Store(nil)
+		return
+	}
+	l.beforeSync.Store(&f)
 }
 
 // syncLoop is SyncInterval's background syncer. It fdatasyncs without taking
@@ -840,7 +869,7 @@ func (l *Log) syncWritten() error {
 	var err error
 	l.syncMu.Lock()
 	if !seg.closed { // closed by a truncation: sealed (so synced) or gone
-		err = l.syncSegment(seg)
+		err = l.syncSegment(seg, true)
 	}
 	l.syncMu.Unlock()
 

@@ -129,7 +129,7 @@ func (l *Log) rewriteUnsynced(last uint64) (uint64, error) {
 			if err := writeAt(s.f, buf[:good], start, false); err != nil {
 				return 0, fmt.Errorf("rewrite %s: %w", s.name, err)
 			}
-			if err := l.syncSegment(s); err != nil {
+			if err := l.syncSegment(s, true); err != nil {
 				return 0, err
 			}
 		}

@@ -826,3 +826,33 @@ func TestHistogramMerge(t *testing.T) {
 	require.Equal(t, 4*time.Microsecond, m.Quantile(0.5))
 	require.Equal(t, []uint64{90, 9, 1}, h.Counts[:3], "the merged-from histogram is untouched")
 }
+
+// SetBeforeSync's function runs before each fdatasync, under every policy
+// that syncs, and its error fails the sync as the device's own would.
+func TestBeforeSync(t *testing.T) {
+	ctx := t.Context()
+	for _, pol := range []SyncPolicy{SyncAlways, SyncInterval} {
+		t.Run(fmt.Sprint(pol), func(t *testing.T) {
+			l := openT(t, t.TempDir(), Options{Sync: pol, SyncInterval: time.Hour})
+			var calls atomic.Int64
+			l.SetBeforeSync(func() error { calls.Add(1); return nil })
+			_, err := l.Append(ctx, []byte("a"))
+			require.NoError(t, err)
+			require.NoError(t, l.Sync(ctx))
+			require.GreaterOrEqual(t, calls.Load(), int64(1))
+
+			l.SetBeforeSync(func() error { return errors.New("files not synced") })
+			_, err = l.Append(ctx, []byte("b"))
+			if pol == SyncAlways {
+				require.ErrorContains(t, err, "files not synced")
+			} else {
+				require.NoError(t, err)
+				require.ErrorContains(t, l.Sync(ctx), "files not synced")
+			}
+			_, err = l.Append(ctx, []byte("c"))
+			require.Error(t, err, "a failed sync makes the log refuse appends")
+
+			l.SetBeforeSync(nil)
+		})
+	}
+}

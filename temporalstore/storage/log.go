@@ -78,6 +78,16 @@ type Recoverer interface {
 	Recover(ctx context.Context, last uint64) error
 }
 
+// SyncHook is an optional interface of a Log whose syncs can first make
+// durable what its records name elsewhere (see largelog).
+type SyncHook interface {
+	// SetBeforeSync has f called before every sync that makes appended
+	// records durable, whether Sync, an interval's, a group commit's or
+	// Close's; an error from f fails that sync as a failed write would.
+	// f may run beside appends; nil removes it.
+	SetBeforeSync(f func() error)
+}
+
 // ShardImages is a shard's state as a replicated log sends and installs
 // it: a checkpoint image, which the log's records complete.
 type ShardImages interface {

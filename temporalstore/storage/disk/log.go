@@ -123,6 +123,9 @@ func (w *walLog) Files(last uint64) ([]storage.File, error) {
 // RollNext makes the next record start a new segment (wal.Log.RollNext).
 func (w *walLog) RollNext() { w.l.RollNext() }
 
+// SetBeforeSync implements storage.SyncHook.
+func (w *walLog) SetBeforeSync(f func() error) { w.l.SetBeforeSync(f) }
+
 func (w *walLog) Sync(ctx context.Context) error { return WALError(w.l.Sync(ctx)) }
 func (w *walLog) MaxRecordSize() int             { return w.l.MaxRecordSize() }
 func (w *walLog) MaxGroupSize() int64            { return w.l.MaxGroupSize() }
