@@ -36,6 +36,8 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
+	lukechampine.com/blake3 v1.4.1 // indirect
 )
 
 require (

@@ -13,9 +13,11 @@ require (
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/time v0.16.0
+	lukechampine.com/blake3 v1.4.1
 )
 
 require (
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 )

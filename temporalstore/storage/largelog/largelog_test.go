@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -21,6 +24,20 @@ import (
 // their bytes there); the large ones' own tests follow.
 func TestLogContract(t *testing.T) {
 	storagetest.Log(t, Wrap(disk.OpenLog, Options{Threshold: 30_000, MaxRecord: 4 << 20}))
+}
+
+// The contract again over a log synced on an interval, whose large files
+// are synced by the log's syncs rather than each by its append.
+func TestLogContractInterval(t *testing.T) {
+	storagetest.Log(t, interval(Wrap(disk.OpenLog, Options{Threshold: 30_000, MaxRecord: 4 << 20}), 5*time.Millisecond))
+}
+
+// interval opens logs synced every d rather than at each append.
+func interval(open storage.OpenLogFunc, d time.Duration) storage.OpenLogFunc {
+	return func(ctx context.Context, lo storage.LogOptions) (storage.Log, error) {
+		lo.Durable, lo.SyncInterval = false, d
+		return open(ctx, lo)
+	}
 }
 
 var testOptions = Options{Threshold: 1000, MaxRecord: 8 << 20}
@@ -126,14 +143,14 @@ func TestOpenSettlesWhatACrashLeft(t *testing.T) {
 	appended, lost := noise(1, 5000), noise(2, 5000)
 	// appended: pending noted, written, appended; its index never noted.
 	sums := [][32]byte{sha(appended)}
-	_, err := l.notePending(sums)
+	_, _, err := l.notePending(sums)
 	require.NoError(t, err)
 	require.NoError(t, l.writeFile(sums[0], appended))
 	i, err := l.Log.Append(ctx, pointer(sums[0], appended))
 	require.NoError(t, err)
 	// lost: pending noted and written, never appended.
 	lostSums := [][32]byte{sha(lost)}
-	_, err = l.notePending(lostSums)
+	_, _, err = l.notePending(lostSums)
 	require.NoError(t, err)
 	require.NoError(t, l.writeFile(lostSums[0], lost))
 	// A temporary file of a write cut short.
@@ -215,7 +232,7 @@ func TestConcurrentAppendsOfTheSameContent(t *testing.T) {
 	}
 }
 
-func sha(b []byte) [32]byte { return sha256.Sum256(b) }
+func sha(b []byte) [32]byte { return hashRecord(b) }
 
 // With Own, a record it refuses stays in the log up to the log's limit,
 // and goes to a file only past it.
@@ -275,7 +292,7 @@ func TestRecoverLowersPending(t *testing.T) {
 	}
 	v := noise(1, 5000)
 	sums := [][32]byte{sha(v)}
-	_, err := l.notePending(sums)
+	_, _, err := l.notePending(sums)
 	require.NoError(t, err)
 	require.NoError(t, l.writeFile(sums[0], v))
 	require.NoError(t, l.Recover(ctx, 3))
@@ -327,6 +344,173 @@ func TestNoJournalUntilALargeRecord(t *testing.T) {
 	require.NoError(t, err)
 	require.FileExists(t, filepath.Join(dir, journalName))
 	got, err := l.Read(i)
+	require.NoError(t, err)
+	require.Equal(t, noise(1, 5000), got)
+}
+
+// writeFile stores rec, of hash sum, as a large file, durably, as append
+// does for one record, for the tests that stage a crash's leftovers.
+func (l *Log) writeFile(sum [32]byte, rec []byte) error {
+	st := l.stage(rec, true)
+	if err := st.wait(); err != nil {
+		discard([]*stagedFile{st})
+		return err
+	}
+	if err := l.place(sum, st); err != nil {
+		discard([]*stagedFile{st})
+		return err
+	}
+	return syncDir(l.dir)
+}
+
+// A log written before BLAKE3 names its files by SHA-256 in "LRG1"
+// pointers that carry a CRC32C: they read back, and a damaged file is
+// found by its CRC.
+func TestSHA256Pointers(t *testing.T) {
+	dir := t.TempDir()
+	l := openAt(t, dir).(fileLog).Log
+	ctx := t.Context()
+	v := noise(3, 5000)
+	sum := sha256.Sum256(v)
+	p := []byte{pointerMark}
+	p = append(p, sha256Tag...)
+	p = append(p, sum[:]...)
+	p = binary.LittleEndian.AppendUint64(p, uint64(len(v)))
+	p = binary.LittleEndian.AppendUint32(p, crc32.Checksum(v, castagnoli))
+	_, _, err := l.notePending([][32]byte{sum})
+	require.NoError(t, err)
+	require.NoError(t, l.writeFile(sum, v))
+	i, err := l.Log.Append(ctx, p)
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+
+	l2 := openAt(t, dir)
+	got, err := l2.Read(i)
+	require.NoError(t, err)
+	require.Equal(t, v, got)
+	require.NoError(t, l2.Close())
+
+	damaged := bytes.Clone(v)
+	damaged[100] ^= 1
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fileName(sum)), damaged, 0o644))
+	l3 := openAt(t, dir)
+	defer l3.Close()
+	_, err = l3.Read(i)
+	require.ErrorIs(t, err, ErrCorrupt)
+}
+
+// openInterval opens the log at dir synced every hour: only Sync and Close
+// sync it.
+func openInterval(t *testing.T, dir string) storage.Log {
+	t.Helper()
+	l, err := Wrap(disk.OpenLog, testOptions)(t.Context(), storage.LogOptions{Dir: dir, SyncInterval: time.Hour, SegmentBytes: 64 << 10})
+	require.NoError(t, err)
+	return l
+}
+
+// snapshot copies dir's files, but skip, as a crash of the machine leaves
+// them: what the page cache holds, less what never reached the disk.
+func snapshot(t *testing.T, dir string, skip func(name string) bool) string {
+	t.Helper()
+	out := t.TempDir()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		if e.IsDir() || skip(e.Name()) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(out, e.Name()), b, 0o644))
+	}
+	return out
+}
+
+// A log synced on an interval writes its large files without an fsync
+// each; its syncs sync them first. A crash of the machine after a pointer
+// reached the disk but before its file did (no sync between) cuts the log
+// before that pointer at the next open: those records were never synced,
+// and the ones a sync covered are all there.
+func TestIntervalSyncsFilesBeforeTheLog(t *testing.T) {
+	ctx := t.Context()
+	for name, lose := range map[string]func(dir, file string) bool{
+		"file missing": func(_, file string) bool { return true },
+		"file short": func(dir, file string) bool {
+			require.NoError(t, os.Truncate(filepath.Join(dir, file), 100))
+			return false
+		},
+		"file whole": func(_, _ string) bool { return false },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := openInterval(t, dir)
+			v1, v2 := noise(1, 5000), noise(2, 5000)
+			i0, err := l.Append(ctx, []byte("small"))
+			require.NoError(t, err)
+			i1, err := l.Append(ctx, v1)
+			require.NoError(t, err)
+			require.NoError(t, l.Sync(ctx))
+			i2, err := l.Append(ctx, v2)
+			require.NoError(t, err)
+			i3, err := l.Append(ctx, []byte("after"))
+			require.NoError(t, err)
+
+			f2 := fileName(sha(v2))
+			crashed := snapshot(t, dir, func(n string) bool { return n == f2 && lose(dir, n) })
+			require.NoError(t, l.Close())
+
+			l2 := openInterval(t, crashed)
+			defer l2.Close()
+			got, err := l2.Read(i1)
+			require.NoError(t, err)
+			require.Equal(t, v1, got)
+			got, err = l2.Read(i0)
+			require.NoError(t, err)
+			require.Equal(t, []byte("small"), got)
+			if name == "file whole" {
+				require.Equal(t, i3, l2.LastIndex())
+				got, err = l2.Read(i2)
+				require.NoError(t, err)
+				require.Equal(t, v2, got)
+				return
+			}
+			require.Equal(t, i2-1, l2.LastIndex())
+			require.Equal(t, []string{fileName(sha(v1))}, largeFiles(t, crashed))
+			i, err := l2.Append(ctx, v2)
+			require.NoError(t, err)
+			require.Equal(t, i2, i)
+			got, err = l2.Read(i)
+			require.NoError(t, err)
+			require.Equal(t, v2, got)
+		})
+	}
+}
+
+// A log synced on an interval notes each sync's reach in the journal once
+// the files are durable, and the journal survives a reopen with it.
+func TestIntervalSyncNotesTheFilesSynced(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	l := openInterval(t, dir)
+	inner := l.(fileLog).Log
+	i, err := l.Append(ctx, noise(1, 5000))
+	require.NoError(t, err)
+	inner.mu.Lock()
+	require.True(t, inner.dirty)
+	require.Len(t, inner.unsynced, 1)
+	inner.mu.Unlock()
+	require.NoError(t, l.Sync(ctx))
+	inner.mu.Lock()
+	require.False(t, inner.dirty)
+	require.Empty(t, inner.unsynced)
+	require.GreaterOrEqual(t, inner.through, i)
+	inner.mu.Unlock()
+	require.NoError(t, l.Close())
+
+	l2 := openInterval(t, dir)
+	defer l2.Close()
+	require.GreaterOrEqual(t, l2.(fileLog).through, i)
+	got, err := l2.Read(i)
 	require.NoError(t, err)
 	require.Equal(t, noise(1, 5000), got)
 }
