@@ -326,6 +326,52 @@ func StringAt(rec []byte, l Loc) (Value, int, error) {
 	return v, n, err
 }
 
+// Span is where StringSpan found a command's value in its record.
+type Span struct {
+	Key    []byte // a slice of the head
+	Expiry int64
+	// Offset and Len are the value's place in the record.
+	Offset, Len int
+}
+
+// StringSpan is StringAt for a one-command record of size bytes, of which
+// only head, a prefix, is at hand (a record kept in a file): it decodes
+// the command as far as its value's length and returns where the value
+// lies. A record StringAt would not take, or whose key or value's length
+// is past head, or whose value is not all the record holds after it, is
+// refused: the caller reads the record whole.
+func StringSpan(head []byte, size int) (Span, error) {
+	if len(head) > size || len(head) < 2 || head[0] != Version || head[1] != kindCommand {
+		return Span{}, fmt.Errorf("%w: not the head of a one-command record", ErrMalformed)
+	}
+	d := decoder{b: head, off: 2}
+	var c Command
+	if err := d.head(&c); err != nil {
+		return Span{}, err
+	}
+	sp := Span{Key: c.Key, Expiry: c.Expiry}
+	args, err := d.uvarint()
+	if err != nil {
+		return Span{}, err
+	}
+	if args == 0 {
+		sp.Offset = d.off
+		if d.off != size {
+			return Span{}, fmt.Errorf("%w: %d bytes after the command", ErrMalformed, size-d.off)
+		}
+		return sp, nil
+	}
+	n, err := d.uvarint()
+	if err != nil {
+		return Span{}, err
+	}
+	if args != 1 || n != uint64(size-d.off) {
+		return Span{}, fmt.Errorf("%w: %d arguments, the first of %d bytes, in %d bytes", ErrMalformed, args, n, size-d.off)
+	}
+	sp.Offset, sp.Len = d.off, int(n)
+	return sp, nil
+}
+
 // KeyAt is DecodeOne for the key alone: it returns the key of the
 // command at l in rec (a slice of rec) and the record's command count, and
 // allocates nothing. It checks the command only as far as its key.

@@ -254,3 +254,47 @@ func TestIsOne(t *testing.T) {
 	require.False(t, IsOne([]byte{Version}))
 	require.False(t, IsOne(append([]byte{9}, one[1:]...)), "another version")
 }
+
+// StringSpan finds from a record's head what StringAt finds in the whole
+// record, or refuses it.
+func FuzzStringSpan(f *testing.F) {
+	for i := range samples {
+		f.Add(Append(nil, &samples[i]), 8)
+	}
+	f.Add(Append(nil, &Command{Op: 1, Key: []byte("k"), Args: [][]byte{bytes.Repeat([]byte("v"), 300)}}), 20)
+	f.Add(AppendBatch(nil, samples), 4096)
+	f.Fuzz(func(t *testing.T, rec []byte, headLen int) {
+		head := rec[:max(0, min(headLen, len(rec)))]
+		sp, err := StringSpan(head, len(rec))
+		if err != nil {
+			return
+		}
+		v, _, err := StringAt(rec, Loc{})
+		require.NoError(t, err, "StringSpan took a record StringAt refuses")
+		require.Equal(t, string(v.Key), string(sp.Key))
+		require.Equal(t, v.Expiry, sp.Expiry)
+		require.Equal(t, string(v.Arg), string(rec[sp.Offset:sp.Offset+sp.Len]))
+	})
+}
+
+func TestStringSpan(t *testing.T) {
+	value := bytes.Repeat([]byte("v"), 10_000)
+	rec := Append(nil, &Command{Op: 1, Expiry: 77, Key: []byte("key"), Args: [][]byte{value}})
+	sp, err := StringSpan(rec[:64], len(rec))
+	require.NoError(t, err)
+	require.Equal(t, "key", string(sp.Key))
+	require.Equal(t, int64(77), sp.Expiry)
+	require.Equal(t, value, rec[sp.Offset:sp.Offset+sp.Len])
+	for name, c := range map[string]struct {
+		head []byte
+		size int
+	}{
+		"key past the head": {rec[:6], len(rec)},
+		"a batch":           {AppendBatch(nil, samples)[:64], len(AppendBatch(nil, samples))},
+		"bytes after":       {rec[:64], len(rec) + 1},
+		"two arguments":     {Append(nil, &Command{Op: 1, Key: []byte("k"), Args: [][]byte{value, value}})[:64], 2*len(value) + 16},
+	} {
+		_, err := StringSpan(c.head, c.size)
+		require.ErrorIs(t, err, ErrMalformed, name)
+	}
+}

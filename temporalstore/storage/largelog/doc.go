@@ -38,6 +38,10 @@
 // the pointers past the last such note and cuts the log before the first
 // that is missing or damaged: records no sync had made durable.
 //
+// The log is a storage.RecordFiles: ReadHead reads a large record only as
+// far as its head (a key), and OpenRecord hands its open file with a
+// Verify of the hash, for a reader that sends the value from the file.
+//
 // The log is a storage.FileLog and a storage.Recoverer when the wrapped
 // log is: a backup copies the large files its records name with the
 // log's segments.

@@ -514,3 +514,60 @@ func TestIntervalSyncNotesTheFilesSynced(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, noise(1, 5000), got)
 }
+
+// OpenRecord hands a large record's file, its head checked, and a Verify
+// that checks the rest; a small record is not in a file.
+func TestOpenRecord(t *testing.T) {
+	dir := t.TempDir()
+	l := openAt(t, dir)
+	defer l.Close()
+	ctx := t.Context()
+	rf := l.(storage.RecordFiles)
+	v := noise(4, 9000)
+	i, err := l.Append(ctx, v)
+	require.NoError(t, err)
+	small, err := l.Append(ctx, []byte("small"))
+	require.NoError(t, err)
+
+	_, ok, err := rf.OpenRecord(small)
+	require.NoError(t, err)
+	require.False(t, ok)
+	rec, size, err := rf.ReadHead(small)
+	require.NoError(t, err)
+	require.Equal(t, []byte("small"), rec)
+	require.Equal(t, int64(5), size)
+	rec, size, err = rf.ReadHead(i)
+	require.NoError(t, err)
+	require.Equal(t, v[:storage.RecordHeadBytes], rec)
+	require.Equal(t, int64(len(v)), size)
+
+	f, ok, err := rf.OpenRecord(i)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, int64(len(v)), f.Size)
+	require.Equal(t, v[:storage.RecordHeadBytes], f.Head)
+	require.NoError(t, f.Verify())
+	got := make([]byte, len(v))
+	_, err = f.ReadAt(got, 0)
+	require.NoError(t, err)
+	require.Equal(t, v, got)
+	require.NoError(t, f.Close())
+
+	path := filepath.Join(dir, fileName(sha(v)))
+	for name, at := range map[string]int{"past the head": 8000, "in the head": 10} {
+		t.Run(name, func(t *testing.T) {
+			damaged := bytes.Clone(v)
+			damaged[at] ^= 1
+			require.NoError(t, os.WriteFile(path, damaged, 0o644))
+			f, ok, err := rf.OpenRecord(i)
+			if at < storage.RecordHeadBytes {
+				require.ErrorIs(t, err, ErrCorrupt)
+				return
+			}
+			require.NoError(t, err)
+			require.True(t, ok)
+			defer f.Close()
+			require.ErrorIs(t, f.Verify(), ErrCorrupt)
+		})
+	}
+}
