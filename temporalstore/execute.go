@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -230,6 +231,51 @@ func (e *Engine) appendGet(ctx context.Context, x *scope, tenant, namespace, nam
 	return appendString(ctx, x.shard(t, i), dst, key)
 }
 
+// StringFile is a string value kept in a file of its own (a value over
+// the large-value threshold, storage.RecordFiles), open for a surface to
+// send from the file: Engine.OpenString.
+type StringFile struct {
+	// File holds the value: Len bytes from Offset.
+	File        *os.File
+	Offset, Len int64
+	verify      func() error
+}
+
+// Verify reads the whole file and checks it against the log's record of
+// it: a file that fails is not to be served.
+func (f *StringFile) Verify() error { return f.verify() }
+
+// Close closes the file.
+func (f *StringFile) Close() error { return f.File.Close() }
+
+// OpenString is AppendGet for a value kept in a file of its own: ok is
+// true and the file open when the key's value is one; false (nothing
+// open) for anything else, which AppendGet then reads. The caller closes
+// the file.
+func (e *Engine) OpenString(ctx context.Context, tenant, namespace, name string, key []byte) (f *StringFile, ok bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	if len(key) == 0 {
+		return nil, false, fmt.Errorf("%w: empty key", ErrInvalid)
+	}
+	t, err := e.tableNamed(namespace, name)
+	if err != nil {
+		return nil, false, err
+	}
+	i := t.opts.KeyShard(key)
+	sf, ok, err := t.shards[i].OpenString(key)
+	if err != nil || !ok {
+		return nil, false, engineErr(err)
+	}
+	// Admitted once it is this read's path: AppendGet admits the others.
+	if err := e.admitKind(t, i, false, tenant); err != nil {
+		sf.File.Close()
+		return nil, false, err
+	}
+	return &StringFile{File: sf.File.File, Offset: sf.Offset, Len: sf.Len, verify: sf.File.Verify}, true, nil
+}
+
 // getBatch is how many keys AppendGets groups by shard at a time: its
 // per-key state lives on the stack.
 const getBatch = 64
@@ -331,13 +377,36 @@ func appendString(ctx context.Context, s *shard.Shard, dst, key []byte) ([]byte,
 	return out, found, nil
 }
 
-// getString reads a string value; ErrWrongType for a collection.
+// getString reads a string value; ErrWrongType for a collection. A value
+// kept in a file of its own is read from the file into the one buffer
+// returned, not as its whole record and then a copy.
 func getString(ctx context.Context, s *shard.Shard, key []byte) ([]byte, bool, error) {
+	if v, ok, err := readStringFile(s, key); ok || err != nil {
+		return v, ok, err
+	}
 	v, found, err := appendString(ctx, s, nil, key)
 	if found && v == nil {
 		v = []byte{} // an empty string, not an absent one
 	}
 	return v, found, err
+}
+
+// readStringFile reads key's value from its file, checked, when it is kept
+// in one (shard.OpenString); ok false otherwise.
+func readStringFile(s *shard.Shard, key []byte) ([]byte, bool, error) {
+	sf, ok, err := s.OpenString(key)
+	if err != nil || !ok {
+		return nil, false, engineErr(err)
+	}
+	defer sf.File.Close()
+	if err := sf.File.Verify(); err != nil {
+		return nil, false, err
+	}
+	v := make([]byte, sf.Len)
+	if _, err := sf.File.ReadAt(v, sf.Offset); err != nil {
+		return nil, false, err
+	}
+	return v, true, nil
 }
 
 type runner func(ctx context.Context, e *Engine, s *shard.Shard, c *Command) (Response, error)

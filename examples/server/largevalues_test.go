@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -213,4 +215,102 @@ func TestMaxValueBytes(t *testing.T) {
 	require.ErrorIs(t, err, api.ErrTooLarge)
 	require.NoError(t, rc.Ping(ctx).Err())
 	require.Equal(t, int64(0), rc.Exists(ctx, "over").Val())
+}
+
+// A GET of a value kept in a file is sent from the file: the same bytes
+// as any other reply, in order within a pipeline, through MULTI, Lua and
+// CLIENT REPLY OFF (which read it whole), and an expired one is absent. A
+// file damaged on the disk is never served as the value: a damaged head
+// gets an error reply, damage further in an unfinished reply and a closed
+// connection.
+func TestLargeValueGETFromFile(t *testing.T) {
+	bin := buildServer(t)
+	data := t.TempDir()
+	respAddr := servertest.FreeAddr(t)
+	srv := servertest.Start(t, bin, "--data", data, "--resp", respAddr, "--http", "", "--s3", "", "--shards", "1", "--large-value-threshold", "65536")
+	defer func() { _ = srv.Stop() }()
+	ctx := t.Context()
+	rc := redis.NewClient(&redis.Options{Addr: respAddr, ReadTimeout: time.Minute, MaxRetries: -1, PoolSize: 1})
+	defer rc.Close()
+	big := pseudoRandom(3<<20, 41)
+	require.NoError(t, rc.Set(ctx, "big", big, 0).Err())
+	require.NoError(t, rc.Set(ctx, "small", "s", 0).Err())
+
+	got, err := rc.Get(ctx, "big").Bytes()
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(big, got))
+
+	cmds, err := rc.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Get(ctx, "small")
+		p.Get(ctx, "big")
+		p.Set(ctx, "after", "a", 0)
+		p.Get(ctx, "big")
+		p.Get(ctx, "after")
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, "s", cmds[0].(*redis.StringCmd).Val())
+	require.True(t, bytes.Equal(big, []byte(cmds[1].(*redis.StringCmd).Val())))
+	require.True(t, bytes.Equal(big, []byte(cmds[3].(*redis.StringCmd).Val())))
+	require.Equal(t, "a", cmds[4].(*redis.StringCmd).Val())
+
+	tx, err := rc.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Get(ctx, "big")
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(big, []byte(tx[0].(*redis.StringCmd).Val())))
+	lua, err := rc.Eval(ctx, "return redis.call('GET', KEYS[1])", []string{"big"}).Text()
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(big, []byte(lua)))
+
+	// CLIENT REPLY OFF: the GET sends nothing; REPLY ON answers +OK, the
+	// first bytes the connection gets.
+	nc, err := net.Dial("tcp", respAddr)
+	require.NoError(t, err)
+	defer nc.Close()
+	_, err = nc.Write([]byte("*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$3\r\nOFF\r\n*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$2\r\nON\r\n"))
+	require.NoError(t, err)
+	require.NoError(t, nc.SetReadDeadline(time.Now().Add(10*time.Second)))
+	first := make([]byte, 5)
+	_, err = io.ReadFull(nc, first)
+	require.NoError(t, err)
+	require.Equal(t, "+OK\r\n", string(first))
+
+	require.NoError(t, rc.Set(ctx, "short", big, 50*time.Millisecond).Err())
+	time.Sleep(100 * time.Millisecond)
+	require.ErrorIs(t, rc.Get(ctx, "short").Err(), redis.Nil)
+
+	// Damage on the disk: the file of "big"'s record (its key in its
+	// head).
+	var path string
+	require.NoError(t, filepath.WalkDir(filepath.Join(data, "engine"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), "large-") && strings.HasSuffix(d.Name(), ".rec") {
+			b, rerr := os.ReadFile(p)
+			if rerr == nil && bytes.Contains(b[:32], []byte("big")) && bytes.Contains(b, big[:1000]) {
+				path = p
+			}
+		}
+		return err
+	}))
+	require.NotEmpty(t, path)
+	whole, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for name, at := range map[string]int{"head": 100, "middle": len(whole) / 2, "last byte": len(whole) - 1} {
+		t.Run(name, func(t *testing.T) {
+			damaged := bytes.Clone(whole)
+			damaged[at] ^= 1
+			require.NoError(t, os.WriteFile(path, damaged, 0o644))
+			defer func() { require.NoError(t, os.WriteFile(path, whole, 0o644)) }()
+			c := redis.NewClient(&redis.Options{Addr: respAddr, ReadTimeout: time.Minute, MaxRetries: -1})
+			defer c.Close()
+			got, err := c.Get(ctx, "big").Bytes()
+			require.Error(t, err, "a damaged file is not served")
+			require.Nil(t, got)
+			require.Equal(t, "s", c.Get(ctx, "small").Val(), "the server serves on")
+		})
+	}
+	got, err = rc.Get(ctx, "big").Bytes()
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(big, got))
 }

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -125,8 +126,22 @@ func b2i(b bool) int64 {
 }
 
 // cmdGet reads into the connection's scratch buffer, which the reply is
-// copied from at once: no allocation per GET.
+// copied from at once: no allocation per GET. A value kept in a file of
+// its own (over the large-value threshold) is sent from the file.
 func cmdGet(c *conn, a [][]byte) {
+	// Not inside MULTI or a script, nor with replies off: the bytes go
+	// to the socket.
+	if c.atomic == nil && c.serving && c.w.bw == c.bw {
+		f, ok, err := c.s.opts.Engine.OpenString(c.ctx, c.tenant, c.namespace, c.table, a[1])
+		switch {
+		case err != nil:
+			c.engineError(err)
+			return
+		case ok:
+			c.sendFile(f)
+			return
+		}
+	}
 	v, found, err := c.engine().AppendGet(c.ctx, c.tenant, c.namespace, c.table, a[1], c.scratch[:0])
 	if cap(v) <= maxScratch {
 		c.scratch = v[:0]
@@ -139,6 +154,48 @@ func cmdGet(c *conn, a [][]byte) {
 	default:
 		c.w.bulk(v)
 	}
+}
+
+// sendFile replies with a value from its file: the header and what is
+// buffered before it are flushed, and the file's bytes go to the socket by
+// sendfile(2) (io.Copy hands them to the connection's ReadFrom), never
+// through a buffer of the value's size. The file is checked against its
+// record meanwhile, on a goroutine of its own, and the value's last byte
+// waits for the check: a file that fails it leaves the reply unfinished
+// and the connection closed, so no client takes its bytes for the value.
+// A connection that fails midway is closed too.
+func (c *conn) sendFile(f *ts.StringFile) {
+	defer f.Close()
+	checked := make(chan error, 1)
+	go func() { checked <- f.Verify() }()
+	c.w.header('$', f.Len)
+	err := c.bw.Flush()
+	if err == nil {
+		_, err = f.File.Seek(f.Offset, io.SeekStart)
+	}
+	sent := int64(0)
+	send := func(n int64) {
+		if err == nil && n > 0 {
+			var m int64
+			m, err = io.Copy(c.nc, &io.LimitedReader{R: f.File, N: n})
+			sent += m
+			if err == nil && m != n {
+				err = io.ErrUnexpectedEOF
+			}
+		}
+	}
+	send(f.Len - 1)
+	if cerr := <-checked; err == nil {
+		err = cerr
+	}
+	send(f.Len - sent)
+	c.w.out.n += sent
+	if err != nil {
+		c.s.opts.Logger.Warn("resp: a value sent from its file failed; closing the connection", "err", err)
+		c.nc.Close()
+		return
+	}
+	c.bw.WriteString("\r\n")
 }
 
 // maxScratch bounds the scratch buffer a connection keeps between

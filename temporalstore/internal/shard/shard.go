@@ -592,7 +592,7 @@ func (m *keyMatch) match(e keyindex.Entry) bool {
 	var err error
 	switch {
 	case m.keyOnly:
-		key, m.share, err = decodeEntry(m.s, e, m.fill, command.KeyAt)
+		key, m.share, err = keyEntry(m.s, e, m.fill)
 	case m.valueOnly && m.held.rec != nil && m.held.addr == e.Addr:
 		// The recent record a batched read found for this entry: the
 		// same bytes readRecord would return, which never change.
@@ -778,6 +778,50 @@ func decodeEntry[T any](s *Shard, e keyindex.Entry, fill fillMode, decode func([
 		s.cacheRecord(e.Addr, rec)
 	}
 	return v, share, err
+}
+
+// keyEntry is decodeEntry with command.KeyAt, reading a record the log
+// keeps in a file of its own only as far as its head: a write's check of
+// the key it replaces, or a delete's, does not read a large value whole.
+func keyEntry(s *Shard, e keyindex.Entry, fill fillMode) ([]byte, int64, error) {
+	rf, files := s.log.(storage.RecordFiles)
+	if !files {
+		return decodeEntry(s, e, fill, command.KeyAt)
+	}
+	if _, inTx := s.txRecord(e.Addr); inTx {
+		return decodeEntry(s, e, fill, command.KeyAt)
+	}
+	if s.recent != nil {
+		if rec, cmds, ok := s.recent.get(e.Addr); ok {
+			key, _, share, err := decodeRecord(e, rec, cmds, command.KeyAt)
+			return key, share, err
+		}
+	}
+	if c := s.opts.Cache; c != nil {
+		if rec, ok := c.GetShared(s.opts.CacheID, e.Addr); ok {
+			key, _, share, err := decodeRecord(e, rec, 0, command.KeyAt)
+			return key, share, err
+		}
+	}
+	rec, size, err := rf.ReadHead(e.Addr)
+	if err != nil {
+		return nil, 0, err
+	}
+	if int64(len(rec)) < size {
+		l := loc(e)
+		key, n, err := command.KeyAt(rec, l)
+		if err != nil {
+			// The key is past the head, or the command past it in a
+			// batch: read whole.
+			return decodeEntry(s, e, fill, command.KeyAt)
+		}
+		return key, recordShare(int(size), n), nil
+	}
+	key, n, share, err := decodeRecord(e, rec, 0, command.KeyAt)
+	if err == nil && (fill == fillAlways || fill == fillBatches && n > 1) {
+		s.cacheRecord(e.Addr, rec)
+	}
+	return key, share, err
 }
 
 // decodeRecord decodes e's command in rec, the record e points at, of cmds
