@@ -214,21 +214,29 @@ func (e *Engine) AppendGet(ctx context.Context, tenant, namespace, name string, 
 }
 
 func (e *Engine) appendGet(ctx context.Context, x *scope, tenant, namespace, name string, key, dst []byte) (out []byte, found bool, err error) {
-	if err := ctx.Err(); err != nil {
-		return dst, false, err
-	}
-	if len(key) == 0 {
-		return dst, false, fmt.Errorf("%w: empty key", ErrInvalid)
-	}
-	t, err := e.tableNamed(namespace, name)
+	t, i, err := e.keyShard(ctx, namespace, name, key)
 	if err != nil {
 		return dst, false, err
 	}
-	i := t.opts.KeyShard(key)
 	if err := e.admitKind(t, i, false, tenant); err != nil {
 		return dst, false, err
 	}
 	return appendString(ctx, x.shard(t, i), dst, key)
+}
+
+// keyShard is a single-key read's table and shard index.
+func (e *Engine) keyShard(ctx context.Context, namespace, name string, key []byte) (*table, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	if len(key) == 0 {
+		return nil, 0, fmt.Errorf("%w: empty key", ErrInvalid)
+	}
+	t, err := e.tableNamed(namespace, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	return t, t.opts.KeyShard(key), nil
 }
 
 // StringFile is a string value kept in a file of its own (a value over
@@ -253,17 +261,10 @@ func (f *StringFile) Close() error { return f.File.Close() }
 // open) for anything else, which AppendGet then reads. The caller closes
 // the file.
 func (e *Engine) OpenString(ctx context.Context, tenant, namespace, name string, key []byte) (f *StringFile, ok bool, err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, false, err
-	}
-	if len(key) == 0 {
-		return nil, false, fmt.Errorf("%w: empty key", ErrInvalid)
-	}
-	t, err := e.tableNamed(namespace, name)
+	t, i, err := e.keyShard(ctx, namespace, name, key)
 	if err != nil {
 		return nil, false, err
 	}
-	i := t.opts.KeyShard(key)
 	sf, ok, err := t.shards[i].OpenString(key)
 	if err != nil || !ok {
 		return nil, false, engineErr(err)
