@@ -83,6 +83,7 @@ func TestBackupRestoreInspectVerify(t *testing.T) {
 		require.Equal(t, true, rep["ok"])
 		require.Empty(t, rep["problems"])
 		require.NotEmpty(t, rep["streams"])
+		require.Contains(t, r.stdout, "1 large values", "the large value's file is read")
 		require.Equal(t, before, dirHashes(t, srv.data), "verify changes nothing")
 		// The restored copy and a backup directory verify too.
 		ok(t, "--data", restored, "verify")
@@ -112,6 +113,22 @@ func TestBackupRestoreInspectVerify(t *testing.T) {
 		r = tsctl(t, "", "--data", bad, "verify")
 		require.Equal(t, exitFailure, r.code)
 		require.Contains(t, r.stdout, "DAMAGE")
+	})
+
+	t.Run("verify finds a damaged large value", func(t *testing.T) {
+		bad := filepath.Join(t.TempDir(), "data")
+		copyDir(t, srv.data, bad)
+		m, err := filepath.Glob(filepath.Join(bad, "engine", "default", "default", "shard-*", "large-*.rec"))
+		require.NoError(t, err)
+		require.Len(t, m, 1)
+		large := m[0]
+		b, err := os.ReadFile(large)
+		require.NoError(t, err)
+		b[len(b)/2] ^= 1
+		require.NoError(t, os.WriteFile(large, b, 0o644))
+		r := tsctl(t, "", "--output", "json", "--data", bad, "verify")
+		require.Equal(t, exitFailure, r.code)
+		require.Contains(t, strings.Join(stringsOf(jsonDoc(t, r)["problems"]), "\n"), filepath.Base(large))
 	})
 
 	t.Run("verify finds a damaged image", func(t *testing.T) {

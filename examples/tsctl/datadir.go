@@ -57,6 +57,8 @@ type shardFiles struct {
 	// Images (oldest first) and Segments (in index order).
 	Images   []fileEntry `json:"images"`
 	Segments []fileEntry `json:"segments"`
+	// LargeBytes is the size of the large values' files (large-*.rec).
+	LargeBytes int64 `json:"large_bytes"`
 	// Bytes is the size of every file in the directory.
 	Bytes int64 `json:"bytes"`
 	// InUse is set when a process holds the shard's log open.
@@ -102,6 +104,8 @@ func listShard(shard int, dir string) (shardFiles, error) {
 			sf.Images = append(sf.Images, fileEntry{e.Name(), n, fi.Size()})
 		} else if n, ok := parseIndexName(e.Name(), "", ".wal"); ok {
 			sf.Segments = append(sf.Segments, fileEntry{e.Name(), n, fi.Size()})
+		} else if strings.HasPrefix(e.Name(), "large-") && strings.HasSuffix(e.Name(), ".rec") {
+			sf.LargeBytes += fi.Size()
 		}
 	}
 	byIndex := func(a, b fileEntry) int { return cmp.Compare(a.Index, b.Index) }

@@ -107,6 +107,9 @@ var binaryStrings = []string{"\x00", "a\x00b", "\xff\xfe\xfd", "\xc3\x28", "\xed
 
 // fill writes keys of every type export knows, binary ones among them,
 // some with TTLs.
+// largeValue is over the server's large-value threshold (1 MiB).
+var largeValue = strings.Repeat("large value \xff\x00 ", 100_000)
+
 func fill(t *testing.T, rc *redis.Client) {
 	t.Helper()
 	ctx := t.Context()
@@ -117,6 +120,7 @@ func fill(t *testing.T, rc *redis.Client) {
 	}
 	p.Set(ctx, "plain", "hello", 0)
 	p.Set(ctx, "empty", "", 0)
+	p.Set(ctx, "large", largeValue, 0) // pipelined, yet in a file of its own
 	p.Set(ctx, "ttl:string", "expires", time.Hour)
 	p.HSet(ctx, "hash", "f1", "v1", "\x00f", "\xffv", "empty", "")
 	p.HSet(ctx, "ttl:hash", "a", "b")

@@ -15,6 +15,7 @@ import (
 	"github.com/temporalstore/temporalstore-go/matrixraft/wal"
 	"github.com/temporalstore/temporalstore-go/temporalstore"
 	"github.com/temporalstore/temporalstore-go/temporalstore/backup"
+	"github.com/temporalstore/temporalstore-go/temporalstore/storage/largelog"
 )
 
 // verifyReport is verify's result for a data directory.
@@ -50,6 +51,8 @@ type shardCheck struct {
 	Dir       string       `json:"dir"`
 	Images    []imageCheck `json:"images"`
 	Log       logCheck     `json:"log"`
+	// Large is the check of the large values' files.
+	Large largeCheck `json:"large"`
 	// OpensFrom is the applied index of the image Open would start from;
 	// 0 when it replays the whole log.
 	OpensFrom uint64 `json:"opens_from"`
@@ -61,6 +64,13 @@ type streamCheck struct {
 	Dir string   `json:"dir"`
 	Log logCheck `json:"log"`
 	OK  bool     `json:"ok"`
+}
+
+// largeCheck counts the large values' files read and checked against
+// their names' hashes.
+type largeCheck struct {
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
 }
 
 type imageCheck struct {
@@ -206,6 +216,7 @@ func (a *app) verifyData(ctx context.Context, data string) (*verifyReport, error
 			for _, f := range sf.Segments {
 				total += f.Size
 			}
+			total += sf.LargeBytes
 		}
 	}
 	rep := &verifyReport{Data: data, Engine: engine, Shards: []shardCheck{}, Streams: []streamCheck{}, Problems: []string{}, Notes: []string{}}
@@ -232,6 +243,7 @@ func (a *app) verifyData(ctx context.Context, data string) (*verifyReport, error
 		for _, f := range j.sf.Images {
 			rep.Totals.Bytes += f.Size
 		}
+		rep.Totals.Bytes += sc.Large.Bytes
 	}
 	for _, sf := range streams {
 		sc := streamCheck{Dir: sf.Dir}
@@ -305,6 +317,17 @@ func checkShard(c temporalstore.CatalogTable, sf shardFiles, b *bar) (shardCheck
 	}
 	sc.Log = lc
 	problems, notes = append(problems, lp...), append(notes, ln...)
+	lr, err := largelog.CheckDir(sf.Dir, b.add)
+	if err != nil {
+		return sc, nil, nil, fmt.Errorf("%s: large values: %w", where, err)
+	}
+	sc.Large = largeCheck{Files: lr.Files, Bytes: lr.Bytes}
+	for _, name := range lr.Damaged {
+		problems = append(problems, fmt.Sprintf("%s: large value %s does not match the hash it is named by", where, filepath.Join(sf.Dir, name)))
+	}
+	for _, name := range lr.Temporary {
+		notes = append(notes, fmt.Sprintf("%s: %s is a large write a crash cut: the server removes it at its next start", where, name))
+	}
 	// The image Open starts from: the newest that checks out and that the
 	// log continues (its records up to the image's index may have been
 	// reclaimed, those after it must be there).
@@ -390,8 +413,12 @@ func (r *verifyReport) text(w io.Writer) {
 		if s.OpensFrom > 0 {
 			from = fmt.Sprintf("checkpoint %d", s.OpensFrom)
 		}
-		fmt.Fprintf(w, "  %s/%s shard %d: %s: %d images, %d segments, %s, opens from %s\n",
-			s.Namespace, s.Table, s.Shard, state, len(s.Images), s.Log.Segments, s.Log.recordsText(), from)
+		large := ""
+		if s.Large.Files > 0 {
+			large = fmt.Sprintf(", %d large values (%s)", s.Large.Files, humanBytes(s.Large.Bytes))
+		}
+		fmt.Fprintf(w, "  %s/%s shard %d: %s: %d images, %d segments, %s%s, opens from %s\n",
+			s.Namespace, s.Table, s.Shard, state, len(s.Images), s.Log.Segments, s.Log.recordsText(), large, from)
 	}
 	for _, s := range r.Streams {
 		state := "ok"

@@ -571,3 +571,34 @@ func TestOpenRecord(t *testing.T) {
 		})
 	}
 }
+
+// CheckDir finds a damaged file by its name's hash, and takes the files
+// of both hashes.
+func TestCheckDir(t *testing.T) {
+	dir := t.TempDir()
+	l := openAt(t, dir)
+	v := noise(5, 9000)
+	_, err := l.Append(t.Context(), v)
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	old := noise(6, 3000)
+	s := sha256.Sum256(old)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fileName(s)), old, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "large-9.tmp"), []byte("cut"), 0o644))
+
+	var read int64
+	rep, err := CheckDir(dir, func(n int64) { read += n })
+	require.NoError(t, err)
+	require.Equal(t, 2, rep.Files)
+	require.Equal(t, int64(len(v)+len(old)), rep.Bytes)
+	require.Equal(t, rep.Bytes, read)
+	require.Empty(t, rep.Damaged)
+	require.Equal(t, []string{"large-9.tmp"}, rep.Temporary)
+
+	damaged := bytes.Clone(v)
+	damaged[5000] ^= 1
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fileName(sha(v))), damaged, 0o644))
+	rep, err = CheckDir(dir, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{fileName(sha(v))}, rep.Damaged)
+}
