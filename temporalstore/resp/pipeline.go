@@ -152,10 +152,17 @@ type setRun struct {
 }
 
 // plainSet reports whether args are a SET with no option that this
-// connection may run now, outside a transaction.
+// connection may run now, outside a transaction, with a value a run
+// takes.
 func (c *conn) plainSet(args [][]byte) bool {
-	return len(args) == 3 && is(args[0], "set") && c.tx == nil && c.access == accessWrite && len(args[1]) > 0 && c.dbReady && c.local(args[1], true)
+	return len(args) == 3 && is(args[0], "set") && len(args[2]) <= maxRunValue && c.tx == nil && c.access == accessWrite && len(args[1]) > 0 && c.dbReady && c.local(args[1], true)
 }
+
+// maxRunValue bounds the values a run of SETs takes: a larger one is SET
+// alone, in a record of its own, which the log may keep in a file of its
+// own (a large value's reads then read no neighbour's, nor its neighbours'
+// reads it), and is not copied into the run's arena.
+const maxRunValue = 512 << 10
 
 func (r *setRun) accepts(c *conn, args [][]byte) bool { return c.plainSet(args) }
 func (r *setRun) full() bool                          { return len(r.ends) >= maxSetRun }
