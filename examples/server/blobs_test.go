@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -214,4 +215,91 @@ func TestBlobUploadSurvivesSIGKILL(t *testing.T) {
 		require.NoError(t, b.Close())
 		require.Equal(t, want, got, key)
 	}
+}
+
+// A server killed while it sweeps expired uploads leaves each upload whole
+// or gone, never half removed, and every blob as it was; the next sweep
+// finishes the work.
+func TestBlobSweepSurvivesSIGKILL(t *testing.T) {
+	bin := buildServer(t)
+	data := t.TempDir()
+	httpAddr := servertest.FreeAddr(t)
+	args := []string{"--data", data, "--resp", "", "--http", httpAddr, "--s3", "", "--blob-sweep", "0"}
+	srv := servertest.Start(t, bin, args...)
+	c := blobClient(t, httpAddr)
+	ctx := t.Context()
+	sums := map[string]string{}
+	for i := range 3 {
+		k := "kept-" + strconv.Itoa(i)
+		sum, _ := digestOf(t, newContent(1<<20, uint64(i)))
+		_, err := c.PutBlob(ctx, "ns", k, newContent(1<<20, uint64(i)), sum)
+		require.NoError(t, err)
+		sums[k] = sum
+	}
+	const uploads = 600
+	ids := map[string]string{} // upload → key
+	for i := range uploads {
+		k := "up-" + strconv.Itoa(i)
+		id, err := c.BeginUpload(ctx, "ns", k)
+		require.NoError(t, err)
+		_, err = c.UploadPart(ctx, "ns", k, id, 1, newContent(4<<10, uint64(100+i)), "")
+		require.NoError(t, err)
+		ids[id] = k
+	}
+	require.NoError(t, srv.Stop())
+
+	// Two days old: every upload is the sweep's.
+	for id := range ids {
+		p := filepath.Join(data, "blobs", "uploads", id, "upload.json")
+		raw, err := os.ReadFile(p)
+		require.NoError(t, err)
+		var meta map[string]any
+		require.NoError(t, json.Unmarshal(raw, &meta))
+		meta["started"] = time.Now().Add(-48 * time.Hour).UTC().Format(time.RFC3339Nano)
+		raw, err = json.Marshal(meta)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(p, raw, 0o644))
+	}
+	srv = servertest.Start(t, bin, args...)
+	go func() { _, _ = c.SweepBlobs(ctx) }()
+	// Killed once the sweep has removed its first uploads.
+	require.Eventually(t, func() bool {
+		ents, err := os.ReadDir(filepath.Join(data, "blobs", "uploads"))
+		return err == nil && len(ents) < uploads
+	}, 10*time.Second, 200*time.Microsecond)
+	srv.Kill()
+
+	srv = servertest.Start(t, bin, args...)
+	defer func() { _ = srv.Stop() }()
+	ents, err := os.ReadDir(filepath.Join(data, "blobs", "tmp"))
+	require.NoError(t, err)
+	require.Empty(t, ents, "no half-removed upload left in tmp")
+	for k, sum := range sums {
+		b, err := c.GetBlob(ctx, "ns", k, nil)
+		require.NoError(t, err)
+		got, _ := digestOf(t, b)
+		require.NoError(t, b.Close())
+		require.Equal(t, sum, got, k)
+	}
+	left, err := os.ReadDir(filepath.Join(data, "blobs", "uploads"))
+	require.NoError(t, err)
+	t.Logf("%d of %d uploads left by the cut sweep", len(left), uploads)
+	committed := 0
+	for _, e := range left {
+		k := ids[e.Name()]
+		require.NotEmpty(t, k, "an upload the test began")
+		if committed == 10 {
+			break
+		}
+		info, err := c.CommitUpload(ctx, "ns", k, e.Name())
+		require.NoError(t, err, "a left upload is whole")
+		require.Equal(t, int64(4<<10), info.Size)
+		committed++
+	}
+	rep, err := c.SweepBlobs(ctx)
+	require.NoError(t, err)
+	require.Equal(t, len(left)-committed, rep.Uploads)
+	left, err = os.ReadDir(filepath.Join(data, "blobs", "uploads"))
+	require.NoError(t, err)
+	require.Empty(t, left)
 }
