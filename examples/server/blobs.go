@@ -63,9 +63,14 @@ type blobsComponent struct{ dir string }
 func (blobsComponent) Name() string { return "blobs" }
 
 func (c blobsComponent) Hold(ctx context.Context) (backup.Held, error) {
-	h := backup.Held{Dir: c.dir, Release: func() {}}
-	err := filepath.WalkDir(filepath.Join(c.dir, "buckets"), func(p string, d fs.DirEntry, err error) error {
+	// Blobs deleted meanwhile are left out (MayVanish), as deleted
+	// before the backup's cut; so is what vanishes under the walk.
+	h := backup.Held{Dir: c.dir, Release: func() {}, MayVanish: true}
+	root := filepath.Join(c.dir, "buckets")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		switch {
+		case err != nil && p != root && errors.Is(err, fs.ErrNotExist):
+			return nil
 		case err != nil:
 			return err
 		case ctx.Err() != nil:

@@ -321,3 +321,40 @@ func TestBackupKilledMidwayIsRefused(t *testing.T) {
 	entries, _ = os.ReadDir(r)
 	require.Empty(t, entries)
 }
+
+// filesComponent holds the files it lists in dir, some perhaps gone.
+type filesComponent struct {
+	dir       string
+	files     []string
+	mayVanish bool
+}
+
+func (filesComponent) Name() string { return "files" }
+
+func (c filesComponent) Hold(context.Context) (backup.Held, error) {
+	h := backup.Held{Dir: c.dir, Release: func() {}, MayVanish: c.mayVanish}
+	for _, f := range c.files {
+		h.Files = append(h.Files, backup.File{Path: f, Size: -1})
+	}
+	return h, nil
+}
+
+// A file gone between Hold and its opening fails the backup, unless the
+// component says its files may vanish: then it is left out.
+func TestBackupOfFilesThatMayVanish(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kept"), []byte("kept"), 0o644))
+	files := []string{"kept", "deleted"}
+
+	_, err := backup.Run(ctx, backup.NewDir(filepath.Join(t.TempDir(), "b")), backup.Options{}, filesComponent{dir, files, false})
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	b := filepath.Join(t.TempDir(), "b")
+	m, err := backup.Run(ctx, backup.NewDir(b), backup.Options{}, filesComponent{dir, files, true})
+	require.NoError(t, err)
+	require.Len(t, m.Files, 1)
+	require.Equal(t, "files/kept", m.Files[0].Path)
+	_, err = backup.Verify(ctx, backup.NewDir(b), backup.Options{})
+	require.NoError(t, err)
+}

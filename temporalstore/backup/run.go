@@ -152,6 +152,11 @@ type Held struct {
 	// Contents are files given whole, in memory (the engine's catalog).
 	Files    []File
 	Contents map[string][]byte
+	// MayVanish says Files may be removed between Hold and their opening
+	// (a component that does not hold its files, such as the blob store,
+	// whose deletes go on): a file gone by then is left out, as deleted
+	// before the backup's cut, where otherwise it fails the backup.
+	MayVanish bool
 	// Shards, for the engine, are its shards' backup points.
 	Shards  []temporalstore.BackupShard
 	Release func()
@@ -219,6 +224,9 @@ func Run(ctx context.Context, t Target, o Options, comps ...Component) (*Manifes
 		}
 		for _, f := range h.Files {
 			fd, err := os.Open(filepath.Join(h.Dir, filepath.FromSlash(f.Path)))
+			if h.MayVanish && errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
 			if err == nil && f.Size < 0 {
 				var fi os.FileInfo
 				if fi, err = fd.Stat(); err == nil {
