@@ -680,3 +680,36 @@ func FuzzOriginalRoutes(f *testing.F) {
 		}
 	})
 }
+
+// A running job canceled: its commands end with the job's context where
+// they check it (a write waiting on a frozen shard, once the shard lets
+// it go, before its record is queued), none lands, and the job ends with
+// each command's error while the worker takes the next.
+func TestJobCanceledWhileRunning(t *testing.T) {
+	srv, e, _ := newServer(t, testclock.New(epoch), func(o *Options) {
+		o.ReadWriteTokens = []string{"rw"}
+		o.JobWorkers, o.MaxJobs = 1, 2
+	})
+	c := srv.Client()
+	key := "wedge"
+	unfreeze, err := e.FreezeShard(t.Context(), ts.DefaultNamespace, ts.DefaultTable, ts.ShardOf([]byte(key), ts.DefaultShards))
+	require.NoError(t, err)
+	defer unfreeze()
+	running := submitJob(t, srv, "/async_batch_execute", "rw", false,
+		`{"commands":[{"kind":"string_set","key":"wedge","value":[1]},{"kind":"string_set","key":"after","value":[1]}]}`)
+	require.Eventually(t, func() bool { return getJob(t, srv, "rw", running.JobID).Status.Code == jobRunning }, 5*time.Second, time.Millisecond)
+	code, reply := do(t, c, http.MethodPost, fmt.Sprintf("%s/jobs/%d/cancel", srv.URL, running.JobID), "rw", false, nil)
+	require.Equal(t, http.StatusOK, code, "%s", reply)
+	unfreeze()
+	done := waitJob(t, srv, "rw", running.JobID)
+	require.NotNil(t, done.FinishedAtMs)
+	// The batch answers; each of its commands says it was canceled.
+	out := string(done.Output["BatchExecute"])
+	require.Equal(t, 2, strings.Count(out, `"code":"canceled"`), out)
+	require.False(t, exists(t, e, "", "", "wedge"))
+	require.False(t, exists(t, e, "", "", "after"))
+	// The worker is free again.
+	next := submitJob(t, srv, "/async_execute", "rw", false, `{"command":{"kind":"string_set","key":"after","value":[2]}}`)
+	require.Equal(t, CodeOK, waitJob(t, srv, "rw", next.JobID).Status.Code)
+	require.True(t, exists(t, e, "", "", "after"))
+}
