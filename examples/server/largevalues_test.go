@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -226,8 +229,8 @@ func TestMaxValueBytes(t *testing.T) {
 func TestLargeValueGETFromFile(t *testing.T) {
 	bin := buildServer(t)
 	data := t.TempDir()
-	respAddr := servertest.FreeAddr(t)
-	srv := servertest.Start(t, bin, "--data", data, "--resp", respAddr, "--http", "", "--s3", "", "--shards", "1", "--large-value-threshold", "65536")
+	respAddr, httpAddr := servertest.FreeAddr(t), servertest.FreeAddr(t)
+	srv := servertest.Start(t, bin, "--data", data, "--resp", respAddr, "--http", httpAddr, "--s3", "", "--shards", "1", "--large-value-threshold", "65536")
 	defer func() { _ = srv.Stop() }()
 	ctx := t.Context()
 	rc := redis.NewClient(&redis.Options{Addr: respAddr, ReadTimeout: time.Minute, MaxRetries: -1, PoolSize: 1})
@@ -239,6 +242,47 @@ func TestLargeValueGETFromFile(t *testing.T) {
 	got, err := rc.Get(ctx, "big").Bytes()
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(big, got))
+
+	// Over HTTP, in MessagePack (the Go client) and JSON.
+	hc, err := client.NewHTTP(client.HTTPOptions{BaseURL: "http://" + httpAddr})
+	require.NoError(t, err)
+	defer hc.Close()
+	httpGet := func() ([]byte, error) {
+		r, err := hc.Execute(ctx, api.Command{Kind: api.KindGet, Key: []byte("big")})
+		return r.Value, err
+	}
+	jsonGet := func() ([]byte, error) {
+		res, err := http.Post("http://"+httpAddr+"/execute", "application/json", strings.NewReader(`{"command":{"kind":"string_get","key":"big"}}`))
+		if err != nil {
+			return nil, err
+		}
+		defer res.Body.Close()
+		var reply struct {
+			Status struct {
+				OK      bool   `json:"ok"`
+				Message string `json:"message"`
+			} `json:"status"`
+			Response struct {
+				Value []int `json:"value"`
+			} `json:"response"`
+		}
+		if err := json.NewDecoder(res.Body).Decode(&reply); err != nil {
+			return nil, err
+		}
+		if !reply.Status.OK {
+			return nil, errors.New(reply.Status.Message)
+		}
+		out := make([]byte, len(reply.Response.Value))
+		for i, n := range reply.Response.Value {
+			out[i] = byte(n)
+		}
+		return out, nil
+	}
+	for _, get := range []func() ([]byte, error){httpGet, jsonGet} {
+		got, err := get()
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(big, got))
+	}
 
 	cmds, err := rc.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Get(ctx, "small")
@@ -308,6 +352,10 @@ func TestLargeValueGETFromFile(t *testing.T) {
 			require.Error(t, err, "a damaged file is not served")
 			require.Nil(t, got)
 			require.Equal(t, "s", c.Get(ctx, "small").Val(), "the server serves on")
+			for _, get := range []func() ([]byte, error){httpGet, jsonGet} {
+				_, err := get()
+				require.Error(t, err, "a damaged file is not served over HTTP")
+			}
 		})
 	}
 	got, err = rc.Get(ctx, "big").Bytes()
