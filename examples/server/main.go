@@ -330,7 +330,7 @@ var flags = []cli.Flag[config]{
 		c.maxValue = n
 		return err
 	}},
-	{Name: "large-value-threshold", Env: "TS_LARGE_VALUE_THRESHOLD", Default: strconv.Itoa(largelog.DefaultThreshold), Usage: "a value of more bytes is kept in a file of its own beside its shard's log (hashed, fsynced before the log names it; released once its record is reclaimed), so values up to 512 MiB are taken; a record of many values goes there only past the log's own record size. Single node only: a cluster's logs keep every record themselves", Set: func(c *config, v string) error {
+	{Name: "large-value-threshold", Env: "TS_LARGE_VALUE_THRESHOLD", Default: strconv.Itoa(largelog.DefaultThreshold), Usage: "a value of more bytes is kept in a file of its own beside its shard's log (named by its hash; fsynced before the log names it on a durable table, by the log's interval sync on an async one; sent by GET from the file; released once its record is reclaimed), so values up to 512 MiB are taken; a record of many values goes there only past the log's own record size. Single node only: a cluster's logs keep every record themselves", Set: func(c *config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err == nil && n < 1 {
 			err = fmt.Errorf("must be at least 1, got %d", n)
