@@ -78,7 +78,7 @@ func TestLargeValues(t *testing.T) {
 	hc, err := client.NewHTTP(client.HTTPOptions{BaseURL: "http://" + httpAddr})
 	require.NoError(t, err)
 	defer hc.Close()
-	for _, n := range []int{1 << 20, 100 << 20} {
+	for _, n := range sizes {
 		v := pseudoRandom(n, uint64(n)+7)
 		k := fmt.Sprint("http:", n)
 		_, err := hc.Execute(ctx, api.Command{Kind: api.KindSet, Key: []byte(k), Value: v})
