@@ -3,6 +3,8 @@ package blobbench
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +30,7 @@ const (
 	armDisk  = "disk"
 	armRESP  = "ours-resp"
 	armRedis = "redis"
+	armHash  = "sha256"
 )
 
 // namespace is the blob namespace the benchmark writes in.
@@ -55,6 +58,24 @@ type coldArm interface {
 	arm
 	dropCache() error
 }
+
+// hashArm computes the SHA-256 of each item, as the blob store does of
+// every upload, and checks it: that work alone, on one core, bounds an
+// upload before any transfer. Its read pass hashes again.
+type hashArm struct{}
+
+func (hashArm) write(_ context.Context, _ int, item []byte, sum string) error {
+	if d := sha256.Sum256(item); hex.EncodeToString(d[:]) != sum {
+		return fmt.Errorf("%w: SHA-256 %x, want %s", errMismatch, d, sum)
+	}
+	return nil
+}
+
+func (a hashArm) read(ctx context.Context, i int, item []byte, sum string) error {
+	return a.write(ctx, i, item, sum)
+}
+
+func (hashArm) clear(context.Context, int) error { return nil }
 
 // blobArm is ours: the server's /blob routes through the Go client.
 type blobArm struct {

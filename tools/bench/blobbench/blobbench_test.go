@@ -33,7 +33,7 @@ func TestRunSmoke(t *testing.T) {
 	ratio := `([0-9]+\.[0-9]{2}|n/a)`
 	require.Regexp(t, regexp.MustCompile(`^blob: set64m_vs_redis_ratio=`+ratio+` get64m_vs_redis_ratio=`+ratio+
 		` upload_vs_disk_ratio=[0-9]+\.[0-9]{2} download_vs_disk_ratio=[0-9]+\.[0-9]{2}`+
-		` upload_vs_null_http_ratio=[0-9]+\.[0-9]{2} download_vs_null_http_ratio=[0-9]+\.[0-9]{2}$`), lines[len(lines)-1])
+		` upload_vs_null_http_ratio=[0-9]+\.[0-9]{2} download_vs_null_http_ratio=[0-9]+\.[0-9]{2} sha256_vs_disk_ratio=[0-9]+\.[0-9]{2}$`), lines[len(lines)-1])
 
 	b, err := os.ReadFile(cfg.Out)
 	require.NoError(t, err)
@@ -43,6 +43,7 @@ func TestRunSmoke(t *testing.T) {
 		Blob       Comparison        `json:"blob_vs_disk"`
 		Ceiling    Comparison        `json:"blob_vs_null_http"`
 		RESP       Comparison        `json:"resp_vs_redis"`
+		Hash       Comparison        `json:"sha256_vs_disk"`
 		Summary    map[string]any    `json:"summary"`
 	}
 	require.NoError(t, json.Unmarshal(b, &rep))
@@ -66,7 +67,9 @@ func TestRunSmoke(t *testing.T) {
 			require.Greater(t, f.Ratio.Median, 0.0)
 		}
 	}
-	require.Len(t, rep.Summary, 6)
+	require.Equal(t, []string{"upload"}, keys(rep.Hash.Figures))
+	require.Greater(t, rep.Hash.Figures["upload"].OursMBps.Median, 0.0)
+	require.Len(t, rep.Summary, 7)
 	for _, k := range []string{"durability", "page_cache", "verification", "order"} {
 		require.NotEmpty(t, rep.Conditions[k], k)
 	}

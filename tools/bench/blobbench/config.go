@@ -95,7 +95,7 @@ var options = []option{
 	benchkit.IntOption("blobs", "BENCH_BLOBS", "blobs (and disk files) written and read back per repeat (default 8; quick 4)", func(c *Config) *int { return &c.Blobs }),
 	benchkit.IntOption("value-bytes", "BENCH_VALUE_BYTES", "size of each RESP value in bytes (default 67108864; quick 8388608)", func(c *Config) *int { return &c.ValueBytes }),
 	benchkit.IntOption("values", "BENCH_VALUES", "values SET and read back with GET per repeat (default 8; quick 4)", func(c *Config) *int { return &c.Values }),
-	benchkit.IntOption("repeats", "BENCH_REPEATS", "repeats of every arm, alternating ours-blob, null-http, disk, ours-resp, redis (default 3)", func(c *Config) *int { return &c.Repeats }),
+	benchkit.IntOption("repeats", "BENCH_REPEATS", "repeats of every arm, alternating ours-blob, null-http, disk, ours-resp, redis, sha256 (default 3)", func(c *Config) *int { return &c.Repeats }),
 	opt("dir", "BENCH_DIR", "path", "base directory for the server's data, the disk arm's files and redis-server's (default $TMPDIR or /tmp)", func(c *Config, v string) error {
 		c.Dir = v
 		return nil

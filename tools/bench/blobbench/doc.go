@@ -1,9 +1,9 @@
 // Package blobbench is `bench blob`: large values through the server,
 // against what the machine and Redis do with the same bytes, in one run.
 //
-// Three comparisons, each arm run in turn within every repeat (ours-blob,
-// null-http, disk, ours-resp, redis; sync(2) before each, so none writes
-// back another's dirty pages), repeated (3 by default):
+// Four comparisons, each arm run in turn within every repeat (ours-blob,
+// null-http, disk, ours-resp, redis, sha256; sync(2) before each, so none
+// writes back another's dirty pages), repeated (3 by default):
 //
 //   - Blobs against the disk. Ours is examples/server's /blob routes
 //     through the Go client: PutBlob of N blobs of S bytes (64 MiB × 8 by
@@ -20,6 +20,9 @@
 //     server in this process that writes a PUT's body as the disk arm
 //     does and sends a GET's file with sendfile(2), with no hashing and
 //     no bookkeeping, read through a plain net/http client.
+//   - SHA-256 of the same blobs in this process, on one core, against the
+//     disk arm: the digest the blob store computes of every upload, alone,
+//     bounds an upload before any transfer.
 //   - SET and GET of 64 MiB values over RESP (go-redis, one connection)
 //     against redis-server. By default ours runs its table async with
 //     fsync every second beside Redis's appendonly appendfsync everysec;

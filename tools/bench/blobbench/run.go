@@ -34,7 +34,11 @@ type Report struct {
 	Blob Comparison `json:"blob_vs_disk"`
 	// Ceiling is the blob arm against a null HTTP server writing and
 	// reading the disk as the disk arm does: the transfer's own cost.
-	Ceiling Comparison     `json:"blob_vs_null_http"`
+	Ceiling Comparison `json:"blob_vs_null_http"`
+	// Hash is the SHA-256 the blob store computes of every upload,
+	// alone on one core, against the disk arm: a bound on upload before
+	// any transfer.
+	Hash    Comparison     `json:"sha256_vs_disk"`
 	RESP    Comparison     `json:"resp_vs_redis"`
 	Summary benchkit.Pairs `json:"summary"`
 }
@@ -146,11 +150,12 @@ func Run(ctx context.Context, c Config, stdout io.Writer, log *slog.Logger) erro
 		armDisk:  &diskArm{dir: dirs["disk"], buf: make([]byte, copyBuf)},
 		armRESP:  &respArm{c: ours},
 		armRedis: &respArm{c: peer, redis: true},
+		armHash:  hashArm{},
 	}
-	corpora := map[string]*corpus{armBlob: blobs, armNull: blobs, armDisk: blobs, armRESP: values, armRedis: values}
+	corpora := map[string]*corpus{armBlob: blobs, armNull: blobs, armDisk: blobs, armRESP: values, armRedis: values, armHash: blobs}
 	runs := map[string][]passes{}
 	refused := ""
-	order := []string{armBlob, armNull, armDisk, armRESP, armRedis}
+	order := []string{armBlob, armNull, armDisk, armRESP, armRedis, armHash}
 	err = benchkit.Alternate(ctx, c.Repeats, order, func(ctx context.Context, r int, name string) error {
 		a, items := arms[name], corpora[name]
 		p, err := measure(ctx, a, items, c.Cold)
@@ -195,6 +200,13 @@ func Run(ctx context.Context, c Config, stdout io.Writer, log *slog.Logger) erro
 				"download": newFigure(runs[armBlob], runs[armNull], func(p passes) float64 { return p.read }),
 			},
 		},
+		Hash: Comparison{
+			Ours:      "SHA-256 of each item in this process, on one core: the digest the blob store computes of every upload",
+			Peer:      "the disk arm, as above",
+			ItemBytes: c.BlobBytes, Items: c.Blobs, Figures: map[string]*Figure{
+				"upload": newFigure(runs[armHash], runs[armDisk], func(p passes) float64 { return p.write }),
+			},
+		},
 		RESP: Comparison{
 			Ours:      "examples/server's RESP port, " + strings.Join(respArgs(c), " "),
 			Peer:      "redis-server " + redisVersion + " --save '' --appendonly yes --appendfsync " + c.RESPSync,
@@ -214,6 +226,7 @@ func Run(ctx context.Context, c Config, stdout io.Writer, log *slog.Logger) erro
 		benchkit.NewPair("download_vs_disk_ratio", rep.Blob.Figures["download"].Ratio.Median, 2),
 		benchkit.NewPair("upload_vs_null_http_ratio", rep.Ceiling.Figures["upload"].Ratio.Median, 2),
 		benchkit.NewPair("download_vs_null_http_ratio", rep.Ceiling.Figures["download"].Ratio.Median, 2),
+		benchkit.NewPair("sha256_vs_disk_ratio", rep.Hash.Figures["upload"].Ratio.Median, 2),
 	}
 	rep.TookSeconds = math.Round(time.Since(began).Seconds()*10) / 10
 	if err := benchkit.WriteJSON(out, rep); err != nil {
@@ -337,6 +350,7 @@ func printTable(w io.Writer, r *Report) {
 	row("download (cold) vs disk", r.Blob, "download_cold")
 	row("upload vs null HTTP", r.Ceiling, "upload")
 	row("download vs null HTTP", r.Ceiling, "download")
+	row("SHA-256 alone vs disk", r.Hash, "upload")
 	row("SET vs redis", r.RESP, "set")
 	row("GET vs redis", r.RESP, "get")
 	tw.Flush()
