@@ -195,6 +195,10 @@ type Log struct {
 	// through is the index of the last entrySynced: every file a pointer
 	// up to it names is durable.
 	through uint64
+	// syncing serializes syncFiles: the wrapped log's syncs may overlap
+	// (an interval's and Close's), and one's note must not claim files
+	// another is still syncing.
+	syncing sync.Mutex
 }
 
 func newLog(inner storage.Log, dir string, o Options, interval bool) (*Log, error) {
@@ -961,6 +965,8 @@ type unsyncedFile struct {
 // on the disk before their files, but after the last X, where open looks
 // for them (verifyTail).
 func (l *Log) syncFiles() error {
+	l.syncing.Lock()
+	defer l.syncing.Unlock()
 	l.mu.Lock()
 	if !l.dirty {
 		l.mu.Unlock()
