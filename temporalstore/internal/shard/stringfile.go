@@ -44,7 +44,18 @@ func (s *Shard) OpenString(key []byte) (sf StringFile, ok bool, err error) {
 	var sp command.Span
 	m := keyMatch{s: s, key: key, keyOnly: true}
 	match := func(e keyindex.Entry) bool {
-		if _, inTx := s.txRecord(e.Addr); inTx || isObject(e) || isSpilled(e) || loc(e) != (command.Loc{}) {
+		if _, inTx := s.txRecord(e.Addr); inTx || isObject(e) || isSpilled(e) || loc(e) != (command.Loc{}) || s.inMemory(e.Addr) {
+			return m.match(e) // the usual path's
+		}
+		head, size, err := rf.ReadHead(e.Addr)
+		if err != nil {
+			m.err = err
+			return false
+		}
+		if int64(len(head)) == size {
+			// A record the log holds itself, cached for the usual
+			// path's read to find rather than read again.
+			s.cacheRecord(e.Addr, head)
 			return m.match(e)
 		}
 		f, isFile, err := rf.OpenRecord(e.Addr)
@@ -74,4 +85,20 @@ func (s *Shard) OpenString(key []byte) (sf StringFile, ok bool, err error) {
 		return StringFile{}, false, nil
 	}
 	return StringFile{File: found, Offset: int64(sp.Offset), Len: int64(sp.Len)}, true, nil
+}
+
+// inMemory says the record at addr is among the recent records or in the
+// record cache: read from there, as the usual path does.
+func (s *Shard) inMemory(addr uint64) bool {
+	if s.recent != nil {
+		if _, _, ok := s.recent.get(addr); ok {
+			return true
+		}
+	}
+	if c := s.opts.Cache; c != nil {
+		if _, ok := c.GetShared(s.opts.CacheID, addr); ok {
+			return true
+		}
+	}
+	return false
 }
