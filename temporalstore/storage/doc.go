@@ -36,6 +36,13 @@
 // A replicated log (package storage/raftlog) also holds records its shard
 // did not append, and says so through the optional Replicated interface.
 //
+// A log that keeps large records in files of their own (package
+// storage/largelog) is a RecordFiles: the shard reads such a record's
+// head for a key, and a surface sends a value from its file. A log synced
+// on an interval that runs a function before each sync is a SyncHook,
+// which largelog uses to sync its files with the log rather than each at
+// its append.
+//
 // A log may be read and appended to by several goroutines at once. An
 // Iterator is for one goroutine.
 //
