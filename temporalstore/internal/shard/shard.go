@@ -732,6 +732,8 @@ func (s *Shard) commandAt(e keyindex.Entry) (command.Decoded, error) {
 // readRecord reads the record at addr through the recent records and the
 // cache, if any, and reports whether either had it, and the record's
 // command count when the recent records know it (0 otherwise).
+// It looks as heldRecord does, written out: a read's path, where the call
+// cost a GET of a batched record 1.5 %.
 func (s *Shard) readRecord(addr uint64) (rec []byte, cmds int, hit bool, err error) {
 	if rec, ok := s.txRecord(addr); ok {
 		return rec, 0, true, nil
@@ -753,6 +755,26 @@ func (s *Shard) readRecord(addr uint64) (rec []byte, cmds int, hit bool, err err
 	}
 	rec, err = s.log.Read(addr)
 	return rec, 0, false, err
+}
+
+// heldRecord is the record at addr when memory holds it (a running
+// transaction's, the recent records, the cache), with its command count
+// when the recent records know it (0 otherwise).
+func (s *Shard) heldRecord(addr uint64) (rec []byte, cmds int, ok bool) {
+	if rec, ok := s.txRecord(addr); ok {
+		return rec, 0, true
+	}
+	if s.recent != nil {
+		if rec, cmds, ok := s.recent.get(addr); ok {
+			return rec, cmds, true
+		}
+	}
+	if c := s.opts.Cache; c != nil {
+		if v, ok := c.GetShared(s.opts.CacheID, addr); ok {
+			return v, 0, true
+		}
+	}
+	return nil, 0, false
 }
 
 // recordAt is commandAt that also returns the command's recordShare, and
@@ -788,28 +810,16 @@ func keyEntry(s *Shard, e keyindex.Entry, fill fillMode) ([]byte, int64, error) 
 	if !files {
 		return decodeEntry(s, e, fill, command.KeyAt)
 	}
-	if _, inTx := s.txRecord(e.Addr); inTx {
-		return decodeEntry(s, e, fill, command.KeyAt)
-	}
-	if s.recent != nil {
-		if rec, cmds, ok := s.recent.get(e.Addr); ok {
-			key, _, share, err := decodeRecord(e, rec, cmds, command.KeyAt)
-			return key, share, err
-		}
-	}
-	if c := s.opts.Cache; c != nil {
-		if rec, ok := c.GetShared(s.opts.CacheID, e.Addr); ok {
-			key, _, share, err := decodeRecord(e, rec, 0, command.KeyAt)
-			return key, share, err
-		}
+	if rec, cmds, ok := s.heldRecord(e.Addr); ok {
+		key, _, share, err := decodeRecord(e, rec, cmds, command.KeyAt)
+		return key, share, err
 	}
 	rec, size, err := rf.ReadHead(e.Addr)
 	if err != nil {
 		return nil, 0, err
 	}
 	if int64(len(rec)) < size {
-		l := loc(e)
-		key, n, err := command.KeyAt(rec, l)
+		key, n, err := command.KeyAt(rec, loc(e))
 		if err != nil {
 			// The key is past the head, or the command past it in a
 			// batch: read whole.

@@ -44,8 +44,11 @@ func (s *Shard) OpenString(key []byte) (sf StringFile, ok bool, err error) {
 	var sp command.Span
 	m := keyMatch{s: s, key: key, keyOnly: true}
 	match := func(e keyindex.Entry) bool {
-		if _, inTx := s.txRecord(e.Addr); inTx || isObject(e) || isSpilled(e) || loc(e) != (command.Loc{}) || s.inMemory(e.Addr) {
+		if isObject(e) || isSpilled(e) || loc(e) != (command.Loc{}) {
 			return m.match(e) // the usual path's
+		}
+		if _, _, held := s.heldRecord(e.Addr); held {
+			return m.match(e) // read from memory, as the usual path does
 		}
 		head, size, err := rf.ReadHead(e.Addr)
 		if err != nil {
@@ -85,20 +88,4 @@ func (s *Shard) OpenString(key []byte) (sf StringFile, ok bool, err error) {
 		return StringFile{}, false, nil
 	}
 	return StringFile{File: found, Offset: int64(sp.Offset), Len: int64(sp.Len)}, true, nil
-}
-
-// inMemory says the record at addr is among the recent records or in the
-// record cache: read from there, as the usual path does.
-func (s *Shard) inMemory(addr uint64) bool {
-	if s.recent != nil {
-		if _, _, ok := s.recent.get(addr); ok {
-			return true
-		}
-	}
-	if c := s.opts.Cache; c != nil {
-		if _, ok := c.GetShared(s.opts.CacheID, addr); ok {
-			return true
-		}
-	}
-	return false
 }
