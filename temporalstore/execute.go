@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"sync"
@@ -252,6 +253,37 @@ type StringFile struct {
 // Verify reads the whole file and checks it against the log's record of
 // it: a file that fails is not to be served.
 func (f *StringFile) Verify() error { return f.verify() }
+
+// WriteTo writes the value to w and checks the file meanwhile, on a
+// goroutine of its own. The bytes go to w as an *io.LimitedReader of the
+// file (io.Copy, so a connection sends them with sendfile), never through
+// a buffer of the value's size; the last byte waits for the check, and a
+// failed one ends the write short of it with the check's error, so that
+// what w got is never taken for the whole value: a surface then leaves its
+// reply unfinished.
+func (f *StringFile) WriteTo(w io.Writer) (int64, error) {
+	checked := make(chan error, 1)
+	go func() { checked <- f.verify() }()
+	var n int64
+	_, err := f.File.Seek(f.Offset, io.SeekStart)
+	send := func(k int64) {
+		if err != nil || k <= 0 {
+			return
+		}
+		var m int64
+		m, err = io.Copy(w, &io.LimitedReader{R: f.File, N: k})
+		n += m
+		if err == nil && m != k {
+			err = io.ErrUnexpectedEOF
+		}
+	}
+	send(f.Len - 1)
+	if cerr := <-checked; err == nil {
+		err = cerr
+	}
+	send(f.Len - n)
+	return n, err
+}
 
 // Close closes the file.
 func (f *StringFile) Close() error { return f.File.Close() }

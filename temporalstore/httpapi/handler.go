@@ -537,11 +537,10 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, x *cmdReq) {
 
 // sendFromFile replies to a GET of a value kept in a file of its own
 // (Engine.OpenString) from the file: the reply's bytes before the value
-// and after it are encoded as for any reply (wire.ResultAround), and the
-// value's go to the connection from the file, in MessagePack by
-// sendfile(2), never through a buffer of the value's size. The file is
-// checked against its record meanwhile and the value's last byte waits
-// for the check: a file that fails it aborts the reply unfinished, so the
+// and after it are encoded as for any reply (wire.ResultAround), and
+// StringFile.WriteTo sends the value's, in MessagePack by sendfile(2),
+// never through a buffer of the value's size, checking the file
+// meanwhile. A check that fails aborts the reply unfinished, so the
 // client sees a cut connection, never a wrong value. It returns false,
 // having written nothing, for any other request, which the usual path
 // serves (and reports the errors of).
@@ -565,8 +564,6 @@ func (h *Handler) sendFromFile(w http.ResponseWriter, r *http.Request, x *cmdReq
 	if !ok {
 		return false
 	}
-	checked := make(chan error, 1)
-	go func() { checked <- f.Verify() }()
 	ct := ContentTypeJSON
 	if x.mp {
 		ct = ContentTypeMsgpack
@@ -577,18 +574,19 @@ func (h *Handler) sendFromFile(w http.ResponseWriter, r *http.Request, x *cmdReq
 	}
 	w.WriteHeader(http.StatusOK)
 	_, err = w.Write(before)
+	var vw io.Writer
+	var end func() error
 	if err == nil {
-		_, err = f.File.Seek(f.Offset, io.SeekStart)
+		vw, end, err = enc.ValueWriter(w, f.Len)
 	}
-	waited := false
 	if err == nil {
-		_, err = enc.ValueTo(w, f.File, f.Len, func() error { waited = true; return <-checked })
+		_, err = f.WriteTo(vw)
+	}
+	if err == nil {
+		err = end()
 	}
 	if err == nil {
 		_, err = w.Write(after)
-	}
-	if !waited {
-		<-checked // the file stays open until the check is done with it
 	}
 	h.metrics.duration(cl.Kind()).Observe(time.Since(t0).Seconds())
 	if err != nil {

@@ -2,7 +2,6 @@ package resp
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
 	"time"
@@ -157,39 +156,20 @@ func cmdGet(c *conn, a [][]byte) {
 }
 
 // sendFile replies with a value from its file: the header and what is
-// buffered before it are flushed, and the file's bytes go to the socket by
-// sendfile(2) (io.Copy hands them to the connection's ReadFrom), never
-// through a buffer of the value's size. The file is checked against its
-// record meanwhile, on a goroutine of its own, and the value's last byte
-// waits for the check: a file that fails it leaves the reply unfinished
-// and the connection closed, so no client takes its bytes for the value.
-// A connection that fails midway is closed too.
+// buffered before it are flushed, and StringFile.WriteTo sends the file's
+// bytes to the socket by sendfile(2), checking the file meanwhile. A
+// check that fails, or a connection that fails midway, leaves the reply
+// unfinished and the connection closed, so no client takes its bytes for
+// the value.
 func (c *conn) sendFile(f *ts.StringFile) {
 	defer f.Close()
-	checked := make(chan error, 1)
-	go func() { checked <- f.Verify() }()
 	c.w.header('$', f.Len)
 	err := c.bw.Flush()
-	if err == nil {
-		_, err = f.File.Seek(f.Offset, io.SeekStart)
+	if err != nil {
+		return // the serve loop sees the connection's error
 	}
-	sent := int64(0)
-	send := func(n int64) {
-		if err == nil && n > 0 {
-			var m int64
-			m, err = io.Copy(c.nc, &io.LimitedReader{R: f.File, N: n})
-			sent += m
-			if err == nil && m != n {
-				err = io.ErrUnexpectedEOF
-			}
-		}
-	}
-	send(f.Len - 1)
-	if cerr := <-checked; err == nil {
-		err = cerr
-	}
-	send(f.Len - sent)
-	c.w.out.n += sent
+	n, err := f.WriteTo(c.nc)
+	c.w.out.n += n
 	if err != nil {
 		c.s.opts.Logger.Warn("resp: a value sent from its file failed; closing the connection", "err", err)
 		c.nc.Close()

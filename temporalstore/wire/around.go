@@ -44,8 +44,9 @@ func (e *Encoder) ResultAround(c *Call, st Status) (before, after []byte, ok boo
 	return out[:i], out[i+len(mark):], true
 }
 
-// ValueLen is how many bytes ValueTo writes for a value of n bytes, or -1
-// when it cannot tell without the bytes (JSON, whose numbers' widths vary).
+// ValueLen is how many bytes a value of n bytes takes in the reply, or -1
+// when it cannot tell without the bytes (JSON, whose numbers' widths
+// vary).
 func (e *Encoder) ValueLen(n int64) int64 {
 	if _, mp := e.w.(*msgpackWriter); mp {
 		return int64(len(msgpackBinHeader(nil, n))) + n
@@ -65,76 +66,53 @@ func msgpackBinHeader(b []byte, n int64) []byte {
 	}
 }
 
-// ErrValueTooLarge is ValueTo's error for a value MessagePack cannot
+// ErrValueTooLarge is ValueWriter's error for a value MessagePack cannot
 // frame (4 GiB or more).
 var ErrValueTooLarge = errors.New("wire: value too large for one reply")
 
-// ValueTo writes the n bytes r reads as the value of a reply ResultAround
-// split: in MessagePack a binary header and the bytes, handed to w as
-// they are (io.Copy of an io.LimitedReader, so a connection may send a
-// file's with sendfile); in JSON the array of numbers they encode to.
-// beforeLast, if set, runs before the value's last byte is written, and
-// its error ends the write there: a caller checking the bytes meanwhile
-// holds back the end of a reply it may have to leave unfinished.
-func (e *Encoder) ValueTo(w io.Writer, r io.Reader, n int64, beforeLast func() error) (int64, error) {
-	if beforeLast == nil {
-		beforeLast = func() error { return nil }
-	}
+// ValueWriter starts, in w, the value of n bytes of a reply ResultAround
+// split, and returns the writer its bytes go through and the function
+// that ends it. In MessagePack that writer is w itself, after the value's
+// binary header, so that a connection may send a file's bytes with
+// sendfile; in JSON it writes the array of numbers they encode to.
+func (e *Encoder) ValueWriter(w io.Writer, n int64) (io.Writer, func() error, error) {
 	if _, mp := e.w.(*msgpackWriter); mp {
 		if n >= 1<<32 {
-			return 0, ErrValueTooLarge
+			return nil, nil, ErrValueTooLarge
 		}
-		h, err := w.Write(msgpackBinHeader(nil, n))
-		written := int64(h)
-		if err != nil {
+		_, err := w.Write(msgpackBinHeader(nil, n))
+		return w, func() error { return nil }, err
+	}
+	nw := &numbersWriter{w: w, first: true}
+	_, err := w.Write([]byte{'['})
+	return nw, func() error { _, err := w.Write([]byte{']'}); return err }, err
+}
+
+// numbersWriter writes the bytes written to it as JSON numbers, comma
+// separated.
+type numbersWriter struct {
+	w     io.Writer
+	first bool
+	buf   []byte
+}
+
+func (nw *numbersWriter) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		chunk := p[:min(len(p), 32<<10)]
+		nw.buf = nw.buf[:0]
+		for _, c := range chunk {
+			if !nw.first {
+				nw.buf = append(nw.buf, ',')
+			}
+			nw.first = false
+			nw.buf = strconv.AppendUint(nw.buf, uint64(c), 10)
+		}
+		if _, err := nw.w.Write(nw.buf); err != nil {
 			return written, err
 		}
-		for _, part := range [2]int64{max(n-1, 0), min(n, 1)} {
-			if part == 1 || n == 0 {
-				if err := beforeLast(); err != nil {
-					return written, err
-				}
-			}
-			m, err := io.Copy(w, io.LimitReader(r, part))
-			written += m
-			if err == nil && m != part {
-				err = io.ErrUnexpectedEOF
-			}
-			if err != nil {
-				return written, err
-			}
-		}
-		return written, nil
+		written += len(chunk)
+		p = p[len(chunk):]
 	}
-	in := make([]byte, 32<<10)
-	out := make([]byte, 0, 4*len(in)+1)
-	out = append(out, '[')
-	var written, read int64
-	for read < n {
-		k, err := io.ReadFull(r, in[:min(int64(len(in)), n-read)])
-		for j, c := range in[:k] {
-			if read+int64(j) > 0 {
-				out = append(out, ',')
-			}
-			out = strconv.AppendUint(out, uint64(c), 10)
-		}
-		read += int64(k)
-		if err != nil {
-			return written, err
-		}
-		if read == n {
-			break // the last bytes wait for beforeLast
-		}
-		m, err := w.Write(out)
-		written += int64(m)
-		if err != nil {
-			return written, err
-		}
-		out = out[:0]
-	}
-	if err := beforeLast(); err != nil {
-		return written, err
-	}
-	m, err := w.Write(append(out, ']'))
-	return written + int64(m), err
+	return written, nil
 }
